@@ -1,0 +1,197 @@
+//! Syntax errors, their positions, and interpolation errors.
+
+use std::fmt;
+use std::ops::Range;
+
+/// A place in a template: byte offset and 1-based line and column.
+///
+/// The column counts characters (Unicode scalar values), not bytes, so it
+/// matches what an editor shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// Byte offset from the start of the template.
+    pub offset: usize,
+    /// 1-based line number.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// What is wrong with a piece of template syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// A complete `<<…>>` group whose inside is not a variable name.
+    MalformedReference,
+    /// A `<<` that opens no complete group while a `>>` follows later.
+    UnclosedOpening,
+}
+
+/// One syntax error in a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// What is wrong.
+    pub kind: ParseErrorKind,
+    /// Byte range of the offending text in the template.
+    pub span: Range<usize>,
+    /// Where the offending text starts.
+    pub position: Position,
+    /// The offending text, as written.
+    pub text: String,
+    /// A valid reference the author probably meant (`<<model>>` for
+    /// `<< Model >>`), when there is one.
+    pub suggestion: Option<String>,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self { kind, position, text, suggestion, .. } = self;
+        match kind {
+            ParseErrorKind::MalformedReference => {
+                write!(
+                    f,
+                    "malformed reference `{text}` at {position}: a reference is `<<name>>` \
+                     with a name matching `{}`",
+                    crate::VARIABLE_NAME_GRAMMAR
+                )?;
+                if let Some(suggestion) = suggestion {
+                    write!(f, " (did you mean `{suggestion}`?)")?;
+                }
+            }
+            ParseErrorKind::UnclosedOpening => write!(
+                f,
+                "`<<` at {position} opens no reference, but a `>>` follows (in `{text}`)"
+            )?,
+        }
+        f.write_str("; write `\\<<` for a literal `<<`")
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Every syntax error of one template, in order of position. Never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseErrors {
+    errors: Vec<ParseError>,
+}
+
+impl ParseErrors {
+    pub(crate) fn new(errors: Vec<ParseError>) -> Self {
+        debug_assert!(!errors.is_empty());
+        Self { errors }
+    }
+
+    /// The errors, in order of position.
+    pub fn iter(&self) -> std::slice::Iter<'_, ParseError> {
+        self.errors.iter()
+    }
+
+    /// How many errors the template has (at least one).
+    #[allow(clippy::len_without_is_empty)] // Never empty by construction.
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
+    /// The first error.
+    pub fn first(&self) -> &ParseError {
+        &self.errors[0]
+    }
+}
+
+impl<'a> IntoIterator for &'a ParseErrors {
+    type Item = &'a ParseError;
+    type IntoIter = std::slice::Iter<'a, ParseError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
+impl IntoIterator for ParseErrors {
+    type Item = ParseError;
+    type IntoIter = std::vec::IntoIter<ParseError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.into_iter()
+    }
+}
+
+impl fmt::Display for ParseErrors {
+    /// One error a line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, error) in self.errors.iter().enumerate() {
+            if index > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParseErrors {}
+
+/// An error of [`interpolate`](crate::interpolate): the template is malformed,
+/// or the lookup failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InterpolateError<E> {
+    /// The template has syntax errors.
+    Parse(ParseErrors),
+    /// The lookup returned an error for a reference.
+    Lookup(E),
+}
+
+impl<E: fmt::Display> fmt::Display for InterpolateError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Parse(errors) => errors.fmt(f),
+            Self::Lookup(error) => error.fmt(f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for InterpolateError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Parse(errors) => Some(errors),
+            Self::Lookup(error) => Some(error),
+        }
+    }
+}
+
+/// Turns increasing byte offsets into line:column in one forward pass, so
+/// reporting many errors stays linear in the template's length.
+pub(crate) struct PositionCursor<'s> {
+    source: &'s str,
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl<'s> PositionCursor<'s> {
+    pub(crate) fn new(source: &'s str) -> Self {
+        Self { source, offset: 0, line: 1, column: 1 }
+    }
+
+    /// The position of `offset`, which must not be before the previous one.
+    pub(crate) fn advance_to(&mut self, offset: usize) -> Position {
+        debug_assert!(offset >= self.offset && offset <= self.source.len());
+        let passed = self.source.get(self.offset..offset).unwrap_or_default();
+        for ch in passed.chars() {
+            if ch == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.offset = offset;
+        Position { offset, line: self.line, column: self.column }
+    }
+}
