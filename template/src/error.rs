@@ -51,7 +51,13 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Self { kind, position, text, suggestion, .. } = self;
+        let Self {
+            kind,
+            position,
+            text,
+            suggestion,
+            ..
+        } = self;
         match kind {
             ParseErrorKind::MalformedReference => {
                 write!(
@@ -176,7 +182,12 @@ pub(crate) struct PositionCursor<'s> {
 
 impl<'s> PositionCursor<'s> {
     pub(crate) fn new(source: &'s str) -> Self {
-        Self { source, offset: 0, line: 1, column: 1 }
+        Self {
+            source,
+            offset: 0,
+            line: 1,
+            column: 1,
+        }
     }
 
     /// The position of `offset`, which must not be before the previous one.
@@ -192,6 +203,10 @@ impl<'s> PositionCursor<'s> {
             }
         }
         self.offset = offset;
-        Position { offset, line: self.line, column: self.column }
+        Position {
+            offset,
+            line: self.line,
+            column: self.column,
+        }
     }
 }

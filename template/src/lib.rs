@@ -33,6 +33,8 @@
 //!   anywhere after it is literal text, so `cat <<EOF` needs no escape.
 //! - `\<<` is a literal `<<`; the backslash is consumed. It is the escape for
 //!   shell heredocs and C++ streams, and every error about `<<` names it.
+//!   Exactly one backslash is consumed, so `\\<<` is a literal `\<<`;
+//!   [`escape_literal`] escapes arbitrary text this way.
 //! - Substituted values are never re-scanned: a value containing `<<x>>`
 //!   stays literal.
 //!
@@ -47,10 +49,9 @@ mod names;
 mod parse;
 
 pub use error::{InterpolateError, ParseError, ParseErrorKind, ParseErrors, Position};
-pub use names::{
-    SECTION_NAME_GRAMMAR, VARIABLE_NAME_GRAMMAR, is_section_name, is_variable_name,
-};
+pub use names::{SECTION_NAME_GRAMMAR, VARIABLE_NAME_GRAMMAR, is_section_name, is_variable_name};
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// A parsed template: the positions of its literal runs and references
@@ -110,7 +111,11 @@ impl Template {
     /// The pieces of the template, in order. `source` must be the text the
     /// template was parsed from.
     pub fn segments<'s>(&'s self, source: &'s str) -> impl Iterator<Item = Segment<'s>> + 's {
-        debug_assert_eq!(source.len(), self.source_len, "template used with another source");
+        debug_assert_eq!(
+            source.len(),
+            self.source_len,
+            "template used with another source"
+        );
         self.segments.iter().map(move |segment| match segment {
             RawSegment::Literal(range) => Segment::Literal(&source[range.clone()]),
             RawSegment::Reference(range) => Segment::Reference(Reference {
@@ -189,6 +194,49 @@ pub fn interpolate<'v, E>(
     template
         .render(source, lookup)
         .map_err(InterpolateError::Lookup)
+}
+
+/// Escapes `text` so that it parses back as exactly that literal text.
+///
+/// A `\` is inserted before every `<<`, scanning left to right without
+/// overlap, exactly as the parser does; the parser consumes exactly one
+/// backslash before each `<<`, so the result renders to `text` and contains
+/// no references and no errors. Text without `<<` is returned borrowed.
+///
+/// ```
+/// use dsh_prompt_template::{Template, escape_literal};
+///
+/// let text = r"cat <<EOF; std::cout << <<model>>; a \<< b";
+/// let escaped = escape_literal(text);
+/// assert_eq!(escaped, r"cat \<<EOF; std::cout \<< \<<model>>; a \\<< b");
+///
+/// let template = Template::parse(&escaped)?;
+/// assert!(!template.has_references());
+/// assert_eq!(template.render(&escaped, |_| Err("no references"))?, text);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// The result stands for `text` on its own. Concatenated with a reference,
+/// its last character still meets the reference's `<<`: a trailing `\`
+/// escapes the reference and a trailing `<` makes `<<<`, which is
+/// malformed. The grammar has no way to write a literal `\` or `<` right
+/// before a reference; put another character between them.
+pub fn escape_literal(text: &str) -> Cow<'_, str> {
+    let mut openings = memchr::memmem::find_iter(text.as_bytes(), b"<<").peekable();
+    if openings.peek().is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + text.len() / 8 + 1);
+    let mut copied = 0;
+    // `find_iter` reports non-overlapping matches, left to right: the same
+    // `<<`s the parser meets, since it resumes after each escaped `<<`.
+    for open in openings {
+        escaped.push_str(&text[copied..open]);
+        escaped.push('\\');
+        copied = open;
+    }
+    escaped.push_str(&text[copied..]);
+    Cow::Owned(escaped)
 }
 
 /// Computes the 1-based line and column (in characters) of a byte offset.

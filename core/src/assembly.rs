@@ -1,0 +1,417 @@
+//! `PromptAssembly`: the owned snapshot one assembly produces.
+
+use std::panic::Location;
+use std::sync::Arc;
+
+use dsh_prompt_template::Template;
+use rustc_hash::FxHashMap;
+use serde::ser::{SerializeMap, SerializeStruct};
+
+use crate::{Extensions, Owner, Text, ToolSchema};
+
+/// A section of an assembly: resolved text, not yet interpolated.
+#[derive(Clone, Debug)]
+pub struct AssembledSection {
+    name: Text,
+    order: i32,
+    owner: Owner,
+    tool: Option<Text>,
+    text: Text,
+    /// The parse of `text`, when it is known to be valid (fixed texts are
+    /// parsed once, at registration); `None` means "parse at render".
+    template: Option<Arc<Template>>,
+}
+
+impl AssembledSection {
+    /// A section, as a waterfall listener adds one. Its owner is the code
+    /// that creates it.
+    #[track_caller]
+    pub fn new(name: impl Into<Text>, order: i32, text: impl Into<Text>) -> Self {
+        let name = name.into();
+        let owner = Owner::at(Location::caller(), name.clone());
+        Self {
+            name,
+            order,
+            owner,
+            tool: None,
+            text: text.into(),
+            template: None,
+        }
+    }
+
+    pub(crate) fn from_parts(
+        name: Text,
+        order: i32,
+        owner: Owner,
+        tool: Option<Text>,
+        text: Text,
+        template: Option<Arc<Template>>,
+    ) -> Self {
+        Self {
+            name,
+            order,
+            owner,
+            tool,
+            text,
+            template,
+        }
+    }
+
+    /// The section's name (`tool:bash`).
+    pub fn name(&self) -> &Text {
+        &self.name
+    }
+
+    /// The section's order.
+    pub fn order(&self) -> i32 {
+        self.order
+    }
+
+    /// Who contributed the section.
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// The tool the section is bound to, if any.
+    pub fn tool(&self) -> Option<&Text> {
+        self.tool.as_ref()
+    }
+
+    /// The section's text, before interpolation.
+    pub fn text(&self) -> &Text {
+        &self.text
+    }
+
+    pub(crate) fn template(&self) -> Option<&Template> {
+        self.template.as_deref()
+    }
+
+    /// Replaces the section's text.
+    pub fn set_text(&mut self, text: impl Into<Text>) {
+        self.text = text.into();
+        self.template = None;
+    }
+
+    /// Binds the section to a tool, or unbinds it.
+    pub fn set_tool(&mut self, tool: Option<Text>) {
+        self.tool = tool;
+    }
+
+    /// Replaces the section's owner.
+    pub fn set_owner(&mut self, owner: Owner) {
+        self.owner = owner;
+    }
+
+    /// Builder form of [`set_tool`](Self::set_tool).
+    pub fn bound_to_tool(mut self, tool: impl Into<Text>) -> Self {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    fn key(&self) -> (i32, &str) {
+        (self.order, &self.name)
+    }
+}
+
+/// The sections of an assembly, in render order: ascending `(order, name)`.
+///
+/// Shared with the registry until first mutated (copy on write), so an
+/// assembly of fixed sections costs one reference count, not one copy per
+/// section.
+#[derive(Clone, Debug, Default)]
+pub struct Sections(Arc<Vec<AssembledSection>>);
+
+impl Sections {
+    pub(crate) fn shared(sections: Arc<Vec<AssembledSection>>) -> Self {
+        Self(sections)
+    }
+
+    pub(crate) fn owned(sections: Vec<AssembledSection>) -> Self {
+        Self(Arc::new(sections))
+    }
+
+    /// The section named `name`.
+    pub fn get(&self, name: &str) -> Option<&AssembledSection> {
+        self.0.iter().find(|section| section.name == name)
+    }
+
+    /// The section named `name`, to change it.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut AssembledSection> {
+        self.to_mut()
+            .iter_mut()
+            .find(|section| section.name == name)
+    }
+
+    /// Inserts `section` at its place in `(order, name)` order, replacing
+    /// and returning a section of the same name.
+    pub fn insert(&mut self, section: AssembledSection) -> Option<AssembledSection> {
+        let previous = self.remove(&section.name);
+        let sections = self.to_mut();
+        let at = sections.partition_point(|existing| existing.key() < section.key());
+        sections.insert(at, section);
+        previous
+    }
+
+    /// Removes and returns the section named `name`.
+    pub fn remove(&mut self, name: &str) -> Option<AssembledSection> {
+        let at = self.0.iter().position(|section| section.name == name)?;
+        Some(self.to_mut().remove(at))
+    }
+
+    /// Keeps only the sections for which `keep` returns `true`.
+    pub fn retain(&mut self, keep: impl FnMut(&AssembledSection) -> bool) {
+        self.to_mut().retain(keep);
+    }
+
+    /// The sections as a vector, to change freely. Rendering follows the
+    /// vector's order: keep it sorted, or [`insert`](Self::insert) instead.
+    pub fn to_mut(&mut self) -> &mut Vec<AssembledSection> {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl std::ops::Deref for Sections {
+    type Target = [AssembledSection];
+
+    fn deref(&self) -> &[AssembledSection] {
+        &self.0
+    }
+}
+
+impl<'a> IntoIterator for &'a Sections {
+    type Item = &'a AssembledSection;
+    type IntoIter = std::slice::Iter<'a, AssembledSection>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// Which variables exist, shared by every assembly of one registry state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct VariableLayout {
+    index: FxHashMap<Text, usize>,
+    names: Vec<Text>,
+    owners: Vec<Option<Owner>>,
+}
+
+impl VariableLayout {
+    pub(crate) fn new(variables: impl IntoIterator<Item = (Text, Option<Owner>)>) -> Self {
+        let mut layout = Self::default();
+        for (name, owner) in variables {
+            layout.push(name, owner);
+        }
+        layout
+    }
+
+    fn push(&mut self, name: Text, owner: Option<Owner>) -> usize {
+        let at = self.names.len();
+        self.index.insert(name.clone(), at);
+        self.names.push(name);
+        self.owners.push(owner);
+        at
+    }
+}
+
+/// The variables of an assembly: every registered variable, resolved for
+/// this assembly. A variable is either valued (`Some`) or registered but
+/// valueless for this assembly (`None`) — the session has no working
+/// directory, say.
+#[derive(Clone, Debug, Default)]
+pub struct Variables {
+    layout: Arc<VariableLayout>,
+    values: Vec<Option<String>>,
+}
+
+/// One variable of an assembly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variable<'a> {
+    /// The variable's name.
+    pub name: &'a str,
+    /// Its value for this assembly; `None` when it has none.
+    pub value: Option<&'a str>,
+    /// Who registered it, when known.
+    pub owner: Option<&'a Owner>,
+}
+
+impl Variables {
+    /// An empty set of variables.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<String>>) -> Self {
+        debug_assert_eq!(layout.names.len(), values.len());
+        Self { layout, values }
+    }
+
+    /// Whether a variable of that name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.layout.index.contains_key(name)
+    }
+
+    /// `None` when no variable of that name is registered; `Some(None)` when
+    /// it is registered but has no value for this assembly.
+    pub fn get(&self, name: &str) -> Option<Option<&str>> {
+        let at = *self.layout.index.get(name)?;
+        Some(self.values[at].as_deref())
+    }
+
+    /// The variable's value, when it is registered and has one.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.get(name).flatten()
+    }
+
+    /// Who registered the variable, when known.
+    pub fn owner(&self, name: &str) -> Option<&Owner> {
+        let at = *self.layout.index.get(name)?;
+        self.layout.owners[at].as_ref()
+    }
+
+    /// Sets a variable's value, adding the variable if it is new.
+    pub fn set(&mut self, name: impl Into<Text>, value: Option<String>) {
+        let name = name.into();
+        match self.layout.index.get(name.as_str()) {
+            Some(&at) => self.values[at] = value,
+            None => {
+                Arc::make_mut(&mut self.layout).push(name, None);
+                self.values.push(value);
+            }
+        }
+    }
+
+    /// Removes a variable; returns whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(&at) = self.layout.index.get(name) else {
+            return false;
+        };
+        let layout = Arc::make_mut(&mut self.layout);
+        layout.names.remove(at);
+        layout.owners.remove(at);
+        self.values.remove(at);
+        layout.index = layout
+            .names
+            .iter()
+            .enumerate()
+            .map(|(at, name)| (name.clone(), at))
+            .collect();
+        true
+    }
+
+    /// The variables, in registry order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Variable<'_>> + '_ {
+        let layout = &*self.layout;
+        layout
+            .names
+            .iter()
+            .zip(&layout.owners)
+            .zip(&self.values)
+            .map(|((name, owner), value)| Variable {
+                name,
+                value: value.as_deref(),
+                owner: owner.as_ref(),
+            })
+    }
+
+    /// The names of the variables, in registry order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.layout.names.iter().map(Text::as_str)
+    }
+
+    /// How many variables there are.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// One assembly of the system prompt: what one caller's model is told.
+///
+/// An owned snapshot: changing it never changes the registry or the next
+/// assembly. Sections, variable names and tool schemas are shared with the
+/// registry and copied only when changed, so a snapshot per step is cheap.
+/// [`render_prompt`](crate::render_prompt) turns it into the prompt text.
+#[derive(Clone, Debug, Default)]
+pub struct PromptAssembly {
+    /// The sections, in render order.
+    pub sections: Sections,
+    /// Every registered variable, resolved for this assembly.
+    pub variables: Variables,
+    /// The tools the model is told it can call. A section bound to a tool
+    /// renders only when that tool is here.
+    pub tools: Vec<Arc<ToolSchema>>,
+    /// Typed fields other crates attach to an assembly.
+    pub extensions: Extensions,
+}
+
+impl PromptAssembly {
+    /// An empty assembly.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<&ToolSchema> {
+        self.tools
+            .iter()
+            .map(|tool| &**tool)
+            .find(|tool| tool.name == name)
+    }
+
+    /// Whether a tool named `name` is in the assembly.
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.tool(name).is_some()
+    }
+
+    /// The tool named `name`, to change it; only that tool is copied.
+    pub fn tool_mut(&mut self, name: &str) -> Option<&mut ToolSchema> {
+        let tool = self.tools.iter_mut().find(|tool| tool.name == name)?;
+        Some(Arc::make_mut(tool))
+    }
+
+    /// Removes the tool named `name` (and with it the guidance bound to it);
+    /// returns whether it was there.
+    pub fn remove_tool(&mut self, name: &str) -> bool {
+        let before = self.tools.len();
+        self.tools.retain(|tool| tool.name != name);
+        self.tools.len() != before
+    }
+}
+
+impl serde::Serialize for AssembledSection {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut section = serializer.serialize_struct("AssembledSection", 5)?;
+        section.serialize_field("name", &self.name)?;
+        section.serialize_field("order", &self.order)?;
+        section.serialize_field("owner", &self.owner)?;
+        section.serialize_field("tool", &self.tool)?;
+        section.serialize_field("text", &self.text)?;
+        section.end()
+    }
+}
+
+impl serde::Serialize for Variables {
+    /// A map from name to value (`null` when valueless).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for variable in self.iter() {
+            map.serialize_entry(variable.name, &variable.value)?;
+        }
+        map.end()
+    }
+}
+
+impl serde::Serialize for PromptAssembly {
+    /// `{ sections, variables, tools }`; extensions are not serialized.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut assembly = serializer.serialize_struct("PromptAssembly", 3)?;
+        assembly.serialize_field("sections", &*self.sections)?;
+        assembly.serialize_field("variables", &self.variables)?;
+        assembly.serialize_field("tools", &self.tools)?;
+        assembly.end()
+    }
+}

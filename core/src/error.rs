@@ -1,0 +1,179 @@
+//! The errors of registration and rendering.
+
+use dsh_prompt_template::{ParseErrors, Position};
+
+use crate::Owner;
+
+/// A boxed error, as change listeners return it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Registration failed; the registry is unchanged.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A section of that name is already registered.
+    #[error("section `{name}` is already registered by {existing}; section names are unique")]
+    DuplicateSection {
+        /// The name registered twice.
+        name: String,
+        /// Who registered it first.
+        existing: Owner,
+    },
+    /// A variable of that name is already registered.
+    #[error("variable `{name}` is already registered{}; variable names are unique", owned_by(.existing))]
+    DuplicateVariable {
+        /// The name registered twice.
+        name: String,
+        /// Who registered it first, when known.
+        existing: Option<Owner>,
+    },
+    /// Two crates declare a static contribution of the same name.
+    #[error(
+        "{kind} `{name}` is declared twice: by {first} and by {second}; \
+         rename one of them (names are unique across every linked crate)"
+    )]
+    DuplicateStatic {
+        /// `section` or `variable`.
+        kind: &'static str,
+        /// The name declared twice.
+        name: String,
+        /// One declaration.
+        first: Owner,
+        /// The other declaration.
+        second: Owner,
+    },
+    /// A section name outside the grammar.
+    #[error(
+        "invalid section name `{name}`: a section name matches `{}`",
+        dsh_prompt_template::SECTION_NAME_GRAMMAR
+    )]
+    InvalidSectionName {
+        /// The rejected name.
+        name: String,
+    },
+    /// A variable name outside the grammar.
+    #[error(
+        "invalid variable name `{name}`: a variable name matches `{}`, so it can be referenced as `<<name>>`",
+        dsh_prompt_template::VARIABLE_NAME_GRAMMAR
+    )]
+    InvalidVariableName {
+        /// The rejected name.
+        name: String,
+    },
+    /// A fixed section text with malformed template syntax.
+    #[error("section `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+    Template {
+        /// The section.
+        section: String,
+        /// Who contributed it.
+        owner: Owner,
+        /// Every syntax error of its text.
+        errors: ParseErrors,
+    },
+    /// A change listener refused the registration, which was rolled back.
+    #[error("registration of {contribution} was rolled back: a change listener failed: {source}")]
+    ChangeListener {
+        /// What was being registered.
+        contribution: String,
+        /// The listener's error.
+        #[source]
+        source: BoxError,
+    },
+    /// A change listener tried to register into the registry it listens to.
+    #[error(
+        "a change listener tried to register {contribution} into the registry that is notifying it; \
+         register from outside the listener"
+    )]
+    Reentrant {
+        /// What was being registered.
+        contribution: String,
+    },
+}
+
+fn owned_by(owner: &Option<Owner>) -> String {
+    owner
+        .as_ref()
+        .map(|owner| format!(" by {owner}"))
+        .unwrap_or_default()
+}
+
+/// Rendering failed: the prompt would have been wrong, so there is none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// A reference to a variable that is not registered.
+    #[error(
+        "section `{section}` ({owner}) references unknown variable `<<{reference}>>` at {position}; {}{}",
+        registered_list(.registered),
+        did_you_mean(.suggestion)
+    )]
+    UnknownVariable {
+        /// The section whose text holds the reference.
+        section: String,
+        /// Who contributed the section.
+        owner: Owner,
+        /// The referenced name.
+        reference: String,
+        /// Where the reference is inside the section's text.
+        position: Position,
+        /// The registered variables, sorted.
+        registered: Vec<String>,
+        /// The registered variable closest to the reference, if any is close.
+        suggestion: Option<String>,
+    },
+    /// A reference to a registered variable that has no value for this
+    /// assembly.
+    #[error(
+        "section `{section}` ({owner}) references `<<{reference}>>` at {position}, \
+         but variable `{reference}` has no value for this assembly{}",
+        owned_by(.variable_owner)
+    )]
+    ValuelessVariable {
+        /// The section whose text holds the reference.
+        section: String,
+        /// Who contributed the section.
+        owner: Owner,
+        /// The referenced name.
+        reference: String,
+        /// Where the reference is inside the section's text.
+        position: Position,
+        /// Who registered the variable, when known.
+        variable_owner: Option<Owner>,
+    },
+    /// A section's text has malformed template syntax.
+    #[error("section `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+    Template {
+        /// The section.
+        section: String,
+        /// Who contributed it.
+        owner: Owner,
+        /// Every syntax error of its text.
+        errors: ParseErrors,
+    },
+}
+
+impl RenderError {
+    /// The section the error is about.
+    pub fn section(&self) -> &str {
+        match self {
+            Self::UnknownVariable { section, .. }
+            | Self::ValuelessVariable { section, .. }
+            | Self::Template { section, .. } => section,
+        }
+    }
+}
+
+fn registered_list(registered: &[String]) -> String {
+    if registered.is_empty() {
+        return "no variables are registered".to_owned();
+    }
+    let names: Vec<String> = registered.iter().map(|name| format!("`{name}`")).collect();
+    format!("registered variables: {}", names.join(", "))
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map(|name| format!(" (did you mean `<<{name}>>`?)"))
+        .unwrap_or_default()
+}

@@ -1,0 +1,160 @@
+//! `render_prompt`: the one composition path from assembly to prompt text.
+
+use std::ops::Range;
+
+use dsh_prompt_template::{Reference, Template, position_of};
+
+use crate::{AssembledSection, Owner, PromptAssembly, RenderError, Text};
+
+/// The blank line between two sections.
+const SEPARATOR: &str = "\n\n";
+
+/// Renders an assembly into the full system prompt.
+///
+/// Each section is interpolated strictly — an unknown reference, a
+/// reference to a valueless variable, or malformed syntax is an error, never
+/// a silently wrong prompt. Sections bound to a tool that is not in the
+/// assembly are skipped; sections that are empty after interpolation are
+/// dropped (nothing is trimmed); the rest are joined by one blank line.
+///
+/// ```
+/// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_prompt};
+///
+/// let prompt = SystemPrompt::empty();
+/// let _model = prompt.variable("model", |_| Some("gpt-5".to_owned()))?;
+/// let _persona = prompt.section(PromptSection::new("agent:persona", 0, "You are <<model>>."))?;
+/// let assembly = prompt.assemble(&AssembleContext::default());
+/// assert_eq!(render_prompt(&assembly)?, "You are gpt-5.");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderError> {
+    render(assembly, |_, _| {})
+}
+
+/// The rendered prompt with each section's byte range, so callers can
+/// attribute bytes (and tokens) to owners.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedPrompt {
+    /// The full system prompt, as [`render_prompt`] returns it.
+    pub text: String,
+    /// The sections that rendered, in order, without the separators.
+    pub sections: Vec<RenderedSection>,
+}
+
+/// Where one section landed in a [`RenderedPrompt`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedSection {
+    /// The section's name.
+    pub name: Text,
+    /// Who contributed it.
+    pub owner: Owner,
+    /// Its bytes in [`RenderedPrompt::text`].
+    pub range: Range<usize>,
+}
+
+/// Renders like [`render_prompt`], and also returns each rendered
+/// section's byte range.
+pub fn render_prompt_with_spans(assembly: &PromptAssembly) -> Result<RenderedPrompt, RenderError> {
+    let mut sections = Vec::with_capacity(assembly.sections.len());
+    let text = render(assembly, |section, range| {
+        sections.push(RenderedSection {
+            name: section.name().clone(),
+            owner: section.owner().clone(),
+            range,
+        });
+    })?;
+    Ok(RenderedPrompt { text, sections })
+}
+
+fn render(
+    assembly: &PromptAssembly,
+    mut rendered: impl FnMut(&AssembledSection, Range<usize>),
+) -> Result<String, RenderError> {
+    let sections = &*assembly.sections;
+    // Values usually make the prompt longer than its texts; reserve for the
+    // texts and some growth so most prompts need a single allocation.
+    let texts: usize = sections.iter().map(|section| section.text().len()).sum();
+    let mut out = String::with_capacity(texts + texts / 8 + SEPARATOR.len() * sections.len());
+
+    for section in sections {
+        if let Some(tool) = section.tool()
+            && !assembly.has_tool(tool)
+        {
+            continue;
+        }
+        let before = out.len();
+        if before > 0 {
+            out.push_str(SEPARATOR);
+        }
+        let start = out.len();
+        interpolate(assembly, section, &mut out)?;
+        if out.len() == start {
+            // Empty after interpolation: drop it, and its separator.
+            out.truncate(before);
+        } else {
+            rendered(section, start..out.len());
+        }
+    }
+    Ok(out)
+}
+
+fn interpolate(
+    assembly: &PromptAssembly,
+    section: &AssembledSection,
+    out: &mut String,
+) -> Result<(), RenderError> {
+    let text = section.text().as_str();
+    let lookup = |reference: &Reference<'_>| lookup(assembly, section, reference);
+    match section.template() {
+        Some(template) => template.render_into(text, out, lookup),
+        None => {
+            let template = Template::parse(text).map_err(|errors| RenderError::Template {
+                section: section.name().to_string(),
+                owner: section.owner().clone(),
+                errors,
+            })?;
+            template.render_into(text, out, lookup)
+        }
+    }
+}
+
+fn lookup<'a>(
+    assembly: &'a PromptAssembly,
+    section: &AssembledSection,
+    reference: &Reference<'_>,
+) -> Result<&'a str, RenderError> {
+    match assembly.variables.get(reference.name) {
+        Some(Some(value)) => Ok(value),
+        Some(None) => Err(RenderError::ValuelessVariable {
+            section: section.name().to_string(),
+            owner: section.owner().clone(),
+            reference: reference.name.to_owned(),
+            position: position_of(section.text(), reference.offset),
+            variable_owner: assembly.variables.owner(reference.name).cloned(),
+        }),
+        None => {
+            let mut registered: Vec<String> =
+                assembly.variables.names().map(str::to_owned).collect();
+            registered.sort_unstable();
+            Err(RenderError::UnknownVariable {
+                section: section.name().to_string(),
+                owner: section.owner().clone(),
+                reference: reference.name.to_owned(),
+                position: position_of(section.text(), reference.offset),
+                suggestion: closest(reference.name, &registered),
+                registered,
+            })
+        }
+    }
+}
+
+/// The name in `names` closest to `name`, when it is close enough to be a
+/// plausible typo.
+pub(crate) fn closest(name: &str, names: &[String]) -> Option<String> {
+    names
+        .iter()
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate.clone())
+}

@@ -1,0 +1,193 @@
+//! What contributors register: sections, their owners, tool schemas.
+
+use std::fmt;
+use std::panic::Location;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AssembleContext, Text};
+
+/// Who contributed a section or variable, for diagnostics: the crate, the
+/// item, and where it is declared.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Owner {
+    /// The owning crate (`dsh-tool-bash`), or `runtime` for a contribution
+    /// registered by code whose crate is unknown.
+    pub krate: Text,
+    /// The owning item (`dsh_tool_bash::EXIT_CODE_HABIT`), or a description
+    /// of the runtime source (`agent coder persona`).
+    pub item: Text,
+    /// The file that declares or registers it.
+    pub file: Text,
+    /// The line in `file`.
+    pub line: u32,
+}
+
+impl Owner {
+    /// An owner with every field given.
+    pub fn new(
+        krate: impl Into<Text>,
+        item: impl Into<Text>,
+        file: impl Into<Text>,
+        line: u32,
+    ) -> Self {
+        Self {
+            krate: krate.into(),
+            item: item.into(),
+            file: file.into(),
+            line,
+        }
+    }
+
+    /// The owner of a runtime registration: the code at `location`.
+    pub(crate) fn at(location: &'static Location<'static>, item: Text) -> Self {
+        Self::new("runtime", item, location.file(), location.line())
+    }
+
+    /// `file:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` of {} ({}:{})",
+            self.item, self.krate, self.file, self.line
+        )
+    }
+}
+
+/// A text provider: computes a section's text for one assembly.
+pub type TextProvider = Arc<dyn Fn(&AssembleContext) -> String + Send + Sync>;
+
+/// Where a section's text comes from.
+#[derive(Clone)]
+pub enum SectionText {
+    /// The same text at every assembly. Its template syntax is checked when
+    /// the section is registered.
+    Fixed(Text),
+    /// Text computed at each assembly from that assembly's context. Its
+    /// template syntax is checked when it is rendered.
+    Provided(TextProvider),
+}
+
+impl fmt::Debug for SectionText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(text) => f.debug_tuple("Fixed").field(text).finish(),
+            Self::Provided(_) => f.write_str("Provided(..)"),
+        }
+    }
+}
+
+/// A section to register: a named, ordered piece of the system prompt.
+///
+/// Sections render in ascending `(order, name)`. Order bands: negative
+/// orders render before the persona, `0` is the agent's persona, tool
+/// guidance uses `100..=199`.
+///
+/// ```
+/// use dsh_system_prompt::{PromptSection, SystemPrompt};
+///
+/// let prompt = SystemPrompt::empty();
+/// let _habit = prompt.section(
+///     PromptSection::new("tool:bash", 105, "Check the `[exit code: N]` marker.")
+///         .bound_to_tool("bash"),
+/// )?;
+/// # Ok::<(), dsh_system_prompt::RegistryError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct PromptSection {
+    pub(crate) name: Text,
+    pub(crate) order: i32,
+    pub(crate) text: SectionText,
+    pub(crate) tool: Option<Text>,
+    pub(crate) owner: Option<Owner>,
+}
+
+impl PromptSection {
+    /// A section whose text is the same at every assembly.
+    pub fn new(name: impl Into<Text>, order: i32, text: impl Into<Text>) -> Self {
+        Self::with_text(name, order, SectionText::Fixed(text.into()))
+    }
+
+    /// A section whose text is computed at each assembly.
+    pub fn provided(
+        name: impl Into<Text>,
+        order: i32,
+        text: impl Fn(&AssembleContext) -> String + Send + Sync + 'static,
+    ) -> Self {
+        Self::with_text(name, order, SectionText::Provided(Arc::new(text)))
+    }
+
+    /// A section with its text source given.
+    pub fn with_text(name: impl Into<Text>, order: i32, text: SectionText) -> Self {
+        Self {
+            name: name.into(),
+            order,
+            text,
+            tool: None,
+            owner: None,
+        }
+    }
+
+    /// Binds the section to a tool: it renders only when a tool of that name
+    /// is in the final assembly, so guidance never outlives its tool.
+    pub fn bound_to_tool(mut self, tool: impl Into<Text>) -> Self {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// Names the section's owner. Without one, the owner is the code that
+    /// registers the section.
+    pub fn owned_by(mut self, owner: Owner) -> Self {
+        self.owner = Some(owner);
+        self
+    }
+
+    /// The section's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The section's order.
+    pub fn order(&self) -> i32 {
+        self.order
+    }
+}
+
+/// A tool as the model is told about it: name, description, and a
+/// JSON-schema object for its parameters.
+///
+/// Assemblies hold tools as `Arc<ToolSchema>`: a snapshot shares the
+/// schemas, and mutating one (through [`Arc::make_mut`] or
+/// [`PromptAssembly::tool_mut`](crate::PromptAssembly::tool_mut)) copies
+/// only that tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSchema {
+    /// The tool's name, as the model calls it.
+    pub name: String,
+    /// What the tool does and when to use it: the tool's whole contract.
+    pub description: String,
+    /// A JSON-schema object describing the arguments.
+    pub parameters: serde_json::Value,
+}
+
+impl ToolSchema {
+    /// A tool schema.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+}
