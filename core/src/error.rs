@@ -90,6 +90,13 @@ pub enum RegistryError {
     },
 }
 
+fn registered_by(owner: &Option<Owner>) -> String {
+    owner
+        .as_ref()
+        .map(|owner| format!(" (registered by {owner})"))
+        .unwrap_or_default()
+}
+
 fn owned_by(owner: &Option<Owner>) -> String {
     owner
         .as_ref()
@@ -126,7 +133,7 @@ pub enum RenderError {
     #[error(
         "section `{section}` ({owner}) references `<<{reference}>>` at {position}, \
          but variable `{reference}` has no value for this assembly{}",
-        owned_by(.variable_owner)
+        registered_by(.variable_owner)
     )]
     ValuelessVariable {
         /// The section whose text holds the reference.

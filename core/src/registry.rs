@@ -59,7 +59,10 @@ struct Inner {
     next_id: AtomicU64,
     /// Unregistrations requested from inside a change listener, applied
     /// once that listener's notification is over.
-    deferred: Mutex<Vec<Id>>,
+    /// Each entry names the thread that deferred it: only that thread
+    /// applies it, right after its own notification, so a drop is never
+    /// applied late by another thread.
+    deferred: Mutex<Vec<(std::thread::ThreadId, Id)>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +232,21 @@ fn section_entry(
     })
 }
 
+/// Every provider's tools, in registration order. The first provider's
+/// `Vec` is kept as it is: collecting through `flat_map` would allocate a
+/// new vector and grow it step by step, on every assembly.
+fn collect_tools(providers: &[(Id, ToolProvider)], cx: &AssembleContext) -> Vec<Arc<ToolSchema>> {
+    let mut providers = providers.iter();
+    let Some((_, first)) = providers.next() else {
+        return Vec::new();
+    };
+    let mut tools = first(cx);
+    for (_, provider) in providers {
+        tools.extend(provider(cx));
+    }
+    tools
+}
+
 /// What a change event is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -361,10 +379,14 @@ impl SystemPrompt {
     /// change listener refuses it.
     #[track_caller]
     pub fn section(&self, section: PromptSection) -> Result<Registration, RegistryError> {
+        // `Location::caller()` must be read here: inside a closure it would
+        // name this file, not the caller, since closures do not inherit
+        // `#[track_caller]`.
+        let location = Location::caller();
         let owner = section
             .owner
             .clone()
-            .unwrap_or_else(|| Owner::at(Location::caller(), section.name.clone()));
+            .unwrap_or_else(|| Owner::at(location, section.name.clone()));
         let id = self.next_id();
         let contribution = Contribution::Section {
             name: section.name.to_string(),
@@ -454,8 +476,9 @@ impl SystemPrompt {
     /// Registers a change listener, told of every later registration and
     /// unregistration. A listener that returns an error rolls the
     /// registration back, and the caller gets
-    /// [`RegistryError::ChangeListener`]; an unregistration cannot be
-    /// refused, so errors then are ignored.
+    /// [`RegistryError::ChangeListener`]; the listeners that had already
+    /// accepted it are told it is unregistered again. An unregistration
+    /// cannot be refused, so errors then are ignored.
     ///
     /// A change listener may assemble, but must not register into the
     /// registry that notifies it (that fails with
@@ -511,7 +534,8 @@ impl SystemPrompt {
 
     fn unregister(&self, id: Id) {
         if self.is_notifying() {
-            self.inner.deferred.lock().push(id);
+            let thread = std::thread::current().id();
+            self.inner.deferred.lock().push((thread, id));
             return;
         }
         {
@@ -535,7 +559,17 @@ impl SystemPrompt {
     }
 
     fn apply_deferred(&self) {
-        let deferred = std::mem::take(&mut *self.inner.deferred.lock());
+        let thread = std::thread::current().id();
+        let deferred: Vec<Id> = {
+            let mut deferred = self.inner.deferred.lock();
+            let mine = deferred
+                .iter()
+                .filter(|(by, _)| *by == thread)
+                .map(|(_, id)| *id)
+                .collect();
+            deferred.retain(|(by, _)| *by != thread);
+            mine
+        };
         for id in deferred {
             self.unregister(id);
         }
@@ -568,9 +602,24 @@ impl SystemPrompt {
         let key = self.key();
         NOTIFYING.with(|notifying| notifying.borrow_mut().push(key));
         let _notifying = Notifying(key);
-        listeners
-            .iter()
-            .try_for_each(|(_, listener)| listener(event))
+        for (at, (_, listener)) in listeners.iter().enumerate() {
+            if let Err(error) = listener(event) {
+                // The listeners before this one accepted a change that will
+                // now never happen: tell them it is undone, so a listener
+                // that mirrors the registry never keeps a phantom entry.
+                if event.action == ChangeAction::Registered {
+                    let undo = ChangeEvent {
+                        action: ChangeAction::Unregistered,
+                        contribution: event.contribution.clone(),
+                    };
+                    for (_, earlier) in &listeners[..at] {
+                        let _ = earlier(&undo);
+                    }
+                }
+                return Err(error);
+            }
+        }
+        Ok(())
     }
 
     /// Installs static contributions in one change, checking that names are
@@ -633,11 +682,7 @@ impl SystemPrompt {
         let mut assembly = PromptAssembly {
             sections,
             variables: Variables::with_layout(Arc::clone(&state.layout), values),
-            tools: state
-                .tools
-                .iter()
-                .flat_map(|(_, provider)| provider(cx))
-                .collect(),
+            tools: collect_tools(&state.tools, cx),
             extensions: Extensions::new(),
         };
         for (_, listener) in &state.assemble_listeners {

@@ -162,3 +162,115 @@ pub(crate) fn check_unique<'a, N: AsRef<str>>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SystemPrompt;
+
+    fn owner(krate: &'static str, line: u32) -> Owner {
+        Owner::new(
+            krate,
+            format!("{}::HABIT", krate.replace('-', "_")),
+            "src/lib.rs",
+            line,
+        )
+    }
+
+    fn static_section(name: &'static str, order: i32, krate: &'static str) -> StaticSectionEntry {
+        StaticSectionEntry {
+            name: Text::from_static(name),
+            order,
+            tool: None,
+            text: StaticText::Fixed("text"),
+            owner: owner(krate, 7),
+        }
+    }
+
+    #[test]
+    fn a_name_declared_by_two_crates_fails_naming_both_whatever_the_link_order() {
+        let a = owner("dsh-tool-bash", 10);
+        let b = owner("dsh-tool-fs", 20);
+        let forward = check_unique(
+            "section",
+            [("tool:x", &a), ("tool:y", &b), ("tool:x", &b)].into_iter(),
+        );
+        let backward = check_unique(
+            "section",
+            [("tool:x", &b), ("tool:y", &b), ("tool:x", &a)].into_iter(),
+        );
+        for result in [&forward, &backward] {
+            let Err(RegistryError::DuplicateStatic {
+                kind,
+                name,
+                first,
+                second,
+            }) = result
+            else {
+                panic!("expected DuplicateStatic, got {result:?}");
+            };
+            assert_eq!((*kind, name.as_str()), ("section", "tool:x"));
+            assert_eq!(
+                (first, second),
+                (&a, &b),
+                "sorted, so link order does not matter"
+            );
+        }
+        let message = forward.unwrap_err().to_string();
+        for needle in [
+            "`tool:x`",
+            "dsh-tool-bash",
+            "dsh-tool-fs",
+            "src/lib.rs:10",
+            "src/lib.rs:20",
+        ] {
+            assert!(
+                message.contains(needle),
+                "{needle:?} missing from {message}"
+            );
+        }
+        assert!(check_unique("variable", [("a", &a), ("b", &a)].into_iter()).is_ok());
+    }
+
+    #[test]
+    fn installing_duplicate_statics_fails_and_installs_nothing() {
+        let prompt = SystemPrompt::empty();
+        let err = prompt
+            .install_static(
+                vec![
+                    static_section("tool:x", 1, "dsh-tool-bash"),
+                    static_section("tool:x", 2, "dsh-tool-fs"),
+                ],
+                Vec::new(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RegistryError::DuplicateStatic {
+                    kind: "section",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(prompt.section_names().is_empty());
+    }
+
+    #[test]
+    fn installed_statics_sort_by_order_then_name_whatever_the_link_order() {
+        let prompt = SystemPrompt::empty();
+        prompt
+            .install_static(
+                vec![
+                    static_section("c", 0, "c"),
+                    static_section("a", 5, "a"),
+                    static_section("b", 0, "b"),
+                    static_section("z", -1, "z"),
+                ],
+                Vec::new(),
+            )
+            .unwrap();
+        assert_eq!(prompt.section_names(), ["z", "b", "c", "a"]);
+    }
+}

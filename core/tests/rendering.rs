@@ -1,0 +1,550 @@
+//! Rendering: strict interpolation, empty sections, separators, spans, and
+//! the errors that name what is wrong and where.
+
+use std::sync::Arc;
+
+use dsh_system_prompt::template::{ParseErrorKind, escape_literal};
+use dsh_system_prompt::{
+    AssembleContext, AssembledSection, PromptAssembly, PromptSection, RegistryError, RenderError,
+    SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
+};
+use proptest::prelude::*;
+
+/// An assembly of the given `(name, text)` sections, in that order, with
+/// the given variables.
+fn assembly(sections: &[(&str, &str)], variables: &[(&str, Option<&str>)]) -> PromptAssembly {
+    let mut assembly = PromptAssembly::new();
+    for (order, (name, text)) in sections.iter().enumerate() {
+        assembly.sections.insert(AssembledSection::new(
+            name.to_string(),
+            order as i32,
+            text.to_string(),
+        ));
+    }
+    for (name, value) in variables {
+        assembly
+            .variables
+            .set(name.to_string(), value.map(str::to_owned));
+    }
+    assembly
+}
+
+#[allow(
+    clippy::result_large_err,
+    reason = "returns what render_prompt returns"
+)]
+fn render(
+    sections: &[(&str, &str)],
+    variables: &[(&str, Option<&str>)],
+) -> Result<String, RenderError> {
+    render_prompt(&assembly(sections, variables))
+}
+
+/// A registry holding one provided section with `text`, so its syntax is
+/// first checked at render.
+fn provided(text: &'static str) -> (SystemPrompt, dsh_system_prompt::Registration) {
+    let prompt = SystemPrompt::empty();
+    let handle = prompt
+        .section(PromptSection::provided("agent:persona", 0, move |_| {
+            text.to_owned()
+        }))
+        .unwrap();
+    (prompt, handle)
+}
+
+// ---------------------------------------------------------------------------
+// Joining
+
+#[test]
+fn sections_are_joined_by_exactly_one_blank_line() {
+    assert_eq!(
+        render(&[("a", "A"), ("b", "B"), ("c", "C")], &[]).unwrap(),
+        "A\n\nB\n\nC"
+    );
+    assert_eq!(render(&[("only", "Only.")], &[]).unwrap(), "Only.");
+    assert_eq!(render(&[], &[]).unwrap(), "");
+}
+
+#[test]
+fn sections_empty_after_interpolation_are_dropped_with_their_separator() {
+    let variables = [("empty", Some("")), ("word", Some("word"))];
+    assert_eq!(
+        render(
+            &[
+                ("leading_empty", "<<empty>>"),
+                ("a", "A"),
+                ("fixed_empty", ""),
+                ("b", "<<empty>>B<<empty>>"),
+                ("interpolated_empty", "<<empty>><<empty>>"),
+                ("c", "<<word>>"),
+                ("trailing_empty", "<<empty>>"),
+            ],
+            &variables,
+        )
+        .unwrap(),
+        "A\n\nB\n\nword"
+    );
+    assert_eq!(
+        render(&[("x", ""), ("y", "<<empty>>")], &variables).unwrap(),
+        "",
+        "all empty renders the empty prompt"
+    );
+}
+
+#[test]
+fn nothing_is_trimmed() {
+    assert_eq!(
+        render(
+            &[
+                ("lead", "  leading spaces"),
+                ("trail", "trailing spaces  \n"),
+                ("lines", "\n\nsurrounded by newlines\n\n"),
+                ("blank", " "),
+                ("newline", "\n"),
+                ("tab", "\t<<pad>>"),
+            ],
+            &[("pad", Some(" padded "))],
+        )
+        .unwrap(),
+        "  leading spaces\n\ntrailing spaces  \n\n\n\n\nsurrounded by newlines\n\n\n\n \n\n\n\n\n\t padded "
+    );
+}
+
+#[test]
+fn a_registry_prompt_drops_a_section_whose_variable_is_empty() {
+    let prompt = SystemPrompt::empty();
+    let _extra = prompt.variable("extra", |_| Some(String::new())).unwrap();
+    let _a = prompt.section(PromptSection::new("a", 0, "A")).unwrap();
+    let _extra_section = prompt
+        .section(PromptSection::new("extra", 1, "<<extra>>"))
+        .unwrap();
+    let _b = prompt.section(PromptSection::new("b", 2, "B")).unwrap();
+    let assembly = prompt.assemble(&AssembleContext::default());
+    assert_eq!(render_prompt(&assembly).unwrap(), "A\n\nB");
+}
+
+// ---------------------------------------------------------------------------
+// Interpolation
+
+#[test]
+fn references_are_replaced_by_their_values() {
+    assert_eq!(
+        render(
+            &[("persona", "You are <<model>> in <<cwd>>; <<model>> again.")],
+            &[("model", Some("gpt-5")), ("cwd", Some("/work"))],
+        )
+        .unwrap(),
+        "You are gpt-5 in /work; gpt-5 again."
+    );
+}
+
+#[test]
+fn a_lone_opening_without_a_closing_is_literal() {
+    // A `>>` before the `<<` does not close it.
+    let text = "a >> b\ncat <<EOF\nhello\nEOF";
+    assert_eq!(render(&[("heredoc", text)], &[]).unwrap(), text);
+    let (prompt, _handle) = provided("cat <<EOF");
+    assert_eq!(
+        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
+        "cat <<EOF"
+    );
+}
+
+#[test]
+fn an_escaped_opening_renders_as_a_literal_opening() {
+    assert_eq!(
+        render(
+            &[(
+                "heredoc",
+                r"cat \<<EOF >> out.txt; std::cout \<< x >> y; <<v>>"
+            )],
+            &[("v", Some("value"))],
+        )
+        .unwrap(),
+        "cat <<EOF >> out.txt; std::cout << x >> y; value"
+    );
+    let prompt = SystemPrompt::empty();
+    let _fixed = prompt
+        .section(PromptSection::new("fixed", 0, r"write \<<name>> literally"))
+        .unwrap();
+    assert_eq!(
+        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
+        "write <<name>> literally",
+        "an escaped reference needs no variable"
+    );
+}
+
+#[test]
+fn a_value_containing_a_reference_stays_literal() {
+    assert_eq!(
+        render(
+            &[("s", "value: <<v>>")],
+            &[("v", Some("<<x>> and <<v>> and << bad >> and <<<y>>>"))],
+        )
+        .unwrap(),
+        "value: <<x>> and <<v>> and << bad >> and <<<y>>>"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+#[test]
+fn an_unknown_reference_names_the_reference_the_section_and_the_registered_variables() {
+    let prompt = SystemPrompt::empty();
+    let _model = prompt
+        .variable("model", |_| Some("gpt-5".to_owned()))
+        .unwrap();
+    let _cwd = prompt.variable("cwd", |_| None).unwrap();
+    let _persona = prompt
+        .section(PromptSection::new(
+            "agent:persona",
+            0,
+            "You are\n  <<modle>>.",
+        ))
+        .unwrap();
+    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let RenderError::UnknownVariable {
+        section,
+        reference,
+        position,
+        registered,
+        suggestion,
+        owner,
+    } = &err
+    else {
+        panic!("expected UnknownVariable, got {err:?}");
+    };
+    assert_eq!(section, "agent:persona");
+    assert_eq!(reference, "modle");
+    assert_eq!(
+        (position.line, position.column, position.offset),
+        (2, 3, 10)
+    );
+    assert_eq!(registered, &["cwd", "model"], "sorted");
+    assert_eq!(suggestion.as_deref(), Some("model"));
+    assert!(owner.file.ends_with("rendering.rs"), "{owner:?}");
+    assert_eq!(err.section(), "agent:persona");
+
+    let message = err.to_string();
+    for needle in ["`agent:persona`", "<<modle>>", "2:3", "`cwd`", "`model`"] {
+        assert!(
+            message.contains(needle),
+            "{needle:?} missing from {message}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_reference_with_no_variables_says_none_are_registered() {
+    let err = render(&[("s", "Hi <<model>>")], &[]).unwrap_err();
+    let RenderError::UnknownVariable {
+        reference,
+        registered,
+        suggestion,
+        ..
+    } = &err
+    else {
+        panic!("expected UnknownVariable, got {err:?}");
+    };
+    assert_eq!(reference, "model");
+    assert!(registered.is_empty());
+    assert_eq!(suggestion, &None);
+    let message = err.to_string();
+    assert!(message.contains("no variables are registered"), "{message}");
+    assert!(
+        message.contains("<<model>>") && message.contains("`s`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unknown_reference_lists_the_registered_variables_sorted_whatever_their_order() {
+    let err = render(
+        &[("s", "<<x>>")],
+        &[("zeta", Some("z")), ("alpha", None), ("mid", Some("m"))],
+    )
+    .unwrap_err();
+    let RenderError::UnknownVariable { registered, .. } = &err else {
+        panic!("expected UnknownVariable, got {err:?}");
+    };
+    assert_eq!(registered, &["alpha", "mid", "zeta"]);
+    assert!(
+        err.to_string()
+            .contains("registered variables: `alpha`, `mid`, `zeta`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_reference_far_from_every_name_suggests_nothing() {
+    let err = render(&[("s", "<<zzz>>")], &[("model", Some("m"))]).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            RenderError::UnknownVariable {
+                suggestion: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("did you mean"), "{err}");
+}
+
+#[test]
+fn a_valueless_reference_names_the_reference_and_the_section() {
+    let prompt = SystemPrompt::empty();
+    let _cwd = prompt.variable("cwd", |_| None).unwrap();
+    let _workspace = prompt
+        .section(PromptSection::new("workspace", 10, "You work in <<cwd>>."))
+        .unwrap();
+    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let RenderError::ValuelessVariable {
+        section,
+        reference,
+        position,
+        variable_owner,
+        ..
+    } = &err
+    else {
+        panic!("expected ValuelessVariable, got {err:?}");
+    };
+    assert_eq!(section, "workspace");
+    assert_eq!(reference, "cwd");
+    assert_eq!((position.line, position.column), (1, 13));
+    assert!(
+        variable_owner
+            .as_ref()
+            .is_some_and(|o| o.file.ends_with("rendering.rs")),
+        "{variable_owner:?}"
+    );
+    let message = err.to_string();
+    for needle in ["`workspace`", "<<cwd>>", "`cwd`", "1:13"] {
+        assert!(
+            message.contains(needle),
+            "{needle:?} missing from {message}"
+        );
+    }
+}
+
+#[test]
+fn malformed_syntax_in_a_provided_section_names_the_text_and_its_position() {
+    let cases: [(&str, &str, ParseErrorKind); 5] = [
+        (
+            "first line\nx << model >> y",
+            "<< model >>",
+            ParseErrorKind::MalformedReference,
+        ),
+        (
+            "first line\nx <<Model>> y",
+            "<<Model>>",
+            ParseErrorKind::MalformedReference,
+        ),
+        (
+            "first line\nx <<>> y",
+            "<<>>",
+            ParseErrorKind::MalformedReference,
+        ),
+        (
+            "first line\nx <<a-b>> y",
+            "<<a-b>>",
+            ParseErrorKind::MalformedReference,
+        ),
+        (
+            "first line\nx <<<model>>> y",
+            "<<<model>>>",
+            ParseErrorKind::UnclosedOpening,
+        ),
+    ];
+    for (text, bad, kind) in cases {
+        let (prompt, _handle) = provided(text);
+        let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+        let RenderError::Template {
+            section, errors, ..
+        } = &err
+        else {
+            panic!("expected Template for {text:?}, got {err:?}");
+        };
+        assert_eq!(section, "agent:persona");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let error = errors.first();
+        assert_eq!(error.text, bad);
+        assert_eq!(error.kind, kind, "{bad}");
+        assert_eq!(
+            (
+                error.position.line,
+                error.position.column,
+                error.position.offset
+            ),
+            (2, 3, 13),
+            "{bad}"
+        );
+        assert_eq!(&text[error.span.clone()], bad);
+        let message = err.to_string();
+        for needle in ["`agent:persona`", bad, "2:3", "\\<<"] {
+            assert!(
+                message.contains(needle),
+                "{needle:?} missing from {message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_opening_followed_later_by_a_closing_is_malformed() {
+    let (prompt, _handle) = provided("a << b << c >> d");
+    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    assert!(matches!(err, RenderError::Template { .. }), "{err:?}");
+}
+
+#[test]
+fn the_first_failing_section_in_render_order_is_reported() {
+    let err = render(
+        &[
+            ("ok", "fine"),
+            ("first_bad", "<<nope>>"),
+            ("second_bad", "<<Bad>>"),
+        ],
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(err.section(), "first_bad");
+}
+
+#[test]
+fn malformed_text_set_by_a_waterfall_is_a_render_error() {
+    let prompt = SystemPrompt::empty();
+    let _persona = prompt
+        .section(PromptSection::new("agent:persona", 0, "fine"))
+        .unwrap();
+    let _listener = prompt
+        .on_assemble(|_, assembly| {
+            assembly
+                .sections
+                .get_mut("agent:persona")
+                .unwrap()
+                .set_text("now <<Broken>>");
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let RenderError::Template {
+        section, errors, ..
+    } = &err
+    else {
+        panic!("expected Template, got {err:?}");
+    };
+    assert_eq!(section, "agent:persona");
+    assert_eq!(errors.first().text, "<<Broken>>");
+}
+
+#[test]
+fn a_fixed_section_with_the_same_malformed_text_is_refused_at_registration() {
+    let prompt = SystemPrompt::empty();
+    let err = prompt
+        .section(PromptSection::new("agent:persona", 0, "x <<Model>> y"))
+        .unwrap_err();
+    assert!(matches!(err, RegistryError::Template { .. }), "{err:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Spans
+
+#[test]
+fn spans_slice_the_text_to_exactly_each_rendered_section() {
+    let prompt = SystemPrompt::empty();
+    let _model = prompt
+        .variable("model", |_| Some("modèle-5 ✓".to_owned()))
+        .unwrap();
+    let _empty = prompt.variable("empty", |_| Some(String::new())).unwrap();
+    let _handles = [
+        prompt.section(PromptSection::new(
+            "agent:persona",
+            0,
+            "  Vous êtes <<model>>.\n",
+        )),
+        prompt.section(PromptSection::new("dropped", 1, "<<empty>>")),
+        prompt.section(PromptSection::new("unbound", 2, "no tool").bound_to_tool("absent")),
+        prompt.section(PromptSection::provided("status", 3, |_| {
+            "\nstatus ok".to_owned()
+        })),
+        prompt.section(
+            PromptSection::new("tool:bash", 105, "Check <<model>>.").bound_to_tool("bash"),
+        ),
+    ]
+    .map(Result::unwrap);
+    let bash = Arc::new(ToolSchema::new("bash", "", serde_json::Value::Null));
+    let _tools = prompt.tools(move |_| vec![bash.clone()]).unwrap();
+
+    let assembly = prompt.assemble(&AssembleContext::default());
+    let rendered = render_prompt_with_spans(&assembly).unwrap();
+    assert_eq!(rendered.text, render_prompt(&assembly).unwrap());
+
+    let pieces: Vec<(&str, &str)> = rendered
+        .sections
+        .iter()
+        .map(|section| (section.name.as_str(), &rendered.text[section.range.clone()]))
+        .collect();
+    assert_eq!(
+        pieces,
+        [
+            ("agent:persona", "  Vous êtes modèle-5 ✓.\n"),
+            ("status", "\nstatus ok"),
+            ("tool:bash", "Check modèle-5 ✓."),
+        ]
+    );
+    // Between consecutive spans there is exactly the separator, and the
+    // spans cover the text from its first byte to its last.
+    assert_eq!(rendered.sections[0].range.start, 0);
+    assert_eq!(
+        rendered.sections.last().unwrap().range.end,
+        rendered.text.len()
+    );
+    for pair in rendered.sections.windows(2) {
+        assert_eq!(
+            &rendered.text[pair[0].range.end..pair[1].range.start],
+            "\n\n"
+        );
+    }
+    for span in &rendered.sections {
+        assert_eq!(
+            &span.owner,
+            assembly.sections.get(&span.name).unwrap().owner()
+        );
+    }
+}
+
+#[test]
+fn spans_of_an_error_are_an_error() {
+    let err = render_prompt_with_spans(&assembly(&[("s", "<<missing>>")], &[])).unwrap_err();
+    assert!(
+        matches!(err, RenderError::UnknownVariable { .. }),
+        "{err:?}"
+    );
+}
+
+proptest! {
+    /// Whatever the literal texts, spans slice the prompt back into exactly
+    /// the non-empty sections, joined by one blank line.
+    #[test]
+    fn spans_and_joining_hold_for_any_literal_texts(
+        texts in proptest::collection::vec(any::<String>(), 0..8),
+    ) {
+        let escaped: Vec<String> = texts.iter().map(|text| escape_literal(text).into_owned()).collect();
+        let names: Vec<String> = (0..texts.len()).map(|at| format!("s{at}")).collect();
+        let sections: Vec<(&str, &str)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(escaped.iter().map(String::as_str))
+            .collect();
+        let assembly = assembly(&sections, &[]);
+
+        let rendered = render_prompt_with_spans(&assembly).unwrap();
+        let expected: Vec<&str> = texts.iter().map(String::as_str).filter(|t| !t.is_empty()).collect();
+        prop_assert_eq!(&rendered.text, &expected.join("\n\n"));
+        let pieces: Vec<&str> = rendered.sections.iter().map(|s| &rendered.text[s.range.clone()]).collect();
+        prop_assert_eq!(pieces, expected);
+        prop_assert_eq!(render_prompt(&assembly).unwrap(), rendered.text);
+    }
+}
