@@ -1,0 +1,169 @@
+//! The `read` tool of dsh agents: a window of a UTF-8 text file, with line
+//! numbers.
+//!
+//! - `file_path` is absolute, or relative to the session's working
+//!   directory; `offset` (the first line, from 1) and `limit` (how many
+//!   lines, default [`DEFAULT_LIMIT`], at most [`MAX_LIMIT`]) choose the
+//!   window.
+//! - Each line is shown as its right-aligned number, a tab, and its text,
+//!   like `cat -n`. A line over [`MAX_LINE_BYTES`] is cut with a marker,
+//!   and the whole result stops before [`MAX_OUTPUT_BYTES`]; when lines
+//!   remain, a last line says which `offset` continues.
+//! - Directories, FIFOs, sockets and devices, also behind symbolic links,
+//!   are refused before they are opened, so a call never blocks on one.
+//!   Files with a NUL byte in their first 8 KiB (binary files) and lines
+//!   that are not UTF-8 are refused with a clear error.
+//! - The file is streamed: a window near the start of a huge file reads
+//!   little of it, and memory stays bounded by the caps.
+//!
+//! The crate owns prompt section `tool:read` ([`READ_HABIT`], order 100,
+//! bound to the `read` tool). It is a static contribution, so a binary
+//! must link the crate (`use dsh_tool_fs as _;` if it names nothing else
+//! of it).
+//!
+//! ```
+//! use dsh_tool_fs::ReadTool;
+//! use dsh_tools::{ToolCallContext, ToolRegistry};
+//! use std::sync::Arc;
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\ngamma\n")?;
+//!
+//! let tools = ToolRegistry::new();
+//! tools.register(Arc::new(ReadTool::new()))?;
+//! let cx = ToolCallContext::new("session-1").with_cwd(dir.path());
+//! let result = tools
+//!     .call("read", r#"{"file_path": "notes.txt", "offset": 2, "limit": 1}"#, &cx)
+//!     .await;
+//! assert_eq!(
+//!     result.text,
+//!     "     2\tbeta\n[showing lines 2-2 of 3; call read with offset=3 to see more]"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod read;
+
+use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, async_trait, parse_arguments};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub use crate::read::ReadError;
+use crate::read::{Limits, read_window};
+
+/// The tool's name.
+pub const TOOL_NAME: &str = "read";
+
+/// How many lines a call shows when it gives no `limit`.
+pub const DEFAULT_LIMIT: u64 = 2000;
+
+/// The largest `limit` a call may give.
+pub const MAX_LIMIT: u64 = 10_000;
+
+/// The bytes of one line shown; the rest of a longer line is replaced by a
+/// marker.
+pub const MAX_LINE_BYTES: usize = 2000;
+
+/// The bytes of one result, line numbers included.
+pub const MAX_OUTPUT_BYTES: usize = 100 * 1024;
+
+/// How many bytes past the window are read to count the remaining lines
+/// for the pagination hint; past them the hint says "more than".
+const COUNT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Section `tool:read`: the habit across calls that no single result's
+/// description can carry.
+#[dsh_system_prompt::prompt_section(name = "tool:read", order = 100, tool = "read")]
+pub const READ_HABIT: &str = "Use read, not shell commands like cat, head or tail, to look at text \
+files. Its results have line numbers; page through long files with offset and limit.";
+
+/// The arguments of one call.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// The file to read: absolute, or relative to the session's working
+    /// directory.
+    pub file_path: String,
+    /// The first line to show, counting from 1. Defaults to 1.
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// How many lines to show. Defaults to 2000; at most 10000.
+    #[schemars(range(min = 1, max = 10_000))]
+    pub limit: Option<u64>,
+}
+
+/// The `read` tool. Register it in a [`ToolRegistry`](dsh_tools::ToolRegistry).
+#[derive(Debug, Clone, Default)]
+pub struct ReadTool {
+    _private: (),
+}
+
+impl ReadTool {
+    /// The tool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[async_trait]
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        TOOL_NAME
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "Reads a UTF-8 text file and returns a window of its lines, each as its line number, \
+             a tab, and the line.\n\
+             - `file_path` is absolute, or relative to the session's working directory.\n\
+             - `offset` is the first line to show, counting from 1 (default 1); `limit` is how \
+             many lines (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}).\n\
+             - A line longer than {MAX_LINE_BYTES} bytes is cut, ending in \
+             `… [line truncated: N more bytes]`. A result stops before {MAX_OUTPUT_BYTES} bytes.\n\
+             - When lines remain after the window, the result ends with \
+             `[showing lines A-B of N; call read with offset=B+1 to see more]`.\n\
+             - Only regular files: a directory, FIFO, socket or device (also through a symbolic \
+             link) is refused, and so is a binary file (a NUL byte in its first 8 KiB) or a line \
+             that is not UTF-8."
+        )
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        dsh_tools::parameters_for::<ReadArgs>()
+    }
+
+    async fn execute(
+        &self,
+        arguments: serde_json::Value,
+        cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: ReadArgs = parse_arguments(TOOL_NAME, arguments)?;
+        let path = cx.resolve_path(&args.file_path);
+        let offset = args.offset.unwrap_or(1).max(1);
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+        let limits = Limits {
+            line_bytes: MAX_LINE_BYTES,
+            output_bytes: MAX_OUTPUT_BYTES,
+            count_bytes: COUNT_BYTES,
+        };
+        // File reads block: run them where blocking is allowed.
+        let read = tokio::task::spawn_blocking(move || read_window(&path, offset, limit, limits))
+            .await
+            .map_err(|error| {
+                ToolError::failed(TOOL_NAME, format!("the read task failed: {error}"))
+            })?;
+        match read {
+            Ok(text) => Ok(ToolOutput::new(text)),
+            Err(error @ ReadError::OffsetPastEnd { .. }) => Err(ToolError::invalid_arguments(
+                TOOL_NAME,
+                "offset",
+                error.to_string(),
+            )),
+            Err(error) => Err(ToolError::failed(TOOL_NAME, error.to_string())),
+        }
+    }
+}

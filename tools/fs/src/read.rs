@@ -1,0 +1,350 @@
+//! Reading a window of a text file: refuse what is not a regular file
+//! before opening it, stream the lines, number them, cap them.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The limits of one read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Bytes of one line shown; the rest of the line is replaced by a marker.
+    pub(crate) line_bytes: usize,
+    /// Bytes of the whole result (line numbers included).
+    pub(crate) output_bytes: usize,
+    /// Bytes read past the window to count the file's lines; past them the
+    /// count is left open.
+    pub(crate) count_bytes: u64,
+}
+
+/// How many bytes at the start of a file are checked for a NUL byte.
+const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// Why a window could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Nothing exists at the path.
+    #[error("`{path}` does not exist")]
+    NotFound {
+        /// The path asked for.
+        path: PathBuf,
+    },
+    /// The path is a directory, FIFO, socket or device.
+    #[error(
+        "`{path}` is {kind}{}, not a regular file; read only reads regular files",
+        if *.through_symlink { " (through a symbolic link)" } else { "" }
+    )]
+    NotARegularFile {
+        /// The path asked for.
+        path: PathBuf,
+        /// What it is: `a directory`, `a FIFO (named pipe)`, ….
+        kind: &'static str,
+        /// Whether the path is a symbolic link to it.
+        through_symlink: bool,
+    },
+    /// A NUL byte near the start: not text.
+    #[error(
+        "`{path}` looks like a binary file (a NUL byte at byte {at}); read only reads UTF-8 text"
+    )]
+    Binary {
+        /// The path asked for.
+        path: PathBuf,
+        /// The offset of the first NUL byte.
+        at: usize,
+    },
+    /// A line of the window is not UTF-8.
+    #[error(
+        "line {line} of `{path}` is not valid UTF-8 (at byte {at} of the line); read only reads UTF-8 text"
+    )]
+    InvalidUtf8 {
+        /// The path asked for.
+        path: PathBuf,
+        /// The line, counting from 1.
+        line: u64,
+        /// The offset of the first invalid byte in the line.
+        at: usize,
+    },
+    /// `offset` is past the last line.
+    #[error("line {offset} is past the end of `{path}`, which has {lines} lines")]
+    OffsetPastEnd {
+        /// The path asked for.
+        path: PathBuf,
+        /// The requested first line.
+        offset: u64,
+        /// How many lines the file has.
+        lines: u64,
+    },
+    /// The file could not be opened or read.
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        /// The path asked for.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// What is at `metadata`, when it is not a regular file.
+fn special_kind(file_type: std::fs::FileType) -> Option<&'static str> {
+    if file_type.is_file() {
+        None
+    } else if file_type.is_dir() {
+        Some("a directory")
+    } else if file_type.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// Opens `path` for reading only if it is a regular file, without ever
+/// blocking: opening a FIFO for reading blocks until a writer appears, and
+/// reading a device may never end.
+fn open_regular(path: &Path) -> Result<File, ReadError> {
+    let io_error = |source: io::Error| match source.kind() {
+        io::ErrorKind::NotFound => ReadError::NotFound {
+            path: path.to_owned(),
+        },
+        _ => ReadError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    };
+    let refuse = |kind| ReadError::NotARegularFile {
+        path: path.to_owned(),
+        kind,
+        through_symlink: std::fs::symlink_metadata(path)
+            .is_ok_and(|metadata| metadata.file_type().is_symlink()),
+    };
+    // `metadata` follows symbolic links, so a link to a FIFO is refused
+    // here, before anything opens it.
+    let metadata = std::fs::metadata(path).map_err(io_error)?;
+    if let Some(kind) = special_kind(metadata.file_type()) {
+        return Err(refuse(kind));
+    }
+    // The path may have been replaced since: open without blocking anyway
+    // (`O_NONBLOCK` makes opening a FIFO return at once), and check what
+    // was actually opened.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)
+        .map_err(io_error)?;
+    let opened = file.metadata().map_err(io_error)?;
+    if let Some(kind) = special_kind(opened.file_type()) {
+        return Err(refuse(kind));
+    }
+    Ok(file)
+}
+
+/// Reads lines `offset..offset + limit` of `path` (1-based), numbered and
+/// capped, with a hint when more lines follow.
+pub(crate) fn read_window(
+    path: &Path,
+    offset: u64,
+    limit: u64,
+    limits: Limits,
+) -> Result<String, ReadError> {
+    let io_error = |source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = open_regular(path)?;
+
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    (&mut file)
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(io_error)?;
+    if let Some(at) = memchr::memchr(0, &head) {
+        return Err(ReadError::Binary {
+            path: path.to_owned(),
+            at,
+        });
+    }
+    let mut reader = BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(file));
+
+    let mut text = String::new();
+    let mut line = Vec::new();
+    let mut number = 0;
+    // The first line not shown, when the window stopped early.
+    let mut stopped_at = None;
+    let mut capped = false;
+    // Skip the lines before the window, keeping none of their bytes.
+    while number + 1 < offset {
+        if next_line(&mut reader, 0, &mut line)
+            .map_err(io_error)?
+            .is_none()
+        {
+            break;
+        }
+        number += 1;
+    }
+    // The window: lines `offset..offset + limit`.
+    let window_end = offset.saturating_add(limit);
+    if number + 1 == offset {
+        while number + 1 < window_end {
+            let Some(length) =
+                next_line(&mut reader, limits.line_bytes, &mut line).map_err(io_error)?
+            else {
+                break;
+            };
+            number += 1;
+            let shown = numbered_line(path, number, &line, length)?;
+            if !text.is_empty() && text.len() + shown.len() > limits.output_bytes {
+                stopped_at = Some(number);
+                capped = true;
+                break;
+            }
+            text.push_str(&shown);
+        }
+    }
+    let last_shown = stopped_at.map_or(number, |stopped| stopped - 1);
+
+    // Count the rest, so the hint can say how much is left.
+    let mut counted: u64 = 0;
+    let mut open_count = false;
+    while let Some(length) = next_line(&mut reader, 0, &mut line).map_err(io_error)? {
+        number += 1;
+        counted += length + 1;
+        if counted > limits.count_bytes {
+            open_count = true;
+            break;
+        }
+    }
+    let total = number;
+
+    if total == 0 {
+        return Ok(format!("[`{}` is empty]", path.display()));
+    }
+    if offset > total {
+        return Err(ReadError::OffsetPastEnd {
+            path: path.to_owned(),
+            offset,
+            lines: total,
+        });
+    }
+    if last_shown < total || open_count {
+        let of = if open_count {
+            format!("of more than {total}")
+        } else {
+            format!("of {total}")
+        };
+        let why = if capped {
+            format!(" (the output is capped at {} bytes)", limits.output_bytes)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "[showing lines {offset}-{last_shown} {of}{why}; call read with offset={} to see more]",
+            last_shown + 1
+        ));
+    }
+    Ok(text)
+}
+
+/// One line as shown: right-aligned number, a tab, the text; a line over
+/// the cap is cut at a character boundary and marked.
+fn numbered_line(path: &Path, number: u64, kept: &[u8], length: u64) -> Result<String, ReadError> {
+    let truncated = (kept.len() as u64) < length;
+    let invalid = |at| ReadError::InvalidUtf8 {
+        path: path.to_owned(),
+        line: number,
+        at,
+    };
+    let text = match std::str::from_utf8(kept) {
+        Ok(text) => text,
+        // The cut split a character: show the line up to it.
+        Err(error) if truncated && error.error_len().is_none() => {
+            std::str::from_utf8(&kept[..error.valid_up_to()])
+                .map_err(|error| invalid(error.valid_up_to()))?
+        }
+        Err(error) => return Err(invalid(error.valid_up_to())),
+    };
+    let mut shown = if truncated {
+        format!(
+            "{number:>6}\t{text}… [line truncated: {} more bytes]",
+            length - text.len() as u64
+        )
+    } else {
+        format!("{number:>6}\t{}", text.strip_suffix('\r').unwrap_or(text))
+    };
+    shown.push('\n');
+    Ok(shown)
+}
+
+/// Reads one line, without its `\n`, keeping at most `keep` bytes of it in
+/// `kept`: a line of any length costs at most `keep` bytes of memory.
+/// Returns the line's whole length, or `None` at the end of the input.
+fn next_line(
+    reader: &mut impl BufRead,
+    keep: usize,
+    kept: &mut Vec<u8>,
+) -> io::Result<Option<u64>> {
+    kept.clear();
+    let mut length = 0;
+    let mut any = false;
+    loop {
+        let buffer = match reader.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if buffer.is_empty() {
+            return Ok(any.then_some(length));
+        }
+        any = true;
+        let newline = memchr::memchr(b'\n', buffer);
+        let chunk = &buffer[..newline.unwrap_or(buffer.len())];
+        let room = keep.saturating_sub(kept.len()).min(chunk.len());
+        kept.extend_from_slice(&chunk[..room]);
+        length += chunk.len() as u64;
+        let consumed = newline.map_or(buffer.len(), |at| at + 1);
+        reader.consume(consumed);
+        if newline.is_some() {
+            return Ok(Some(length));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_line;
+    use std::io::Cursor;
+
+    #[test]
+    fn lines_are_split_on_newlines_and_capped() {
+        let mut reader = Cursor::new(b"one\nlonger line\n\nlast".to_vec());
+        let mut kept = Vec::new();
+        let mut lines = Vec::new();
+        while let Some(length) = next_line(&mut reader, 4, &mut kept).expect("in memory") {
+            lines.push((String::from_utf8_lossy(&kept).into_owned(), length));
+        }
+        assert_eq!(
+            lines,
+            [
+                ("one".to_owned(), 3),
+                ("long".to_owned(), 11),
+                (String::new(), 0),
+                ("last".to_owned(), 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_trailing_newline_ends_the_last_line() {
+        let mut reader = Cursor::new(b"a\n".to_vec());
+        let mut kept = Vec::new();
+        assert_eq!(next_line(&mut reader, 10, &mut kept).ok(), Some(Some(1)));
+        assert_eq!(next_line(&mut reader, 10, &mut kept).ok(), Some(None));
+    }
+}

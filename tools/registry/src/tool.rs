@@ -1,0 +1,190 @@
+//! What a tool is, what it learns about its caller, and what it returns.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use dsh_system_prompt::Extensions;
+use tokio_util::sync::CancellationToken;
+
+use crate::ToolError;
+
+/// A tool the model can call.
+///
+/// A tool owns its whole per-call contract: [`description`](Tool::description)
+/// says what it does and when to use it, and
+/// [`parameters`](Tool::parameters) is the JSON schema of its arguments,
+/// best derived from an argument struct with
+/// [`parameters_for`](crate::parameters_for). A habit that spans calls
+/// belongs in a prompt section bound to the tool, not here.
+///
+/// The [`ToolRegistry`](crate::ToolRegistry) asks for the name, the
+/// description and the parameters once, when the tool is registered.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// The tool's whole per-call contract: what it does, when to use it,
+    /// what its result looks like.
+    fn description(&self) -> String;
+
+    /// The JSON-schema object of the arguments.
+    fn parameters(&self) -> serde_json::Value;
+
+    /// Runs one call. `arguments` has already been validated against
+    /// [`parameters`](Tool::parameters); turn it into the argument struct
+    /// with [`parse_arguments`](crate::parse_arguments).
+    ///
+    /// A tool should return soon after `cx.cancel` fires; the registry
+    /// stops waiting for it then in any case and drops the future, so any
+    /// cleanup must also happen on drop.
+    async fn execute(
+        &self,
+        arguments: serde_json::Value,
+        cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+/// What a tool learns about its caller, without depending on the agent
+/// loop.
+///
+/// ```
+/// use dsh_tools::ToolCallContext;
+///
+/// let cx = ToolCallContext::new("session-1").with_cwd("/work").with_call_id("call_7");
+/// assert_eq!(cx.resolve_path("src/lib.rs"), std::path::Path::new("/work/src/lib.rs"));
+/// assert_eq!(cx.resolve_path("/etc/hosts"), std::path::Path::new("/etc/hosts"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolCallContext {
+    /// The session's working directory, if it has one. Relative paths of
+    /// a call are resolved against it.
+    pub cwd: Option<PathBuf>,
+    /// The calling session: tools that keep state between calls key it by
+    /// this.
+    pub session_id: String,
+    /// The model's id for this tool call.
+    pub call_id: String,
+    /// Fires when the caller gives up on the call.
+    pub cancel: CancellationToken,
+    /// Typed data the caller attaches for tools that know its type.
+    pub extensions: Extensions,
+}
+
+impl ToolCallContext {
+    /// A context for a call of session `session_id`, with no working
+    /// directory, an empty call id and a fresh cancellation token.
+    pub fn new(session_id: impl Into<String>) -> Self {
+        Self {
+            cwd: None,
+            session_id: session_id.into(),
+            call_id: String::new(),
+            cancel: CancellationToken::new(),
+            extensions: Extensions::new(),
+        }
+    }
+
+    /// Sets the working directory.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the model's tool-call id.
+    pub fn with_call_id(mut self, call_id: impl Into<String>) -> Self {
+        self.call_id = call_id.into();
+        self
+    }
+
+    /// Sets the cancellation token (say, a child of the turn's token).
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Attaches a typed value, replacing one of the same type.
+    pub fn with<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// The attached value of type `T`, if any.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.extensions.get()
+    }
+
+    /// `path` resolved against the working directory: an absolute path is
+    /// kept; a relative one is joined to [`cwd`](Self::cwd), or kept
+    /// relative (to the process's working directory) when the session has
+    /// none.
+    pub fn resolve_path(&self, path: impl AsRef<Path>) -> PathBuf {
+        let path = path.as_ref();
+        match &self.cwd {
+            Some(cwd) if path.is_relative() => cwd.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+}
+
+/// The successful output of a tool: the text the model reads (for bash,
+/// the output and any `[exit code: N]` marker).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text the model reads.
+    pub text: String,
+}
+
+impl ToolOutput {
+    /// An output of `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        Self { text }
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> Self {
+        Self::new(text)
+    }
+}
+
+/// What goes back to the model for one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResult {
+    /// The text the model reads.
+    pub text: String,
+    /// Whether the call failed: the text is then an error message.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    /// A failed result whose text is `error`'s message.
+    pub fn error(error: &ToolError) -> Self {
+        Self {
+            text: error.to_string(),
+            is_error: true,
+        }
+    }
+}
+
+impl From<Result<ToolOutput, ToolError>> for ToolResult {
+    fn from(result: Result<ToolOutput, ToolError>) -> Self {
+        match result {
+            Ok(output) => Self::ok(output.text),
+            Err(error) => Self::error(&error),
+        }
+    }
+}
