@@ -67,8 +67,8 @@ pub const OUTPUT_CAP_BYTES: usize = 30 * 1024;
 /// Section `tool:bash`: the habit across calls that no single result's
 /// description can carry.
 #[dsh_system_prompt::prompt_section(name = "tool:bash", order = 105, tool = "bash")]
-pub const EXIT_CODE_HABIT: &str = "Check every bash result for its exit-code marker before you rely on \
-its output. When a command failed, find out why before you move on; do not build the next step on \
+pub const EXIT_CODE_HABIT: &str = "Check every bash result for an `[exit code: N]` marker before you \
+rely on its output. When a command failed, find out why before you move on; do not build the next step on \
 a failed one.";
 
 /// The arguments of one call.

@@ -187,7 +187,11 @@ impl ToolRegistry {
         ToolResult::from(self.try_call(name, arguments, cx).await)
     }
 
-    async fn try_call(
+    /// Runs one call like [`call`](Self::call), but returns the failure as
+    /// a typed [`ToolError`] instead of an error result, so a caller can
+    /// tell a panic ([`ToolError::Panicked`]) or a cancellation from an
+    /// ordinary tool error.
+    pub async fn try_call(
         &self,
         name: &str,
         arguments: &str,

@@ -1,0 +1,193 @@
+//! Agents: an id, the options a deployment gives it, and the tools it may use.
+
+use std::fmt;
+use std::sync::Arc;
+
+use dsh_tools::ToolSelection;
+use serde::{Deserialize, Serialize};
+
+/// The name of an agent (`coder`), as a deployment declares it.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AgentId(Arc<str>);
+
+impl AgentId {
+    /// An agent id.
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as a `&str`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for AgentId {
+    fn from(id: &str) -> Self {
+        Self::new(id)
+    }
+}
+
+impl From<String> for AgentId {
+    fn from(id: String) -> Self {
+        Self::new(id)
+    }
+}
+
+/// What a deployment says about one agent: the model it runs and its
+/// persona.
+///
+/// ```
+/// use dsh_agent_loop::AgentOptions;
+///
+/// let options = AgentOptions::new("gpt-5").with_persona("You are a careful coding agent running <<model>>.");
+/// assert_eq!(options.model, "gpt-5");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentOptions {
+    /// The model the agent runs, as its adapter names it (`gpt-5`). It is
+    /// sent with every request, and it is the value of the prompt variable
+    /// `model`.
+    pub model: String,
+    /// The agent's template fragment: its identity and behaviour, in the
+    /// deployment's words. It renders as section `agent:persona` at order
+    /// 0, before all tool guidance, and may reference prompt variables
+    /// (`<<model>>`, `<<cwd>>`), which are checked strictly when the prompt
+    /// is rendered.
+    ///
+    /// It is one section of the system prompt, not the system prompt: what
+    /// the tools do and how to use them comes from the tools' own
+    /// descriptions and sections, so a persona states only who the agent is
+    /// and how it behaves. Empty renders nothing.
+    #[serde(default)]
+    pub persona: String,
+}
+
+impl AgentOptions {
+    /// Options for an agent running `model`, with no persona.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            persona: String::new(),
+        }
+    }
+
+    /// Sets the agent's persona (its template fragment).
+    pub fn with_persona(mut self, persona: impl Into<String>) -> Self {
+        self.persona = persona.into();
+        self
+    }
+}
+
+/// One agent: an id, its options, and the tools it may use.
+///
+/// Cheap to clone (the fields are shared), so a clone travels in every
+/// [`AssembleContext`](dsh_system_prompt::AssembleContext) the agent's steps
+/// assemble with.
+///
+/// ```
+/// use dsh_agent_loop::{Agent, AgentOptions};
+///
+/// let agent = Agent::new("coder", AgentOptions::new("gpt-5")).with_tools(["read", "bash"]);
+/// assert_eq!(agent.id().as_str(), "coder");
+/// assert_eq!(agent.tools(), Some(&["read".to_owned(), "bash".to_owned()][..]));
+/// ```
+#[derive(Clone)]
+pub struct Agent(Arc<AgentInner>);
+
+#[derive(Clone)]
+struct AgentInner {
+    id: AgentId,
+    options: AgentOptions,
+    tools: Option<Arc<ToolSelection>>,
+}
+
+impl Agent {
+    /// An agent that may use every installed tool.
+    pub fn new(id: impl Into<AgentId>, options: AgentOptions) -> Self {
+        Self(Arc::new(AgentInner {
+            id: id.into(),
+            options,
+            tools: None,
+        }))
+    }
+
+    /// Restricts the agent to the tools named: the model is told about
+    /// those only, guidance bound to the others does not render, and a call
+    /// to any other tool is refused.
+    pub fn with_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let selection = ToolSelection {
+            tools: tools.into_iter().map(Into::into).collect(),
+        };
+        Arc::make_mut(&mut self.0).tools = Some(Arc::new(selection));
+        self
+    }
+
+    /// Lets the agent use every installed tool again.
+    pub fn with_all_tools(mut self) -> Self {
+        Arc::make_mut(&mut self.0).tools = None;
+        self
+    }
+
+    /// The agent's id.
+    pub fn id(&self) -> &AgentId {
+        &self.0.id
+    }
+
+    /// The agent's options.
+    pub fn options(&self) -> &AgentOptions {
+        &self.0.options
+    }
+
+    /// The model the agent runs.
+    pub fn model(&self) -> &str {
+        &self.0.options.model
+    }
+
+    /// The agent's persona (its template fragment).
+    pub fn persona(&self) -> &str {
+        &self.0.options.persona
+    }
+
+    /// The names of the tools the agent may use; `None` means all.
+    pub fn tools(&self) -> Option<&[String]> {
+        self.0
+            .tools
+            .as_deref()
+            .map(|selection| &selection.tools[..])
+    }
+
+    /// The agent's tool set as the tool registry reads it from the context.
+    pub fn tool_selection(&self) -> Option<&Arc<ToolSelection>> {
+        self.0.tools.as_ref()
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("id", &self.0.id)
+            .field("model", &self.0.options.model)
+            .field("persona", &self.0.options.persona)
+            .field("tools", &self.tools())
+            .finish()
+    }
+}

@@ -1,0 +1,127 @@
+//! The loop's fields of an `AssembleContext`, and what a tool call learns
+//! about the turn that made it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dsh_system_prompt::AssembleContext;
+
+use crate::{Agent, AgentLoop, Event, Session, SessionId};
+
+/// The facts of a session an assembly may need: its id and working
+/// directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionFacts {
+    /// The session's id.
+    pub id: SessionId,
+    /// The session's working directory, if it has one.
+    pub cwd: Option<PathBuf>,
+}
+
+impl SessionFacts {
+    /// The facts of `session`.
+    pub fn of(session: &Session) -> Self {
+        Self {
+            id: session.id().clone(),
+            cwd: session.cwd().map(Path::to_path_buf),
+        }
+    }
+}
+
+/// Reads (and adds) the agent loop's fields of an [`AssembleContext`]: the
+/// agent the prompt is for, and its session.
+///
+/// Every provider tolerates their absence: on a bare
+/// `AssembleContext::default()` the persona is empty and `model` and `cwd`
+/// have no value.
+///
+/// ```
+/// use dsh_agent_loop::{Agent, AgentContextExt, AgentOptions, Session};
+/// use dsh_system_prompt::AssembleContext;
+///
+/// let agent = Agent::new("coder", AgentOptions::new("gpt-5"));
+/// let session = Session::new().with_cwd("/work");
+/// let cx = AssembleContext::new().with_agent(agent).with_session(&session);
+/// assert_eq!(cx.agent().map(|agent| agent.model()), Some("gpt-5"));
+/// assert_eq!(cx.session().and_then(|session| session.cwd.as_deref()), Some(std::path::Path::new("/work")));
+/// assert!(AssembleContext::default().agent().is_none());
+/// ```
+pub trait AgentContextExt {
+    /// The agent this assembly is for.
+    fn agent(&self) -> Option<&Agent>;
+    /// The session this assembly is for.
+    fn session(&self) -> Option<&SessionFacts>;
+    /// Adds the agent, and with it the agent's tool set.
+    fn with_agent(self, agent: Agent) -> Self;
+    /// Adds the facts of the session.
+    fn with_session(self, session: &Session) -> Self;
+}
+
+impl AgentContextExt for AssembleContext {
+    fn agent(&self) -> Option<&Agent> {
+        self.get::<Agent>()
+    }
+
+    fn session(&self) -> Option<&SessionFacts> {
+        self.get::<SessionFacts>()
+    }
+
+    fn with_agent(self, agent: Agent) -> Self {
+        let selection = agent.tool_selection().cloned();
+        let cx = self.with(agent);
+        match selection {
+            Some(selection) => cx.with_shared(selection),
+            None => cx,
+        }
+    }
+
+    fn with_session(self, session: &Session) -> Self {
+        self.with(SessionFacts::of(session))
+    }
+}
+
+/// The turn that makes a tool call, as the loop attaches it to every
+/// [`ToolCallContext`](dsh_tools::ToolCallContext)'s extensions.
+///
+/// Tools do not depend on the loop; the one that starts agents (the
+/// subagent tool) reads this to run a child through the same loop, and to
+/// seed a forked child with the parent's completed turns.
+///
+/// ```
+/// use dsh_agent_loop::CallingTurn;
+/// use dsh_tools::ToolCallContext;
+///
+/// fn parent(cx: &ToolCallContext) -> Option<&CallingTurn> {
+///     cx.extensions.get::<CallingTurn>()
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct CallingTurn {
+    pub(crate) agent_loop: AgentLoop,
+    pub(crate) agent: Agent,
+    pub(crate) session: SessionFacts,
+    pub(crate) history: Arc<[Event]>,
+}
+
+impl CallingTurn {
+    /// The loop running the turn.
+    pub fn agent_loop(&self) -> &AgentLoop {
+        &self.agent_loop
+    }
+
+    /// The agent whose turn it is.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The session's id and working directory.
+    pub fn session(&self) -> &SessionFacts {
+        &self.session
+    }
+
+    /// The session's completed turns: its log before the turn in flight.
+    /// The turn in flight is not part of it.
+    pub fn completed_turns(&self) -> &[Event] {
+        &self.history
+    }
+}

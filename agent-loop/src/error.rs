@@ -1,0 +1,190 @@
+//! The errors of model adapters and of turns.
+
+use std::path::PathBuf;
+
+use dsh_system_prompt::RenderError;
+
+use crate::TurnEndReason;
+
+/// A boxed error, for adapters outside this crate.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A model adapter failed: its configuration, the transport, the server's
+/// answer, or its script.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The environment variable that should hold the API key is unset or
+    /// empty.
+    #[error(
+        "environment variable `{var}` holds no API key; export it (`export {var}=…`), \
+         or set `api_key_env` to the variable that holds your key"
+    )]
+    MissingApiKey {
+        /// The variable's name.
+        var: String,
+    },
+    /// The configured base URL is not an http(s) URL.
+    #[error(
+        "invalid model server URL `{url}`: {message}; set `base_url` to an http(s) URL \
+         such as `https://api.openai.com/v1`"
+    )]
+    InvalidBaseUrl {
+        /// The configured URL.
+        url: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The server could not be reached, or the connection failed.
+    #[error(
+        "could not reach the model server at {url}: {message}; check `base_url` and that the server is running"
+    )]
+    Unreachable {
+        /// The request's URL.
+        url: String,
+        /// The transport's error, with its causes.
+        message: String,
+    },
+    /// The server answered with an HTTP error status.
+    #[error("the model server at {url} answered HTTP {status}: {message}; {}", status_hint(*.status))]
+    Status {
+        /// The request's URL.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The server's error message, or the start of its body.
+        message: String,
+    },
+    /// The server did not answer in time.
+    #[error(
+        "the model server at {url} did not answer within {timeout_ms} ms; \
+         check that the server is up, or raise `timeout_ms`"
+    )]
+    Timeout {
+        /// The request's URL.
+        url: String,
+        /// The configured timeout.
+        timeout_ms: u64,
+    },
+    /// The server's answer is not a chat completion.
+    #[error(
+        "the model server at {url} sent an answer that is not a chat completion: {message}; \
+         check that `base_url` points at an OpenAI-compatible API (it usually ends in `/v1`)"
+    )]
+    InvalidResponse {
+        /// The request's URL.
+        url: String,
+        /// What is wrong with the answer, and where.
+        message: String,
+    },
+    /// The request was cancelled.
+    #[error("the model request was cancelled")]
+    Cancelled,
+    /// A scripted adapter was asked for more answers than its script holds.
+    #[error(
+        "the script has no answer left for request {request} (it held {answers}); \
+         add one answer for every step the conversation takes"
+    )]
+    ScriptExhausted {
+        /// The number of the request, from 1.
+        request: usize,
+        /// How many answers the script held.
+        answers: usize,
+    },
+    /// A script file could not be read or parsed.
+    #[error("cannot load script `{}`: {message}", path.display())]
+    Script {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong, and where in the file.
+        message: String,
+    },
+    /// An adapter of another crate failed.
+    #[error("the model adapter failed: {0}")]
+    Other(#[source] BoxError),
+}
+
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        400 => {
+            "the server rejected the request; check that the model supports tools and that `base_url` is right"
+        }
+        401 | 403 => "check the API key in the variable named by `api_key_env`",
+        404 => "check `base_url` (it usually ends in `/v1`) and the agent's `model`",
+        408 | 429 => "the server is busy or rate-limiting; wait and try again",
+        500..=599 => "the server failed; try again later",
+        _ => "check the server's documentation for this status",
+    }
+}
+
+/// Why a turn did not complete.
+///
+/// Every turn error is contained: the turn ends, its
+/// [`TurnEnd`](crate::Event::TurnEnd) records the [`reason`](Self::reason)
+/// and this message, and the agent and its session serve the next turn.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TurnError {
+    /// The step's prompt did not render, so no request was sent.
+    #[error("step {step}: the system prompt did not render, so no request was sent: {source}{}", render_hint(.source))]
+    Render {
+        /// The step, from 1.
+        step: u32,
+        /// The render error; it names the section and the variable.
+        #[source]
+        source: Box<RenderError>,
+    },
+    /// The model adapter failed.
+    #[error("step {step}: {source}")]
+    Model {
+        /// The step, from 1.
+        step: u32,
+        /// The adapter's error.
+        #[source]
+        source: ModelError,
+    },
+    /// A prompt provider, the model adapter, a tool or a hook panicked.
+    #[error("step {step}: {what} panicked: {message}")]
+    Panicked {
+        /// The step, from 1.
+        step: u32,
+        /// What panicked (`the model adapter`, `tool \`bash\``).
+        what: String,
+        /// The panic's message.
+        message: String,
+    },
+    /// The model still called tools after the last step allowed.
+    #[error(
+        "the model was still calling tools after {limit} steps, so the turn was stopped; \
+         raise the agent loop's step limit, or ask for a smaller task"
+    )]
+    StepLimit {
+        /// The step limit.
+        limit: u32,
+    },
+    /// The turn was cancelled.
+    #[error("the turn was cancelled")]
+    Cancelled,
+}
+
+impl TurnError {
+    /// How the turn ended: [`Cancelled`](TurnEndReason::Cancelled) for a
+    /// cancellation, [`Error`](TurnEndReason::Error) otherwise.
+    pub fn reason(&self) -> TurnEndReason {
+        match self {
+            Self::Cancelled => TurnEndReason::Cancelled,
+            _ => TurnEndReason::Error,
+        }
+    }
+}
+
+/// The fix for the render failure the loop can explain: a session without
+/// a working directory.
+fn render_hint(error: &RenderError) -> &'static str {
+    match error {
+        RenderError::ValuelessVariable { reference, .. } if reference == "cwd" => {
+            "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"
+        }
+        _ => "",
+    }
+}

@@ -1,0 +1,122 @@
+//! Agents, sessions and the step loop: each step assembles the system
+//! prompt for one agent, renders it, and sends exactly that to the model.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, ModelResponse, ScriptedAdapter, Session};
+//! use dsh_system_prompt::SystemPrompt;
+//! use dsh_tools::ToolRegistry;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // One registry for the process: the persona section and the `model` and
+//! // `cwd` variables of this crate, and the sections of every linked tool
+//! // crate, are installed by `SystemPrompt::new`.
+//! let prompt = SystemPrompt::new()?;
+//! let tools = ToolRegistry::new();
+//! let _installed = tools.install(&prompt)?;
+//! let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("Hello!")]));
+//! let agent_loop = AgentLoop::new(prompt, tools, adapter.clone());
+//!
+//! let agent = Agent::new(
+//!     "coder",
+//!     AgentOptions::new("gpt-5").with_persona("You are a coding agent running <<model>> in <<cwd>>."),
+//! );
+//! let mut session = Session::new().with_cwd("/work");
+//! let summary = agent_loop
+//!     .run_turn(&agent, &mut session, "Say hello.", &CancellationToken::new())
+//!     .await?;
+//!
+//! assert_eq!(summary.answer, "Hello!");
+//! let request = &adapter.requests()[0];
+//! assert_eq!(request.model, "gpt-5");
+//! assert_eq!(request.system.as_deref(), Some("You are a coding agent running gpt-5 in /work."));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What this crate owns of the prompt
+//!
+//! Three facts, declared with the macros of `dsh-system-prompt`, and
+//! nothing else:
+//!
+//! - section `agent:persona`, order 0 — the agent's
+//!   [persona](AgentOptions::persona), its template fragment, so identity
+//!   renders before all tool guidance (orders 100–199);
+//! - variable [`model`] — the agent's configured model;
+//! - variable [`cwd`] — its session's working directory; no value when the
+//!   session has none.
+//!
+//! They reach assemblies through the context: each step assembles with the
+//! agent and its session's facts, which providers read back with
+//! [`AgentContextExt`] (`cx.agent()`, `cx.session()`). What a tool does and
+//! how to use it comes from the tool crates; a persona should not restate
+//! it. `render_prompt(assembly)` is the whole system prompt: the loop adds
+//! no banner, joins nothing, and sends no system message at all when the
+//! prompt renders empty.
+//!
+//! # A turn
+//!
+//! [`AgentLoop::run_turn`] appends the user's message to the [`Session`],
+//! then steps: assemble with [`AgentLoop::context`], render, call the
+//! [`before_step`](AgentLoop::before_step) hook with exactly that prompt,
+//! send a [`ModelRequest`] `{ model, system, tools, messages }` to the
+//! [`ModelAdapter`], append the answer, run each tool call through the
+//! [`ToolRegistry`](dsh_tools::ToolRegistry) (only tools of the step's
+//! final assembly may run), append the results — until the model answers
+//! without tool calls, or the step limit is reached. Every event is
+//! appended to the session's log and passed to the
+//! [`on_event`](AgentLoop::on_event) hook, for display.
+//!
+//! Failures stay inside their turn: when the prompt does not render (a
+//! persona says `<<cwd>>` and the session has none) no request is sent and
+//! the turn ends with [`TurnError::Render`], whose message names the
+//! section and the variable. An adapter error, a panic inside a prompt
+//! provider, the adapter, a tool or the hook, the step limit and
+//! cancellation end the turn the same way, with the reason in its
+//! [`Event::TurnEnd`]. The agent serves the next turn, and other agents'
+//! turns never notice.
+//!
+//! # Adapters
+//!
+//! - [`ScriptedAdapter`] answers from a queue of canned answers (tool calls
+//!   included) and records every request: for tests and offline demos,
+//!   loadable from a [`Script`] file.
+//! - [`OpenAiAdapter`] talks to any OpenAI-compatible chat-completions API,
+//!   its key read from a named environment variable.
+//!
+//! A deployment picks one with an [`AdapterConfig`].
+//!
+//! # Cancellation
+//!
+//! Pass a [`CancellationToken`](tokio_util::sync::CancellationToken) to
+//! `run_turn` and cancel it from anywhere: the turn stops waiting for the
+//! model, gives a running tool [a moment](AgentLoop::with_cancel_grace) to
+//! clean up, answers every open tool call, and ends with reason
+//! `Cancelled`.
+#![deny(missing_docs)]
+
+mod agent;
+mod config;
+mod context;
+mod error;
+mod openai;
+mod prompt;
+mod request;
+mod scripted;
+mod session;
+mod turn;
+
+pub use agent::{Agent, AgentId, AgentOptions};
+pub use async_trait::async_trait;
+pub use config::AdapterConfig;
+pub use context::{AgentContextExt, CallingTurn, SessionFacts};
+pub use error::{BoxError, ModelError, TurnError};
+pub use openai::{OpenAiAdapter, OpenAiConfig};
+pub use prompt::{cwd, model};
+pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, ToolCall};
+pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
+pub use session::{Event, Session, SessionId, TurnEndReason};
+pub use turn::{AgentLoop, StepPrompt, TurnSummary};

@@ -1,0 +1,144 @@
+//! What the loop sends a model and what it gets back, and the one trait
+//! every model adapter implements.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use dsh_system_prompt::ToolSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::ModelError;
+
+/// A tool call the model asked for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The model's id for the call; its result answers this id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the model wrote them: JSON text, not yet parsed or
+    /// validated (the tool registry does both).
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// A tool call.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// One message of the conversation, as adapters send it.
+///
+/// The system prompt is not a message: it is [`ModelRequest::system`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// What the user said.
+    User {
+        /// The text.
+        text: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The text; empty when the model only called tools.
+        text: String,
+        /// The tools it called, in order.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    Tool {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The result text.
+        text: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+}
+
+/// One request to a model: everything it is told for one step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelRequest {
+    /// The agent's model.
+    pub model: String,
+    /// The system prompt: exactly `render_prompt` of the step's assembly.
+    /// `None` when that renders empty, so no system message is sent at all.
+    pub system: Option<String>,
+    /// The tools of the step's final assembly, with their JSON-schema
+    /// parameters.
+    pub tools: Vec<Arc<ToolSchema>>,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+}
+
+/// A model's answer to one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelResponse {
+    /// The text; empty when the model only called tools.
+    #[serde(default)]
+    pub text: String,
+    /// The tools the model calls; none ends the turn.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl ModelResponse {
+    /// A plain answer, with no tool calls.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// Adds a tool call.
+    pub fn with_tool_call(mut self, call: ToolCall) -> Self {
+        self.tool_calls.push(call);
+        self
+    }
+}
+
+/// A model backend: turns one [`ModelRequest`] into one [`ModelResponse`].
+///
+/// The loop calls [`complete`](Self::complete) once per step. An adapter
+/// should stop early with [`ModelError::Cancelled`] when `cancel` fires; the
+/// loop also stops waiting for it then, so an adapter that ignores the
+/// token only wastes the work.
+///
+/// ```
+/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, async_trait};
+/// use tokio_util::sync::CancellationToken;
+///
+/// /// Answers every request with the name of the model it was sent to.
+/// #[derive(Debug)]
+/// struct Echo;
+///
+/// #[async_trait]
+/// impl ModelAdapter for Echo {
+///     async fn complete(&self, request: &ModelRequest, _cancel: &CancellationToken) -> Result<ModelResponse, ModelError> {
+///         Ok(ModelResponse::text(format!("this is {}", request.model)))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait ModelAdapter: Send + Sync + 'static {
+    /// Sends one request and waits for the model's answer.
+    async fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError>;
+}

@@ -1,0 +1,315 @@
+//! Sessions: an id, an optional working directory, and an append-only log.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Message, ToolCall};
+
+/// The id of a session, unique within the process when generated.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(Arc<str>);
+
+impl SessionId {
+    /// A session id.
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// A fresh id (`session-7`), different from every other generated id of
+    /// this process.
+    pub fn generate() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self::new(format!("session-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    /// The id as a `&str`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for SessionId {
+    fn from(id: &str) -> Self {
+        Self::new(id)
+    }
+}
+
+impl From<String> for SessionId {
+    fn from(id: String) -> Self {
+        Self::new(id)
+    }
+}
+
+/// Why a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TurnEndReason {
+    /// The model answered without calling tools.
+    Completed,
+    /// The turn failed: the prompt did not render, the model adapter
+    /// failed, something panicked, or the step limit was reached.
+    Error,
+    /// The turn was cancelled.
+    Cancelled,
+}
+
+impl fmt::Display for TurnEndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Completed => "completed",
+            Self::Error => "error",
+            Self::Cancelled => "cancelled",
+        })
+    }
+}
+
+/// One entry of a session's log.
+///
+/// A turn is a [`UserMessage`](Self::UserMessage), then for each step a
+/// [`StepStart`](Self::StepStart), the model's
+/// [`AssistantMessage`](Self::AssistantMessage), its
+/// [`ToolCall`](Self::ToolCall)s and their [`ToolResult`](Self::ToolResult)s,
+/// and finally one [`TurnEnd`](Self::TurnEnd). Every tool call gets a
+/// result, also when the turn is cancelled or fails.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// The user's input that starts a turn.
+    UserMessage {
+        /// The text.
+        text: String,
+    },
+    /// A step begins: the loop assembles and renders the prompt, then asks
+    /// the model.
+    StepStart {
+        /// The step's number within its turn, from 1.
+        step: u32,
+    },
+    /// The model's answer text (empty when it only called tools).
+    AssistantMessage {
+        /// The text.
+        text: String,
+    },
+    /// A tool call of the answer before it.
+    ToolCall {
+        /// The call.
+        call: ToolCall,
+    },
+    /// The result of a tool call.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The result text.
+        text: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+    /// The turn is over.
+    TurnEnd {
+        /// Why.
+        reason: TurnEndReason,
+        /// What went wrong, when the reason is not `Completed`.
+        error: Option<String>,
+    },
+}
+
+/// One conversation of one agent: an id, an optional working directory, and
+/// an append-only log of [`Event`]s.
+///
+/// Only the loop appends, so the log is always a well-formed transcript.
+///
+/// ```
+/// use dsh_agent_loop::Session;
+/// use std::path::Path;
+///
+/// let session = Session::new().with_cwd("/work/project");
+/// assert_eq!(session.cwd(), Some(Path::new("/work/project")));
+/// assert!(session.events().is_empty());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Session {
+    id: SessionId,
+    cwd: Option<PathBuf>,
+    events: Vec<Event>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Session {
+    /// A new session with a [generated](SessionId::generate) id, no working
+    /// directory and an empty log.
+    pub fn new() -> Self {
+        Self::with_id(SessionId::generate())
+    }
+
+    /// A new session with the id given.
+    pub fn with_id(id: impl Into<SessionId>) -> Self {
+        Self {
+            id: id.into(),
+            cwd: None,
+            events: Vec::new(),
+        }
+    }
+
+    /// Sets the working directory: the value of the prompt variable `cwd`,
+    /// and the directory tools resolve relative paths against.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Starts the log with `history`: the completed turns of another
+    /// session, as a forked child sees them.
+    pub fn with_history(mut self, history: impl IntoIterator<Item = Event>) -> Self {
+        self.events.extend(history);
+        self
+    }
+
+    /// Changes the working directory for the turns to come.
+    pub fn set_cwd(&mut self, cwd: Option<PathBuf>) {
+        self.cwd = cwd;
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &SessionId {
+        &self.id
+    }
+
+    /// The session's working directory, if it has one.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// The log, oldest first.
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    /// The text of the last assistant message, if any.
+    pub fn last_answer(&self) -> Option<&str> {
+        self.events.iter().rev().find_map(|event| match event {
+            Event::AssistantMessage { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The conversation as a model sees it: user messages, assistant
+    /// messages with their tool calls, and tool results, in log order.
+    pub fn messages(&self) -> Vec<Message> {
+        messages_of(&self.events)
+    }
+
+    pub(crate) fn push(&mut self, event: Event) {
+        self.events.push(event);
+    }
+}
+
+/// The messages a log holds.
+pub(crate) fn messages_of(events: &[Event]) -> Vec<Message> {
+    let mut messages = Vec::new();
+    for event in events {
+        match event {
+            Event::UserMessage { text } => messages.push(Message::User { text: text.clone() }),
+            Event::AssistantMessage { text } => messages.push(Message::Assistant {
+                text: text.clone(),
+                tool_calls: Vec::new(),
+            }),
+            Event::ToolCall { call } => match messages.last_mut() {
+                Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call.clone()),
+                // A call always follows its answer in a log the loop wrote;
+                // a seeded history may not, so give it an answer of its own.
+                _ => messages.push(Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call.clone()],
+                }),
+            },
+            Event::ToolResult {
+                call_id,
+                name,
+                text,
+                is_error,
+            } => messages.push(Message::Tool {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                text: text.clone(),
+                is_error: *is_error,
+            }),
+            Event::StepStart { .. } | Event::TurnEnd { .. } => {}
+        }
+    }
+    messages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_calls_join_the_answer_before_them() {
+        let session = Session::new().with_history([
+            Event::UserMessage { text: "hi".into() },
+            Event::StepStart { step: 1 },
+            Event::AssistantMessage {
+                text: "looking".into(),
+            },
+            Event::ToolCall {
+                call: ToolCall::new("c1", "read", "{}"),
+            },
+            Event::ToolCall {
+                call: ToolCall::new("c2", "bash", "{}"),
+            },
+            Event::ToolResult {
+                call_id: "c1".into(),
+                name: "read".into(),
+                text: "1\tx".into(),
+                is_error: false,
+            },
+            Event::TurnEnd {
+                reason: TurnEndReason::Completed,
+                error: None,
+            },
+        ]);
+        let messages = session.messages();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(
+            messages[1],
+            Message::Assistant {
+                text: "looking".into(),
+                tool_calls: vec![
+                    ToolCall::new("c1", "read", "{}"),
+                    ToolCall::new("c2", "bash", "{}")
+                ],
+            }
+        );
+    }
+
+    #[test]
+    fn generated_ids_differ() {
+        assert_ne!(Session::new().id(), Session::new().id());
+    }
+}

@@ -1,0 +1,432 @@
+//! `AgentLoop`: the step loop.
+
+use std::any::Any;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_system_prompt::{AssembleContext, PromptAssembly, SystemPrompt, render_prompt};
+use dsh_tools::{ToolCallContext, ToolError, ToolRegistry, ToolResult};
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    Agent, AgentContextExt, CallingTurn, Event, Message, ModelAdapter, ModelError, ModelRequest,
+    Session, SessionFacts, SessionId, ToolCall, TurnEndReason, TurnError,
+};
+
+type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
+type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
+
+/// What the hook before each step sees: exactly what the step is about to
+/// send — the rendered prompt, the assembly it came from, the messages.
+/// It is the input a compaction policy would measure.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct StepPrompt<'a> {
+    /// The agent whose step it is.
+    pub agent: &'a Agent,
+    /// The session's id and working directory.
+    pub session: &'a SessionFacts,
+    /// The step's number within its turn, from 1.
+    pub step: u32,
+    /// The step's final assembly.
+    pub assembly: &'a PromptAssembly,
+    /// The system prompt: `render_prompt(assembly)`, byte for byte. Empty
+    /// means no system message is sent.
+    pub system: &'a str,
+    /// The conversation the request carries.
+    pub messages: &'a [Message],
+}
+
+/// How a completed turn went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TurnSummary {
+    /// The model's final answer: the text of its last message, which
+    /// called no tools.
+    pub answer: String,
+    /// How many steps the turn took.
+    pub steps: u32,
+}
+
+/// Runs agents' turns: per step, assemble the prompt for the agent, render
+/// it, ask the model, run the tools it calls; until it calls none.
+///
+/// Cheap to clone and shared by every agent of a process: one prompt
+/// registry, one tool registry, one model adapter. Each turn works on its
+/// own [`Session`], so turns of different agents run concurrently and each
+/// assembles only its own facts.
+///
+/// Every failure is contained in the turn it happens in — a prompt that
+/// does not render (no request is sent), an adapter error, a panic inside a
+/// prompt provider, the adapter, a tool or the step hook, the step limit,
+/// a cancellation: the turn ends with a [`TurnEnd`](Event::TurnEnd) that
+/// says why, and the agent serves the next turn.
+#[derive(Clone)]
+pub struct AgentLoop {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
+    prompt: SystemPrompt,
+    tools: ToolRegistry,
+    adapter: Arc<dyn ModelAdapter>,
+    max_steps: u32,
+    cancel_grace: Duration,
+    before_step: Option<StepHook>,
+    on_event: Option<EventHook>,
+}
+
+impl fmt::Debug for AgentLoop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentLoop")
+            .field("prompt", &self.inner.prompt)
+            .field("tools", &self.inner.tools.names())
+            .field("max_steps", &self.inner.max_steps)
+            .field("cancel_grace", &self.inner.cancel_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentLoop {
+    /// The step limit of a turn unless [`with_max_steps`](Self::with_max_steps)
+    /// sets another.
+    pub const DEFAULT_MAX_STEPS: u32 = 50;
+
+    /// How long a cancelled tool call may take to clean up (to kill its
+    /// processes, say) before the loop stops waiting for it.
+    pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+    /// A loop over `prompt`, running tools of `tools` and asking `adapter`.
+    ///
+    /// The tool registry must be [installed](ToolRegistry::install) into
+    /// `prompt`: only tools of a step's final assembly may run.
+    pub fn new(prompt: SystemPrompt, tools: ToolRegistry, adapter: Arc<dyn ModelAdapter>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                prompt,
+                tools,
+                adapter,
+                max_steps: Self::DEFAULT_MAX_STEPS,
+                cancel_grace: Self::DEFAULT_CANCEL_GRACE,
+                before_step: None,
+                on_event: None,
+            }),
+        }
+    }
+
+    /// Sets the step limit of a turn (at least 1).
+    pub fn with_max_steps(mut self, max_steps: u32) -> Self {
+        Arc::make_mut(&mut self.inner).max_steps = max_steps.max(1);
+        self
+    }
+
+    /// Sets how long a cancelled tool call may take to clean up.
+    pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
+        Arc::make_mut(&mut self.inner).cancel_grace = grace;
+        self
+    }
+
+    /// Runs `hook` before each step, with exactly the prompt the step is
+    /// about to send. A panic inside it fails that turn.
+    pub fn before_step(mut self, hook: impl Fn(&StepPrompt<'_>) + Send + Sync + 'static) -> Self {
+        Arc::make_mut(&mut self.inner).before_step = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on every event appended to any session's log, as it is
+    /// appended — to display a turn while it runs. It runs inline, so keep
+    /// it quick and free of panics.
+    pub fn on_event(mut self, hook: impl Fn(&SessionId, &Event) + Send + Sync + 'static) -> Self {
+        Arc::make_mut(&mut self.inner).on_event = Some(Arc::new(hook));
+        self
+    }
+
+    /// The prompt registry.
+    pub fn prompt(&self) -> &SystemPrompt {
+        &self.inner.prompt
+    }
+
+    /// The tool registry.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.inner.tools
+    }
+
+    /// The model adapter.
+    pub fn adapter(&self) -> &Arc<dyn ModelAdapter> {
+        &self.inner.adapter
+    }
+
+    /// The step limit of a turn.
+    pub fn max_steps(&self) -> u32 {
+        self.inner.max_steps
+    }
+
+    /// The context a step of `agent` in `session` assembles with: the
+    /// agent (with its tool set) and the session's facts.
+    pub fn context(agent: &Agent, session: &Session) -> AssembleContext {
+        AssembleContext::new()
+            .with_agent(agent.clone())
+            .with_session(session)
+    }
+
+    /// The assembly a step of `agent` in `session` would send now;
+    /// `render_prompt` of it is the system prompt that step would send.
+    pub fn assemble(&self, agent: &Agent, session: &Session) -> PromptAssembly {
+        self.inner.prompt.assemble(&Self::context(agent, session))
+    }
+
+    /// Runs one turn: appends `input` as the user's message, then steps
+    /// until the model answers without calling tools.
+    ///
+    /// Every turn ends with a [`TurnEnd`](Event::TurnEnd) in the session's
+    /// log, whatever happens; an `Err` is that turn's failure only, and the
+    /// agent and session serve the next turn. Cancelling `cancel` ends the
+    /// turn with [`TurnError::Cancelled`].
+    pub async fn run_turn(
+        &self,
+        agent: &Agent,
+        session: &mut Session,
+        input: impl Into<String>,
+        cancel: &CancellationToken,
+    ) -> Result<TurnSummary, TurnError> {
+        let turn_start = session.events().len();
+        self.record(session, Event::UserMessage { text: input.into() });
+        let result = self.steps(agent, session, turn_start, cancel).await;
+        let (reason, error) = match &result {
+            Ok(_) => (TurnEndReason::Completed, None),
+            Err(error) => (error.reason(), Some(error.to_string())),
+        };
+        self.record(session, Event::TurnEnd { reason, error });
+        result
+    }
+
+    async fn steps(
+        &self,
+        agent: &Agent,
+        session: &mut Session,
+        turn_start: usize,
+        cancel: &CancellationToken,
+    ) -> Result<TurnSummary, TurnError> {
+        let facts = SessionFacts::of(session);
+        let mut calling: Option<CallingTurn> = None;
+        for step in 1..=self.inner.max_steps {
+            if cancel.is_cancelled() {
+                return Err(TurnError::Cancelled);
+            }
+            self.record(session, Event::StepStart { step });
+
+            let cx = Self::context(agent, session);
+            let assembly = contain(step, "a prompt provider", || {
+                self.inner.prompt.assemble(&cx)
+            })?;
+            let system = render_prompt(&assembly).map_err(|source| TurnError::Render {
+                step,
+                source: Box::new(source),
+            })?;
+            let messages = session.messages();
+            if let Some(hook) = &self.inner.before_step {
+                let prompt = StepPrompt {
+                    agent,
+                    session: &facts,
+                    step,
+                    assembly: &assembly,
+                    system: &system,
+                    messages: &messages,
+                };
+                contain(step, "the before-step hook", || hook(&prompt))?;
+            }
+            let request = ModelRequest {
+                model: agent.model().to_owned(),
+                system: (!system.is_empty()).then_some(system),
+                tools: assembly.tools.clone(),
+                messages,
+            };
+
+            let answer = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(TurnError::Cancelled),
+                answer = AssertUnwindSafe(self.inner.adapter.complete(&request, cancel)).catch_unwind() => answer,
+            };
+            let answer = match answer {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(ModelError::Cancelled)) => return Err(TurnError::Cancelled),
+                Ok(Err(source)) => return Err(TurnError::Model { step, source }),
+                Err(payload) => return Err(panicked(step, "the model adapter", payload)),
+            };
+            self.record(
+                session,
+                Event::AssistantMessage {
+                    text: answer.text.clone(),
+                },
+            );
+            for call in &answer.tool_calls {
+                self.record(session, Event::ToolCall { call: call.clone() });
+            }
+            if answer.tool_calls.is_empty() {
+                return Ok(TurnSummary {
+                    answer: answer.text,
+                    steps: step,
+                });
+            }
+
+            // What a tool learns about this turn: the completed turns, not
+            // this one. Built once per turn, shared by its calls.
+            let calling = calling.get_or_insert_with(|| CallingTurn {
+                agent_loop: self.clone(),
+                agent: agent.clone(),
+                session: facts.clone(),
+                history: session.events()[..turn_start].into(),
+            });
+            let mut calls = answer.tool_calls.iter();
+            while let Some(call) = calls.next() {
+                match self.call_tool(step, &assembly, call, calling, cancel).await {
+                    Ok(result) => self.record_result(session, call, result.text, result.is_error),
+                    Err(error) => {
+                        // Every call gets a result, so the transcript stays
+                        // one a model accepts in the next turn.
+                        let text = match &error {
+                            TurnError::Cancelled => {
+                                "not finished: the turn was cancelled".to_owned()
+                            }
+                            error => format!("not finished: the turn failed: {error}"),
+                        };
+                        self.record_result(session, call, text, true);
+                        for call in calls {
+                            let text = "not run: the turn ended before this call".to_owned();
+                            self.record_result(session, call, text, true);
+                        }
+                        return Err(error);
+                    }
+                }
+            }
+        }
+        Err(TurnError::StepLimit {
+            limit: self.inner.max_steps,
+        })
+    }
+
+    /// Runs one tool call. Only a tool of the step's final assembly may
+    /// run; any other call is answered with an error the model can act on.
+    async fn call_tool(
+        &self,
+        step: u32,
+        assembly: &PromptAssembly,
+        call: &ToolCall,
+        calling: &CallingTurn,
+        cancel: &CancellationToken,
+    ) -> Result<ToolResult, TurnError> {
+        if !assembly.has_tool(&call.name) {
+            return Ok(ToolResult {
+                text: unavailable(assembly, &call.name),
+                is_error: true,
+            });
+        }
+        if cancel.is_cancelled() {
+            return Err(TurnError::Cancelled);
+        }
+        let mut cx = ToolCallContext::new(calling.session.id.as_str());
+        cx.cwd = calling.session.cwd.clone();
+        cx.call_id = call.id.clone();
+        cx.cancel = cancel.child_token();
+        cx.extensions.insert(calling.clone());
+
+        let run = AssertUnwindSafe(run_tool(&self.inner.tools, call, &cx)).catch_unwind();
+        tokio::pin!(run);
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut run => outcome,
+            () = cancel.cancelled() => {
+                // The tool sees its token fire too: give it a moment to
+                // clean up (kill its processes) before dropping it.
+                let _ = tokio::time::timeout(self.inner.cancel_grace, &mut run).await;
+                return Err(TurnError::Cancelled);
+            }
+        };
+        match outcome {
+            // The registry stops a cancelled call itself; the turn is
+            // cancelled whichever side noticed first.
+            _ if cancel.is_cancelled() => Err(TurnError::Cancelled),
+            Ok(Err(ToolPanic { tool, message })) => Err(TurnError::Panicked {
+                step,
+                what: format!("tool `{tool}`"),
+                message,
+            }),
+            Ok(Ok(result)) => Ok(result),
+            Err(payload) => Err(panicked(step, &format!("tool `{}`", call.name), payload)),
+        }
+    }
+
+    fn record_result(&self, session: &mut Session, call: &ToolCall, text: String, is_error: bool) {
+        let event = Event::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            text,
+            is_error,
+        };
+        self.record(session, event);
+    }
+
+    fn record(&self, session: &mut Session, event: Event) {
+        if let Some(hook) = &self.inner.on_event {
+            hook(session.id(), &event);
+        }
+        session.push(event);
+    }
+}
+
+/// A tool panicked: the registry caught it, and the turn fails.
+struct ToolPanic {
+    tool: String,
+    message: String,
+}
+
+/// Runs one call through the registry; `Err` when the tool panicked.
+async fn run_tool(
+    tools: &ToolRegistry,
+    call: &ToolCall,
+    cx: &ToolCallContext,
+) -> Result<ToolResult, ToolPanic> {
+    match tools.try_call(&call.name, &call.arguments, cx).await {
+        Err(ToolError::Panicked { tool, message }) => Err(ToolPanic { tool, message }),
+        outcome => Ok(ToolResult::from(outcome)),
+    }
+}
+
+/// The answer to a call of a tool the agent may not use.
+fn unavailable(assembly: &PromptAssembly, name: &str) -> String {
+    let mut message = format!("tool `{name}` is not available to this agent; ");
+    if assembly.tools.is_empty() {
+        message.push_str("it has no tools");
+    } else {
+        let names: Vec<String> = assembly
+            .tools
+            .iter()
+            .map(|tool| format!("`{}`", tool.name))
+            .collect();
+        message.push_str("its tools are ");
+        message.push_str(&names.join(", "));
+    }
+    message
+}
+
+/// Runs `f`; a panic inside it fails the turn instead of the process.
+fn contain<T>(step: u32, what: &str, f: impl FnOnce() -> T) -> Result<T, TurnError> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panicked(step, what, payload))
+}
+
+fn panicked(step: u32, what: &str, payload: Box<dyn Any + Send>) -> TurnError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|message| (*message).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned());
+    TurnError::Panicked {
+        step,
+        what: what.to_owned(),
+        message,
+    }
+}

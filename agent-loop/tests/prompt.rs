@@ -1,0 +1,285 @@
+//! The system prompt a step sends: persona first, then tool guidance, and
+//! nothing else; `<<model>>` and `<<cwd>>` from the agent and its session;
+//! a render failure contained in its turn.
+
+mod support;
+
+use std::sync::Arc;
+
+use dsh_agent_loop::{
+    Agent, AgentOptions, Event, ModelResponse, ScriptedAdapter, Session, TurnEndReason, TurnError,
+};
+use dsh_system_prompt::{PromptSection, RenderError, render_prompt};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use support::Echo;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const ECHO_HABIT: &str = "Echo back what the user says before you answer.";
+
+#[tokio::test]
+async fn the_system_prompt_is_the_persona_then_tool_guidance_and_nothing_else() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) =
+        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    let _habit = agent_loop
+        .prompt()
+        .section(PromptSection::new("tool:echo", 105, ECHO_HABIT).bound_to_tool("echo"))?;
+    // Guidance of a tool nobody installed must not render.
+    let _orphan = agent_loop.prompt().section(
+        PromptSection::new("tool:missing", 110, "Never shown.").bound_to_tool("missing"),
+    )?;
+
+    let agent = Agent::new(
+        "coder",
+        AgentOptions::new("model-1").with_persona("You are a test agent running <<model>>."),
+    );
+    let mut session = Session::new();
+    agent_loop
+        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
+        .await?;
+
+    let requests = adapter.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].model, "model-1");
+    assert_eq!(
+        requests[0].system.as_deref(),
+        Some(format!("You are a test agent running model-1.\n\n{ECHO_HABIT}").as_str())
+    );
+    let tools: Vec<&str> = requests[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(tools, ["echo"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_persona_section_is_owned_by_this_crate_at_order_zero() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::default());
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter)?;
+    let owner = agent_loop
+        .prompt()
+        .section_owner("agent:persona")
+        .ok_or("section `agent:persona` is not registered")?;
+    assert_eq!(owner.krate, "dsh-agent-loop");
+    let variables = agent_loop.prompt().variable_names();
+    assert!(
+        variables.iter().any(|name| *name == "model"),
+        "{variables:?}"
+    );
+    assert!(variables.iter().any(|name| *name == "cwd"), "{variables:?}");
+
+    let agent = Agent::new("a", AgentOptions::new("m").with_persona("P"));
+    let assembly = agent_loop.assemble(&agent, &Session::new());
+    let persona = assembly
+        .sections
+        .get("agent:persona")
+        .ok_or("no persona section in the assembly")?;
+    assert_eq!(persona.order(), 0);
+    assert_eq!(persona.text().as_str(), "P");
+    Ok(())
+}
+
+#[tokio::test]
+async fn cwd_resolves_from_the_session() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let agent = Agent::new(
+        "coder",
+        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
+    );
+    let mut session = Session::new().with_cwd("/srv/project");
+    agent_loop
+        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
+        .await?;
+    assert_eq!(
+        adapter.requests()[0].system.as_deref(),
+        Some("You work in /srv/project.")
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_empty_prompt_sends_no_system_message() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let agent = Agent::new("plain", AgentOptions::new("m"));
+    agent_loop
+        .run_turn(&agent, &mut Session::new(), "hi", &CancellationToken::new())
+        .await?;
+    assert_eq!(adapter.requests()[0].system, None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("fine")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let agent = Agent::new(
+        "coder",
+        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
+    );
+
+    let mut homeless = Session::new();
+    let error = agent_loop
+        .run_turn(&agent, &mut homeless, "hi", &CancellationToken::new())
+        .await
+        .err()
+        .ok_or("the turn should fail to render")?;
+    assert!(adapter.requests().is_empty(), "no request may be sent");
+    assert_eq!(error.reason(), TurnEndReason::Error);
+    let TurnError::Render { source, .. } = &error else {
+        return Err(format!("expected a render error, got {error:?}").into());
+    };
+    assert!(
+        matches!(&**source, RenderError::ValuelessVariable { section, reference, .. }
+            if section == "agent:persona" && reference == "cwd"),
+        "{source:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("`agent:persona`"), "{message}");
+    assert!(message.contains("`cwd`"), "{message}");
+    match homeless.events().last() {
+        Some(Event::TurnEnd {
+            reason: TurnEndReason::Error,
+            error: Some(logged),
+        }) => assert_eq!(logged, &message),
+        other => return Err(format!("expected an error turn end, got {other:?}").into()),
+    }
+
+    let mut housed = Session::new().with_cwd("/work");
+    let summary = agent_loop
+        .run_turn(&agent, &mut housed, "hi again", &CancellationToken::new())
+        .await?;
+    assert_eq!(summary.answer, "fine");
+    assert_eq!(
+        adapter.requests()[0].system.as_deref(),
+        Some("You work in /work.")
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_hook_before_each_step_sees_exactly_the_prompt_sent() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        ModelResponse::default().with_tool_call(dsh_agent_loop::ToolCall::new(
+            "c1",
+            "echo",
+            r#"{"text": "x"}"#,
+        )),
+        ModelResponse::text("done"),
+    ]));
+    let (agent_loop, _installed) =
+        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let agent_loop = {
+        let seen = Arc::clone(&seen);
+        agent_loop.before_step(move |step| {
+            seen.lock()
+                .push((step.step, step.system.to_owned(), step.messages.len()));
+        })
+    };
+    let agent = Agent::new(
+        "coder",
+        AgentOptions::new("m").with_persona("I am <<model>>."),
+    );
+    agent_loop
+        .run_turn(&agent, &mut Session::new(), "hi", &CancellationToken::new())
+        .await?;
+
+    let seen = seen.lock().clone();
+    let requests = adapter.requests();
+    assert_eq!(seen.len(), 2);
+    for ((step, system, messages), request) in seen.iter().zip(&requests) {
+        assert_eq!(
+            Some(system.as_str()),
+            request.system.as_deref(),
+            "step {step}"
+        );
+        assert_eq!(*messages, request.messages.len(), "step {step}");
+    }
+    Ok(())
+}
+
+#[test]
+fn two_agents_assembling_concurrently_each_see_only_their_own_facts() -> TestResult {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()?;
+    const TURNS: usize = 40;
+    let adapter = Arc::new(ScriptedAdapter::new(
+        (0..2 * TURNS).map(|_| ModelResponse::text("ok")),
+    ));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let alpha = Agent::new(
+        "alpha",
+        AgentOptions::new("model-alpha").with_persona("I am alpha on <<model>> in <<cwd>>."),
+    );
+    let beta = Agent::new(
+        "beta",
+        AgentOptions::new("model-beta").with_persona("I am beta on <<model>> in <<cwd>>."),
+    );
+
+    runtime.block_on(async {
+        let mut turns = Vec::new();
+        for turn in 0..TURNS {
+            for (agent, cwd) in [(&alpha, "/alpha"), (&beta, "/beta")] {
+                let agent_loop = agent_loop.clone();
+                let agent = agent.clone();
+                turns.push(tokio::spawn(async move {
+                    let mut session = Session::new().with_cwd(cwd);
+                    agent_loop
+                        .run_turn(
+                            &agent,
+                            &mut session,
+                            format!("turn {turn}"),
+                            &CancellationToken::new(),
+                        )
+                        .await
+                        .map(|_| ())
+                        .map_err(|error| error.to_string())
+                }));
+            }
+        }
+        for turn in turns {
+            turn.await??;
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })?;
+
+    let requests = adapter.requests();
+    assert_eq!(requests.len(), 2 * TURNS);
+    for request in &requests {
+        let expected = match request.model.as_str() {
+            "model-alpha" => "I am alpha on model-alpha in /alpha.",
+            "model-beta" => "I am beta on model-beta in /beta.",
+            other => return Err(format!("unexpected model {other}").into()),
+        };
+        assert_eq!(request.system.as_deref(), Some(expected));
+    }
+
+    // The same, straight on the registry from plain threads.
+    std::thread::scope(|scope| {
+        for (agent, cwd, expected) in [
+            (&alpha, "/a", "I am alpha on model-alpha in /a."),
+            (&beta, "/b", "I am beta on model-beta in /b."),
+        ] {
+            let agent_loop = &agent_loop;
+            scope.spawn(move || {
+                let session = Session::new().with_cwd(cwd);
+                for _ in 0..500 {
+                    assert_eq!(
+                        render_prompt(&agent_loop.assemble(agent, &session)).as_deref(),
+                        Ok(expected)
+                    );
+                }
+            });
+        }
+    });
+    Ok(())
+}

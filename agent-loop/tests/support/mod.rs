@@ -1,0 +1,152 @@
+//! Test tools and a loop builder shared by the integration tests.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use dsh_agent_loop::{AgentLoop, CallingTurn, ModelAdapter};
+use dsh_system_prompt::{Registration, SystemPrompt};
+use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, async_trait};
+
+/// Returns its `text` argument; counts its calls.
+#[derive(Default)]
+pub struct Echo {
+    pub calls: AtomicUsize,
+}
+
+#[async_trait]
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+
+    fn description(&self) -> String {
+        "Returns `text` unchanged.".to_owned()
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text to return."}},
+            "required": ["text"],
+            "additionalProperties": false,
+        })
+    }
+
+    async fn execute(
+        &self,
+        arguments: serde_json::Value,
+        _cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(ToolOutput::new(
+            arguments["text"].as_str().unwrap_or_default(),
+        ))
+    }
+}
+
+/// Panics on every call: a tool with a bug.
+pub struct Boom;
+
+#[async_trait]
+impl Tool for Boom {
+    fn name(&self) -> &str {
+        "boom"
+    }
+
+    fn description(&self) -> String {
+        "Has a bug.".to_owned()
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object"})
+    }
+
+    async fn execute(
+        &self,
+        _arguments: serde_json::Value,
+        _cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        panic!("the boom tool always panics")
+    }
+}
+
+/// Sleeps for a minute, ignoring cancellation.
+pub struct Slow;
+
+#[async_trait]
+impl Tool for Slow {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    fn description(&self) -> String {
+        "Takes a minute.".to_owned()
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object"})
+    }
+
+    async fn execute(
+        &self,
+        _arguments: serde_json::Value,
+        _cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(ToolOutput::new("done"))
+    }
+}
+
+/// Reports what it learns about the calling turn.
+pub struct Inspect;
+
+#[async_trait]
+impl Tool for Inspect {
+    fn name(&self) -> &str {
+        "inspect"
+    }
+
+    fn description(&self) -> String {
+        "Reports the calling turn.".to_owned()
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object"})
+    }
+
+    async fn execute(
+        &self,
+        _arguments: serde_json::Value,
+        cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(turn) = cx.get::<CallingTurn>() else {
+            return Err(ToolError::failed("inspect", "no calling turn"));
+        };
+        Ok(ToolOutput::new(format!(
+            "agent={} session={} same_session={} cwd={:?} completed_events={}",
+            turn.agent().id(),
+            turn.session().id,
+            turn.session().id.as_str() == cx.session_id,
+            cx.cwd,
+            turn.completed_turns().len(),
+        )))
+    }
+}
+
+/// A loop over a fresh registry with the static contributions, and the
+/// tools given installed. Keep the returned registration alive.
+pub fn agent_loop(
+    tools: Vec<Arc<dyn Tool>>,
+    adapter: Arc<dyn ModelAdapter>,
+) -> Result<(AgentLoop, Registration), Box<dyn std::error::Error>> {
+    let prompt = SystemPrompt::new()?;
+    let registry = ToolRegistry::new();
+    for tool in tools {
+        registry.register(tool)?;
+    }
+    let installed = registry.install(&prompt)?;
+    Ok((AgentLoop::new(prompt, registry, adapter), installed))
+}

@@ -1,0 +1,490 @@
+//! Turns: tool calls and their results, what a tool may run, contained
+//! panics, cancellation, the step limit, and what a tool learns about the
+//! turn that calls it.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use dsh_agent_loop::{
+    Agent, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
+    ScriptedAdapter, Session, ToolCall, TurnEndReason, TurnError, async_trait,
+};
+use dsh_system_prompt::PromptSection;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use support::{Boom, Echo, Inspect, Slow};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn agent() -> Agent {
+    Agent::new("coder", AgentOptions::new("m"))
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ModelResponse {
+    ModelResponse::default().with_tool_call(ToolCall::new(id, name, arguments))
+}
+
+fn last_turn_end(session: &Session) -> Option<(TurnEndReason, Option<String>)> {
+    match session.events().last() {
+        Some(Event::TurnEnd { reason, error }) => Some((*reason, error.clone())),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "echo", r#"{"text": "pong"}"#).with_tool_call(ToolCall::new(
+            "c2",
+            "echo",
+            r#"{"text": 5}"#,
+        )),
+        ModelResponse::text("all done"),
+    ]));
+    let echo = Arc::new(Echo::default());
+    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let agent_loop = {
+        let events = Arc::clone(&events);
+        agent_loop.on_event(move |_, event| events.lock().push(event.clone()))
+    };
+    let mut session = Session::new();
+    let summary = agent_loop
+        .run_turn(&agent(), &mut session, "ping", &CancellationToken::new())
+        .await?;
+
+    assert_eq!(summary.answer, "all done");
+    assert_eq!(summary.steps, 2);
+    assert_eq!(
+        echo.calls.load(Ordering::SeqCst),
+        1,
+        "the bad call must not run"
+    );
+    assert_eq!(
+        &*events.lock(),
+        session.events(),
+        "the hook sees every event"
+    );
+    let kinds: Vec<&str> = session
+        .events()
+        .iter()
+        .map(|event| match event {
+            Event::UserMessage { .. } => "user",
+            Event::StepStart { .. } => "step",
+            Event::AssistantMessage { .. } => "assistant",
+            Event::ToolCall { .. } => "call",
+            Event::ToolResult { .. } => "result",
+            Event::TurnEnd { .. } => "end",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "step",
+            "assistant",
+            "call",
+            "call",
+            "result",
+            "result",
+            "step",
+            "assistant",
+            "end"
+        ]
+    );
+
+    let second = &adapter.requests()[1];
+    assert_eq!(second.messages.len(), 4);
+    assert_eq!(
+        second.messages[2],
+        Message::Tool {
+            call_id: "c1".into(),
+            name: "echo".into(),
+            text: "pong".into(),
+            is_error: false,
+        }
+    );
+    let Message::Tool { text, is_error, .. } = &second.messages[3] else {
+        return Err("expected the second tool result".into());
+    };
+    assert!(*is_error);
+    assert!(
+        text.starts_with("invalid arguments for tool `echo`: `text`"),
+        "the registry's message, naming the field, goes to the model as is: {text}"
+    );
+    assert_eq!(
+        last_turn_end(&session),
+        Some((TurnEndReason::Completed, None))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn only_tools_of_the_final_assembly_may_run() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "echo", r#"{"text": "x"}"#),
+        ModelResponse::text("ok"),
+    ]));
+    let echo = Arc::new(Echo::default());
+    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    let agent = agent().with_tools(Vec::<String>::new());
+    let mut session = Session::new();
+    agent_loop
+        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
+        .await?;
+
+    assert_eq!(echo.calls.load(Ordering::SeqCst), 0);
+    assert!(adapter.requests()[0].tools.is_empty());
+    let refusal = session.events().iter().find_map(|event| match event {
+        Event::ToolResult {
+            text,
+            is_error: true,
+            ..
+        } => Some(text.clone()),
+        _ => None,
+    });
+    let refusal = refusal.ok_or("expected an error result")?;
+    assert!(refusal.contains("`echo` is not available"), "{refusal}");
+
+    // A waterfall listener that removes the tool removes it from the turn.
+    let _no_echo = agent_loop.prompt().on_assemble(|_, assembly| {
+        assembly.remove_tool("echo");
+        std::ops::ControlFlow::Continue(())
+    })?;
+    adapter.push(call("c2", "echo", r#"{"text": "x"}"#));
+    adapter.push(ModelResponse::text("ok"));
+    agent_loop
+        .run_turn(
+            &agent.with_all_tools(),
+            &mut session,
+            "again",
+            &CancellationToken::new(),
+        )
+        .await?;
+    assert_eq!(echo.calls.load(Ordering::SeqCst), 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
+    let adapter =
+        Arc::new(ScriptedAdapter::new([call("c1", "boom", "{}")
+            .with_tool_call(ToolCall::new(
+                "c2",
+                "echo",
+                r#"{"text": "x"}"#,
+            ))]));
+    let echo = Arc::new(Echo::default());
+    let (agent_loop, _installed) =
+        support::agent_loop(vec![Arc::new(Boom), echo.clone()], adapter.clone())?;
+    let mut session = Session::new();
+    let error = agent_loop
+        .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
+        .await
+        .err()
+        .ok_or("the turn should fail")?;
+    assert!(
+        matches!(&error, TurnError::Panicked { what, message, .. }
+            if what == "tool `boom`" && message.contains("always panics")),
+        "{error:?}"
+    );
+    assert_eq!(
+        echo.calls.load(Ordering::SeqCst),
+        0,
+        "calls after the panic do not run"
+    );
+    let results: Vec<&str> = session
+        .events()
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolResult {
+                call_id,
+                is_error: true,
+                ..
+            } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, ["c1", "c2"], "every call gets a result");
+    assert_eq!(
+        last_turn_end(&session).map(|end| end.0),
+        Some(TurnEndReason::Error)
+    );
+
+    // The same agent and session serve the next turn.
+    adapter.push(ModelResponse::text("recovered"));
+    let summary = agent_loop
+        .run_turn(&agent(), &mut session, "again", &CancellationToken::new())
+        .await?;
+    assert_eq!(summary.answer, "recovered");
+    Ok(())
+}
+
+/// Panics when asked for model `bad`, answers otherwise.
+struct Fragile;
+
+#[async_trait]
+impl ModelAdapter for Fragile {
+    async fn complete(
+        &self,
+        request: &ModelRequest,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert_ne!(request.model, "bad", "this adapter has a bug");
+        Ok(ModelResponse::text("fine"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_adapter_fails_only_that_turn_not_other_agents() -> TestResult {
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Fragile))?;
+    let bad = Agent::new("bad", AgentOptions::new("bad"));
+    let good = Agent::new("good", AgentOptions::new("good"));
+    let (bad_turn, good_turn) = {
+        let (bad_loop, good_loop) = (agent_loop.clone(), agent_loop.clone());
+        tokio::join!(
+            tokio::spawn(async move {
+                let mut session = Session::new();
+                let result = bad_loop
+                    .run_turn(&bad, &mut session, "hi", &CancellationToken::new())
+                    .await;
+                (result, session)
+            }),
+            tokio::spawn(async move {
+                good_loop
+                    .run_turn(&good, &mut Session::new(), "hi", &CancellationToken::new())
+                    .await
+            }),
+        )
+    };
+    let (bad_result, bad_session) = bad_turn?;
+    let error = bad_result.err().ok_or("the bad turn should fail")?;
+    assert!(
+        matches!(&error, TurnError::Panicked { what, .. } if what == "the model adapter"),
+        "{error:?}"
+    );
+    assert_eq!(
+        last_turn_end(&bad_session).map(|end| end.0),
+        Some(TurnEndReason::Error)
+    );
+    assert_eq!(good_turn??.answer, "fine");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_panicking_prompt_provider_fails_only_that_agents_turn() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let _fragile =
+        agent_loop
+            .prompt()
+            .section(PromptSection::provided("test:fragile", 50, |cx| {
+                use dsh_agent_loop::AgentContextExt;
+                let agent = cx.agent().map(|agent| agent.id().to_string());
+                assert_ne!(agent.as_deref(), Some("victim"), "this provider has a bug");
+                String::new()
+            }))?;
+    let victim = Agent::new("victim", AgentOptions::new("m"));
+    let error = agent_loop
+        .run_turn(
+            &victim,
+            &mut Session::new(),
+            "hi",
+            &CancellationToken::new(),
+        )
+        .await
+        .err()
+        .ok_or("the turn should fail")?;
+    assert!(
+        matches!(&error, TurnError::Panicked { what, .. } if what == "a prompt provider"),
+        "{error:?}"
+    );
+    assert!(adapter.requests().is_empty());
+    agent_loop
+        .run_turn(
+            &agent(),
+            &mut Session::new(),
+            "hi",
+            &CancellationToken::new(),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Never answers.
+struct Silent;
+
+#[async_trait]
+impl ModelAdapter for Silent {
+    async fn complete(
+        &self,
+        _request: &ModelRequest,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        futures::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestResult {
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Silent))?;
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        })
+    };
+    let mut session = Session::new();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent_loop.run_turn(&agent(), &mut session, "hi", &cancel),
+    )
+    .await?;
+    canceller.await?;
+    assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
+    assert_eq!(
+        last_turn_end(&session),
+        Some((
+            TurnEndReason::Cancelled,
+            Some("the turn was cancelled".into())
+        ))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([call("c1", "slow", "{}")]));
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Slow)], adapter)?;
+    let agent_loop = agent_loop.with_cancel_grace(Duration::from_millis(100));
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        })
+    };
+    let mut session = Session::new();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent_loop.run_turn(&agent(), &mut session, "hi", &cancel),
+    )
+    .await?;
+    canceller.await?;
+    assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
+    assert!(session.events().iter().any(|event| matches!(
+        event,
+        Event::ToolResult { call_id, is_error: true, .. } if call_id == "c1"
+    )));
+    assert_eq!(
+        last_turn_end(&session).map(|end| end.0),
+        Some(TurnEndReason::Cancelled)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cancelled_token_runs_no_step() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let result = agent_loop
+        .run_turn(&agent(), &mut Session::new(), "hi", &cancel)
+        .await;
+    assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
+    assert!(adapter.requests().is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_step_limit_stops_a_model_that_keeps_calling_tools() -> TestResult {
+    let adapter =
+        Arc::new(ScriptedAdapter::new((0..5).map(|at| {
+            call(&format!("c{at}"), "echo", r#"{"text": "again"}"#)
+        })));
+    let echo = Arc::new(Echo::default());
+    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    let agent_loop = agent_loop.with_max_steps(2);
+    let mut session = Session::new();
+    let error = agent_loop
+        .run_turn(&agent(), &mut session, "loop", &CancellationToken::new())
+        .await
+        .err()
+        .ok_or("the turn should hit the step limit")?;
+    assert!(
+        matches!(error, TurnError::StepLimit { limit: 2 }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("step limit"), "{error}");
+    assert_eq!(adapter.requests().len(), 2);
+    assert_eq!(echo.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        last_turn_end(&session).map(|end| end.0),
+        Some(TurnEndReason::Error)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_adapter_error_ends_the_turn_with_its_message() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::default());
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter)?;
+    let mut session = Session::new();
+    let error = agent_loop
+        .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
+        .await
+        .err()
+        .ok_or("an empty script cannot answer")?;
+    assert!(
+        matches!(
+            error,
+            TurnError::Model {
+                step: 1,
+                source: ModelError::ScriptExhausted { .. }
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        last_turn_end(&session).map(|end| end.0),
+        Some(TurnEndReason::Error)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_tool_learns_the_calling_turn_but_not_the_turn_in_flight() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        ModelResponse::text("first"),
+        call("c1", "inspect", "{}"),
+        ModelResponse::text("second"),
+    ]));
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Inspect)], adapter)?;
+    let mut session = Session::with_id("parent").with_cwd("/p");
+    agent_loop
+        .run_turn(&agent(), &mut session, "one", &CancellationToken::new())
+        .await?;
+    let completed = session.events().len();
+    agent_loop
+        .run_turn(&agent(), &mut session, "two", &CancellationToken::new())
+        .await?;
+    let report = session.events().iter().find_map(|event| match event {
+        Event::ToolResult { text, .. } => Some(text.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        report.as_deref(),
+        Some(format!(r#"agent=coder session=parent same_session=true cwd=Some("/p") completed_events={completed}"#).as_str())
+    );
+    Ok(())
+}
