@@ -1,0 +1,118 @@
+//! The deployment's model adapter, and a wrapper that records what is sent.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_agent_loop::{
+    ModelAdapter, ModelError, ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig,
+    ScriptedAdapter, async_trait,
+};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Adapter, Deployment};
+use crate::diagnostics::Problem;
+
+/// Whether building the adapter may read secrets from the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// `dsh run`: the adapter will be used, so the API key must be there.
+    Run,
+    /// `dsh check`: only the configuration is checked; no key is read.
+    Check,
+}
+
+/// Builds the deployment's adapter. A problem of the file (a bad base URL,
+/// an unreadable script) points at its key; a missing API key is one line.
+pub(crate) fn build(
+    deployment: &Deployment,
+    purpose: Purpose,
+) -> Result<Arc<dyn ModelAdapter>, Problem> {
+    let file = &deployment.file;
+    match &deployment.adapter {
+        Adapter::Openai(openai) => {
+            let mut config = OpenAiConfig::new(openai.base_url.get_ref().as_str());
+            if let Some(var) = &openai.api_key_env {
+                config = config.with_api_key_env(var.get_ref().as_str());
+            }
+            if let Some(timeout_ms) = openai.timeout_ms {
+                config = config.with_timeout(Duration::from_millis(timeout_ms));
+            }
+            let adapter = match purpose {
+                Purpose::Run => OpenAiAdapter::from_env(config),
+                Purpose::Check => OpenAiAdapter::new(config, None),
+            };
+            adapter
+                .map(|adapter| Arc::new(adapter) as Arc<dyn ModelAdapter>)
+                .map_err(|error| match error {
+                    ModelError::InvalidBaseUrl { .. } => file
+                        .problem(error.to_string())
+                        .label(openai.base_url.span(), "not an http(s) URL"),
+                    error => Problem::new(error.to_string()),
+                })
+        }
+        Adapter::Scripted(scripted) => {
+            let path = deployment.resolve(scripted.answers.get_ref());
+            ScriptedAdapter::from_file(&path)
+                .map(|adapter| Arc::new(adapter) as Arc<dyn ModelAdapter>)
+                .map_err(|error| {
+                    file.problem(error.to_string())
+                        .label(scripted.answers.span(), "this script")
+                        .help("the path is relative to the deployment file")
+                })
+        }
+    }
+}
+
+/// An adapter that appends every request to a file, one JSON object a
+/// line, before passing it on: exactly what the model is told, step by
+/// step.
+pub(crate) struct Recording {
+    inner: Arc<dyn ModelAdapter>,
+    file: Mutex<File>,
+}
+
+impl Recording {
+    pub(crate) fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
+        let file = File::create(path).map_err(|error| {
+            Problem::new(format!(
+                "cannot create `{}` to record requests: {error}",
+                path.display()
+            ))
+        })?;
+        Ok(Self {
+            inner,
+            file: Mutex::new(file),
+        })
+    }
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording").finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl ModelAdapter for Recording {
+    async fn complete(
+        &self,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let line =
+            serde_json::to_string(request).map_err(|error| ModelError::Other(error.into()))?;
+        {
+            let mut file = self.file.lock();
+            writeln!(file, "{line}")
+                .and_then(|()| file.flush())
+                .map_err(|error| {
+                    ModelError::Other(format!("cannot record the request: {error}").into())
+                })?;
+        }
+        self.inner.complete(request, cancel).await
+    }
+}

@@ -1,0 +1,102 @@
+//! The command line, as `clap` parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// See, check and run the system prompt of a dsh deployment.
+///
+/// A deployment is a TOML file: a model adapter, configured tools, and
+/// agents with a persona each. Without `--config`, the built-in
+/// coding-agent deployment is used.
+#[derive(Debug, Parser)]
+#[command(name = "dsh", version, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Print the full system prompt an agent's model receives.
+    Prompt(PromptArgs),
+    /// Render every agent of a deployment and report every problem.
+    Check(CheckArgs),
+    /// Run an agent: one turn with `-p`, else one turn per line of stdin.
+    Run(RunArgs),
+}
+
+/// Which deployment.
+#[derive(Debug, Args)]
+pub(crate) struct DeploymentArgs {
+    /// The deployment file [default: the built-in coding-agent deployment].
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// The session's working directory, the value of `<<cwd>>`.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub(crate) struct CwdArgs {
+    /// The session's working directory [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// Assemble for a session without a working directory, so `<<cwd>>`
+    /// has no value.
+    #[arg(long)]
+    pub(crate) no_cwd: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PromptArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    /// The agent [default: the deployment's first agent].
+    #[arg(long, short = 'a', value_name = "ID")]
+    pub(crate) agent: Option<String>,
+    #[command(flatten)]
+    pub(crate) cwd: CwdArgs,
+    /// What to print.
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// What `dsh prompt` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// The system prompt, byte for byte as the model receives it (a
+    /// terminal also gets a final newline).
+    Text,
+    /// Each section's order, name, owner, bound tool and size, then the
+    /// variables and the tools' schema sizes.
+    Explain,
+    /// The assembly (sections, variables, tools) as JSON.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    #[command(flatten)]
+    pub(crate) cwd: CwdArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    /// The agent [default: the deployment's first agent].
+    #[arg(long, short = 'a', value_name = "ID")]
+    pub(crate) agent: Option<String>,
+    /// The session's working directory [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// Run one turn with this prompt, then exit.
+    #[arg(long, short = 'p', value_name = "PROMPT")]
+    pub(crate) prompt: Option<String>,
+    /// Write every request sent to the model to FILE (replacing it), one
+    /// JSON object a line: exactly what the model was told at each step.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record_requests: Option<PathBuf>,
+}

@@ -1,0 +1,52 @@
+//! One module per subcommand. Each returns the problems it found; `main`
+//! reports them and picks the exit status.
+
+pub(crate) mod check;
+pub(crate) mod prompt;
+pub(crate) mod run;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::args::CwdArgs;
+use crate::diagnostics::Problem;
+
+/// What a command returns: success, or every problem it found.
+pub(crate) type Outcome = Result<(), Vec<Problem>>;
+
+/// The session working directory the arguments ask for: the one given
+/// (made absolute), none with `--no-cwd`, else the current directory.
+pub(crate) fn session_cwd(args: &CwdArgs) -> Result<Option<PathBuf>, Vec<Problem>> {
+    if args.no_cwd {
+        return Ok(None);
+    }
+    let current = || {
+        std::env::current_dir().map_err(|error| {
+            vec![
+                Problem::new(format!("cannot read the current directory: {error}"))
+                    .help("pass the session's working directory with `--cwd DIR`"),
+            ]
+        })
+    };
+    match &args.cwd {
+        Some(cwd) if cwd.is_absolute() => Ok(Some(cwd.clone())),
+        Some(cwd) => Ok(Some(current()?.join(cwd))),
+        None => current().map(Some),
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`dsh prompt | head`) is not an
+/// error: the reader has what it wanted.
+pub(crate) fn print(text: &str) -> Outcome {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(error) => Err(vec![Problem::new(format!(
+            "cannot write to stdout: {error}"
+        ))]),
+    }
+}

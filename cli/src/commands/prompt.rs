@@ -1,0 +1,262 @@
+//! `dsh prompt`: the system prompt of one agent, as text, explained, or as
+//! the assembly in JSON.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+use dsh_system_prompt::{PromptAssembly, RenderedPrompt, render_prompt, render_prompt_with_spans};
+
+use crate::args::{Format, PromptArgs};
+use crate::commands::{Outcome, print, session_cwd};
+use crate::config::{Agent, Deployment};
+use crate::deployment::{self, Runtime};
+use crate::diagnostics::{Problem, render_problems};
+
+pub(crate) fn run(args: &PromptArgs) -> Outcome {
+    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let agent = deployment
+        .agent(args.agent.as_deref())
+        .map_err(|problem| vec![problem])?;
+    let runtime = Runtime::new(&deployment)?;
+    let cwd = session_cwd(&args.cwd)?;
+    let assembly = runtime.assemble(agent, cwd.as_deref());
+    match args.format {
+        Format::Text => {
+            let text = render_prompt(&assembly)
+                .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
+            // The prompt byte for byte; a terminal also gets a final newline
+            // so the shell's prompt does not stick to the last line.
+            if std::io::stdout().is_terminal() && !text.ends_with('\n') {
+                print(&format!("{text}\n"))
+            } else {
+                print(&text)
+            }
+        }
+        Format::Explain => {
+            let prompt = render_prompt_with_spans(&assembly)
+                .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
+            print(&explain(&deployment, agent, &assembly, &prompt))
+        }
+        Format::Json => {
+            let json = serde_json::to_string_pretty(&assembly).map_err(|error| {
+                vec![Problem::new(format!(
+                    "cannot serialize the assembly: {error}"
+                ))]
+            })?;
+            print(&format!("{json}\n"))
+        }
+    }
+}
+
+/// The explain table: sections, variables, tools.
+fn explain(
+    deployment: &Deployment,
+    agent: &Agent,
+    assembly: &PromptAssembly,
+    prompt: &RenderedPrompt,
+) -> String {
+    let total = prompt.text.len();
+    let mut out = String::new();
+    let file = &deployment.file;
+    let place = |offset: usize| {
+        let (line, column) = file.position(offset);
+        format!("{}:{line}:{column}", file.name())
+    };
+    let sections = prompt.sections.len();
+    let _ = writeln!(
+        out,
+        "agent    {} ({})",
+        agent.id.get_ref(),
+        place(agent.id.span().start)
+    );
+    let _ = writeln!(out, "model    {}", agent.model.get_ref());
+    let _ = writeln!(out, "persona  {}", place(agent.persona.span().start));
+    let _ = writeln!(
+        out,
+        "prompt   {total} bytes in {sections} section{}\n",
+        if sections == 1 { "" } else { "s" }
+    );
+
+    let mut rows = vec![row([
+        "order",
+        "section",
+        "owner crate",
+        "owner item",
+        "tool",
+        "bytes",
+        "share",
+    ])];
+    let mut section_bytes = 0;
+    let mut skipped = Vec::new();
+    for section in &assembly.sections {
+        let Some(rendered) = prompt
+            .sections
+            .iter()
+            .find(|rendered| rendered.name == *section.name())
+        else {
+            skipped.push(section);
+            continue;
+        };
+        let bytes = rendered.range.len();
+        section_bytes += bytes;
+        rows.push(row([
+            section.order().to_string(),
+            section.name().to_string(),
+            section.owner().krate.to_string(),
+            section.owner().item.to_string(),
+            section
+                .tool()
+                .map_or_else(|| "-".to_owned(), ToString::to_string),
+            bytes.to_string(),
+            share(bytes, total),
+        ]));
+    }
+    let separators = total - section_bytes;
+    rows.push(row([
+        "",
+        "(separators)",
+        "dsh-system-prompt",
+        "render_prompt",
+        "-",
+        &separators.to_string(),
+        &share(separators, total),
+    ]));
+    rows.push(row([
+        "",
+        "total",
+        "",
+        "",
+        "",
+        &total.to_string(),
+        &share(total, total),
+    ]));
+    table(
+        &mut out,
+        &rows,
+        &[
+            Align::Right,
+            Align::Left,
+            Align::Left,
+            Align::Left,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+        ],
+    );
+    for section in skipped {
+        let why = match section.tool() {
+            Some(tool) if !assembly.has_tool(tool) => {
+                format!("bound to tool `{tool}`, which this agent does not have")
+            }
+            _ => "empty after interpolation".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "not rendered: `{}` ({}): {why}",
+            section.name(),
+            section.owner().krate
+        );
+    }
+
+    let _ = writeln!(out, "\nvariables\n");
+    let mut rows = vec![row(["name", "value", "owner crate", "owner item"])];
+    for variable in assembly.variables.iter() {
+        rows.push(row([
+            variable.name.to_owned(),
+            variable
+                .value
+                .map_or_else(|| "(no value)".to_owned(), |value| format!("{value:?}")),
+            variable
+                .owner
+                .map_or_else(|| "-".to_owned(), |owner| owner.krate.to_string()),
+            variable
+                .owner
+                .map_or_else(|| "-".to_owned(), |owner| owner.item.to_string()),
+        ]));
+    }
+    table(&mut out, &rows, &[Align::Left; 4]);
+
+    let _ = writeln!(out, "\ntools (sent beside the system prompt)\n");
+    let mut rows = vec![row([
+        "name",
+        "description bytes",
+        "parameters bytes",
+        "schema bytes",
+    ])];
+    let mut schema_total = 0;
+    for tool in &assembly.tools {
+        let parameters = serde_json::to_string(&tool.parameters).map_or(0, |json| json.len());
+        let schema = serde_json::to_string(&**tool).map_or(0, |json| json.len());
+        schema_total += schema;
+        rows.push(row([
+            tool.name.clone(),
+            tool.description.len().to_string(),
+            parameters.to_string(),
+            schema.to_string(),
+        ]));
+    }
+    rows.push(row(["total", "", "", &schema_total.to_string()]));
+    table(
+        &mut out,
+        &rows,
+        &[Align::Left, Align::Right, Align::Right, Align::Right],
+    );
+    out
+}
+
+fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
+    cells.into_iter().map(Into::into).collect()
+}
+
+fn share(bytes: usize, total: usize) -> String {
+    if total == 0 {
+        return "-".to_owned();
+    }
+    // Tenths of a percent, rounded, in integers: the same digits everywhere.
+    let tenths = (bytes * 1000 + total / 2) / total;
+    format!("{}.{}%", tenths / 10, tenths % 10)
+}
+
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// Writes `rows` as aligned columns, two spaces apart, with a rule under
+/// the header row.
+fn table(out: &mut String, rows: &[Vec<String>], align: &[Align]) {
+    let columns = align.len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (index, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (column, cell) in row.iter().enumerate() {
+            if column > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[column] - cell.chars().count();
+            match align[column] {
+                Align::Left => {
+                    line.push_str(cell);
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+                Align::Right => {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                    line.push_str(cell);
+                }
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+        if index == 0 {
+            let rule: usize = widths.iter().sum::<usize>() + 2 * (columns - 1);
+            let _ = writeln!(out, "{}", "-".repeat(rule));
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! `dsh run`: run an agent of the deployment through the agent loop.
+//!
+//! The model's answers go to stdout; tool calls, their results, the spinner
+//! and errors go to stderr, so `dsh run -p … > answer.txt` keeps only what
+//! the model said.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_agent_loop::{AgentLoop, Event, ModelAdapter, TurnError};
+use dsh_system_prompt::render_prompt;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+use parking_lot::Mutex;
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::adapter::{self, Purpose, Recording};
+use crate::args::RunArgs;
+use crate::commands::Outcome;
+use crate::deployment::{self, Runtime};
+use crate::diagnostics::{Problem, Reporter, render_problems};
+
+pub(crate) fn run(args: &RunArgs) -> Outcome {
+    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let agent = deployment
+        .agent(args.agent.as_deref())
+        .map_err(|problem| vec![problem])?;
+    let runtime = Runtime::new(&deployment)?;
+    let cwd = working_directory(args.cwd.clone())?;
+
+    // A persona that does not render would fail every turn: say so now,
+    // with the place in the file, before the model is contacted.
+    let assembly = runtime.assemble(agent, Some(&cwd));
+    if let Err(error) = render_prompt(&assembly) {
+        return Err(render_problems(&deployment, agent, &assembly, &error));
+    }
+
+    let mut model = adapter::build(&deployment, Purpose::Run).map_err(|problem| vec![problem])?;
+    if let Some(path) = &args.record_requests {
+        model = Arc::new(Recording::new(model, path).map_err(|problem| vec![problem])?)
+            as Arc<dyn ModelAdapter>;
+    }
+
+    let console = Arc::new(Console::new());
+    let hook = Arc::clone(&console);
+    let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
+        .on_event(move |_, event| hook.event(event));
+    let loop_agent = deployment::loop_agent(agent);
+    let session = deployment::session(Some(&cwd));
+
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            vec![Problem::new(format!(
+                "cannot start the async runtime: {error}"
+            ))]
+        })?;
+    let outcome = tokio.block_on(async {
+        let mut chat = Chat {
+            agent_loop,
+            agent: loop_agent,
+            session,
+            console,
+        };
+        match &args.prompt {
+            Some(prompt) => chat.one_turn(prompt).await,
+            None => chat.lines().await,
+        }
+    });
+    // Reading stdin blocks a thread that cannot be interrupted; do not wait
+    // for it.
+    tokio.shutdown_background();
+    outcome
+}
+
+/// The session's working directory: the one given, or the current one. It
+/// must exist, since tools run in it.
+fn working_directory(cwd: Option<PathBuf>) -> Result<PathBuf, Vec<Problem>> {
+    let current = std::env::current_dir().map_err(|error| {
+        vec![Problem::new(format!(
+            "cannot read the current directory: {error}"
+        ))]
+    })?;
+    let cwd = match cwd {
+        Some(cwd) => current.join(cwd),
+        None => current,
+    };
+    if !cwd.is_dir() {
+        return Err(vec![
+            Problem::new(format!(
+                "the working directory `{}` is not a directory",
+                cwd.display()
+            ))
+            .help("pass an existing directory with `--cwd DIR`"),
+        ]);
+    }
+    Ok(cwd)
+}
+
+struct Chat {
+    agent_loop: AgentLoop,
+    agent: dsh_agent_loop::Agent,
+    session: dsh_agent_loop::Session,
+    console: Arc<Console>,
+}
+
+impl Chat {
+    /// `-p`: one turn; its failure, or its cancellation, is the command's.
+    async fn one_turn(&mut self, prompt: &str) -> Outcome {
+        match self.turn(prompt).await {
+            Ok(()) => Ok(()),
+            Err(error) => Err(vec![turn_problem(&error)]),
+        }
+    }
+
+    /// One turn per line of stdin, until it ends. A failed turn is
+    /// reported and the session goes on; the command fails if any turn
+    /// failed. Ctrl-C cancels the running turn; between turns, it ends the
+    /// session.
+    async fn lines(&mut self) -> Outcome {
+        let interactive = std::io::stdin().is_terminal();
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut failed = false;
+        loop {
+            if interactive {
+                self.console.ask();
+            }
+            let line = tokio::select! {
+                line = lines.next_line() => line,
+                _ = tokio::signal::ctrl_c() => Ok(None),
+            };
+            let line = match line {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    if interactive {
+                        // Leave the shell's prompt a line of its own.
+                        out(&mut std::io::stderr(), "\n");
+                    }
+                    break;
+                }
+                Err(error) => {
+                    return Err(vec![Problem::new(format!("cannot read stdin: {error}"))]);
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match self.turn(&line).await {
+                Ok(()) => {}
+                // Cancelling is what the user asked for, not a failure.
+                Err(TurnError::Cancelled) => out(&mut std::io::stderr(), "turn cancelled\n"),
+                Err(error) => {
+                    self.console.problem(&turn_problem(&error));
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            Err(vec![Problem::new(
+                "some turns of this session failed; see above",
+            )])
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.
+    async fn turn(&mut self, input: &str) -> Result<(), TurnError> {
+        let cancel = CancellationToken::new();
+        let turn = self
+            .agent_loop
+            .run_turn(&self.agent, &mut self.session, input, &cancel);
+        tokio::pin!(turn);
+        let result = loop {
+            tokio::select! {
+                result = &mut turn => break result,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+            }
+        };
+        self.console.idle();
+        result.map(|_| ())
+    }
+}
+
+fn turn_problem(error: &TurnError) -> Problem {
+    Problem::new(error.to_string())
+}
+
+/// What the user sees of a turn while it runs.
+struct Console {
+    /// A spinner only on a terminal: piped stderr gets plain lines.
+    tty: bool,
+    spinner: Mutex<Option<ProgressBar>>,
+    reporter: Reporter,
+}
+
+impl Console {
+    fn new() -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            spinner: Mutex::new(None),
+            reporter: Reporter::for_stderr(),
+        }
+    }
+
+    fn event(&self, event: &Event) {
+        match event {
+            Event::StepStart { .. } => self.spin("thinking…".to_owned()),
+            Event::AssistantMessage { text } => {
+                self.idle();
+                if !text.is_empty() {
+                    out(&mut std::io::stdout(), &format!("{text}\n"));
+                }
+            }
+            Event::ToolCall { call } => {
+                self.idle();
+                out(
+                    &mut std::io::stderr(),
+                    &format!("→ {} {}\n", call.name, one_line(&call.arguments, 160)),
+                );
+                self.spin(format!("running `{}`…", call.name));
+            }
+            Event::ToolResult { text, is_error, .. } => {
+                self.idle();
+                out(
+                    &mut std::io::stderr(),
+                    &format!("  {}\n", result_summary(text, *is_error)),
+                );
+            }
+            Event::TurnEnd { .. } => self.idle(),
+            _ => {}
+        }
+    }
+
+    fn spin(&self, message: String) {
+        if !self.tty {
+            return;
+        }
+        let spinner = ProgressBar::with_draw_target(
+            None,
+            ProgressDrawTarget::term_like(Box::new(NarrowStderr(console::Term::stderr()))),
+        );
+        spinner.set_style(ProgressStyle::default_spinner());
+        spinner.set_message(message);
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        if let Some(previous) = self.spinner.lock().replace(spinner) {
+            previous.finish_and_clear();
+        }
+    }
+
+    fn idle(&self) {
+        if let Some(spinner) = self.spinner.lock().take() {
+            spinner.finish_and_clear();
+        }
+    }
+
+    fn ask(&self) {
+        out(&mut std::io::stderr(), "> ");
+    }
+
+    fn problem(&self, problem: &Problem) {
+        self.idle();
+        self.reporter.report(std::slice::from_ref(problem));
+    }
+}
+
+/// Stderr for the spinner, two columns narrower than the terminal.
+///
+/// indicatif pads the spinner's line to the last column; the `^C` a
+/// terminal echoes there on Ctrl-C would wrap onto a new line, and clearing
+/// the spinner would then clear that line and leave the spinner's behind.
+#[derive(Debug)]
+struct NarrowStderr(console::Term);
+
+impl TermLike for NarrowStderr {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(2).max(1)
+    }
+
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_line(s)
+    }
+
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_str(s)
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.0.clear_line()
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Writes to a stream; a closed stream leaves nothing to report to.
+fn out(stream: &mut impl Write, text: &str) {
+    let _ = stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush());
+}
+
+/// `text` on one line, cut to about `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// A tool result in one line: its first line, how many more, and its last
+/// line when that is a marker such as `[exit code: 1]`.
+fn result_summary(text: &str, is_error: bool) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.first().copied().unwrap_or("(no output)");
+    let mut summary = format!(
+        "← {}{}",
+        if is_error { "error: " } else { "" },
+        one_line(first, 120)
+    );
+    if lines.len() > 1 {
+        let last = lines[lines.len() - 1].trim();
+        let marker = last.starts_with('[') && last.ends_with(']');
+        let more = lines.len() - 1 - usize::from(marker);
+        if more > 0 {
+            summary.push_str(&format!(" (+{more} lines)"));
+        }
+        if marker {
+            summary.push_str(&format!(" {last}"));
+        }
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_show_their_first_line_and_their_marker() {
+        assert_eq!(
+            result_summary("a\nb\nc\n[exit code: 3]", false),
+            "← a (+2 lines) [exit code: 3]"
+        );
+        assert_eq!(result_summary("only", true), "← error: only");
+        assert_eq!(result_summary("", false), "← (no output)");
+    }
+
+    #[test]
+    fn long_arguments_are_cut() {
+        assert_eq!(one_line("{\"a\":\n 1}", 160), "{\"a\": 1}");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+}

@@ -1,0 +1,178 @@
+//! A deployment brought to life: one `SystemPrompt` registry with every
+//! linked crate's static contributions, one tool registry installed as its
+//! tool provider, and the deployment's agents.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use dsh_agent_loop::{AgentLoop, AgentOptions, Session};
+use dsh_system_prompt::{PromptAssembly, Registration, SystemPrompt};
+use dsh_tool_subagent::{
+    ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool, SubagentToolConfig,
+};
+use dsh_tools::{Tool, ToolRegistry};
+
+use crate::config::{self, Deployment};
+use crate::diagnostics::Problem;
+
+// Crates whose only prompt contributions are static sections are linked
+// here by name, or `inventory` would never see them. The tool crates are
+// also used below, but the link must not depend on that.
+use dsh_tool_bash as _;
+use dsh_tool_fs as _;
+use dsh_tool_todo as _;
+
+/// The tools every deployment has without configuring them, in the order
+/// the model is told about them.
+fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(dsh_tool_fs::ReadTool::new()),
+        Arc::new(dsh_tool_bash::BashTool::new()),
+        Arc::new(dsh_tool_todo::TodoWriteTool::new()),
+    ]
+}
+
+/// The names of the built-in tools, as their crates define them.
+pub(crate) fn builtin_tool_names() -> Vec<String> {
+    builtin_tools()
+        .iter()
+        .map(|tool| tool.name().to_owned())
+        .collect()
+}
+
+/// Reads and checks a deployment file (or the embedded one).
+pub(crate) fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
+    let names = builtin_tool_names();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    Deployment::load(path, &names)
+}
+
+/// The registries of one deployment.
+#[derive(Debug)]
+pub(crate) struct Runtime {
+    pub(crate) prompt: SystemPrompt,
+    pub(crate) tools: ToolRegistry,
+    /// Keeps the tool registry installed as the prompt's tool provider.
+    _installed: Registration,
+}
+
+impl Runtime {
+    /// Builds the registries: the static contributions of every linked
+    /// crate, the built-in tools, and the deployment's tool instances.
+    pub(crate) fn new(deployment: &Deployment) -> Result<Self, Vec<Problem>> {
+        let prompt = SystemPrompt::new().map_err(|error| {
+            vec![Problem::new(format!(
+                "the prompt registry cannot be built: {error}"
+            ))]
+        })?;
+        let tools = ToolRegistry::new();
+        for tool in builtin_tools() {
+            let name = tool.name().to_owned();
+            tools.register(tool).map_err(|error| {
+                vec![Problem::new(format!(
+                    "built-in tool `{name}` cannot be registered: {error}"
+                ))]
+            })?;
+        }
+        let providers = subagent_providers().map_err(|error| {
+            vec![Problem::new(format!(
+                "the subagent providers cannot be registered: {error}"
+            ))]
+        })?;
+        let mut problems = Vec::new();
+        for (name, instance) in &deployment.tools {
+            if let Err(problem) = register_instance(&tools, &providers, deployment, name, instance)
+            {
+                problems.push(problem);
+            }
+        }
+        // Every tool an agent lists must exist now, or the agent would run
+        // without it and never know.
+        for agent in &deployment.agents {
+            for tool in &agent.tools {
+                let registered = tools.get(tool.get_ref()).is_some();
+                let failed = deployment.tools.contains_key(tool.get_ref());
+                if !registered && !failed {
+                    problems.push(
+                        deployment
+                            .file
+                            .problem(format!(
+                                "tool `{}` is not available in this build of dsh",
+                                tool.get_ref()
+                            ))
+                            .label(tool.span(), "not registered"),
+                    );
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let installed = tools.install(&prompt).map_err(|error| {
+            vec![Problem::new(format!(
+                "the tool registry cannot be installed: {error}"
+            ))]
+        })?;
+        Ok(Self {
+            prompt,
+            tools,
+            _installed: installed,
+        })
+    }
+
+    /// Assembles the prompt of `agent` for a session in `cwd` (or with no
+    /// working directory).
+    pub(crate) fn assemble(&self, agent: &config::Agent, cwd: Option<&Path>) -> PromptAssembly {
+        // The context the loop's steps assemble with, so what `dsh prompt`
+        // prints is what `dsh run` sends.
+        let cx = AgentLoop::context(&loop_agent(agent), &session(cwd));
+        self.prompt.assemble(&cx)
+    }
+}
+
+/// The agent loop's agent for a deployment's agent.
+pub(crate) fn loop_agent(agent: &config::Agent) -> dsh_agent_loop::Agent {
+    let options = AgentOptions::new(agent.model.get_ref().as_str())
+        .with_persona(agent.persona.get_ref().as_str());
+    dsh_agent_loop::Agent::new(agent.id.get_ref().as_str(), options)
+        .with_tools(agent.tools.iter().map(|tool| tool.get_ref().clone()))
+}
+
+/// A session in `cwd`, or with no working directory.
+pub(crate) fn session(cwd: Option<&Path>) -> Session {
+    match cwd {
+        Some(cwd) => Session::new().with_cwd(cwd),
+        None => Session::new(),
+    }
+}
+
+/// The subagent providers a deployment's `[tools.<name>]` instances may
+/// bind to.
+fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
+    let providers = SubagentProviders::new();
+    providers.register(Arc::new(SpawnProvider::new()))?;
+    providers.register(Arc::new(ForkProvider::new()))?;
+    Ok(providers)
+}
+
+/// Registers one `[tools.<name>]` instance; a failure points at its table.
+fn register_instance(
+    tools: &ToolRegistry,
+    providers: &SubagentProviders,
+    deployment: &Deployment,
+    name: &str,
+    instance: &toml::Spanned<config::ToolInstance>,
+) -> Result<(), Problem> {
+    let config::ToolKind::Subagent = instance.get_ref().kind;
+    let provider = &instance.get_ref().provider;
+    let config = SubagentToolConfig::new(provider.get_ref().as_str()).named(name);
+    SubagentTool::install(&config, providers, tools).map_err(|error| {
+        let problem = deployment.file.problem(error.to_string());
+        match error {
+            SubagentError::UnknownProvider { .. } => {
+                problem.label(provider.span(), "unknown provider")
+            }
+            _ => problem.label(instance.span(), "this tool"),
+        }
+    })
+}

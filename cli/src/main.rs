@@ -1,0 +1,67 @@
+//! `dsh`: see, check and run the system prompt of a deployment.
+//!
+//! - `dsh prompt` prints the full system prompt of an agent (`--format
+//!   explain` attributes every byte to its owner, `--format json` prints the
+//!   assembly);
+//! - `dsh check` renders every agent of a deployment and reports every
+//!   problem, pointing into the TOML file;
+//! - `dsh run` runs an agent through the agent loop.
+//!
+//! Exit status: 0 on success, 1 on a prompt, config or run error, 2 on a
+//! usage error.
+
+mod adapter;
+mod args;
+mod commands;
+mod config;
+mod deployment;
+mod diagnostics;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+use crate::diagnostics::{Problem, Reporter};
+
+fn main() -> ExitCode {
+    // Usage errors exit here, with clap's status 2; `--help` with 0.
+    let cli = Cli::parse();
+    let reporter = Reporter::for_stderr();
+    quiet_panics();
+    let outcome = std::panic::catch_unwind(|| match &cli.command {
+        Command::Prompt(args) => commands::prompt::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Run(args) => commands::run::run(args),
+    })
+    .unwrap_or_else(|_| {
+        Err(vec![Problem::new(
+            "dsh stopped on an internal error (a bug; the message is above)",
+        )])
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(problems) => {
+            reporter.report(&problems);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A panic is a bug: report it in one line, without a backtrace dump.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|message| (*message).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let place = info
+            .location()
+            .map(|location| format!(" at {}:{}", location.file(), location.line()))
+            .unwrap_or_default();
+        let line = format!("error: internal error{place}: {message}\n");
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }));
+}

@@ -1,0 +1,169 @@
+//! `dsh check`: every problem of a deployment, each pointing at its place
+//! in the file.
+
+mod common;
+
+use common::{assert_status, dsh, stderr, stdout};
+
+/// `dsh check` on a fixture: exit 1, and stderr.
+fn check_fails(fixture: &str, extra: &[&str]) -> String {
+    let path = format!("cli/tests/fixtures/{fixture}");
+    let output = dsh(&[&["check", "--config", path.as_str()], extra].concat());
+    assert_status(&output, 1);
+    stderr(&output)
+}
+
+#[track_caller]
+fn assert_contains(haystack: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            haystack.contains(needle),
+            "expected `{needle}` in:\n{haystack}"
+        );
+    }
+}
+
+#[test]
+fn good_deployments_pass() {
+    for config in [
+        "cli/tests/fixtures/good.toml",
+        "examples/coding-agent/dsh.toml",
+        "examples/acp-agent/dsh.toml",
+    ] {
+        let output = dsh(&["check", "--config", config, "--cwd", "/work/project"]);
+        assert_status(&output, 0);
+        assert!(stdout(&output).contains("every prompt renders"));
+    }
+    // The embedded deployment, by default.
+    assert_status(&dsh(&["check"]), 0);
+}
+
+#[test]
+fn unknown_variable() {
+    let stderr = check_fails("unknown-variable.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "unknown variable `<<modle>>` in the persona of agent `typo`",
+            "[cli/tests/fixtures/unknown-variable.toml:9:20]",
+            "did you mean `<<model>>`?",
+        ],
+    );
+    insta::assert_snapshot!(stderr);
+}
+
+#[test]
+fn malformed_reference_behind_escapes() {
+    let stderr = check_fails("malformed-reference.toml", &[]);
+    // Column 41 is `<<` in the raw file: the `\t` and `\u00e9` escapes
+    // before it are longer in the file than in the persona.
+    assert_contains(
+        &stderr,
+        &[
+            "malformed reference `<< model >>`",
+            "[cli/tests/fixtures/malformed-reference.toml:9:41]",
+            "did you mean `<<model>>`?",
+            "\\<<",
+        ],
+    );
+    insta::assert_snapshot!(stderr);
+}
+
+#[test]
+fn cwd_without_a_working_directory() {
+    let output = dsh(&[
+        "check",
+        "--config",
+        "examples/acp-agent/dsh.toml",
+        "--no-cwd",
+    ]);
+    assert_status(&output, 1);
+    assert_contains(
+        &stderr(&output),
+        &[
+            "`<<cwd>>` has no value in the persona of agent `editor`",
+            "[examples/acp-agent/dsh.toml:22:27]",
+            "--cwd DIR",
+        ],
+    );
+}
+
+#[test]
+fn unknown_key() {
+    let stderr = check_fails("unknown-key.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "unknown field `temperature`",
+            "[cli/tests/fixtures/unknown-key.toml:8:1]",
+        ],
+    );
+}
+
+#[test]
+fn type_error() {
+    let stderr = check_fails("type-error.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "invalid type: string \"bash\", expected a sequence",
+            "[cli/tests/fixtures/type-error.toml:8:9]",
+        ],
+    );
+}
+
+#[test]
+fn unknown_tool() {
+    let stderr = check_fails("unknown-tool.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "unknown tool `bsah`",
+            "[cli/tests/fixtures/unknown-tool.toml:8:18]",
+            "did you mean `bash`?",
+        ],
+    );
+}
+
+#[test]
+fn a_missing_file_is_one_line() {
+    let output = dsh(&["check", "--config", "cli/tests/fixtures/absent.toml"]);
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert!(
+        stderr.starts_with("error: cannot read deployment"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn every_problem_is_reported() {
+    let stderr = check_fails("several-problems.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "malformed reference `<<Model>>` in the persona of agent `one`",
+            "[cli/tests/fixtures/several-problems.toml:8:20]",
+            "unknown variable `<<cwdir>>` in the persona of agent `one`",
+            "[cli/tests/fixtures/several-problems.toml:8:33]",
+            "did you mean `<<cwd>>`?",
+            "malformed reference `<<EOF >>` in the persona of agent `two`",
+            "[cli/tests/fixtures/several-problems.toml:13:31]",
+        ],
+    );
+    assert_eq!(stderr.matches("  × ").count(), 3, "{stderr}");
+}
+
+#[test]
+fn unknown_subagent_provider() {
+    let stderr = check_fails("unknown-provider.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "subagent tool `delegate` is bound to provider `acp`, which is not registered",
+            "[cli/tests/fixtures/unknown-provider.toml:7:12]",
+            "`spawn`, `fork`",
+        ],
+    );
+}

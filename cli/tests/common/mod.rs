@@ -1,0 +1,53 @@
+//! Running the `dsh` binary the way a user does.
+
+#![allow(dead_code, unreachable_pub)] // Each test file uses a part.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root: tests run `dsh` from there, so paths in its output
+/// (`examples/acp-agent/dsh.toml`) are the same on every machine.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the cli crate is inside the workspace")
+        .to_path_buf()
+}
+
+/// `dsh` with `args`, from the workspace root, without colors and without
+/// any API key of the environment.
+pub fn dsh(args: &[&str]) -> Output {
+    command(args).output().expect("dsh runs")
+}
+
+/// The command `dsh(args)` runs, to add environment or stdin.
+pub fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dsh"));
+    command
+        .args(args)
+        .current_dir(workspace())
+        .env("NO_COLOR", "1")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("CLICOLOR_FORCE");
+    command
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// Asserts the exit status, showing the streams when it differs.
+#[track_caller]
+pub fn assert_status(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}

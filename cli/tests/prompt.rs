@@ -1,0 +1,135 @@
+//! `dsh prompt`: the system prompt of the example deployments, as text,
+//! explained and as JSON.
+
+mod common;
+
+use common::{assert_status, dsh, stdout, workspace};
+
+/// The session directory every snapshot uses, so they do not depend on
+/// where the tests run.
+const CWD: &str = "/work/project";
+
+fn prompt(args: &[&str]) -> String {
+    let output = dsh(&[&["prompt", "--cwd", CWD], args].concat());
+    assert_status(&output, 0);
+    stdout(&output)
+}
+
+#[test]
+fn coding_agent_text() {
+    insta::assert_snapshot!(prompt(&[]));
+}
+
+#[test]
+fn coding_agent_explain() {
+    insta::assert_snapshot!(prompt(&["--format", "explain"]));
+}
+
+#[test]
+fn acp_agent_text() {
+    insta::assert_snapshot!(prompt(&["--config", "examples/acp-agent/dsh.toml"]));
+}
+
+#[test]
+fn acp_agent_explain() {
+    insta::assert_snapshot!(prompt(&[
+        "--config",
+        "examples/acp-agent/dsh.toml",
+        "--format",
+        "explain"
+    ]));
+}
+
+/// The coding agent's prompt is its persona (with the model's name), then
+/// the read tool's habit, then the bash tool's habit — and nothing else:
+/// no tool list, no banner, no second copy of any guidance.
+#[test]
+fn coding_agent_text_is_persona_then_read_then_bash() {
+    let file = std::fs::read_to_string(workspace().join("examples/coding-agent/dsh.toml"))
+        .expect("the example exists");
+    let deployment: toml::Table = toml::from_str(&file).expect("the example is TOML");
+    let persona = deployment["agents"][0]["persona"]
+        .as_str()
+        .expect("a persona")
+        .replace("<<model>>", "gpt-5");
+    assert!(persona.contains("running on gpt-5"), "{persona}");
+    let expected = [
+        persona.as_str(),
+        dsh_tool_fs::READ_HABIT,
+        dsh_tool_bash::EXIT_CODE_HABIT,
+    ]
+    .join("\n\n");
+    assert_eq!(prompt(&[]), expected);
+}
+
+#[test]
+fn the_embedded_deployment_is_the_coding_agent_example() {
+    assert_eq!(
+        prompt(&[]),
+        prompt(&["--config", "examples/coding-agent/dsh.toml"])
+    );
+}
+
+#[test]
+fn acp_agent_states_its_working_directory() {
+    let text = prompt(&["--config", "examples/acp-agent/dsh.toml"]);
+    assert!(
+        text.contains(&format!("Your working directory is {CWD}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn json_is_the_assembly() {
+    let json: serde_json::Value =
+        serde_json::from_str(&prompt(&["--format", "json"])).expect("valid JSON");
+    let sections: Vec<&str> = json["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .map(|section| section["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(sections[0], "agent:persona");
+    assert!(sections.contains(&"tool:read") && sections.contains(&"tool:bash"));
+    assert_eq!(json["variables"]["model"], "gpt-5");
+    assert_eq!(json["variables"]["cwd"], CWD);
+    let tools: Vec<&str> = json["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|tool| tool["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(tools, ["read", "bash", "todo_write", "fork", "task"]);
+}
+
+#[test]
+fn an_unknown_agent_is_an_error() {
+    let output = dsh(&["prompt", "--agent", "nobody"]);
+    assert_status(&output, 1);
+    let stderr = common::stderr(&output);
+    assert!(
+        stderr.contains("no agent `nobody`") && stderr.contains("`coder`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_persona_that_does_not_render_prints_no_prompt() {
+    let output = dsh(&[
+        "prompt",
+        "--config",
+        "examples/acp-agent/dsh.toml",
+        "--no-cwd",
+    ]);
+    assert_status(&output, 1);
+    assert_eq!(stdout(&output), "");
+    assert!(common::stderr(&output).contains("`<<cwd>>` has no value"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_status(&dsh(&["prompt", "--format", "yaml"]), 2);
+    assert_status(&dsh(&["prompt", "--cwd", "/x", "--no-cwd"]), 2);
+    assert_status(&dsh(&["frobnicate"]), 2);
+    assert_status(&dsh(&["prompt", "--help"]), 0);
+}

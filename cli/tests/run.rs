@@ -1,0 +1,438 @@
+//! `dsh run`: whole turns through the agent loop, with the scripted
+//! adapter and with the OpenAI-compatible adapter against a local server.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::routing::post;
+use common::{assert_status, command, stderr, stdout};
+use serde_json::{Value, json};
+
+/// A bash command that fails with exit code 3, so the marker must reach
+/// the model's next request.
+const FAILING_COMMAND: &str = "echo checking; exit 3";
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write a test file");
+}
+
+fn deployment(dir: &Path, adapter: &str) -> String {
+    deployment_with_tools(dir, adapter, "", &["bash"])
+}
+
+fn deployment_with_tools(dir: &Path, adapter: &str, instances: &str, tools: &[&str]) -> String {
+    let path = dir.join("dsh.toml");
+    write(
+        &path,
+        &format!(
+            "{adapter}\n{instances}\n\
+             [[agents]]\n\
+             id = \"runner\"\n\
+             tools = {tools:?}\n\
+             persona = \"You are a test agent running on <<model>> in <<cwd>>.\"\n"
+        ),
+    );
+    path.display().to_string()
+}
+
+/// Runs `dsh run` on `config` with `input` as stdin, recording requests.
+fn run_lines(config: &str, input: &str, recorded: &Path) -> std::process::Output {
+    use std::io::Write;
+    let mut child = command(&[
+        "run",
+        "--config",
+        config,
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("dsh starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("dsh ends")
+}
+
+fn requests(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("requests were recorded")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
+        .collect()
+}
+
+#[test]
+fn scripted_turn_with_a_failing_bash_call() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        &format!(
+            "[[answers]]\ntext = \"Let me check.\"\n\
+             [[answers.tool_calls]]\nname = \"bash\"\narguments = {{ command = {FAILING_COMMAND:?} }}\n\
+             [[answers]]\ntext = \"The check failed with exit code 3.\"\n"
+        ),
+    );
+    let config = deployment(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"scripted-model\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let cwd = dir.path().display().to_string();
+    let output = command(&[
+        "run",
+        "--config",
+        &config,
+        "--cwd",
+        &cwd,
+        "-p",
+        "Run the check.",
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    assert_status(&output, 0);
+
+    // Answers on stdout, tool activity on stderr.
+    assert_eq!(
+        stdout(&output),
+        "Let me check.\nThe check failed with exit code 3.\n"
+    );
+    let stderr = stderr(&output);
+    assert!(stderr.contains("→ bash"), "{stderr}");
+    assert!(stderr.contains("[exit code: 3]"), "{stderr}");
+
+    let requests = requests(&recorded);
+    assert_eq!(requests.len(), 2);
+    // Every request's system prompt is exactly what `dsh prompt` prints.
+    let prompt = command(&["prompt", "--config", &config, "--cwd", &cwd])
+        .output()
+        .expect("dsh prompt runs");
+    assert_status(&prompt, 0);
+    for request in &requests {
+        assert_eq!(request["system"], common::stdout(&prompt));
+        assert_eq!(request["model"], "scripted-model");
+    }
+    // The exit-code marker reaches the next request.
+    let messages = requests[1]["messages"].as_array().expect("messages");
+    let result = messages
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .expect("a tool result");
+    let text = result["text"].as_str().expect("result text");
+    assert!(text.contains("checking"), "{text}");
+    assert!(text.ends_with("[exit code: 3]"), "{text}");
+}
+
+#[test]
+fn an_exhausted_script_fails_the_run_in_one_line() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(&dir.path().join("answers.toml"), "answers = []\n");
+    let config = deployment(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+    );
+    let output = command(&["run", "--config", &config, "-p", "hello"])
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no answer left"), "{stderr}");
+}
+
+#[test]
+fn lines_of_stdin_are_turns_of_one_session() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+    );
+    let config = deployment(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let output = run_lines(&config, "first\n\nsecond\n", &recorded);
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "one\ntwo\n");
+    let requests = requests(&recorded);
+    // The second turn's request carries the first turn.
+    assert_eq!(requests[1]["messages"].as_array().map(Vec::len), Some(3));
+}
+
+/// The two subagent instances: `task` starts a fresh child, `fork` a child
+/// that sees the completed turns, not the one in flight.
+#[test]
+fn spawn_and_fork_instances_run_their_children() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"Noted.\"\n\
+         [[answers]]\n[[answers.tool_calls]]\nname = \"task\"\narguments = { prompt = \"What is 2 + 2?\" }\n\
+         [[answers]]\ntext = \"4\"\n\
+         [[answers]]\n[[answers.tool_calls]]\nname = \"fork\"\narguments = { prompt = \"Which word?\" }\n\
+         [[answers]]\ntext = \"apple\"\n\
+         [[answers]]\ntext = \"4, and the word is apple.\"\n",
+    );
+    let config = deployment_with_tools(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+        "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+         [tools.fork]\nkind = \"subagent\"\nprovider = \"fork\"\n",
+        &["task", "fork"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let output = run_lines(&config, "The word is apple.\nAsk both.\n", &recorded);
+    assert_status(&output, 0);
+    assert!(stdout(&output).ends_with("4, and the word is apple.\n"));
+
+    let requests = requests(&recorded);
+    assert_eq!(requests.len(), 6);
+    let texts = |request: &Value| -> Vec<String> {
+        request["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .filter_map(|message| message["text"].as_str().map(str::to_owned))
+            .collect()
+    };
+    // The spawned child sees its prompt only.
+    assert_eq!(texts(&requests[2]), ["What is 2 + 2?"]);
+    // The forked child sees the completed turn, then its prompt; not the
+    // turn in flight.
+    assert_eq!(
+        texts(&requests[4]),
+        ["The word is apple.", "Noted.", "Which word?"]
+    );
+    // Each instance is worded after its provider.
+    let tools = requests[0]["tools"].as_array().expect("tools");
+    let description = |name: &str| {
+        tools
+            .iter()
+            .find(|tool| tool["name"] == name)
+            .map(|tool| tool["description"].clone())
+            .expect("the tool")
+    };
+    assert_ne!(description("task"), description("fork"));
+}
+
+/// What the local server saw, and what it answers.
+#[derive(Default)]
+struct Server {
+    requests: Vec<Value>,
+    authorization: Vec<Option<String>>,
+}
+
+async fn chat_completions(
+    State(server): State<Arc<Mutex<Server>>>,
+    headers: HeaderMap,
+    Json(request): Json<Value>,
+) -> Json<Value> {
+    let mut server = server.lock().expect("server state");
+    server.authorization.push(
+        headers
+            .get("authorization")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    );
+    server.requests.push(request);
+    let message = if server.requests.len() == 1 {
+        json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [{
+                "id": "call_1",
+                "type": "function",
+                "function": {
+                    "name": "bash",
+                    "arguments": json!({ "command": FAILING_COMMAND }).to_string(),
+                },
+            }],
+        })
+    } else {
+        json!({ "role": "assistant", "content": "It exited with 3." })
+    };
+    Json(json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+    }))
+}
+
+/// Starts the server on a free port of 127.0.0.1, in a thread of its own.
+fn start_server() -> (String, Arc<Mutex<Server>>) {
+    let state = Arc::new(Mutex::new(Server::default()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let address = listener.local_addr().expect("an address");
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .with_state(Arc::clone(&state));
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
+            axum::serve(listener, app).await.expect("the server runs");
+        });
+    });
+    (format!("http://{address}/v1"), state)
+}
+
+#[test]
+fn openai_compatible_turn_against_a_local_server() {
+    let (base_url, server) = start_server();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = deployment(
+        dir.path(),
+        &format!(
+            "[adapter.openai]\nbase_url = {base_url:?}\nmodel = \"local-model\"\napi_key_env = \"DSH_TEST_API_KEY\"\n"
+        ),
+    );
+    let cwd = dir.path().display().to_string();
+    let output = command(&["run", "--config", &config, "--cwd", &cwd, "-p", "Run it."])
+        .env("DSH_TEST_API_KEY", "sk-test")
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "It exited with 3.\n");
+
+    let server = server.lock().expect("server state");
+    assert_eq!(server.requests.len(), 2);
+    assert_eq!(server.authorization[0].as_deref(), Some("Bearer sk-test"));
+    let first = &server.requests[0];
+    assert_eq!(first["model"], "local-model");
+    assert_eq!(first["messages"][0]["role"], "system");
+    assert_eq!(
+        first["messages"][0]["content"]
+            .as_str()
+            .map(|system| system.starts_with("You are a test agent running on local-model in ")),
+        Some(true)
+    );
+    assert_eq!(first["tools"][0]["function"]["name"], "bash");
+    // The exit-code marker reaches the next request.
+    let tool_message = server.requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .cloned()
+        .expect("a tool message");
+    assert_eq!(tool_message["tool_call_id"], "call_1");
+    let content = tool_message["content"].as_str().expect("content");
+    assert!(content.ends_with("[exit code: 3]"), "{content}");
+}
+
+#[test]
+fn a_missing_api_key_is_one_line() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = deployment(
+        dir.path(),
+        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"DSH_TEST_UNSET_KEY\"\n",
+    );
+    let output = command(&["run", "--config", &config, "-p", "hello"])
+        .env_remove("DSH_TEST_UNSET_KEY")
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("`DSH_TEST_UNSET_KEY`"), "{stderr}");
+}
+
+#[test]
+fn an_unreachable_model_is_one_line() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = deployment(
+        dir.path(),
+        &format!("[adapter.openai]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"),
+    );
+    let output = command(&["run", "--config", &config, "-p", "hello"])
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("could not reach the model server"),
+        "{stderr}"
+    );
+}
+
+/// Ctrl-C (SIGINT) cancels the running turn; the session goes on and
+/// serves the next line.
+#[test]
+fn an_interrupt_cancels_the_turn_not_the_session() {
+    use std::io::{BufRead, BufReader, Write};
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
+         [[answers]]\ntext = \"Still here.\"\n",
+    );
+    let config = deployment(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+    );
+    let mut child = command(&["run", "--config", &config])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dsh starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(b"Sleep.\n").expect("write stdin");
+
+    // Wait until the tool runs, then interrupt.
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    while !seen.contains("→ bash") {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).expect("read stderr") == 0 {
+            panic!("dsh ended before running the tool:\n{seen}");
+        }
+        seen.push_str(&line);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+
+    stdin.write_all(b"Are you there?\n").expect("write stdin");
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().expect("dsh ends");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read stderr");
+    seen.push_str(&rest);
+
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the sleep was not cancelled"
+    );
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{seen}");
+    assert!(seen.contains("turn cancelled"), "{seen}");
+    assert_eq!(stdout(&output), "Still here.\n");
+}
