@@ -1,17 +1,126 @@
-//! Placeholder entry points, replaced by the real macros.
+//! The build-time DSL of `dsh-system-prompt`: `#[prompt_section]`,
+//! `#[prompt_variable]` and `prompt_template!`.
+//!
+//! Use these macros through `dsh-system-prompt`, which re-exports them and
+//! holds the registry their generated code targets; this crate is its
+//! implementation detail.
+//!
+//! Each macro parses its input into a typed model (`ast.rs`, `attr.rs`),
+//! validates it, collecting every mistake (`valid.rs`; `source.rs` quotes
+//! the user's syntax in messages), and expands it (`expand.rs`, which never
+//! fails). On a mistake the user's item is still
+//! emitted, unchanged, beside the errors, so that one mistake gives one
+//! error.
+#![deny(missing_docs)]
+
 use proc_macro::TokenStream;
 
+mod ast;
+mod attr;
+mod expand;
+mod source;
+mod valid;
+
+/// Declares a prompt section: a named, ordered piece of the system prompt,
+/// installed by `SystemPrompt::new()`.
+///
+/// ```
+/// use dsh_system_prompt::{AssembleContext, prompt_section, prompt_variable};
+///
+/// #[prompt_variable]
+/// fn shell(_cx: &AssembleContext) -> Option<String> {
+///     Some("bash".to_owned())
+/// }
+///
+/// // Renders only when a tool named `bash` is in the assembly.
+/// #[prompt_section(name = "tool:bash", order = 105, tool = "bash")]
+/// const EXIT_CODE_HABIT: &str = "Commands run in <<shell>>; check `[exit code: N]`.";
+///
+/// // Text computed at each assembly. Without `name`, the section is named
+/// // after the item's path (`my_crate::module::workspace`).
+/// #[prompt_section(order = 10)]
+/// fn workspace(_cx: &AssembleContext) -> String {
+///     "You work in a git repository.".to_owned()
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Arguments: `order = N` (required, an `i32`; sections render in
+/// ascending `(order, name)`), `name = "…"` (a section name, like
+/// `tool:bash`), `tool = "…"` (the tool the section is bound to).
+///
+/// The item is a `const` or `static` of type `&str`, or a
+/// `fn(cx: &AssembleContext) -> String`. When the text is a string
+/// literal, its template syntax is checked at build time, and each
+/// `<<name>>` in it must resolve, by Rust name resolution, to a
+/// `#[prompt_variable]` in scope (import one from another module or crate
+/// with `use`). Two sections with the same explicit `name` in one crate
+/// fail to build.
 #[proc_macro_attribute]
-pub fn prompt_section(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn prompt_section(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    match ast::SectionInput::parse(args.into(), item.clone()).and_then(|input| input.validate()) {
+        Ok(section) => expand::section(item, &section),
+        Err(error) => expand::rejected(item, &error),
+    }
+    .into()
 }
 
+/// Declares a prompt variable, referenced from section text as `<<name>>`,
+/// where `name` is the fn's name.
+///
+/// ```
+/// use dsh_system_prompt::{AssembleContext, prompt_variable};
+///
+/// // `None`: the variable has no value for this assembly.
+/// #[prompt_variable]
+/// pub fn git_branch(_cx: &AssembleContext) -> Option<String> {
+///     None
+/// }
+///
+/// // `String`: always a value.
+/// #[prompt_variable]
+/// pub fn os(_cx: &AssembleContext) -> String {
+///     std::env::consts::OS.to_owned()
+/// }
+/// # fn main() {}
+/// ```
+///
+/// A variable is a Rust item: a section in another module or crate
+/// references it after importing it (`use owner_crate::git_branch;`). Two
+/// variables with the same name in one crate fail to build.
 #[proc_macro_attribute]
-pub fn prompt_variable(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn prompt_variable(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    let input = match ast::VariableInput::parse(args.into(), item.clone()) {
+        Ok(input) => input,
+        Err(error) => return expand::rejected(item, &error).into(),
+    };
+    match input.validate() {
+        Ok(variable) => expand::variable(item, &variable),
+        Err(error) => expand::rejected_variable(item, &input, &error),
+    }
+    .into()
 }
 
+/// Checks the template syntax of a string literal at build time and
+/// expands to that literal, a `&'static str`: for template text that is
+/// put together at run time.
+///
+/// ```
+/// use dsh_system_prompt::prompt_template;
+///
+/// const GREETING: &str = prompt_template!("You are <<agent_name>>, working in <<cwd>>.");
+/// # fn main() {}
+/// ```
+///
+/// Only the syntax is checked here; the references are checked when the
+/// text is rendered.
 #[proc_macro]
 pub fn prompt_template(input: TokenStream) -> TokenStream {
-    input
+    match valid::template(input.into()) {
+        Ok(template) => expand::template(&template),
+        Err((literal, error)) => expand::rejected_template(literal.as_ref(), &error),
+    }
+    .into()
 }

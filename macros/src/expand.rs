@@ -1,0 +1,258 @@
+//! Expansion of validated input. Nothing here fails: every check is in
+//! `valid.rs`.
+//!
+//! What the generated code looks like, and why:
+//!
+//! - The user's item first, exactly as written.
+//! - Registration through `inventory::submit!`, which wraps it in
+//!   `const _: () = { … };`, so no name leaks into the user's module; other
+//!   support items are in `const _` blocks too. Paths are absolute, through
+//!   the facade (`::dsh_system_prompt::__private`), so the user's imports
+//!   cannot change their meaning and the user depends on one crate.
+//! - A section's `<<name>>` checks are `assert_prompt_variable::<name>()`
+//!   calls in the block of the submitted value, so they cost no constant of
+//!   their own (build time is per item: see `tests/BUILD_BENCH_RESULTS.md`).
+//! - Tokens carry the call site's span, except where an error should land
+//!   on the user's code (a `<<name>>` that does not resolve lands on the
+//!   literal) and `line!()`, which takes the item's line.
+//! - A section with an explicit name, and every variable, also declares a
+//!   hidden `#[macro_export]` macro named after it. Exported macros live in
+//!   the crate root whatever module declares them, so a second declaration
+//!   of the same name anywhere in the crate is rustc's E0428 ("defined
+//!   multiple times"), at the name.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Ident;
+use syn::ext::IdentExt;
+
+use crate::ast::{Item, Section, SectionText, Template, Variable, VariableInput};
+
+/// `#[prompt_section]`: the item, then its registration.
+pub(crate) fn section(item: TokenStream, section: &Section) -> TokenStream {
+    let Section {
+        ident,
+        cfgs,
+        order,
+        name,
+        tool,
+        text,
+    } = section;
+    let order = Literal::i32_unsuffixed(*order);
+    let name_value = match name {
+        Some(name) => quote!(::core::option::Option::Some(#name)),
+        None => quote!(::core::option::Option::None),
+    };
+    let tool = match tool {
+        Some(tool) => quote!(::core::option::Option::Some(#tool)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (text, references) = match text {
+        SectionText::Fixed { references } => (
+            quote!(::dsh_system_prompt::__private::StaticText::Fixed(#ident)),
+            references.as_slice(),
+        ),
+        SectionText::Provided => (
+            quote!(::dsh_system_prompt::__private::StaticText::Provided(#ident)),
+            &[][..],
+        ),
+    };
+    let owner = owner(ident);
+    let unique = name
+        .as_ref()
+        .map(|name| unique_in_crate("section", &name.value(), name.span(), cfgs));
+    // The reference checks are statements of the submitted value's block:
+    // one constant to evaluate per section, not two.
+    quote! {
+        #item
+        #unique
+        #(#cfgs)*
+        ::dsh_system_prompt::__private::inventory::submit! {{
+            #(::dsh_system_prompt::__private::assert_prompt_variable::<#references>();)*
+            ::dsh_system_prompt::__private::StaticSection {
+                name: #name_value,
+                order: #order,
+                tool: #tool,
+                text: #text,
+                owner: #owner,
+            }
+        }}
+    }
+}
+
+/// `#[prompt_variable]`: the fn, its marker type, and its registration.
+pub(crate) fn variable(item: TokenStream, variable: &Variable) -> TokenStream {
+    let Variable {
+        ident,
+        vis,
+        cfgs,
+        name,
+    } = variable;
+    let marker = marker(ident, vis, cfgs);
+    let owner = owner(ident);
+    let unique = unique_in_crate("variable", name, ident.span(), cfgs);
+    quote! {
+        #item
+        #marker
+        #unique
+        #(#cfgs)*
+        const _: () = {
+            fn __dsh_provide(
+                cx: &::dsh_system_prompt::AssembleContext,
+            ) -> ::core::option::Option<::std::string::String> {
+                ::dsh_system_prompt::__private::IntoVariableValue::into_variable_value(#ident(cx))
+            }
+            ::dsh_system_prompt::__private::inventory::submit! {
+                ::dsh_system_prompt::__private::StaticVariable {
+                    name: #name,
+                    provider: __dsh_provide,
+                    owner: #owner,
+                }
+            }
+        };
+    }
+}
+
+/// `prompt_template!`: the literal itself, a `&'static str`.
+pub(crate) fn template(template: &Template) -> TokenStream {
+    let literal = &template.literal;
+    quote!(#literal)
+}
+
+/// An item the attribute rejected: the item unchanged, then the errors, so
+/// that the mistake is the only error.
+pub(crate) fn rejected(item: TokenStream, error: &syn::Error) -> TokenStream {
+    let errors = error.to_compile_error();
+    quote!(#item #errors)
+}
+
+/// A rejected `#[prompt_variable]` fn still declares its marker type, so
+/// that sections referencing the variable resolve and the mistake in the
+/// variable is the only error.
+pub(crate) fn rejected_variable(
+    item: TokenStream,
+    input: &VariableInput,
+    error: &syn::Error,
+) -> TokenStream {
+    let marker = match &input.item {
+        Item::Fn(function) => marker(&function.sig.ident, &function.vis, &input.item.cfgs()),
+        _ => TokenStream::new(),
+    };
+    let errors = error.to_compile_error();
+    quote!(#item #marker #errors)
+}
+
+/// `prompt_template!` with errors: the errors, then the literal if there is
+/// one, so that the expression still has its type.
+pub(crate) fn rejected_template(literal: Option<&syn::LitStr>, error: &syn::Error) -> TokenStream {
+    let errors = error.to_compile_error();
+    quote!({ #errors #literal })
+}
+
+/// The type a `<<name>>` resolves to: a braced struct named like the fn.
+/// A braced struct lives only in the type namespace, so it coexists with
+/// the fn of the same name, and `use owner::name;` imports both. Its
+/// visibility is the fn's, so the variable can be referenced wherever the
+/// fn can be called.
+///
+/// The declaration is spanned at the fn's name, so that rustc's notes about
+/// the type ("similarly named struct `model` defined here") point there.
+fn marker(ident: &Ident, vis: &syn::Visibility, cfgs: &[syn::Attribute]) -> TokenStream {
+    let declaration = quote_spanned! {ident.span()=>
+        #[doc(hidden)]
+        #[allow(
+            non_camel_case_types,
+            dead_code,
+            missing_docs,
+            missing_debug_implementations,
+            unreachable_pub
+        )]
+        #vis struct #ident {}
+    };
+    quote! {
+        #(#cfgs)*
+        #declaration
+        #(#cfgs)*
+        const _: () = {
+            impl ::dsh_system_prompt::__private::PromptVariable for #ident {}
+        };
+    }
+}
+
+/// The owner of a static contribution: crate, module, item, file, line.
+fn owner(ident: &Ident) -> TokenStream {
+    let item = ident.unraw().to_string();
+    let line = quote_spanned!(ident.span()=> ::core::line!());
+    quote! {
+        ::dsh_system_prompt::__private::StaticOwner {
+            krate: ::core::env!("CARGO_PKG_NAME"),
+            module: ::core::module_path!(),
+            item: #item,
+            file: ::core::file!(),
+            line: #line,
+        }
+    }
+}
+
+/// A hidden exported macro named after the contribution, spanned at its
+/// name: a second one of the same kind and name in the crate is E0428 at
+/// that name. Declared at item level, where the attribute is, because an
+/// exported macro inside `const _` trips `non_local_definitions`; allowed
+/// there for attributes used inside a fn body.
+fn unique_in_crate(kind: &str, name: &str, span: Span, cfgs: &[syn::Attribute]) -> TokenStream {
+    let macro_name = format_ident!("__dsh_prompt_{}_{}", kind, mangle(name), span = span);
+    // Every token at the name: rustc reports E0428 over the whole item.
+    quote_spanned! {span=>
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[macro_export]
+        #[allow(non_local_definitions)]
+        macro_rules! #macro_name { () => {} }
+    }
+}
+
+/// Spells a section or variable name as identifier characters, one to one
+/// (distinct names never collide): letters and digits stay, `_` doubles, and
+/// `:`, `.`, `-` become `_colon_`, `_dot_`, `_dash_`. Any other character
+/// (validation rules them out) becomes `_u<hex>_`.
+fn mangle(name: &str) -> String {
+    let mut mangled = String::with_capacity(name.len() + 8);
+    for ch in name.chars() {
+        match ch {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => mangled.push(ch),
+            '_' => mangled.push_str("__"),
+            ':' => mangled.push_str("_colon_"),
+            '.' => mangled.push_str("_dot_"),
+            '-' => mangled.push_str("_dash_"),
+            other => mangled.push_str(&format!("_u{:x}_", u32::from(other))),
+        }
+    }
+    mangled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mangle;
+
+    #[test]
+    fn mangling_reads_and_never_collides() {
+        assert_eq!(mangle("tool:bash"), "tool_colon_bash");
+        assert_eq!(mangle("tool_bash"), "tool__bash");
+        assert_eq!(mangle("a.b-c"), "a_dot_b_dash_c");
+        let names = [
+            "a:b",
+            "a_b",
+            "a__b",
+            "a_colon_b",
+            "a::b",
+            "a.b",
+            "a-b",
+            "a_dot_b",
+            "ab",
+        ];
+        let mut mangled: Vec<String> = names.iter().map(|name| mangle(name)).collect();
+        mangled.sort();
+        mangled.dedup();
+        assert_eq!(mangled.len(), names.len());
+    }
+}

@@ -1,0 +1,40 @@
+//! The cost of installing static contributions: `SystemPrompt::new()` with
+//! the 1,000 sections (and one variable) of `dsh-fixture-thousand-sections`
+//! linked.
+//!
+//! ```text
+//! cargo bench -p dsh-tests --bench install_static
+//! ```
+//!
+//! Target (issue 3): under 1 ms.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use dsh_fixture_thousand_sections as fixture;
+use dsh_system_prompt::SystemPrompt;
+
+fn install(c: &mut Criterion) {
+    // Once, outside timing: every static section of the fixture is there.
+    let prompt = SystemPrompt::new().expect("the fixture's statics install");
+    assert_eq!(prompt.section_names().len(), fixture::SECTIONS);
+    assert_eq!(prompt.variable_names().len(), 1);
+
+    c.bench_function("install_static/1000_sections", |b| {
+        b.iter(|| black_box(SystemPrompt::new().expect("install")))
+    });
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .measurement_time(Duration::from_secs(5))
+        .warm_up_time(Duration::from_secs(1))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = install
+}
+criterion_main!(benches);

@@ -1,0 +1,6 @@
+use dsh_system_prompt::{AssembleContext, prompt_section};
+
+#[prompt_section(order = 1)]
+fn habit(_cx: &AssembleContext) {}
+
+fn main() {}

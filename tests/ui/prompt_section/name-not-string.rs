@@ -1,0 +1,6 @@
+use dsh_system_prompt::prompt_section;
+
+#[prompt_section(name = tool_bash, order = 105)]
+const HABIT: &str = "Check the exit code.";
+
+fn main() {}

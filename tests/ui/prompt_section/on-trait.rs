@@ -1,0 +1,6 @@
+use dsh_system_prompt::prompt_section;
+
+#[prompt_section(order = 1)]
+trait Habit {}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use dsh_system_prompt::{AssembleContext, prompt_variable};
+
+#[prompt_variable]
+fn model(_cx: &AssembleContext) -> Option<&'static str> {
+    None
+}
+
+fn main() {}
