@@ -632,10 +632,14 @@ impl SystemPrompt {
         crate::statics::check_unique("section", sections.iter().map(|s| (&s.name, &s.owner)))?;
         crate::statics::check_unique("variable", variables.iter().map(|v| (v.name, &v.owner)))?;
         let _writer = self.inner.write.lock();
-        let mut next = State::clone(&self.inner.state.load_full());
+        let current = self.inner.state.load_full();
+        let mut next = State::clone(&current);
+        // The statics are already known to be distinct among themselves:
+        // check each only against what was registered before, so installing
+        // n statics stays O(n log n), not O(n²).
         for section in sections {
             let prompt_section = section.prompt_section();
-            next.check_section(&prompt_section)?;
+            current.check_section(&prompt_section)?;
             next.sections.push(section_entry(
                 self.next_id(),
                 prompt_section,
@@ -643,7 +647,7 @@ impl SystemPrompt {
             )?);
         }
         for variable in variables {
-            next.check_variable(variable.name)?;
+            current.check_variable(variable.name)?;
             next.variables.push(VariableEntry {
                 id: self.next_id(),
                 name: Text::from_static(variable.name),
