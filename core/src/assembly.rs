@@ -7,6 +7,7 @@ use dsh_prompt_template::Template;
 use rustc_hash::FxHashMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 
+use crate::plan::RenderPlan;
 use crate::{Extensions, Owner, Text, ToolSchema};
 
 /// A section of an assembly: resolved text, not yet interpolated.
@@ -118,21 +119,43 @@ impl AssembledSection {
 /// Shared with the registry until first mutated (copy on write), so an
 /// assembly of fixed sections costs one reference count, not one copy per
 /// section.
-#[derive(Clone, Debug, Default)]
-pub struct Sections(Arc<Vec<AssembledSection>>);
+#[derive(Clone, Default)]
+pub struct Sections {
+    list: Arc<Vec<AssembledSection>>,
+    /// The registry's compiled plan for exactly `list`; dropped at the first
+    /// change, so rendering then takes the general path.
+    plan: Option<Arc<RenderPlan>>,
+}
+
+impl std::fmt::Debug for Sections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Sections").field(&self.list).finish()
+    }
+}
 
 impl Sections {
-    pub(crate) fn shared(sections: Arc<Vec<AssembledSection>>) -> Self {
-        Self(sections)
+    pub(crate) fn shared(sections: Arc<Vec<AssembledSection>>, plan: Arc<RenderPlan>) -> Self {
+        Self {
+            list: sections,
+            plan: Some(plan),
+        }
     }
 
-    pub(crate) fn owned(sections: Vec<AssembledSection>) -> Self {
-        Self(Arc::new(sections))
+    pub(crate) fn owned(sections: Vec<AssembledSection>, plan: Arc<RenderPlan>) -> Self {
+        Self {
+            list: Arc::new(sections),
+            plan: Some(plan),
+        }
+    }
+
+    /// The registry's compiled plan for these sections, while unchanged.
+    pub(crate) fn plan(&self) -> Option<&RenderPlan> {
+        self.plan.as_deref()
     }
 
     /// The section named `name`.
     pub fn get(&self, name: &str) -> Option<&AssembledSection> {
-        self.0.iter().find(|section| section.name == name)
+        self.list.iter().find(|section| section.name == name)
     }
 
     /// The section named `name`, to change it.
@@ -154,7 +177,7 @@ impl Sections {
 
     /// Removes and returns the section named `name`.
     pub fn remove(&mut self, name: &str) -> Option<AssembledSection> {
-        let at = self.0.iter().position(|section| section.name == name)?;
+        let at = self.list.iter().position(|section| section.name == name)?;
         Some(self.to_mut().remove(at))
     }
 
@@ -166,7 +189,8 @@ impl Sections {
     /// The sections as a vector, to change freely. Rendering follows the
     /// vector's order: keep it sorted, or [`insert`](Self::insert) instead.
     pub fn to_mut(&mut self) -> &mut Vec<AssembledSection> {
-        Arc::make_mut(&mut self.0)
+        self.plan = None;
+        Arc::make_mut(&mut self.list)
     }
 }
 
@@ -174,7 +198,7 @@ impl std::ops::Deref for Sections {
     type Target = [AssembledSection];
 
     fn deref(&self) -> &[AssembledSection] {
-        &self.0
+        &self.list
     }
 }
 
@@ -183,7 +207,7 @@ impl<'a> IntoIterator for &'a Sections {
     type IntoIter = std::slice::Iter<'a, AssembledSection>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.list.iter()
     }
 }
 
@@ -202,6 +226,11 @@ impl VariableLayout {
             layout.push(name, owner);
         }
         layout
+    }
+
+    /// The index of the variable named `name`.
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
     }
 
     fn push(&mut self, name: Text, owner: Option<Owner>) -> usize {
@@ -243,6 +272,16 @@ impl Variables {
     pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<String>>) -> Self {
         debug_assert_eq!(layout.names.len(), values.len());
         Self { layout, values }
+    }
+
+    /// The layout the values are indexed by.
+    pub(crate) fn layout(&self) -> &Arc<VariableLayout> {
+        &self.layout
+    }
+
+    /// The value of the variable at `at` in the layout.
+    pub(crate) fn value_at(&self, at: usize) -> Option<&str> {
+        self.values[at].as_deref()
     }
 
     /// Whether a variable of that name is registered.

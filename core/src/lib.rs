@@ -81,6 +81,7 @@
 mod assembly;
 mod context;
 mod error;
+mod plan;
 mod registry;
 mod render;
 mod section;

@@ -5,13 +5,14 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use arc_swap::ArcSwap;
 use dsh_prompt_template::{Template, is_section_name, is_variable_name};
 use parking_lot::Mutex;
 
 use crate::assembly::VariableLayout;
+use crate::plan::RenderPlan;
 use crate::section::{SectionText, TextProvider};
 use crate::{
     AssembleContext, AssembledSection, BoxError, Extensions, Owner, PromptAssembly, PromptSection,
@@ -86,6 +87,8 @@ struct State {
     provided: Vec<(usize, TextProvider)>,
     /// Derived: the variable names and owners, shared by every assembly.
     layout: Arc<VariableLayout>,
+    /// Derived, at the first assembly: `assembled` compiled for rendering.
+    plan: OnceLock<Arc<RenderPlan>>,
 }
 
 #[derive(Clone)]
@@ -122,6 +125,7 @@ impl State {
             .enumerate()
             .filter_map(|(at, entry)| Some((at, entry.provider.clone()?)))
             .collect();
+        self.plan = OnceLock::new();
         self.layout = Arc::new(VariableLayout::new(
             self.variables
                 .iter()
@@ -669,14 +673,19 @@ impl SystemPrompt {
     /// turns it into text.
     pub fn assemble(&self, cx: &AssembleContext) -> PromptAssembly {
         let state = self.inner.state.load();
+        let plan = state
+            .plan
+            .get_or_init(|| Arc::new(RenderPlan::new(&state.assembled, &state.layout)));
         let sections = if state.provided.is_empty() {
-            Sections::shared(Arc::clone(&state.assembled))
+            Sections::shared(Arc::clone(&state.assembled), Arc::clone(plan))
         } else {
+            // Provided sections are not in the plan's fused runs: it renders
+            // them from the sections it is given, with their new text.
             let mut sections = Vec::clone(&state.assembled);
             for (at, provider) in &state.provided {
                 sections[*at].set_text(provider(cx));
             }
-            Sections::owned(sections)
+            Sections::owned(sections, Arc::clone(plan))
         };
         let values = state
             .variables

@@ -4,10 +4,11 @@ use std::ops::Range;
 
 use dsh_prompt_template::{Reference, Template, position_of};
 
+use crate::plan::{RenderPlan, Step};
 use crate::{AssembledSection, Owner, PromptAssembly, RenderError, Text};
 
 /// The blank line between two sections.
-const SEPARATOR: &str = "\n\n";
+pub(crate) const SEPARATOR: &str = "\n\n";
 
 /// Renders an assembly into the full system prompt.
 ///
@@ -28,7 +29,54 @@ const SEPARATOR: &str = "\n\n";
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderError> {
+    if let Some(plan) = assembly.sections.plan()
+        && plan.fits(assembly.variables.layout())
+        && let Some(rendered) = render_planned(assembly, plan)
+    {
+        return rendered;
+    }
     render(assembly, |_, _| {})
+}
+
+/// Renders along the registry's compiled plan. `None` when a fused section
+/// references a valueless variable: the general path then reports it,
+/// exactly as it would have without a plan.
+fn render_planned(
+    assembly: &PromptAssembly,
+    plan: &RenderPlan,
+) -> Option<Result<String, RenderError>> {
+    let sections = &*assembly.sections;
+    let literals = plan.literals();
+    let mut capacity = literals.len() + literals.len() / 8;
+    if plan.general() > 0 {
+        for step in plan.steps() {
+            if let Step::Section(at) = *step {
+                capacity += sections[at].text().len() + SEPARATOR.len();
+            }
+        }
+    }
+    let mut out = String::with_capacity(capacity);
+    let mut copied = 0;
+    for step in plan.steps() {
+        match *step {
+            Step::Literal(end) => {
+                out.push_str(&literals[copied..end]);
+                copied = end;
+            }
+            Step::Value(at) => out.push_str(assembly.variables.value_at(at)?),
+            Step::Run => {
+                if !out.is_empty() {
+                    out.push_str(SEPARATOR);
+                }
+            }
+            Step::Section(at) => {
+                if let Err(error) = render_section(assembly, &sections[at], &mut out, |_, _| {}) {
+                    return Some(Err(error));
+                }
+            }
+        }
+    }
+    Some(Ok(out))
 }
 
 /// The rendered prompt with each section's byte range, so callers can
@@ -77,25 +125,37 @@ fn render(
     let mut out = String::with_capacity(texts + texts / 8 + SEPARATOR.len() * sections.len());
 
     for section in sections {
-        if let Some(tool) = section.tool()
-            && !assembly.has_tool(tool)
-        {
-            continue;
-        }
-        let before = out.len();
-        if before > 0 {
-            out.push_str(SEPARATOR);
-        }
-        let start = out.len();
-        interpolate(assembly, section, &mut out)?;
-        if out.len() == start {
-            // Empty after interpolation: drop it, and its separator.
-            out.truncate(before);
-        } else {
-            rendered(section, start..out.len());
-        }
+        render_section(assembly, section, &mut out, &mut rendered)?;
     }
     Ok(out)
+}
+
+/// Appends one section, with its separator, unless it is bound to a tool
+/// that is not in the assembly or is empty after interpolation.
+fn render_section(
+    assembly: &PromptAssembly,
+    section: &AssembledSection,
+    out: &mut String,
+    mut rendered: impl FnMut(&AssembledSection, Range<usize>),
+) -> Result<(), RenderError> {
+    if let Some(tool) = section.tool()
+        && !assembly.has_tool(tool)
+    {
+        return Ok(());
+    }
+    let before = out.len();
+    if before > 0 {
+        out.push_str(SEPARATOR);
+    }
+    let start = out.len();
+    interpolate(assembly, section, out)?;
+    if out.len() == start {
+        // Empty after interpolation: drop it, and its separator.
+        out.truncate(before);
+    } else {
+        rendered(section, start..out.len());
+    }
+    Ok(())
 }
 
 fn interpolate(

@@ -548,3 +548,72 @@ proptest! {
         prop_assert_eq!(render_prompt(&assembly).unwrap(), rendered.text);
     }
 }
+
+/// `render_prompt` takes a compiled plan for fixed sections; the spans
+/// variant always takes the general path. Both must agree on every mix of
+/// fixed, provided, tool-bound, empty-valued and valueless sections.
+#[test]
+fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
+    let prompt = SystemPrompt::empty();
+    let mut keep = Vec::new();
+    keep.push(
+        prompt
+            .variable("full", |_| Some("value <<x>>".to_owned()))
+            .unwrap(),
+    );
+    keep.push(prompt.variable("empty", |_| Some(String::new())).unwrap());
+    for (at, text) in [
+        "a <<full>> b",
+        "<<empty>>",
+        "",
+        "  spaced  \n",
+        "<<full>><<empty>>",
+        "tail \\<< <<full>>",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let order = i32::try_from(at).unwrap();
+        keep.push(
+            prompt
+                .section(PromptSection::new(format!("s{at}"), order, text))
+                .unwrap(),
+        );
+    }
+    keep.push(
+        prompt
+            .section(PromptSection::new("bound", 3, "guidance").bound_to_tool("absent"))
+            .unwrap(),
+    );
+    keep.push(
+        prompt
+            .section(PromptSection::provided("provided", 2, |_| {
+                "from <<full>>".to_owned()
+            }))
+            .unwrap(),
+    );
+
+    for _ in 0..2 {
+        let assembly = prompt.assemble(&AssembleContext::default());
+        let plain = render_prompt(&assembly).unwrap();
+        let spanned = dsh_system_prompt::render_prompt_with_spans(&assembly).unwrap();
+        assert_eq!(plain, spanned.text);
+        assert_eq!(
+            plain,
+            "a value <<x>> b\n\nfrom value <<x>>\n\n  spaced  \n\n\nvalue <<x>>\n\ntail << value <<x>>"
+        );
+    }
+
+    // A valueless variable gives the same error on both paths.
+    keep.push(prompt.variable("none", |_| None).unwrap());
+    keep.push(
+        prompt
+            .section(PromptSection::new("late", 99, "<<none>>"))
+            .unwrap(),
+    );
+    let assembly = prompt.assemble(&AssembleContext::default());
+    let plain = render_prompt(&assembly).unwrap_err();
+    let spanned = dsh_system_prompt::render_prompt_with_spans(&assembly).unwrap_err();
+    assert_eq!(plain, spanned);
+    assert!(matches!(plain, RenderError::ValuelessVariable { .. }));
+}

@@ -1,0 +1,125 @@
+//! The render plan: a registry state's sections compiled once, so that
+//! rendering them copies literal runs and variable values by index.
+//!
+//! Consecutive sections that always render the same way — fixed text, not
+//! bound to a tool, never empty, every reference resolved — are fused: their
+//! literal text, separators included, is one run of `literals`, and their
+//! references are indices into the variable layout. Rendering such a run
+//! costs what concatenating the output costs. Every other section is a
+//! [`Step::Section`], rendered the general way.
+
+use std::sync::Arc;
+
+use dsh_prompt_template::{Segment, Template};
+
+use crate::AssembledSection;
+use crate::assembly::VariableLayout;
+use crate::render::SEPARATOR;
+
+/// A registry state's sections, compiled for rendering.
+pub(crate) struct RenderPlan {
+    /// The layout the plan's variable indices refer to. Holding it keeps it
+    /// alive, so a layout at the same address is the same layout, and an
+    /// assembly that changes its variables gets a layout of its own
+    /// (`Arc::make_mut` copies a shared layout).
+    layout: Arc<VariableLayout>,
+    /// The literal text of the fused sections, in render order.
+    literals: String,
+    steps: Vec<Step>,
+    /// How many steps render a section the general way.
+    general: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step {
+    /// Starts a run of fused sections: a separator, unless nothing has been
+    /// rendered yet.
+    Run,
+    /// Copies `literals` from where the previous `Literal` ended to here.
+    Literal(usize),
+    /// Copies the value of the variable at this index of the layout.
+    Value(usize),
+    /// Renders the section at this index the general way.
+    Section(usize),
+}
+
+impl RenderPlan {
+    pub(crate) fn new(sections: &[AssembledSection], layout: &Arc<VariableLayout>) -> Self {
+        let mut plan = Self {
+            layout: Arc::clone(layout),
+            literals: String::new(),
+            steps: Vec::new(),
+            general: 0,
+        };
+        let mut closed = 0;
+        let mut in_run = false;
+        for (at, section) in sections.iter().enumerate() {
+            let Some(template) = fusable(section, layout) else {
+                plan.close_literal(&mut closed);
+                plan.steps.push(Step::Section(at));
+                plan.general += 1;
+                in_run = false;
+                continue;
+            };
+            if in_run {
+                plan.literals.push_str(SEPARATOR);
+            } else {
+                plan.close_literal(&mut closed);
+                plan.steps.push(Step::Run);
+                in_run = true;
+            }
+            for segment in template.segments(section.text()) {
+                match segment {
+                    Segment::Literal(text) => plan.literals.push_str(text),
+                    Segment::Reference(reference) => {
+                        plan.close_literal(&mut closed);
+                        let at = layout
+                            .index_of(reference.name)
+                            .expect("`fusable` checked that every reference resolves");
+                        plan.steps.push(Step::Value(at));
+                    }
+                }
+            }
+        }
+        plan.close_literal(&mut closed);
+        plan
+    }
+
+    fn close_literal(&mut self, closed: &mut usize) {
+        if self.literals.len() > *closed {
+            *closed = self.literals.len();
+            self.steps.push(Step::Literal(*closed));
+        }
+    }
+
+    /// Whether the plan's variable indices are those of `layout`.
+    pub(crate) fn fits(&self, layout: &Arc<VariableLayout>) -> bool {
+        Arc::ptr_eq(&self.layout, layout)
+    }
+
+    pub(crate) fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    pub(crate) fn literals(&self) -> &str {
+        &self.literals
+    }
+
+    /// How many sections render the general way.
+    pub(crate) fn general(&self) -> usize {
+        self.general
+    }
+}
+
+/// The section's template, when the section renders the same way in every
+/// assembly of the state and never to nothing: fixed text, not bound to a
+/// tool, some literal text, every reference a registered variable.
+fn fusable<'s>(section: &'s AssembledSection, layout: &VariableLayout) -> Option<&'s Template> {
+    let template = section.template()?;
+    let fusable = section.tool().is_none()
+        && template.literal_len() > 0
+        && template
+            .references(section.text())
+            .all(|reference| layout.index_of(reference.name).is_some());
+    fusable.then_some(template)
+}
