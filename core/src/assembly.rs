@@ -158,11 +158,11 @@ impl Sections {
         self.list.iter().find(|section| section.name == name)
     }
 
-    /// The section named `name`, to change it.
+    /// The section named `name`, to change it. Only a hit copies a shared
+    /// vector: asking for a missing name keeps sharing the registry's.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut AssembledSection> {
-        self.to_mut()
-            .iter_mut()
-            .find(|section| section.name == name)
+        let at = self.0.iter().position(|section| section.name == name)?;
+        Some(&mut self.to_mut()[at])
     }
 
     /// Inserts `section` at its place in `(order, name)` order, replacing
