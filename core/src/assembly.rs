@@ -161,7 +161,7 @@ impl Sections {
     /// The section named `name`, to change it. Only a hit copies a shared
     /// vector: asking for a missing name keeps sharing the registry's.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut AssembledSection> {
-        let at = self.0.iter().position(|section| section.name == name)?;
+        let at = self.list.iter().position(|section| section.name == name)?;
         Some(&mut self.to_mut()[at])
     }
 
