@@ -120,11 +120,23 @@ pub(crate) fn variable_entry(variable: &StaticVariable) -> StaticVariableEntry {
     }
 }
 
+/// Every linked static section, in render order: `(order, name)`.
+///
+/// Sorted here, while the entries are small, so that the registry's own
+/// sort meets sorted runs and only merges them.
 pub(crate) fn sections() -> Vec<StaticSectionEntry> {
-    inventory::iter::<StaticSection>
-        .into_iter()
-        .map(section_entry)
-        .collect()
+    // `inventory` is a linked list with no size hint: count it first, so
+    // the vector is allocated once.
+    let count = inventory::iter::<StaticSection>.into_iter().count();
+    let mut sections = Vec::with_capacity(count);
+    sections.extend(
+        inventory::iter::<StaticSection>
+            .into_iter()
+            .map(section_entry),
+    );
+    sections
+        .sort_unstable_by(|a: &StaticSectionEntry, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+    sections
 }
 
 pub(crate) fn variables() -> Vec<StaticVariableEntry> {
@@ -142,6 +154,17 @@ pub(crate) fn check_unique<'a, N: AsRef<str>>(
     declarations: impl Iterator<Item = (N, &'a Owner)>,
 ) -> Result<(), RegistryError> {
     let mut declarations: Vec<(N, &Owner)> = declarations.collect();
+    // The common case, all distinct, in one hashing pass; only a duplicate
+    // pays for the sort that makes its report independent of link order.
+    let mut seen = rustc_hash::FxHashSet::default();
+    seen.reserve(declarations.len());
+    if declarations
+        .iter()
+        .all(|(name, _)| seen.insert(name.as_ref()))
+    {
+        return Ok(());
+    }
+    drop(seen);
     declarations.sort_by(|a, b| {
         (a.0.as_ref(), &a.1.krate, &a.1.file, a.1.line).cmp(&(
             b.0.as_ref(),

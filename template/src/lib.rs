@@ -222,7 +222,7 @@ pub fn interpolate<'v, E>(
 /// malformed. The grammar has no way to write a literal `\` or `<` right
 /// before a reference; put another character between them.
 pub fn escape_literal(text: &str) -> Cow<'_, str> {
-    let mut openings = memchr::memmem::find_iter(text.as_bytes(), b"<<").peekable();
+    let mut openings = parse::OPENING.find_iter(text.as_bytes()).peekable();
     if openings.peek().is_none() {
         return Cow::Borrowed(text);
     }

@@ -1,16 +1,26 @@
 //! The parser: one forward pass, no recursion, every error collected.
 
+use std::sync::LazyLock;
+
 use memchr::{memchr2, memmem};
 
 use crate::error::{ParseError, ParseErrorKind, ParseErrors, PositionCursor};
 use crate::{RawSegment, Template, is_variable_name};
 
+/// The searchers, built once: building one costs more than searching a
+/// short text, and registries parse many short texts.
+pub(crate) static OPENING: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"<<"));
+static CLOSING: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b">>"));
+static LAST_CLOSING: LazyLock<memmem::FinderRev<'static>> =
+    LazyLock::new(|| memmem::FinderRev::new(b">>"));
+
 pub(crate) fn parse(source: &str) -> Result<Template, ParseErrors> {
     let bytes = source.as_bytes();
     // Whether a `>>` follows a position is answered by comparing with the
     // last `>>` of the input, found once: this keeps the pass linear.
-    let last_close = memmem::rfind(bytes, b">>");
-    let opening = memmem::Finder::new(b"<<");
+    let last_close = LAST_CLOSING.rfind(bytes);
+    let opening = &*OPENING;
 
     let mut segments = Vec::new();
     let mut errors = Vec::new();
@@ -68,7 +78,8 @@ pub(crate) fn parse(source: &str) -> Result<Template, ParseErrors> {
                 if last_close.is_some_and(|close| close >= inside_start) {
                     // Malformed: name the text up to and including the next
                     // run of `>`, so `<<<model>>>` is reported whole, once.
-                    let close = memmem::find(&bytes[inside_start..], b">>")
+                    let close = CLOSING
+                        .find(&bytes[inside_start..])
                         .map_or(bytes.len(), |at| inside_start + at);
                     let end = close + count_leading(&bytes[close..], b'>');
                     errors.push(ParseError {
