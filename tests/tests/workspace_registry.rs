@@ -1,0 +1,279 @@
+//! Every crate of the workspace linked into one binary: the static registry
+//! they contribute together builds, and holds exactly the sections and
+//! variables expected, each with its owner — crate, item, file and line.
+//!
+//! This binary declares no contribution of its own, and links no fixture
+//! crate (`tests/fixtures/` are test data: the duplicate pair exists to
+//! fail). A crate whose only contributions are static is linked with
+//! `use that_crate as _;`, as a deployment would link it.
+
+use std::collections::BTreeSet;
+
+use dsh_system_prompt::{AssembleContext, Owner, SystemPrompt};
+use dsh_tools::Tool;
+
+use dsh_agent_loop as _;
+use dsh_prompt_template as _;
+use dsh_tool_bash as _;
+use dsh_tool_fs as _;
+use dsh_tool_subagent as _;
+use dsh_tool_todo as _;
+use dsh_tools as _;
+
+/// How this test reaches a workspace member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// A library: a dev-dependency of this crate, linked above.
+    Linked,
+    /// The proc-macro crate: it runs in the compiler, and its output is in
+    /// the crates that use it; it has nothing to link.
+    ProcMacro,
+    /// A binary with no library target (`dsh`): nothing can link it. It
+    /// declares no static contribution; `cli/tests` checks what it prints.
+    Binary,
+    /// This crate.
+    ThisCrate,
+}
+
+/// Every member of the workspace, by path, with its package name.
+const MEMBERS: &[(&str, &str, Reach)] = &[
+    ("template", "dsh-prompt-template", Reach::Linked),
+    ("core", "dsh-system-prompt", Reach::Linked),
+    ("macros", "dsh-system-prompt-macros", Reach::ProcMacro),
+    ("agent-loop", "dsh-agent-loop", Reach::Linked),
+    ("tools/registry", "dsh-tools", Reach::Linked),
+    ("tools/bash", "dsh-tool-bash", Reach::Linked),
+    ("tools/fs", "dsh-tool-fs", Reach::Linked),
+    ("tools/todo", "dsh-tool-todo", Reach::Linked),
+    ("tools/subagent", "dsh-tool-subagent", Reach::Linked),
+    ("cli", "dsh-cli", Reach::Binary),
+    ("tests", "dsh-tests", Reach::ThisCrate),
+];
+
+const WORKSPACE_MANIFEST: &str = include_str!("../../Cargo.toml");
+const THIS_MANIFEST: &str = include_str!("../Cargo.toml");
+const THIS_FILE: &str = include_str!("workspace_registry.rs");
+
+fn manifest(text: &str, path: &str) -> toml::Table {
+    text.parse()
+        .unwrap_or_else(|error| panic!("{path} is not TOML: {error}"))
+}
+
+fn package_name(member: &str) -> String {
+    let path = format!("{}/../{member}/Cargo.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"));
+    manifest(&text, &path)["package"]["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{path} has no package.name"))
+        .to_owned()
+}
+
+/// The table above is the workspace, and every library in it is linked
+/// here: a new member fails this test until it is added, so "every crate"
+/// stays true.
+#[test]
+fn the_test_reaches_every_member_of_the_workspace() {
+    let workspace = manifest(WORKSPACE_MANIFEST, "Cargo.toml");
+    let members: Vec<&str> = workspace["workspace"]["members"]
+        .as_array()
+        .expect("workspace.members is an array")
+        .iter()
+        .map(|member| member.as_str().expect("a member is a path"))
+        .collect();
+    let listed: Vec<&str> = MEMBERS.iter().map(|(path, ..)| *path).collect();
+    assert_eq!(
+        listed, members,
+        "MEMBERS must list the workspace's members, in the order of Cargo.toml"
+    );
+
+    let this = manifest(THIS_MANIFEST, "tests/Cargo.toml");
+    let dev_dependencies = this["dev-dependencies"]
+        .as_table()
+        .expect("tests/Cargo.toml has dev-dependencies");
+    for (path, package, reach) in MEMBERS {
+        assert_eq!(package_name(path), *package, "the package at {path}");
+        if *reach == Reach::Linked {
+            assert!(
+                dev_dependencies.contains_key(*package),
+                "{package} is not a dev-dependency of dsh-tests"
+            );
+            let ident = package.replace('-', "_");
+            assert!(
+                [format!("use {ident} as _;"), format!("use {ident}::")]
+                    .iter()
+                    .any(|link| THIS_FILE.contains(link.as_str())),
+                "this file does not link {package}: add `use {ident} as _;`"
+            );
+        }
+    }
+}
+
+/// What a contribution's owner must be: crate, item, and the file and the
+/// text of the line that declares it.
+struct Expected {
+    krate: &'static str,
+    item: &'static str,
+    file: &'static str,
+    source: &'static str,
+    declaration: &'static str,
+}
+
+const PROMPT_RS: &str = include_str!("../../agent-loop/src/prompt.rs");
+const BASH_RS: &str = include_str!("../../tools/bash/src/lib.rs");
+const FS_RS: &str = include_str!("../../tools/fs/src/lib.rs");
+
+const fn agent_loop(item: &'static str, declaration: &'static str) -> Expected {
+    Expected {
+        krate: "dsh-agent-loop",
+        item,
+        file: "agent-loop/src/prompt.rs",
+        source: PROMPT_RS,
+        declaration,
+    }
+}
+
+impl Expected {
+    /// The 1-based line of the one line of `source` that contains
+    /// `declaration`.
+    fn line(&self) -> u32 {
+        let lines: Vec<usize> = self
+            .source
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.contains(self.declaration))
+            .map(|(at, _)| at + 1)
+            .collect();
+        match lines[..] {
+            [line] => u32::try_from(line).expect("a short file"),
+            _ => panic!(
+                "{:?} is on lines {lines:?} of {}: expected one",
+                self.declaration, self.file
+            ),
+        }
+    }
+
+    fn check(&self, what: &str, owner: &Owner) {
+        assert_eq!(
+            (
+                owner.krate.as_str(),
+                owner.item.as_str(),
+                owner.file.as_str(),
+                owner.line
+            ),
+            (self.krate, self.item, self.file, self.line()),
+            "the owner of {what}"
+        );
+    }
+}
+
+#[test]
+fn the_full_static_registry_builds_with_the_expected_owners() {
+    let prompt = SystemPrompt::new().expect("the workspace's statics install together");
+    let assembly = prompt.assemble(&AssembleContext::new());
+
+    // Sections, in render order: name, order, tool, owner.
+    let sections = [
+        (
+            "agent:persona",
+            0,
+            None,
+            agent_loop("dsh_agent_loop::prompt::persona", "fn persona("),
+        ),
+        (
+            "tool:read",
+            100,
+            Some("read"),
+            Expected {
+                krate: "dsh-tool-fs",
+                item: "dsh_tool_fs::READ_HABIT",
+                file: "tools/fs/src/lib.rs",
+                source: FS_RS,
+                declaration: "pub const READ_HABIT: &str",
+            },
+        ),
+        (
+            "tool:bash",
+            105,
+            Some("bash"),
+            Expected {
+                krate: "dsh-tool-bash",
+                item: "dsh_tool_bash::EXIT_CODE_HABIT",
+                file: "tools/bash/src/lib.rs",
+                source: BASH_RS,
+                declaration: "pub const EXIT_CODE_HABIT: &str",
+            },
+        ),
+    ];
+    let names: Vec<&str> = assembly
+        .sections
+        .iter()
+        .map(|section| section.name().as_str())
+        .collect();
+    let expected_names: Vec<&str> = sections.iter().map(|(name, ..)| *name).collect();
+    assert_eq!(
+        names, expected_names,
+        "the static sections, in render order"
+    );
+    for (name, order, tool, owner) in &sections {
+        let section = assembly.sections.get(name).expect("listed above");
+        assert_eq!(section.order(), *order, "the order of {name}");
+        assert_eq!(
+            section.tool().map(|tool| tool.as_str()),
+            *tool,
+            "the tool of {name}"
+        );
+        owner.check(name, section.owner());
+        assert_eq!(
+            prompt.section_owner(name).as_ref(),
+            Some(section.owner()),
+            "the registry and the assembly agree on the owner of {name}"
+        );
+    }
+
+    let variables = [
+        (
+            "cwd",
+            agent_loop("dsh_agent_loop::prompt::cwd", "pub fn cwd("),
+        ),
+        (
+            "model",
+            agent_loop("dsh_agent_loop::prompt::model", "pub fn model("),
+        ),
+    ];
+    let names: Vec<&str> = assembly.variables.names().collect();
+    let expected_names: Vec<&str> = variables.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, expected_names, "the static variables");
+    for (name, owner) in &variables {
+        owner.check(name, assembly.variables.owner(name).expect("listed above"));
+    }
+}
+
+/// A section bound to a tool names a tool that a linked crate provides,
+/// under the name that crate's tool really has: otherwise its guidance
+/// could never render.
+#[test]
+fn every_tool_bound_section_names_a_tool_of_the_workspace() {
+    let prompt = SystemPrompt::new().expect("install");
+    let assembly = prompt.assemble(&AssembleContext::new());
+    // The subagent tool is left out: it is built per deployment, bound to
+    // a provider, under a name the deployment chooses.
+    let tools: Vec<Box<dyn Tool>> = vec![
+        Box::new(dsh_tool_bash::BashTool::new()),
+        Box::new(dsh_tool_fs::ReadTool::new()),
+        Box::new(dsh_tool_todo::TodoWriteTool::new()),
+    ];
+    let provided: BTreeSet<&str> = tools.iter().map(|tool| tool.name()).collect();
+    let bound: Vec<(&str, &str)> = assembly
+        .sections
+        .iter()
+        .filter_map(|section| Some((section.name().as_str(), section.tool()?.as_str())))
+        .collect();
+    assert!(!bound.is_empty(), "the tool crates declare bound sections");
+    for (section, tool) in bound {
+        assert!(
+            provided.contains(tool),
+            "section {section} is bound to `{tool}`, which no tool of the workspace is \
+             named (tools: {provided:?})"
+        );
+    }
+}
