@@ -1,5 +1,7 @@
 //! Assembly: the waterfall, the owned snapshot, and tool-bound guidance.
 
+mod support;
+
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -366,31 +368,16 @@ fn a_waterfall_listener_attaches_typed_extensions_to_the_assembly() {
 /// What an assembly holds, as plain values, to compare two assemblies.
 #[derive(Debug, PartialEq)]
 struct Contents {
-    sections: Vec<(String, i32, String, Option<String>)>,
-    variables: Vec<(String, Option<String>)>,
+    sections: Vec<support::SectionRow>,
+    variables: Vec<support::VariableRow>,
     tools: Vec<ToolSchema>,
     extensions: usize,
 }
 
 fn contents(assembly: &PromptAssembly) -> Contents {
     Contents {
-        sections: assembly
-            .sections
-            .iter()
-            .map(|s| {
-                (
-                    s.name().to_string(),
-                    s.order(),
-                    s.text().to_string(),
-                    s.tool().map(ToString::to_string),
-                )
-            })
-            .collect(),
-        variables: assembly
-            .variables
-            .iter()
-            .map(|v| (v.name.to_owned(), v.value.map(str::to_owned)))
-            .collect(),
+        sections: support::section_rows(assembly),
+        variables: support::variable_rows(assembly),
         tools: assembly
             .tools
             .iter()

@@ -1,6 +1,8 @@
 //! Registration: what `SystemPrompt::section`, `variable`, `tools`,
 //! `on_assemble` and `on_change` accept, refuse, and undo.
 
+mod support;
+
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -20,8 +22,8 @@ struct Caller(&'static str);
 /// Everything an assembly of `prompt` shows, to compare registry states.
 #[derive(Debug, PartialEq)]
 struct Snapshot {
-    sections: Vec<(String, i32, String, Option<String>)>,
-    variables: Vec<(String, Option<String>)>,
+    sections: Vec<support::SectionRow>,
+    variables: Vec<support::VariableRow>,
     tools: Vec<String>,
     rendered: Result<String, RenderError>,
     section_names: Vec<String>,
@@ -31,23 +33,8 @@ struct Snapshot {
 fn snapshot(prompt: &SystemPrompt) -> Snapshot {
     let assembly = prompt.assemble(&AssembleContext::default());
     Snapshot {
-        sections: assembly
-            .sections
-            .iter()
-            .map(|section| {
-                (
-                    section.name().to_string(),
-                    section.order(),
-                    section.text().to_string(),
-                    section.tool().map(ToString::to_string),
-                )
-            })
-            .collect(),
-        variables: assembly
-            .variables
-            .iter()
-            .map(|variable| (variable.name.to_owned(), variable.value.map(str::to_owned)))
-            .collect(),
+        sections: support::section_rows(&assembly),
+        variables: support::variable_rows(&assembly),
         tools: assembly
             .tools
             .iter()
