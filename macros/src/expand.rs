@@ -196,18 +196,27 @@ fn owner(ident: &Ident) -> TokenStream {
 
 /// A hidden exported macro named after the contribution, spanned at its
 /// name: a second one of the same kind and name in the crate is E0428 at
-/// that name. Declared at item level, where the attribute is, because an
-/// exported macro inside `const _` trips `non_local_definitions`; allowed
-/// there for attributes used inside a fn body.
+/// that name.
+///
+/// The macro is declared inside a `const _` block. `#[macro_export]` puts
+/// it at the crate root wherever it is declared, so the check is the same;
+/// but a `macro_rules!` declared at item level also enters its module's
+/// textual macro scope, which every later macro name in the module is
+/// resolved through, one declaration after another: with one declaration
+/// per section, resolving the module's macros grew with the square of its
+/// sections (see `tests/BUILD_BENCH_RESULTS.md`). `non_local_definitions`
+/// is allowed for that block.
 fn unique_in_crate(kind: &str, name: &str, span: Span, cfgs: &[syn::Attribute]) -> TokenStream {
     let macro_name = format_ident!("__dsh_prompt_{}_{}", kind, mangle(name), span = span);
     // Every token at the name: rustc reports E0428 over the whole item.
     quote_spanned! {span=>
         #(#cfgs)*
-        #[doc(hidden)]
-        #[macro_export]
-        #[allow(non_local_definitions)]
-        macro_rules! #macro_name { () => {} }
+        const _: () = {
+            #[doc(hidden)]
+            #[macro_export]
+            #[allow(non_local_definitions)]
+            macro_rules! #macro_name { () => {} }
+        };
     }
 }
 

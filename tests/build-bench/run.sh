@@ -11,7 +11,15 @@
 #                    the fn `#[prompt_variable]`;
 #   bench-inventory  each const registered by a hand-written
 #                    `inventory::submit!` of the same `StaticSection`: the
-#                    floor of any macro that registers through inventory.
+#                    floor of any macro that registers through inventory;
+#   bench-expanded   what the macros expand to for bench-macros, written
+#                    out by hand (the marker type, the hidden uniqueness
+#                    macros, the `<<name>>` checks, the submissions): the
+#                    code the macros generate, without running them. Keep
+#                    it in step with macros/src/expand.rs;
+#   bench-identity   each const under an attribute with the same arguments
+#                    whose proc macro returns the item unchanged: what
+#                    rustc charges for invoking any attribute macro.
 #
 # Builds every dependency once, then, for each crate, RUNS times (default
 # 3): touch its lib.rs and time `cargo build -p <crate>` (then the same for
@@ -23,6 +31,9 @@
 #        OPTIMIZE_MACROS=1 tests/build-bench/run.sh
 #            (proc macros built with opt-level 3, as a consumer gets with
 #            `[profile.dev.build-override] opt-level = 3`)
+#        MEASURE=instructions RUNS=1 tests/build-bench/run.sh
+#            (instructions rustc executes, counted by valgrind's
+#            cachegrind: deterministic where wall time is noisy)
 set -euo pipefail
 
 sections=1000
@@ -38,32 +49,104 @@ section_lines() {
     if [[ $mode == macros ]]; then
         echo "#[prompt_section(name = \"bench:section_$index\", order = $order)]"
     fi
+    if [[ $mode == identity ]]; then
+        echo "#[bench_identity_attr::identity(name = \"bench:section_$index\", order = $order)]"
+    fi
     echo "pub const SECTION_$index: &str = \"Guidance number $((10#$index)).$reference\";"
+    if [[ $mode == expanded ]]; then
+        unique_lines "section_bench_colon_section__$index"
+        # The macro's `{{ … }}` block; a single `{` without checks, where
+        # hand-written `{{` would draw an `unused_braces` warning.
+        if [[ -n $reference ]]; then
+            echo '::dsh_system_prompt::__private::inventory::submit! {{'
+            echo '    ::dsh_system_prompt::__private::assert_prompt_variable::<bench_value>();'
+        else
+            echo '::dsh_system_prompt::__private::inventory::submit! {'
+        fi
+        echo '    ::dsh_system_prompt::__private::StaticSection {'
+        section_fields "$index" "$order"
+        echo '    }'
+        if [[ -n $reference ]]; then echo '}}'; else echo '}'; fi
+    fi
     if [[ $mode == inventory ]]; then
         echo '::dsh_system_prompt::__private::inventory::submit! {'
         echo '    ::dsh_system_prompt::__private::StaticSection {'
-        echo "        name: ::core::option::Option::Some(\"bench:section_$index\"),"
-        echo "        order: $order,"
-        echo '        tool: ::core::option::Option::None,'
-        echo "        text: ::dsh_system_prompt::__private::StaticText::Fixed(SECTION_$index),"
-        echo '        owner: ::dsh_system_prompt::__private::StaticOwner {'
-        echo '            krate: ::core::env!("CARGO_PKG_NAME"),'
-        echo '            module: ::core::module_path!(),'
-        echo "            item: \"SECTION_$index\","
-        echo '            file: ::core::file!(),'
-        echo '            line: ::core::line!(),'
-        echo '        },'
+        section_fields "$index" "$order"
         echo '    }'
         echo '}'
     fi
 }
 
-# generate <crate> <mode: plain|macros|inventory>
+# section_fields <index> <order>: the fields of one `StaticSection`.
+section_fields() {
+    local index=$1 order=$2
+    echo "        name: ::core::option::Option::Some(\"bench:section_$index\"),"
+    echo "        order: $order,"
+    echo '        tool: ::core::option::Option::None,'
+    echo "        text: ::dsh_system_prompt::__private::StaticText::Fixed(SECTION_$index),"
+    owner_fields "SECTION_$index"
+}
+
+# owner_fields <item>: the `owner` field of a static contribution.
+owner_fields() {
+    echo '        owner: ::dsh_system_prompt::__private::StaticOwner {'
+    echo '            krate: ::core::env!("CARGO_PKG_NAME"),'
+    echo '            module: ::core::module_path!(),'
+    echo "            item: \"$1\","
+    echo '            file: ::core::file!(),'
+    echo '            line: ::core::line!(),'
+    echo '        },'
+}
+
+# unique_lines <mangled kind and name>: the hidden macro that makes a
+# duplicate name in one crate a build error.
+unique_lines() {
+    echo 'const _: () = {'
+    echo '    #[doc(hidden)]'
+    echo '    #[macro_export]'
+    echo '    #[allow(non_local_definitions)]'
+    echo "    macro_rules! __dsh_prompt_$1 { () => {} }"
+    echo '};'
+}
+
+# variable_lines: what `#[prompt_variable]` adds beside `bench_value`.
+variable_lines() {
+    cat <<'RUST'
+#[doc(hidden)]
+#[allow(non_camel_case_types, dead_code, missing_docs, missing_debug_implementations, unreachable_pub)]
+pub struct bench_value {}
+const _: () = {
+    impl ::dsh_system_prompt::__private::PromptVariable for bench_value {}
+};
+RUST
+    unique_lines variable_bench__value
+    cat <<'RUST'
+const _: () = {
+    fn __dsh_provide(
+        cx: &::dsh_system_prompt::AssembleContext,
+    ) -> ::core::option::Option<::std::string::String> {
+        ::dsh_system_prompt::__private::IntoVariableValue::into_variable_value(bench_value(cx))
+    }
+    ::dsh_system_prompt::__private::inventory::submit! {
+        ::dsh_system_prompt::__private::StaticVariable {
+            name: "bench_value",
+            provider: __dsh_provide,
+RUST
+    owner_fields bench_value
+    echo '        }'
+    echo '    }'
+    echo '};'
+}
+
+# generate <crate> <mode: plain|macros|inventory|expanded|identity>
 generate() {
     local crate=$1 mode=$2 i index reference
     mkdir -p "$dir/$crate/src"
     printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n[dependencies]\ndsh-system-prompt = { path = "%s/core" }\n' \
         "$crate" "$root" >"$dir/$crate/Cargo.toml"
+    if [[ $mode == identity ]]; then
+        echo 'bench-identity-attr = { path = "../bench-identity-attr" }' >>"$dir/$crate/Cargo.toml"
+    fi
     {
         echo '//! Generated by tests/build-bench/run.sh.'
         if [[ $mode == macros ]]; then
@@ -77,6 +160,7 @@ generate() {
         echo 'pub fn bench_value(_cx: &AssembleContext) -> Option<String> {'
         echo '    Some("the benchmark".to_owned())'
         echo '}'
+        [[ $mode == expanded ]] && variable_lines
         for ((i = 0; i < sections; i++)); do
             reference=''
             ((i % 2 == 0)) && reference=' It runs on <<bench_value>>.'
@@ -86,13 +170,28 @@ generate() {
     } >"$dir/$crate/src/lib.rs"
 }
 
-printf '[workspace]\nresolver = "3"\nmembers = ["bench-plain", "bench-macros", "bench-inventory"]\n' >"$dir/Cargo.toml"
+printf '[workspace]\nresolver = "3"\nmembers = ["bench-plain", "bench-macros", "bench-inventory", "bench-expanded", "bench-identity", "bench-identity-attr"]\n' >"$dir/Cargo.toml"
 if [[ ${OPTIMIZE_MACROS:-0} == 1 ]]; then
     printf '\n[profile.dev.build-override]\nopt-level = 3\n' >>"$dir/Cargo.toml"
 fi
 generate bench-plain plain
 generate bench-macros macros
 generate bench-inventory inventory
+generate bench-expanded expanded
+generate bench-identity identity
+# The identity attribute: the item back, unchanged.
+mkdir -p "$dir/bench-identity-attr/src"
+printf '[package]\nname = "bench-identity-attr"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n[lib]\nproc-macro = true\n' \
+    >"$dir/bench-identity-attr/Cargo.toml"
+cat >"$dir/bench-identity-attr/src/lib.rs" <<'RUST'
+//! Generated by tests/build-bench/run.sh: an attribute that does nothing.
+use proc_macro::TokenStream;
+
+#[proc_macro_attribute]
+pub fn identity(_args: TokenStream, item: TokenStream) -> TokenStream {
+    item
+}
+RUST
 
 export CARGO_TARGET_DIR="$dir/target"
 cd "$dir"
@@ -108,33 +207,77 @@ median() {
     printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# time_command <crate> <cargo subcommand>: median seconds over $runs runs.
-time_command() {
-    local crate=$1 command=$2 times=() start run
+# With MEASURE=instructions, rustc runs under cachegrind for the bench
+# crates (through a RUSTC_WRAPPER), and the figure is the instructions it
+# executed, in millions: unlike wall time, the same on every run.
+unit=s
+if [[ ${MEASURE:-time} == instructions ]]; then
+    command -v valgrind >/dev/null || {
+        echo "MEASURE=instructions needs valgrind (apt-get install valgrind)" >&2
+        exit 1
+    }
+    unit=M
+    cat >"$dir/cachegrind-rustc.sh" <<'SH'
+#!/usr/bin/env bash
+# RUSTC_WRAPPER: run rustc under cachegrind when it compiles a bench crate.
+rustc=$1
+shift
+for arg in "$@"; do
+    if [[ $arg == bench_* ]]; then
+        valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+            --log-file="$CACHEGRIND_LOG" "$rustc" "$@"
+        exit
+    fi
+done
+exec "$rustc" "$@"
+SH
+    chmod +x "$dir/cachegrind-rustc.sh"
+fi
+
+# measure <crate> <cargo subcommand>: the median over $runs runs of one
+# rebuild of <crate> alone, in $unit.
+measure() {
+    local crate=$1 command=$2 figures=() start run log
     for ((run = 0; run < runs; run++)); do
         touch "$dir/$crate/src/lib.rs"
-        start=$(now)
-        cargo "$command" --quiet -p "$crate"
-        times+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')")
+        if [[ $unit == M ]]; then
+            log="$dir/cachegrind.log"
+            : >"$log"
+            CACHEGRIND_LOG=$log RUSTC_WRAPPER="$dir/cachegrind-rustc.sh" cargo "$command" --quiet -p "$crate"
+            figures+=("$(awk '/I *refs:/ { gsub(",", "", $NF); printf "%.0f", $NF / 1e6 }' "$log")")
+        else
+            start=$(now)
+            cargo "$command" --quiet -p "$crate"
+            figures+=("$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')")
+        fi
     done
-    echo "$crate cargo $command: ${times[*]} s" >&2
-    median "${times[@]}"
+    echo "$crate cargo $command: ${figures[*]} $unit" >&2
+    median "${figures[@]}"
 }
 
-plain_build=$(time_command bench-plain build)
-macros_build=$(time_command bench-macros build)
-inventory_build=$(time_command bench-inventory build)
-plain_check=$(time_command bench-plain check)
-macros_check=$(time_command bench-macros check)
-inventory_check=$(time_command bench-inventory check)
+crates=(bench-plain bench-macros bench-inventory bench-expanded bench-identity)
+declare -A label=(
+    [bench-plain]='bench-plain (plain consts)'
+    [bench-macros]='bench-macros (#[prompt_section])'
+    [bench-inventory]='bench-inventory (hand-written inventory::submit!)'
+    [bench-expanded]="bench-expanded (the macros' output, hand-written)"
+    [bench-identity]='bench-identity (an attribute that returns the item)'
+)
+declare -A build check
+for crate in "${crates[@]}"; do
+    build[$crate]=$(measure "$crate" build)
+done
+for crate in "${crates[@]}"; do
+    check[$crate]=$(measure "$crate" check)
+done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo
-echo "$sections sections, median of $runs, proc macros optimized: ${OPTIMIZE_MACROS:-0}"
+echo "$sections sections, median of $runs, measure: ${MEASURE:-time} ($unit), proc macros optimized: ${OPTIMIZE_MACROS:-0}"
 echo
 echo "| crate | cargo build | vs plain | cargo check | vs plain |"
 echo "|---|---|---|---|---|"
-echo "| bench-plain (plain consts) | ${plain_build} s | 1.00x | ${plain_check} s | 1.00x |"
-echo "| bench-macros (#[prompt_section]) | ${macros_build} s | $(ratio "$macros_build" "$plain_build")x | ${macros_check} s | $(ratio "$macros_check" "$plain_check")x |"
-echo "| bench-inventory (hand-written inventory::submit!) | ${inventory_build} s | $(ratio "$inventory_build" "$plain_build")x | ${inventory_check} s | $(ratio "$inventory_check" "$plain_check")x |"
+for crate in "${crates[@]}"; do
+    echo "| ${label[$crate]} | ${build[$crate]} $unit | $(ratio "${build[$crate]}" "${build[bench-plain]}")x | ${check[$crate]} $unit | $(ratio "${check[$crate]}" "${check[bench-plain]}")x |"
+done
