@@ -156,15 +156,14 @@ pub(crate) fn check_unique<'a, N: AsRef<str>>(
     let mut declarations: Vec<(N, &Owner)> = declarations.collect();
     // The common case, all distinct, in one hashing pass; only a duplicate
     // pays for the sort that makes its report independent of link order.
-    let mut seen = rustc_hash::FxHashSet::default();
-    seen.reserve(declarations.len());
+    let mut seen =
+        rustc_hash::FxHashSet::with_capacity_and_hasher(declarations.len(), Default::default());
     if declarations
         .iter()
         .all(|(name, _)| seen.insert(name.as_ref()))
     {
         return Ok(());
     }
-    drop(seen);
     declarations.sort_by(|a, b| {
         (a.0.as_ref(), &a.1.krate, &a.1.file, a.1.line).cmp(&(
             b.0.as_ref(),
