@@ -11,6 +11,14 @@
 //! kind = "subagent"
 //! provider = "spawn"
 //!
+//! [tools.review]                    # a spawn instance whose children are someone else
+//! kind = "subagent"
+//! provider = "spawn"
+//! [tools.review.child]              # each key optional: left out, the calling agent's
+//! model = "gpt-5-mini"
+//! persona = """You review changes on <<model>>. Report problems; change nothing."""
+//! tools = ["read"]
+//!
 //! [[agents]]
 //! id = "coder"
 //! model = "gpt-5"                   # optional: overrides the adapter's model
@@ -120,6 +128,21 @@ pub(crate) struct ToolInstance {
     /// For `kind = "subagent"`: the subagent provider the instance starts
     /// children with (`spawn`, `fork`).
     pub(crate) provider: Spanned<String>,
+    /// For `provider = "spawn"`: who the children are, where they differ
+    /// from the calling agent.
+    #[serde(default)]
+    pub(crate) child: Option<Spanned<Child>>,
+}
+
+/// `[tools.<name>.child]`: a spawned child's model, persona and tools; each
+/// left out is the calling agent's.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Child {
+    pub(crate) model: Option<Spanned<String>>,
+    /// A template fragment, like an agent's persona.
+    pub(crate) persona: Option<Spanned<String>>,
+    pub(crate) tools: Option<Vec<Spanned<String>>>,
 }
 
 /// What kind of tool a `[tools.<name>]` instance is.
@@ -141,7 +164,7 @@ struct AgentFile {
 }
 
 /// One agent of a deployment.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Agent {
     pub(crate) id: Spanned<String>,
     /// The agent's model: its own, or the adapter's default.
@@ -240,6 +263,33 @@ impl Deployment {
         }
     }
 
+    /// The children `agent` starts through the instances it lists that
+    /// have a `[tools.<name>.child]` table, each as it runs: what the table
+    /// leaves out is `agent`'s. A child's id is `<agent>/<instance>`.
+    pub(crate) fn children_of(&self, agent: &Agent) -> Vec<Agent> {
+        agent
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let child = self.tools.get(tool.get_ref())?.get_ref().child.as_ref()?;
+                let Child {
+                    model,
+                    persona,
+                    tools,
+                } = child.get_ref();
+                Some(Agent {
+                    id: Spanned::new(
+                        child.span(),
+                        format!("{}/{}", agent.id.get_ref(), tool.get_ref()),
+                    ),
+                    model: model.clone().unwrap_or_else(|| agent.model.clone()),
+                    persona: persona.clone().unwrap_or_else(|| agent.persona.clone()),
+                    tools: tools.clone().unwrap_or_else(|| agent.tools.clone()),
+                })
+            })
+            .collect()
+    }
+
     /// The agent with id `id`, or the first agent.
     pub(crate) fn agent(&self, id: Option<&str>) -> Result<&Agent, Problem> {
         match id {
@@ -317,6 +367,21 @@ fn check(
                 )),
             );
         }
+        if let Some(child_tools) = instance
+            .get_ref()
+            .child
+            .as_ref()
+            .and_then(|child| child.get_ref().tools.as_ref())
+        {
+            check_tool_list(
+                &format!("the children of `{name}`"),
+                child_tools,
+                tools,
+                file,
+                builtin_tools,
+                problems,
+            );
+        }
     }
 
     if agents.is_empty() {
@@ -358,39 +423,14 @@ fn check(
                 Spanned::new(id.span(), String::new())
             }
         };
-        let mut seen = HashSet::new();
-        for tool in &agent_tools {
-            let name = tool.get_ref().as_str();
-            if !seen.insert(name) {
-                problems.push(
-                    file.problem(format!(
-                        "tool `{name}` is listed twice for agent `{}`",
-                        id.get_ref()
-                    ))
-                    .label(tool.span(), "listed again"),
-                );
-            } else if !builtin_tools.contains(&name) && !tools.contains_key(name) {
-                let mut known: Vec<&str> = builtin_tools.to_vec();
-                known.extend(tools.keys().map(String::as_str));
-                known.sort_unstable();
-                let mut help = format!(
-                    "the tools are the built-ins and the `[tools.<name>]` instances: {}",
-                    known
-                        .iter()
-                        .map(|name| format!("`{name}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                if let Some(closest) = closest(name, &known) {
-                    help = format!("did you mean `{closest}`? {help}");
-                }
-                problems.push(
-                    file.problem(format!("unknown tool `{name}`"))
-                        .label(tool.span(), "unknown tool")
-                        .help(help),
-                );
-            }
-        }
+        check_tool_list(
+            &format!("agent `{}`", id.get_ref()),
+            &agent_tools,
+            tools,
+            file,
+            builtin_tools,
+            problems,
+        );
         checked.push(Agent {
             id,
             model,
@@ -400,6 +440,48 @@ fn check(
     }
 
     checked
+}
+
+/// Checks a list of tool names, `whose` (`agent \`coder\``): each listed
+/// once, each a built-in or a `[tools.<name>]` instance.
+fn check_tool_list(
+    whose: &str,
+    list: &[Spanned<String>],
+    tools: &BTreeMap<String, Spanned<ToolInstance>>,
+    file: &SourceFile,
+    builtin_tools: &[&str],
+    problems: &mut Vec<Problem>,
+) {
+    let mut seen = HashSet::new();
+    for tool in list {
+        let name = tool.get_ref().as_str();
+        if !seen.insert(name) {
+            problems.push(
+                file.problem(format!("tool `{name}` is listed twice for {whose}"))
+                    .label(tool.span(), "listed again"),
+            );
+        } else if !builtin_tools.contains(&name) && !tools.contains_key(name) {
+            let mut known: Vec<&str> = builtin_tools.to_vec();
+            known.extend(tools.keys().map(String::as_str));
+            known.sort_unstable();
+            let mut help = format!(
+                "the tools are the built-ins and the `[tools.<name>]` instances: {}",
+                known
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if let Some(closest) = closest(name, &known) {
+                help = format!("did you mean `{closest}`? {help}");
+            }
+            problems.push(
+                file.problem(format!("unknown tool `{name}`"))
+                    .label(tool.span(), "unknown tool")
+                    .help(help),
+            );
+        }
+    }
 }
 
 /// The candidate closest to `name`, when close enough to be a typo.
@@ -514,5 +596,51 @@ persona = "x"
             messages(&text),
             ["tool instance `bash` takes the name of the built-in tool `bash`"]
         );
+    }
+
+    #[test]
+    fn a_childs_tools_are_checked_like_an_agents() {
+        let text = GOOD.replace(
+            "provider = \"spawn\"\n",
+            "provider = \"spawn\"\n[tools.task.child]\ntools = [\"raed\", \"bash\", \"bash\"]\n",
+        );
+        assert_eq!(
+            messages(&text),
+            [
+                "unknown tool `raed`",
+                "tool `bash` is listed twice for the children of `task`",
+            ]
+        );
+        let text = GOOD.replace(
+            "provider = \"spawn\"\n",
+            "provider = \"spawn\"\n[tools.task.child]\ntemperature = 1\n",
+        );
+        assert!(messages(&text)[0].contains("unknown field `temperature`"));
+    }
+
+    #[test]
+    fn a_child_takes_what_its_table_leaves_out_from_the_caller() {
+        let text = GOOD.replace(
+            "provider = \"spawn\"\n",
+            "provider = \"spawn\"\n[tools.task.child]\nmodel = \"small\"\ntools = [\"read\"]\n",
+        );
+        let deployment = parse(&text).expect("valid");
+        let coder = deployment.agent(Some("coder")).expect("coder");
+        let children = deployment.children_of(coder);
+        let [child] = &children[..] else {
+            panic!("one child: {children:?}");
+        };
+        assert_eq!(child.id.get_ref(), "coder/task");
+        assert_eq!(child.model.get_ref(), "small");
+        assert_eq!(child.persona.get_ref(), coder.persona.get_ref());
+        let tools: Vec<&str> = child
+            .tools
+            .iter()
+            .map(|tool| tool.get_ref().as_str())
+            .collect();
+        assert_eq!(tools, ["read"]);
+        // `other` does not list `task`: no children.
+        let other = deployment.agent(Some("other")).expect("other");
+        assert!(deployment.children_of(other).is_empty());
     }
 }

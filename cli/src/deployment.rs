@@ -8,7 +8,8 @@ use std::sync::Arc;
 use dsh_agent_loop::{AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{PromptAssembly, Registration, SystemPrompt};
 use dsh_tool_subagent::{
-    ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool, SubagentToolConfig,
+    ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool,
+    SubagentToolConfig,
 };
 use dsh_tools::{Tool, ToolRegistry};
 
@@ -155,6 +156,59 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
     Ok(providers)
 }
 
+/// Registers the provider of an instance with a `child` table: a spawn
+/// provider of its own, `spawn:<instance>`, whose children are the table's.
+/// Returns its name.
+fn bind_child(
+    providers: &SubagentProviders,
+    deployment: &Deployment,
+    name: &str,
+    provider: &toml::Spanned<String>,
+    child: &toml::Spanned<config::Child>,
+) -> Result<String, Problem> {
+    if provider.get_ref() != SpawnProvider::NAME {
+        return Err(deployment
+            .file
+            .problem(format!(
+                "tool instance `{name}` has a `child` table, but its provider is `{}`",
+                provider.get_ref()
+            ))
+            .label(child.span(), "child")
+            .label(provider.span(), "provider")
+            .help(format!(
+                "`child` says who spawned children are, so it needs `provider = \"{}\"`; \
+                 a `fork` child is the calling agent itself, so remove the table",
+                SpawnProvider::NAME
+            )));
+    }
+    let config::Child {
+        model,
+        persona,
+        tools,
+    } = child.get_ref();
+    let child_config = ChildAgentConfig {
+        model: model.as_ref().map(|model| model.get_ref().clone()),
+        persona: persona.as_ref().map(|persona| persona.get_ref().clone()),
+        tools: tools
+            .as_ref()
+            .map(|tools| tools.iter().map(|tool| tool.get_ref().clone()).collect()),
+    };
+    let binding = format!("{}:{name}", SpawnProvider::NAME);
+    providers
+        .register(Arc::new(
+            SpawnProvider::new()
+                .named(binding.as_str())
+                .with_child(child_config),
+        ))
+        .map_err(|error| {
+            deployment
+                .file
+                .problem(error.to_string())
+                .label(child.span(), "child")
+        })?;
+    Ok(binding)
+}
+
 /// Registers one `[tools.<name>]` instance; a failure points at its table.
 fn register_instance(
     tools: &ToolRegistry,
@@ -165,7 +219,11 @@ fn register_instance(
 ) -> Result<(), Problem> {
     let config::ToolKind::Subagent = instance.get_ref().kind;
     let provider = &instance.get_ref().provider;
-    let config = SubagentToolConfig::new(provider.get_ref().as_str()).named(name);
+    let binding = match &instance.get_ref().child {
+        None => provider.get_ref().clone(),
+        Some(child) => bind_child(providers, deployment, name, provider, child)?,
+    };
+    let config = SubagentToolConfig::new(binding).named(name);
     SubagentTool::install(&config, providers, tools).map_err(|error| {
         let problem = deployment.file.problem(error.to_string());
         match error {

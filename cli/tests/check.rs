@@ -167,3 +167,46 @@ fn unknown_subagent_provider() {
         ],
     );
 }
+
+#[test]
+fn a_child_table_needs_the_spawn_provider() {
+    let stderr = check_fails("child-on-fork.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "tool instance `fork` has a `child` table, but its provider is `fork`",
+            "[cli/tests/fixtures/child-on-fork.toml:9:1]",
+            "╰── provider",
+            "needs `provider = \"spawn\"`",
+        ],
+    );
+}
+
+/// A child's own persona is checked like an agent's, pointing into it.
+#[test]
+fn a_childs_persona_is_checked() {
+    let stderr = check_fails("child-persona.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "unknown variable `<<modle>>` in the persona of agent `boss/review`",
+            "[cli/tests/fixtures/child-persona.toml:10:26]",
+            "did you mean `<<model>>`?",
+        ],
+    );
+    // The parents' personas are fine, and the child is checked once,
+    // though two agents start it: one problem.
+    assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_childs_persona_that_renders_passes() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let fixed = std::fs::read_to_string("tests/fixtures/child-persona.toml")
+        .expect("the fixture")
+        .replace("<<modle>>", "<<model>>");
+    let path = dir.path().join("dsh.toml");
+    std::fs::write(&path, fixed).expect("write the deployment");
+    let output = dsh(&["check", "--config", &path.display().to_string()]);
+    assert_status(&output, 0);
+}

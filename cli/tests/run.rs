@@ -228,6 +228,51 @@ fn spawn_and_fork_instances_run_their_children() {
     assert_ne!(description("task"), description("fork"));
 }
 
+/// A spawn instance with a `child` table: its children run on the table's
+/// model, with its persona and only its tools, so only the guidance of
+/// those tools.
+#[test]
+fn a_child_table_says_who_spawned_children_are() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
+         [[answers]]\ntext = \"Looks fine.\"\n\
+         [[answers]]\ntext = \"The reviewer says it looks fine.\"\n",
+    );
+    let config = deployment_with_tools(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+        "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+         [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n",
+        &["bash", "review"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let output = run_lines(&config, "Get it reviewed.\n", &recorded);
+    assert_status(&output, 0);
+    assert!(stdout(&output).ends_with("The reviewer says it looks fine.\n"));
+
+    let requests = requests(&recorded);
+    assert_eq!(requests.len(), 3);
+    let (parent, child) = (&requests[0], &requests[1]);
+    assert_eq!(parent["model"], "m");
+    assert_eq!(child["model"], "small");
+    let system = child["system"].as_str().expect("the child's system prompt");
+    assert!(
+        system.starts_with("You review on small.\n\n"),
+        "the child's persona comes first: {system}"
+    );
+    assert!(system.contains("Use read, not shell commands"), "{system}");
+    assert!(!system.contains("exit code"), "no bash guidance: {system}");
+    let tools: Vec<&str> = child["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(tools, ["read"]);
+}
+
 /// What the local server saw, and what it answers.
 #[derive(Default)]
 struct Server {

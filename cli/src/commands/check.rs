@@ -1,6 +1,8 @@
 //! `dsh check`: load the deployment, render every agent's prompt, and
 //! report every problem found.
 
+use std::collections::HashSet;
+
 use dsh_system_prompt::render_prompt;
 
 use crate::adapter::{self, Purpose};
@@ -17,7 +19,18 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
     }
+    // Every agent, and every child with a persona of its own, once (for
+    // the first agent that starts it): a child that keeps its parent's
+    // persona renders what the parent's check renders.
+    let mut agents = deployment.agents.clone();
+    let mut child_personas = HashSet::new();
     for agent in &deployment.agents {
+        agents.extend(deployment.children_of(agent).into_iter().filter(|child| {
+            child.persona.span() != agent.persona.span()
+                && child_personas.insert(child.persona.span().start)
+        }));
+    }
+    for agent in &agents {
         let mut assembly = runtime.assemble(agent, cwd.as_deref());
         // A render stops at its first failing section; drop that section
         // and render again, so the problems of every section are found.
