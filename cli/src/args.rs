@@ -51,7 +51,8 @@ pub(crate) struct CwdArgs {
 pub(crate) struct PromptArgs {
     #[command(flatten)]
     pub(crate) deployment: DeploymentArgs,
-    /// The agent [default: the deployment's first agent].
+    /// The agent, or the child an agent spawns through an instance with a
+    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
     #[arg(long, short = 'a', value_name = "ID")]
     pub(crate) agent: Option<String>,
     #[command(flatten)]
@@ -86,7 +87,8 @@ pub(crate) struct CheckArgs {
 pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) deployment: DeploymentArgs,
-    /// The agent [default: the deployment's first agent].
+    /// The agent, or the child an agent spawns through an instance with a
+    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
     #[arg(long, short = 'a', value_name = "ID")]
     pub(crate) agent: Option<String>,
     /// The session's working directory [default: the current directory].

@@ -32,6 +32,7 @@
 
 mod string_offsets;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -290,30 +291,43 @@ impl Deployment {
             .collect()
     }
 
-    /// The agent with id `id`, or the first agent.
-    pub(crate) fn agent(&self, id: Option<&str>) -> Result<&Agent, Problem> {
-        match id {
-            None => self
+    /// The agent with id `id`, or the first agent. A child is found by its
+    /// id too, `<agent>/<instance>` (see [`children_of`](Self::children_of)).
+    pub(crate) fn agent(&self, id: Option<&str>) -> Result<Cow<'_, Agent>, Problem> {
+        let Some(id) = id else {
+            return self
                 .agents
                 .first()
-                .ok_or_else(|| Problem::new("the deployment has no agents")),
-            Some(id) => self
-                .agents
-                .iter()
-                .find(|agent| agent.id.get_ref() == id)
-                .ok_or_else(|| {
-                    let ids: Vec<String> = self
-                        .agents
-                        .iter()
-                        .map(|agent| format!("`{}`", agent.id.get_ref()))
-                        .collect();
-                    Problem::new(format!(
-                        "no agent `{id}` in {}; its agents are {}",
-                        self.file.name(),
-                        ids.join(", ")
-                    ))
-                }),
+                .map(Cow::Borrowed)
+                .ok_or_else(|| Problem::new("the deployment has no agents"));
+        };
+        if let Some(agent) = self.agents.iter().find(|agent| agent.id.get_ref() == id) {
+            return Ok(Cow::Borrowed(agent));
         }
+        let children: Vec<Agent> = self
+            .agents
+            .iter()
+            .flat_map(|agent| self.children_of(agent))
+            .collect();
+        if let Some(child) = children.iter().find(|child| child.id.get_ref() == id) {
+            return Ok(Cow::Owned(child.clone()));
+        }
+        let ids = |agents: &[Agent]| -> String {
+            agents
+                .iter()
+                .map(|agent| format!("`{}`", agent.id.get_ref()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut message = format!(
+            "no agent `{id}` in {}; its agents are {}",
+            self.file.name(),
+            ids(&self.agents)
+        );
+        if !children.is_empty() {
+            message.push_str(&format!(", and their children {}", ids(&children)));
+        }
+        Err(Problem::new(message))
     }
 
     /// The scripted answers file, resolved against the deployment's
@@ -626,7 +640,7 @@ persona = "x"
         );
         let deployment = parse(&text).expect("valid");
         let coder = deployment.agent(Some("coder")).expect("coder");
-        let children = deployment.children_of(coder);
+        let children = deployment.children_of(&coder);
         let [child] = &children[..] else {
             panic!("one child: {children:?}");
         };
@@ -639,8 +653,20 @@ persona = "x"
             .map(|tool| tool.get_ref().as_str())
             .collect();
         assert_eq!(tools, ["read"]);
+        let found = deployment
+            .agent(Some("coder/task"))
+            .expect("a child by its id");
+        assert_eq!(found.model.get_ref(), "small");
+        let missing = deployment.agent(Some("nobody")).expect_err("no such agent");
+        assert!(
+            missing
+                .message()
+                .ends_with("its agents are `coder`, `other`, and their children `coder/task`"),
+            "{}",
+            missing.message()
+        );
         // `other` does not list `task`: no children.
         let other = deployment.agent(Some("other")).expect("other");
-        assert!(deployment.children_of(other).is_empty());
+        assert!(deployment.children_of(&other).is_empty());
     }
 }

@@ -133,3 +133,28 @@ fn usage_errors_exit_2() {
     assert_status(&dsh(&["frobnicate"]), 2);
     assert_status(&dsh(&["prompt", "--help"]), 0);
 }
+
+/// A spawned child is addressed as `<agent>/<instance>`: its prompt is its
+/// own persona, then the guidance of its own tools only.
+#[test]
+fn a_childs_prompt_by_its_id() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("dsh.toml");
+    std::fs::write(
+        &path,
+        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"big\"\n\
+         [tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+         [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n\
+         [[agents]]\nid = \"boss\"\npersona = \"You lead on <<model>>.\"\ntools = [\"bash\", \"review\"]\n",
+    )
+    .expect("write the deployment");
+    let config = path.display().to_string();
+    let child = prompt(&["--config", &config, "--agent", "boss/review"]);
+    assert!(
+        child.starts_with("You review on small.\n\nUse read, not shell"),
+        "{child}"
+    );
+    assert!(!child.contains("exit code"), "{child}");
+    let boss = prompt(&["--config", &config, "--agent", "boss"]);
+    assert!(boss.starts_with("You lead on big.\n\n"), "{boss}");
+}

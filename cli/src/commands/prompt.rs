@@ -17,6 +17,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let agent = deployment
         .agent(args.agent.as_deref())
         .map_err(|problem| vec![problem])?;
+    let agent = &*agent;
     let runtime = Runtime::new(&deployment)?;
     let cwd = session_cwd(&args.cwd)?;
     let assembly = runtime.assemble(agent, cwd.as_deref());

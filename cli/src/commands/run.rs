@@ -27,6 +27,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let agent = deployment
         .agent(args.agent.as_deref())
         .map_err(|problem| vec![problem])?;
+    let agent = &*agent;
     let runtime = Runtime::new(&deployment)?;
     let cwd = working_directory(args.cwd.clone())?;
 
