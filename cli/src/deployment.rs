@@ -176,8 +176,8 @@ fn bind_child(
             .label(child.span(), "child")
             .label(provider.span(), "provider")
             .help(format!(
-                "`child` says who spawned children are, so it needs `provider = \"{}\"`; \
-                 a `fork` child is the calling agent itself, so remove the table",
+                "`child` says who the children of a spawn instance are: it needs \
+                 `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
                 SpawnProvider::NAME
             )));
     }

@@ -177,7 +177,7 @@ fn a_child_table_needs_the_spawn_provider() {
             "tool instance `fork` has a `child` table, but its provider is `fork`",
             "[cli/tests/fixtures/child-on-fork.toml:9:1]",
             "╰── provider",
-            "needs `provider = \"spawn\"`",
+            "it needs `provider = \"spawn\"`",
         ],
     );
 }
