@@ -9,8 +9,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    Agent, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
-    ScriptedAdapter, Session, ToolCall, TurnEndReason, TurnError, async_trait,
+    Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
+    ModelResponse, ScriptedAdapter, Session, ToolCall, TurnEndReason, TurnError, TurnSummary,
+    async_trait,
 };
 use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
@@ -331,14 +332,17 @@ impl ModelAdapter for Silent {
     }
 }
 
-#[tokio::test]
-async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestResult {
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Silent))?;
+/// Runs a turn of `agent()` in a new session, cancelled `after` it starts;
+/// fails the test if the turn does not end within ten seconds.
+async fn run_cancelled_after(
+    agent_loop: &AgentLoop,
+    after: Duration,
+) -> Result<(Result<TurnSummary, TurnError>, Session), Box<dyn std::error::Error>> {
     let cancel = CancellationToken::new();
     let canceller = {
         let cancel = cancel.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(after).await;
             cancel.cancel();
         })
     };
@@ -349,6 +353,13 @@ async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestR
     )
     .await?;
     canceller.await?;
+    Ok((result, session))
+}
+
+#[tokio::test]
+async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestResult {
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Silent))?;
+    let (result, session) = run_cancelled_after(&agent_loop, Duration::from_millis(50)).await?;
     assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
     assert_eq!(
         last_turn_end(&session),
@@ -365,21 +376,7 @@ async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestR
     let adapter = Arc::new(ScriptedAdapter::new([call("c1", "slow", "{}")]));
     let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Slow)], adapter)?;
     let agent_loop = agent_loop.with_cancel_grace(Duration::from_millis(100));
-    let cancel = CancellationToken::new();
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            cancel.cancel();
-        })
-    };
-    let mut session = Session::new();
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        agent_loop.run_turn(&agent(), &mut session, "hi", &cancel),
-    )
-    .await?;
-    canceller.await?;
+    let (result, session) = run_cancelled_after(&agent_loop, Duration::from_millis(50)).await?;
     assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
     assert!(session.events().iter().any(|event| matches!(
         event,
