@@ -265,30 +265,31 @@ impl Deployment {
     }
 
     /// The children `agent` starts through the instances it lists that
-    /// have a `[tools.<name>.child]` table, each as it runs: what the table
-    /// leaves out is `agent`'s. A child's id is `<agent>/<instance>`.
+    /// have a `[tools.<name>.child]` table, each as it runs.
     pub(crate) fn children_of(&self, agent: &Agent) -> Vec<Agent> {
         agent
             .tools
             .iter()
-            .filter_map(|tool| {
-                let child = self.tools.get(tool.get_ref())?.get_ref().child.as_ref()?;
-                let Child {
-                    model,
-                    persona,
-                    tools,
-                } = child.get_ref();
-                Some(Agent {
-                    id: Spanned::new(
-                        child.span(),
-                        format!("{}/{}", agent.id.get_ref(), tool.get_ref()),
-                    ),
-                    model: model.clone().unwrap_or_else(|| agent.model.clone()),
-                    persona: persona.clone().unwrap_or_else(|| agent.persona.clone()),
-                    tools: tools.clone().unwrap_or_else(|| agent.tools.clone()),
-                })
-            })
+            .filter_map(|tool| self.child(agent, tool.get_ref()))
             .collect()
+    }
+
+    /// The child `parent` would start through `instance`, when the instance
+    /// has a `[tools.<name>.child]` table: what the table leaves out is
+    /// `parent`'s, and its id is `<parent>/<instance>`.
+    pub(crate) fn child(&self, parent: &Agent, instance: &str) -> Option<Agent> {
+        let child = self.tools.get(instance)?.get_ref().child.as_ref()?;
+        let Child {
+            model,
+            persona,
+            tools,
+        } = child.get_ref();
+        Some(Agent {
+            id: Spanned::new(child.span(), format!("{}/{instance}", parent.id.get_ref())),
+            model: model.clone().unwrap_or_else(|| parent.model.clone()),
+            persona: persona.clone().unwrap_or_else(|| parent.persona.clone()),
+            tools: tools.clone().unwrap_or_else(|| parent.tools.clone()),
+        })
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its
@@ -418,6 +419,12 @@ fn check(
             problems.push(
                 file.problem("an agent's `id` is empty")
                     .label(id.span(), "empty id"),
+            );
+        } else if id.get_ref().contains('/') {
+            problems.push(
+                file.problem(format!("agent id `{}` contains `/`", id.get_ref()))
+                    .label(id.span(), "contains `/`")
+                    .help("`<agent>/<instance>` names the child an agent spawns; choose an id without `/`"),
             );
         } else if !ids.insert(id.get_ref().clone()) {
             problems.push(
@@ -668,5 +675,11 @@ persona = "x"
         // `other` does not list `task`: no children.
         let other = deployment.agent(Some("other")).expect("other");
         assert!(deployment.children_of(&other).is_empty());
+    }
+
+    #[test]
+    fn an_agent_id_cannot_contain_a_slash() {
+        let text = GOOD.replace("id = \"other\"", "id = \"coder/task\"");
+        assert_eq!(messages(&text), ["agent id `coder/task` contains `/`"]);
     }
 }

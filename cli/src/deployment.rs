@@ -156,16 +156,17 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
     Ok(providers)
 }
 
-/// Registers the provider of an instance with a `child` table: a spawn
-/// provider of its own, `spawn:<instance>`, whose children are the table's.
-/// Returns its name.
-fn bind_child(
-    providers: &SubagentProviders,
+/// The provider of an instance with a `child` table: a spawn provider of
+/// its own, named after the instance, whose children are the table's — so
+/// a child of `review` started by `coder` is the agent `coder/review`, the
+/// id `dsh prompt --agent` takes. It lives in a registry of its own, which
+/// the instance binds to: other instances never see it.
+fn child_providers(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
     child: &toml::Spanned<config::Child>,
-) -> Result<String, Problem> {
+) -> Result<SubagentProviders, Problem> {
     if provider.get_ref() != SpawnProvider::NAME {
         return Err(deployment
             .file
@@ -193,12 +194,10 @@ fn bind_child(
             .as_ref()
             .map(|tools| tools.iter().map(|tool| tool.get_ref().clone()).collect()),
     };
-    let binding = format!("{}:{name}", SpawnProvider::NAME);
+    let providers = SubagentProviders::new();
     providers
         .register(Arc::new(
-            SpawnProvider::new()
-                .named(binding.as_str())
-                .with_child(child_config),
+            SpawnProvider::new().named(name).with_child(child_config),
         ))
         .map_err(|error| {
             deployment
@@ -206,7 +205,7 @@ fn bind_child(
                 .problem(error.to_string())
                 .label(child.span(), "child")
         })?;
-    Ok(binding)
+    Ok(providers)
 }
 
 /// Registers one `[tools.<name>]` instance; a failure points at its table.
@@ -219,9 +218,14 @@ fn register_instance(
 ) -> Result<(), Problem> {
     let config::ToolKind::Subagent = instance.get_ref().kind;
     let provider = &instance.get_ref().provider;
-    let binding = match &instance.get_ref().child {
-        None => provider.get_ref().clone(),
-        Some(child) => bind_child(providers, deployment, name, provider, child)?,
+    // An instance with a `child` table binds to a provider of its own.
+    let own_providers;
+    let (binding, providers) = match &instance.get_ref().child {
+        None => (provider.get_ref().as_str(), providers),
+        Some(child) => {
+            own_providers = child_providers(deployment, name, provider, child)?;
+            (name, &own_providers)
+        }
     };
     let config = SubagentToolConfig::new(binding).named(name);
     SubagentTool::install(&config, providers, tools).map_err(|error| {

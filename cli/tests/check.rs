@@ -210,3 +210,62 @@ fn a_childs_persona_that_renders_passes() {
     let output = dsh(&["check", "--config", &path.display().to_string()]);
     assert_status(&output, 0);
 }
+
+/// `dsh check` on a deployment written to a temp dir: the status, stdout
+/// and stderr.
+fn check_text(text: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("dsh.toml");
+    std::fs::write(&path, text).expect("write the deployment");
+    dsh(&["check", "--config", &path.display().to_string()])
+}
+
+const CHILD_HEAD: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+     [tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+     [tools.review.child]\npersona = \"You review on <<modle>>.\"\n";
+
+/// A child table that no agent lists is checked too, as the first agent
+/// would start it.
+#[test]
+fn an_unlisted_childs_persona_is_checked() {
+    let output = check_text(&format!(
+        "{CHILD_HEAD}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"bash\"]\n"
+    ));
+    assert_status(&output, 1);
+    assert_contains(
+        &stderr(&output),
+        &["unknown variable `<<modle>>` in the persona of agent `boss/review`"],
+    );
+}
+
+/// A child's provider is the instance's own: no other instance can bind
+/// to it, and it is never listed among the providers.
+#[test]
+fn a_childs_provider_is_private_to_its_instance() {
+    let output = check_text(&format!(
+        "{}[tools.other]\nkind = \"subagent\"\nprovider = \"review\"\n\
+         [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\", \"other\"]\n",
+        CHILD_HEAD.replace("<<modle>>", "<<model>>")
+    ));
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert_contains(
+        &stderr,
+        &["subagent tool `other` is bound to provider `review`, which is not registered"],
+    );
+    assert_contains(&stderr, &["(registered providers: `spawn`, `fork`)"]);
+}
+
+#[test]
+fn the_summary_counts_the_children_checked() {
+    let output = check_text(&format!(
+        "{}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\"]\n",
+        CHILD_HEAD.replace("<<modle>>", "<<model>>")
+    ));
+    assert_status(&output, 0);
+    assert!(
+        stdout(&output).ends_with(": 1 agent and 1 child checked, every prompt renders\n"),
+        "{}",
+        stdout(&output)
+    );
+}

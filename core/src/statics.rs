@@ -146,9 +146,9 @@ pub(crate) fn variables() -> Vec<StaticVariableEntry> {
         .collect()
 }
 
-/// Fails on the first name declared twice, naming both declarations. The
-/// declarations are sorted first, so the message does not depend on link
-/// order.
+/// Fails on a name declared twice, naming both declarations. A duplicate
+/// found, the declarations are sorted and the first duplicate in that
+/// order is reported, so the message does not depend on link order.
 pub(crate) fn check_unique<'a, N: AsRef<str>>(
     kind: &'static str,
     declarations: impl Iterator<Item = (N, &'a Owner)>,

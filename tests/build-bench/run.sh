@@ -237,14 +237,20 @@ fi
 # measure <crate> <cargo subcommand>: the median over $runs runs of one
 # rebuild of <crate> alone, in $unit.
 measure() {
-    local crate=$1 command=$2 figures=() start run log
+    local crate=$1 command=$2 figures=() start run log figure
     for ((run = 0; run < runs; run++)); do
         touch "$dir/$crate/src/lib.rs"
         if [[ $unit == M ]]; then
             log="$dir/cachegrind.log"
             : >"$log"
             CACHEGRIND_LOG=$log RUSTC_WRAPPER="$dir/cachegrind-rustc.sh" cargo "$command" --quiet -p "$crate"
-            figures+=("$(awk '/I *refs:/ { gsub(",", "", $NF); printf "%.0f", $NF / 1e6 }' "$log")")
+            figure=$(awk '/I *refs:/ { gsub(",", "", $NF); printf "%.0f", $NF / 1e6 }' "$log")
+            if [[ -z $figure ]]; then
+                echo "no instruction count for $crate (was it rebuilt?); cachegrind said:" >&2
+                cat "$log" >&2
+                exit 1
+            fi
+            figures+=("$figure")
         else
             start=$(now)
             cargo "$command" --quiet -p "$crate"

@@ -28,8 +28,9 @@ enum Reach {
     /// The proc-macro crate: it runs in the compiler, and its output is in
     /// the crates that use it; it has nothing to link.
     ProcMacro,
-    /// A binary with no library target (`dsh`): nothing can link it. It
-    /// declares no static contribution; `cli/tests` checks what it prints.
+    /// A binary with no library target (`dsh`): nothing can link it, so it
+    /// must declare no static contribution (checked below); `cli/tests`
+    /// checks what it prints.
     Binary,
     /// This crate.
     ThisCrate,
@@ -98,14 +99,49 @@ fn the_test_reaches_every_member_of_the_workspace() {
                 "{package} is not a dev-dependency of dsh-tests"
             );
             let ident = package.replace('-', "_");
+            let links = |line: &str| {
+                line == format!("use {ident} as _;") || line.starts_with(&format!("use {ident}::"))
+            };
             assert!(
-                [format!("use {ident} as _;"), format!("use {ident}::")]
-                    .iter()
-                    .any(|link| THIS_FILE.contains(link.as_str())),
+                THIS_FILE.lines().any(links),
                 "this file does not link {package}: add `use {ident} as _;`"
             );
         }
+        if *reach == Reach::Binary {
+            assert_no_static_contributions(path);
+        }
     }
+}
+
+/// A crate nothing can link must declare no static contribution: it would
+/// never be installed. Reads every `.rs` file under `<member>/src`.
+fn assert_no_static_contributions(member: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(member)
+        .join("src");
+    let mut dirs = vec![root];
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{dir:?}: {error}")) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files += 1;
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                for attribute in ["prompt_section", "prompt_variable"] {
+                    assert!(
+                        !text.contains(&format!("#[{attribute}"))
+                            && !text.contains(&format!("::{attribute}(")),
+                        "{path:?} declares a #[{attribute}], but {member} is a binary that nothing \
+                         links: move it to a library crate"
+                    );
+                }
+            }
+        }
+    }
+    assert!(files > 0, "no source files under {member}/src");
 }
 
 /// What a contribution's owner must be: crate, item, and the file and the

@@ -8,6 +8,7 @@ use dsh_system_prompt::render_prompt;
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
+use crate::config::{Agent, Deployment};
 use crate::deployment::{self, Runtime};
 use crate::diagnostics::render_problems;
 
@@ -19,17 +20,7 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
     }
-    // Every agent, and every child with a persona of its own, once (for
-    // the first agent that starts it): a child that keeps its parent's
-    // persona renders what the parent's check renders.
-    let mut agents = deployment.agents.clone();
-    let mut child_personas = HashSet::new();
-    for agent in &deployment.agents {
-        agents.extend(deployment.children_of(agent).into_iter().filter(|child| {
-            child.persona.span() != agent.persona.span()
-                && child_personas.insert(child.persona.span().start)
-        }));
-    }
+    let agents = agents_to_check(&deployment);
     for agent in &agents {
         let mut assembly = runtime.assemble(agent, cwd.as_deref());
         // A render stops at its first failing section; drop that section
@@ -49,10 +40,64 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if !problems.is_empty() {
         return Err(problems);
     }
+    let children = agents.len() - deployment.agents.len();
     let agents = deployment.agents.len();
+    let plural = |count: usize, one: &str, many: &str| {
+        format!("{count} {}", if count == 1 { one } else { many })
+    };
+    let checked = match children {
+        0 => plural(agents, "agent", "agents"),
+        _ => format!(
+            "{} and {}",
+            plural(agents, "agent", "agents"),
+            plural(children, "child", "children")
+        ),
+    };
     print(&format!(
-        "{}: {agents} agent{} checked, every prompt renders\n",
+        "{}: {checked} checked, every prompt renders\n",
         deployment.file.name(),
-        if agents == 1 { "" } else { "s" }
     ))
+}
+
+/// Every agent, then every child whose prompt can differ from its parent's
+/// (a persona or tools of its own), once: as each agent that lists its
+/// instance starts it, and a child table that no agent lists as the first
+/// agent would start it, so that no child persona goes unchecked.
+fn agents_to_check(deployment: &Deployment) -> Vec<Agent> {
+    let mut agents = deployment.agents.clone();
+    let mut seen = HashSet::new();
+    let mut add = |parent: &Agent, child: Agent| {
+        let names = |agent: &Agent| -> Vec<String> {
+            agent
+                .tools
+                .iter()
+                .map(|tool| tool.get_ref().clone())
+                .collect()
+        };
+        let differs =
+            child.persona.span() != parent.persona.span() || names(&child) != names(parent);
+        if differs && seen.insert((child.persona.span().start, names(&child))) {
+            agents.push(child);
+        }
+    };
+    for parent in &deployment.agents {
+        for child in deployment.children_of(parent) {
+            add(parent, child);
+        }
+    }
+    if let Some(first) = deployment.agents.first() {
+        let listed: HashSet<&str> = deployment
+            .agents
+            .iter()
+            .flat_map(|agent| agent.tools.iter().map(|tool| tool.get_ref().as_str()))
+            .collect();
+        for name in deployment.tools.keys() {
+            if !listed.contains(name.as_str()) {
+                if let Some(child) = deployment.child(first, name) {
+                    add(first, child);
+                }
+            }
+        }
+    }
+    agents
 }
