@@ -92,10 +92,10 @@ fn agents_to_check(deployment: &Deployment) -> Vec<Agent> {
             .flat_map(|agent| agent.tools.iter().map(|tool| tool.get_ref().as_str()))
             .collect();
         for name in deployment.tools.keys() {
-            if !listed.contains(name.as_str()) {
-                if let Some(child) = deployment.child(first, name) {
-                    add(first, child);
-                }
+            if !listed.contains(name.as_str())
+                && let Some(child) = deployment.child(first, name)
+            {
+                add(first, child);
             }
         }
     }
