@@ -1,5 +1,5 @@
-//! `dsh check`: load the deployment, render every agent's prompt, and
-//! report every problem found.
+//! `dsh check`: load the deployment, render the prompt of every agent and
+//! of every child it spawns, and report every problem found.
 
 use std::collections::HashSet;
 
