@@ -64,6 +64,15 @@ fn run_lines(config: &str, input: &str, recorded: &Path) -> std::process::Output
     child.wait_with_output().expect("dsh ends")
 }
 
+/// `dsh` exited 1 with one line on stderr, which contains `needle`.
+#[track_caller]
+fn assert_fails_in_one_line(output: &std::process::Output, needle: &str) {
+    assert_status(output, 1);
+    let stderr = stderr(output);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(needle), "{stderr}");
+}
+
 fn requests(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("requests were recorded")
@@ -146,10 +155,7 @@ fn an_exhausted_script_fails_the_run_in_one_line() {
     let output = command(&["run", "--config", &config, "-p", "hello"])
         .output()
         .expect("dsh runs");
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("no answer left"), "{stderr}");
+    assert_fails_in_one_line(&output, "no answer left");
 }
 
 #[test]
@@ -393,10 +399,7 @@ fn a_missing_api_key_is_one_line() {
         .env_remove("DSH_TEST_UNSET_KEY")
         .output()
         .expect("dsh runs");
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("`DSH_TEST_UNSET_KEY`"), "{stderr}");
+    assert_fails_in_one_line(&output, "`DSH_TEST_UNSET_KEY`");
 }
 
 #[test]
@@ -414,13 +417,7 @@ fn an_unreachable_model_is_one_line() {
     let output = command(&["run", "--config", &config, "-p", "hello"])
         .output()
         .expect("dsh runs");
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("could not reach the model server"),
-        "{stderr}"
-    );
+    assert_fails_in_one_line(&output, "could not reach the model server");
 }
 
 /// Ctrl-C (SIGINT) cancels the running turn; the session goes on and
