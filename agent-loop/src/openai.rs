@@ -132,6 +132,7 @@ impl OpenAiAdapter {
                 url.scheme()
             )));
         }
+        install_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(Duration::from_millis(config.timeout_ms))
             .build()
@@ -211,6 +212,17 @@ impl ModelAdapter for OpenAiAdapter {
 
 /// An error and its causes, on one line: reqwest's own message says only
 /// "error sending request", the cause says why.
+/// Makes `ring` the process's rustls crypto provider, unless the program
+/// has installed one of its own (which then stays). reqwest is built
+/// without a provider of its own (see the workspace's Cargo.toml for why
+/// `ring`) and refuses to build a client when the process has none.
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Err: another thread installed one in between, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 fn chain(error: &reqwest::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
