@@ -1,6 +1,7 @@
 //! Support for the code the macros generate. Not public API: anything here
 //! may change in any release.
 
+pub use crate::AssembleContext;
 pub use crate::statics::{StaticOwner, StaticSection, StaticText, StaticVariable};
 pub use inventory;
 

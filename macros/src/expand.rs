@@ -22,7 +22,7 @@
 //!   multiple times"), at the name.
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::Ident;
 use syn::ext::IdentExt;
 
@@ -98,7 +98,7 @@ pub(crate) fn variable(item: TokenStream, variable: &Variable) -> TokenStream {
         #(#cfgs)*
         const _: () = {
             fn __dsh_provide(
-                cx: &::dsh_system_prompt::AssembleContext,
+                cx: &::dsh_system_prompt::__private::AssembleContext,
             ) -> ::core::option::Option<::std::string::String> {
                 ::dsh_system_prompt::__private::IntoVariableValue::into_variable_value(#ident(cx))
             }
@@ -180,15 +180,31 @@ fn marker(ident: &Ident, vis: &syn::Visibility, cfgs: &[syn::Attribute]) -> Toke
 }
 
 /// The owner of a static contribution: crate, module, item, file, line.
+///
+/// Everything but the module is known here, so it is written as literals:
+/// a builtin macro (`env!`, `file!`, `line!`) per field would be resolved
+/// and expanded again for every item, which for a crate of many sections is
+/// a measurable share of its build (see `benches/BUILD_RESULTS.md`). The
+/// values are those the builtins would give: cargo sets `CARGO_PKG_NAME`
+/// for the compiler the macro runs in, and a span's file and line are what
+/// `file!()` and `line!()` report for it. `module_path!()` has no such
+/// counterpart and stays.
 fn owner(ident: &Ident) -> TokenStream {
     let item = ident.unraw().to_string();
-    let line = quote_spanned!(ident.span()=> ::core::line!());
+    let krate = match std::env::var("CARGO_PKG_NAME") {
+        Ok(name) => Literal::string(&name).into_token_stream(),
+        // Not built by cargo: the builtin reads whatever is there.
+        Err(_) => quote!(::core::env!("CARGO_PKG_NAME")),
+    };
+    let span = ident.span().unwrap();
+    let file = span.file();
+    let line = Literal::u32_unsuffixed(u32::try_from(span.line()).unwrap_or(u32::MAX));
     quote! {
         ::dsh_system_prompt::__private::StaticOwner {
-            krate: ::core::env!("CARGO_PKG_NAME"),
+            krate: #krate,
             module: ::core::module_path!(),
             item: #item,
-            file: ::core::file!(),
+            file: #file,
             line: #line,
         }
     }
