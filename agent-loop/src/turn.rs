@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_system_prompt::{AssembleContext, PromptAssembly, SystemPrompt, render_prompt};
-use dsh_tools::{ToolCallContext, ToolError, ToolRegistry, ToolResult};
+use dsh_tools::{ToolCallContext, ToolError, ToolRegistry, ToolResult, panic_message};
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
@@ -419,14 +419,9 @@ fn contain<T>(step: u32, what: &str, f: impl FnOnce() -> T) -> Result<T, TurnErr
 }
 
 fn panicked(step: u32, what: &str, payload: Box<dyn Any + Send>) -> TurnError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|message| (*message).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned());
     TurnError::Panicked {
         step,
         what: what.to_owned(),
-        message,
+        message: panic_message(payload.as_ref()),
     }
 }

@@ -1,12 +1,11 @@
 //! The in-process providers: spawn (a fresh child) and fork (a child that
 //! continues from the caller's completed turns).
 
-use std::any::Any;
-
 use async_trait::async_trait;
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, CallingTurn, Session, SessionId, TurnError, TurnSummary,
 };
+use dsh_tools::panic_message;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -276,7 +275,7 @@ impl SubagentRun for InProcessRun {
             }),
             Err(error) if error.is_panic() => Err(SubagentError::ChildPanicked {
                 provider,
-                message: panic_message(error.into_panic()),
+                message: panic_message(error.into_panic().as_ref()),
             }),
             Err(_) => Err(SubagentError::Cancelled { provider }),
         }
@@ -288,12 +287,4 @@ impl SubagentRun for InProcessRun {
             turn.abort();
         }
     }
-}
-
-fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|message| (*message).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned())
 }
