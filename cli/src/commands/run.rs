@@ -5,7 +5,7 @@
 //! the model said.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter::{self, Purpose, Recording};
 use crate::args::RunArgs;
-use crate::commands::Outcome;
+use crate::commands::{Outcome, absolute_cwd};
 use crate::deployment::{self, Runtime};
 use crate::diagnostics::{Problem, Reporter, render_problems};
 
@@ -29,7 +29,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .map_err(|problem| vec![problem])?;
     let agent = &*agent;
     let runtime = Runtime::new(&deployment)?;
-    let cwd = working_directory(args.cwd.clone())?;
+    let cwd = working_directory(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
@@ -79,16 +79,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
 /// The session's working directory: the one given, or the current one. It
 /// must exist, since tools run in it.
-fn working_directory(cwd: Option<PathBuf>) -> Result<PathBuf, Vec<Problem>> {
-    let current = std::env::current_dir().map_err(|error| {
-        vec![Problem::new(format!(
-            "cannot read the current directory: {error}"
-        ))]
-    })?;
-    let cwd = match cwd {
-        Some(cwd) => current.join(cwd),
-        None => current,
-    };
+fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
+    let cwd = absolute_cwd(cwd)?;
     if !cwd.is_dir() {
         return Err(vec![
             Problem::new(format!(
