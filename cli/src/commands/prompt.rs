@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use dsh_system_prompt::{PromptAssembly, RenderedPrompt, render_prompt, render_prompt_with_spans};
+use dsh_system_prompt::{
+    PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, render_prompt, render_prompt_with_spans,
+};
 
 use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, session_cwd};
@@ -116,8 +118,8 @@ fn explain(
     rows.push(row([
         "",
         "(separators)",
-        "dsh-system-prompt",
-        "render_prompt",
+        &SEPARATOR_OWNER.krate,
+        &SEPARATOR_OWNER.item,
         "-",
         &separators.to_string(),
         &share(separators, total),
