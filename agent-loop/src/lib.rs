@@ -90,7 +90,8 @@
 //! - [`OpenAiAdapter`] talks to any OpenAI-compatible chat-completions API,
 //!   its key read from a named environment variable.
 //!
-//! A deployment picks one with an [`AdapterConfig`].
+//! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
+//! table; the `dsh` command deserializes this schema, with places kept.
 //!
 //! # Cancellation
 //!
