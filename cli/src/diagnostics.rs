@@ -196,7 +196,7 @@ impl Reporter {
 /// every syntax error of the template is reported.
 pub(crate) fn render_problems(
     deployment: &Deployment,
-    agent: &config::Agent,
+    agent: &config::AgentSpec,
     assembly: &PromptAssembly,
     error: &RenderError,
 ) -> Vec<Problem> {

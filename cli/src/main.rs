@@ -14,8 +14,8 @@ mod adapter;
 mod args;
 mod commands;
 mod config;
-mod deployment;
 mod diagnostics;
+mod runtime;
 
 use std::process::ExitCode;
 

@@ -10,12 +10,12 @@ use dsh_system_prompt::{
 
 use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, session_cwd};
-use crate::config::{Agent, Deployment};
-use crate::deployment::{self, Runtime};
+use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::{Problem, render_problems};
+use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
     let agent = deployment
         .agent(args.agent.as_deref())
         .map_err(|problem| vec![problem])?;
@@ -54,7 +54,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
 /// The explain table: sections, variables, tools.
 fn explain(
     deployment: &Deployment,
-    agent: &Agent,
+    agent: &AgentSpec,
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
 ) -> String {

@@ -19,11 +19,11 @@ use tokio_util::sync::CancellationToken;
 use crate::adapter::{self, Purpose, Recording};
 use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd};
-use crate::deployment::{self, Runtime};
 use crate::diagnostics::{Problem, Reporter, render_problems};
+use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
-    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
     let agent = deployment
         .agent(args.agent.as_deref())
         .map_err(|problem| vec![problem])?;
@@ -48,8 +48,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let hook = Arc::clone(&console);
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event(move |_, event| hook.event(event));
-    let loop_agent = deployment::loop_agent(agent);
-    let session = deployment::session(Some(&cwd));
+    let loop_agent = runtime::loop_agent(agent);
+    let session = runtime::session(Some(&cwd));
 
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
