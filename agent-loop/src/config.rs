@@ -1,47 +1,92 @@
-//! `AdapterConfig`: which model adapter a deployment uses.
+//! `AdapterConfig`: which model adapter a deployment uses, as its file
+//! says it.
 
-use std::path::{Path, PathBuf};
+use std::borrow::Borrow;
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::{ModelAdapter, ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter};
 
-/// The model adapter of a deployment, as its config names it.
+/// The model adapter of a deployment, and the default model of its agents:
+/// the `[adapter.<kind>]` table of a deployment file.
 ///
 /// ```
 /// use dsh_agent_loop::AdapterConfig;
 ///
-/// let openai: AdapterConfig = toml::from_str(r#"
-///     adapter = "openai"
+/// #[derive(serde::Deserialize)]
+/// struct Deployment {
+///     adapter: AdapterConfig,
+/// }
+///
+/// let openai: Deployment = toml::from_str(r#"
+///     [adapter.openai]
 ///     base_url = "https://api.openai.com/v1"
+///     model = "gpt-5"
 ///     api_key_env = "OPENAI_API_KEY"
 /// "#)?;
-/// assert!(matches!(openai, AdapterConfig::OpenAi(_)));
+/// assert_eq!(openai.adapter.model().map(String::as_str), Some("gpt-5"));
 ///
-/// let scripted: AdapterConfig = toml::from_str(r#"
-///     adapter = "scripted"
-///     script = "demo.toml"
+/// let scripted: Deployment = toml::from_str(r#"
+///     [adapter.scripted]
+///     answers = "answers.toml"
 /// "#)?;
-/// assert!(matches!(scripted, AdapterConfig::Scripted { .. }));
+/// assert!(matches!(scripted.adapter, AdapterConfig::Scripted { .. }));
 /// # Ok::<(), toml::de::Error>(())
 /// ```
+///
+/// `S` is how the config holds a string: `String`, or a type that also
+/// keeps where it was written (`toml::Spanned<String>`), so that a front
+/// end deserializes this one schema and still points its diagnostics at
+/// the key that is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "adapter", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
-pub enum AdapterConfig {
-    /// Canned answers from a script file ([`Script`](crate::Script)).
+pub enum AdapterConfig<S = String> {
+    /// `[adapter.openai]`: an OpenAI-compatible chat-completions API
+    /// ([`OpenAiAdapter`]).
+    #[serde(rename = "openai")]
+    OpenAi {
+        /// The API's base URL, up to and without `/chat/completions`.
+        base_url: S,
+        /// The default model of the deployment's agents.
+        model: Option<S>,
+        /// The environment variable that holds the API key; without it
+        /// no key is sent (a local server).
+        api_key_env: Option<S>,
+        /// How long one request may take, in milliseconds
+        /// ([`OpenAiConfig::DEFAULT_TIMEOUT_MS`] when left out).
+        timeout_ms: Option<u64>,
+    },
+    /// `[adapter.scripted]`: canned answers from a script file
+    /// ([`Script`](crate::Script)): deterministic and offline.
     Scripted {
         /// The script file; a relative path is resolved against the
         /// directory given to [`build_in`](AdapterConfig::build_in).
-        script: PathBuf,
+        answers: S,
+        /// The default model name the agents report as `<<model>>`.
+        model: Option<S>,
     },
-    /// An OpenAI-compatible chat-completions API.
-    #[serde(rename = "openai")]
-    OpenAi(OpenAiConfig),
 }
 
-impl AdapterConfig {
+/// Whether building an adapter reads its secrets.
+#[derive(Clone, Copy)]
+enum ApiKey {
+    FromEnv,
+    Unread,
+}
+
+impl<S: Borrow<str>> AdapterConfig<S> {
+    /// The default model of the deployment's agents, when the table sets
+    /// one.
+    pub fn model(&self) -> Option<&S> {
+        match self {
+            Self::OpenAi { model, .. } | Self::Scripted { model, .. } => model.as_ref(),
+        }
+    }
+
     /// Builds the adapter; relative paths are taken as they are.
     pub fn build(&self) -> Result<Arc<dyn ModelAdapter>, ModelError> {
         self.build_in(Path::new(""))
@@ -52,9 +97,39 @@ impl AdapterConfig {
     /// reads its API key from the environment now, so a missing key fails
     /// here rather than at the first request.
     pub fn build_in(&self, dir: &Path) -> Result<Arc<dyn ModelAdapter>, ModelError> {
+        self.build_with(dir, ApiKey::FromEnv)
+    }
+
+    /// Builds the adapter like [`build_in`](Self::build_in), but reads no
+    /// secret: the OpenAI adapter it returns sends no API key. For checking
+    /// a configuration (its URL, its script) where the key is not set.
+    pub fn check_in(&self, dir: &Path) -> Result<Arc<dyn ModelAdapter>, ModelError> {
+        self.build_with(dir, ApiKey::Unread)
+    }
+
+    fn build_with(&self, dir: &Path, key: ApiKey) -> Result<Arc<dyn ModelAdapter>, ModelError> {
         Ok(match self {
-            Self::Scripted { script } => Arc::new(ScriptedAdapter::from_file(dir.join(script))?),
-            Self::OpenAi(config) => Arc::new(OpenAiAdapter::from_env(config.clone())?),
+            Self::Scripted { answers, .. } => {
+                Arc::new(ScriptedAdapter::from_file(dir.join(answers.borrow()))?)
+            }
+            Self::OpenAi {
+                base_url,
+                api_key_env,
+                timeout_ms,
+                ..
+            } => {
+                let mut config = OpenAiConfig::new(base_url.borrow());
+                if let Some(var) = api_key_env {
+                    config = config.with_api_key_env(var.borrow());
+                }
+                if let Some(timeout_ms) = timeout_ms {
+                    config = config.with_timeout(Duration::from_millis(*timeout_ms));
+                }
+                match key {
+                    ApiKey::FromEnv => Arc::new(OpenAiAdapter::from_env(config)?),
+                    ApiKey::Unread => Arc::new(OpenAiAdapter::new(config, None)?),
+                }
+            }
         })
     }
 }
@@ -63,23 +138,60 @@ impl AdapterConfig {
 mod tests {
     use super::*;
 
+    #[derive(Debug, Deserialize)]
+    struct File {
+        adapter: AdapterConfig,
+    }
+
+    fn parse(text: &str) -> Result<AdapterConfig, toml::de::Error> {
+        toml::from_str::<File>(text).map(|file| file.adapter)
+    }
+
     #[test]
     fn unknown_fields_are_rejected() {
-        let error = toml::from_str::<AdapterConfig>(
-            "adapter = \"openai\"\nbase_url = \"http://x\"\napi_key = \"sk\"\n",
-        )
-        .err()
-        .map(|error| error.to_string())
-        .unwrap_or_default();
+        let error = parse("[adapter.openai]\nbase_url = \"http://x\"\napi_key = \"sk\"\n")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
         assert!(error.contains("api_key"), "{error}");
+    }
+
+    #[test]
+    fn places_can_be_kept() -> Result<(), toml::de::Error> {
+        #[derive(Debug, Deserialize)]
+        struct Located {
+            adapter: AdapterConfig<toml::Spanned<String>>,
+        }
+        let text = "[adapter.openai]\nbase_url = \"x\"\n";
+        let located: Located = toml::from_str(text)?;
+        let AdapterConfig::OpenAi { base_url, .. } = located.adapter else {
+            return Err(serde::de::Error::custom("an openai adapter"));
+        };
+        assert_eq!(&text[base_url.span()], "\"x\"");
+        Ok(())
+    }
+
+    #[test]
+    fn checking_reads_no_key() -> Result<(), Box<dyn std::error::Error>> {
+        let config = parse(
+            "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+             api_key_env = \"DSH_TEST_UNSET_KEY\"\n",
+        )?;
+        config.check_in(Path::new(""))?;
+        let missing = config
+            .build()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(missing.contains("DSH_TEST_UNSET_KEY"), "{missing}");
+        Ok(())
     }
 
     #[test]
     fn a_relative_script_is_found_beside_the_config() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         std::fs::write(dir.path().join("demo.toml"), "[[answers]]\ntext = \"hi\"\n")?;
-        let config: AdapterConfig =
-            toml::from_str("adapter = \"scripted\"\nscript = \"demo.toml\"\n")?;
+        let config = parse("[adapter.scripted]\nanswers = \"demo.toml\"\n")?;
         config.build_in(dir.path())?;
         let missing = config
             .build()

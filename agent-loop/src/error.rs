@@ -182,7 +182,7 @@ impl TurnError {
 /// a working directory.
 fn render_hint(error: &RenderError) -> &'static str {
     match error {
-        RenderError::ValuelessVariable { reference, .. } if reference == "cwd" => {
+        RenderError::ValuelessVariable { reference, .. } if reference == crate::CWD_VARIABLE => {
             "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"
         }
         _ => "",

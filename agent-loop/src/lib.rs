@@ -42,12 +42,15 @@
 //! Three facts, declared with the macros of `dsh-system-prompt`, and
 //! nothing else:
 //!
-//! - section `agent:persona`, order 0 — the agent's
+//! - section `agent:persona` ([`PERSONA_SECTION`]), order 0 — the agent's
 //!   [persona](AgentOptions::persona), its template fragment, so identity
 //!   renders before all tool guidance (orders 100–199);
-//! - variable [`model`] — the agent's configured model;
-//! - variable [`cwd`] — its session's working directory; no value when the
-//!   session has none.
+//! - variable [`model`] ([`MODEL_VARIABLE`]) — the agent's configured model;
+//! - variable [`cwd`] ([`CWD_VARIABLE`]) — its session's working directory;
+//!   no value when the session has none.
+//!
+//! Code that refers to these names (a front end that maps a render error
+//! back to a persona) uses the constants, never the strings.
 //!
 //! They reach assemblies through the context: each step assembles with the
 //! agent and its session's facts, which providers read back with
@@ -87,7 +90,8 @@
 //! - [`OpenAiAdapter`] talks to any OpenAI-compatible chat-completions API,
 //!   its key read from a named environment variable.
 //!
-//! A deployment picks one with an [`AdapterConfig`].
+//! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
+//! table; the `dsh` command deserializes this schema, with places kept.
 //!
 //! # Cancellation
 //!
@@ -115,7 +119,7 @@ pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
 pub use error::{BoxError, ModelError, TurnError};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
-pub use prompt::{cwd, model};
+pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, ToolCall};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
 pub use session::{Event, Session, SessionId, TurnEndReason};

@@ -6,6 +6,18 @@ use dsh_system_prompt::{AssembleContext, prompt_section, prompt_variable};
 
 use crate::AgentContextExt;
 
+/// The name of the section that renders the agent's persona, for code that
+/// looks the section up (a front end mapping a render error back to the
+/// deployment's persona). The macro below declares it with this literal;
+/// a test keeps the two the same.
+pub const PERSONA_SECTION: &str = "agent:persona";
+
+/// The name of the prompt variable [`model`] declares: `<<model>>`.
+pub const MODEL_VARIABLE: &str = "model";
+
+/// The name of the prompt variable [`cwd`] declares: `<<cwd>>`.
+pub const CWD_VARIABLE: &str = "cwd";
+
 /// Section `agent:persona`, order 0: the agent's identity renders before
 /// every tool's guidance. Its text is the agent's persona as the deployment
 /// wrote it, so its references are checked when the prompt is rendered.
@@ -35,6 +47,28 @@ pub fn cwd(cx: &AssembleContext) -> Option<String> {
 mod tests {
     use super::*;
     use crate::{Agent, AgentOptions, Session};
+
+    #[test]
+    fn the_names_are_those_the_macros_declare() -> Result<(), Box<dyn std::error::Error>> {
+        let prompt = dsh_system_prompt::SystemPrompt::new()?;
+        let assembly = prompt.assemble(&AssembleContext::default());
+        let persona = assembly
+            .sections
+            .get(PERSONA_SECTION)
+            .map(|section| section.owner().item.to_string());
+        assert_eq!(persona.as_deref(), Some("dsh_agent_loop::prompt::persona"));
+        for (name, item) in [
+            (MODEL_VARIABLE, "dsh_agent_loop::prompt::model"),
+            (CWD_VARIABLE, "dsh_agent_loop::prompt::cwd"),
+        ] {
+            let owner = assembly
+                .variables
+                .owner(name)
+                .map(|owner| owner.item.to_string());
+            assert_eq!(owner.as_deref(), Some(item), "variable `{name}`");
+        }
+        Ok(())
+    }
 
     #[test]
     fn a_bare_context_has_no_facts() {

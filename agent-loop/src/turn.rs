@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_system_prompt::{AssembleContext, PromptAssembly, SystemPrompt, render_prompt};
-use dsh_tools::{ToolCallContext, ToolError, ToolRegistry, ToolResult};
+use dsh_tools::{ToolCallContext, ToolError, ToolRegistry, ToolResult, panic_message};
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     Agent, AgentContextExt, CallingTurn, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    Session, SessionFacts, SessionId, ToolCall, TurnEndReason, TurnError,
+    ModelResponse, Session, SessionFacts, SessionId, ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -204,6 +204,9 @@ impl AgentLoop {
         result
     }
 
+    /// The steps of one turn: each prepares its request, asks the model,
+    /// records the answer and runs the tools it calls, until an answer
+    /// calls none.
     async fn steps(
         &self,
         agent: &Agent,
@@ -218,61 +221,15 @@ impl AgentLoop {
                 return Err(TurnError::Cancelled);
             }
             self.record(session, Event::StepStart { step });
-
-            let cx = Self::context(agent, session);
-            let assembly = contain(step, "a prompt provider", || {
-                self.inner.prompt.assemble(&cx)
-            })?;
-            let system = render_prompt(&assembly).map_err(|source| TurnError::Render {
-                step,
-                source: Box::new(source),
-            })?;
-            let messages = session.messages();
-            if let Some(hook) = &self.inner.before_step {
-                let prompt = StepPrompt {
-                    agent,
-                    session: &facts,
-                    step,
-                    assembly: &assembly,
-                    system: &system,
-                    messages: &messages,
-                };
-                contain(step, "the before-step hook", || hook(&prompt))?;
-            }
-            let request = ModelRequest {
-                model: agent.model().to_owned(),
-                system: (!system.is_empty()).then_some(system),
-                tools: assembly.tools.clone(),
-                messages,
-            };
-
-            let answer = tokio::select! {
-                biased;
-                () = cancel.cancelled() => return Err(TurnError::Cancelled),
-                answer = AssertUnwindSafe(self.inner.adapter.complete(&request, cancel)).catch_unwind() => answer,
-            };
-            let answer = match answer {
-                Ok(Ok(answer)) => answer,
-                Ok(Err(ModelError::Cancelled)) => return Err(TurnError::Cancelled),
-                Ok(Err(source)) => return Err(TurnError::Model { step, source }),
-                Err(payload) => return Err(panicked(step, "the model adapter", payload)),
-            };
-            self.record(
-                session,
-                Event::AssistantMessage {
-                    text: answer.text.clone(),
-                },
-            );
-            for call in &answer.tool_calls {
-                self.record(session, Event::ToolCall { call: call.clone() });
-            }
+            let (assembly, request) = self.prepare_request(step, agent, session, &facts)?;
+            let answer = self.ask_model(step, &request, cancel).await?;
+            self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
                 return Ok(TurnSummary {
                     answer: answer.text,
                     steps: step,
                 });
             }
-
             // What a tool learns about this turn: the completed turns, not
             // this one. Built once per turn, shared by its calls.
             let calling = calling.get_or_insert_with(|| CallingTurn {
@@ -281,32 +238,124 @@ impl AgentLoop {
                 session: facts.clone(),
                 history: session.events()[..turn_start].into(),
             });
-            let mut calls = answer.tool_calls.iter();
-            while let Some(call) = calls.next() {
-                match self.call_tool(step, &assembly, call, calling, cancel).await {
-                    Ok(result) => self.record_result(session, call, result.text, result.is_error),
-                    Err(error) => {
-                        // Every call gets a result, so the transcript stays
-                        // one a model accepts in the next turn.
-                        let text = match &error {
-                            TurnError::Cancelled => {
-                                "not finished: the turn was cancelled".to_owned()
-                            }
-                            error => format!("not finished: the turn failed: {error}"),
-                        };
-                        self.record_result(session, call, text, true);
-                        for call in calls {
-                            let text = "not run: the turn ended before this call".to_owned();
-                            self.record_result(session, call, text, true);
-                        }
-                        return Err(error);
-                    }
-                }
-            }
+            self.run_calls(
+                step,
+                session,
+                &assembly,
+                &answer.tool_calls,
+                calling,
+                cancel,
+            )
+            .await?;
         }
         Err(TurnError::StepLimit {
             limit: self.inner.max_steps,
         })
+    }
+
+    /// Assembles and renders the step's prompt, shows it to the
+    /// before-step hook, and builds the request that carries exactly it.
+    fn prepare_request(
+        &self,
+        step: u32,
+        agent: &Agent,
+        session: &Session,
+        facts: &SessionFacts,
+    ) -> Result<(PromptAssembly, ModelRequest), TurnError> {
+        let cx = Self::context(agent, session);
+        let assembly = contain(step, "a prompt provider", || {
+            self.inner.prompt.assemble(&cx)
+        })?;
+        let system = render_prompt(&assembly).map_err(|source| TurnError::Render {
+            step,
+            source: Box::new(source),
+        })?;
+        let messages = session.messages();
+        if let Some(hook) = &self.inner.before_step {
+            let prompt = StepPrompt {
+                agent,
+                session: facts,
+                step,
+                assembly: &assembly,
+                system: &system,
+                messages: &messages,
+            };
+            contain(step, "the before-step hook", || hook(&prompt))?;
+        }
+        let request = ModelRequest {
+            model: agent.model().to_owned(),
+            system: (!system.is_empty()).then_some(system),
+            tools: assembly.tools.clone(),
+            messages,
+        };
+        Ok((assembly, request))
+    }
+
+    /// Sends the request; a cancellation, an adapter error or a panic of
+    /// the adapter ends the turn.
+    async fn ask_model(
+        &self,
+        step: u32,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, TurnError> {
+        let answer = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(TurnError::Cancelled),
+            answer = AssertUnwindSafe(self.inner.adapter.complete(request, cancel)).catch_unwind() => answer,
+        };
+        match answer {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(ModelError::Cancelled)) => Err(TurnError::Cancelled),
+            Ok(Err(source)) => Err(TurnError::Model { step, source }),
+            Err(payload) => Err(panicked(step, "the model adapter", payload)),
+        }
+    }
+
+    /// Appends the model's answer and its tool calls to the log.
+    fn record_answer(&self, session: &mut Session, answer: &ModelResponse) {
+        self.record(
+            session,
+            Event::AssistantMessage {
+                text: answer.text.clone(),
+            },
+        );
+        for call in &answer.tool_calls {
+            self.record(session, Event::ToolCall { call: call.clone() });
+        }
+    }
+
+    /// Runs the answer's tool calls in order and records each result. When
+    /// one ends the turn, it and every call after it still get a result,
+    /// so the transcript stays one a model accepts in the next turn.
+    async fn run_calls(
+        &self,
+        step: u32,
+        session: &mut Session,
+        assembly: &PromptAssembly,
+        calls: &[ToolCall],
+        calling: &CallingTurn,
+        cancel: &CancellationToken,
+    ) -> Result<(), TurnError> {
+        let mut calls = calls.iter();
+        while let Some(call) = calls.next() {
+            match self.call_tool(step, assembly, call, calling, cancel).await {
+                Ok(result) => self.record_result(session, call, result.text, result.is_error),
+                Err(error) => {
+                    let text = match &error {
+                        TurnError::Cancelled => "not finished: the turn was cancelled".to_owned(),
+                        error => format!("not finished: the turn failed: {error}"),
+                    };
+                    self.record_result(session, call, text, true);
+                    for call in calls {
+                        let text = "not run: the turn ended before this call".to_owned();
+                        self.record_result(session, call, text, true);
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs one tool call. Only a tool of the step's final assembly may
@@ -419,14 +468,9 @@ fn contain<T>(step: u32, what: &str, f: impl FnOnce() -> T) -> Result<T, TurnErr
 }
 
 fn panicked(step: u32, what: &str, payload: Box<dyn Any + Send>) -> TurnError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|message| (*message).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned());
     TurnError::Panicked {
         step,
         what: what.to_owned(),
-        message,
+        message: panic_message(payload.as_ref()),
     }
 }

@@ -4,16 +4,14 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use dsh_agent_loop::{
-    ModelAdapter, ModelError, ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig,
-    ScriptedAdapter, async_trait,
+    AdapterConfig, ModelAdapter, ModelError, ModelRequest, ModelResponse, async_trait,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Adapter, Deployment};
+use crate::config::Deployment;
 use crate::diagnostics::Problem;
 
 /// Whether building the adapter may read secrets from the environment.
@@ -25,46 +23,33 @@ pub(crate) enum Purpose {
     Check,
 }
 
-/// Builds the deployment's adapter. A problem of the file (a bad base URL,
-/// an unreadable script) points at its key; a missing API key is one line.
+/// Builds the deployment's adapter, by the agent loop's own
+/// [`AdapterConfig`] rules (relative paths against the deployment's
+/// directory). A problem of the file (a bad base URL, an unreadable script)
+/// points at its key; a missing API key is one line.
 pub(crate) fn build(
     deployment: &Deployment,
     purpose: Purpose,
 ) -> Result<Arc<dyn ModelAdapter>, Problem> {
-    let file = &deployment.file;
-    match &deployment.adapter {
-        Adapter::Openai(openai) => {
-            let mut config = OpenAiConfig::new(openai.base_url.get_ref().as_str());
-            if let Some(var) = &openai.api_key_env {
-                config = config.with_api_key_env(var.get_ref().as_str());
-            }
-            if let Some(timeout_ms) = openai.timeout_ms {
-                config = config.with_timeout(Duration::from_millis(timeout_ms));
-            }
-            let adapter = match purpose {
-                Purpose::Run => OpenAiAdapter::from_env(config),
-                Purpose::Check => OpenAiAdapter::new(config, None),
-            };
-            adapter
-                .map(|adapter| Arc::new(adapter) as Arc<dyn ModelAdapter>)
-                .map_err(|error| match error {
-                    ModelError::InvalidBaseUrl { .. } => file
-                        .problem(error.to_string())
-                        .label(openai.base_url.span(), "not an http(s) URL"),
-                    error => Problem::new(error.to_string()),
-                })
+    let dir = deployment.dir.as_deref().unwrap_or(Path::new(""));
+    let adapter = &deployment.adapter;
+    let built = match purpose {
+        Purpose::Run => adapter.build_in(dir),
+        Purpose::Check => adapter.check_in(dir),
+    };
+    built.map_err(|error| {
+        let file = &deployment.file;
+        match (adapter, &error) {
+            (AdapterConfig::OpenAi { base_url, .. }, ModelError::InvalidBaseUrl { .. }) => file
+                .problem(error.to_string())
+                .label(base_url.span(), "not an http(s) URL"),
+            (AdapterConfig::Scripted { answers, .. }, _) => file
+                .problem(error.to_string())
+                .label(answers.span(), "this script")
+                .help("the path is relative to the deployment file"),
+            _ => Problem::new(error.to_string()),
         }
-        Adapter::Scripted(scripted) => {
-            let path = deployment.resolve(scripted.answers.get_ref());
-            ScriptedAdapter::from_file(&path)
-                .map(|adapter| Arc::new(adapter) as Arc<dyn ModelAdapter>)
-                .map_err(|error| {
-                    file.problem(error.to_string())
-                        .label(scripted.answers.span(), "this script")
-                        .help("the path is relative to the deployment file")
-                })
-        }
-    }
+    })
 }
 
 /// An adapter that appends every request to a file, one JSON object a

@@ -37,6 +37,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use dsh_agent_loop::AdapterConfig;
+use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -61,63 +63,20 @@ pub(crate) struct Deployment {
     /// Relative paths in the file (the scripted answers) are resolved
     /// against this directory; `None` for the embedded deployment.
     pub(crate) dir: Option<PathBuf>,
-    pub(crate) adapter: Adapter,
+    /// `[adapter.<kind>]`, in the agent loop's schema, with places kept.
+    pub(crate) adapter: AdapterConfig<Spanned<String>>,
     pub(crate) tools: BTreeMap<String, Spanned<ToolInstance>>,
-    pub(crate) agents: Vec<Agent>,
+    pub(crate) agents: Vec<AgentSpec>,
 }
 
 /// The deployment file as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DeploymentFile {
-    adapter: Adapter,
+    adapter: AdapterConfig<Spanned<String>>,
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolInstance>>,
     agents: Vec<AgentFile>,
-}
-
-/// The model adapter every agent of the deployment talks to.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub(crate) enum Adapter {
-    /// An OpenAI-compatible chat-completions endpoint.
-    Openai(OpenAiAdapter),
-    /// Canned answers from a file: deterministic and offline.
-    Scripted(ScriptedAdapter),
-}
-
-/// `[adapter.openai]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct OpenAiAdapter {
-    /// The API's base URL, up to and without `/chat/completions`.
-    pub(crate) base_url: Spanned<String>,
-    /// The default model of the deployment's agents.
-    pub(crate) model: Option<Spanned<String>>,
-    /// The environment variable that holds the API key; without it no key
-    /// is sent (a local server).
-    pub(crate) api_key_env: Option<Spanned<String>>,
-    /// How long one request may take, in milliseconds.
-    pub(crate) timeout_ms: Option<u64>,
-}
-
-/// `[adapter.scripted]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ScriptedAdapter {
-    /// The file of canned answers, relative to the deployment file.
-    pub(crate) answers: Spanned<PathBuf>,
-    /// The default model name the agents report as `<<model>>`.
-    pub(crate) model: Option<Spanned<String>>,
-}
-
-impl Adapter {
-    fn model(&self) -> Option<&Spanned<String>> {
-        match self {
-            Self::Openai(openai) => openai.model.as_ref(),
-            Self::Scripted(scripted) => scripted.model.as_ref(),
-        }
-    }
 }
 
 /// `[tools.<name>]`: a configured tool instance; the table's key is the
@@ -130,20 +89,10 @@ pub(crate) struct ToolInstance {
     /// children with (`spawn`, `fork`).
     pub(crate) provider: Spanned<String>,
     /// For `provider = "spawn"`: who the children are, where they differ
-    /// from the calling agent.
+    /// from the calling agent — the spawn provider's own schema, with
+    /// places kept.
     #[serde(default)]
-    pub(crate) child: Option<Spanned<Child>>,
-}
-
-/// `[tools.<name>.child]`: a spawned child's model, persona and tools; each
-/// left out is the calling agent's.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Child {
-    pub(crate) model: Option<Spanned<String>>,
-    /// A template fragment, like an agent's persona.
-    pub(crate) persona: Option<Spanned<String>>,
-    pub(crate) tools: Option<Vec<Spanned<String>>>,
+    pub(crate) child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
 }
 
 /// What kind of tool a `[tools.<name>]` instance is.
@@ -164,9 +113,10 @@ struct AgentFile {
     tools: Vec<Spanned<String>>,
 }
 
-/// One agent of a deployment.
+/// One agent of a deployment as the file specifies it, each field with
+/// its place in the file; the agent loop's `Agent` is built from it.
 #[derive(Debug, Clone)]
-pub(crate) struct Agent {
+pub(crate) struct AgentSpec {
     pub(crate) id: Spanned<String>,
     /// The agent's model: its own, or the adapter's default.
     pub(crate) model: Spanned<String>,
@@ -177,7 +127,7 @@ pub(crate) struct Agent {
     pub(crate) tools: Vec<Spanned<String>>,
 }
 
-impl Agent {
+impl AgentSpec {
     /// The file range of the persona text that decoded to `decoded`, a
     /// range inside the persona string. Falls back to the whole value when
     /// the string cannot be mapped.
@@ -242,15 +192,15 @@ impl Deployment {
             tools,
             agents,
         } = parsed;
-        let mut problems = Vec::new();
-        let agents = check(
-            &adapter,
-            &tools,
-            agents,
-            &file,
+        let mut checks = Checks {
+            file: &file,
             builtin_tools,
-            &mut problems,
-        );
+            instances: &tools,
+            problems: Vec::new(),
+        };
+        checks.instances();
+        let agents = checks.agents(agents, &adapter);
+        let problems = checks.problems;
         if problems.is_empty() {
             Ok(Self {
                 file,
@@ -266,7 +216,7 @@ impl Deployment {
 
     /// The children `agent` starts through the instances it lists that
     /// have a `[tools.<name>.child]` table, each as it runs.
-    pub(crate) fn children_of(&self, agent: &Agent) -> Vec<Agent> {
+    pub(crate) fn children_of(&self, agent: &AgentSpec) -> Vec<AgentSpec> {
         agent
             .tools
             .iter()
@@ -275,26 +225,34 @@ impl Deployment {
     }
 
     /// The child `parent` would start through `instance`, when the instance
-    /// has a `[tools.<name>.child]` table: what the table leaves out is
-    /// `parent`'s, and its id is `<parent>/<instance>`.
-    pub(crate) fn child(&self, parent: &Agent, instance: &str) -> Option<Agent> {
+    /// has a `[tools.<name>.child]` table. The spawn provider owns the rule
+    /// (its id, and each field the table's or else the parent's); this
+    /// applies it to the fields as written, so each keeps its place.
+    pub(crate) fn child(&self, parent: &AgentSpec, instance: &str) -> Option<AgentSpec> {
         let child = self.tools.get(instance)?.get_ref().child.as_ref()?;
-        let Child {
+        let AgentFields {
             model,
             persona,
             tools,
-        } = child.get_ref();
-        Some(Agent {
-            id: Spanned::new(child.span(), format!("{}/{instance}", parent.id.get_ref())),
-            model: model.clone().unwrap_or_else(|| parent.model.clone()),
-            persona: persona.clone().unwrap_or_else(|| parent.persona.clone()),
-            tools: tools.clone().unwrap_or_else(|| parent.tools.clone()),
+        } = child.get_ref().child_of(AgentFields {
+            model: parent.model.clone(),
+            persona: parent.persona.clone(),
+            tools: Some(parent.tools.clone()),
+        });
+        Some(AgentSpec {
+            id: Spanned::new(
+                child.span(),
+                SpawnProvider::child_id(parent.id.get_ref(), instance),
+            ),
+            model,
+            persona,
+            tools: tools.unwrap_or_default(),
         })
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its
     /// id too, `<agent>/<instance>` (see [`children_of`](Self::children_of)).
-    pub(crate) fn agent(&self, id: Option<&str>) -> Result<Cow<'_, Agent>, Problem> {
+    pub(crate) fn agent(&self, id: Option<&str>) -> Result<Cow<'_, AgentSpec>, Problem> {
         let Some(id) = id else {
             return self
                 .agents
@@ -305,7 +263,7 @@ impl Deployment {
         if let Some(agent) = self.agents.iter().find(|agent| agent.id.get_ref() == id) {
             return Ok(Cow::Borrowed(agent));
         }
-        let children: Vec<Agent> = self
+        let children: Vec<AgentSpec> = self
             .agents
             .iter()
             .flat_map(|agent| self.children_of(agent))
@@ -313,7 +271,7 @@ impl Deployment {
         if let Some(child) = children.iter().find(|child| child.id.get_ref() == id) {
             return Ok(Cow::Owned(child.clone()));
         }
-        let ids = |agents: &[Agent]| -> String {
+        let ids = |agents: &[AgentSpec]| -> String {
             agents
                 .iter()
                 .map(|agent| format!("`{}`", agent.id.get_ref()))
@@ -329,15 +287,6 @@ impl Deployment {
             message.push_str(&format!(", and their children {}", ids(&children)));
         }
         Err(Problem::new(message))
-    }
-
-    /// The scripted answers file, resolved against the deployment's
-    /// directory.
-    pub(crate) fn resolve(&self, path: &Path) -> PathBuf {
-        match &self.dir {
-            Some(dir) if path.is_relative() => dir.join(path),
-            _ => path.to_path_buf(),
-        }
     }
 }
 
@@ -359,149 +308,161 @@ fn label_for(message: &str) -> &'static str {
 }
 
 /// The checks the deserializer cannot make, each problem reported with its
-/// place in the file. Every problem is collected, not just the first.
-fn check(
-    adapter: &Adapter,
-    tools: &BTreeMap<String, Spanned<ToolInstance>>,
-    agents: Vec<AgentFile>,
-    file: &SourceFile,
-    builtin_tools: &[&str],
-    problems: &mut Vec<Problem>,
-) -> Vec<Agent> {
-    // A configured instance must not take a built-in tool's name: the
-    // built-in's guidance section is bound to that name.
-    for (name, instance) in tools {
-        if builtin_tools.contains(&name.as_str()) {
-            problems.push(
-                file.problem(format!(
-                    "tool instance `{name}` takes the name of the built-in tool `{name}`"
-                ))
-                .label(instance.span(), "declared here")
-                .help(format!(
-                    "name the instance differently, e.g. `[tools.{name}_agent]`"
-                )),
-            );
-        }
-        if let Some(child_tools) = instance
-            .get_ref()
-            .child
-            .as_ref()
-            .and_then(|child| child.get_ref().tools.as_ref())
-        {
-            check_tool_list(
-                &format!("the children of `{name}`"),
-                child_tools,
-                tools,
-                file,
-                builtin_tools,
-                problems,
-            );
-        }
-    }
-
-    if agents.is_empty() {
-        problems.push(
-            file.problem("the deployment has no agents")
-                .help("add an agent: `[[agents]]` with `id`, `persona` and `tools`"),
-        );
-    }
-
-    let mut ids = HashSet::new();
-    let mut checked = Vec::with_capacity(agents.len());
-    for agent in agents {
-        let AgentFile {
-            id,
-            model,
-            persona,
-            tools: agent_tools,
-        } = agent;
-        if id.get_ref().trim().is_empty() {
-            problems.push(
-                file.problem("an agent's `id` is empty")
-                    .label(id.span(), "empty id"),
-            );
-        } else if id.get_ref().contains('/') {
-            problems.push(
-                file.problem(format!("agent id `{}` contains `/`", id.get_ref()))
-                    .label(id.span(), "contains `/`")
-                    .help("`<agent>/<instance>` names the child an agent spawns; choose an id without `/`"),
-            );
-        } else if !ids.insert(id.get_ref().clone()) {
-            problems.push(
-                file.problem(format!("agent `{}` is declared twice", id.get_ref()))
-                    .label(id.span(), "second declaration")
-                    .help("agent ids are unique within a deployment"),
-            );
-        }
-        let model = match model.or_else(|| adapter.model().cloned()) {
-            Some(model) => model,
-            None => {
-                problems.push(
-                    file.problem(format!("agent `{}` has no model", id.get_ref()))
-                        .label(id.span(), "this agent")
-                        .help("set `model` on the agent, or a default `model` in `[adapter.*]`"),
-                );
-                Spanned::new(id.span(), String::new())
-            }
-        };
-        check_tool_list(
-            &format!("agent `{}`", id.get_ref()),
-            &agent_tools,
-            tools,
-            file,
-            builtin_tools,
-            problems,
-        );
-        checked.push(Agent {
-            id,
-            model,
-            persona,
-            tools: agent_tools,
-        });
-    }
-
-    checked
+/// place in the file. Every problem is collected, not just the first: each
+/// phase pushes onto `problems` and goes on.
+struct Checks<'a> {
+    file: &'a SourceFile,
+    /// The tool names that need no `[tools]` entry.
+    builtin_tools: &'a [&'a str],
+    /// The `[tools.<name>]` instances.
+    instances: &'a BTreeMap<String, Spanned<ToolInstance>>,
+    problems: Vec<Problem>,
 }
 
-/// Checks a list of tool names, `whose` (`agent \`coder\``): each listed
-/// once, each a built-in or a `[tools.<name>]` instance.
-fn check_tool_list(
-    whose: &str,
-    list: &[Spanned<String>],
-    tools: &BTreeMap<String, Spanned<ToolInstance>>,
-    file: &SourceFile,
-    builtin_tools: &[&str],
-    problems: &mut Vec<Problem>,
-) {
-    let mut seen = HashSet::new();
-    for tool in list {
-        let name = tool.get_ref().as_str();
-        if !seen.insert(name) {
-            problems.push(
-                file.problem(format!("tool `{name}` is listed twice for {whose}"))
-                    .label(tool.span(), "listed again"),
-            );
-        } else if !builtin_tools.contains(&name) && !tools.contains_key(name) {
-            let mut known: Vec<&str> = builtin_tools.to_vec();
-            known.extend(tools.keys().map(String::as_str));
-            known.sort_unstable();
-            let mut help = format!(
-                "the tools are the built-ins and the `[tools.<name>]` instances: {}",
-                known
-                    .iter()
-                    .map(|name| format!("`{name}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            if let Some(closest) = closest(name, &known) {
-                help = format!("did you mean `{closest}`? {help}");
+impl Checks<'_> {
+    /// The `[tools.<name>]` instances: none takes a built-in's name, and a
+    /// child table's tools are tools.
+    fn instances(&mut self) {
+        for (name, instance) in self.instances {
+            // The built-in's guidance section is bound to its name.
+            if self.builtin_tools.contains(&name.as_str()) {
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "tool instance `{name}` takes the name of the built-in tool `{name}`"
+                        ))
+                        .label(instance.span(), "declared here")
+                        .help(format!(
+                            "name the instance differently, e.g. `[tools.{name}_agent]`"
+                        )),
+                );
             }
-            problems.push(
-                file.problem(format!("unknown tool `{name}`"))
-                    .label(tool.span(), "unknown tool")
-                    .help(help),
+            if let Some(child_tools) = instance
+                .get_ref()
+                .child
+                .as_ref()
+                .and_then(|child| child.get_ref().tools.as_ref())
+            {
+                self.tool_list(&format!("the children of `{name}`"), child_tools);
+            }
+        }
+    }
+
+    /// The `[[agents]]`: at least one, each with a good id and a model,
+    /// and tools that exist.
+    fn agents(
+        &mut self,
+        agents: Vec<AgentFile>,
+        adapter: &AdapterConfig<Spanned<String>>,
+    ) -> Vec<AgentSpec> {
+        if agents.is_empty() {
+            self.problems.push(
+                self.file
+                    .problem("the deployment has no agents")
+                    .help("add an agent: `[[agents]]` with `id`, `persona` and `tools`"),
             );
         }
+        let mut ids = HashSet::new();
+        let mut checked = Vec::with_capacity(agents.len());
+        for agent in agents {
+            let AgentFile {
+                id,
+                model,
+                persona,
+                tools,
+            } = agent;
+            self.agent_id(&id, &mut ids);
+            let model = self.agent_model(&id, model.or_else(|| adapter.model().cloned()));
+            self.tool_list(&format!("agent `{}`", id.get_ref()), &tools);
+            checked.push(AgentSpec {
+                id,
+                model,
+                persona,
+                tools,
+            });
+        }
+        checked
+    }
+
+    /// An agent's id: not empty, without `/` (which names a child), and
+    /// not one of `seen`.
+    fn agent_id(&mut self, id: &Spanned<String>, seen: &mut HashSet<String>) {
+        let problem = if id.get_ref().trim().is_empty() {
+            self.file
+                .problem("an agent's `id` is empty")
+                .label(id.span(), "empty id")
+        } else if id.get_ref().contains('/') {
+            self.file
+                .problem(format!("agent id `{}` contains `/`", id.get_ref()))
+                .label(id.span(), "contains `/`")
+                .help("`<agent>/<instance>` names the child an agent spawns; choose an id without `/`")
+        } else if !seen.insert(id.get_ref().clone()) {
+            self.file
+                .problem(format!("agent `{}` is declared twice", id.get_ref()))
+                .label(id.span(), "second declaration")
+                .help("agent ids are unique within a deployment")
+        } else {
+            return;
+        };
+        self.problems.push(problem);
+    }
+
+    /// The agent's model: its own or the adapter's default, which must
+    /// exist. Without one, a placeholder keeps the checks going.
+    fn agent_model(
+        &mut self,
+        id: &Spanned<String>,
+        model: Option<Spanned<String>>,
+    ) -> Spanned<String> {
+        model.unwrap_or_else(|| {
+            self.problems.push(
+                self.file
+                    .problem(format!("agent `{}` has no model", id.get_ref()))
+                    .label(id.span(), "this agent")
+                    .help("set `model` on the agent, or a default `model` in `[adapter.*]`"),
+            );
+            Spanned::new(id.span(), String::new())
+        })
+    }
+
+    /// A list of tool names, `whose` (`agent \`coder\``): each listed
+    /// once, each a built-in or a `[tools.<name>]` instance.
+    fn tool_list(&mut self, whose: &str, list: &[Spanned<String>]) {
+        let mut seen = HashSet::new();
+        for tool in list {
+            let name = tool.get_ref().as_str();
+            if !seen.insert(name) {
+                self.problems.push(
+                    self.file
+                        .problem(format!("tool `{name}` is listed twice for {whose}"))
+                        .label(tool.span(), "listed again"),
+                );
+            } else if !self.builtin_tools.contains(&name) && !self.instances.contains_key(name) {
+                self.problems.push(self.unknown_tool(tool));
+            }
+        }
+    }
+
+    fn unknown_tool(&self, tool: &Spanned<String>) -> Problem {
+        let name = tool.get_ref().as_str();
+        let mut known: Vec<&str> = self.builtin_tools.to_vec();
+        known.extend(self.instances.keys().map(String::as_str));
+        known.sort_unstable();
+        let mut help = format!(
+            "the tools are the built-ins and the `[tools.<name>]` instances: {}",
+            known
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Some(closest) = closest(name, &known) {
+            help = format!("did you mean `{closest}`? {help}");
+        }
+        self.file
+            .problem(format!("unknown tool `{name}`"))
+            .label(tool.span(), "unknown tool")
+            .help(help)
     }
 }
 

@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
+use dsh_agent_loop::{CWD_VARIABLE, PERSONA_SECTION};
 use dsh_system_prompt::template::{self, ParseError, ParseErrorKind, Template};
 use dsh_system_prompt::{PromptAssembly, RenderError};
 use miette::{
@@ -195,7 +196,7 @@ impl Reporter {
 /// every syntax error of the template is reported.
 pub(crate) fn render_problems(
     deployment: &Deployment,
-    agent: &config::Agent,
+    agent: &config::AgentSpec,
     assembly: &PromptAssembly,
     error: &RenderError,
 ) -> Vec<Problem> {
@@ -266,9 +267,6 @@ pub(crate) fn render_problems(
     problems
 }
 
-/// The name of the persona section, as the agent loop declares it.
-const PERSONA_SECTION: &str = "agent:persona";
-
 /// The escape every message about `<<` names.
 const ESCAPE_HINT: &str = "write `\\<<` for a literal `<<`";
 
@@ -327,7 +325,7 @@ fn valueless_problem(
     name: &str,
     assembly: &PromptAssembly,
 ) -> Problem {
-    let help = if name == "cwd" {
+    let help = if name == CWD_VARIABLE {
         "the session has no working directory: give it one with `--cwd DIR`, or drop `<<cwd>>` from the persona".to_owned()
     } else {
         let owner = assembly

@@ -14,8 +14,8 @@ mod adapter;
 mod args;
 mod commands;
 mod config;
-mod deployment;
 mod diagnostics;
+mod runtime;
 
 use std::process::ExitCode;
 
@@ -51,12 +51,7 @@ fn main() -> ExitCode {
 /// A panic is a bug: report it in one line, without a backtrace dump.
 fn quiet_panics() {
     std::panic::set_hook(Box::new(|info| {
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|message| (*message).to_owned())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
+        let message = dsh_tools::panic_message(info.payload());
         let place = info
             .location()
             .map(|location| format!(" at {}:{}", location.file(), location.line()))

@@ -279,6 +279,75 @@ fn a_child_table_says_who_spawned_children_are() {
     assert_eq!(tools, ["read"]);
 }
 
+/// `dsh prompt --agent <agent>/<instance>` prints exactly the system prompt
+/// the subagent provider's child is sent, whatever the child table leaves
+/// to the parent: both come from the provider's one rule.
+#[test]
+fn a_childs_printed_prompt_is_the_one_it_is_sent() {
+    let tables = [
+        "model = \"small\"\npersona = \"You review on <<model>> in <<cwd>>.\"\ntools = [\"read\"]\n",
+        // Persona and tools left to the parent.
+        "model = \"small\"\n",
+        // Only the tools the child's own.
+        "tools = [\"read\"]\n",
+    ];
+    for table in tables {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        write(
+            &dir.path().join("answers.toml"),
+            "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
+             [[answers]]\ntext = \"Looks fine.\"\n\
+             [[answers]]\ntext = \"Done.\"\n",
+        );
+        let config = deployment_with_tools(
+            dir.path(),
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+            &format!(
+                "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.review.child]\n{table}"
+            ),
+            &["bash", "review"],
+        );
+        let cwd = dir.path().display().to_string();
+        let recorded = dir.path().join("requests.jsonl");
+        let output = command(&[
+            "run",
+            "--config",
+            &config,
+            "--cwd",
+            &cwd,
+            "-p",
+            "Get it reviewed.",
+            "--record-requests",
+            &recorded.display().to_string(),
+        ])
+        .output()
+        .expect("dsh runs");
+        assert_status(&output, 0);
+        let requests = requests(&recorded);
+        let sent = requests[1]["system"]
+            .as_str()
+            .expect("the child's system prompt");
+
+        let printed = command(&[
+            "prompt",
+            "--config",
+            &config,
+            "--cwd",
+            &cwd,
+            "--agent",
+            "runner/review",
+        ])
+        .output()
+        .expect("dsh runs");
+        assert_status(&printed, 0);
+        assert_eq!(stdout(&printed), sent, "child table:\n{table}");
+        assert_ne!(
+            requests[0]["system"], requests[1]["system"],
+            "the child differs from its parent: {table}"
+        );
+    }
+}
+
 /// What the local server saw, and what it answers.
 #[derive(Default)]
 struct Server {

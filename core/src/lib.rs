@@ -98,6 +98,8 @@ pub use dsh_prompt_template as template;
 pub use dsh_system_prompt_macros::{prompt_section, prompt_template, prompt_variable};
 pub use error::{BoxError, RegistryError, RenderError};
 pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
-pub use render::{RenderedPrompt, RenderedSection, render_prompt, render_prompt_with_spans};
+pub use render::{
+    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_prompt, render_prompt_with_spans,
+};
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
 pub use text::Text;

@@ -10,6 +10,16 @@ use crate::{AssembledSection, Owner, PromptAssembly, RenderError, Text};
 /// The blank line between two sections.
 pub(crate) const SEPARATOR: &str = "\n\n";
 
+/// The owner of the bytes of a rendered prompt that belong to no section:
+/// the separators [`render_prompt`] puts between sections. For front ends
+/// that attribute every byte of a prompt to its owner.
+pub const SEPARATOR_OWNER: Owner = Owner {
+    krate: Text::from_static(env!("CARGO_PKG_NAME")),
+    item: Text::from_static("dsh_system_prompt::render_prompt"),
+    file: Text::from_static(file!()),
+    line: line!(),
+};
+
 /// Renders an assembly into the full system prompt.
 ///
 /// Each section is interpolated strictly — an unknown reference, a

@@ -97,7 +97,7 @@ pub(crate) struct StaticVariableEntry {
     pub(crate) owner: Owner,
 }
 
-pub(crate) fn section_entry(section: &StaticSection) -> StaticSectionEntry {
+pub(crate) fn static_section_entry(section: &StaticSection) -> StaticSectionEntry {
     let owner = section.owner.owner();
     let name = match section.name {
         Some(name) => Text::from_static(name),
@@ -132,7 +132,7 @@ pub(crate) fn sections() -> Vec<StaticSectionEntry> {
     sections.extend(
         inventory::iter::<StaticSection>
             .into_iter()
-            .map(section_entry),
+            .map(static_section_entry),
     );
     sections
         .sort_unstable_by(|a: &StaticSectionEntry, b| (a.order, &a.name).cmp(&(b.order, &b.name)));

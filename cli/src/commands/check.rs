@@ -8,12 +8,12 @@ use dsh_system_prompt::render_prompt;
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
-use crate::config::{Agent, Deployment};
-use crate::deployment::{self, Runtime};
+use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::render_problems;
+use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &CheckArgs) -> Outcome {
-    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
     let runtime = Runtime::new(&deployment)?;
     let cwd = session_cwd(&args.cwd)?;
     let mut problems = Vec::new();
@@ -63,11 +63,11 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
 /// (a persona or tools of its own), once: as each agent that lists its
 /// instance starts it, and a child table that no agent lists as the first
 /// agent would start it, so that no child persona goes unchecked.
-fn agents_to_check(deployment: &Deployment) -> Vec<Agent> {
+fn agents_to_check(deployment: &Deployment) -> Vec<AgentSpec> {
     let mut agents = deployment.agents.clone();
     let mut seen = HashSet::new();
-    let mut add = |parent: &Agent, child: Agent| {
-        let names = |agent: &Agent| -> Vec<String> {
+    let mut add = |parent: &AgentSpec, child: AgentSpec| {
+        let names = |agent: &AgentSpec| -> Vec<String> {
             agent
                 .tools
                 .iter()

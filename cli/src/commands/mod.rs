@@ -6,7 +6,7 @@ pub(crate) mod prompt;
 pub(crate) mod run;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::args::CwdArgs;
 use crate::diagnostics::Problem;
@@ -20,6 +20,13 @@ pub(crate) fn session_cwd(args: &CwdArgs) -> Result<Option<PathBuf>, Vec<Problem
     if args.no_cwd {
         return Ok(None);
     }
+    absolute_cwd(args.cwd.as_deref()).map(Some)
+}
+
+/// The one rule for a session's working directory, for every command:
+/// `cwd` made absolute against the current directory, or the current
+/// directory itself.
+pub(crate) fn absolute_cwd(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
     let current = || {
         std::env::current_dir().map_err(|error| {
             vec![
@@ -28,10 +35,10 @@ pub(crate) fn session_cwd(args: &CwdArgs) -> Result<Option<PathBuf>, Vec<Problem
             ]
         })
     };
-    match &args.cwd {
-        Some(cwd) if cwd.is_absolute() => Ok(Some(cwd.clone())),
-        Some(cwd) => Ok(Some(current()?.join(cwd))),
-        None => current().map(Some),
+    match cwd {
+        Some(cwd) if cwd.is_absolute() => Ok(cwd.to_path_buf()),
+        Some(cwd) => Ok(current()?.join(cwd)),
+        None => current(),
     }
 }
 

@@ -4,16 +4,18 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use dsh_system_prompt::{PromptAssembly, RenderedPrompt, render_prompt, render_prompt_with_spans};
+use dsh_system_prompt::{
+    PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, render_prompt, render_prompt_with_spans,
+};
 
 use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, session_cwd};
-use crate::config::{Agent, Deployment};
-use crate::deployment::{self, Runtime};
+use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::{Problem, render_problems};
+use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
     let agent = deployment
         .agent(args.agent.as_deref())
         .map_err(|problem| vec![problem])?;
@@ -49,15 +51,29 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     }
 }
 
-/// The explain table: sections, variables, tools.
+/// The explain table: who the agent is, then its sections, variables and
+/// tools.
 fn explain(
     deployment: &Deployment,
-    agent: &Agent,
+    agent: &AgentSpec,
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
 ) -> String {
-    let total = prompt.text.len();
     let mut out = String::new();
+    explain_agent(&mut out, deployment, agent, prompt);
+    explain_sections(&mut out, assembly, prompt);
+    explain_variables(&mut out, assembly);
+    explain_tools(&mut out, assembly);
+    out
+}
+
+/// The agent, where the file declares it, and the prompt's size.
+fn explain_agent(
+    out: &mut String,
+    deployment: &Deployment,
+    agent: &AgentSpec,
+    prompt: &RenderedPrompt,
+) {
     let file = &deployment.file;
     let place = |offset: usize| {
         let (line, column) = file.position(offset);
@@ -74,10 +90,16 @@ fn explain(
     let _ = writeln!(out, "persona  {}", place(agent.persona.span().start));
     let _ = writeln!(
         out,
-        "prompt   {total} bytes in {sections} section{}\n",
+        "prompt   {} bytes in {sections} section{}\n",
+        prompt.text.len(),
         if sections == 1 { "" } else { "s" }
     );
+}
 
+/// Every rendered section with its owner and share of the bytes, the
+/// separators, the total; then each section that did not render, and why.
+fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &RenderedPrompt) {
+    let total = prompt.text.len();
     let mut rows = vec![row([
         "order",
         "section",
@@ -114,13 +136,13 @@ fn explain(
     }
     let separators = total - section_bytes;
     rows.push(row([
-        "",
-        "(separators)",
-        "dsh-system-prompt",
-        "render_prompt",
-        "-",
-        &separators.to_string(),
-        &share(separators, total),
+        String::new(),
+        "(separators)".to_owned(),
+        SEPARATOR_OWNER.krate.to_string(),
+        SEPARATOR_OWNER.item.to_string(),
+        "-".to_owned(),
+        separators.to_string(),
+        share(separators, total),
     ]));
     rows.push(row([
         "",
@@ -132,7 +154,7 @@ fn explain(
         &share(total, total),
     ]));
     table(
-        &mut out,
+        out,
         &rows,
         &[
             Align::Right,
@@ -158,7 +180,10 @@ fn explain(
             section.owner().krate
         );
     }
+}
 
+/// Every variable, its value for this assembly, and its owner.
+fn explain_variables(out: &mut String, assembly: &PromptAssembly) {
     let _ = writeln!(out, "\nvariables\n");
     let mut rows = vec![row(["name", "value", "owner crate", "owner item"])];
     for variable in assembly.variables.iter() {
@@ -175,8 +200,11 @@ fn explain(
                 .map_or_else(|| "-".to_owned(), |owner| owner.item.to_string()),
         ]));
     }
-    table(&mut out, &rows, &[Align::Left; 4]);
+    table(out, &rows, &[Align::Left; 4]);
+}
 
+/// The size of every tool schema sent beside the prompt.
+fn explain_tools(out: &mut String, assembly: &PromptAssembly) {
     let _ = writeln!(out, "\ntools (sent beside the system prompt)\n");
     let mut rows = vec![row([
         "name",
@@ -198,11 +226,10 @@ fn explain(
     }
     rows.push(row(["total", "", "", &schema_total.to_string()]));
     table(
-        &mut out,
+        out,
         &rows,
         &[Align::Left, Align::Right, Align::Right, Align::Right],
     );
-    out
 }
 
 fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {

@@ -5,7 +5,7 @@
 //! the model said.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,18 +18,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter::{self, Purpose, Recording};
 use crate::args::RunArgs;
-use crate::commands::Outcome;
-use crate::deployment::{self, Runtime};
+use crate::commands::{Outcome, absolute_cwd};
 use crate::diagnostics::{Problem, Reporter, render_problems};
+use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
-    let deployment = deployment::load(args.deployment.config.as_deref())?;
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
     let agent = deployment
         .agent(args.agent.as_deref())
         .map_err(|problem| vec![problem])?;
     let agent = &*agent;
     let runtime = Runtime::new(&deployment)?;
-    let cwd = working_directory(args.cwd.clone())?;
+    let cwd = working_directory(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
@@ -48,8 +48,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let hook = Arc::clone(&console);
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event(move |_, event| hook.event(event));
-    let loop_agent = deployment::loop_agent(agent);
-    let session = deployment::session(Some(&cwd));
+    let loop_agent = runtime::loop_agent(agent);
+    let session = runtime::session(Some(&cwd));
 
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -79,16 +79,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
 /// The session's working directory: the one given, or the current one. It
 /// must exist, since tools run in it.
-fn working_directory(cwd: Option<PathBuf>) -> Result<PathBuf, Vec<Problem>> {
-    let current = std::env::current_dir().map_err(|error| {
-        vec![Problem::new(format!(
-            "cannot read the current directory: {error}"
-        ))]
-    })?;
-    let cwd = match cwd {
-        Some(cwd) => current.join(cwd),
-        None => current,
-    };
+fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
+    let cwd = absolute_cwd(cwd)?;
     if !cwd.is_dir() {
         return Err(vec![
             Problem::new(format!(

@@ -80,6 +80,7 @@
 
 mod arguments;
 mod error;
+mod panic;
 mod registry;
 mod selection;
 mod tool;
@@ -87,6 +88,7 @@ mod tool;
 pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
+pub use panic::panic_message;
 pub use registry::ToolRegistry;
 pub use selection::{ToolSelection, ToolSelectionExt};
 pub use tool::{Tool, ToolCallContext, ToolOutput, ToolResult};

@@ -1,6 +1,5 @@
 //! `ToolRegistry`: the tools of a process, their schemas, and their calls.
 
-use std::any::Any;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -13,7 +12,7 @@ use serde_json::Value;
 use crate::arguments::violations;
 use crate::{
     Tool, ToolCallContext, ToolError, ToolRegistryError, ToolResult, ToolSelection,
-    ToolSelectionExt,
+    ToolSelectionExt, panic_message,
 };
 
 /// The tools of a process: each with its schema, built once when it is
@@ -251,16 +250,6 @@ fn parse_json(tool: &str, arguments: &str) -> Result<Value, ToolError> {
         tool: tool.to_owned(),
         message: error.to_string(),
     })
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(message) = panic.downcast_ref::<&str>() {
-        (*message).to_owned()
-    } else if let Some(message) = panic.downcast_ref::<String>() {
-        message.clone()
-    } else {
-        "a panic without a message".to_owned()
-    }
 }
 
 /// The tool names model APIs accept.

@@ -1,12 +1,11 @@
 //! The in-process providers: spawn (a fresh child) and fork (a child that
 //! continues from the caller's completed turns).
 
-use std::any::Any;
-
 use async_trait::async_trait;
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, CallingTurn, Session, SessionId, TurnError, TurnSummary,
 };
+use dsh_tools::panic_message;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -20,18 +19,81 @@ use crate::{SubagentCapabilities, SubagentError, SubagentProvider, SubagentRun, 
 /// persona = "You are a reviewer. Report problems, change nothing."
 /// tools = ["read"]
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `S` is how the config holds a string: `String`, or a type that also
+/// keeps where the string was written (`toml::Spanned<String>`), so that a
+/// front end deserializes this one schema and still points into its file.
+/// [`child_of`](Self::child_of) is the rule that makes a child from its
+/// parent, whatever `S` is; [`SpawnProvider`] starts its children by it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ChildAgentConfig {
+pub struct ChildAgentConfig<S = String> {
     /// The child's model.
-    #[serde(default)]
-    pub model: Option<String>,
+    pub model: Option<S>,
     /// The child's persona (its template fragment).
-    #[serde(default)]
-    pub persona: Option<String>,
+    pub persona: Option<S>,
     /// The tools the child may use.
-    #[serde(default)]
-    pub tools: Option<Vec<String>>,
+    pub tools: Option<Vec<S>>,
+}
+
+impl<S> Default for ChildAgentConfig<S> {
+    fn default() -> Self {
+        Self {
+            model: None,
+            persona: None,
+            tools: None,
+        }
+    }
+}
+
+/// The fields of an agent the child rule reads from a parent and gives a
+/// child: see [`ChildAgentConfig::child_of`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentFields<S = String> {
+    /// The model.
+    pub model: S,
+    /// The persona (a template fragment).
+    pub persona: S,
+    /// The tools it may use; `None` means every installed tool.
+    pub tools: Option<Vec<S>>,
+}
+
+impl AgentFields {
+    /// The fields of `agent`.
+    pub fn of(agent: &Agent) -> Self {
+        Self {
+            model: agent.model().to_owned(),
+            persona: agent.persona().to_owned(),
+            tools: agent.tools().map(<[String]>::to_vec),
+        }
+    }
+}
+
+impl<S: Clone> ChildAgentConfig<S> {
+    /// The child of a parent with the fields `parent`: each field the
+    /// config gives, or else the parent's — the tools too, so a child of a
+    /// parent with every tool has every tool.
+    pub fn child_of(&self, parent: AgentFields<S>) -> AgentFields<S> {
+        AgentFields {
+            model: self.model.clone().unwrap_or(parent.model),
+            persona: self.persona.clone().unwrap_or(parent.persona),
+            tools: self.tools.clone().or(parent.tools),
+        }
+    }
+}
+
+impl<S> ChildAgentConfig<S> {
+    /// The same config with every string mapped by `f` (a front end drops
+    /// the places it kept: `config.map(Spanned::into_inner)`).
+    pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> ChildAgentConfig<T> {
+        ChildAgentConfig {
+            model: self.model.map(&mut f),
+            persona: self.persona.map(&mut f),
+            tools: self
+                .tools
+                .map(|tools| tools.into_iter().map(&mut f).collect()),
+        }
+    }
 }
 
 /// Runs each task in a fresh child agent and session in this process: the
@@ -75,28 +137,28 @@ impl SpawnProvider {
         self
     }
 
-    fn child_agent(&self, parent: &Agent) -> Agent {
-        let options = AgentOptions {
-            model: self
-                .child
-                .model
-                .clone()
-                .unwrap_or_else(|| parent.model().to_owned()),
-            persona: self
-                .child
-                .persona
-                .clone()
-                .unwrap_or_else(|| parent.persona().to_owned()),
-        };
-        let id = format!("{}/{}", parent.id(), self.name);
-        let tools = self
-            .child
-            .tools
-            .clone()
-            .or_else(|| parent.tools().map(<[String]>::to_vec));
+    /// The id of the child an agent `parent` starts through a spawn
+    /// provider named `provider`: `<parent>/<provider>` (a deployment names
+    /// the provider after its tool instance, so `coder/review`).
+    pub fn child_id(parent: &str, provider: &str) -> String {
+        format!("{parent}/{provider}")
+    }
+
+    /// The child this provider starts for `parent`: its id
+    /// ([`child_id`](Self::child_id)), and its fields by
+    /// [`ChildAgentConfig::child_of`]. What a front end shows as the
+    /// child's prompt is the prompt of this agent.
+    pub fn child_agent(&self, parent: &Agent) -> Agent {
+        let AgentFields {
+            model,
+            persona,
+            tools,
+        } = self.child.child_of(AgentFields::of(parent));
+        let id = Self::child_id(parent.id().as_str(), &self.name);
+        let agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
         match tools {
-            Some(tools) => Agent::new(id, options).with_tools(tools),
-            None => Agent::new(id, options),
+            Some(tools) => agent.with_tools(tools),
+            None => agent,
         }
     }
 }
@@ -276,7 +338,7 @@ impl SubagentRun for InProcessRun {
             }),
             Err(error) if error.is_panic() => Err(SubagentError::ChildPanicked {
                 provider,
-                message: panic_message(error.into_panic()),
+                message: panic_message(error.into_panic().as_ref()),
             }),
             Err(_) => Err(SubagentError::Cancelled { provider }),
         }
@@ -288,12 +350,4 @@ impl SubagentRun for InProcessRun {
             turn.abort();
         }
     }
-}
-
-fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|message| (*message).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned())
 }

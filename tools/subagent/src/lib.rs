@@ -91,7 +91,7 @@ mod provider;
 mod tool;
 
 pub use error::SubagentError;
-pub use in_process::{ChildAgentConfig, ForkProvider, SpawnProvider};
+pub use in_process::{AgentFields, ChildAgentConfig, ForkProvider, SpawnProvider};
 pub use provider::{
     SubagentCapabilities, SubagentProvider, SubagentProviders, SubagentRun, SubagentTask,
 };

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dsh_agent_loop::CallingTurn;
 use dsh_tools::{
-    Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, parameters_for, parse_arguments,
+    Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, panic_message, parameters_for,
+    parse_arguments,
 };
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -230,7 +231,7 @@ impl Tool for SubagentTool {
             .unwrap_or_else(|payload| {
                 Err(SubagentError::ChildPanicked {
                     provider: provider.clone(),
-                    message: panic_message(payload),
+                    message: panic_message(payload.as_ref()),
                 })
             });
         let mut run = Disposing(started.map_err(|error| self.failed(&error))?);
@@ -241,7 +242,7 @@ impl Tool for SubagentTool {
                 finished.unwrap_or_else(|payload| {
                     Err(SubagentError::ChildPanicked {
                         provider,
-                        message: panic_message(payload),
+                        message: panic_message(payload.as_ref()),
                     })
                 })
             }
@@ -255,12 +256,4 @@ impl Tool for SubagentTool {
             Err(error) => Err(self.failed(&error)),
         }
     }
-}
-
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|message| (*message).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned())
 }

@@ -13,7 +13,7 @@ use dsh_tool_subagent::{
 };
 use dsh_tools::{Tool, ToolRegistry};
 
-use crate::config::{self, Deployment};
+use crate::config::{self, AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 
 // Crates whose only prompt contributions are static sections are linked
@@ -123,7 +123,7 @@ impl Runtime {
 
     /// Assembles the prompt of `agent` for a session in `cwd` (or with no
     /// working directory).
-    pub(crate) fn assemble(&self, agent: &config::Agent, cwd: Option<&Path>) -> PromptAssembly {
+    pub(crate) fn assemble(&self, agent: &AgentSpec, cwd: Option<&Path>) -> PromptAssembly {
         // The context the loop's steps assemble with, so what `dsh prompt`
         // prints is what `dsh run` sends.
         let cx = AgentLoop::context(&loop_agent(agent), &session(cwd));
@@ -132,7 +132,7 @@ impl Runtime {
 }
 
 /// The agent loop's agent for a deployment's agent.
-pub(crate) fn loop_agent(agent: &config::Agent) -> dsh_agent_loop::Agent {
+pub(crate) fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
     let options = AgentOptions::new(agent.model.get_ref().as_str())
         .with_persona(agent.persona.get_ref().as_str());
     dsh_agent_loop::Agent::new(agent.id.get_ref().as_str(), options)
@@ -165,7 +165,7 @@ fn child_providers(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
-    child: &toml::Spanned<config::Child>,
+    child: &toml::Spanned<ChildAgentConfig<toml::Spanned<String>>>,
 ) -> Result<SubagentProviders, Problem> {
     if provider.get_ref() != SpawnProvider::NAME {
         return Err(deployment
@@ -182,18 +182,7 @@ fn child_providers(
                 SpawnProvider::NAME
             )));
     }
-    let config::Child {
-        model,
-        persona,
-        tools,
-    } = child.get_ref();
-    let child_config = ChildAgentConfig {
-        model: model.as_ref().map(|model| model.get_ref().clone()),
-        persona: persona.as_ref().map(|persona| persona.get_ref().clone()),
-        tools: tools
-            .as_ref()
-            .map(|tools| tools.iter().map(|tool| tool.get_ref().clone()).collect()),
-    };
+    let child_config = child.get_ref().clone().map(toml::Spanned::into_inner);
     let providers = SubagentProviders::new();
     providers
         .register(Arc::new(
