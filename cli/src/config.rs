@@ -26,6 +26,11 @@
 //! tools = ["read", "bash", "task"]  # built-in tools by name, or a [tools.<name>] instance
 //! ```
 //!
+//! Two tables are schemas owned where they are used, deserialized here with
+//! `toml::Spanned` strings so problems point at their keys: `[adapter.*]`
+//! is `dsh_agent_loop::AdapterConfig`, and `[tools.<name>.child]` is
+//! `dsh_tool_subagent::ChildAgentConfig`, whose `child_of` makes the child.
+//!
 //! Unknown keys and wrong types are errors with file, line and column (the
 //! `toml` deserializer reports the first one; the checks after it report
 //! every problem they find).
