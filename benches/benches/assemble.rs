@@ -2,7 +2,7 @@
 //! on the shared workloads W1, W2 and W3 (`../shared/bench/`).
 //!
 //! ```text
-//! cargo bench -p dsh-system-prompt --bench assemble
+//! cargo bench -p dsh-benches --bench assemble
 //! ```
 //!
 //! Every implementation is benchmarked in one criterion group, `prompt`,

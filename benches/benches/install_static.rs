@@ -3,7 +3,7 @@
 //! linked.
 //!
 //! ```text
-//! cargo bench -p dsh-tests --bench install_static
+//! cargo bench -p dsh-benches --bench install_static
 //! ```
 //!
 //! Target (issue 3): under 1 ms.

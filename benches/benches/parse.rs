@@ -5,7 +5,7 @@
 //! patterns, should all show bytes/s of the same order. A quadratic path
 //! would show as the 1 MiB cases falling by orders of magnitude.
 //!
-//! Run with `cargo bench -p dsh-prompt-template --bench parse`.
+//! Run with `cargo bench -p dsh-benches --bench parse`.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -11,7 +11,7 @@
 //!   cannot change their meaning and the user depends on one crate.
 //! - A section's `<<name>>` checks are `assert_prompt_variable::<name>()`
 //!   calls in the block of the submitted value, so they cost no constant of
-//!   their own (build time is per item: see `tests/BUILD_BENCH_RESULTS.md`).
+//!   their own (build time is per item: see `benches/BUILD_RESULTS.md`).
 //! - Tokens carry the call site's span, except where an error should land
 //!   on the user's code (a `<<name>>` that does not resolve lands on the
 //!   literal) and `line!()`, which takes the item's line.
@@ -220,7 +220,7 @@ fn owner(ident: &Ident) -> TokenStream {
 /// textual macro scope, which every later macro name in the module is
 /// resolved through, one declaration after another: with one declaration
 /// per section, resolving the module's macros grew with the square of its
-/// sections (see `tests/BUILD_BENCH_RESULTS.md`). `non_local_definitions`
+/// sections (see `benches/BUILD_RESULTS.md`). `non_local_definitions`
 /// is allowed for that block.
 fn unique_in_crate(kind: &str, name: &str, span: Span, cfgs: &[syn::Attribute]) -> TokenStream {
     let macro_name = format_ident!("__dsh_prompt_{}_{}", kind, mangle(name), span = span);
