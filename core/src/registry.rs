@@ -11,8 +11,9 @@ use arc_swap::ArcSwap;
 use dsh_prompt_template::{Template, is_section_name, is_variable_name};
 use parking_lot::Mutex;
 
+use crate::assembly::Compiled;
 use crate::assembly::VariableLayout;
-use crate::plan::RenderPlan;
+use crate::render::plan::RenderPlan;
 use crate::section::{SectionText, TextProvider};
 use crate::{
     AssembleContext, AssembledSection, BoxError, Extensions, Owner, PromptAssembly, PromptSection,
@@ -88,7 +89,7 @@ struct State {
     /// Derived: the variable names and owners, shared by every assembly.
     layout: Arc<VariableLayout>,
     /// Derived, at the first assembly: `assembled` compiled for rendering.
-    plan: OnceLock<Arc<RenderPlan>>,
+    plan: OnceLock<Compiled>,
 }
 
 #[derive(Clone)]
@@ -675,17 +676,19 @@ impl SystemPrompt {
         let state = self.inner.state.load();
         let plan = state
             .plan
-            .get_or_init(|| Arc::new(RenderPlan::new(&state.assembled, &state.layout)));
+            .get_or_init(|| RenderPlan::compile(&state.assembled, &state.layout));
         let sections = if state.provided.is_empty() {
-            Sections::shared(Arc::clone(&state.assembled), Arc::clone(plan))
+            Sections::compiled(Arc::clone(&state.assembled), Arc::clone(plan))
         } else {
             // Provided sections are not in the plan's fused runs: it renders
-            // them from the sections it is given, with their new text.
+            // them from the sections it is given, with their new text. The
+            // list is copied (each section a few reference counts: names,
+            // owners and texts are `Text`), not the prose.
             let mut sections = Vec::clone(&state.assembled);
             for (at, provider) in &state.provided {
                 sections[*at].set_text(provider(cx));
             }
-            Sections::owned(sections, Arc::clone(plan))
+            Sections::compiled(Arc::new(sections), Arc::clone(plan))
         };
         let values = state
             .variables
