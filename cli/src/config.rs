@@ -37,6 +37,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use dsh_system_prompt::closest;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -503,16 +504,6 @@ fn check_tool_list(
             );
         }
     }
-}
-
-/// The candidate closest to `name`, when close enough to be a typo.
-pub(crate) fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|candidate| (strsim::jaro_winkler(name, candidate), *candidate))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| candidate)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod commands;
 mod config;
 mod deployment;
 mod diagnostics;
+mod prompt_problems;
 
 use std::process::ExitCode;
 

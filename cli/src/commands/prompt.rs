@@ -10,7 +10,8 @@ use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{Agent, Deployment};
 use crate::deployment::{self, Runtime};
-use crate::diagnostics::{Problem, render_problems};
+use crate::diagnostics::Problem;
+use crate::prompt_problems::render_problems;
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let deployment = deployment::load(args.deployment.config.as_deref())?;

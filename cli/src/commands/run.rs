@@ -20,7 +20,8 @@ use crate::adapter::{self, Purpose, Recording};
 use crate::args::RunArgs;
 use crate::commands::Outcome;
 use crate::deployment::{self, Runtime};
-use crate::diagnostics::{Problem, Reporter, render_problems};
+use crate::diagnostics::{Problem, Reporter};
+use crate::prompt_problems::render_problems;
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let deployment = deployment::load(args.deployment.config.as_deref())?;
