@@ -43,6 +43,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dsh_agent_loop::AdapterConfig;
+use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
 use toml::Spanned;
@@ -469,16 +470,6 @@ impl Checks<'_> {
             .label(tool.span(), "unknown tool")
             .help(help)
     }
-}
-
-/// The candidate closest to `name`, when close enough to be a typo.
-pub(crate) fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|candidate| (strsim::jaro_winkler(name, candidate), *candidate))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| candidate)
 }
 
 #[cfg(test)]

@@ -1,61 +1,89 @@
 //! Problems and how they reach the user: one `miette` diagnostic each,
 //! pointing into the deployment file when the problem has a place there.
+//!
+//! This module knows nothing of deployments or prompts: it reports. What a
+//! prompt's problems are comes from `dsh_system_prompt::check_prompt`;
+//! where they are in the file, from `crate::prompt_problems`.
 
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use dsh_agent_loop::{CWD_VARIABLE, PERSONA_SECTION};
-use dsh_system_prompt::template::{self, ParseError, ParseErrorKind, Template};
-use dsh_system_prompt::{PromptAssembly, RenderError};
+use dsh_system_prompt::template::position_of;
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
-
-use crate::config::{self, Deployment};
 
 /// A file diagnostics point into: its display name and its text.
 #[derive(Debug, Clone)]
 pub(crate) struct SourceFile {
-    source: NamedSource<Arc<str>>,
+    name: Arc<str>,
+    text: Arc<str>,
 }
 
 impl SourceFile {
     pub(crate) fn new(name: impl AsRef<str>, text: impl Into<Arc<str>>) -> Self {
         Self {
-            source: NamedSource::new(name, text.into()).with_language("TOML"),
+            name: name.as_ref().into(),
+            text: text.into(),
         }
     }
 
     /// The name diagnostics show (the path as given).
     pub(crate) fn name(&self) -> &str {
-        self.source.name()
+        &self.name
     }
 
     /// The file's text.
     pub(crate) fn text(&self) -> &str {
-        self.source.inner()
+        &self.text
     }
 
-    /// The 1-based line and column (in characters) of a byte offset.
+    /// The 1-based line and column (in characters, as an editor counts) of
+    /// a byte offset; an offset inside a character is that character's.
+    /// The template crate owns this arithmetic; diagnostics headers use it
+    /// too (see the `SourceCode` impl).
     pub(crate) fn position(&self, offset: usize) -> (usize, usize) {
-        let text = self.text();
-        let before = text.get(..offset).unwrap_or(text);
-        let line_start = before.rfind('\n').map_or(0, |at| at + 1);
-        (
-            before.matches('\n').count() + 1,
-            before[line_start..].chars().count() + 1,
-        )
+        let position = position_of(self.text(), offset);
+        (position.line, position.column)
     }
 
     /// A problem located in this file; add its labels with
     /// [`Problem::label`].
     pub(crate) fn problem(&self, message: impl Into<String>) -> Problem {
         Problem {
-            source: Some(Box::new(self.source.clone())),
+            source: Some(self.clone()),
             ..Problem::new(message)
         }
+    }
+}
+
+impl SourceCode for SourceFile {
+    /// `str`'s excerpt, named, as TOML, and with the column in characters:
+    /// `str` counts it in bytes, so a diagnostic after a non-ASCII
+    /// character on its line would name the wrong column.
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let contents = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        let start = position_of(self.text(), contents.span().offset());
+        let contents = MietteSpanContents::new_named(
+            self.name.to_string(),
+            contents.data(),
+            *contents.span(),
+            start.line - 1,
+            start.column - 1,
+            contents.line_count(),
+        )
+        .with_language("TOML");
+        Ok(Box::new(contents))
     }
 }
 
@@ -63,9 +91,7 @@ impl SourceFile {
 #[derive(Debug, Clone)]
 pub(crate) struct Problem {
     message: String,
-    /// Boxed: most problems are passed around in `Result`s, which stay
-    /// small this way.
-    source: Option<Box<NamedSource<Arc<str>>>>,
+    source: Option<SourceFile>,
     labels: Vec<LabeledSpan>,
     help: Option<String>,
 }
@@ -122,9 +148,7 @@ impl Diagnostic for Problem {
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.source
-            .as_deref()
-            .map(|source| source as &dyn SourceCode)
+        self.source.as_ref().map(|source| source as &dyn SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
@@ -158,6 +182,15 @@ impl Reporter {
         }
     }
 
+    /// Plain text, for tests.
+    #[cfg(test)]
+    fn plain() -> Self {
+        Self {
+            handler: GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+                .with_width(100),
+        }
+    }
+
     /// Renders one problem: a one-line `error: …` when it has no place in
     /// a file, else a diagnostic with the file excerpt.
     pub(crate) fn render(&self, problem: &Problem) -> String {
@@ -187,157 +220,28 @@ impl Reporter {
     }
 }
 
-/// Every problem of a section that failed to render, each pointing at its
-/// place in the deployment file when the section is an agent's persona.
-///
-/// Rendering stops at the first bad reference; a deployment author wants
-/// them all, so the persona's references are checked one by one against
-/// the same assembly's variables (the lookup `render_prompt` makes), and
-/// every syntax error of the template is reported.
-pub(crate) fn render_problems(
-    deployment: &Deployment,
-    agent: &config::AgentSpec,
-    assembly: &PromptAssembly,
-    error: &RenderError,
-) -> Vec<Problem> {
-    if error.section() != PERSONA_SECTION {
-        return vec![Problem::new(format!(
-            "agent `{}`: {error}",
-            agent.id.get_ref()
-        ))];
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_and_hold_inside_a_character() {
+        let file = SourceFile::new("dsh.toml", "a = 1\npersona = \"Tu es « <<x>> »\"\n");
+        let at = file.text().find("<<").expect("a reference");
+        assert_eq!(file.position(at), (2, 20));
+        // Inside `«` (two bytes): that character's column, not the end of
+        // the file.
+        let inside = file.text().find('«').expect("a guillemet") + 1;
+        assert_eq!(file.position(inside), (2, 18));
+        assert_eq!(file.position(0), (1, 1));
     }
-    let persona = agent.persona.get_ref().as_str();
-    let file = &deployment.file;
-    let whose = format!("the persona of agent `{}`", agent.id.get_ref());
-    let at = |range: Range<usize>| agent.persona_file_range(file, range);
 
-    // Report every syntax error; then blank the malformed text out (same
-    // length, so offsets stay put) to check the references that remain.
-    let mut problems = Vec::new();
-    let mut text = persona.to_owned();
-    let template = loop {
-        match Template::parse(&text) {
-            Ok(template) => break Some(template),
-            Err(errors) if problems.len() < persona.len() => {
-                for error in &errors {
-                    problems.push(syntax_problem(file, &whose, at(error.span.clone()), error));
-                    let span = error.span.clone();
-                    if text.is_char_boundary(span.start) && text.is_char_boundary(span.end) {
-                        text.replace_range(span.clone(), &" ".repeat(span.len()));
-                    }
-                }
-            }
-            Err(_) => break None,
-        }
-    };
-    let Some(template) = template else {
-        return problems;
-    };
-
-    let mut registered: Vec<&str> = assembly.variables.names().collect();
-    registered.sort_unstable();
-    for reference in template.references(&text) {
-        let span = at(reference.offset..reference.offset + reference.name.len() + 4);
-        match assembly.variables.get(reference.name) {
-            Some(Some(_)) => {}
-            Some(None) => problems.push(valueless_problem(
-                file,
-                &whose,
-                span,
-                reference.name,
-                assembly,
-            )),
-            None => problems.push(unknown_problem(
-                file,
-                &whose,
-                span,
-                reference.name,
-                &registered,
-            )),
-        }
+    #[test]
+    fn a_diagnostic_header_counts_columns_in_characters() {
+        let file = SourceFile::new("dsh.toml", "x = \"é\"\ny = \"ü ö <<bad>>\"\n");
+        let at = file.text().find("<<").expect("a reference");
+        let problem = file.problem("bad").label(at..at + 7, "here");
+        let rendered = Reporter::plain().render(&problem);
+        assert!(rendered.contains("[dsh.toml:2:10]"), "{rendered}");
     }
-    if problems.is_empty() {
-        // The checks above mirror the render's lookup; should they ever
-        // disagree, the render's own message still reaches the user.
-        problems.push(
-            file.problem(format!("{whose}: {error}"))
-                .label(agent.persona.span(), "in this persona"),
-        );
-    }
-    problems
-}
-
-/// The escape every message about `<<` names.
-const ESCAPE_HINT: &str = "write `\\<<` for a literal `<<`";
-
-fn syntax_problem(
-    file: &SourceFile,
-    whose: &str,
-    span: Range<usize>,
-    error: &ParseError,
-) -> Problem {
-    let (message, label) = match error.kind {
-        ParseErrorKind::MalformedReference => (
-            format!("malformed reference `{}` in {whose}", error.text),
-            format!(
-                "not a variable name (names match `{}`)",
-                template::VARIABLE_NAME_GRAMMAR
-            ),
-        ),
-        _ => (
-            format!("`<<` opens no reference in {whose}"),
-            "a `>>` follows, but no `<<name>>`".to_owned(),
-        ),
-    };
-    let help = match &error.suggestion {
-        Some(suggestion) => format!("did you mean `{suggestion}`? {ESCAPE_HINT}"),
-        None => ESCAPE_HINT.to_owned(),
-    };
-    file.problem(message).label(span, label).help(help)
-}
-
-fn unknown_problem(
-    file: &SourceFile,
-    whose: &str,
-    span: Range<usize>,
-    name: &str,
-    registered: &[&str],
-) -> Problem {
-    let list = if registered.is_empty() {
-        "no variables are registered".to_owned()
-    } else {
-        let names: Vec<String> = registered.iter().map(|name| format!("`{name}`")).collect();
-        format!("the registered variables are {}", names.join(", "))
-    };
-    let help = match config::closest(name, registered) {
-        Some(closest) => format!("did you mean `<<{closest}>>`? {list}; {ESCAPE_HINT}"),
-        None => format!("{list}; {ESCAPE_HINT}"),
-    };
-    file.problem(format!("unknown variable `<<{name}>>` in {whose}"))
-        .label(span, "not a registered variable")
-        .help(help)
-}
-
-fn valueless_problem(
-    file: &SourceFile,
-    whose: &str,
-    span: Range<usize>,
-    name: &str,
-    assembly: &PromptAssembly,
-) -> Problem {
-    let help = if name == CWD_VARIABLE {
-        "the session has no working directory: give it one with `--cwd DIR`, or drop `<<cwd>>` from the persona".to_owned()
-    } else {
-        let owner = assembly
-            .variables
-            .owner(name)
-            .map(|owner| format!(" (owned by `{}` of {})", owner.item, owner.krate))
-            .unwrap_or_default();
-        format!(
-            "variable `{name}`{owner} gives no value for this agent; drop `<<{name}>>`, or {ESCAPE_HINT}"
-        )
-    };
-    file.problem(format!("`<<{name}>>` has no value in {whose}"))
-        .label(span, "no value for this session")
-        .help(help)
 }

@@ -15,6 +15,7 @@ mod args;
 mod commands;
 mod config;
 mod diagnostics;
+mod prompt_problems;
 mod runtime;
 
 use std::process::ExitCode;

@@ -69,6 +69,26 @@ fn malformed_reference_behind_escapes() {
     insta::assert_snapshot!(stderr);
 }
 
+/// Columns count characters, as an editor does: `’`, `«`, `ê` and `à`
+/// before the references are one column each, though several bytes.
+#[test]
+fn a_non_ascii_persona_points_at_the_right_columns() {
+    let stderr = check_fails("non-ascii-persona.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "malformed reference `<<Cwd>>` in the persona of agent `français`",
+            "[cli/tests/fixtures/non-ascii-persona.toml:8:48]",
+            "did you mean `<<cwd>>`?",
+            "unknown variable `<<modle>>` in the persona of agent `français`",
+            "[cli/tests/fixtures/non-ascii-persona.toml:8:28]",
+            "did you mean `<<model>>`?",
+        ],
+    );
+    assert_eq!(stderr.matches("  × ").count(), 2, "{stderr}");
+    insta::assert_snapshot!(stderr);
+}
+
 #[test]
 fn cwd_without_a_working_directory() {
     let output = dsh(&[

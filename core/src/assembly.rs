@@ -1,5 +1,6 @@
 //! `PromptAssembly`: the owned snapshot one assembly produces.
 
+use std::any::Any;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -7,7 +8,6 @@ use dsh_prompt_template::Template;
 use rustc_hash::FxHashMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 
-use crate::plan::RenderPlan;
 use crate::{Extensions, Owner, Text, ToolSchema};
 
 /// A section of an assembly: resolved text, not yet interpolated.
@@ -122,10 +122,16 @@ impl AssembledSection {
 #[derive(Clone, Default)]
 pub struct Sections {
     list: Arc<Vec<AssembledSection>>,
-    /// The registry's compiled plan for exactly `list`; dropped at the first
-    /// change, so rendering then takes the general path.
-    plan: Option<Arc<RenderPlan>>,
+    /// What the registry compiled from `list` for rendering, opaque here:
+    /// only the render module knows what it is (see `render::plan` for the
+    /// invariant it rests on). Dropped at the first mutable access, so a
+    /// changed list is never rendered along it.
+    compiled: Option<Compiled>,
 }
+
+/// A registry state's sections compiled for rendering, type-erased so that
+/// an assembly carries it without depending on the renderer.
+pub(crate) type Compiled = Arc<dyn Any + Send + Sync>;
 
 impl std::fmt::Debug for Sections {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,23 +140,17 @@ impl std::fmt::Debug for Sections {
 }
 
 impl Sections {
-    pub(crate) fn shared(sections: Arc<Vec<AssembledSection>>, plan: Arc<RenderPlan>) -> Self {
+    /// The registry's sections, with what it compiled from them.
+    pub(crate) fn compiled(list: Arc<Vec<AssembledSection>>, compiled: Compiled) -> Self {
         Self {
-            list: sections,
-            plan: Some(plan),
+            list,
+            compiled: Some(compiled),
         }
     }
 
-    pub(crate) fn owned(sections: Vec<AssembledSection>, plan: Arc<RenderPlan>) -> Self {
-        Self {
-            list: Arc::new(sections),
-            plan: Some(plan),
-        }
-    }
-
-    /// The registry's compiled plan for these sections, while unchanged.
-    pub(crate) fn plan(&self) -> Option<&RenderPlan> {
-        self.plan.as_deref()
+    /// What the registry compiled from these sections, while unchanged.
+    pub(crate) fn compiled_form(&self) -> Option<&(dyn Any + Send + Sync)> {
+        self.compiled.as_deref()
     }
 
     /// The section named `name`.
@@ -189,7 +189,7 @@ impl Sections {
     /// The sections as a vector, to change freely. Rendering follows the
     /// vector's order: keep it sorted, or [`insert`](Self::insert) instead.
     pub fn to_mut(&mut self) -> &mut Vec<AssembledSection> {
-        self.plan = None;
+        self.compiled = None;
         Arc::make_mut(&mut self.list)
     }
 }

@@ -1,6 +1,9 @@
 //! The errors of registration and rendering.
 
-use dsh_prompt_template::{ParseErrors, Position};
+use std::fmt;
+use std::ops::Range;
+
+use dsh_prompt_template::{ESCAPE_HINT, ParseErrors, Position};
 
 use crate::Owner;
 
@@ -123,6 +126,8 @@ pub enum RenderError {
         reference: String,
         /// Where the reference is inside the section's text.
         position: Position,
+        /// The reference's bytes (`<<name>>`) in the section's text.
+        span: Range<usize>,
         /// The registered variables, sorted.
         registered: Vec<String>,
         /// The registered variable closest to the reference, if any is close.
@@ -144,6 +149,8 @@ pub enum RenderError {
         reference: String,
         /// Where the reference is inside the section's text.
         position: Position,
+        /// The reference's bytes (`<<name>>`) in the section's text.
+        span: Range<usize>,
         /// Who registered the variable, when known.
         variable_owner: Option<Owner>,
     },
@@ -168,7 +175,125 @@ impl RenderError {
             | Self::Template { section, .. } => section,
         }
     }
+
+    /// Who contributed the section the error is about.
+    pub fn owner(&self) -> &Owner {
+        match self {
+            Self::UnknownVariable { owner, .. }
+            | Self::ValuelessVariable { owner, .. }
+            | Self::Template { owner, .. } => owner,
+        }
+    }
+
+    /// The bytes of the reference the error is about, inside the section's
+    /// text; `None` for [`Template`](Self::Template), whose every syntax
+    /// error has a span of its own.
+    pub fn span(&self) -> Option<Range<usize>> {
+        match self {
+            Self::UnknownVariable { span, .. } | Self::ValuelessVariable { span, .. } => {
+                Some(span.clone())
+            }
+            Self::Template { .. } => None,
+        }
+    }
+
+    /// How to fix a reference error, for front ends that show the problem
+    /// and its fix apart: the suggestion and the registered variables of an
+    /// unknown reference, the variable's owner of a valueless one, and the
+    /// escape. `None` for [`Template`](Self::Template): each syntax error
+    /// has its own [`help`](dsh_prompt_template::ParseError::help).
+    pub fn help(&self) -> Option<String> {
+        match self {
+            Self::UnknownVariable {
+                registered,
+                suggestion,
+                ..
+            } => {
+                let list = registered_list(registered);
+                Some(match suggestion {
+                    Some(name) => format!("did you mean `<<{name}>>`? {list}; {ESCAPE_HINT}"),
+                    None => format!("{list}; {ESCAPE_HINT}"),
+                })
+            }
+            Self::ValuelessVariable {
+                reference,
+                variable_owner,
+                ..
+            } => Some(format!(
+                "variable `{reference}`{} has no value for this assembly; \
+                 drop `<<{reference}>>`, or {ESCAPE_HINT}",
+                registered_by(variable_owner)
+            )),
+            Self::Template { .. } => None,
+        }
+    }
 }
+
+/// Every problem of an assembly's render, in render order: section by
+/// section, a section's syntax errors before its reference errors, and
+/// references in the order they appear. Never empty.
+///
+/// [`check_prompt`](crate::check_prompt) returns it. Its first error is the
+/// one [`render_prompt`](crate::render_prompt) returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderErrors {
+    errors: Vec<RenderError>,
+}
+
+impl RenderErrors {
+    pub(crate) fn new(errors: Vec<RenderError>) -> Option<Self> {
+        (!errors.is_empty()).then_some(Self { errors })
+    }
+
+    /// The errors, in render order.
+    pub fn iter(&self) -> std::slice::Iter<'_, RenderError> {
+        self.errors.iter()
+    }
+
+    /// How many errors there are (at least one).
+    #[allow(clippy::len_without_is_empty, reason = "never empty by construction")]
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
+    /// The first error: the one `render_prompt` reports.
+    pub fn first(&self) -> &RenderError {
+        &self.errors[0]
+    }
+}
+
+impl<'a> IntoIterator for &'a RenderErrors {
+    type Item = &'a RenderError;
+    type IntoIter = std::slice::Iter<'a, RenderError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
+impl IntoIterator for RenderErrors {
+    type Item = RenderError;
+    type IntoIter = std::vec::IntoIter<RenderError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.into_iter()
+    }
+}
+
+impl fmt::Display for RenderErrors {
+    /// One error a line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, error) in self.errors.iter().enumerate() {
+            if index > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RenderErrors {}
 
 fn registered_list(registered: &[String]) -> String {
     if registered.is_empty() {

@@ -81,11 +81,11 @@
 mod assembly;
 mod context;
 mod error;
-mod plan;
 mod registry;
 mod render;
 mod section;
 mod statics;
+mod suggestion;
 mod text;
 
 #[doc(hidden)]
@@ -96,10 +96,12 @@ pub use assembly::{AssembledSection, PromptAssembly, Sections, Variable, Variabl
 pub use context::{AssembleContext, Extensions};
 pub use dsh_prompt_template as template;
 pub use dsh_system_prompt_macros::{prompt_section, prompt_template, prompt_variable};
-pub use error::{BoxError, RegistryError, RenderError};
+pub use error::{BoxError, RegistryError, RenderError, RenderErrors};
 pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
 pub use render::{
-    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_prompt, render_prompt_with_spans,
+    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_prompt,
+    render_prompt_with_spans,
 };
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
+pub use suggestion::closest;
 pub use text::Text;

@@ -1,11 +1,24 @@
-//! `render_prompt`: the one composition path from assembly to prompt text.
+//! `render_prompt`: the one composition path from assembly to prompt text;
+//! `check_prompt`: every problem a render would meet, found the same way.
+//!
+//! Two modules below this one render too, and nothing outside them does:
+//! [`plan`] compiles a registry state's sections into literal runs and
+//! variable indices (the fast path), and [`check`] collects every problem
+//! of a failing render. Errors of all three are built by one function a
+//! kind, in [`check`], so the first problem `check_prompt` finds is the
+//! error `render_prompt` returns.
+
+mod check;
+pub(crate) mod plan;
 
 use std::ops::Range;
 
-use dsh_prompt_template::{Reference, Template, position_of};
+use dsh_prompt_template::{Reference, Template};
 
-use crate::plan::{RenderPlan, Step};
 use crate::{AssembledSection, Owner, PromptAssembly, RenderError, Text};
+use plan::{RenderPlan, Step};
+
+pub use check::check_prompt;
 
 /// The blank line between two sections.
 pub(crate) const SEPARATOR: &str = "\n\n";
@@ -39,8 +52,7 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderError> {
-    if let Some(plan) = assembly.sections.plan()
-        && plan.fits(assembly.variables.layout())
+    if let Some(plan) = RenderPlan::of(assembly)
         && let Some(rendered) = render_planned(assembly, plan)
     {
         return rendered;
@@ -178,16 +190,15 @@ fn interpolate(
     match section.template() {
         Some(template) => template.render_into(text, out, lookup),
         None => {
-            let template = Template::parse(text).map_err(|errors| RenderError::Template {
-                section: section.name().to_string(),
-                owner: section.owner().clone(),
-                errors,
-            })?;
+            let template =
+                Template::parse(text).map_err(|errors| check::syntax_error(section, errors))?;
             template.render_into(text, out, lookup)
         }
     }
 }
 
+/// The value of a reference, or the error that names what is wrong with
+/// it: the lookup of the render and of [`check_prompt`] alike.
 fn lookup<'a>(
     assembly: &'a PromptAssembly,
     section: &AssembledSection,
@@ -195,36 +206,6 @@ fn lookup<'a>(
 ) -> Result<&'a str, RenderError> {
     match assembly.variables.get(reference.name) {
         Some(Some(value)) => Ok(value),
-        Some(None) => Err(RenderError::ValuelessVariable {
-            section: section.name().to_string(),
-            owner: section.owner().clone(),
-            reference: reference.name.to_owned(),
-            position: position_of(section.text(), reference.offset),
-            variable_owner: assembly.variables.owner(reference.name).cloned(),
-        }),
-        None => {
-            let mut registered: Vec<String> =
-                assembly.variables.names().map(str::to_owned).collect();
-            registered.sort_unstable();
-            Err(RenderError::UnknownVariable {
-                section: section.name().to_string(),
-                owner: section.owner().clone(),
-                reference: reference.name.to_owned(),
-                position: position_of(section.text(), reference.offset),
-                suggestion: closest(reference.name, &registered),
-                registered,
-            })
-        }
+        _ => Err(check::reference_error(assembly, section, reference)),
     }
-}
-
-/// The name in `names` closest to `name`, when it is close enough to be a
-/// plausible typo.
-pub(crate) fn closest(name: &str, names: &[String]) -> Option<String> {
-    names
-        .iter()
-        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| candidate.clone())
 }

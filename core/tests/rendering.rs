@@ -208,6 +208,7 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
         section,
         reference,
         position,
+        span,
         registered,
         suggestion,
         owner,
@@ -221,6 +222,7 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
         (position.line, position.column, position.offset),
         (2, 3, 10)
     );
+    assert_eq!(span, &(10..19), "`<<modle>>`");
     assert_eq!(registered, &["cwd", "model"], "sorted");
     assert_eq!(suggestion.as_deref(), Some("model"));
     assert!(owner.file.ends_with("rendering.rs"), "{owner:?}");

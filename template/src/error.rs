@@ -23,6 +23,9 @@ impl fmt::Display for Position {
     }
 }
 
+/// How to write a literal `<<`: every message about `<<` ends with it.
+pub const ESCAPE_HINT: &str = "write `\\<<` for a literal `<<`";
+
 /// What is wrong with a piece of template syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -75,7 +78,18 @@ impl fmt::Display for ParseError {
                 "`<<` at {position} opens no reference, but a `>>` follows (in `{text}`)"
             )?,
         }
-        f.write_str("; write `\\<<` for a literal `<<`")
+        write!(f, "; {ESCAPE_HINT}")
+    }
+}
+
+impl ParseError {
+    /// How to fix it: the reference the author probably meant, if any, and
+    /// the escape for a literal `<<`.
+    pub fn help(&self) -> String {
+        match &self.suggestion {
+            Some(suggestion) => format!("did you mean `{suggestion}`? {ESCAPE_HINT}"),
+            None => ESCAPE_HINT.to_owned(),
+        }
     }
 }
 

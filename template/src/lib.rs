@@ -48,6 +48,7 @@ mod error;
 mod names;
 mod parse;
 
+pub use error::ESCAPE_HINT;
 pub use error::{InterpolateError, ParseError, ParseErrorKind, ParseErrors, Position};
 pub use names::{SECTION_NAME_GRAMMAR, VARIABLE_NAME_GRAMMAR, is_section_name, is_variable_name};
 
@@ -106,6 +107,24 @@ impl Template {
     /// ```
     pub fn parse(source: &str) -> Result<Template, ParseErrors> {
         parse::parse(source)
+    }
+
+    /// Parses `source` past its errors, to report every problem of a text
+    /// at once: every syntax error, and the template of what is well formed,
+    /// whose [`references`](Self::references) are the references a fixed
+    /// text would still make. Malformed text is kept as literal text.
+    ///
+    /// ```
+    /// use dsh_prompt_template::Template;
+    ///
+    /// let source = "<<Model>> in <<cwd>>";
+    /// let (template, errors) = Template::parse_recovering(source);
+    /// assert_eq!(errors.map(|errors| errors.len()), Some(1));
+    /// let names: Vec<&str> = template.references(source).map(|r| r.name).collect();
+    /// assert_eq!(names, ["cwd"]);
+    /// ```
+    pub fn parse_recovering(source: &str) -> (Template, Option<ParseErrors>) {
+        parse::parse_recovering(source)
     }
 
     /// The pieces of the template, in order. `source` must be the text the

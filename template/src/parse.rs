@@ -16,6 +16,16 @@ static LAST_CLOSING: LazyLock<memmem::FinderRev<'static>> =
     LazyLock::new(|| memmem::FinderRev::new(b">>"));
 
 pub(crate) fn parse(source: &str) -> Result<Template, ParseErrors> {
+    match parse_recovering(source) {
+        (template, None) => Ok(template),
+        (_, Some(errors)) => Err(errors),
+    }
+}
+
+/// The one pass: every well-formed piece, and every error. A malformed
+/// group or opening is not a reference: its text stays in the literal run
+/// around it, so the references after it are still found.
+pub(crate) fn parse_recovering(source: &str) -> (Template, Option<ParseErrors>) {
     let bytes = source.as_bytes();
     // Whether a `>>` follows a position is answered by comparing with the
     // last `>>` of the input, found once: this keeps the pass linear.
@@ -99,15 +109,13 @@ pub(crate) fn parse(source: &str) -> Result<Template, ParseErrors> {
     }
     push_literal(&mut segments, literal_start, bytes.len());
 
-    if errors.is_empty() {
-        Ok(Template {
-            segments: segments.into_boxed_slice(),
-            source_len: source.len(),
-            literal_len,
-        })
-    } else {
-        Err(ParseErrors::new(errors))
-    }
+    let template = Template {
+        segments: segments.into_boxed_slice(),
+        source_len: source.len(),
+        literal_len,
+    };
+    let errors = (!errors.is_empty()).then(|| ParseErrors::new(errors));
+    (template, errors)
 }
 
 /// How many times `byte` repeats at the start of `bytes`.

@@ -227,6 +227,34 @@ proptest! {
         let _ = Template::parse(&source);
     }
 
+    /// The recovering parse is the parse, carried on past errors: the same
+    /// errors, the same template when there are none, and the references
+    /// a text whose malformed parts were blanked out would make.
+    #[test]
+    fn the_recovering_parse_agrees_with_the_parse(source in any_text()) {
+        let (template, errors) = Template::parse_recovering(&source);
+        match Template::parse(&source) {
+            Ok(parsed) => {
+                prop_assert!(errors.is_none());
+                prop_assert_eq!(parsed, template);
+            }
+            Err(parsed) => {
+                let errors = errors.expect("the same errors");
+                prop_assert_eq!(&parsed, &errors);
+                let mut blanked = source.clone();
+                for error in &errors {
+                    blanked.replace_range(error.span.clone(), &" ".repeat(error.span.len()));
+                }
+                if let Ok(clean) = Template::parse(&blanked) {
+                    let recovered: Vec<_> = template.references(&source).collect();
+                    let after: Vec<_> = clean.references(&blanked).map(|r| (r.name.to_owned(), r.offset)).collect();
+                    let recovered: Vec<_> = recovered.iter().map(|r| (r.name.to_owned(), r.offset)).collect();
+                    prop_assert_eq!(recovered, after, "source {:?}", source);
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_parser_agrees_with_the_grammar(source in grammar_text()) {
         let parsed: Expected = match Template::parse(&source) {

@@ -3,13 +3,13 @@
 
 use std::collections::HashSet;
 
-use dsh_system_prompt::render_prompt;
+use dsh_system_prompt::check_prompt;
 
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
-use crate::diagnostics::render_problems;
+use crate::prompt_problems::prompt_problems;
 use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &CheckArgs) -> Outcome {
@@ -22,19 +22,11 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     }
     let agents = agents_to_check(&deployment);
     for agent in &agents {
-        let mut assembly = runtime.assemble(agent, cwd.as_deref());
-        // A render stops at its first failing section; drop that section
-        // and render again, so the problems of every section are found.
-        for _ in 0..=assembly.sections.len() {
-            match render_prompt(&assembly) {
-                Ok(_) => break,
-                Err(error) => {
-                    problems.extend(render_problems(&deployment, agent, &assembly, &error));
-                    if assembly.sections.remove(error.section()).is_none() {
-                        break;
-                    }
-                }
-            }
+        let assembly = runtime.assemble(agent, cwd.as_deref());
+        // One pass finds every problem of every section; it fails exactly
+        // when the render would.
+        if let Err(errors) = check_prompt(&assembly) {
+            problems.extend(prompt_problems(&deployment, agent, &errors));
         }
     }
     if !problems.is_empty() {

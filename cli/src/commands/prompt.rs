@@ -11,7 +11,8 @@ use dsh_system_prompt::{
 use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
-use crate::diagnostics::{Problem, render_problems};
+use crate::diagnostics::Problem;
+use crate::prompt_problems::render_problems;
 use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {

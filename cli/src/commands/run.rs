@@ -19,7 +19,8 @@ use tokio_util::sync::CancellationToken;
 use crate::adapter::{self, Purpose, Recording};
 use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd};
-use crate::diagnostics::{Problem, Reporter, render_problems};
+use crate::diagnostics::{Problem, Reporter};
+use crate::prompt_problems::render_problems;
 use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {

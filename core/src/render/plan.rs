@@ -7,21 +7,40 @@
 //! references are indices into the variable layout. Rendering such a run
 //! costs what concatenating the output costs. Every other section is a
 //! [`Step::Section`], rendered the general way.
+//!
+//! # The invariant
+//!
+//! A plan may render an assembly only when it describes that assembly's
+//! sections and variables exactly; [`RenderPlan::of`] is the one place that
+//! decides it, from two facts:
+//!
+//! - **The sections are the list the plan was compiled from.** The registry
+//!   attaches the plan (`Sections::compiled`) only to its own list of the
+//!   same state — shared, or copied with the texts of provided sections
+//!   set, which the plan never fuses (they have no parsed template), so
+//!   their text may differ. Any mutable access to `Sections` drops the
+//!   plan.
+//! - **The variables have the plan's layout.** The plan holds the layout it
+//!   indexes; an assembly whose variables are changed gets a layout of its
+//!   own (`Arc::make_mut` copies a shared layout), so pointer identity is
+//!   layout identity.
+//!
+//! Values are still read per assembly: a fused reference to a valueless
+//! variable makes [`render_planned`](super) give up, and the general path
+//! reports it, as it would have without a plan.
 
 use std::sync::Arc;
 
 use dsh_prompt_template::{Segment, Template};
 
-use crate::AssembledSection;
-use crate::assembly::VariableLayout;
-use crate::render::SEPARATOR;
+use super::SEPARATOR;
+use crate::assembly::{Compiled, VariableLayout};
+use crate::{AssembledSection, PromptAssembly};
 
 /// A registry state's sections, compiled for rendering.
 pub(crate) struct RenderPlan {
     /// The layout the plan's variable indices refer to. Holding it keeps it
-    /// alive, so a layout at the same address is the same layout, and an
-    /// assembly that changes its variables gets a layout of its own
-    /// (`Arc::make_mut` copies a shared layout).
+    /// alive, so a layout at the same address is the same layout.
     layout: Arc<VariableLayout>,
     /// The literal text of the fused sections, in render order.
     literals: String,
@@ -44,7 +63,18 @@ pub(crate) enum Step {
 }
 
 impl RenderPlan {
-    pub(crate) fn new(sections: &[AssembledSection], layout: &Arc<VariableLayout>) -> Self {
+    /// Compiles a registry state's sections, for `Sections::compiled`.
+    pub(crate) fn compile(sections: &[AssembledSection], layout: &Arc<VariableLayout>) -> Compiled {
+        Arc::new(Self::new(sections, layout))
+    }
+
+    /// The plan that may render `assembly`, if any (see the invariant).
+    pub(crate) fn of(assembly: &PromptAssembly) -> Option<&Self> {
+        let plan = assembly.sections.compiled_form()?.downcast_ref::<Self>()?;
+        Arc::ptr_eq(&plan.layout, assembly.variables.layout()).then_some(plan)
+    }
+
+    fn new(sections: &[AssembledSection], layout: &Arc<VariableLayout>) -> Self {
         let mut plan = Self {
             layout: Arc::clone(layout),
             literals: String::new(),
@@ -90,11 +120,6 @@ impl RenderPlan {
             *closed = self.literals.len();
             self.steps.push(Step::Literal(*closed));
         }
-    }
-
-    /// Whether the plan's variable indices are those of `layout`.
-    pub(crate) fn fits(&self, layout: &Arc<VariableLayout>) -> bool {
-        Arc::ptr_eq(&self.layout, layout)
     }
 
     pub(crate) fn steps(&self) -> &[Step] {

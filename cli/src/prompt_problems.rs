@@ -1,0 +1,114 @@
+//! A prompt's problems, placed in the deployment file.
+//!
+//! What is wrong is core's to say: `check_prompt` returns every problem of
+//! every section, each with its span inside the section's text, its
+//! suggestion and its owner. This module only maps the spans of the
+//! persona section, which is an agent's `persona` string verbatim, into
+//! the TOML file, and words each problem for a deployment's author.
+
+use std::ops::Range;
+
+use dsh_agent_loop::{CWD_VARIABLE, PERSONA_SECTION};
+use dsh_system_prompt::template::{self, ParseError, ParseErrorKind};
+use dsh_system_prompt::{PromptAssembly, RenderError, check_prompt};
+
+use crate::config::{self, Deployment};
+use crate::diagnostics::{Problem, SourceFile};
+
+/// Every problem of the prompt whose render failed with `error`, each
+/// pointing at its place in the deployment file when it is in an agent's
+/// persona.
+pub(crate) fn render_problems(
+    deployment: &Deployment,
+    agent: &config::AgentSpec,
+    assembly: &PromptAssembly,
+    error: &RenderError,
+) -> Vec<Problem> {
+    match check_prompt(assembly) {
+        Err(errors) => prompt_problems(deployment, agent, &errors),
+        // The check's first problem is the render's error, so this does
+        // not happen; should it ever, the render's error still reaches the
+        // user.
+        Ok(()) => prompt_problems(deployment, agent, [error]),
+    }
+}
+
+/// One problem a syntax error and one a bad reference, in core's order.
+pub(crate) fn prompt_problems<'e>(
+    deployment: &Deployment,
+    agent: &config::AgentSpec,
+    errors: impl IntoIterator<Item = &'e RenderError>,
+) -> Vec<Problem> {
+    let file = &deployment.file;
+    let whose = format!("the persona of agent `{}`", agent.id.get_ref());
+    let at = |range: Range<usize>| agent.persona_file_range(file, range);
+    let mut problems = Vec::new();
+    for error in errors {
+        if error.section() != PERSONA_SECTION {
+            problems.push(Problem::new(format!(
+                "agent `{}`: {error}",
+                agent.id.get_ref()
+            )));
+            continue;
+        }
+        match error {
+            RenderError::Template { errors, .. } => {
+                for error in errors {
+                    problems.push(syntax_problem(file, &whose, at(error.span.clone()), error));
+                }
+            }
+            RenderError::UnknownVariable {
+                reference, span, ..
+            } => problems.push(
+                file.problem(format!("unknown variable `<<{reference}>>` in {whose}"))
+                    .label(at(span.clone()), "not a registered variable")
+                    .help(error.help().unwrap_or_default()),
+            ),
+            RenderError::ValuelessVariable {
+                reference, span, ..
+            } => {
+                let help = if reference == CWD_VARIABLE {
+                    "the session has no working directory: give it one with `--cwd DIR`, \
+                     or drop `<<cwd>>` from the persona"
+                        .to_owned()
+                } else {
+                    error.help().unwrap_or_default()
+                };
+                problems.push(
+                    file.problem(format!("`<<{reference}>>` has no value in {whose}"))
+                        .label(at(span.clone()), "no value for this session")
+                        .help(help),
+                );
+            }
+            // A kind of problem this front end does not know yet: core's
+            // message, on the whole persona.
+            other => problems.push(
+                file.problem(format!("{whose}: {other}"))
+                    .label(agent.persona.span(), "in this persona"),
+            ),
+        }
+    }
+    problems
+}
+
+fn syntax_problem(
+    file: &SourceFile,
+    whose: &str,
+    span: Range<usize>,
+    error: &ParseError,
+) -> Problem {
+    let (message, label) = match error.kind {
+        ParseErrorKind::MalformedReference => (
+            format!("malformed reference `{}` in {whose}", error.text),
+            format!(
+                "not a variable name (names match `{}`)",
+                template::VARIABLE_NAME_GRAMMAR
+            ),
+        ),
+        _ => (
+            format!("`<<` opens no reference in {whose}"),
+            "a `>>` follows, but no `<<name>>`".to_owned(),
+        ),
+    };
+    file.problem(message).label(span, label).help(error.help())
+}

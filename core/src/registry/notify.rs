@@ -1,0 +1,195 @@
+//! Publishing a change: apply it to a copy of the state, let the change
+//! listeners veto it, roll back the ones that accepted a vetoed change,
+//! and keep listeners from registering into the registry notifying them.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::sync::Arc;
+
+use super::state::State;
+use super::{ChangeListener, Id, SystemPrompt};
+use crate::{BoxError, RegistryError};
+
+/// What a change event is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Contribution {
+    /// A section.
+    Section {
+        /// Its name.
+        name: String,
+    },
+    /// A variable.
+    Variable {
+        /// Its name.
+        name: String,
+    },
+    /// A tool provider.
+    Tools,
+    /// A waterfall listener.
+    AssembleListener,
+    /// A change listener.
+    ChangeListener,
+}
+
+impl fmt::Display for Contribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Section { name } => write!(f, "section `{name}`"),
+            Self::Variable { name } => write!(f, "variable `{name}`"),
+            Self::Tools => f.write_str("a tool provider"),
+            Self::AssembleListener => f.write_str("an assemble listener"),
+            Self::ChangeListener => f.write_str("a change listener"),
+        }
+    }
+}
+
+/// Whether a contribution arrived or left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeAction {
+    /// It was registered.
+    Registered,
+    /// It was unregistered.
+    Unregistered,
+}
+
+/// A change of the registry, as change listeners see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChangeEvent {
+    /// Registered or unregistered.
+    pub action: ChangeAction,
+    /// What changed.
+    pub contribution: Contribution,
+}
+
+thread_local! {
+    /// The registries whose change listeners this thread is running.
+    static NOTIFYING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+impl SystemPrompt {
+    /// Applies `change` to a copy of the state, lets the change listeners
+    /// veto it, then publishes it: a refused change is never visible.
+    pub(super) fn register(
+        &self,
+        contribution: Contribution,
+        change: impl FnOnce(&mut State) -> Result<(), RegistryError>,
+    ) -> Result<(), RegistryError> {
+        if self.is_notifying() {
+            return Err(RegistryError::Reentrant {
+                contribution: contribution.to_string(),
+            });
+        }
+        let result = {
+            let _writer = self.inner.write.lock();
+            let current = self.inner.state.load_full();
+            let mut next = State::clone(&current);
+            change(&mut next)?;
+            next.derive();
+            let event = ChangeEvent {
+                action: ChangeAction::Registered,
+                contribution,
+            };
+            let result = self.notify(&current.change_listeners, &event);
+            if result.is_ok() {
+                self.inner.state.store(Arc::new(next));
+            }
+            result.map_err(|source| RegistryError::ChangeListener {
+                contribution: event.contribution.to_string(),
+                source,
+            })
+        };
+        self.apply_deferred();
+        result
+    }
+
+    pub(super) fn unregister(&self, id: Id) {
+        if self.is_notifying() {
+            let thread = std::thread::current().id();
+            self.inner.deferred.lock().push((thread, id));
+            return;
+        }
+        {
+            let _writer = self.inner.write.lock();
+            let mut next = State::clone(&self.inner.state.load_full());
+            let Some(contribution) = next.remove(id) else {
+                return;
+            };
+            next.derive();
+            let event = ChangeEvent {
+                action: ChangeAction::Unregistered,
+                contribution,
+            };
+            let listeners = next.change_listeners.clone();
+            self.inner.state.store(Arc::new(next));
+            // An unregistration cannot be refused: a listener's error has
+            // nowhere to go, and the contribution is already gone.
+            let _ = self.notify(&listeners, &event);
+        }
+        self.apply_deferred();
+    }
+
+    fn apply_deferred(&self) {
+        let thread = std::thread::current().id();
+        let deferred: Vec<Id> = {
+            let mut deferred = self.inner.deferred.lock();
+            let mine = deferred
+                .iter()
+                .filter(|(by, _)| *by == thread)
+                .map(|(_, id)| *id)
+                .collect();
+            deferred.retain(|(by, _)| *by != thread);
+            mine
+        };
+        for id in deferred {
+            self.unregister(id);
+        }
+    }
+
+    fn is_notifying(&self) -> bool {
+        let key = self.key();
+        NOTIFYING.with(|notifying| notifying.borrow().contains(&key))
+    }
+
+    fn notify(
+        &self,
+        listeners: &[(Id, ChangeListener)],
+        event: &ChangeEvent,
+    ) -> Result<(), BoxError> {
+        if listeners.is_empty() {
+            return Ok(());
+        }
+        struct Notifying(usize);
+        impl Drop for Notifying {
+            fn drop(&mut self) {
+                NOTIFYING.with(|notifying| {
+                    let mut notifying = notifying.borrow_mut();
+                    if let Some(at) = notifying.iter().rposition(|key| *key == self.0) {
+                        notifying.remove(at);
+                    }
+                });
+            }
+        }
+        let key = self.key();
+        NOTIFYING.with(|notifying| notifying.borrow_mut().push(key));
+        let _notifying = Notifying(key);
+        for (at, (_, listener)) in listeners.iter().enumerate() {
+            if let Err(error) = listener(event) {
+                // The listeners before this one accepted a change that will
+                // now never happen: tell them it is undone, so a listener
+                // that mirrors the registry never keeps a phantom entry.
+                if event.action == ChangeAction::Registered {
+                    let undo = ChangeEvent {
+                        action: ChangeAction::Unregistered,
+                        contribution: event.contribution.clone(),
+                    };
+                    for (_, earlier) in &listeners[..at] {
+                        let _ = earlier(&undo);
+                    }
+                }
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,179 @@
+//! The registry's state: one immutable value, replaced whole on every
+//! change (writers clone it, change the clone, and publish it), with what
+//! assemblies share derived from it once.
+
+use std::sync::{Arc, OnceLock};
+
+use dsh_prompt_template::{Template, is_section_name, is_variable_name};
+
+use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
+use crate::assembly::{Compiled, VariableLayout};
+use crate::section::{SectionText, TextProvider};
+use crate::{AssembledSection, Owner, PromptSection, RegistryError, Text};
+
+/// One consistent registry state. Replaced whole on every change, so an
+/// assembly never sees half of a registration.
+#[derive(Clone, Default)]
+pub(super) struct State {
+    /// Sorted by `(order, name)`.
+    pub(super) sections: Vec<SectionEntry>,
+    /// Sorted by name.
+    pub(super) variables: Vec<VariableEntry>,
+    pub(super) tools: Vec<(Id, ToolProvider)>,
+    pub(super) assemble_listeners: Vec<(Id, AssembleListener)>,
+    pub(super) change_listeners: Vec<(Id, ChangeListener)>,
+    /// Derived: the sections as an assembly holds them, shared by every
+    /// assembly until one changes them.
+    pub(super) assembled: Arc<Vec<AssembledSection>>,
+    /// Derived: which entries of `assembled` need their text provided.
+    pub(super) provided: Vec<(usize, TextProvider)>,
+    /// Derived: the variable names and owners, shared by every assembly.
+    pub(super) layout: Arc<VariableLayout>,
+    /// Derived, at the first assembly: `assembled` compiled for rendering.
+    pub(super) plan: OnceLock<Compiled>,
+}
+
+#[derive(Clone)]
+pub(super) struct SectionEntry {
+    pub(super) id: Id,
+    pub(super) section: AssembledSection,
+    pub(super) provider: Option<TextProvider>,
+}
+
+#[derive(Clone)]
+pub(super) struct VariableEntry {
+    pub(super) id: Id,
+    pub(super) name: Text,
+    pub(super) owner: Option<Owner>,
+    pub(super) provider: VariableProvider,
+}
+
+impl State {
+    /// Recomputes the derived fields after a change.
+    pub(super) fn derive(&mut self) {
+        self.sections.sort_by(|a, b| {
+            (a.section.order(), a.section.name()).cmp(&(b.section.order(), b.section.name()))
+        });
+        self.variables.sort_by(|a, b| a.name.cmp(&b.name));
+        self.assembled = Arc::new(
+            self.sections
+                .iter()
+                .map(|entry| entry.section.clone())
+                .collect(),
+        );
+        self.provided = self
+            .sections
+            .iter()
+            .enumerate()
+            .filter_map(|(at, entry)| Some((at, entry.provider.clone()?)))
+            .collect();
+        self.plan = OnceLock::new();
+        self.layout = Arc::new(VariableLayout::new(
+            self.variables
+                .iter()
+                .map(|entry| (entry.name.clone(), entry.owner.clone())),
+        ));
+    }
+
+    pub(super) fn remove(&mut self, id: Id) -> Option<Contribution> {
+        if let Some(at) = self.sections.iter().position(|entry| entry.id == id) {
+            let entry = self.sections.remove(at);
+            return Some(Contribution::Section {
+                name: entry.section.name().to_string(),
+            });
+        }
+        if let Some(at) = self.variables.iter().position(|entry| entry.id == id) {
+            let entry = self.variables.remove(at);
+            return Some(Contribution::Variable {
+                name: entry.name.to_string(),
+            });
+        }
+        if let Some(at) = self.tools.iter().position(|(entry, _)| *entry == id) {
+            self.tools.remove(at);
+            return Some(Contribution::Tools);
+        }
+        if let Some(at) = self
+            .assemble_listeners
+            .iter()
+            .position(|(entry, _)| *entry == id)
+        {
+            self.assemble_listeners.remove(at);
+            return Some(Contribution::AssembleListener);
+        }
+        if let Some(at) = self
+            .change_listeners
+            .iter()
+            .position(|(entry, _)| *entry == id)
+        {
+            self.change_listeners.remove(at);
+            return Some(Contribution::ChangeListener);
+        }
+        None
+    }
+
+    pub(super) fn check_section(&self, section: &PromptSection) -> Result<(), RegistryError> {
+        if !is_section_name(&section.name) {
+            return Err(RegistryError::InvalidSectionName {
+                name: section.name.to_string(),
+            });
+        }
+        match self
+            .sections
+            .iter()
+            .find(|entry| *entry.section.name() == section.name)
+        {
+            Some(existing) => Err(RegistryError::DuplicateSection {
+                name: section.name.to_string(),
+                existing: existing.section.owner().clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub(super) fn check_variable(&self, name: &str) -> Result<(), RegistryError> {
+        if !is_variable_name(name) {
+            return Err(RegistryError::InvalidVariableName {
+                name: name.to_owned(),
+            });
+        }
+        match self.variables.iter().find(|entry| entry.name == name) {
+            Some(existing) => Err(RegistryError::DuplicateVariable {
+                name: name.to_owned(),
+                existing: existing.owner.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Turns a section to register into its entry, parsing fixed text once.
+pub(super) fn section_entry(
+    id: Id,
+    section: PromptSection,
+    owner: Owner,
+) -> Result<SectionEntry, RegistryError> {
+    let PromptSection {
+        name,
+        order,
+        text,
+        tool,
+        ..
+    } = section;
+    let (text, template, provider) = match text {
+        SectionText::Fixed(text) => {
+            let template = Template::parse(&text).map_err(|errors| RegistryError::Template {
+                section: name.to_string(),
+                owner: owner.clone(),
+                errors,
+            })?;
+            (text, Some(Arc::new(template)), None)
+        }
+        SectionText::Provided(provider) => (Text::default(), None, Some(provider)),
+    };
+    let section = AssembledSection::from_parts(name, order, owner, tool, text, template);
+    Ok(SectionEntry {
+        id,
+        section,
+        provider,
+    })
+}

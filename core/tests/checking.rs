@@ -1,0 +1,264 @@
+//! `check_prompt`: every problem of every section at once, each with its
+//! section, owner, span and suggestion; its first problem is the error
+//! `render_prompt` reports.
+
+use dsh_system_prompt::template::{ESCAPE_HINT, ParseErrorKind};
+use dsh_system_prompt::{
+    AssembleContext, AssembledSection, Owner, PromptAssembly, PromptSection, RenderError,
+    SystemPrompt, check_prompt, closest, render_prompt,
+};
+use proptest::prelude::*;
+
+/// An assembly of the given `(name, text)` sections, in that order, with
+/// the given variables.
+fn assembly(sections: &[(&str, &str)], variables: &[(&str, Option<&str>)]) -> PromptAssembly {
+    let mut assembly = PromptAssembly::new();
+    for (order, (name, text)) in sections.iter().enumerate() {
+        assembly.sections.insert(AssembledSection::new(
+            name.to_string(),
+            order as i32,
+            text.to_string(),
+        ));
+    }
+    for (name, value) in variables {
+        assembly
+            .variables
+            .set(name.to_string(), value.map(str::to_owned));
+    }
+    assembly
+}
+
+/// One problem: its section, its kind, and its spans in the section's text.
+type Summary = (String, &'static str, Vec<(usize, usize)>);
+
+/// Every problem of `assembly`, summarized.
+fn summary(assembly: &PromptAssembly) -> Vec<Summary> {
+    let errors = check_prompt(assembly).expect_err("problems");
+    errors
+        .iter()
+        .map(|error| {
+            let (kind, spans) = match error {
+                RenderError::UnknownVariable { span, .. } => {
+                    ("unknown", vec![(span.start, span.end)])
+                }
+                RenderError::ValuelessVariable { span, .. } => {
+                    ("valueless", vec![(span.start, span.end)])
+                }
+                RenderError::Template { errors, .. } => (
+                    "syntax",
+                    errors
+                        .iter()
+                        .map(|error| (error.span.start, error.span.end))
+                        .collect(),
+                ),
+                other => panic!("unexpected {other:?}"),
+            };
+            (error.section().to_owned(), kind, spans)
+        })
+        .collect()
+}
+
+#[test]
+fn a_good_assembly_has_no_problems() {
+    let good = assembly(&[("a", "A <<x>>"), ("b", "B")], &[("x", Some("1"))]);
+    assert_eq!(check_prompt(&good), Ok(()));
+    assert_eq!(check_prompt(&PromptAssembly::new()), Ok(()));
+}
+
+#[test]
+fn every_problem_of_every_section_is_reported_in_render_order() {
+    let assembly = assembly(
+        &[
+            ("first", "You are <<modle>> in <<cwd>>, on <<model>>."),
+            ("fine", "Nothing wrong."),
+            ("second", "<<Model>> and <<budget>>, then << cwd >>."),
+        ],
+        &[("model", Some("gpt")), ("cwd", None)],
+    );
+    assert_eq!(
+        summary(&assembly),
+        [
+            ("first".to_owned(), "unknown", vec![(8, 17)]),
+            ("first".to_owned(), "valueless", vec![(21, 28)]),
+            ("second".to_owned(), "syntax", vec![(0, 9), (31, 40)]),
+            ("second".to_owned(), "unknown", vec![(14, 24)]),
+        ]
+    );
+    let errors = check_prompt(&assembly).unwrap_err();
+    assert_eq!(errors.len(), 4);
+    // The spans slice the references out of the sections' texts.
+    for error in &errors {
+        if let Some(span) = error.span() {
+            let text = assembly.sections.get(error.section()).unwrap().text();
+            assert!(text[span].starts_with("<<"));
+        }
+    }
+    // One message a line, each naming its section.
+    let message = errors.to_string();
+    assert_eq!(
+        message
+            .lines()
+            .filter(|line| line.contains("section `"))
+            .count(),
+        4
+    );
+}
+
+#[test]
+fn each_problem_carries_its_suggestion_owner_and_help() {
+    let prompt = SystemPrompt::empty();
+    let owner = Owner::new("dsh-test", "the variable", "vars.rs", 7);
+    let _cwd = prompt
+        .variable_owned_by("cwd", owner.clone(), |_| None)
+        .unwrap();
+    let _model = prompt.variable("model", |_| Some("m".to_owned())).unwrap();
+    let _persona = prompt
+        .section(PromptSection::provided("agent:persona", 0, |_| {
+            "On <<modle>> in\n<<cwd>>, <<zzz>>.".to_owned()
+        }))
+        .unwrap();
+    let errors = check_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let errors: Vec<&RenderError> = errors.iter().collect();
+    let [modle, cwd, zzz] = errors[..] else {
+        panic!("three problems: {errors:?}");
+    };
+
+    let RenderError::UnknownVariable {
+        suggestion,
+        registered,
+        position,
+        ..
+    } = modle
+    else {
+        panic!("{modle:?}");
+    };
+    assert_eq!(suggestion.as_deref(), Some("model"));
+    assert_eq!(registered, &["cwd", "model"]);
+    assert_eq!((position.line, position.column), (1, 4));
+    assert!(modle.owner().file.ends_with("checking.rs"), "{modle:?}");
+    assert_eq!(
+        modle.help().unwrap(),
+        format!("did you mean `<<model>>`? registered variables: `cwd`, `model`; {ESCAPE_HINT}")
+    );
+
+    let RenderError::ValuelessVariable {
+        variable_owner,
+        position,
+        ..
+    } = cwd
+    else {
+        panic!("{cwd:?}");
+    };
+    assert_eq!(variable_owner.as_ref(), Some(&owner));
+    assert_eq!((position.line, position.column), (2, 1));
+    let help = cwd.help().unwrap();
+    assert!(help.contains("`the variable` of dsh-test"), "{help}");
+    assert!(help.ends_with(ESCAPE_HINT), "{help}");
+
+    let RenderError::UnknownVariable { suggestion, .. } = zzz else {
+        panic!("{zzz:?}");
+    };
+    assert_eq!(suggestion, &None, "nothing is close to `zzz`");
+}
+
+#[test]
+fn with_no_variables_the_help_says_none_are_registered() {
+    let errors = check_prompt(&assembly(&[("a", "<<x>>")], &[])).unwrap_err();
+    assert_eq!(
+        errors.first().help().unwrap(),
+        format!("no variables are registered; {ESCAPE_HINT}")
+    );
+}
+
+#[test]
+fn a_malformed_section_names_every_syntax_error() {
+    let errors = check_prompt(&assembly(&[("a", "<<Model>> <<<x>>>")], &[])).unwrap_err();
+    let RenderError::Template { errors, owner, .. } = errors.first() else {
+        panic!("{errors:?}");
+    };
+    let kinds: Vec<ParseErrorKind> = errors.iter().map(|error| error.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ParseErrorKind::MalformedReference,
+            ParseErrorKind::UnclosedOpening
+        ]
+    );
+    assert_eq!(
+        errors.first().help(),
+        format!("did you mean `<<model>>`? {ESCAPE_HINT}")
+    );
+    assert!(owner.file.ends_with("checking.rs"), "{owner:?}");
+}
+
+#[test]
+fn guidance_of_an_absent_tool_is_not_checked() {
+    let mut assembly = assembly(&[("a", "fine")], &[]);
+    assembly
+        .sections
+        .insert(AssembledSection::new("tool:bash", 105, "<<nope>>").bound_to_tool("bash"));
+    assert_eq!(check_prompt(&assembly), Ok(()));
+    assert!(render_prompt(&assembly).is_ok());
+}
+
+/// The registry's compiled plan fuses fixed sections; checking sees through
+/// it to the valueless reference it would fall back on.
+#[test]
+fn fixed_registry_sections_are_checked_like_any_other() {
+    let prompt = SystemPrompt::empty();
+    let _cwd = prompt.variable("cwd", |_| None).unwrap();
+    let _a = prompt
+        .section(PromptSection::new("a", 1, "Work in <<cwd>>."))
+        .unwrap();
+    let _b = prompt
+        .section(PromptSection::new("b", 2, "Again <<cwd>>."))
+        .unwrap();
+    let assembly = prompt.assemble(&AssembleContext::default());
+    let errors = check_prompt(&assembly).unwrap_err();
+    let sections: Vec<&str> = errors.iter().map(RenderError::section).collect();
+    assert_eq!(sections, ["a", "b"]);
+    assert_eq!(errors.first(), &render_prompt(&assembly).unwrap_err());
+}
+
+#[test]
+fn closest_suggests_only_plausible_typos() {
+    assert_eq!(closest("modle", ["cwd", "model"]), Some("model"));
+    assert_eq!(
+        closest("cwdir", &["cwd".to_owned()]),
+        Some(&"cwd".to_owned())
+    );
+    assert_eq!(closest("budget", ["cwd", "model"]), None);
+    assert_eq!(closest("x", Vec::<String>::new()), None);
+}
+
+/// Section texts made of a few pieces, each valid, unknown, valueless or
+/// malformed.
+fn section_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("text ".to_owned()),
+        Just("<<a>>".to_owned()),
+        Just("<<b>>".to_owned()),
+        Just("<<none>>".to_owned()),
+        Just("<<B>>".to_owned()),
+        Just("<<<a>>>".to_owned()),
+        Just("é\n".to_owned()),
+    ];
+    prop::collection::vec(piece, 0..6).prop_map(|pieces| pieces.concat())
+}
+
+proptest! {
+    /// `check_prompt` fails exactly when `render_prompt` does, and its
+    /// first problem is the render's error.
+    #[test]
+    fn the_first_problem_is_the_render_error(texts in prop::collection::vec(section_text(), 0..4)) {
+        let names: Vec<String> = (0..texts.len()).map(|at| format!("s{at}")).collect();
+        let sections: Vec<(&str, &str)> =
+            names.iter().map(String::as_str).zip(texts.iter().map(String::as_str)).collect();
+        let assembly = assembly(&sections, &[("a", Some("A")), ("none", None)]);
+        match (render_prompt(&assembly), check_prompt(&assembly)) {
+            (Ok(_), Ok(())) => {}
+            (Err(error), Err(errors)) => prop_assert_eq!(&error, errors.first()),
+            (render, check) => prop_assert!(false, "render {:?}, check {:?}", render, check),
+        }
+    }
+}
