@@ -9,24 +9,8 @@ use dsh_system_prompt::{
 };
 use proptest::prelude::*;
 
-/// An assembly of the given `(name, text)` sections, in that order, with
-/// the given variables.
-fn assembly(sections: &[(&str, &str)], variables: &[(&str, Option<&str>)]) -> PromptAssembly {
-    let mut assembly = PromptAssembly::new();
-    for (order, (name, text)) in sections.iter().enumerate() {
-        assembly.sections.insert(AssembledSection::new(
-            name.to_string(),
-            order as i32,
-            text.to_string(),
-        ));
-    }
-    for (name, value) in variables {
-        assembly
-            .variables
-            .set(name.to_string(), value.map(str::to_owned));
-    }
-    assembly
-}
+mod support;
+use support::assembly;
 
 /// One problem: its section, its kind, and its spans in the section's text.
 type Summary = (String, &'static str, Vec<(usize, usize)>);

@@ -5,29 +5,13 @@ use std::sync::Arc;
 
 use dsh_system_prompt::template::{ParseErrorKind, escape_literal};
 use dsh_system_prompt::{
-    AssembleContext, AssembledSection, PromptAssembly, PromptSection, RegistryError, RenderError,
-    SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
+    AssembleContext, PromptSection, RegistryError, RenderError, SystemPrompt, ToolSchema,
+    render_prompt, render_prompt_with_spans,
 };
 use proptest::prelude::*;
 
-/// An assembly of the given `(name, text)` sections, in that order, with
-/// the given variables.
-fn assembly(sections: &[(&str, &str)], variables: &[(&str, Option<&str>)]) -> PromptAssembly {
-    let mut assembly = PromptAssembly::new();
-    for (order, (name, text)) in sections.iter().enumerate() {
-        assembly.sections.insert(AssembledSection::new(
-            name.to_string(),
-            order as i32,
-            text.to_string(),
-        ));
-    }
-    for (name, value) in variables {
-        assembly
-            .variables
-            .set(name.to_string(), value.map(str::to_owned));
-    }
-    assembly
-}
+mod support;
+use support::assembly;
 
 #[allow(
     clippy::result_large_err,
