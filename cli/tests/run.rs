@@ -66,6 +66,23 @@ fn run_lines(config: &str, input: &str, recorded: &Path) -> std::process::Output
 
 /// `dsh` exited 1 with one line on stderr, which contains `needle`.
 #[track_caller]
+/// `dsh run` of one prompt in `cwd`, recording its requests to `recorded`.
+fn run_prompt(config: &str, cwd: &str, prompt: &str, recorded: &Path) -> std::process::Output {
+    command(&[
+        "run",
+        "--config",
+        config,
+        "--cwd",
+        cwd,
+        "-p",
+        prompt,
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs")
+}
+
 fn assert_fails_in_one_line(output: &std::process::Output, needle: &str) {
     assert_status(output, 1);
     let stderr = stderr(output);
@@ -98,19 +115,7 @@ fn scripted_turn_with_a_failing_bash_call() {
     );
     let recorded = dir.path().join("requests.jsonl");
     let cwd = dir.path().display().to_string();
-    let output = command(&[
-        "run",
-        "--config",
-        &config,
-        "--cwd",
-        &cwd,
-        "-p",
-        "Run the check.",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
+    let output = run_prompt(&config, &cwd, "Run the check.", &recorded);
     assert_status(&output, 0);
 
     // Answers on stdout, tool activity on stderr.
@@ -309,19 +314,7 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
         );
         let cwd = dir.path().display().to_string();
         let recorded = dir.path().join("requests.jsonl");
-        let output = command(&[
-            "run",
-            "--config",
-            &config,
-            "--cwd",
-            &cwd,
-            "-p",
-            "Get it reviewed.",
-            "--record-requests",
-            &recorded.display().to_string(),
-        ])
-        .output()
-        .expect("dsh runs");
+        let output = run_prompt(&config, &cwd, "Get it reviewed.", &recorded);
         assert_status(&output, 0);
         let requests = requests(&recorded);
         let sent = requests[1]["system"]
