@@ -88,24 +88,13 @@ impl State {
                 name: entry.name.to_string(),
             });
         }
-        if let Some(at) = self.tools.iter().position(|(entry, _)| *entry == id) {
-            self.tools.remove(at);
+        if take(&mut self.tools, id) {
             return Some(Contribution::Tools);
         }
-        if let Some(at) = self
-            .assemble_listeners
-            .iter()
-            .position(|(entry, _)| *entry == id)
-        {
-            self.assemble_listeners.remove(at);
+        if take(&mut self.assemble_listeners, id) {
             return Some(Contribution::AssembleListener);
         }
-        if let Some(at) = self
-            .change_listeners
-            .iter()
-            .position(|(entry, _)| *entry == id)
-        {
-            self.change_listeners.remove(at);
+        if take(&mut self.change_listeners, id) {
             return Some(Contribution::ChangeListener);
         }
         None
@@ -176,4 +165,15 @@ pub(super) fn section_entry(
         section,
         provider,
     })
+}
+
+/// Removes the entry registered as `id` from `entries`; whether there was one.
+fn take<T>(entries: &mut Vec<(Id, T)>, id: Id) -> bool {
+    match entries.iter().position(|(entry, _)| *entry == id) {
+        Some(at) => {
+            entries.remove(at);
+            true
+        }
+        None => false,
+    }
 }
