@@ -120,7 +120,7 @@ pub use context::{AgentContextExt, CallingTurn, SessionFacts};
 pub use error::{BoxError, ModelError, TurnError};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, ToolCall};
+pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
 pub use session::{Event, Session, SessionId, TurnEndReason};
 pub use turn::{AgentLoop, StepPrompt, TurnSummary};

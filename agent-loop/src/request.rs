@@ -141,4 +141,26 @@ pub trait ModelAdapter: Send + Sync + 'static {
         request: &ModelRequest,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError>;
+
+    /// Sends one request and passes the answer's text to `on_text` piece
+    /// by piece as the model writes it; the pieces, joined, are the
+    /// response's [`text`](ModelResponse::text). The loop calls this one.
+    ///
+    /// The default waits for [`complete`](Self::complete) and passes its
+    /// whole text at once; an adapter that can stream overrides it.
+    async fn complete_streaming(
+        &self,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        let answer = self.complete(request, cancel).await?;
+        if !answer.text.is_empty() {
+            on_text(&answer.text);
+        }
+        Ok(answer)
+    }
 }
+
+/// Where an adapter sends the text of an answer as it arrives.
+pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);

@@ -18,6 +18,7 @@ use crate::{
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
 type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
+type TextHook = Arc<dyn Fn(&SessionId, &str) + Send + Sync>;
 
 /// What the hook before each step sees: exactly what the step is about to
 /// send — the rendered prompt, the assembly it came from, the messages.
@@ -78,6 +79,7 @@ struct Inner {
     cancel_grace: Duration,
     before_step: Option<StepHook>,
     on_event: Option<EventHook>,
+    on_text: Option<TextHook>,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -114,6 +116,7 @@ impl AgentLoop {
                 cancel_grace: Self::DEFAULT_CANCEL_GRACE,
                 before_step: None,
                 on_event: None,
+                on_text: None,
             }),
         }
     }
@@ -142,6 +145,17 @@ impl AgentLoop {
     /// it quick and free of panics.
     pub fn on_event(mut self, hook: impl Fn(&SessionId, &Event) + Send + Sync + 'static) -> Self {
         Arc::make_mut(&mut self.inner).on_event = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on each piece of the model's answer text as it arrives,
+    /// before the whole answer is appended as an
+    /// [`AssistantMessage`](Event::AssistantMessage) — to show text while
+    /// the model writes it. With an adapter that does not stream, the one
+    /// piece is the whole text. It runs inline, so keep it quick and free
+    /// of panics.
+    pub fn on_text(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
+        Arc::make_mut(&mut self.inner).on_text = Some(Arc::new(hook));
         self
     }
 
@@ -222,7 +236,7 @@ impl AgentLoop {
             }
             self.record(session, Event::StepStart { step });
             let (assembly, request) = self.prepare_request(step, agent, session, &facts)?;
-            let answer = self.ask_model(step, &request, cancel).await?;
+            let answer = self.ask_model(step, session.id(), &request, cancel).await?;
             self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
                 return Ok(TurnSummary {
@@ -296,13 +310,23 @@ impl AgentLoop {
     async fn ask_model(
         &self,
         step: u32,
+        session: &SessionId,
         request: &ModelRequest,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, TurnError> {
+        let on_text = |text: &str| {
+            if let Some(hook) = &self.inner.on_text {
+                hook(session, text);
+            }
+        };
+        let answer = self
+            .inner
+            .adapter
+            .complete_streaming(request, &on_text, cancel);
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(TurnError::Cancelled),
-            answer = AssertUnwindSafe(self.inner.adapter.complete(request, cancel)).catch_unwind() => answer,
+            answer = AssertUnwindSafe(answer).catch_unwind() => answer,
         };
         match answer {
             Ok(Ok(answer)) => Ok(answer),

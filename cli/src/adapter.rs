@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    AdapterConfig, ModelAdapter, ModelError, ModelRequest, ModelResponse, async_trait,
+    AdapterConfig, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, async_trait,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -75,6 +75,20 @@ impl Recording {
     }
 }
 
+impl Recording {
+    /// Appends `request` to the file, as one JSON line.
+    fn record(&self, request: &ModelRequest) -> Result<(), ModelError> {
+        let line =
+            serde_json::to_string(request).map_err(|error| ModelError::Other(error.into()))?;
+        let mut file = self.file.lock();
+        writeln!(file, "{line}")
+            .and_then(|()| file.flush())
+            .map_err(|error| {
+                ModelError::Other(format!("cannot record the request: {error}").into())
+            })
+    }
+}
+
 impl std::fmt::Debug for Recording {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recording").finish_non_exhaustive()
@@ -88,16 +102,19 @@ impl ModelAdapter for Recording {
         request: &ModelRequest,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        let line =
-            serde_json::to_string(request).map_err(|error| ModelError::Other(error.into()))?;
-        {
-            let mut file = self.file.lock();
-            writeln!(file, "{line}")
-                .and_then(|()| file.flush())
-                .map_err(|error| {
-                    ModelError::Other(format!("cannot record the request: {error}").into())
-                })?;
-        }
+        self.record(request)?;
         self.inner.complete(request, cancel).await
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        self.record(request)?;
+        self.inner
+            .complete_streaming(request, on_text, cancel)
+            .await
     }
 }

@@ -7,6 +7,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{AgentLoop, Event, ModelAdapter, TurnError};
@@ -46,9 +47,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
 
     let console = Arc::new(Console::new());
-    let hook = Arc::clone(&console);
+    let (events, text) = (Arc::clone(&console), Arc::clone(&console));
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
-        .on_event(move |_, event| hook.event(event));
+        .on_event(move |_, event| events.event(event))
+        .on_text(move |_, piece| text.text(piece));
     let loop_agent = runtime::loop_agent(agent);
     let session = runtime::session(Some(&cwd));
 
@@ -188,6 +190,8 @@ struct Console {
     /// A spinner only on a terminal: piped stderr gets plain lines.
     tty: bool,
     spinner: Mutex<Option<ProgressBar>>,
+    /// Whether text of the answer being written has reached stdout.
+    streaming: AtomicBool,
     reporter: Reporter,
 }
 
@@ -196,6 +200,7 @@ impl Console {
         Self {
             tty: std::io::stderr().is_terminal(),
             spinner: Mutex::new(None),
+            streaming: AtomicBool::new(false),
             reporter: Reporter::for_stderr(),
         }
     }
@@ -203,10 +208,11 @@ impl Console {
     fn event(&self, event: &Event) {
         match event {
             Event::StepStart { .. } => self.spin("thinking…".to_owned()),
-            Event::AssistantMessage { text } => {
+            // Its text has streamed to stdout already: end its line.
+            Event::AssistantMessage { .. } => {
                 self.idle();
-                if !text.is_empty() {
-                    out(&mut std::io::stdout(), &format!("{text}\n"));
+                if self.streaming.swap(false, Ordering::Relaxed) {
+                    out(&mut std::io::stdout(), "\n");
                 }
             }
             Event::ToolCall { call } => {
@@ -226,6 +232,15 @@ impl Console {
             }
             Event::TurnEnd { .. } => self.idle(),
             _ => {}
+        }
+    }
+
+    /// A piece of the answer, as the model writes it.
+    fn text(&self, piece: &str) {
+        if !piece.is_empty() {
+            self.idle();
+            self.streaming.store(true, Ordering::Relaxed);
+            out(&mut std::io::stdout(), piece);
         }
     }
 
