@@ -68,10 +68,13 @@
 //! send a [`ModelRequest`] `{ model, system, tools, messages }` to the
 //! [`ModelAdapter`], append the answer, run each tool call through the
 //! [`ToolRegistry`](dsh_tools::ToolRegistry) (only tools of the step's
-//! final assembly may run), append the results — until the model answers
-//! without tool calls, or the step limit is reached. Every event is
-//! appended to the session's log and passed to the
-//! [`on_event`](AgentLoop::on_event) hook, for display.
+//! final assembly may run, each after the [`ToolApproval`], if any, allows
+//! it), append the results — until the model answers without tool calls,
+//! or the step limit is reached. Every event is appended to the session's
+//! log and passed to the [`on_event`](AgentLoop::on_event) hook, and the
+//! answer's text to [`on_text`](AgentLoop::on_text) as it streams, for
+//! display. A front end (`dsh run`, `dsh acp`) is these hooks: the loop
+//! knows nothing of terminals or protocols.
 //!
 //! Failures stay inside their turn: when the prompt does not render (a
 //! persona says `<<cwd>>` and the session has none) no request is sent and
@@ -103,6 +106,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod approval;
 mod config;
 mod context;
 mod error;
@@ -114,6 +118,7 @@ mod session;
 mod turn;
 
 pub use agent::{Agent, AgentId, AgentOptions};
+pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};

@@ -12,8 +12,9 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Agent, AgentContextExt, CallingTurn, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, Session, SessionFacts, SessionId, ToolCall, TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, CallingTurn, Event, Message, ModelAdapter, ModelError,
+    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, ToolApproval, ToolCall,
+    TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -80,6 +81,7 @@ struct Inner {
     before_step: Option<StepHook>,
     on_event: Option<EventHook>,
     on_text: Option<TextHook>,
+    approval: Option<Arc<dyn ToolApproval>>,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -117,6 +119,7 @@ impl AgentLoop {
                 before_step: None,
                 on_event: None,
                 on_text: None,
+                approval: None,
             }),
         }
     }
@@ -156,6 +159,13 @@ impl AgentLoop {
     /// of panics.
     pub fn on_text(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
         Arc::make_mut(&mut self.inner).on_text = Some(Arc::new(hook));
+        self
+    }
+
+    /// Asks `approval` right before each tool call runs; a call it denies
+    /// does not run, and the model reads the reason as its result.
+    pub fn with_approval(mut self, approval: Arc<dyn ToolApproval>) -> Self {
+        Arc::make_mut(&mut self.inner).approval = Some(approval);
         self
     }
 
@@ -400,6 +410,24 @@ impl AgentLoop {
         }
         if cancel.is_cancelled() {
             return Err(TurnError::Cancelled);
+        }
+        if let Some(approval) = &self.inner.approval {
+            let approve = approval.approve(call, &calling.session, cancel);
+            let approved = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(TurnError::Cancelled),
+                approved = AssertUnwindSafe(approve).catch_unwind() => approved,
+            };
+            match approved {
+                Ok(Approval::Allow) => {}
+                Ok(Approval::Deny { reason }) => {
+                    return Ok(ToolResult {
+                        text: format!("not run: {reason}"),
+                        is_error: true,
+                    });
+                }
+                Err(payload) => return Err(panicked(step, "the tool approval", payload)),
+            }
         }
         let mut cx = ToolCallContext::new(calling.session.id.as_str());
         cx.cwd = calling.session.cwd.clone();

@@ -485,3 +485,102 @@ async fn a_tool_learns_the_calling_turn_but_not_the_turn_in_flight() -> TestResu
     );
     Ok(())
 }
+
+/// Lets `echo` run once, then refuses it; records what it was asked.
+#[derive(Debug, Default)]
+struct OnceOnly {
+    asked: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl dsh_agent_loop::ToolApproval for OnceOnly {
+    async fn approve(
+        &self,
+        call: &ToolCall,
+        _: &dsh_agent_loop::SessionFacts,
+        _: &CancellationToken,
+    ) -> dsh_agent_loop::Approval {
+        let mut asked = self.asked.lock();
+        asked.push(call.id.clone());
+        if asked.len() == 1 {
+            dsh_agent_loop::Approval::Allow
+        } else {
+            dsh_agent_loop::Approval::Deny {
+                reason: "the user declined".into(),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_denied_call_does_not_run_and_the_model_reads_why() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "echo", r#"{"text": "one"}"#).with_tool_call(ToolCall::new(
+            "c2",
+            "echo",
+            r#"{"text": "two"}"#,
+        )),
+        ModelResponse::text("understood"),
+    ]));
+    let echo = Arc::new(Echo::default());
+    let approval = Arc::new(OnceOnly::default());
+    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    let agent_loop = agent_loop.with_approval(approval.clone());
+    let mut session = Session::new();
+    let summary = agent_loop
+        .run_turn(&agent(), &mut session, "go", &CancellationToken::new())
+        .await?;
+
+    assert_eq!(
+        summary.answer, "understood",
+        "a refusal does not fail the turn"
+    );
+    assert_eq!(
+        *approval.asked.lock(),
+        ["c1", "c2"],
+        "asked before each call"
+    );
+    assert_eq!(
+        echo.calls.load(Ordering::SeqCst),
+        1,
+        "the denied call must not run"
+    );
+    let results: Vec<(String, bool)> = session
+        .events()
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolResult { text, is_error, .. } => Some((text.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results[1], ("not run: the user declined".to_owned(), true));
+    assert!(!results[0].1, "the allowed call ran: {results:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("hello there")]));
+    let (agent_loop, _installed) = support::agent_loop(vec![], adapter)?;
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let agent_loop = {
+        let (texts, events) = (Arc::clone(&seen), Arc::clone(&seen));
+        agent_loop
+            .on_text(move |_, piece| texts.lock().push(format!("text:{piece}")))
+            .on_event(move |_, event| {
+                if let Event::AssistantMessage { text } = event {
+                    events.lock().push(format!("answer:{text}"));
+                }
+            })
+    };
+    agent_loop
+        .run_turn(
+            &agent(),
+            &mut Session::new(),
+            "hi",
+            &CancellationToken::new(),
+        )
+        .await?;
+    assert_eq!(*seen.lock(), ["text:hello there", "answer:hello there"]);
+    Ok(())
+}
