@@ -23,6 +23,19 @@ pub(crate) enum Purpose {
     Check,
 }
 
+/// The adapter a command that talks to the model uses: the deployment's,
+/// recording every request to `record` when given.
+pub(crate) fn for_running(
+    deployment: &Deployment,
+    record: Option<&Path>,
+) -> Result<Arc<dyn ModelAdapter>, Problem> {
+    let model = build(deployment, Purpose::Run)?;
+    Ok(match record {
+        Some(path) => Arc::new(Recording::new(model, path)?),
+        None => model,
+    })
+}
+
 /// Builds the deployment's adapter, by the agent loop's own
 /// [`AdapterConfig`] rules (relative paths against the deployment's
 /// directory). A problem of the file (a bad base URL, an unreadable script)

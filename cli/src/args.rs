@@ -24,6 +24,9 @@ pub(crate) enum Command {
     Check(CheckArgs),
     /// Run an agent: one turn with `-p`, else one turn per line of stdin.
     Run(RunArgs),
+    /// Serve an agent to an editor over the Agent Client Protocol, on
+    /// stdin and stdout.
+    Acp(AcpArgs),
 }
 
 /// Which deployment.
@@ -97,6 +100,20 @@ pub(crate) struct RunArgs {
     /// Run one turn with this prompt, then exit.
     #[arg(long, short = 'p', value_name = "PROMPT")]
     pub(crate) prompt: Option<String>,
+    /// Write every request sent to the model to FILE (replacing it), one
+    /// JSON object a line: exactly what the model was told at each step.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record_requests: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AcpArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    /// The agent, or the child an agent spawns through an instance with a
+    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
+    #[arg(long, short = 'a', value_name = "ID")]
+    pub(crate) agent: Option<String>,
     /// Write every request sent to the model to FILE (replacing it), one
     /// JSON object a line: exactly what the model was told at each step.
     #[arg(long, value_name = "FILE")]

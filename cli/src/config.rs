@@ -19,6 +19,14 @@
 //! persona = """You review changes on <<model>>. Report problems; change nothing."""
 //! tools = ["read"]
 //!
+//! [tools.helper]                    # a child that is any ACP agent, run as a subprocess
+//! kind = "subagent"
+//! provider = "acp"
+//! command = ["dsh", "acp", "--config", "helper.toml"]
+//!
+//! [tools.bash]                      # a built-in's table: only `permission`
+//! permission = "ask"                # ask the user before each call (`dsh acp`); default "allow"
+//!
 //! [[agents]]
 //! id = "coder"
 //! model = "gpt-5"                   # optional: overrides the adapter's model
@@ -71,7 +79,11 @@ pub(crate) struct Deployment {
     pub(crate) dir: Option<PathBuf>,
     /// `[adapter.<kind>]`, in the agent loop's schema, with places kept.
     pub(crate) adapter: AdapterConfig<Spanned<String>>,
+    /// The `[tools.<name>]` tables that configure a tool instance.
     pub(crate) tools: BTreeMap<String, Spanned<ToolInstance>>,
+    /// The tools whose calls must be approved first (`permission = "ask"`),
+    /// built-ins and instances alike.
+    pub(crate) ask_first: Vec<String>,
     pub(crate) agents: Vec<AgentSpec>,
 }
 
@@ -81,24 +93,46 @@ pub(crate) struct Deployment {
 struct DeploymentFile {
     adapter: AdapterConfig<Spanned<String>>,
     #[serde(default)]
-    tools: BTreeMap<String, Spanned<ToolInstance>>,
+    tools: BTreeMap<String, Spanned<ToolTable>>,
     agents: Vec<AgentFile>,
 }
 
-/// `[tools.<name>]`: a configured tool instance; the table's key is the
-/// name the model calls it by.
+/// `[tools.<name>]` as written: a built-in tool's settings, or a tool
+/// instance; the table's key is the name the model calls it by.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct ToolTable {
+    kind: Option<Spanned<ToolKind>>,
+    provider: Option<Spanned<String>>,
+    command: Option<Spanned<Vec<Spanned<String>>>>,
+    child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
+    permission: Option<Spanned<Permission>>,
+}
+
+/// A configured tool instance, checked.
+#[derive(Debug)]
 pub(crate) struct ToolInstance {
     pub(crate) kind: ToolKind,
     /// For `kind = "subagent"`: the subagent provider the instance starts
-    /// children with (`spawn`, `fork`).
+    /// children with (`spawn`, `fork`, `acp`).
     pub(crate) provider: Spanned<String>,
+    /// For `provider = "acp"`: the argv of the ACP agent to start.
+    pub(crate) command: Option<Spanned<Vec<Spanned<String>>>>,
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent — the spawn provider's own schema, with
     /// places kept.
-    #[serde(default)]
     pub(crate) child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
+}
+
+/// Whether a tool's calls run at once or after the user approves each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Permission {
+    /// Run without asking (the default).
+    Allow,
+    /// Ask the user before each call, where the front end can ask (an
+    /// editor, over ACP); where it cannot, the call is refused.
+    Ask,
 }
 
 /// What kind of tool a `[tools.<name>]` instance is.
@@ -201,18 +235,23 @@ impl Deployment {
         let mut checks = Checks {
             file: &file,
             builtin_tools,
-            instances: &tools,
+            instances: BTreeMap::new(),
             problems: Vec::new(),
         };
-        checks.instances();
+        let ask_first = checks.tool_tables(tools);
         let agents = checks.agents(agents, &adapter);
-        let problems = checks.problems;
+        let Checks {
+            instances: tools,
+            problems,
+            ..
+        } = checks;
         if problems.is_empty() {
             Ok(Self {
                 file,
                 dir,
                 adapter,
                 tools,
+                ask_first,
                 agents,
             })
         } else {
@@ -296,6 +335,15 @@ impl Deployment {
     }
 }
 
+/// `a`, `b`, `c`.
+fn quoted_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A short label for the span of a deserializer error.
 fn label_for(message: &str) -> &'static str {
     if message.starts_with("unknown field") {
@@ -320,38 +368,83 @@ struct Checks<'a> {
     file: &'a SourceFile,
     /// The tool names that need no `[tools]` entry.
     builtin_tools: &'a [&'a str],
-    /// The `[tools.<name>]` instances.
-    instances: &'a BTreeMap<String, Spanned<ToolInstance>>,
+    /// The `[tools.<name>]` instances, checked.
+    instances: BTreeMap<String, Spanned<ToolInstance>>,
     problems: Vec<Problem>,
 }
 
 impl Checks<'_> {
-    /// The `[tools.<name>]` instances: none takes a built-in's name, and a
-    /// child table's tools are tools.
-    fn instances(&mut self) {
-        for (name, instance) in self.instances {
-            // The built-in's guidance section is bound to its name.
+    /// The `[tools.<name>]` tables: a built-in's has only `permission`; an
+    /// instance's has a `kind` and a `provider`, and its child table's
+    /// tools are tools. Returns the tools that ask first.
+    fn tool_tables(&mut self, tables: BTreeMap<String, Spanned<ToolTable>>) -> Vec<String> {
+        let mut ask_first = Vec::new();
+        for (name, table) in tables {
+            let span = table.span();
+            let ToolTable {
+                kind,
+                provider,
+                command,
+                child,
+                permission,
+            } = table.into_inner();
+            if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
+                ask_first.push(name.clone());
+            }
             if self.builtin_tools.contains(&name.as_str()) {
+                // The built-in's guidance section is bound to its name.
+                if let Some(kind) = &kind {
+                    self.problems.push(
+                        self.file
+                            .problem(format!(
+                                "tool instance `{name}` takes the name of the built-in tool `{name}`"
+                            ))
+                            .label(kind.span(), "an instance's `kind`")
+                            .help(format!(
+                                "name the instance differently, e.g. `[tools.{name}_agent]`; \
+                                 a table named after a built-in sets only its `permission`"
+                            )),
+                    );
+                }
+                continue;
+            }
+            let Some(kind) = kind else {
                 self.problems.push(
                     self.file
-                        .problem(format!(
-                            "tool instance `{name}` takes the name of the built-in tool `{name}`"
-                        ))
-                        .label(instance.span(), "declared here")
+                        .problem(format!("tool instance `{name}` has no `kind`"))
+                        .label(span, "this table")
                         .help(format!(
-                            "name the instance differently, e.g. `[tools.{name}_agent]`"
+                            "set `kind = \"subagent\"` and a `provider`; the built-in tools, \
+                             whose tables need no kind, are {}",
+                            quoted_list(self.builtin_tools)
                         )),
                 );
-            }
-            if let Some(child_tools) = instance
-                .get_ref()
-                .child
+                continue;
+            };
+            let Some(provider) = provider else {
+                self.problems.push(
+                    self.file
+                        .problem(format!("subagent instance `{name}` has no `provider`"))
+                        .label(kind.span(), "a subagent")
+                        .help("set `provider` to `spawn`, `fork` or `acp`"),
+                );
+                continue;
+            };
+            if let Some(child_tools) = child
                 .as_ref()
                 .and_then(|child| child.get_ref().tools.as_ref())
             {
                 self.tool_list(&format!("the children of `{name}`"), child_tools);
             }
+            let instance = ToolInstance {
+                kind: *kind.get_ref(),
+                provider,
+                command,
+                child,
+            };
+            self.instances.insert(name, Spanned::new(span, instance));
         }
+        ask_first
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,
@@ -444,6 +537,8 @@ impl Checks<'_> {
                         .label(tool.span(), "listed again"),
                 );
             } else if !self.builtin_tools.contains(&name) && !self.instances.contains_key(name) {
+                // An instance whose table failed its checks is reported
+                // there already.
                 self.problems.push(self.unknown_tool(tool));
             }
         }
@@ -456,11 +551,7 @@ impl Checks<'_> {
         known.sort_unstable();
         let mut help = format!(
             "the tools are the built-ins and the `[tools.<name>]` instances: {}",
-            known
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            quoted_list(&known)
         );
         if let Some(closest) = closest(name, &known) {
             help = format!("did you mean `{closest}`? {help}");

@@ -5,11 +5,13 @@
 //!   assembly);
 //! - `dsh check` renders every agent of a deployment and reports every
 //!   problem, pointing into the TOML file;
-//! - `dsh run` runs an agent through the agent loop.
+//! - `dsh run` runs an agent through the agent loop;
+//! - `dsh acp` serves an agent to an editor over the Agent Client Protocol.
 //!
 //! Exit status: 0 on success, 1 on a prompt, config or run error, 2 on a
 //! usage error.
 
+mod acp;
 mod adapter;
 mod args;
 mod commands;
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Command::Prompt(args) => commands::prompt::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Acp(args) => commands::acp::run(args),
     })
     .unwrap_or_else(|_| {
         Err(vec![Problem::new(

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns the problems it found; `main`
 //! reports them and picks the exit status.
 
+pub(crate) mod acp;
 pub(crate) mod check;
 pub(crate) mod prompt;
 pub(crate) mod run;

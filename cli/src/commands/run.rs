@@ -10,14 +10,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use dsh_agent_loop::{AgentLoop, Event, ModelAdapter, TurnError};
+use dsh_agent_loop::{
+    AgentLoop, Approval, Event, SessionFacts, ToolApproval, ToolCall, TurnError, async_trait,
+};
 use dsh_system_prompt::render_prompt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::adapter::{self, Purpose, Recording};
+use crate::adapter;
 use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd};
 use crate::diagnostics::{Problem, Reporter};
@@ -40,17 +42,19 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         return Err(render_problems(&deployment, agent, &assembly, &error));
     }
 
-    let mut model = adapter::build(&deployment, Purpose::Run).map_err(|problem| vec![problem])?;
-    if let Some(path) = &args.record_requests {
-        model = Arc::new(Recording::new(model, path).map_err(|problem| vec![problem])?)
-            as Arc<dyn ModelAdapter>;
-    }
+    let model = adapter::for_running(&deployment, args.record_requests.as_deref())
+        .map_err(|problem| vec![problem])?;
 
     let console = Arc::new(Console::new());
     let (events, text) = (Arc::clone(&console), Arc::clone(&console));
-    let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
+    let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event(move |_, event| events.event(event))
         .on_text(move |_, piece| text.text(piece));
+    if !deployment.ask_first.is_empty() {
+        agent_loop = agent_loop.with_approval(Arc::new(NoOneToAsk {
+            ask_first: deployment.ask_first.clone(),
+        }));
+    }
     let loop_agent = runtime::loop_agent(agent);
     let session = runtime::session(Some(&cwd));
 
@@ -178,6 +182,30 @@ impl Chat {
         };
         self.console.idle();
         result.map(|_| ())
+    }
+}
+
+/// `dsh run` has no way to ask the user about one call: the calls of a
+/// tool that asks first are refused, with what to do instead.
+#[derive(Debug)]
+struct NoOneToAsk {
+    ask_first: Vec<String>,
+}
+
+#[async_trait]
+impl ToolApproval for NoOneToAsk {
+    async fn approve(&self, call: &ToolCall, _: &SessionFacts, _: &CancellationToken) -> Approval {
+        if !self.ask_first.contains(&call.name) {
+            return Approval::Allow;
+        }
+        Approval::Deny {
+            reason: format!(
+                "`{name}` runs only with the user's permission (`[tools.{name}] permission = \"ask\"`), \
+                 and `dsh run` cannot ask for it; run this agent from an editor with `dsh acp`, \
+                 or set `permission = \"allow\"`",
+                name = call.name
+            ),
+        }
     }
 }
 

@@ -46,7 +46,9 @@ mod run;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, async_trait, parse_arguments};
+use dsh_tools::{
+    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -196,6 +198,18 @@ impl Tool for BashTool {
 
     fn parameters(&self) -> serde_json::Value {
         dsh_tools::parameters_for::<BashArgs>()
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    /// The command itself.
+    fn title(&self, arguments: &serde_json::Value) -> String {
+        match arguments.get("command").and_then(serde_json::Value::as_str) {
+            Some(command) => command.to_owned(),
+            None => TOOL_NAME.to_owned(),
+        }
     }
 
     async fn execute(

@@ -48,7 +48,9 @@
 
 mod read;
 
-use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, async_trait, parse_arguments};
+use dsh_tools::{
+    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -134,6 +136,21 @@ impl Tool for ReadTool {
 
     fn parameters(&self) -> serde_json::Value {
         dsh_tools::parameters_for::<ReadArgs>()
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    /// `read <file_path>`.
+    fn title(&self, arguments: &serde_json::Value) -> String {
+        match arguments
+            .get("file_path")
+            .and_then(serde_json::Value::as_str)
+        {
+            Some(path) => format!("{TOOL_NAME} {path}"),
+            None => TOOL_NAME.to_owned(),
+        }
     }
 
     async fn execute(

@@ -31,6 +31,20 @@ pub trait Tool: Send + Sync + 'static {
     /// The JSON-schema object of the arguments.
     fn parameters(&self) -> serde_json::Value;
 
+    /// What a call does, for a front end that shows calls (an editor's
+    /// tool-call list). [`ToolKind::Other`] unless the tool says.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
+    /// A short title of one call, for display: what it does to what
+    /// (`ls -la`, `src/lib.rs`). The tool's name unless the tool says;
+    /// `arguments` are the model's, not yet validated.
+    fn title(&self, arguments: &serde_json::Value) -> String {
+        let _ = arguments;
+        self.name().to_owned()
+    }
+
     /// Runs one call. `arguments` has already been validated against
     /// [`parameters`](Tool::parameters); turn it into the argument struct
     /// with [`parse_arguments`](crate::parse_arguments).
@@ -43,6 +57,32 @@ pub trait Tool: Send + Sync + 'static {
         arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError>;
+}
+
+/// What a call of a tool does, as a front end shows it. The kinds are the
+/// Agent Client Protocol's, which editors display.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolKind {
+    /// Reads files or data.
+    Read,
+    /// Changes files or content.
+    Edit,
+    /// Deletes files or data.
+    Delete,
+    /// Moves or renames files.
+    Move,
+    /// Searches for information.
+    Search,
+    /// Runs commands or code.
+    Execute,
+    /// Thinks or plans, changing nothing outside the conversation.
+    Think,
+    /// Fetches data from the network.
+    Fetch,
+    /// Anything else.
+    #[default]
+    Other,
 }
 
 /// What a tool learns about its caller, without depending on the agent

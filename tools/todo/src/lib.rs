@@ -47,7 +47,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, async_trait, parse_arguments};
+use dsh_tools::{
+    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+};
 use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -240,6 +242,10 @@ impl Tool for TodoWriteTool {
 
     fn parameters(&self) -> serde_json::Value {
         dsh_tools::parameters_for::<TodoWriteArgs>()
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Think
     }
 
     async fn execute(

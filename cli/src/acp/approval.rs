@@ -1,0 +1,101 @@
+//! Tool approval over ACP: a call of a `permission = "ask"` tool waits for
+//! the client's `session/request_permission` answer; every call that may
+//! run is then reported `in_progress`.
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    self, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
+use tokio_util::sync::CancellationToken;
+
+use super::updates::Updates;
+
+const ALLOW: &str = "allow";
+const REJECT: &str = "reject";
+
+/// Asks the client before each call of the tools that ask first.
+#[derive(Debug)]
+pub(super) struct AskTheClient {
+    acp_session: schema::SessionId,
+    ask_first: Vec<String>,
+    updates: Updates,
+    cx: ConnectionTo<Client>,
+}
+
+impl AskTheClient {
+    pub(super) fn new(
+        acp_session: schema::SessionId,
+        ask_first: Vec<String>,
+        updates: Updates,
+        cx: ConnectionTo<Client>,
+    ) -> Self {
+        Self {
+            acp_session,
+            ask_first,
+            updates,
+            cx,
+        }
+    }
+
+    /// Asks the client whether `call` may run.
+    async fn ask(&self, call: &ToolCall) -> Approval {
+        let shown = self.updates.describe(call);
+        let fields = ToolCallUpdateFields::new()
+            .title(shown.title)
+            .kind(shown.kind)
+            .status(ToolCallStatus::Pending)
+            .raw_input(shown.input);
+        let request = RequestPermissionRequest::new(
+            self.acp_session.clone(),
+            ToolCallUpdate::new(call.id.clone(), fields),
+            vec![
+                PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
+                PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+            ],
+        );
+        let denied = |reason: String| Approval::Deny { reason };
+        match self.cx.send_request(request).block_task().await {
+            Ok(response) => match response.outcome {
+                RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == ALLOW => {
+                    Approval::Allow
+                }
+                RequestPermissionOutcome::Selected(_) => {
+                    denied(format!("the user declined to run `{}`", call.name))
+                }
+                _ => denied(format!(
+                    "the permission request for `{}` was cancelled",
+                    call.name
+                )),
+            },
+            Err(error) => denied(format!(
+                "`{}` needs the user's permission, which could not be asked: {}",
+                call.name, error.message
+            )),
+        }
+    }
+}
+
+#[async_trait]
+impl ToolApproval for AskTheClient {
+    async fn approve(
+        &self,
+        call: &ToolCall,
+        session: &SessionFacts,
+        _cancel: &CancellationToken,
+    ) -> Approval {
+        if self.ask_first.iter().any(|name| *name == call.name) {
+            let approval = self.ask(call).await;
+            if approval != Approval::Allow {
+                return approval;
+            }
+        }
+        // An in-process child's calls are not the client's to track.
+        if self.updates.is_for(&session.id) {
+            self.updates.started(call);
+        }
+        Approval::Allow
+    }
+}

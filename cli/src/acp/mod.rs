@@ -1,0 +1,322 @@
+//! The Agent Client Protocol front end of the agent loop: one agent of a
+//! deployment served to an editor, one loop [`Session`] per ACP session.
+//!
+//! The SDK runs handlers one at a time inside its dispatch loop, so no
+//! handler awaits a turn: `session/prompt` registers the turn's
+//! cancellation token, moves its responder into a task spawned on the
+//! connection, and returns. The turn runs in that task; its updates and
+//! permission requests are sent from there, and its answer goes last.
+//! `session/cancel` then finds the token while the turn runs.
+//!
+//! The loop knows nothing of ACP: a turn runs on a clone of the loop whose
+//! hooks ([`updates::Updates`]) and tool approval ([`approval`]) speak for
+//! that ACP session.
+
+mod approval;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{
+    self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
+    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    StopReason,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
+use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_system_prompt::render_prompt;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use self::approval::AskTheClient;
+use self::updates::Updates;
+
+/// What `dsh acp` serves: one agent on one loop, and its sessions.
+#[derive(Clone, Debug)]
+pub(crate) struct Server {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    agent_loop: AgentLoop,
+    agent: dsh_agent_loop::Agent,
+    /// The tools whose calls the client approves first.
+    ask_first: Vec<String>,
+    sessions: Mutex<HashMap<SessionId, Slot>>,
+}
+
+/// One ACP session.
+#[derive(Debug)]
+struct Slot {
+    /// The loop's session; taken out while a turn runs on it.
+    session: Option<Session>,
+    /// The running turn's token.
+    turn: Option<CancellationToken>,
+}
+
+impl Server {
+    /// Serves `agent` on `agent_loop`; calls of the `ask_first` tools wait
+    /// for the client's permission.
+    pub(crate) fn new(
+        agent_loop: AgentLoop,
+        agent: dsh_agent_loop::Agent,
+        ask_first: Vec<String>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                agent_loop,
+                agent,
+                ask_first,
+                sessions: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The protocol's agent side, ready to connect to a transport (stdio,
+    /// or a client in-process).
+    pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
+        let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        Agent
+            .v1()
+            .name("dsh")
+            .on_receive_request(
+                async |request: InitializeRequest, responder, _cx| {
+                    responder.respond(initialize(&request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: NewSessionRequest, responder, _cx| {
+                    responder.respond_with_result(new.new_session(request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: PromptRequest, responder, cx: ConnectionTo<Client>| {
+                    prompt.prompt(request, responder, cx)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_notification(
+                async move |notification: CancelNotification, _cx| {
+                    cancel.cancel(&notification.session_id);
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+    }
+
+    /// Cancels every running turn: the client has gone.
+    pub(crate) fn cancel_all(&self) {
+        for slot in self.inner.sessions.lock().values() {
+            if let Some(turn) = &slot.turn {
+                turn.cancel();
+            }
+        }
+    }
+
+    /// `session/new`: the client's `cwd` is the session's `<<cwd>>` and
+    /// where its tools run.
+    fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+        let cwd = session_cwd(request.cwd)?;
+        let session = Session::new().with_cwd(&cwd);
+        // The prompt renders now or never: say so here, not at the first
+        // prompt.
+        let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
+        if let Err(error) = render_prompt(&assembly) {
+            return Err(Error::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("the agent's prompt does not render: {error}"),
+            ));
+        }
+        let id = session.id().clone();
+        self.inner.sessions.lock().insert(
+            id.clone(),
+            Slot {
+                session: Some(session),
+                turn: None,
+            },
+        );
+        Ok(NewSessionResponse::new(id.to_string()))
+    }
+
+    /// `session/prompt`: takes the session, starts its turn on a task of
+    /// the connection, and returns at once; the task answers.
+    fn prompt(
+        &self,
+        request: PromptRequest,
+        responder: Responder<PromptResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(), Error> {
+        let input = match prompt_text(&request.prompt) {
+            Ok(input) => input,
+            Err(error) => return responder.respond_with_error(error),
+        };
+        let id = SessionId::new(request.session_id.0.clone());
+        let cancel = CancellationToken::new();
+        let session = {
+            let mut sessions = self.inner.sessions.lock();
+            let Some(slot) = sessions.get_mut(&id) else {
+                return responder.respond_with_error(
+                    schema::Error::session_not_found(request.session_id).into(),
+                );
+            };
+            let Some(session) = slot.session.take() else {
+                return responder.respond_with_error(Error::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "session `{id}` is already running a turn; wait for its answer, \
+                         or send `session/cancel` first"
+                    ),
+                ));
+            };
+            slot.turn = Some(cancel.clone());
+            session
+        };
+        let server = self.clone();
+        // `$/cancel_request` of the prompt cancels the turn too.
+        let cancelled = responder.cancellation();
+        cx.clone().spawn(async move {
+            let stop = server.turn(session, &input, &cancel, &cancelled, &cx).await;
+            responder.respond_with_result(stop.map(PromptResponse::new))
+        })
+    }
+
+    /// Runs one turn of the session on a loop whose hooks speak for it,
+    /// then gives the session back.
+    async fn turn(
+        &self,
+        mut session: Session,
+        input: &str,
+        cancel: &CancellationToken,
+        cancelled: &RequestCancellation,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<StopReason, Error> {
+        let acp_id = schema::SessionId::new(session.id().to_string());
+        let updates = Updates::new(
+            session.id().clone(),
+            acp_id.clone(),
+            self.inner.agent_loop.tools().clone(),
+            cx.clone(),
+        );
+        let (events, text) = (updates.clone(), updates.clone());
+        let approval = AskTheClient::new(acp_id, self.inner.ask_first.clone(), updates, cx.clone());
+        let agent_loop = self
+            .inner
+            .agent_loop
+            .clone()
+            .on_event(move |session, event| events.event(session, event))
+            .on_text(move |session, piece| text.text(session, piece))
+            .with_approval(Arc::new(approval));
+
+        let result = {
+            let turn = agent_loop.run_turn(&self.inner.agent, &mut session, input, cancel);
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    result = &mut turn => break result,
+                    () = cancelled.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                }
+            }
+        };
+        if let Some(slot) = self.inner.sessions.lock().get_mut(session.id()) {
+            slot.turn = None;
+            slot.session = Some(session);
+        }
+        stop_reason(result, cancel)
+    }
+
+    /// `session/cancel`: cancels the session's running turn, if any.
+    fn cancel(&self, id: &schema::SessionId) {
+        let id = SessionId::new(id.0.clone());
+        if let Some(turn) = self
+            .inner
+            .sessions
+            .lock()
+            .get(&id)
+            .and_then(|slot| slot.turn.as_ref())
+        {
+            turn.cancel();
+        }
+    }
+}
+
+/// `initialize`: the version the SDK negotiated, and what dsh can do —
+/// no session loading, text and resource links in prompts, no MCP.
+fn initialize(request: &InitializeRequest) -> InitializeResponse {
+    InitializeResponse::new(request.protocol_version.clone())
+        .agent_capabilities(AgentCapabilities::new())
+        .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+}
+
+/// A session's working directory: absolute, and a directory.
+fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
+    let invalid = |message: String| {
+        Error::new(ErrorCode::INVALID_PARAMS, message)
+            .data(serde_json::json!({ "field": "cwd", "cwd": cwd.display().to_string() }))
+    };
+    if !cwd.is_absolute() {
+        return Err(invalid(format!(
+            "`cwd` must be an absolute path, got `{}`",
+            cwd.display()
+        )));
+    }
+    if !cwd.is_dir() {
+        return Err(invalid(format!(
+            "`cwd` `{}` is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(cwd)
+}
+
+/// The user's message of a prompt: its text blocks, and each resource
+/// link as its name and URI. Other blocks need capabilities dsh does not
+/// advertise.
+fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
+    let mut parts = Vec::with_capacity(prompt.len());
+    for (at, block) in prompt.iter().enumerate() {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::ResourceLink(link) => {
+                parts.push(format!("[{}]({})", link.name, link.uri));
+            }
+            other => {
+                let kind = serde_json::to_value(other)
+                    .ok()
+                    .and_then(|value| value.get("type")?.as_str().map(str::to_owned))
+                    .unwrap_or_else(|| "unknown".to_owned());
+                return Err(Error::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!(
+                        "`prompt[{at}]` is a `{kind}` block, which dsh does not accept; \
+                         send `text` or `resource_link` blocks"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(parts.join("\n\n"))
+}
+
+/// How a turn ended, as ACP says it: a cancelled turn is `cancelled`
+/// whatever failed underneath; a turn that failed otherwise is an error
+/// with the one line `dsh run` prints.
+fn stop_reason(
+    result: Result<dsh_agent_loop::TurnSummary, TurnError>,
+    cancel: &CancellationToken,
+) -> Result<StopReason, Error> {
+    if cancel.is_cancelled() {
+        return Ok(StopReason::Cancelled);
+    }
+    match result {
+        Ok(_) => Ok(StopReason::EndTurn),
+        Err(TurnError::Cancelled) => Ok(StopReason::Cancelled),
+        Err(TurnError::StepLimit { .. }) => Ok(StopReason::MaxTurnRequests),
+        Err(error) => Err(Error::new(ErrorCode::INTERNAL_ERROR, error.to_string())),
+    }
+}

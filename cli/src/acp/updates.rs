@@ -1,0 +1,191 @@
+//! A turn's events as `session/update` notifications: the answer's text as
+//! it streams, each tool call from `pending` through `in_progress` to
+//! `completed` or `failed`, and the todo list as the session's plan.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    self, ContentChunk, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionNotification,
+    SessionUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use dsh_agent_loop::{Event, SessionId, ToolCall};
+use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
+use dsh_tools::{ToolKind, ToolRegistry};
+use parking_lot::Mutex;
+
+/// Sends the updates of one ACP session's turn. Events of other loop
+/// sessions (an in-process child's) are not the client's: they are left
+/// out.
+#[derive(Clone, Debug)]
+pub(super) struct Updates {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The loop's session this ACP session is.
+    session: SessionId,
+    acp_session: schema::SessionId,
+    tools: ToolRegistry,
+    cx: ConnectionTo<Client>,
+    /// The calls of the turn by id, for what their results need of them.
+    calls: Mutex<HashMap<String, ToolCall>>,
+}
+
+impl Updates {
+    pub(super) fn new(
+        session: SessionId,
+        acp_session: schema::SessionId,
+        tools: ToolRegistry,
+        cx: ConnectionTo<Client>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                session,
+                acp_session,
+                tools,
+                cx,
+                calls: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Whether `session` is the one these updates are for.
+    pub(super) fn is_for(&self, session: &SessionId) -> bool {
+        *session == self.inner.session
+    }
+
+    /// A piece of the answer's text.
+    pub(super) fn text(&self, session: &SessionId, piece: &str) {
+        if self.is_for(session) && !piece.is_empty() {
+            self.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                schema::ContentBlock::from(piece),
+            )));
+        }
+    }
+
+    /// An event of the session's log.
+    pub(super) fn event(&self, session: &SessionId, event: &Event) {
+        if !self.is_for(session) {
+            return;
+        }
+        match event {
+            Event::ToolCall { call } => {
+                self.inner
+                    .calls
+                    .lock()
+                    .insert(call.id.clone(), call.clone());
+                let shown = self.describe(call);
+                self.send(SessionUpdate::ToolCall(
+                    schema::ToolCall::new(call.id.clone(), shown.title)
+                        .kind(shown.kind)
+                        .status(ToolCallStatus::Pending)
+                        .raw_input(shown.input),
+                ));
+            }
+            Event::ToolResult {
+                call_id,
+                text,
+                is_error,
+                ..
+            } => {
+                let status = if *is_error {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                let fields = ToolCallUpdateFields::new()
+                    .status(status)
+                    .content(vec![ToolCallContent::from(text.as_str())]);
+                self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    fields,
+                )));
+                let call = self.inner.calls.lock().remove(call_id);
+                if let Some(plan) = call.filter(|_| !is_error).and_then(|call| plan_of(&call)) {
+                    self.send(SessionUpdate::Plan(plan));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A call of this session starts running.
+    pub(super) fn started(&self, call: &ToolCall) {
+        let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call.id.clone(),
+            fields,
+        )));
+    }
+
+    /// What the client shows of a call.
+    pub(super) fn describe(&self, call: &ToolCall) -> Shown {
+        let input = serde_json::from_str(&call.arguments)
+            .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+        let (title, kind) = match self.inner.tools.get(&call.name) {
+            Some(tool) => (tool.title(&input), tool.kind()),
+            None => (call.name.clone(), ToolKind::Other),
+        };
+        Shown {
+            title,
+            kind: acp_kind(kind),
+            input,
+        }
+    }
+
+    fn send(&self, update: SessionUpdate) {
+        let notification = SessionNotification::new(self.inner.acp_session.clone(), update);
+        // The connection is gone only when the client is: nothing to tell.
+        let _ = self.inner.cx.send_notification(notification);
+    }
+}
+
+/// What the client shows of a call: the tool's title for it, its kind,
+/// and the model's arguments.
+#[derive(Debug)]
+pub(super) struct Shown {
+    pub(super) title: String,
+    pub(super) kind: schema::ToolKind,
+    pub(super) input: serde_json::Value,
+}
+
+/// The plan a successful `todo_write` call leaves: its list, as the todo
+/// crate defines it.
+fn plan_of(call: &ToolCall) -> Option<Plan> {
+    if call.name != dsh_tool_todo::TOOL_NAME {
+        return None;
+    }
+    let args: TodoWriteArgs = serde_json::from_str(&call.arguments).ok()?;
+    let entries = args
+        .todos
+        .into_iter()
+        .map(|item| {
+            let status = match item.status {
+                TodoStatus::Pending => PlanEntryStatus::Pending,
+                TodoStatus::InProgress => PlanEntryStatus::InProgress,
+                TodoStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(item.content, PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    Some(Plan::new(entries))
+}
+
+/// A tool's kind as ACP names it.
+fn acp_kind(kind: ToolKind) -> schema::ToolKind {
+    match kind {
+        ToolKind::Read => schema::ToolKind::Read,
+        ToolKind::Edit => schema::ToolKind::Edit,
+        ToolKind::Delete => schema::ToolKind::Delete,
+        ToolKind::Move => schema::ToolKind::Move,
+        ToolKind::Search => schema::ToolKind::Search,
+        ToolKind::Execute => schema::ToolKind::Execute,
+        ToolKind::Think => schema::ToolKind::Think,
+        ToolKind::Fetch => schema::ToolKind::Fetch,
+        _ => schema::ToolKind::Other,
+    }
+}

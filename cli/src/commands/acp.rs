@@ -1,0 +1,64 @@
+//! `dsh acp`: serve an agent of the deployment to an editor over the Agent
+//! Client Protocol, on stdin and stdout.
+//!
+//! stdout carries protocol messages and nothing else; problems before the
+//! server starts go to stderr, like every command's.
+
+use agent_client_protocol::{ConnectTo, Stdio};
+use dsh_agent_loop::AgentLoop;
+use dsh_system_prompt::render_prompt;
+
+use crate::acp::Server;
+use crate::adapter;
+use crate::args::AcpArgs;
+use crate::commands::{Outcome, absolute_cwd};
+use crate::diagnostics::Problem;
+use crate::prompt_problems::render_problems;
+use crate::runtime::{self, Runtime};
+
+pub(crate) fn run(args: &AcpArgs) -> Outcome {
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
+    let agent = deployment
+        .agent(args.agent.as_deref())
+        .map_err(|problem| vec![problem])?;
+    let agent = &*agent;
+    let runtime = Runtime::new(&deployment)?;
+
+    // Each session brings its own `cwd`; a persona that does not render
+    // with one would fail every session: say so now, with the place in the
+    // file, before an editor connects.
+    let assembly = runtime.assemble(agent, Some(&absolute_cwd(None)?));
+    if let Err(error) = render_prompt(&assembly) {
+        return Err(render_problems(&deployment, agent, &assembly, &error));
+    }
+
+    let model = adapter::for_running(&deployment, args.record_requests.as_deref())
+        .map_err(|problem| vec![problem])?;
+    let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
+    let server = Server::new(
+        agent_loop,
+        runtime::loop_agent(agent),
+        deployment.ask_first.clone(),
+    );
+
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            vec![Problem::new(format!(
+                "cannot start the async runtime: {error}"
+            ))]
+        })?;
+    let served = tokio.block_on(server.agent().connect_to(Stdio::new()));
+    // The client closed stdin: its turns are over.
+    server.cancel_all();
+    // Reading stdin blocks a thread that cannot be interrupted; do not wait
+    // for it.
+    tokio.shutdown_background();
+    served.map_err(|error| {
+        vec![Problem::new(format!(
+            "the ACP connection failed: {}",
+            error.message
+        ))]
+    })
+}
