@@ -1,0 +1,595 @@
+//! `dsh acp`: the real binary, with the scripted adapter, driven through
+//! the client side of the `agent-client-protocol` crate (and, for what a
+//! well-behaved client never sends, through raw lines on its stdin).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, InitializeResponse, NewSessionRequest,
+    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
+    SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind,
+};
+use agent_client_protocol::{AcpAgent, Agent, Client, Error};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the client saw, in order.
+#[derive(Debug)]
+enum Seen {
+    Update(SessionId, SessionUpdate),
+    Permission(RequestPermissionRequest),
+}
+
+/// How the client answers permission requests.
+#[derive(Clone, Copy, Debug)]
+enum Answer {
+    Allow,
+    Reject,
+}
+
+/// A deployment in `dir`: scripted `answers`, one agent with `tools`, and
+/// any extra `tables`.
+fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {
+    std::fs::write(dir.join("answers.toml"), answers).expect("write answers");
+    let path = dir.join("dsh.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"scripted\"\n{tables}\n\
+             [[agents]]\nid = \"editor\"\ntools = {tools:?}\n\
+             persona = \"You are an editor's agent on <<model>> in <<cwd>>.\"\n"
+        ),
+    )
+    .expect("write deployment");
+    path.display().to_string()
+}
+
+/// Runs `op` as a client of `dsh acp --config config`, recording the
+/// model requests to `recorded`; permission requests get `answer`.
+async fn with_dsh<T>(
+    config: &str,
+    recorded: &Path,
+    answer: Answer,
+    op: impl AsyncFnOnce(ConnectionTo<Agent>, &mut mpsc::UnboundedReceiver<Seen>) -> Result<T, Error>,
+) -> T {
+    let agent = AcpAgent::from_args([
+        env!("CARGO_BIN_EXE_dsh"),
+        "acp",
+        "--config",
+        config,
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .expect("an agent command");
+    let (seen, mut rx) = mpsc::unbounded_channel();
+    let permissions = seen.clone();
+    let run = Client
+        .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                let _ = seen.send(Seen::Update(notification.session_id, notification.update));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                let kind = match answer {
+                    Answer::Allow => PermissionOptionKind::AllowOnce,
+                    Answer::Reject => PermissionOptionKind::RejectOnce,
+                };
+                let option = request
+                    .options
+                    .iter()
+                    .find(|option| option.kind == kind)
+                    .map(|option| option.option_id.clone())
+                    .expect("dsh offers allow-once and reject-once");
+                let _ = permissions.send(Seen::Permission(request));
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(agent, async |cx: ConnectionTo<Agent>| op(cx, &mut rx).await);
+    tokio::time::timeout(TIMEOUT, run)
+        .await
+        .expect("the session finishes in time")
+        .expect("the client side succeeds")
+}
+
+async fn initialize(cx: &ConnectionTo<Agent>) -> Result<InitializeResponse, Error> {
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await
+}
+
+async fn new_session(cx: &ConnectionTo<Agent>, cwd: &Path) -> Result<SessionId, Error> {
+    let response = cx
+        .send_request(NewSessionRequest::new(cwd))
+        .block_task()
+        .await?;
+    Ok(response.session_id)
+}
+
+async fn prompt(
+    cx: &ConnectionTo<Agent>,
+    session: &SessionId,
+    text: &str,
+) -> Result<StopReason, Error> {
+    let request = PromptRequest::new(session.clone(), vec![ContentBlock::from(text)]);
+    Ok(cx.send_request(request).block_task().await?.stop_reason)
+}
+
+/// Everything seen so far.
+fn drain(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
+    let mut seen = Vec::new();
+    while let Ok(item) = rx.try_recv() {
+        seen.push(item);
+    }
+    seen
+}
+
+/// Waits until a tool call of `session` is reported running.
+async fn until_running(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
+    let mut seen = Vec::new();
+    while let Some(item) = rx.recv().await {
+        let running = matches!(&item, Seen::Update(_, SessionUpdate::ToolCallUpdate(update))
+            if update.fields.status == Some(ToolCallStatus::InProgress));
+        seen.push(item);
+        if running {
+            return seen;
+        }
+    }
+    panic!("the connection ended before a call ran: {seen:?}");
+}
+
+/// The updates as short lines, to compare their order.
+fn outline(seen: &[Seen]) -> Vec<String> {
+    seen.iter()
+        .map(|item| match item {
+            Seen::Permission(request) => format!(
+                "permission {}",
+                request.tool_call.fields.title.as_deref().unwrap_or("?")
+            ),
+            Seen::Update(_, update) => match update {
+                SessionUpdate::AgentMessageChunk(chunk) => match &chunk.content {
+                    ContentBlock::Text(text) => format!("text {}", text.text),
+                    other => format!("content {other:?}"),
+                },
+                SessionUpdate::ToolCall(call) => format!(
+                    "call {} {:?} {:?} {}",
+                    call.title,
+                    call.kind,
+                    call.status,
+                    call.raw_input.clone().unwrap_or_default()
+                ),
+                SessionUpdate::ToolCallUpdate(update) => {
+                    let content = update
+                        .fields
+                        .content
+                        .iter()
+                        .flatten()
+                        .map(|content| match content {
+                            ToolCallContent::Content(content) => match &content.content {
+                                ContentBlock::Text(text) => text.text.clone(),
+                                other => format!("{other:?}"),
+                            },
+                            other => format!("{other:?}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("|");
+                    format!("update {:?} {content}", update.fields.status)
+                        .trim_end()
+                        .to_owned()
+                }
+                SessionUpdate::Plan(plan) => format!(
+                    "plan {}",
+                    plan.entries
+                        .iter()
+                        .map(|entry| format!("{}={:?}", entry.content, entry.status))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                other => format!("other {other:?}"),
+            },
+        })
+        .collect()
+}
+
+/// The recorded model requests.
+fn requests(recorded: &Path) -> Vec<Value> {
+    std::fs::read_to_string(recorded)
+        .expect("requests were recorded")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON request"))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("project dir");
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\ntext = \"Let me check.\"\n\
+         [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo checking; exit 3\" }\n\
+         [[answers]]\ntext = \"It failed with exit code 3.\"\n",
+        "",
+        &["bash"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let (init, session, stop, seen) =
+        with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+            let init = initialize(&cx).await?;
+            let session = new_session(&cx, project.path()).await?;
+            let stop = prompt(&cx, &session, "Run the check.").await?;
+            Ok((init, session, stop, drain(rx)))
+        })
+        .await;
+
+    let info = init.agent_info.expect("agent info");
+    assert_eq!(info.name, "dsh");
+    assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
+    assert!(
+        !init.agent_capabilities.load_session,
+        "dsh does not load sessions"
+    );
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(
+        outline(&seen),
+        [
+            "text Let me check.",
+            "call echo checking; exit 3 Execute Pending {\"command\":\"echo checking; exit 3\"}",
+            "update Some(InProgress)",
+            "update Some(Completed) checking\n[exit code: 3]",
+            "text It failed with exit code 3.",
+        ]
+    );
+    assert!(
+        seen.iter()
+            .all(|item| matches!(item, Seen::Update(id, _) if *id == session)),
+        "every update is the session's"
+    );
+    // The marker reached the model, too.
+    let requests = requests(&recorded);
+    assert_eq!(requests.len(), 2);
+    let tool_result = &requests[1]["messages"][2];
+    assert_eq!(tool_result["role"], "tool");
+    assert_eq!(tool_result["text"], "checking\n[exit code: 3]");
+}
+
+#[tokio::test]
+async fn two_sessions_of_one_process_each_render_their_own_cwd() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (one, two) = (
+        tempfile::tempdir().expect("one"),
+        tempfile::tempdir().expect("two"),
+    );
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+        "",
+        &["bash"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let ids = with_dsh(&config, &recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let first = new_session(&cx, one.path()).await?;
+        let second = new_session(&cx, two.path()).await?;
+        prompt(&cx, &first, "hello").await?;
+        prompt(&cx, &second, "hello").await?;
+        Ok((first, second))
+    })
+    .await;
+
+    assert_ne!(ids.0, ids.1);
+    let systems: Vec<String> = requests(&recorded)
+        .iter()
+        .map(|request| {
+            request["system"]
+                .as_str()
+                .expect("a system prompt")
+                .to_owned()
+        })
+        .collect();
+    let expected = |cwd: &Path| {
+        format!(
+            "You are an editor's agent on scripted in {}.",
+            cwd.display()
+        )
+    };
+    assert!(
+        systems[0].starts_with(&expected(one.path())),
+        "{}",
+        systems[0]
+    );
+    assert!(
+        systems[1].starts_with(&expected(two.path())),
+        "{}",
+        systems[1]
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("project dir");
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
+         [[answers]]\ntext = \"still here\"\n",
+        "",
+        &["bash"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let started = std::time::Instant::now();
+    let (stop, before, after, next) =
+        with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+            initialize(&cx).await?;
+            let session = new_session(&cx, project.path()).await?;
+            let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
+            let turn = cx.send_request(request).block_task();
+            let cancel = async {
+                let before = until_running(rx).await;
+                cx.send_notification(CancelNotification::new(session.clone()))?;
+                Ok::<_, Error>(before)
+            };
+            let (stop, before) = tokio::join!(turn, cancel);
+            let (stop, before) = (stop?.stop_reason, before?);
+            let after = drain(rx);
+            let next = prompt(&cx, &session, "are you there?").await?;
+            Ok((stop, before, after, next))
+        })
+        .await;
+
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the sleep was not waited for"
+    );
+    assert_eq!(
+        outline(&before).last().map(String::as_str),
+        Some("update Some(InProgress)")
+    );
+    assert_eq!(
+        outline(&after),
+        ["update Some(Failed) not finished: the turn was cancelled"],
+        "the call ends failed before the answer"
+    );
+    assert_eq!(
+        next,
+        StopReason::EndTurn,
+        "the session serves the next turn"
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_get_errors_and_the_session_stays_usable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("project dir");
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 2\" }\n\
+         [[answers]]\ntext = \"done\"\n",
+        "",
+        &["bash"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let errors = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let relative = cx
+            .send_request(NewSessionRequest::new("relative/dir"))
+            .block_task()
+            .await
+            .expect_err("a relative cwd");
+        let unknown = prompt(&cx, &SessionId::new("no-such-session"), "hi")
+            .await
+            .expect_err("an unknown session");
+        let session = new_session(&cx, project.path()).await?;
+        let turn = prompt(&cx, &session, "first");
+        let second = async {
+            until_running(rx).await;
+            prompt(&cx, &session, "second").await
+        };
+        let (first, busy) = tokio::join!(turn, second);
+        let busy = busy.expect_err("a prompt while a turn runs");
+        // The script is used up: the model fails, the turn errs, and the
+        // session still answers.
+        let exhausted = prompt(&cx, &session, "third")
+            .await
+            .expect_err("no answers left");
+        let again = prompt(&cx, &session, "fourth")
+            .await
+            .expect_err("still none");
+        Ok((relative, unknown, first?, busy, exhausted, again))
+    })
+    .await;
+    let (relative, unknown, first, busy, exhausted, again) = errors;
+
+    assert_eq!(i32::from(relative.code), -32602);
+    assert_eq!(
+        relative.message,
+        "`cwd` must be an absolute path, got `relative/dir`"
+    );
+    assert_eq!(i32::from(unknown.code), -32002);
+    assert_eq!(first, StopReason::EndTurn);
+    assert_eq!(i32::from(busy.code), -32600);
+    assert!(
+        busy.message.contains("already running a turn"),
+        "{}",
+        busy.message
+    );
+    assert_eq!(i32::from(exhausted.code), -32603);
+    assert!(
+        exhausted
+            .message
+            .starts_with("step 1: the script has no answer left for request 3"),
+        "the one line `dsh run` prints: {}",
+        exhausted.message
+    );
+    assert_eq!(i32::from(again.code), -32603);
+    assert!(
+        again
+            .message
+            .starts_with("step 1: the script has no answer left for request 4"),
+        "{}",
+        again.message
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
+    for (answer, result) in [
+        (Answer::Allow, "update Some(Completed) hi"),
+        (
+            Answer::Reject,
+            "update Some(Failed) not run: the user declined to run `bash`",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let project = tempfile::tempdir().expect("project dir");
+        let config = deployment(
+            dir.path(),
+            "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo hi\" }\n\
+             [[answers]]\ntext = \"ok\"\n",
+            "[tools.bash]\npermission = \"ask\"\n",
+            &["bash"],
+        );
+        let recorded = dir.path().join("requests.jsonl");
+        let (stop, seen) = with_dsh(&config, &recorded, answer, async |cx, rx| {
+            initialize(&cx).await?;
+            let session = new_session(&cx, project.path()).await?;
+            let stop = prompt(&cx, &session, "say hi").await?;
+            Ok((stop, drain(rx)))
+        })
+        .await;
+        assert_eq!(
+            stop,
+            StopReason::EndTurn,
+            "a refusal does not fail the turn"
+        );
+        let outline = outline(&seen);
+        let expected: Vec<&str> = match answer {
+            Answer::Allow => vec![
+                "call echo hi Execute Pending {\"command\":\"echo hi\"}",
+                "permission echo hi",
+                "update Some(InProgress)",
+                result,
+                "text ok",
+            ],
+            Answer::Reject => vec![
+                "call echo hi Execute Pending {\"command\":\"echo hi\"}",
+                "permission echo hi",
+                result,
+                "text ok",
+            ],
+        };
+        assert_eq!(outline, expected, "{answer:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_todo_list_is_the_sessions_plan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("project dir");
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"todo_write\"\n\
+         arguments = { todos = [{ content = \"Read the code\", status = \"in_progress\" }, \
+         { content = \"Fix the bug\", status = \"pending\" }] }\n\
+         [[answers]]\ntext = \"planned\"\n",
+        "",
+        &["todo_write"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let seen = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        prompt(&cx, &session, "plan it").await?;
+        Ok(drain(rx))
+    })
+    .await;
+    let plans: Vec<String> = outline(&seen)
+        .into_iter()
+        .filter(|line| line.starts_with("plan"))
+        .collect();
+    assert_eq!(plans, ["plan Read the code=InProgress,Fix the bug=Pending"]);
+    let call = seen.iter().find_map(|item| match item {
+        Seen::Update(_, SessionUpdate::ToolCall(call)) => Some(call),
+        _ => None,
+    });
+    assert_eq!(call.map(|call| call.kind), Some(ToolKind::Think));
+}
+
+/// What no client library sends: malformed JSON and unknown methods get
+/// errors, stdout carries only protocol lines, and closing stdin ends the
+/// process with status 0.
+#[test]
+fn raw_bad_input_gets_errors_and_closing_stdin_exits_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
+    let mut child = common::command(&["acp", "--config", &config])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dsh acp starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut next = || -> Value {
+        let line = lines.next().expect("a line").expect("readable");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON on stdout: {line}"))
+    };
+    let request = |id: u32, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+
+    send(
+        &mut stdin,
+        &request(0, "initialize", json!({"protocolVersion": 1})),
+    );
+    assert_eq!(next()["result"]["protocolVersion"], 1);
+    send(&mut stdin, "this is not json");
+    let parse = next();
+    assert_eq!(parse["error"]["code"], -32700);
+    assert_eq!(parse["id"], Value::Null);
+    send(&mut stdin, &request(7, "no/such/method", json!({})));
+    let unknown = next();
+    assert_eq!(unknown["id"], 7);
+    assert_eq!(unknown["error"]["code"], -32601);
+    send(
+        &mut stdin,
+        &request(8, "session/new", json!({"mcpServers": []})),
+    );
+    let missing = next();
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(
+        missing.to_string().contains("cwd"),
+        "the error names the field: {missing}"
+    );
+
+    drop(stdin);
+    assert!(lines.next().is_none(), "nothing more on stdout");
+    let output = child.wait_with_output().expect("dsh acp ends");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn send(stdin: &mut std::process::ChildStdin, line: &str) {
+    writeln!(stdin, "{line}").expect("write a line");
+    stdin.flush().expect("flush");
+}
