@@ -236,6 +236,7 @@ impl Deployment {
             file: &file,
             builtin_tools,
             instances: BTreeMap::new(),
+            broken: HashSet::new(),
             problems: Vec::new(),
         };
         let ask_first = checks.tool_tables(tools);
@@ -370,6 +371,8 @@ struct Checks<'a> {
     builtin_tools: &'a [&'a str],
     /// The `[tools.<name>]` instances, checked.
     instances: BTreeMap<String, Spanned<ToolInstance>>,
+    /// The instance tables with a problem, reported already.
+    broken: HashSet<String>,
     problems: Vec<Problem>,
 }
 
@@ -419,6 +422,7 @@ impl Checks<'_> {
                             quoted_list(self.builtin_tools)
                         )),
                 );
+                self.broken.insert(name);
                 continue;
             };
             let Some(provider) = provider else {
@@ -428,6 +432,7 @@ impl Checks<'_> {
                         .label(kind.span(), "a subagent")
                         .help("set `provider` to `spawn`, `fork` or `acp`"),
                 );
+                self.broken.insert(name);
                 continue;
             };
             if let Some(child_tools) = child
@@ -536,9 +541,11 @@ impl Checks<'_> {
                         .problem(format!("tool `{name}` is listed twice for {whose}"))
                         .label(tool.span(), "listed again"),
                 );
-            } else if !self.builtin_tools.contains(&name) && !self.instances.contains_key(name) {
-                // An instance whose table failed its checks is reported
-                // there already.
+            } else if !self.builtin_tools.contains(&name)
+                && !self.instances.contains_key(name)
+                // A broken instance table is reported there already.
+                && !self.broken.contains(name)
+            {
                 self.problems.push(self.unknown_tool(tool));
             }
         }
@@ -664,6 +671,46 @@ persona = "x"
         assert_eq!(
             messages(&text),
             ["tool instance `bash` takes the name of the built-in tool `bash`"]
+        );
+    }
+
+    #[test]
+    fn a_builtins_table_sets_its_permission_only() {
+        let text = GOOD.replace(
+            "[tools.task]",
+            "[tools.bash]\npermission = \"ask\"\n[tools.read]\npermission = \"allow\"\n[tools.task]",
+        );
+        let deployment = parse(&text).expect("valid");
+        assert_eq!(deployment.ask_first, ["bash"]);
+        assert_eq!(
+            deployment.tools.keys().collect::<Vec<_>>(),
+            ["task"],
+            "a built-in's table is no instance"
+        );
+        let text = GOOD.replace(
+            "provider = \"spawn\"\n",
+            "provider = \"spawn\"\npermission = \"ask\"\n",
+        );
+        assert_eq!(parse(&text).expect("valid").ask_first, ["task"]);
+        let text = GOOD.replace(
+            "[tools.task]",
+            "[tools.bash]\npermission = \"sometimes\"\n[tools.task]",
+        );
+        assert!(messages(&text)[0].contains("unknown variant `sometimes`"));
+    }
+
+    #[test]
+    fn an_instance_needs_a_kind_and_a_subagent_a_provider() {
+        let text = GOOD.replace("kind = \"subagent\"\n", "");
+        assert_eq!(
+            messages(&text),
+            ["tool instance `task` has no `kind`"],
+            "and `task` in the agent's list is not reported again"
+        );
+        let text = GOOD.replace("provider = \"spawn\"\n", "");
+        assert_eq!(
+            messages(&text),
+            ["subagent instance `task` has no `provider`"]
         );
     }
 
