@@ -8,8 +8,8 @@ use std::sync::Arc;
 use dsh_agent_loop::{AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{PromptAssembly, Registration, SystemPrompt};
 use dsh_tool_subagent::{
-    ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool,
-    SubagentToolConfig,
+    AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProviders,
+    SubagentTool, SubagentToolConfig,
 };
 use dsh_tools::{Tool, ToolRegistry};
 
@@ -197,6 +197,42 @@ fn child_providers(
     Ok(providers)
 }
 
+/// The provider of an instance with a `command`: an ACP provider of its
+/// own, named after the instance, whose children run that command.
+fn acp_providers(
+    deployment: &Deployment,
+    name: &str,
+    provider: &toml::Spanned<String>,
+    command: &toml::Spanned<Vec<toml::Spanned<String>>>,
+) -> Result<SubagentProviders, Problem> {
+    if provider.get_ref() != AcpProvider::NAME {
+        return Err(deployment
+            .file
+            .problem(format!(
+                "tool instance `{name}` has a `command`, but its provider is `{}`",
+                provider.get_ref()
+            ))
+            .label(command.span(), "command")
+            .label(provider.span(), "provider")
+            .help(format!(
+                "`command` is the ACP agent an `{}` instance starts: set that provider, \
+                 or remove the key",
+                AcpProvider::NAME
+            )));
+    }
+    let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
+    let providers = SubagentProviders::new();
+    AcpProvider::new(argv)
+        .and_then(|acp| providers.register(Arc::new(acp.named(name))))
+        .map_err(|error| {
+            deployment
+                .file
+                .problem(error.to_string())
+                .label(command.span(), "command")
+        })?;
+    Ok(providers)
+}
+
 /// Registers one `[tools.<name>]` instance; a failure points at its table.
 fn register_instance(
     tools: &ToolRegistry,
@@ -207,14 +243,31 @@ fn register_instance(
 ) -> Result<(), Problem> {
     let config::ToolKind::Subagent = instance.get_ref().kind;
     let provider = &instance.get_ref().provider;
-    // An instance with a `child` table binds to a provider of its own.
+    // An instance with a `child` table or a `command` binds to a provider
+    // of its own.
     let own_providers;
-    let (binding, providers) = match &instance.get_ref().child {
-        None => (provider.get_ref().as_str(), providers),
-        Some(child) => {
+    let (binding, providers) = match (&instance.get_ref().child, &instance.get_ref().command) {
+        (Some(child), _) => {
             own_providers = child_providers(deployment, name, provider, child)?;
             (name, &own_providers)
         }
+        (None, Some(command)) => {
+            own_providers = acp_providers(deployment, name, provider, command)?;
+            (name, &own_providers)
+        }
+        (None, None) if provider.get_ref() == AcpProvider::NAME => {
+            return Err(deployment
+                .file
+                .problem(format!(
+                    "subagent instance `{name}` has provider `acp` but no `command`"
+                ))
+                .label(provider.span(), "needs a command")
+                .help(
+                    "give the ACP agent to start, program first: \
+                     `command = [\"dsh\", \"acp\", \"--config\", \"child.toml\"]`",
+                ));
+        }
+        (None, None) => (provider.get_ref().as_str(), providers),
     };
     let config = SubagentToolConfig::new(binding).named(name);
     SubagentTool::install(&config, providers, tools).map_err(|error| {

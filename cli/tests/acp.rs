@@ -593,3 +593,120 @@ fn send(stdin: &mut std::process::ChildStdin, line: &str) {
     writeln!(stdin, "{line}").expect("write a line");
     stdin.flush().expect("flush");
 }
+
+/// A parent (`dsh run`) whose `helper` tool is an `acp` instance running
+/// `dsh acp` on a child deployment.
+fn parent_with_acp_child(dir: &Path, command: &[&str], parent_answers: &str) -> String {
+    let instance =
+        format!("[tools.helper]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = {command:?}\n");
+    deployment(dir, parent_answers, &instance, &["helper"])
+}
+
+#[test]
+fn the_acp_provider_runs_dsh_acp_as_a_child_in_the_callers_cwd() {
+    let parent = tempfile::tempdir().expect("parent dir");
+    let child = tempfile::tempdir().expect("child dir");
+    let project = tempfile::tempdir().expect("project dir");
+    let child_config = deployment(
+        child.path(),
+        "[[answers]]\ntext = \"Looking.\"\n\
+         [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo 4\" }\n\
+         [[answers]]\ntext = \"The answer is 4.\"\n",
+        "",
+        &["bash"],
+    );
+    let child_requests = child.path().join("requests.jsonl");
+    let child_recorded = child_requests.display().to_string();
+    let command = [
+        env!("CARGO_BIN_EXE_dsh"),
+        "acp",
+        "--config",
+        &child_config,
+        "--record-requests",
+        &child_recorded,
+    ];
+    let config = parent_with_acp_child(
+        parent.path(),
+        &command,
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\n\
+         arguments = { prompt = \"What is 2 + 2? Use bash.\" }\n\
+         [[answers]]\ntext = \"The child says 4.\"\n",
+    );
+    let recorded = parent.path().join("requests.jsonl");
+    let output = common::command(&[
+        "run",
+        "--config",
+        &config,
+        "--cwd",
+        &project.path().display().to_string(),
+        "-p",
+        "ask the helper",
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    common::assert_status(&output, 0);
+    assert_eq!(common::stdout(&output), "The child says 4.\n");
+
+    let parent_requests = requests(&recorded);
+    let result = &parent_requests[1]["messages"][2];
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(
+        result["text"], "The answer is 4.",
+        "the child's final message"
+    );
+    let description = parent_requests[0]["tools"][0]["description"]
+        .as_str()
+        .expect("the helper's description");
+    assert!(
+        description.contains("does not see this conversation"),
+        "a fresh child, derived from the provider: {description}"
+    );
+
+    let child_requests = requests(&child_requests);
+    assert_eq!(child_requests.len(), 2);
+    let system = child_requests[0]["system"]
+        .as_str()
+        .expect("a system prompt");
+    assert!(
+        system.contains(&format!("in {}.", project.path().display())),
+        "the child works in the caller's cwd: {system}"
+    );
+    assert_eq!(
+        child_requests[0]["messages"][0]["text"],
+        "What is 2 + 2? Use bash."
+    );
+}
+
+#[test]
+fn a_child_that_cannot_start_is_a_failed_call_and_the_turn_goes_on() {
+    let parent = tempfile::tempdir().expect("parent dir");
+    let config = parent_with_acp_child(
+        parent.path(),
+        &["/nonexistent/agent", "--flag"],
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\narguments = { prompt = \"hi\" }\n\
+         [[answers]]\ntext = \"It did not start.\"\n",
+    );
+    let recorded = parent.path().join("requests.jsonl");
+    let output = common::command(&[
+        "run",
+        "--config",
+        &config,
+        "-p",
+        "ask the helper",
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    common::assert_status(&output, 0);
+    let result = &requests(&recorded)[1]["messages"][2];
+    assert_eq!(result["is_error"], true);
+    let text = result["text"].as_str().expect("text");
+    assert!(
+        text.contains("`/nonexistent/agent --flag`"),
+        "the failure names the command: {text}"
+    );
+}

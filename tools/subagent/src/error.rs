@@ -38,6 +38,15 @@ pub enum SubagentError {
         /// The provider.
         provider: String,
     },
+    /// A provider that starts a program was given none.
+    #[error(
+        "subagent provider `{provider}` needs a command to start its children, and it is empty; \
+         give the program and its arguments, e.g. `[\"dsh\", \"acp\", \"--config\", \"child.toml\"]`"
+    )]
+    EmptyCommand {
+        /// The provider.
+        provider: String,
+    },
     /// The child's turn failed.
     #[error("the subagent ({provider}) failed: {message}")]
     ChildFailed {

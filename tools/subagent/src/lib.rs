@@ -85,11 +85,13 @@
 //! loop attaches to every tool call.
 #![deny(missing_docs)]
 
+mod acp;
 mod error;
 mod in_process;
 mod provider;
 mod tool;
 
+pub use acp::AcpProvider;
 pub use error::SubagentError;
 pub use in_process::{AgentFields, ChildAgentConfig, ForkProvider, SpawnProvider};
 pub use provider::{
