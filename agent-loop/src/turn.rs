@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_system_prompt::{AssembleContext, PromptAssembly, SystemPrompt, render_prompt};
-use dsh_tools::{ToolCallContext, ToolError, ToolRegistry, ToolResult, panic_message};
+use dsh_tools::{
+    ToolCallContext, ToolError, ToolProgress, ToolRegistry, ToolResult, panic_message,
+};
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +22,7 @@ use crate::{
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
 type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
 type TextHook = Arc<dyn Fn(&SessionId, &str) + Send + Sync>;
+type ProgressHook = Arc<dyn Fn(&SessionId, &ToolCall, &str) + Send + Sync>;
 
 /// What the hook before each step sees: exactly what the step is about to
 /// send — the rendered prompt, the assembly it came from, the messages.
@@ -81,6 +84,7 @@ struct Inner {
     before_step: Option<StepHook>,
     on_event: Option<EventHook>,
     on_text: Option<TextHook>,
+    on_progress: Option<ProgressHook>,
     approval: Option<Arc<dyn ToolApproval>>,
 }
 
@@ -119,6 +123,7 @@ impl AgentLoop {
                 before_step: None,
                 on_event: None,
                 on_text: None,
+                on_progress: None,
                 approval: None,
             }),
         }
@@ -159,6 +164,18 @@ impl AgentLoop {
     /// of panics.
     pub fn on_text(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
         Arc::make_mut(&mut self.inner).on_text = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` when a running tool call reports its progress
+    /// ([`ToolCallContext::report_progress`]), with the call and the text
+    /// — to show what a long call is doing. It runs inline, so keep it
+    /// quick and free of panics.
+    pub fn on_tool_progress(
+        mut self,
+        hook: impl Fn(&SessionId, &ToolCall, &str) + Send + Sync + 'static,
+    ) -> Self {
+        Arc::make_mut(&mut self.inner).on_progress = Some(Arc::new(hook));
         self
     }
 
@@ -434,6 +451,12 @@ impl AgentLoop {
         cx.call_id = call.id.clone();
         cx.cancel = cancel.child_token();
         cx.extensions.insert(calling.clone());
+        if let Some(hook) = &self.inner.on_progress {
+            let (hook, session, call) =
+                (Arc::clone(hook), calling.session.id.clone(), call.clone());
+            cx.extensions
+                .insert(ToolProgress::new(move |text| hook(&session, &call, text)));
+        }
 
         let run = AssertUnwindSafe(run_tool(&self.inner.tools, call, &cx)).catch_unwind();
         tokio::pin!(run);

@@ -203,7 +203,7 @@ impl Server {
             self.inner.agent_loop.tools().clone(),
             cx.clone(),
         );
-        let (events, text) = (updates.clone(), updates.clone());
+        let (events, text, progress) = (updates.clone(), updates.clone(), updates.clone());
         let approval = AskTheClient::new(acp_id, self.inner.ask_first.clone(), updates, cx.clone());
         let agent_loop = self
             .inner
@@ -211,6 +211,7 @@ impl Server {
             .clone()
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
+            .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
             .with_approval(Arc::new(approval));
 
         let result = {

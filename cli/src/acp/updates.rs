@@ -113,6 +113,17 @@ impl Updates {
         }
     }
 
+    /// What a running call of this session reports it is doing.
+    pub(super) fn progress(&self, session: &SessionId, call: &ToolCall, text: &str) {
+        if self.is_for(session) {
+            let fields = ToolCallUpdateFields::new().content(vec![ToolCallContent::from(text)]);
+            self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call.id.clone(),
+                fields,
+            )));
+        }
+    }
+
     /// A call of this session starts running.
     pub(super) fn started(&self, call: &ToolCall) {
         let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);

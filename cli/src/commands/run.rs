@@ -46,17 +46,27 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .map_err(|problem| vec![problem])?;
 
     let console = Arc::new(Console::new());
-    let (events, text) = (Arc::clone(&console), Arc::clone(&console));
+    let (events, text, progress) = (
+        Arc::clone(&console),
+        Arc::clone(&console),
+        Arc::clone(&console),
+    );
+    let session = runtime::session(Some(&cwd));
+    let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event(move |_, event| events.event(event))
-        .on_text(move |_, piece| text.text(piece));
+        .on_text(move |_, piece| text.text(piece))
+        .on_tool_progress(move |session, call, text| {
+            if *session == id {
+                progress.progress(&call.name, text);
+            }
+        });
     if !deployment.ask_first.is_empty() {
         agent_loop = agent_loop.with_approval(Arc::new(NoOneToAsk {
             ask_first: deployment.ask_first.clone(),
         }));
     }
     let loop_agent = runtime::loop_agent(agent);
-    let session = runtime::session(Some(&cwd));
 
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -270,6 +280,11 @@ impl Console {
             self.streaming.store(true, Ordering::Relaxed);
             out(&mut std::io::stdout(), piece);
         }
+    }
+
+    /// What a running call says it is doing, in the spinner's line.
+    fn progress(&self, tool: &str, text: &str) {
+        self.spin(format!("`{tool}`: {}", one_line(text, 100)));
     }
 
     fn spin(&self, message: String) {

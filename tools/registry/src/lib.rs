@@ -91,4 +91,4 @@ pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
 pub use panic::panic_message;
 pub use registry::ToolRegistry;
 pub use selection::{ToolSelection, ToolSelectionExt};
-pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolResult};
+pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};

@@ -1,6 +1,8 @@
 //! What a tool is, what it learns about its caller, and what it returns.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use dsh_system_prompt::Extensions;
@@ -153,6 +155,14 @@ impl ToolCallContext {
         self.extensions.get()
     }
 
+    /// Reports progress to the caller's [`ToolProgress`], if it attached
+    /// one; does nothing otherwise.
+    pub fn report_progress(&self, text: &str) {
+        if let Some(progress) = self.get::<ToolProgress>() {
+            progress.report(text);
+        }
+    }
+
     /// `path` resolved against the working directory: an absolute path is
     /// kept; a relative one is joined to [`cwd`](Self::cwd), or kept
     /// relative (to the process's working directory) when the session has
@@ -163,6 +173,50 @@ impl ToolCallContext {
             Some(cwd) if path.is_relative() => cwd.join(path),
             _ => path.to_path_buf(),
         }
+    }
+}
+
+/// Where a long-running call reports how it is getting on (a subagent's
+/// latest step), for a front end to show while the call runs. The caller
+/// attaches one to the [`ToolCallContext`]'s extensions when it has a
+/// display; a tool reports through
+/// [`ToolCallContext::report_progress`].
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use dsh_tools::{ToolCallContext, ToolProgress};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&seen);
+/// let cx = ToolCallContext::new("s").with(ToolProgress::new(move |text| {
+///     sink.lock().unwrap().push(text.to_owned())
+/// }));
+/// cx.report_progress("half way");
+/// assert_eq!(*seen.lock().unwrap(), ["half way"]);
+/// ```
+#[derive(Clone)]
+pub struct ToolProgress {
+    sink: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl ToolProgress {
+    /// Progress that goes to `sink`. It runs inline: keep it quick.
+    pub fn new(sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Self {
+            sink: Arc::new(sink),
+        }
+    }
+
+    /// Reports `text`: what the call is doing now, replacing what it
+    /// reported before.
+    pub fn report(&self, text: &str) {
+        (self.sink)(text);
+    }
+}
+
+impl fmt::Debug for ToolProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolProgress").finish_non_exhaustive()
     }
 }
 

@@ -14,6 +14,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{AcpAgent, AcpAgentConfig, Agent, Client, Error};
 use async_trait::async_trait;
+use dsh_tools::ToolProgress;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -109,6 +110,7 @@ impl SubagentProvider for AcpProvider {
         let child = Child {
             program,
             args,
+            progress: task.progress.clone(),
             cwd,
             prompt: task.prompt,
             cancel: task.cancel.child_token(),
@@ -144,6 +146,7 @@ enum Ended {
 struct Child {
     program: String,
     args: Vec<String>,
+    progress: Option<ToolProgress>,
     cwd: PathBuf,
     prompt: String,
     cancel: CancellationToken,
@@ -157,17 +160,29 @@ impl Child {
         // ends with is its final message.
         let answer = Arc::new(Mutex::new(String::new()));
         let collect = Arc::clone(&answer);
+        let progress = self.progress.clone();
+        let report = move |text: &str| {
+            if let Some(progress) = &progress {
+                progress.report(text);
+            }
+        };
         let connected = Client
             .v1()
             .on_receive_notification(
                 async move |notification: SessionNotification, _cx| {
+                    // What the child says or runs is its progress.
                     match notification.update {
                         SessionUpdate::AgentMessageChunk(chunk) => {
                             if let ContentBlock::Text(text) = chunk.content {
-                                collect.lock().push_str(&text.text);
+                                let mut answer = collect.lock();
+                                answer.push_str(&text.text);
+                                report(&answer);
                             }
                         }
-                        SessionUpdate::ToolCall(_) => collect.lock().clear(),
+                        SessionUpdate::ToolCall(call) => {
+                            collect.lock().clear();
+                            report(&format!("→ {}", call.title));
+                        }
                         _ => {}
                     }
                     Ok(())

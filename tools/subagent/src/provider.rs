@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use dsh_agent_loop::CallingTurn;
+use dsh_tools::ToolProgress;
 use parking_lot::RwLock;
 use tokio_util::sync::CancellationToken;
 
@@ -48,6 +49,8 @@ pub struct SubagentTask {
     pub call_id: String,
     /// Fires when the call is cancelled; a child run stops then.
     pub cancel: CancellationToken,
+    /// Where the child's progress goes, when the caller shows it.
+    pub progress: Option<ToolProgress>,
 }
 
 impl SubagentTask {
@@ -60,6 +63,7 @@ impl SubagentTask {
             session_id: String::new(),
             call_id: String::new(),
             cancel: CancellationToken::new(),
+            progress: None,
         }
     }
 

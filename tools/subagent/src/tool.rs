@@ -7,8 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dsh_agent_loop::CallingTurn;
 use dsh_tools::{
-    Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, panic_message, parameters_for,
-    parse_arguments,
+    Tool, ToolCallContext, ToolError, ToolOutput, ToolProgress, ToolRegistry, panic_message,
+    parameters_for, parse_arguments,
 };
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -221,6 +221,7 @@ impl Tool for SubagentTool {
         task.session_id = cx.session_id.clone();
         task.call_id = cx.call_id.clone();
         task.cancel = cx.cancel.clone();
+        task.progress = cx.get::<ToolProgress>().cloned();
 
         // A child's failure, even a panic, is this call's error result,
         // never the caller's crash.
