@@ -77,6 +77,19 @@ pub enum ModelError {
         /// What is wrong with the answer, and where.
         message: String,
     },
+    /// The server's streamed answer broke off before it was complete: the
+    /// connection failed part-way, or the stream ended without its closing
+    /// `[DONE]`.
+    #[error(
+        "the model server at {url} broke off its answer: {message}; try again, \
+         and check the server's log if it keeps happening"
+    )]
+    Interrupted {
+        /// The request's URL.
+        url: String,
+        /// How the answer broke off.
+        message: String,
+    },
     /// The request was cancelled.
     #[error("the model request was cancelled")]
     Cancelled,

@@ -91,7 +91,9 @@
 //!   included) and records every request: for tests and offline demos,
 //!   loadable from a [`Script`] file.
 //! - [`OpenAiAdapter`] talks to any OpenAI-compatible chat-completions API,
-//!   its key read from a named environment variable.
+//!   its key read from a named environment variable. It streams: the text
+//!   reaches the loop's [`on_text`](AgentLoop::on_text) hook piece by piece
+//!   as the server sends it (a server that does not stream answers whole).
 //!
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
 //! table; the `dsh` command deserializes this schema, with places kept.

@@ -1,14 +1,16 @@
 //! `OpenAiAdapter`: any OpenAI-compatible chat-completions API.
 
-use std::error::Error as _;
 use std::fmt;
+use std::pin::pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
+use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Message, ModelAdapter, ModelError, ModelRequest, ModelResponse, ToolCall};
+use crate::{Message, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall};
 
 /// How to reach an OpenAI-compatible chat-completions API. The model comes
 /// from each agent's [`AgentOptions`](crate::AgentOptions).
@@ -27,7 +29,8 @@ pub struct OpenAiConfig {
     /// token. `None` sends no key (a local server).
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// How long one request may take, in milliseconds.
+    /// How long one request may take, in milliseconds: until the last
+    /// piece of its answer, when it streams.
     #[serde(default = "OpenAiConfig::default_timeout_ms")]
     pub timeout_ms: u64,
 }
@@ -69,9 +72,20 @@ impl OpenAiConfig {
 ///
 /// It sends the system prompt as the first `system` message (none when the
 /// prompt is empty), the conversation, and the tools with their JSON-schema
-/// parameters; tool calls and tool results map both ways. HTTP errors,
-/// answers that are not chat completions, timeouts and cancellation come
-/// back as typed [`ModelError`]s whose messages say what to fix.
+/// parameters; tool calls and tool results map both ways.
+///
+/// It streams: every request asks for `"stream": true`, and
+/// [`complete_streaming`](ModelAdapter::complete_streaming) passes each
+/// piece of text to its sink as the server sends it, while tool calls are
+/// assembled from their deltas and returned, in order, with the whole
+/// answer. A server that ignores `stream` and sends one `application/json`
+/// chat completion works too (its text reaches the sink at once);
+/// [`complete`](ModelAdapter::complete) streams and drops the pieces.
+///
+/// HTTP errors, answers that are not chat completions, streams that break
+/// off before their `[DONE]`, timeouts (the whole answer, streamed or not,
+/// must arrive within `timeout_ms`) and cancellation come back as typed
+/// [`ModelError`]s whose messages say what to fix.
 ///
 /// ```
 /// use dsh_agent_loop::{OpenAiAdapter, OpenAiConfig};
@@ -153,7 +167,14 @@ impl OpenAiAdapter {
         &self.endpoint
     }
 
-    async fn send(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    /// Posts the request and reads the answer: a stream of chunks when the
+    /// server streams, else one chat completion (a server may ignore
+    /// `stream`).
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, ModelError> {
         let mut http = self
             .client
             .post(&self.endpoint)
@@ -163,6 +184,9 @@ impl OpenAiAdapter {
         }
         let response = http.send().await.map_err(|error| self.transport(&error))?;
         let status = response.status();
+        if status.is_success() && is_event_stream(response.headers()) {
+            return self.read_stream(response, on_text).await;
+        }
         let body = response
             .bytes()
             .await
@@ -174,9 +198,37 @@ impl OpenAiAdapter {
                 message: wire::error_message(&body),
             });
         }
-        wire::response(&body).map_err(|message| ModelError::InvalidResponse {
+        let answer = wire::response(&body).map_err(|message| self.invalid(message))?;
+        if !answer.text.is_empty() {
+            on_text(&answer.text);
+        }
+        Ok(answer)
+    }
+
+    /// Reads a stream of chat-completion chunks up to its `[DONE]`, passing
+    /// each piece of text to `on_text` as it arrives.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, ModelError> {
+        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
+        let mut answer = wire::StreamedAnswer::default();
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|error| self.broken_stream(error))?;
+            // A block without data (an `id:` or `retry:` alone) carries no chunk.
+            let Some(data) = event.data else { continue };
+            if data.trim() == "[DONE]" {
+                return answer.finish().map_err(|message| self.invalid(message));
+            }
+            let piece = answer.add(&data).map_err(|message| self.invalid(message))?;
+            if !piece.is_empty() {
+                on_text(piece);
+            }
+        }
+        Err(ModelError::Interrupted {
             url: self.endpoint.clone(),
-            message,
+            message: "the stream ended without `data: [DONE]`".to_owned(),
         })
     }
 
@@ -193,25 +245,66 @@ impl OpenAiAdapter {
             }
         }
     }
+
+    /// A stream that failed part-way: the connection (or the request's
+    /// timeout), or bytes that are not UTF-8 text.
+    fn broken_stream(&self, error: sse_stream::Error) -> ModelError {
+        match error {
+            sse_stream::Error::Body(error) => match error.downcast_ref::<reqwest::Error>() {
+                Some(error) if error.is_timeout() => self.transport(error),
+                _ => ModelError::Interrupted {
+                    url: self.endpoint.clone(),
+                    message: chain(&*error),
+                },
+            },
+            other => self.invalid(format!("the event stream does not decode: {other}")),
+        }
+    }
+
+    fn invalid(&self, message: String) -> ModelError {
+        ModelError::InvalidResponse {
+            url: self.endpoint.clone(),
+            message,
+        }
+    }
 }
 
 #[async_trait]
 impl ModelAdapter for OpenAiAdapter {
+    /// Streams, and drops the pieces: one request path for both methods.
     async fn complete(
         &self,
         request: &ModelRequest,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
+        self.complete_streaming(request, &|_: &str| {}, cancel)
+            .await
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        // Dropping `send` stops reading and closes the connection.
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ModelError::Cancelled),
-            response = self.send(request) => response,
+            response = self.send(request, on_text) => response,
         }
     }
 }
 
-/// An error and its causes, on one line: reqwest's own message says only
-/// "error sending request", the cause says why.
+/// Whether a response's `Content-Type` is `text/event-stream`.
+fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("text/event-stream"))
+}
+
 /// Makes `ring` the process's rustls crypto provider, unless the program
 /// has installed one of its own (which then stays). reqwest is built
 /// without a provider of its own (see the workspace's Cargo.toml for why
@@ -223,7 +316,9 @@ fn install_crypto_provider() {
     }
 }
 
-fn chain(error: &reqwest::Error) -> String {
+/// An error and its causes, on one line: reqwest's own message says only
+/// "error sending request", the cause says why.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -236,6 +331,9 @@ fn chain(error: &reqwest::Error) -> String {
 
 /// The chat-completions wire format.
 mod wire {
+    use std::collections::BTreeMap;
+
+    use serde::de::DeserializeOwned;
     use serde::{Deserialize, Serialize};
 
     use super::{Message, ModelRequest, ModelResponse, ToolCall};
@@ -247,6 +345,16 @@ mod wire {
         // Some servers reject an empty `tools` array: omit it instead.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tools: Vec<WireTool<'a>>,
+        // Always: a caller that wants no pieces drops them, so there is one
+        // request and one way to read its answer.
+        stream: bool,
+        stream_options: StreamOptions,
+    }
+
+    #[derive(Serialize)]
+    struct StreamOptions {
+        /// Asks for a last chunk with the token usage.
+        include_usage: bool,
     }
 
     #[derive(Serialize)]
@@ -342,6 +450,10 @@ mod wire {
                     },
                 })
                 .collect(),
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
         }
     }
 
@@ -379,29 +491,40 @@ mod wire {
 
     /// Parses a chat completion; the error says what is wrong and where.
     pub(super) fn response(body: &[u8]) -> Result<ModelResponse, String> {
-        let deserializer = &mut serde_json::Deserializer::from_slice(body);
-        let response: ChatResponse =
-            serde_path_to_error::deserialize(deserializer).map_err(|error| {
-                let path = error.path().to_string();
-                let inner = error.into_inner();
-                if inner.is_syntax() || inner.is_eof() {
-                    format!(
-                        "invalid JSON ({inner}), body starts with {:?}",
-                        excerpt(body)
-                    )
-                } else {
-                    format!("at `{path}`: {inner}")
-                }
-            })?;
+        let response: ChatResponse = parse(body, "body")?;
         let Some(choice) = response.choices.into_iter().next() else {
             return Err("`choices` is empty".to_owned());
         };
         let message = choice.message;
-        Ok(ModelResponse {
-            text: message.content.unwrap_or_default(),
-            tool_calls: message
-                .tool_calls
-                .unwrap_or_default()
+        Ok(answer(
+            message.content.unwrap_or_default(),
+            message.tool_calls.unwrap_or_default(),
+        ))
+    }
+
+    /// Parses JSON into a `T`; the error names the path of a wrong field,
+    /// or quotes the start of `what` when it is not JSON at all.
+    fn parse<T: DeserializeOwned>(json: &[u8], what: &str) -> Result<T, String> {
+        let deserializer = &mut serde_json::Deserializer::from_slice(json);
+        serde_path_to_error::deserialize(deserializer).map_err(|error| {
+            let path = error.path().to_string();
+            let inner = error.into_inner();
+            if inner.is_syntax() || inner.is_eof() {
+                format!(
+                    "invalid JSON ({inner}), {what} starts with {:?}",
+                    excerpt(json)
+                )
+            } else {
+                format!("at `{path}`: {inner}")
+            }
+        })
+    }
+
+    /// The answer of a completion, streamed or not.
+    fn answer(text: String, tool_calls: Vec<ResponseToolCall>) -> ModelResponse {
+        ModelResponse {
+            text,
+            tool_calls: tool_calls
                 .into_iter()
                 .enumerate()
                 .map(|(at, call)| ToolCall {
@@ -412,7 +535,130 @@ mod wire {
                     arguments: call.function.arguments.unwrap_or_else(|| "{}".to_owned()),
                 })
                 .collect(),
-        })
+        }
+    }
+
+    /// One event of a streamed completion. The last one before `[DONE]`
+    /// has no choices and the usage.
+    #[derive(Deserialize)]
+    struct ChatChunk {
+        #[serde(default)]
+        choices: Vec<ChunkChoice>,
+        /// Parsed, so a malformed one is reported like any other field,
+        /// then dropped: [`ModelResponse`] has no place for usage yet.
+        #[serde(default)]
+        #[expect(dead_code, reason = "`ModelResponse` has no usage field yet")]
+        usage: Option<Usage>,
+    }
+
+    #[derive(Deserialize)]
+    #[expect(dead_code, reason = "`ModelResponse` has no usage field yet")]
+    struct Usage {
+        #[serde(default)]
+        prompt_tokens: u64,
+        #[serde(default)]
+        completion_tokens: u64,
+    }
+
+    #[derive(Deserialize)]
+    struct ChunkChoice {
+        #[serde(default)]
+        delta: Delta,
+    }
+
+    #[derive(Default, Deserialize)]
+    struct Delta {
+        #[serde(default)]
+        content: Option<String>,
+        #[serde(default)]
+        tool_calls: Option<Vec<ToolCallDelta>>,
+    }
+
+    /// A piece of one tool call: the first of a call carries its id and
+    /// name, the later ones more of its arguments.
+    #[derive(Deserialize)]
+    struct ToolCallDelta {
+        index: usize,
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        function: Option<FunctionDelta>,
+    }
+
+    #[derive(Default, Deserialize)]
+    struct FunctionDelta {
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        arguments: Option<String>,
+    }
+
+    /// A tool call so far, from its deltas.
+    #[derive(Default)]
+    struct PartialToolCall {
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    }
+
+    /// A streamed completion so far: the text, and the tool calls by their
+    /// index.
+    #[derive(Default)]
+    pub(super) struct StreamedAnswer {
+        text: String,
+        tool_calls: BTreeMap<usize, PartialToolCall>,
+        events: usize,
+    }
+
+    impl StreamedAnswer {
+        /// Adds the data of the next event, a chat-completion chunk;
+        /// returns its piece of text, empty when it has none.
+        pub(super) fn add(&mut self, data: &str) -> Result<&str, String> {
+            self.events += 1;
+            let chunk: ChatChunk = parse(data.as_bytes(), "its data")
+                .map_err(|message| format!("event {} of the stream: {message}", self.events))?;
+            let Some(delta) = chunk.choices.into_iter().next().map(|choice| choice.delta) else {
+                return Ok("");
+            };
+            for piece in delta.tool_calls.unwrap_or_default() {
+                let call = self.tool_calls.entry(piece.index).or_default();
+                // Set once: some servers repeat the id and name in every delta.
+                if call.id.is_none() {
+                    call.id = piece.id.filter(|id| !id.is_empty());
+                }
+                let function = piece.function.unwrap_or_default();
+                if call.name.is_none() {
+                    call.name = function.name.filter(|name| !name.is_empty());
+                }
+                call.arguments
+                    .push_str(function.arguments.as_deref().unwrap_or_default());
+            }
+            let start = self.text.len();
+            self.text
+                .push_str(delta.content.as_deref().unwrap_or_default());
+            Ok(&self.text[start..])
+        }
+
+        /// The whole answer, its tool calls in index order.
+        pub(super) fn finish(self) -> Result<ModelResponse, String> {
+            let tool_calls = self
+                .tool_calls
+                .into_iter()
+                .map(|(index, call)| {
+                    let name = call.name.ok_or_else(|| {
+                        format!("the tool call with `index` {index} of the stream has no `function.name`")
+                    })?;
+                    Ok(ResponseToolCall {
+                        id: call.id,
+                        function: ResponseFunction {
+                            name,
+                            arguments: (!call.arguments.is_empty()).then_some(call.arguments),
+                        },
+                    })
+                })
+                .collect::<Result<_, String>>()?;
+            Ok(answer(self.text, tool_calls))
+        }
     }
 
     /// The error message of an error body: `error.message`, `error`, or
@@ -470,6 +716,70 @@ mod wire {
                 "{error}"
             );
             assert!(error.contains("function"), "{error}");
+        }
+
+        /// Adds each event's data; returns the pieces of text.
+        fn stream(answer: &mut StreamedAnswer, events: &[&str]) -> Result<Vec<String>, String> {
+            events
+                .iter()
+                .map(|data| answer.add(data).map(str::to_owned))
+                .collect()
+        }
+
+        #[test]
+        fn tool_call_deltas_are_assembled_by_index() -> Result<(), String> {
+            let mut answer = StreamedAnswer::default();
+            let pieces = stream(
+                &mut answer,
+                &[
+                    r#"{"choices": [{"delta": {"role": "assistant", "content": "Look"}}]}"#,
+                    r#"{"choices": [{"delta": {"tool_calls": [{"index": 1, "function": {"name": "bash", "arguments": "{\"co"}}]}}]}"#,
+                    r#"{"choices": [{"delta": {"content": "ing."}}]}"#,
+                    r#"{"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "read", "arguments": ""}}]}}]}"#,
+                    // The name again, as some servers send it: kept once.
+                    r#"{"choices": [{"delta": {"tool_calls": [{"index": 1, "function": {"name": "bash", "arguments": "mmand\":\"ls\"}"}}]}}]}"#,
+                    r#"{"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13}}"#,
+                ],
+            )?;
+            assert_eq!(pieces, ["Look", "", "ing.", "", "", ""]);
+            assert_eq!(
+                answer.finish()?,
+                ModelResponse::text("Looking.")
+                    .with_tool_call(ToolCall::new("a", "read", "{}"))
+                    .with_tool_call(ToolCall::new("call_2", "bash", r#"{"command":"ls"}"#))
+            );
+            Ok(())
+        }
+
+        #[test]
+        fn a_tool_call_without_a_name_is_named_by_its_index() -> Result<(), String> {
+            let mut answer = StreamedAnswer::default();
+            stream(
+                &mut answer,
+                &[
+                    r#"{"choices": [{"delta": {"tool_calls": [{"index": 3, "id": "x", "function": {"arguments": "{}"}}]}}]}"#,
+                ],
+            )?;
+            let error = answer.finish().err().unwrap_or_default();
+            assert!(error.contains("`index` 3"), "{error}");
+            assert!(error.contains("`function.name`"), "{error}");
+            Ok(())
+        }
+
+        #[test]
+        fn a_malformed_chunk_is_named_by_its_event_and_path() {
+            let mut answer = StreamedAnswer::default();
+            let error = stream(
+                &mut answer,
+                &[
+                    r#"{"choices": [{"delta": {"content": "ok"}}]}"#,
+                    r#"{"choices": [{"delta": {"content": 7}}]}"#,
+                ],
+            )
+            .err()
+            .unwrap_or_default();
+            assert!(error.starts_with("event 2 of the stream"), "{error}");
+            assert!(error.contains("`choices[0].delta.content`"), "{error}");
         }
     }
 }

@@ -113,7 +113,8 @@ impl ModelResponse {
 
 /// A model backend: turns one [`ModelRequest`] into one [`ModelResponse`].
 ///
-/// The loop calls [`complete`](Self::complete) once per step. An adapter
+/// The loop calls [`complete_streaming`](Self::complete_streaming) once
+/// per step; its default calls [`complete`](Self::complete). An adapter
 /// should stop early with [`ModelError::Cancelled`] when `cancel` fires; the
 /// loop also stops waiting for it then, so an adapter that ignores the
 /// token only wastes the work.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -19,6 +19,7 @@ use dsh_agent_loop::{
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use support::Echo;
@@ -29,19 +30,45 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 #[derive(Clone)]
 struct Canned {
     status: StatusCode,
-    body: String,
+    content_type: &'static str,
+    body: Vec<Piece>,
     delay: Duration,
+}
+
+/// A part of a canned body; the parts are sent in order.
+#[derive(Clone)]
+enum Piece {
+    /// Bytes, written at once.
+    Bytes(String),
+    /// Waits until this fires, five seconds at most.
+    Wait(Arc<Notify>),
+    /// Breaks the connection before the body is complete.
+    Break,
 }
 
 impl Canned {
     fn json(body: Value) -> Self {
-        Self::raw(StatusCode::OK, body.to_string())
+        Self {
+            content_type: "application/json",
+            ..Self::raw(StatusCode::OK, body.to_string())
+        }
     }
 
     fn raw(status: StatusCode, body: impl Into<String>) -> Self {
         Self {
             status,
-            body: body.into(),
+            content_type: "text/plain; charset=utf-8",
+            body: vec![Piece::Bytes(body.into())],
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// A stream of server-sent events.
+    fn events(body: impl IntoIterator<Item = Piece>) -> Self {
+        Self {
+            status: StatusCode::OK,
+            content_type: "text/event-stream",
+            body: body.into_iter().collect(),
             delay: Duration::ZERO,
         }
     }
@@ -50,6 +77,30 @@ impl Canned {
         self.delay = delay;
         self
     }
+}
+
+/// The body of `pieces`, written as they come.
+fn http_body(pieces: Vec<Piece>) -> Body {
+    Body::from_stream(futures::stream::unfold(
+        pieces.into_iter(),
+        |mut pieces| async move {
+            loop {
+                match pieces.next()? {
+                    Piece::Bytes(bytes) => return Some((Ok(Bytes::from(bytes)), pieces)),
+                    Piece::Wait(notify) => {
+                        // Past five seconds, go on anyway: a test that
+                        // needed the notify fails on its time check.
+                        let _ =
+                            tokio::time::timeout(Duration::from_secs(5), notify.notified()).await;
+                    }
+                    Piece::Break => {
+                        let broken = std::io::Error::other("the test server breaks the connection");
+                        return Some((Err(broken), pieces));
+                    }
+                }
+            }
+        },
+    ))
 }
 
 /// What the fake server received: the body and the authorization header
@@ -75,7 +126,12 @@ async fn completions(
     match answer {
         Some(answer) => {
             tokio::time::sleep(answer.delay).await;
-            (answer.status, answer.body).into_response()
+            (
+                answer.status,
+                [(header::CONTENT_TYPE, answer.content_type)],
+                http_body(answer.body),
+            )
+                .into_response()
         }
         None => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -126,6 +182,54 @@ async fn complete(
     adapter.complete(request, &CancellationToken::new()).await
 }
 
+/// One server-sent event whose data is `chunk`.
+fn event(chunk: Value) -> Piece {
+    Piece::Bytes(sse(&chunk))
+}
+
+fn sse(chunk: &Value) -> String {
+    format!("data: {chunk}\n\n")
+}
+
+/// The event that ends a stream.
+fn done() -> Piece {
+    Piece::Bytes("data: [DONE]\n\n".to_owned())
+}
+
+/// A chunk of a streamed completion with this `delta`.
+fn chunk(delta: Value) -> Value {
+    json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": null}],
+    })
+}
+
+fn text_delta(text: &str) -> Value {
+    chunk(json!({"content": text}))
+}
+
+fn tool_delta(call: Value) -> Value {
+    chunk(json!({"tool_calls": [call]}))
+}
+
+/// Streams `request`, recording each piece of text `on_text` gets; calls
+/// `also` with each piece too.
+async fn stream(
+    adapter: &OpenAiAdapter,
+    request: &ModelRequest,
+    cancel: &CancellationToken,
+    also: impl Fn(&str) + Send + Sync,
+) -> (Result<ModelResponse, ModelError>, Vec<String>) {
+    let pieces = Mutex::new(Vec::new());
+    let on_text = |piece: &str| {
+        pieces.lock().push(piece.to_owned());
+        also(piece);
+    };
+    let response = adapter.complete_streaming(request, &on_text, cancel).await;
+    (response, pieces.into_inner())
+}
+
 #[tokio::test]
 async fn a_plain_answer() -> TestResult {
     let (base_url, server) = serve([Canned::json(completion(
@@ -147,6 +251,8 @@ async fn a_plain_answer() -> TestResult {
                 {"role": "system", "content": "You are terse."},
                 {"role": "user", "content": "hi"},
             ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
         }),
         "no `tools` key when there are no tools"
     );
@@ -392,6 +498,231 @@ async fn cancellation_stops_waiting_for_the_server() -> TestResult {
     let result = adapter.complete(&request(None, "hi"), &cancel).await;
     canceller.await?;
     assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
+    assert!(started.elapsed() < Duration::from_secs(4));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
+    let first_piece = Arc::new(Notify::new());
+    let split = sse(&text_delta("look"));
+    let (head, tail) = split.split_at(10);
+    let (base_url, server) = serve([Canned::events([
+        event(chunk(json!({"role": "assistant", "content": ""}))),
+        event(text_delta("Let me ")),
+        // The rest only once the first piece has reached `on_text`.
+        Piece::Wait(Arc::clone(&first_piece)),
+        // One event over two writes.
+        Piece::Bytes(head.to_owned()),
+        Piece::Bytes(tail.to_owned()),
+        event(tool_delta(json!({
+            "index": 0, "id": "call_a", "type": "function",
+            "function": {"name": "read", "arguments": ""},
+        }))),
+        event(tool_delta(json!({
+            "index": 1, "id": "call_b", "type": "function",
+            "function": {"name": "bash", "arguments": "{\"comm"},
+        }))),
+        event(tool_delta(
+            json!({"index": 0, "function": {"arguments": "{\"file_path\":"}}),
+        )),
+        event(tool_delta(
+            json!({"index": 1, "function": {"arguments": "and\":\"ls\"}"}}),
+        )),
+        event(tool_delta(
+            json!({"index": 0, "function": {"arguments": "\"x\"}"}}),
+        )),
+        event(text_delta(".")),
+        event(json!({
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+        })),
+        done(),
+    ])])
+    .await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let started = std::time::Instant::now();
+    let (response, pieces) = stream(
+        &adapter,
+        &request(None, "hi"),
+        &CancellationToken::new(),
+        |_| first_piece.notify_one(),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the first piece reached `on_text` only after the stream ended"
+    );
+    assert_eq!(pieces, ["Let me ", "look", "."]);
+    assert_eq!(
+        response?,
+        ModelResponse::text("Let me look.")
+            .with_tool_call(ToolCall::new("call_a", "read", r#"{"file_path":"x"}"#))
+            .with_tool_call(ToolCall::new("call_b", "bash", r#"{"command":"ls"}"#))
+    );
+
+    let received = server.received.lock();
+    assert_eq!(received[0].0["stream"], json!(true));
+    assert_eq!(
+        received[0].0["stream_options"],
+        json!({"include_usage": true})
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_server_that_does_not_stream_still_answers() -> TestResult {
+    let (base_url, server) = serve([Canned::json(completion(json!({
+        "role": "assistant",
+        "content": "All at once.",
+        "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read", "arguments": "{}"}}],
+    })))])
+    .await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let (response, pieces) = stream(
+        &adapter,
+        &request(None, "hi"),
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await;
+    assert_eq!(
+        response?,
+        ModelResponse::text("All at once.").with_tool_call(ToolCall::new("a", "read", "{}"))
+    );
+    assert_eq!(pieces, ["All at once."]);
+    assert_eq!(server.received.lock()[0].0["stream"], json!(true));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_without_done_is_interrupted() -> TestResult {
+    let (base_url, _server) = serve([Canned::events([event(text_delta("Half an"))])]).await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let (response, pieces) = stream(
+        &adapter,
+        &request(None, "hi"),
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await;
+    let error = response.err().ok_or("expected an error")?;
+    assert!(
+        matches!(&error, ModelError::Interrupted { message, .. } if message.contains("`data: [DONE]`")),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("try again"), "{error}");
+    assert_eq!(pieces, ["Half an"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_mid_way_is_interrupted() -> TestResult {
+    let first_piece = Arc::new(Notify::new());
+    let (base_url, _server) = serve([Canned::events([
+        event(text_delta("Half an")),
+        // Break only once the first piece is through, so the break is
+        // mid-way and not before the answer's head.
+        Piece::Wait(Arc::clone(&first_piece)),
+        Piece::Break,
+    ])])
+    .await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let (response, pieces) = stream(
+        &adapter,
+        &request(None, "hi"),
+        &CancellationToken::new(),
+        |_| first_piece.notify_one(),
+    )
+    .await;
+    let error = response.err().ok_or("expected an error")?;
+    assert!(matches!(error, ModelError::Interrupted { .. }), "{error:?}");
+    assert!(error.to_string().contains("broke off"), "{error}");
+    assert_eq!(pieces, ["Half an"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_chunk_that_is_not_json_is_an_invalid_response() -> TestResult {
+    let (base_url, _server) = serve([Canned::events([
+        event(text_delta("ok")),
+        Piece::Bytes("data: {\"choices\": [ this is not json\n\n".to_owned()),
+        done(),
+    ])])
+    .await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let error = complete(&adapter, &request(None, "hi"))
+        .await
+        .err()
+        .ok_or("expected an error")?;
+    assert!(
+        matches!(error, ModelError::InvalidResponse { .. }),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("event 2 of the stream"), "{message}");
+    assert!(message.contains("invalid JSON"), "{message}");
+    assert!(
+        message.contains("not json"),
+        "the data is quoted: {message}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn cancellation_stops_reading_the_stream() -> TestResult {
+    let never = Arc::new(Notify::new());
+    let (base_url, _server) = serve([Canned::events([
+        event(text_delta("Once")),
+        Piece::Wait(never),
+        event(text_delta(" upon")),
+        done(),
+    ])])
+    .await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let cancel = CancellationToken::new();
+    let started = std::time::Instant::now();
+    let (response, pieces) = stream(&adapter, &request(None, "hi"), &cancel, |_| {
+        cancel.cancel();
+    })
+    .await;
+    assert!(
+        matches!(response, Err(ModelError::Cancelled)),
+        "{response:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(pieces, ["Once"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_timeout_applies_while_streaming() -> TestResult {
+    let never = Arc::new(Notify::new());
+    let (base_url, _server) = serve([Canned::events([
+        event(text_delta("Once")),
+        Piece::Wait(never),
+        done(),
+    ])])
+    .await?;
+    let config = OpenAiConfig::new(&base_url).with_timeout(Duration::from_millis(300));
+    let adapter = OpenAiAdapter::new(config, None)?;
+    let started = std::time::Instant::now();
+    let error = complete(&adapter, &request(None, "hi"))
+        .await
+        .err()
+        .ok_or("expected an error")?;
+    assert!(
+        matches!(
+            error,
+            ModelError::Timeout {
+                timeout_ms: 300,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(4));
     Ok(())
 }
