@@ -273,9 +273,12 @@ fn register_instance(
     SubagentTool::install(&config, providers, tools).map_err(|error| {
         let problem = deployment.file.problem(error.to_string());
         match error {
-            SubagentError::UnknownProvider { .. } => {
-                problem.label(provider.span(), "unknown provider")
-            }
+            SubagentError::UnknownProvider { .. } => problem
+                .label(provider.span(), "unknown provider")
+                .help(format!(
+                    "an instance may also use `{}` with a `command`: the ACP agent it starts",
+                    AcpProvider::NAME
+                )),
             _ => problem.label(instance.span(), "this tool"),
         }
     })

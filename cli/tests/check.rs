@@ -181,9 +181,10 @@ fn unknown_subagent_provider() {
     assert_contains(
         &stderr,
         &[
-            "subagent tool `delegate` is bound to provider `acp`, which is not registered",
+            "subagent tool `delegate` is bound to provider `remote`, which is not registered",
             "[cli/tests/fixtures/unknown-provider.toml:7:12]",
             "`spawn`, `fork`",
+            "may also use `acp` with a `command`",
         ],
     );
 }
