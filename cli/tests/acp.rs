@@ -710,3 +710,80 @@ fn a_child_that_cannot_start_is_a_failed_call_and_the_turn_goes_on() {
         "the failure names the command: {text}"
     );
 }
+
+/// Whether process `pid` still exists.
+fn alive(pid: &str) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", pid])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+#[tokio::test]
+async fn cancelling_the_parent_cancels_the_acp_child_and_stops_its_process() {
+    let parent = tempfile::tempdir().expect("parent dir");
+    let child = tempfile::tempdir().expect("child dir");
+    let project = tempfile::tempdir().expect("project dir");
+    let pid_file = child.path().join("pid");
+    let child_config = deployment(
+        child.path(),
+        &format!(
+            "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\n\
+             arguments = {{ command = \"echo $$ > {}; sleep 30\" }}\n",
+            pid_file.display()
+        ),
+        "",
+        &["bash"],
+    );
+    let config = parent_with_acp_child(
+        parent.path(),
+        &[env!("CARGO_BIN_EXE_dsh"), "acp", "--config", &child_config],
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\narguments = { prompt = \"wait\" }\n",
+    );
+    let recorded = parent.path().join("requests.jsonl");
+    let started = std::time::Instant::now();
+    let (stop, seen) = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("go")]);
+        let turn = cx.send_request(request).block_task();
+        let cancel = async {
+            let mut seen = until_running(rx).await;
+            // The child's own call shows as the helper's progress.
+            while let Some(item) = rx.recv().await {
+                let progress = matches!(&item, Seen::Update(_, SessionUpdate::ToolCallUpdate(update))
+                    if update.fields.status.is_none() && update.fields.content.is_some());
+                seen.push(item);
+                if progress {
+                    break;
+                }
+            }
+            while !pid_file.exists() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            cx.send_notification(CancelNotification::new(session.clone()))?;
+            Ok::<_, Error>(seen)
+        };
+        let (stop, seen) = tokio::join!(turn, cancel);
+        Ok((stop?.stop_reason, seen?))
+    })
+    .await;
+
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(
+        outline(&seen)
+            .iter()
+            .any(|line| line.starts_with("update None → echo")),
+        "the child's call is the helper's progress: {:?}",
+        outline(&seen)
+    );
+    let pid = std::fs::read_to_string(&pid_file).expect("the child's shell ran");
+    let pid = pid.trim();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!alive(pid), "the child's command was stopped");
+}

@@ -110,13 +110,21 @@ impl Server {
             )
     }
 
-    /// Cancels every running turn: the client has gone.
-    pub(crate) fn cancel_all(&self) {
-        for slot in self.inner.sessions.lock().values() {
-            if let Some(turn) = &slot.turn {
-                turn.cancel();
-            }
+    /// Cancels every running turn: the client has gone. Returns whether
+    /// any was running.
+    pub(crate) fn cancel_all(&self) -> bool {
+        let mut any = false;
+        for turn in self
+            .inner
+            .sessions
+            .lock()
+            .values()
+            .filter_map(|slot| slot.turn.as_ref())
+        {
+            turn.cancel();
+            any = true;
         }
+        any
     }
 
     /// `session/new`: the client's `cwd` is the session's `<<cwd>>` and

@@ -50,8 +50,11 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
             ))]
         })?;
     let served = tokio.block_on(server.agent().connect_to(Stdio::new()));
-    // The client closed stdin: its turns are over.
-    server.cancel_all();
+    // The client closed stdin: its turns are over. A turn that ran a
+    // subagent over ACP leaves that child a moment to stop its own work.
+    if server.cancel_all() {
+        tokio.block_on(tokio::time::sleep(AgentLoop::DEFAULT_CANCEL_GRACE));
+    }
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
     // for it.
     tokio.shutdown_background();

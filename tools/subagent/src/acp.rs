@@ -310,10 +310,23 @@ impl SubagentRun for AcpRun {
 
     fn dispose(&mut self) {
         self.cancel.cancel();
-        // Dropping the connection's future drops the process guard, which
-        // stops the child's whole process group.
-        if let Some(run) = self.run.take() {
-            run.abort();
+        let Some(run) = self.run.take() else {
+            return;
+        };
+        // The cancelled run sends `session/cancel` and gives the child a
+        // moment to stop its own work (its tools' processes are not in its
+        // process group). Past that, aborting drops the connection, whose
+        // process guard stops the child's process group.
+        let abort = run.abort_handle();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if tokio::time::timeout(2 * CANCEL_GRACE, run).await.is_err() {
+                        abort.abort();
+                    }
+                });
+            }
+            Err(_) => abort.abort(),
         }
     }
 }
