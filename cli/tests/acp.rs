@@ -787,3 +787,36 @@ async fn cancelling_the_parent_cancels_the_acp_child_and_stops_its_process() {
     }
     assert!(!alive(pid), "the child's command was stopped");
 }
+
+#[test]
+fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo hi\" }\n\
+         [[answers]]\ntext = \"refused\"\n",
+        "[tools.bash]\npermission = \"ask\"\n",
+        &["bash"],
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let output = common::command(&[
+        "run",
+        "--config",
+        &config,
+        "-p",
+        "say hi",
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    common::assert_status(&output, 0);
+    let result = &requests(&recorded)[1]["messages"][2];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["text"],
+        "not run: `bash` runs only with the user's permission \
+         (`[tools.bash] permission = \"ask\"`), and `dsh run` cannot ask for it; \
+         run this agent from an editor with `dsh acp`, or set `permission = \"allow\"`"
+    );
+}
