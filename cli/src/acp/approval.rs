@@ -86,7 +86,7 @@ impl ToolApproval for AskTheClient {
         session: &SessionFacts,
         _cancel: &CancellationToken,
     ) -> Approval {
-        if self.ask_first.iter().any(|name| *name == call.name) {
+        if self.ask_first.contains(&call.name) {
             let approval = self.ask(call).await;
             if approval != Approval::Allow {
                 return approval;

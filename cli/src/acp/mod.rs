@@ -257,7 +257,7 @@ impl Server {
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
 /// no session loading, text and resource links in prompts, no MCP.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
-    InitializeResponse::new(request.protocol_version.clone())
+    InitializeResponse::new(request.protocol_version)
         .agent_capabilities(AgentCapabilities::new())
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
