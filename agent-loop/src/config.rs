@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ModelAdapter, ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter};
+use crate::{
+    Encoding, ModelAdapter, ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter, Tokenizer,
+    TokenizerError,
+};
 
 /// The model adapter of a deployment, and the default model of its agents:
 /// the `[adapter.<kind>]` table of a deployment file.
@@ -32,9 +35,12 @@ use crate::{ModelAdapter, ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapt
 /// let scripted: Deployment = toml::from_str(r#"
 ///     [adapter.scripted]
 ///     answers = "answers.toml"
+///     tokenizer = "cl100k_base"
 /// "#)?;
 /// assert!(matches!(scripted.adapter, AdapterConfig::Scripted { .. }));
-/// # Ok::<(), toml::de::Error>(())
+/// let tokenizer = scripted.adapter.tokenizer_for("dsh-scripted")?;
+/// assert_eq!(tokenizer.encoding().name(), "cl100k_base");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
 /// `S` is how the config holds a string: `String`, or a type that also
@@ -59,6 +65,10 @@ pub enum AdapterConfig<S = String> {
         /// How long one request may take, in milliseconds
         /// ([`OpenAiConfig::DEFAULT_TIMEOUT_MS`] when left out).
         timeout_ms: Option<u64>,
+        /// The [`Encoding`] tokens are counted with (`o200k_base`,
+        /// `cl100k_base`); left out, each agent's model selects it
+        /// ([`Tokenizer::for_model`]).
+        tokenizer: Option<S>,
     },
     /// `[adapter.scripted]`: canned answers from a script file
     /// ([`Script`](crate::Script)): deterministic and offline.
@@ -68,6 +78,8 @@ pub enum AdapterConfig<S = String> {
         answers: S,
         /// The default model name the agents report as `<<model>>`.
         model: Option<S>,
+        /// The [`Encoding`] tokens are counted with, as for `openai`.
+        tokenizer: Option<S>,
     },
 }
 
@@ -85,6 +97,27 @@ impl<S: Borrow<str>> AdapterConfig<S> {
         match self {
             Self::OpenAi { model, .. } | Self::Scripted { model, .. } => model.as_ref(),
         }
+    }
+
+    /// The `tokenizer` key as written, when the table sets one.
+    pub fn tokenizer_name(&self) -> Option<&S> {
+        match self {
+            Self::OpenAi { tokenizer, .. } | Self::Scripted { tokenizer, .. } => tokenizer.as_ref(),
+        }
+    }
+
+    /// The encoding the table's `tokenizer` names, when it sets one; an
+    /// error when that is no encoding of this build.
+    pub fn tokenizer(&self) -> Result<Option<Encoding>, TokenizerError> {
+        self.tokenizer_name()
+            .map(|name| name.borrow().parse())
+            .transpose()
+    }
+
+    /// How the tokens of an agent on `model` are counted: with the table's
+    /// `tokenizer`, else with the encoding `model` selects.
+    pub fn tokenizer_for(&self, model: &str) -> Result<Tokenizer, TokenizerError> {
+        Ok(Tokenizer::select(model, self.tokenizer()?))
     }
 
     /// Builds the adapter; relative paths are taken as they are.
@@ -168,6 +201,25 @@ mod tests {
             return Err(serde::de::Error::custom("an openai adapter"));
         };
         assert_eq!(&text[base_url.span()], "\"x\"");
+        Ok(())
+    }
+
+    #[test]
+    fn the_tokenizer_is_the_tables_or_the_models() -> Result<(), Box<dyn std::error::Error>> {
+        let plain = parse("[adapter.scripted]\nanswers = \"a.toml\"\n")?;
+        assert_eq!(plain.tokenizer()?, None);
+        assert_eq!(plain.tokenizer_for("gpt-4")?, Tokenizer::for_model("gpt-4"));
+        let configured =
+            parse("[adapter.openai]\nbase_url = \"http://x\"\ntokenizer = \"cl100k_base\"\n")?;
+        let tokenizer = configured.tokenizer_for("gpt-5")?;
+        assert_eq!(tokenizer, Tokenizer::configured(Encoding::Cl100kBase));
+        let unknown = parse("[adapter.scripted]\nanswers = \"a.toml\"\ntokenizer = \"gpt2\"\n")?;
+        assert_eq!(
+            unknown.tokenizer_for("gpt-5"),
+            Err(TokenizerError::Unknown {
+                name: "gpt2".to_owned()
+            })
+        );
         Ok(())
     }
 

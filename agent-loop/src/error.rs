@@ -1,4 +1,4 @@
-//! The errors of model adapters and of turns.
+//! The errors of model adapters, of turns, and of choosing a tokenizer.
 
 use std::path::PathBuf;
 
@@ -128,6 +128,38 @@ fn status_hint(status: u16) -> &'static str {
         500..=599 => "the server failed; try again later",
         _ => "check the server's documentation for this status",
     }
+}
+
+/// A deployment names a tokenizer this build does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenizerError {
+    /// `tokenizer = "…"` names no [`Encoding`](crate::Encoding).
+    #[error(
+        "unknown tokenizer `{name}`{}; set `tokenizer` to one of {}, \
+         or leave it out to choose by the model's name",
+        tokenizer_suggestion(name),
+        known_tokenizers()
+    )]
+    Unknown {
+        /// The name as written.
+        name: String,
+    },
+}
+
+/// ` (did you mean `o200k_base`?)`, when a known name is close.
+fn tokenizer_suggestion(name: &str) -> String {
+    let names = crate::Encoding::ALL.map(crate::Encoding::name);
+    dsh_system_prompt::closest(name, names)
+        .map(|closest| format!(" (did you mean `{closest}`?)"))
+        .unwrap_or_default()
+}
+
+/// `o200k_base`, `cl100k_base`.
+fn known_tokenizers() -> String {
+    crate::Encoding::ALL
+        .map(|encoding| format!("`{}`", encoding.name()))
+        .join(", ")
 }
 
 /// Why a turn did not complete.

@@ -98,6 +98,15 @@
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
 //! table; the `dsh` command deserializes this schema, with places kept.
 //!
+//! # Tokens
+//!
+//! The loop owns which encoding an agent's model reads, as it owns the
+//! model's name: [`Tokenizer::for_model`] selects it from the name (the
+//! deployment's [`AdapterConfig`] may name another), and says when it fell
+//! back to [`Tokenizer::DEFAULT`]. Counting is for front ends that ask
+//! (explaining or budgeting a prompt, tracing a session); no step counts
+//! anything.
+//!
 //! # Cancellation
 //!
 //! Pass a [`CancellationToken`](tokio_util::sync::CancellationToken) to
@@ -117,6 +126,7 @@ mod prompt;
 mod request;
 mod scripted;
 mod session;
+mod tokens;
 mod turn;
 
 pub use agent::{Agent, AgentId, AgentOptions};
@@ -124,10 +134,11 @@ pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, ModelError, TurnError};
+pub use error::{BoxError, ModelError, TokenizerError, TurnError};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall};
+pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
 pub use session::{Event, Session, SessionId, TurnEndReason};
+pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
 pub use turn::{AgentLoop, StepPrompt, TurnSummary};

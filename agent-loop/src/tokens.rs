@@ -1,0 +1,364 @@
+//! `Tokenizer`: how many tokens a text is for an agent's model.
+//!
+//! The loop owns which encoding a model uses, as it owns the model's name:
+//! the model name selects it, a deployment's `[adapter.*] tokenizer = "…"`
+//! overrides it, and a model no table knows gets [`Tokenizer::DEFAULT`],
+//! saying so. Nothing here runs while a prompt is assembled or rendered:
+//! tokens are counted only when a front end asks (`dsh prompt --format
+//! explain`, `dsh check`, `dsh run --trace`).
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use tiktoken_rs::CoreBPE;
+
+use crate::TokenizerError;
+
+/// A byte-pair encoding whose ranks ship inside this build (in the
+/// `tiktoken-rs` crate): counting never downloads anything.
+///
+/// ```
+/// use dsh_agent_loop::Encoding;
+///
+/// let encoding: Encoding = "cl100k_base".parse()?;
+/// assert_eq!(encoding, Encoding::Cl100kBase);
+/// assert_eq!(Encoding::for_model("gpt-4o-mini"), Some(Encoding::O200kBase));
+///
+/// let unknown = "cl100k".parse::<Encoding>().unwrap_err().to_string();
+/// assert!(unknown.contains("(did you mean `cl100k_base`?)"), "{unknown}");
+/// # Ok::<(), dsh_agent_loop::TokenizerError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Encoding {
+    /// `o200k_base`: GPT-5, GPT-4.1, GPT-4o and the o-series.
+    O200kBase,
+    /// `cl100k_base`: GPT-4 and GPT-3.5.
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// Every encoding of this build, in the order messages list them.
+    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
+    /// The encoding's name, as `tokenizer = "…"` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::O200kBase => "o200k_base",
+            Self::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    /// The encoding OpenAI's model `model` uses, when it is one of this
+    /// build's; `None` for any other model.
+    ///
+    /// The table is `tiktoken`'s own (kept in step with OpenAI's by the
+    /// `tiktoken-rs` crate), matched without regard to case and after a
+    /// router's `provider/` prefix (`openai/gpt-4o`). `gpt-oss` models
+    /// count as `o200k_base`: their encoding adds special tokens only,
+    /// which ordinary text never produces.
+    pub fn for_model(model: &str) -> Option<Self> {
+        use tiktoken_rs::tokenizer::{Tokenizer as Tiktoken, get_tokenizer};
+        let model = model.rsplit('/').next().unwrap_or(model).to_lowercase();
+        match get_tokenizer(&model)? {
+            Tiktoken::O200kBase | Tiktoken::O200kHarmony => Some(Self::O200kBase),
+            Tiktoken::Cl100kBase => Some(Self::Cl100kBase),
+            // The completion-era encodings of models no chat API serves.
+            Tiktoken::P50kBase | Tiktoken::P50kEdit | Tiktoken::R50kBase | Tiktoken::Gpt2 => None,
+        }
+    }
+
+    /// The encoding's BPE, built on first use and shared by the process:
+    /// building one decodes a few MB of ranks.
+    fn bpe(self) -> &'static CoreBPE {
+        // The ranks are this build's own data, so building cannot fail on
+        // anything a user wrote.
+        match self {
+            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = TokenizerError;
+
+    /// An encoding by its name; an unknown name is an error that lists the
+    /// known ones.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|encoding| encoding.name() == name)
+            .ok_or_else(|| TokenizerError::Unknown {
+                name: name.to_owned(),
+            })
+    }
+}
+
+/// How a [`Tokenizer`]'s encoding was chosen, so a front end can say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TokenizerChoice {
+    /// The deployment names it (`[adapter.*] tokenizer = "…"`).
+    Configured,
+    /// The model's name selects it ([`Encoding::for_model`]).
+    Model,
+    /// No table knows the model: [`Tokenizer::DEFAULT`], a guess.
+    Default,
+}
+
+/// Counts tokens the way an agent's model reads them: one [`Encoding`],
+/// and how it was chosen.
+///
+/// ```
+/// use dsh_agent_loop::{Encoding, Tokenizer, TokenizerChoice};
+///
+/// let gpt5 = Tokenizer::for_model("gpt-5");
+/// assert_eq!((gpt5.encoding(), gpt5.choice()), (Encoding::O200kBase, TokenizerChoice::Model));
+/// assert_eq!(gpt5.count("Check the exit code."), 5);
+///
+/// let local = Tokenizer::for_model("llama3.1:8b");
+/// assert!(local.is_default());
+///
+/// let configured = Tokenizer::select("llama3.1:8b", Some(Encoding::Cl100kBase));
+/// assert_eq!(configured.choice(), TokenizerChoice::Configured);
+/// ```
+///
+/// Cheap to copy: the BPE behind it is built once per process, on the
+/// first count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tokenizer {
+    encoding: Encoding,
+    choice: TokenizerChoice,
+}
+
+impl Tokenizer {
+    /// The encoding of a model no table knows: `o200k_base`, that of
+    /// OpenAI's current models.
+    pub const DEFAULT: Encoding = Encoding::O200kBase;
+
+    /// The tokenizer of `model`: its encoding, or [`DEFAULT`](Self::DEFAULT)
+    /// when no table knows it.
+    pub fn for_model(model: &str) -> Self {
+        match Encoding::for_model(model) {
+            Some(encoding) => Self {
+                encoding,
+                choice: TokenizerChoice::Model,
+            },
+            None => Self {
+                encoding: Self::DEFAULT,
+                choice: TokenizerChoice::Default,
+            },
+        }
+    }
+
+    /// A tokenizer with the encoding a deployment names.
+    pub fn configured(encoding: Encoding) -> Self {
+        Self {
+            encoding,
+            choice: TokenizerChoice::Configured,
+        }
+    }
+
+    /// The configured encoding when there is one, else `model`'s.
+    pub fn select(model: &str, configured: Option<Encoding>) -> Self {
+        configured.map_or_else(|| Self::for_model(model), Self::configured)
+    }
+
+    /// The encoding it counts with.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// How the encoding was chosen.
+    pub fn choice(&self) -> TokenizerChoice {
+        self.choice
+    }
+
+    /// Whether the encoding is the default for a model no table knows.
+    pub fn is_default(&self) -> bool {
+        self.choice == TokenizerChoice::Default
+    }
+
+    /// The number of tokens `text` encodes to. Special-token markers in
+    /// the text (`<|endoftext|>`) count as the ordinary text they are,
+    /// which is how an API reads a prompt.
+    pub fn count(&self, text: &str) -> usize {
+        self.encoding.bpe().encode_ordinary(text).len()
+    }
+
+    /// Encodes `text` once and says how many of its tokens start inside
+    /// each of `ranges` (byte ranges of `text`, in order, not
+    /// overlapping): the share of each part of a text, such as each
+    /// section of a prompt, in the count of the whole.
+    ///
+    /// A token that spans the end of a range (the encodings merge `.` and
+    /// the blank line after it) belongs to the range it starts in, so the
+    /// counts of the ranges and of what lies between them add up to the
+    /// total.
+    ///
+    /// ```
+    /// use dsh_agent_loop::Tokenizer;
+    ///
+    /// let text = "First part.\n\nSecond part.";
+    /// let counts = Tokenizer::for_model("gpt-5").count_ranges(text, &[0..11, 13..text.len()]);
+    /// assert_eq!(counts.total, Tokenizer::for_model("gpt-5").count(text));
+    /// assert_eq!(counts.outside(), counts.total - counts.in_ranges.iter().sum::<usize>());
+    /// ```
+    pub fn count_ranges(&self, text: &str, ranges: &[Range<usize>]) -> RangeTokens {
+        let bpe = self.encoding.bpe();
+        let tokens = bpe.encode_ordinary(text);
+        let mut in_ranges = vec![0; ranges.len()];
+        let mut range = 0;
+        let mut offset = 0;
+        for token in &tokens {
+            while range < ranges.len() && ranges[range].end <= offset {
+                range += 1;
+            }
+            if range < ranges.len() && ranges[range].start <= offset {
+                in_ranges[range] += 1;
+            }
+            // Every token the encoder produced decodes; were one not to, its
+            // length would be lost, never the count.
+            offset += bpe
+                .decode_bytes(std::slice::from_ref(token))
+                .map_or(0, |bytes| bytes.len());
+        }
+        RangeTokens {
+            total: tokens.len(),
+            in_ranges,
+        }
+    }
+}
+
+/// What [`Tokenizer::count_ranges`] counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RangeTokens {
+    /// The tokens of the whole text.
+    pub total: usize,
+    /// The tokens that start inside each range, in the ranges' order.
+    pub in_ranges: Vec<usize>,
+}
+
+impl RangeTokens {
+    /// The tokens that start outside every range.
+    pub fn outside(&self) -> usize {
+        self.total - self.in_ranges.iter().sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_name_selects_the_encoding() {
+        for model in ["gpt-5", "gpt-5-mini", "gpt-4.1", "gpt-4o", "o3", "o4-mini"] {
+            let tokenizer = Tokenizer::for_model(model);
+            assert_eq!(tokenizer.encoding(), Encoding::O200kBase, "{model}");
+            assert_eq!(tokenizer.choice(), TokenizerChoice::Model, "{model}");
+        }
+        for model in [
+            "gpt-4",
+            "gpt-4-turbo",
+            "gpt-3.5-turbo",
+            "GPT-4",
+            "openai/gpt-4",
+        ] {
+            assert_eq!(
+                Tokenizer::for_model(model).encoding(),
+                Encoding::Cl100kBase,
+                "{model}"
+            );
+        }
+        assert_eq!(
+            Encoding::for_model("openrouter/openai/gpt-4o"),
+            Some(Encoding::O200kBase)
+        );
+    }
+
+    #[test]
+    fn an_unknown_model_gets_the_default_and_says_so() {
+        for model in ["dsh-scripted", "llama3.1:8b", "", "davinci"] {
+            let tokenizer = Tokenizer::for_model(model);
+            assert_eq!(tokenizer.encoding(), Tokenizer::DEFAULT, "{model}");
+            assert!(tokenizer.is_default(), "{model}");
+        }
+    }
+
+    #[test]
+    fn a_configured_encoding_overrides_the_model() {
+        let tokenizer = Tokenizer::select("gpt-5", Some(Encoding::Cl100kBase));
+        assert_eq!(tokenizer.encoding(), Encoding::Cl100kBase);
+        assert_eq!(tokenizer.choice(), TokenizerChoice::Configured);
+        assert_eq!(
+            Tokenizer::select("gpt-5", None),
+            Tokenizer::for_model("gpt-5")
+        );
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let message = "o200k".parse::<Encoding>().err().map(|e| e.to_string());
+        assert_eq!(
+            message.as_deref(),
+            Some(
+                "unknown tokenizer `o200k` (did you mean `o200k_base`?); set `tokenizer` to \
+                 one of `o200k_base`, `cl100k_base`, or leave it out to choose by the model's name"
+            )
+        );
+        let message = "bert".parse::<Encoding>().err().map(|e| e.to_string());
+        assert!(
+            message.is_some_and(|message| message.starts_with("unknown tokenizer `bert`; set")),
+        );
+        for encoding in Encoding::ALL {
+            assert_eq!(encoding.name().parse::<Encoding>().ok(), Some(encoding));
+        }
+    }
+
+    #[test]
+    fn the_encodings_count_differently() {
+        // The same text, two vocabularies: o200k_base has the larger one.
+        let text = "Verify your work the way the project verifies itself, with its build, tests and linters; 検証してください。";
+        let o200k = Tokenizer::configured(Encoding::O200kBase).count(text);
+        let cl100k = Tokenizer::configured(Encoding::Cl100kBase).count(text);
+        assert!(o200k < cl100k, "o200k {o200k}, cl100k {cl100k}");
+        assert_eq!(Tokenizer::for_model("gpt-5").count(""), 0);
+    }
+
+    #[test]
+    fn ranges_share_the_tokens_of_the_whole() {
+        let tokenizer = Tokenizer::for_model("gpt-5");
+        let parts = ["You are a coding agent.", "Use read.", "Check the marker."];
+        let text = parts.join("\n\n");
+        let mut ranges = Vec::new();
+        let mut start = 0;
+        for part in parts {
+            ranges.push(start..start + part.len());
+            start += part.len() + 2;
+        }
+        let counts = tokenizer.count_ranges(&text, &ranges);
+        assert_eq!(counts.total, tokenizer.count(&text));
+        // Each part, counted in place, is what it counts alone: the blank
+        // line after it merges into its last token or starts a token of
+        // its own, outside every part.
+        for (part, tokens) in parts.iter().zip(&counts.in_ranges) {
+            assert_eq!(*tokens, tokenizer.count(part), "{part:?}");
+        }
+        assert_eq!(
+            counts.in_ranges.iter().sum::<usize>() + counts.outside(),
+            counts.total
+        );
+        // Text outside every range is counted as outside.
+        let prefix = tokenizer.count_ranges(&text, &[]);
+        assert_eq!(prefix.outside(), prefix.total);
+    }
+}
