@@ -73,8 +73,10 @@
 //! or the step limit is reached. Every event is appended to the session's
 //! log and passed to the [`on_event`](AgentLoop::on_event) hook, and the
 //! answer's text to [`on_text`](AgentLoop::on_text) as it streams, for
-//! display. A front end (`dsh run`, `dsh acp`) is these hooks: the loop
-//! knows nothing of terminals or protocols.
+//! display; the whole answer, with the tokens the API says it took
+//! ([`Usage`]), reaches [`on_response`](AgentLoop::on_response). A front
+//! end (`dsh run`, `dsh acp`) is these hooks: the loop knows nothing of
+//! terminals, protocols or traces.
 //!
 //! Failures stay inside their turn: when the prompt does not render (a
 //! persona says `<<cwd>>` and the session has none) no request is sent and
@@ -141,4 +143,4 @@ pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, 
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
 pub use session::{Event, Session, SessionId, TurnEndReason};
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
-pub use turn::{AgentLoop, StepPrompt, TurnSummary};
+pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Message, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall};
+use crate::{
+    Message, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall, Usage,
+};
 
 /// How to reach an OpenAI-compatible chat-completions API. The model comes
 /// from each agent's [`AgentOptions`](crate::AgentOptions).
@@ -81,6 +83,12 @@ impl OpenAiConfig {
 /// answer. A server that ignores `stream` and sends one `application/json`
 /// chat completion works too (its text reaches the sink at once);
 /// [`complete`](ModelAdapter::complete) streams and drops the pieces.
+///
+/// The token usage the server reports — the last chunk of a stream (asked
+/// for with `stream_options.include_usage`) or the `usage` of a plain
+/// completion — is the response's [`usage`](ModelResponse::usage), with
+/// `usage.prompt_tokens_details.cached_tokens`, what the server's prompt
+/// cache served, when it says.
 ///
 /// HTTP errors, answers that are not chat completions, streams that break
 /// off before their `[DONE]`, timeouts (the whole answer, streamed or not,
@@ -336,7 +344,7 @@ mod wire {
     use serde::de::DeserializeOwned;
     use serde::{Deserialize, Serialize};
 
-    use super::{Message, ModelRequest, ModelResponse, ToolCall};
+    use super::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
     #[derive(Serialize)]
     struct ChatRequest<'a> {
@@ -460,6 +468,39 @@ mod wire {
     #[derive(Deserialize)]
     struct ChatResponse {
         choices: Vec<Choice>,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    }
+
+    /// `usage` of a completion, or of the last chunk of a stream.
+    #[derive(Deserialize)]
+    struct WireUsage {
+        #[serde(default)]
+        prompt_tokens: u64,
+        #[serde(default)]
+        completion_tokens: u64,
+        #[serde(default)]
+        prompt_tokens_details: Option<PromptTokensDetails>,
+    }
+
+    #[derive(Deserialize)]
+    struct PromptTokensDetails {
+        /// The prompt's tokens the server's prompt cache served.
+        #[serde(default)]
+        cached_tokens: Option<u64>,
+    }
+
+    impl From<WireUsage> for Usage {
+        fn from(wire: WireUsage) -> Self {
+            let usage = Usage::new(wire.prompt_tokens, wire.completion_tokens);
+            match wire
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens)
+            {
+                Some(cached) => usage.with_cached_prompt_tokens(cached),
+                None => usage,
+            }
+        }
     }
 
     #[derive(Deserialize)]
@@ -499,6 +540,7 @@ mod wire {
         Ok(answer(
             message.content.unwrap_or_default(),
             message.tool_calls.unwrap_or_default(),
+            response.usage,
         ))
     }
 
@@ -521,9 +563,14 @@ mod wire {
     }
 
     /// The answer of a completion, streamed or not.
-    fn answer(text: String, tool_calls: Vec<ResponseToolCall>) -> ModelResponse {
+    fn answer(
+        text: String,
+        tool_calls: Vec<ResponseToolCall>,
+        usage: Option<WireUsage>,
+    ) -> ModelResponse {
         ModelResponse {
             text,
+            usage: usage.map(Usage::from),
             tool_calls: tool_calls
                 .into_iter()
                 .enumerate()
@@ -544,20 +591,10 @@ mod wire {
     struct ChatChunk {
         #[serde(default)]
         choices: Vec<ChunkChoice>,
-        /// Parsed, so a malformed one is reported like any other field,
-        /// then dropped: [`ModelResponse`] has no place for usage yet.
+        /// Asked for with `stream_options.include_usage`: `null` in every
+        /// chunk but the last, which has it and no choices.
         #[serde(default)]
-        #[expect(dead_code, reason = "`ModelResponse` has no usage field yet")]
-        usage: Option<Usage>,
-    }
-
-    #[derive(Deserialize)]
-    #[expect(dead_code, reason = "`ModelResponse` has no usage field yet")]
-    struct Usage {
-        #[serde(default)]
-        prompt_tokens: u64,
-        #[serde(default)]
-        completion_tokens: u64,
+        usage: Option<WireUsage>,
     }
 
     #[derive(Deserialize)]
@@ -607,6 +644,7 @@ mod wire {
     pub(super) struct StreamedAnswer {
         text: String,
         tool_calls: BTreeMap<usize, PartialToolCall>,
+        usage: Option<WireUsage>,
         events: usize,
     }
 
@@ -617,6 +655,9 @@ mod wire {
             self.events += 1;
             let chunk: ChatChunk = parse(data.as_bytes(), "its data")
                 .map_err(|message| format!("event {} of the stream: {message}", self.events))?;
+            if chunk.usage.is_some() {
+                self.usage = chunk.usage;
+            }
             let Some(delta) = chunk.choices.into_iter().next().map(|choice| choice.delta) else {
                 return Ok("");
             };
@@ -657,7 +698,7 @@ mod wire {
                     })
                 })
                 .collect::<Result<_, String>>()?;
-            Ok(answer(self.text, tool_calls))
+            Ok(answer(self.text, tool_calls, self.usage))
         }
     }
 
@@ -747,7 +788,38 @@ mod wire {
                 ModelResponse::text("Looking.")
                     .with_tool_call(ToolCall::new("a", "read", "{}"))
                     .with_tool_call(ToolCall::new("call_2", "bash", r#"{"command":"ls"}"#))
+                    .with_usage(Usage::new(9, 4))
             );
+            Ok(())
+        }
+
+        #[test]
+        fn the_last_chunk_says_how_much_of_the_prompt_was_cached() -> Result<(), String> {
+            let mut answer = StreamedAnswer::default();
+            stream(
+                &mut answer,
+                &[
+                    r#"{"choices": [{"delta": {"content": "Hi"}}], "usage": null}"#,
+                    r#"{"choices": [], "usage": {"prompt_tokens": 2048, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 1920}}}"#,
+                ],
+            )?;
+            assert_eq!(
+                answer.finish()?.usage,
+                Some(Usage::new(2048, 1).with_cached_prompt_tokens(1920))
+            );
+            // A completion that is not streamed says it the same way; a
+            // server without the details says nothing of the cache.
+            let plain = response(
+                br#"{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 7, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 0}}}"#,
+            )?;
+            assert_eq!(
+                plain.usage,
+                Some(Usage::new(7, 1).with_cached_prompt_tokens(0))
+            );
+            let bare = response(
+                br#"{"choices": [{"message": {"content": "Hi"}}], "usage": {"prompt_tokens": 7, "completion_tokens": 1}}"#,
+            )?;
+            assert_eq!(bare.usage, Some(Usage::new(7, 1)));
             Ok(())
         }
 

@@ -93,6 +93,10 @@ pub struct ModelResponse {
     /// The tools the model calls; none ends the turn.
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// The tokens the API says the request and the answer took, when it
+    /// says (a scripted answer, or a server that reports none, has `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 impl ModelResponse {
@@ -101,12 +105,61 @@ impl ModelResponse {
         Self {
             text: text.into(),
             tool_calls: Vec::new(),
+            usage: None,
         }
     }
 
     /// Adds a tool call.
     pub fn with_tool_call(mut self, call: ToolCall) -> Self {
         self.tool_calls.push(call);
+        self
+    }
+
+    /// Sets the usage the API reported.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+}
+
+/// The tokens one request took, as the API counted them: the numbers it
+/// bills, and the ones that show how much of the prompt its cache served.
+///
+/// ```
+/// use dsh_agent_loop::Usage;
+///
+/// let usage = Usage::new(1_200, 40).with_cached_prompt_tokens(1_024);
+/// assert_eq!(usage.cached_prompt_tokens, Some(1_024));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Usage {
+    /// The tokens of the request: system prompt, tools and messages, with
+    /// the API's own framing.
+    pub prompt_tokens: u64,
+    /// The tokens of the answer.
+    pub completion_tokens: u64,
+    /// Of the prompt's tokens, how many the API served from its prompt
+    /// cache (OpenAI's `usage.prompt_tokens_details.cached_tokens`); `None`
+    /// when the API does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Usage with no word on the cache.
+    pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Self {
+            prompt_tokens,
+            completion_tokens,
+            cached_prompt_tokens: None,
+        }
+    }
+
+    /// Sets how many prompt tokens the cache served.
+    pub fn with_cached_prompt_tokens(mut self, cached: u64) -> Self {
+        self.cached_prompt_tokens = Some(cached);
         self
     }
 }

@@ -215,6 +215,7 @@ impl Script {
                         },
                     })
                     .collect(),
+                usage: None,
             })
             .collect()
     }

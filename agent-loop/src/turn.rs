@@ -20,6 +20,7 @@ use crate::{
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
+type ResponseHook = Arc<dyn Fn(&StepResponse<'_>) + Send + Sync>;
 type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
 type TextHook = Arc<dyn Fn(&SessionId, &str) + Send + Sync>;
 type ProgressHook = Arc<dyn Fn(&SessionId, &ToolCall, &str) + Send + Sync>;
@@ -43,6 +44,23 @@ pub struct StepPrompt<'a> {
     pub system: &'a str,
     /// The conversation the request carries.
     pub messages: &'a [Message],
+}
+
+/// What the hook after each answer sees: the model's whole answer to one
+/// step's request, with the [`usage`](ModelResponse::usage) the API
+/// reported — the step's cost, and how much of its prompt a cache served.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct StepResponse<'a> {
+    /// The agent whose step it is.
+    pub agent: &'a Agent,
+    /// The session's id and working directory.
+    pub session: &'a SessionFacts,
+    /// The step's number within its turn, from 1; the same as the
+    /// [`StepPrompt`] of the request this answers.
+    pub step: u32,
+    /// The answer, before the loop records it and runs its tool calls.
+    pub response: &'a ModelResponse,
 }
 
 /// How a completed turn went.
@@ -82,6 +100,7 @@ struct Inner {
     max_steps: u32,
     cancel_grace: Duration,
     before_step: Option<StepHook>,
+    on_response: Option<ResponseHook>,
     on_event: Option<EventHook>,
     on_text: Option<TextHook>,
     on_progress: Option<ProgressHook>,
@@ -121,6 +140,7 @@ impl AgentLoop {
                 max_steps: Self::DEFAULT_MAX_STEPS,
                 cancel_grace: Self::DEFAULT_CANCEL_GRACE,
                 before_step: None,
+                on_response: None,
                 on_event: None,
                 on_text: None,
                 on_progress: None,
@@ -145,6 +165,16 @@ impl AgentLoop {
     /// about to send. A panic inside it fails that turn.
     pub fn before_step(mut self, hook: impl Fn(&StepPrompt<'_>) + Send + Sync + 'static) -> Self {
         Arc::make_mut(&mut self.inner).before_step = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on each answer of the model, as soon as it is complete
+    /// and before its tool calls run: with the [`usage`](ModelResponse::usage)
+    /// the API reported, if any. Paired with [`before_step`](Self::before_step)
+    /// by session and step, it sees each request's cost. A panic inside it
+    /// fails that turn.
+    pub fn on_response(mut self, hook: impl Fn(&StepResponse<'_>) + Send + Sync + 'static) -> Self {
+        Arc::make_mut(&mut self.inner).on_response = Some(Arc::new(hook));
         self
     }
 
@@ -264,6 +294,7 @@ impl AgentLoop {
             self.record(session, Event::StepStart { step });
             let (assembly, request) = self.prepare_request(step, agent, session, &facts)?;
             let answer = self.ask_model(step, session.id(), &request, cancel).await?;
+            self.show_response(step, agent, &facts, &answer)?;
             self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
                 return Ok(TurnSummary {
@@ -361,6 +392,26 @@ impl AgentLoop {
             Ok(Err(source)) => Err(TurnError::Model { step, source }),
             Err(payload) => Err(panicked(step, "the model adapter", payload)),
         }
+    }
+
+    /// Shows the answer to the on-response hook, if any.
+    fn show_response(
+        &self,
+        step: u32,
+        agent: &Agent,
+        facts: &SessionFacts,
+        answer: &ModelResponse,
+    ) -> Result<(), TurnError> {
+        let Some(hook) = &self.inner.on_response else {
+            return Ok(());
+        };
+        let response = StepResponse {
+            agent,
+            session: facts,
+            step,
+            response: answer,
+        };
+        contain(step, "the on-response hook", || hook(&response))
     }
 
     /// Appends the model's answer and its tool calls to the log.

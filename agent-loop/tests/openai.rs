@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
     Agent, AgentOptions, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
-    OpenAiAdapter, OpenAiConfig, Session, ToolCall,
+    OpenAiAdapter, OpenAiConfig, Session, ToolCall, Usage,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -349,6 +349,65 @@ async fn a_tool_call_round_trip_through_the_loop() -> TestResult {
     Ok(())
 }
 
+/// The server's word on its prompt cache reaches the loop's on-response
+/// hook, step by step: from the last chunk of a stream, and from a plain
+/// completion.
+#[tokio::test]
+async fn cached_tokens_reach_the_on_response_hook() -> TestResult {
+    let usage = |prompt: u64, cached: u64| {
+        json!({
+            "prompt_tokens": prompt,
+            "completion_tokens": 3,
+            "total_tokens": prompt + 3,
+            "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+        })
+    };
+    let (base_url, _server) = serve([
+        Canned::events([
+            event(tool_delta(json!({
+                "index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "echo", "arguments": "{\"text\":\"pong\"}"},
+            }))),
+            event(json!({"id": "chatcmpl-1", "choices": [], "usage": usage(1_500, 0)})),
+            done(),
+        ]),
+        Canned::json(json!({
+            "id": "chatcmpl-2",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "pong"}, "finish_reason": "stop"}],
+            "usage": usage(1_540, 1_408),
+        })),
+    ])
+    .await?;
+    let adapter = Arc::new(OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?);
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let agent_loop = agent_loop.on_response({
+        let seen = Arc::clone(&seen);
+        move |answer| seen.lock().push((answer.step, answer.response.usage))
+    });
+    let agent = Agent::new("coder", AgentOptions::new("test-model"));
+    agent_loop
+        .run_turn(
+            &agent,
+            &mut Session::new(),
+            "ping",
+            &CancellationToken::new(),
+        )
+        .await?;
+    assert_eq!(
+        *seen.lock(),
+        [
+            (1, Some(Usage::new(1_500, 3).with_cached_prompt_tokens(0))),
+            (
+                2,
+                Some(Usage::new(1_540, 3).with_cached_prompt_tokens(1_408))
+            ),
+        ]
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn tool_calls_map_from_the_wire() -> TestResult {
     let (base_url, _server) = serve([Canned::json(completion(json!({
@@ -561,6 +620,7 @@ async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
         ModelResponse::text("Let me look.")
             .with_tool_call(ToolCall::new("call_a", "read", r#"{"file_path":"x"}"#))
             .with_tool_call(ToolCall::new("call_b", "bash", r#"{"command":"ls"}"#))
+            .with_usage(Usage::new(12, 7))
     );
 
     let received = server.received.lock();

@@ -11,7 +11,7 @@ use std::time::Duration;
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
     ModelResponse, ScriptedAdapter, Session, ToolCall, TurnEndReason, TurnError, TurnSummary,
-    async_trait,
+    Usage, async_trait,
 };
 use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
@@ -582,5 +582,59 @@ async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> Te
         )
         .await?;
     assert_eq!(*seen.lock(), ["text:hello there", "answer:hello there"]);
+    Ok(())
+}
+
+/// The on-response hook sees each answer whole, before its tool calls
+/// run, with its step; a panic inside it fails that turn like any hook's.
+#[tokio::test]
+async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "echo", r#"{"text": "pong"}"#).with_usage(Usage::new(30, 5)),
+        ModelResponse::text("done"),
+        ModelResponse::text("never read"),
+    ]));
+    let echo = Arc::new(Echo::default());
+    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let observed = agent_loop.clone().on_response({
+        let (seen, echo) = (Arc::clone(&seen), Arc::clone(&echo));
+        move |answer| {
+            let calls_so_far = echo.calls.load(Ordering::SeqCst);
+            seen.lock()
+                .push((answer.step, answer.response.clone(), calls_so_far));
+        }
+    });
+    let mut session = Session::new();
+    observed
+        .run_turn(&agent(), &mut session, "ping", &CancellationToken::new())
+        .await?;
+    assert_eq!(
+        *seen.lock(),
+        [
+            (
+                1,
+                call("c1", "echo", r#"{"text": "pong"}"#).with_usage(Usage::new(30, 5)),
+                0
+            ),
+            (2, ModelResponse::text("done"), 1),
+        ]
+    );
+
+    let panicking = agent_loop.on_response(|_| panic!("the hook has a bug"));
+    let error = panicking
+        .run_turn(&agent(), &mut session, "again", &CancellationToken::new())
+        .await
+        .err()
+        .ok_or("expected the turn to fail")?;
+    assert!(
+        matches!(&error, TurnError::Panicked { step: 1, what, message }
+            if what == "the on-response hook" && message.contains("the hook has a bug")),
+        "{error:?}"
+    );
+    assert_eq!(
+        last_turn_end(&session).map(|(reason, _)| reason),
+        Some(TurnEndReason::Error)
+    );
     Ok(())
 }
