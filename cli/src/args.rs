@@ -71,10 +71,12 @@ pub(crate) enum Format {
     /// The system prompt, byte for byte as the model receives it (a
     /// terminal also gets a final newline).
     Text,
-    /// Each section's order, name, owner, bound tool and size, then the
-    /// variables and the tools' schema sizes.
+    /// Each section's order, name, owner, bound tool, size and tokens,
+    /// then the variables, the tools' schema sizes and tokens, and the
+    /// total; with the tokenizer, and whether it is the default.
     Explain,
-    /// The assembly (sections, variables, tools) as JSON.
+    /// The assembly (sections, variables, tools) as JSON, with its tokens
+    /// (`tokens`, null when the prompt does not render).
     Json,
 }
 

@@ -6,6 +6,7 @@
 //! base_url = "https://api.openai.com/v1"
 //! model = "gpt-5"                   # the default model of every agent
 //! api_key_env = "OPENAI_API_KEY"
+//! tokenizer = "o200k_base"          # optional: how tokens are counted; left out, by each agent's model
 //!
 //! [tools.task]                      # a configured tool instance, named as the model calls it
 //! kind = "subagent"
@@ -32,7 +33,17 @@
 //! model = "gpt-5"                   # optional: overrides the adapter's model
 //! persona = """You are a coding agent running on <<model>>."""
 //! tools = ["read", "bash", "task"]  # built-in tools by name, or a [tools.<name>] instance
+//! max_prompt_tokens = 4000          # optional: `dsh check` fails when the prompt and tools exceed it
 //! ```
+//!
+//! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
+//! `cl100k_base`); left out, each agent's model selects it, and a model no
+//! table knows is counted with `o200k_base`, which `dsh prompt --format
+//! explain` says. `max_prompt_tokens` is a budget for what an agent sends
+//! before any message: its system prompt plus its tools' schemas, counted
+//! with that tokenizer. `dsh check` fails at the key when they exceed it and
+//! names the largest parts; it applies to the agent itself, not to the
+//! children its subagent instances start.
 //!
 //! Two tables are schemas owned where they are used, deserialized here with
 //! `toml::Spanned` strings so problems point at their keys: `[adapter.*]`
@@ -50,7 +61,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::AdapterConfig;
+use dsh_agent_loop::{AdapterConfig, Encoding, Tokenizer};
 use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
@@ -79,6 +90,9 @@ pub(crate) struct Deployment {
     pub(crate) dir: Option<PathBuf>,
     /// `[adapter.<kind>]`, in the agent loop's schema, with places kept.
     pub(crate) adapter: AdapterConfig<Spanned<String>>,
+    /// The encoding `[adapter.*] tokenizer` names, checked; `None` when
+    /// each agent's model selects it.
+    pub(crate) tokenizer: Option<Encoding>,
     /// The `[tools.<name>]` tables that configure a tool instance.
     pub(crate) tools: BTreeMap<String, Spanned<ToolInstance>>,
     /// The tools whose calls must be approved first (`permission = "ask"`),
@@ -151,6 +165,7 @@ struct AgentFile {
     persona: Spanned<String>,
     #[serde(default)]
     tools: Vec<Spanned<String>>,
+    max_prompt_tokens: Option<Spanned<u64>>,
 }
 
 /// One agent of a deployment as the file specifies it, each field with
@@ -165,6 +180,9 @@ pub(crate) struct AgentSpec {
     pub(crate) persona: Spanned<String>,
     /// The names of the tools the agent may call, as the model sees them.
     pub(crate) tools: Vec<Spanned<String>>,
+    /// The most tokens its system prompt and tools' schemas may take
+    /// together, when the file sets a budget; a child has none of its own.
+    pub(crate) max_prompt_tokens: Option<Spanned<u64>>,
 }
 
 impl AgentSpec {
@@ -240,6 +258,7 @@ impl Deployment {
             problems: Vec::new(),
         };
         let ask_first = checks.tool_tables(tools);
+        let tokenizer = checks.tokenizer(&adapter);
         let agents = checks.agents(agents, &adapter);
         let Checks {
             instances: tools,
@@ -251,6 +270,7 @@ impl Deployment {
                 file,
                 dir,
                 adapter,
+                tokenizer,
                 tools,
                 ask_first,
                 agents,
@@ -293,7 +313,24 @@ impl Deployment {
             model,
             persona,
             tools: tools.unwrap_or_default(),
+            max_prompt_tokens: None,
         })
+    }
+
+    /// The adapter's table as the file names it (`[adapter.openai]`).
+    pub(crate) fn adapter_table(&self) -> &'static str {
+        match &self.adapter {
+            AdapterConfig::OpenAi { .. } => "[adapter.openai]",
+            AdapterConfig::Scripted { .. } => "[adapter.scripted]",
+            // A kind of adapter a later loop adds.
+            _ => "the `[adapter.*]` table",
+        }
+    }
+
+    /// How the tokens of `agent`'s prompt are counted: the file's
+    /// `tokenizer`, else the one its model selects.
+    pub(crate) fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
+        Tokenizer::select(agent.model.get_ref(), self.tokenizer)
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its
@@ -474,6 +511,7 @@ impl Checks<'_> {
                 model,
                 persona,
                 tools,
+                max_prompt_tokens,
             } = agent;
             self.agent_id(&id, &mut ids);
             let model = self.agent_model(&id, model.or_else(|| adapter.model().cloned()));
@@ -483,9 +521,25 @@ impl Checks<'_> {
                 model,
                 persona,
                 tools,
+                max_prompt_tokens,
             });
         }
         checked
+    }
+
+    /// `[adapter.*] tokenizer`, when set: an encoding of this build.
+    fn tokenizer(&mut self, adapter: &AdapterConfig<Spanned<String>>) -> Option<Encoding> {
+        match adapter.tokenizer() {
+            Ok(encoding) => encoding,
+            Err(error) => {
+                let mut problem = self.file.problem(error.to_string());
+                if let Some(name) = adapter.tokenizer_name() {
+                    problem = problem.label(name.span(), "unknown tokenizer");
+                }
+                self.problems.push(problem);
+                None
+            }
+        }
     }
 
     /// An agent's id: not empty, without `/` (which names a child), and
@@ -770,6 +824,70 @@ persona = "x"
         // `other` does not list `task`: no children.
         let other = deployment.agent(Some("other")).expect("other");
         assert!(deployment.children_of(&other).is_empty());
+    }
+
+    #[test]
+    fn an_unknown_tokenizer_points_at_its_key() {
+        let text = GOOD.replace(
+            "api_key_env = \"TEST_KEY\"\n",
+            "api_key_env = \"TEST_KEY\"\ntokenizer = \"cl100k\"\n",
+        );
+        let problems = parse(&text).expect_err("an unknown tokenizer");
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0]
+                .message()
+                .starts_with("unknown tokenizer `cl100k` (did you mean `cl100k_base`?)"),
+            "{}",
+            problems[0].message()
+        );
+        let rendered = crate::diagnostics::Reporter::plain().render(&problems[0]);
+        assert!(rendered.contains("[dsh.toml:6:13]"), "{rendered}");
+        assert!(rendered.contains("unknown tokenizer"), "{rendered}");
+    }
+
+    #[test]
+    fn the_tokenizer_is_the_files_or_the_agents_models() {
+        let deployment = parse(GOOD).expect("valid");
+        let coder = deployment.agent(Some("coder")).expect("coder");
+        assert!(deployment.tokenizer_for(&coder).is_default(), "gpt-test");
+        let text = GOOD.replace(
+            "api_key_env = \"TEST_KEY\"\n",
+            "api_key_env = \"TEST_KEY\"\ntokenizer = \"cl100k_base\"\n",
+        );
+        let deployment = parse(&text).expect("valid");
+        let coder = deployment.agent(Some("coder")).expect("coder");
+        assert_eq!(
+            deployment.tokenizer_for(&coder),
+            Tokenizer::configured(Encoding::Cl100kBase)
+        );
+    }
+
+    #[test]
+    fn an_agent_may_set_a_token_budget() {
+        let text = GOOD.replace(
+            "persona = \"x\"",
+            "persona = \"x\"\nmax_prompt_tokens = 4000",
+        );
+        let deployment = parse(&text).expect("valid");
+        let other = deployment.agent(Some("other")).expect("other");
+        assert_eq!(
+            other.max_prompt_tokens.as_ref().map(|max| *max.get_ref()),
+            Some(4000)
+        );
+        assert!(
+            deployment
+                .agent(Some("coder"))
+                .expect("coder")
+                .max_prompt_tokens
+                .is_none()
+        );
+        let text = GOOD.replace("persona = \"x\"", "persona = \"x\"\nmax_prompt_tokens = -1");
+        assert!(
+            messages(&text)[0].contains("invalid value"),
+            "{:?}",
+            messages(&text)
+        );
     }
 
     #[test]

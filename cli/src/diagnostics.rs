@@ -184,7 +184,7 @@ impl Reporter {
 
     /// Plain text, for tests.
     #[cfg(test)]
-    fn plain() -> Self {
+    pub(crate) fn plain() -> Self {
         Self {
             handler: GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
                 .with_width(100),

@@ -14,10 +14,12 @@
 mod acp;
 mod adapter;
 mod args;
+mod canonical_request;
 mod commands;
 mod config;
 mod diagnostics;
 mod prompt_problems;
+mod prompt_tokens;
 mod runtime;
 
 use std::process::ExitCode;

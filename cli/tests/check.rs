@@ -290,3 +290,47 @@ fn the_summary_counts_the_children_checked() {
         stdout(&output)
     );
 }
+
+/// An agent over its `max_prompt_tokens` fails at that key, with the
+/// largest parts named; an agent within its budget passes.
+#[test]
+fn an_agent_over_its_token_budget() {
+    let stderr = check_fails("over-token-budget.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "agent `small` sends 1232 tokens before any message, over its `max_prompt_tokens` of 1000",
+            "1143 in the tools' schemas (counted with cl100k_base)",
+            "[cli/tests/fixtures/over-token-budget.toml:12:21]",
+            "1000 tokens at most",
+            "tool schema `bash` 432",
+            "raise `max_prompt_tokens`",
+        ],
+    );
+    assert!(!stderr.contains("`roomy`"), "{stderr}");
+    assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+    insta::assert_snapshot!(stderr);
+}
+
+#[test]
+fn an_agent_within_its_token_budget_passes() {
+    let text = std::fs::read_to_string("tests/fixtures/over-token-budget.toml")
+        .expect("the fixture")
+        .replace("max_prompt_tokens = 1000", "max_prompt_tokens = 1232");
+    let output = check_text(&text);
+    assert_status(&output, 0);
+    assert!(stdout(&output).contains("2 agents checked, every prompt renders"));
+}
+
+#[test]
+fn an_unknown_tokenizer_points_at_its_key() {
+    let stderr = check_fails("unknown-tokenizer.toml", &[]);
+    assert_contains(
+        &stderr,
+        &[
+            "unknown tokenizer `o200k` (did you mean `o200k_base`?)",
+            "`o200k_base`, `cl100k_base`",
+            "[cli/tests/fixtures/unknown-tokenizer.toml:5:13]",
+        ],
+    );
+}

@@ -25,6 +25,22 @@ fn coding_agent_explain() {
     insta::assert_snapshot!(prompt(&["--format", "explain"]));
 }
 
+/// The `tokens` of `--format json`: each section's, each tool schema's,
+/// the totals, and the tokenizer. Only they are snapshotted: the rest is
+/// the assembly, the explain snapshots show it, and its owners' line
+/// numbers move with every edit of the crates that own them.
+fn json_tokens(args: &[&str]) -> String {
+    let json: serde_json::Value =
+        serde_json::from_str(&prompt(&[args, &["--format", "json"]].concat())).expect("valid JSON");
+    serde_json::to_string_pretty(&json["tokens"]).expect("JSON")
+}
+
+/// The tokenizer the model selects.
+#[test]
+fn coding_agent_json_tokens() {
+    insta::assert_snapshot!(json_tokens(&[]));
+}
+
 #[test]
 fn acp_agent_text() {
     insta::assert_snapshot!(prompt(&["--config", "examples/acp-agent/dsh.toml"]));
@@ -38,6 +54,66 @@ fn acp_agent_explain() {
         "--format",
         "explain"
     ]));
+}
+
+/// The scripted model is no model a tokenizer table knows: the default
+/// tokenizer, said to be one.
+#[test]
+fn acp_agent_json_tokens() {
+    insta::assert_snapshot!(json_tokens(&["--config", "examples/acp-agent/dsh.toml"]));
+}
+
+/// The tokens explain and JSON show add up, and are those of the
+/// tokenizer the deployment names when it names one.
+#[test]
+fn tokens_add_up_and_follow_the_configured_tokenizer() {
+    let tokens = |config: &str| -> serde_json::Value {
+        let json: serde_json::Value =
+            serde_json::from_str(&prompt(&["--config", config, "--format", "json"]))
+                .expect("valid JSON");
+        json["tokens"].clone()
+    };
+    let default = tokens("examples/coding-agent/dsh.toml");
+    let sum = |list: &serde_json::Value| -> u64 {
+        list.as_array()
+            .expect("a list")
+            .iter()
+            .map(|item| item["tokens"].as_u64().expect("a count"))
+            .sum()
+    };
+    assert_eq!(
+        sum(&default["sections"]) + default["separators"].as_u64().expect("separators"),
+        default["system_prompt"].as_u64().expect("the prompt's")
+    );
+    assert_eq!(
+        default["tools_total"].as_u64(),
+        Some(sum(&default["tools"]))
+    );
+    assert_eq!(
+        default["total"].as_u64(),
+        Some(sum(&default["tools"]) + sum(&default["sections"]))
+    );
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("dsh.toml");
+    let file = std::fs::read_to_string(workspace().join("examples/coding-agent/dsh.toml"))
+        .expect("the example")
+        .replace(
+            "api_key_env = \"OPENAI_API_KEY\"\n",
+            "api_key_env = \"OPENAI_API_KEY\"\ntokenizer = \"cl100k_base\"\n",
+        );
+    std::fs::write(&path, file).expect("write the deployment");
+    let config = path.display().to_string();
+    let configured = tokens(&config);
+    assert_eq!(configured["tokenizer"], "cl100k_base");
+    assert_eq!(configured["tokenizer_choice"], "configured");
+    // English prose encodes alike in both; the schemas' JSON does not.
+    assert_ne!(configured["total"], default["total"]);
+    let explain = prompt(&["--config", &config, "--format", "explain"]);
+    assert!(
+        explain.contains("tokenizer  cl100k_base (`tokenizer` in [adapter.openai])\n"),
+        "{explain}"
+    );
 }
 
 /// The coding agent's prompt is its persona (with the model's name), then

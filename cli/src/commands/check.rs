@@ -1,16 +1,23 @@
 //! `dsh check`: load the deployment, render the prompt of every agent and
-//! of every child it spawns, and report every problem found.
+//! of every child it spawns, and report every problem found — also an
+//! agent whose prompt and tools take more tokens than its
+//! `max_prompt_tokens`.
 
 use std::collections::HashSet;
 
-use dsh_system_prompt::check_prompt;
+use dsh_system_prompt::{PromptAssembly, check_prompt, render_prompt_with_spans};
 
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
+use crate::diagnostics::Problem;
 use crate::prompt_problems::prompt_problems;
+use crate::prompt_tokens::{Part, PromptTokens};
 use crate::runtime::{self, Runtime};
+
+/// How many of the largest parts an over-budget agent's problem names.
+const LARGEST_PARTS: usize = 5;
 
 pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let deployment = runtime::load(args.deployment.config.as_deref())?;
@@ -27,6 +34,8 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
         // when the render would.
         if let Err(errors) = check_prompt(&assembly) {
             problems.extend(prompt_problems(&deployment, agent, &errors));
+        } else if let Some(problem) = over_budget(&deployment, agent, &assembly) {
+            problems.push(problem);
         }
     }
     if !problems.is_empty() {
@@ -49,6 +58,52 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
         "{}: {checked} checked, every prompt renders\n",
         deployment.file.name(),
     ))
+}
+
+/// The problem of an agent whose system prompt and tool schemas take more
+/// tokens than its `max_prompt_tokens`, at that key, naming the largest
+/// parts; `None` within the budget, or without one. Only a prompt that
+/// renders is counted.
+fn over_budget(
+    deployment: &Deployment,
+    agent: &AgentSpec,
+    assembly: &PromptAssembly,
+) -> Option<Problem> {
+    let budget = agent.max_prompt_tokens.as_ref()?;
+    let prompt = render_prompt_with_spans(assembly).ok()?;
+    let tokenizer = deployment.tokenizer_for(agent);
+    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
+    let limit = *budget.get_ref();
+    let total = tokens.total();
+    if u64::try_from(total).is_ok_and(|total| total <= limit) {
+        return None;
+    }
+    let largest: Vec<String> = tokens
+        .largest(&prompt, &assembly.tools, LARGEST_PARTS)
+        .into_iter()
+        .map(|(part, tokens)| match part {
+            Part::Section(name) => format!("section `{name}` {tokens}"),
+            Part::ToolSchema(name) => format!("tool schema `{name}` {tokens}"),
+        })
+        .collect();
+    Some(
+        deployment
+            .file
+            .problem(format!(
+                "agent `{}` sends {total} tokens before any message, over its `max_prompt_tokens` \
+                 of {limit}: {} in the system prompt and {} in the tools' schemas (counted with {})",
+                agent.id.get_ref(),
+                tokens.system,
+                tokens.tools_total(),
+                tokenizer.encoding(),
+            ))
+            .label(budget.span(), format!("{limit} tokens at most"))
+            .help(format!(
+                "the largest parts, in tokens: {}; shorten them, give the agent fewer tools, \
+                 or raise `max_prompt_tokens`",
+                largest.join(", ")
+            )),
+    )
 }
 
 /// Every agent, then every child whose prompt can differ from its parent's

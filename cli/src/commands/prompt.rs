@@ -1,18 +1,23 @@
 //! `dsh prompt`: the system prompt of one agent, as text, explained, or as
-//! the assembly in JSON.
+//! the assembly in JSON. The two last count tokens too (`PromptTokens`);
+//! the text does not.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
+use dsh_agent_loop::{Tokenizer, TokenizerChoice};
 use dsh_system_prompt::{
     PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, render_prompt, render_prompt_with_spans,
 };
+use serde_json::{Value, json};
 
 use crate::args::{Format, PromptArgs};
+use crate::canonical_request;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
+use crate::prompt_tokens::PromptTokens;
 use crate::runtime::{self, Runtime};
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
@@ -39,41 +44,108 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
         Format::Explain => {
             let prompt = render_prompt_with_spans(&assembly)
                 .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
-            print(&explain(&deployment, agent, &assembly, &prompt))
+            let tokens =
+                PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
+            print(&explain(&deployment, agent, &assembly, &prompt, &tokens))
         }
         Format::Json => {
-            let json = serde_json::to_string_pretty(&assembly).map_err(|error| {
+            let cannot = |error: serde_json::Error| {
                 vec![Problem::new(format!(
                     "cannot serialize the assembly: {error}"
                 ))]
-            })?;
+            };
+            let mut json = serde_json::to_value(&assembly).map_err(cannot)?;
+            if let Value::Object(object) = &mut json {
+                object.insert(
+                    "tokens".to_owned(),
+                    tokens_json(deployment.tokenizer_for(agent), &assembly),
+                );
+            }
+            let json = serde_json::to_string_pretty(&json).map_err(cannot)?;
             print(&format!("{json}\n"))
         }
     }
 }
 
+/// The assembly's tokens for `--format json`: the tokenizer and how it
+/// was chosen, each rendered section's (by name), the separators', the
+/// system prompt's, each tool schema's, and the total; `null` when the
+/// prompt does not render (the assembly is still printed, to see why).
+fn tokens_json(tokenizer: Tokenizer, assembly: &PromptAssembly) -> Value {
+    let Ok(prompt) = render_prompt_with_spans(assembly) else {
+        return Value::Null;
+    };
+    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
+    let sections: Vec<Value> = prompt
+        .sections
+        .iter()
+        .zip(&tokens.sections)
+        .map(|(section, tokens)| json!({"name": section.name.as_str(), "tokens": tokens}))
+        .collect();
+    let tools: Vec<Value> = assembly
+        .tools
+        .iter()
+        .zip(&tokens.tools)
+        .map(|(tool, tokens)| json!({"name": tool.name, "tokens": tokens}))
+        .collect();
+    json!({
+        "tokenizer": tokenizer.encoding().name(),
+        "tokenizer_choice": choice_name(tokenizer.choice()),
+        "sections": sections,
+        "separators": tokens.separators,
+        "system_prompt": tokens.system,
+        "tools": tools,
+        "tools_total": tokens.tools_total(),
+        "total": tokens.total(),
+    })
+}
+
+/// How a tokenizer was chosen, as JSON says it.
+fn choice_name(choice: TokenizerChoice) -> &'static str {
+    match choice {
+        TokenizerChoice::Configured => "configured",
+        TokenizerChoice::Model => "model",
+        // `Default`, and any way of choosing a later loop adds.
+        _ => "default",
+    }
+}
+
 /// The explain table: who the agent is, then its sections, variables and
-/// tools.
+/// tools, then the total.
 fn explain(
     deployment: &Deployment,
     agent: &AgentSpec,
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
+    tokens: &PromptTokens,
 ) -> String {
     let mut out = String::new();
-    explain_agent(&mut out, deployment, agent, prompt);
-    explain_sections(&mut out, assembly, prompt);
+    explain_agent(&mut out, deployment, agent, prompt, tokens);
+    explain_sections(&mut out, assembly, prompt, tokens);
     explain_variables(&mut out, assembly);
-    explain_tools(&mut out, assembly);
+    explain_tools(&mut out, assembly, tokens);
+    let bytes = prompt.text.len()
+        + assembly
+            .tools
+            .iter()
+            .map(|tool| canonical_request::tool_json(tool).len())
+            .sum::<usize>();
+    let _ = writeln!(
+        out,
+        "\nsystem prompt and tools: {bytes} bytes, {} tokens, sent before any message",
+        tokens.total()
+    );
     out
 }
 
-/// The agent, where the file declares it, and the prompt's size.
+/// The agent, where the file declares it, its tokenizer, and the prompt's
+/// size.
 fn explain_agent(
     out: &mut String,
     deployment: &Deployment,
     agent: &AgentSpec,
     prompt: &RenderedPrompt,
+    tokens: &PromptTokens,
 ) {
     let file = &deployment.file;
     let place = |offset: usize| {
@@ -83,23 +155,51 @@ fn explain_agent(
     let sections = prompt.sections.len();
     let _ = writeln!(
         out,
-        "agent    {} ({})",
+        "agent      {} ({})",
         agent.id.get_ref(),
         place(agent.id.span().start)
     );
-    let _ = writeln!(out, "model    {}", agent.model.get_ref());
-    let _ = writeln!(out, "persona  {}", place(agent.persona.span().start));
+    let _ = writeln!(out, "model      {}", agent.model.get_ref());
+    let _ = writeln!(out, "persona    {}", place(agent.persona.span().start));
     let _ = writeln!(
         out,
-        "prompt   {} bytes in {sections} section{}\n",
+        "tokenizer  {}",
+        tokenizer_origin(deployment, agent, tokens.tokenizer)
+    );
+    let _ = writeln!(
+        out,
+        "prompt     {} bytes, {} tokens in {sections} section{}\n",
         prompt.text.len(),
+        tokens.system,
         if sections == 1 { "" } else { "s" }
     );
 }
 
-/// Every rendered section with its owner and share of the bytes, the
-/// separators, the total; then each section that did not render, and why.
-fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &RenderedPrompt) {
+/// The tokenizer's encoding and how it was chosen; a default says that
+/// it is one, and how to choose.
+fn tokenizer_origin(deployment: &Deployment, agent: &AgentSpec, tokenizer: Tokenizer) -> String {
+    let encoding = tokenizer.encoding();
+    let model = agent.model.get_ref();
+    let table = deployment.adapter_table();
+    match tokenizer.choice() {
+        TokenizerChoice::Configured => format!("{encoding} (`tokenizer` in {table})"),
+        TokenizerChoice::Model => format!("{encoding} (selected by model `{model}`)"),
+        _ => format!(
+            "{encoding} (the default: no tokenizer is known for model `{model}`; \
+             set `tokenizer` in {table} to choose one)"
+        ),
+    }
+}
+
+/// Every rendered section with its owner, its share of the bytes and its
+/// tokens, the separators, the total; then each section that did not
+/// render, and why.
+fn explain_sections(
+    out: &mut String,
+    assembly: &PromptAssembly,
+    prompt: &RenderedPrompt,
+    tokens: &PromptTokens,
+) {
     let total = prompt.text.len();
     let mut rows = vec![row([
         "order",
@@ -109,14 +209,16 @@ fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &Render
         "tool",
         "bytes",
         "share",
+        "tokens",
     ])];
     let mut section_bytes = 0;
     let mut skipped = Vec::new();
     for section in &assembly.sections {
-        let Some(rendered) = prompt
+        let Some((index, rendered)) = prompt
             .sections
             .iter()
-            .find(|rendered| rendered.name == *section.name())
+            .enumerate()
+            .find(|(_, rendered)| rendered.name == *section.name())
         else {
             skipped.push(section);
             continue;
@@ -133,6 +235,7 @@ fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &Render
                 .map_or_else(|| "-".to_owned(), ToString::to_string),
             bytes.to_string(),
             share(bytes, total),
+            tokens.sections[index].to_string(),
         ]));
     }
     let separators = total - section_bytes;
@@ -144,6 +247,7 @@ fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &Render
         "-".to_owned(),
         separators.to_string(),
         share(separators, total),
+        tokens.separators.to_string(),
     ]));
     rows.push(row([
         "",
@@ -153,6 +257,7 @@ fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &Render
         "",
         &total.to_string(),
         &share(total, total),
+        &tokens.system.to_string(),
     ]));
     table(
         out,
@@ -163,6 +268,7 @@ fn explain_sections(out: &mut String, assembly: &PromptAssembly, prompt: &Render
             Align::Left,
             Align::Left,
             Align::Left,
+            Align::Right,
             Align::Right,
             Align::Right,
         ],
@@ -204,32 +310,47 @@ fn explain_variables(out: &mut String, assembly: &PromptAssembly) {
     table(out, &rows, &[Align::Left; 4]);
 }
 
-/// The size of every tool schema sent beside the prompt.
-fn explain_tools(out: &mut String, assembly: &PromptAssembly) {
+/// The size of every tool schema sent beside the prompt, in bytes and
+/// tokens of its canonical JSON.
+fn explain_tools(out: &mut String, assembly: &PromptAssembly, tokens: &PromptTokens) {
     let _ = writeln!(out, "\ntools (sent beside the system prompt)\n");
     let mut rows = vec![row([
         "name",
         "description bytes",
         "parameters bytes",
         "schema bytes",
+        "schema tokens",
     ])];
     let mut schema_total = 0;
-    for tool in &assembly.tools {
+    for (tool, schema_tokens) in assembly.tools.iter().zip(&tokens.tools) {
         let parameters = serde_json::to_string(&tool.parameters).map_or(0, |json| json.len());
-        let schema = serde_json::to_string(&**tool).map_or(0, |json| json.len());
+        let schema = canonical_request::tool_json(tool).len();
         schema_total += schema;
         rows.push(row([
             tool.name.clone(),
             tool.description.len().to_string(),
             parameters.to_string(),
             schema.to_string(),
+            schema_tokens.to_string(),
         ]));
     }
-    rows.push(row(["total", "", "", &schema_total.to_string()]));
+    rows.push(row([
+        "total",
+        "",
+        "",
+        &schema_total.to_string(),
+        &tokens.tools_total().to_string(),
+    ]));
     table(
         out,
         &rows,
-        &[Align::Left, Align::Right, Align::Right, Align::Right],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ],
     );
 }
 

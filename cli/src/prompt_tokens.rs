@@ -1,0 +1,150 @@
+//! `PromptTokens`: what an agent sends before any message, in tokens —
+//! each section of its system prompt, the separators, each tool schema.
+//!
+//! Counted only when a command asks (`dsh prompt --format explain|json`,
+//! `dsh check` for an agent with `max_prompt_tokens`), never while
+//! assembling or rendering. The prompt is encoded once, whole, and each
+//! token is the section's it starts in
+//! ([`Tokenizer::count_ranges`]), so the sections and separators add up to
+//! the prompt's count; each tool schema is its canonical JSON
+//! ([`canonical_request::tool_json`]), counted alone.
+
+use std::sync::Arc;
+
+use dsh_agent_loop::Tokenizer;
+use dsh_system_prompt::{RenderedPrompt, ToolSchema};
+
+use crate::canonical_request;
+
+/// The tokens of one agent's system prompt and tool schemas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PromptTokens {
+    /// The tokenizer they were counted with.
+    pub(crate) tokenizer: Tokenizer,
+    /// Each rendered section's, in the prompt's order.
+    pub(crate) sections: Vec<usize>,
+    /// The blank lines between sections (what starts outside every
+    /// section).
+    pub(crate) separators: usize,
+    /// The whole system prompt's.
+    pub(crate) system: usize,
+    /// Each tool schema's, in the assembly's order.
+    pub(crate) tools: Vec<usize>,
+}
+
+/// One part of [`PromptTokens::largest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part<'a> {
+    Section(&'a str),
+    ToolSchema(&'a str),
+}
+
+impl PromptTokens {
+    /// Counts `prompt` and `tools` with `tokenizer`.
+    pub(crate) fn count(
+        tokenizer: Tokenizer,
+        prompt: &RenderedPrompt,
+        tools: &[Arc<ToolSchema>],
+    ) -> Self {
+        let ranges: Vec<_> = prompt
+            .sections
+            .iter()
+            .map(|section| section.range.clone())
+            .collect();
+        let counts = tokenizer.count_ranges(&prompt.text, &ranges);
+        Self {
+            tokenizer,
+            separators: counts.outside(),
+            system: counts.total,
+            sections: counts.in_ranges,
+            tools: tools
+                .iter()
+                .map(|tool| tokenizer.count(&canonical_request::tool_json(tool)))
+                .collect(),
+        }
+    }
+
+    /// All the tool schemas'.
+    pub(crate) fn tools_total(&self) -> usize {
+        self.tools.iter().sum()
+    }
+
+    /// The system prompt's and the tool schemas' together: what the agent
+    /// sends before any message.
+    pub(crate) fn total(&self) -> usize {
+        self.system + self.tools_total()
+    }
+
+    /// The `n` largest sections and tool schemas, largest first (of equal
+    /// ones, the earlier): what to shorten first.
+    pub(crate) fn largest<'a>(
+        &self,
+        prompt: &'a RenderedPrompt,
+        tools: &'a [Arc<ToolSchema>],
+        n: usize,
+    ) -> Vec<(Part<'a>, usize)> {
+        let sections = prompt
+            .sections
+            .iter()
+            .zip(&self.sections)
+            .map(|(section, tokens)| (Part::Section(&section.name), *tokens));
+        let tools = tools
+            .iter()
+            .zip(&self.tools)
+            .map(|(tool, tokens)| (Part::ToolSchema(tool.name.as_str()), *tokens));
+        let mut parts: Vec<_> = sections.chain(tools).collect();
+        // Stable: equal parts keep the prompt's order.
+        parts.sort_by_key(|(_, tokens)| std::cmp::Reverse(*tokens));
+        parts.truncate(n);
+        parts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use dsh_system_prompt::{
+        AssembleContext, PromptSection, SystemPrompt, render_prompt_with_spans,
+    };
+
+    use super::*;
+
+    #[test]
+    fn the_parts_add_up_to_the_whole() -> Result<(), Box<dyn std::error::Error>> {
+        let prompt = SystemPrompt::empty();
+        let _a = prompt.section(PromptSection::new("a", 0, "You are a careful agent."))?;
+        let _b = prompt.section(PromptSection::new(
+            "b",
+            1,
+            "Check the `[exit code: N]` marker on every result.",
+        ))?;
+        let tool = Arc::new(ToolSchema::new(
+            "read",
+            "Reads a file.",
+            serde_json::json!({"type": "object"}),
+        ));
+        let _tools = prompt.tools({
+            let tool = Arc::clone(&tool);
+            move |_| vec![Arc::clone(&tool)]
+        })?;
+        let assembly = prompt.assemble(&AssembleContext::default());
+        let rendered = render_prompt_with_spans(&assembly)?;
+        let tokenizer = Tokenizer::for_model("gpt-5");
+        let tokens = PromptTokens::count(tokenizer, &rendered, &assembly.tools);
+
+        assert_eq!(tokens.system, tokenizer.count(&rendered.text));
+        assert_eq!(
+            tokens.sections.iter().sum::<usize>() + tokens.separators,
+            tokens.system
+        );
+        assert_eq!(
+            tokens.tools,
+            [tokenizer.count(&canonical_request::tool_json(&tool))]
+        );
+        assert_eq!(tokens.total(), tokens.system + tokens.tools[0]);
+        let largest = tokens.largest(&rendered, &assembly.tools, 2);
+        assert_eq!(largest.len(), 2);
+        assert!(largest[0].1 >= largest[1].1);
+        assert_eq!(largest[0], (Part::ToolSchema("read"), tokens.tools[0]));
+        Ok(())
+    }
+}
