@@ -106,6 +106,12 @@ pub(crate) struct RunArgs {
     /// JSON object a line: exactly what the model was told at each step.
     #[arg(long, value_name = "FILE")]
     pub(crate) record_requests: Option<PathBuf>,
+    /// Write a prefix-stability trace to FILE (replacing it), one JSON
+    /// object per request: the hashes of the system prompt and tools, the
+    /// request's bytes and tokens, how much of it the request before had
+    /// sent, where that prefix broke, and the API's cached tokens.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,11 @@
 //!
 //! The model's answers go to stdout; tool calls, their results, the spinner
 //! and errors go to stderr, so `dsh run -p … > answer.txt` keeps only what
-//! the model said.
+//! the model said. A session that got an answer ends with one line on
+//! stderr: its requests, the mean share of each that repeated the one
+//! before (what a prompt cache can serve), and where that first broke
+//! (`crate::trace`); `--trace FILE` writes the same per request, with
+//! tokens.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +29,7 @@ use crate::commands::{Outcome, absolute_cwd};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
 use crate::runtime::{self, Runtime};
+use crate::trace::{Counting, Trace};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let deployment = runtime::load(args.deployment.config.as_deref())?;
@@ -44,6 +49,12 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     let model = adapter::for_running(&deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
+    let trace = Arc::new(match &args.trace {
+        Some(path) => {
+            Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
+        }
+        None => Trace::summary_only(Counting::Bytes),
+    });
 
     let console = Arc::new(Console::new());
     let (events, text, progress) = (
@@ -59,6 +70,20 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .on_tool_progress(move |session, call, text| {
             if *session == id {
                 progress.progress(&call.name, text);
+            }
+        })
+        .before_step({
+            let trace = Arc::clone(&trace);
+            move |step| trace.before_step(step)
+        })
+        .on_response({
+            let trace = Arc::clone(&trace);
+            move |answer| {
+                trace.answered(
+                    answer.session.id.as_str(),
+                    answer.step,
+                    answer.response.usage,
+                );
             }
         });
     if !deployment.ask_first.is_empty() {
@@ -91,7 +116,20 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
     // for it.
     tokio.shutdown_background();
-    outcome
+    let (summary, incomplete) = trace.finish();
+    // A session whose requests all failed has nothing to say of caching;
+    // its error is the one line to read.
+    if summary.answered > 0 {
+        out(&mut std::io::stderr(), &format!("{summary}\n"));
+    }
+    match (outcome, incomplete) {
+        (Ok(()), Some(problem)) => Err(vec![problem]),
+        (Err(mut problems), Some(problem)) => {
+            problems.push(problem);
+            Err(problems)
+        }
+        (outcome, None) => outcome,
+    }
 }
 
 /// The session's working directory: the one given, or the current one. It

@@ -1,0 +1,674 @@
+//! `Trace`: how much of each model request repeats the one before it, byte
+//! for byte — the prefix a provider's prompt cache can serve — and where
+//! that prefix broke when it did. `dsh run --trace FILE` writes it, and
+//! every `dsh run` ends with its one-line [`Summary`].
+//!
+//! It is computed from the loop's hooks alone: `before_step` shows
+//! exactly what a step sends (the assembly, the system prompt, the
+//! messages), `on_response` the usage the API reported. Requests are
+//! measured in the canonical serialization of [`crate::canonical_request`]
+//! (the system prompt, then the tools, then the messages); the loop and
+//! the adapters know nothing of it.
+//!
+//! `--trace` writes one JSON object a line, one per request, once its
+//! answer is in (a request that got none, once the session moves on or
+//! ends):
+//!
+//! ```json
+//! {"request":2,"session":"session-1","agent":"coder","step":2,"model":"gpt-5",
+//!  "tokenizer":"o200k_base","system_prompt_sha256":"9f2c…","tools_sha256":"4a1b…",
+//!  "bytes":7412,"tokens":1630,"shared_prefix_bytes":7120,"shared_prefix_tokens":1571,
+//!  "prefix_broke_in":null,"changed_section":null,
+//!  "api_prompt_tokens":1702,"api_cached_tokens":1536}
+//! ```
+//!
+//! - `request`: the request's number in this process, from 1, in the order
+//!   they were sent; `step`: its step within its turn.
+//! - `system_prompt_sha256`: SHA-256 of the system prompt (the same as
+//!   `dsh prompt | sha256sum` prints for that agent); `tools_sha256`: of
+//!   the tools' part of the canonical request.
+//! - `bytes`, `tokens`: the whole canonical request. Tokens are counted
+//!   part by part with the agent's tokenizer and added up, so a part that
+//!   did not change keeps its count and a step counts only what is new.
+//! - `shared_prefix_bytes`, `shared_prefix_tokens`: how much of it the
+//!   previous request of the same session started with (0 for a session's
+//!   first): the whole parts they share, then the common start of the
+//!   first part that differs.
+//! - `prefix_broke_in`: `null` when the previous request is all prefix of
+//!   this one (or there is none); else where they first differ,
+//!   `"system_prompt"`, `"tools"` or `"messages"`. `changed_section`: when
+//!   that is the system prompt, the first section, in the prompt's order,
+//!   whose text changed, or that was added or removed.
+//! - `api_prompt_tokens`, `api_cached_tokens`: what the API reported
+//!   (`usage.prompt_tokens`, `usage.prompt_tokens_details.cached_tokens`),
+//!   beside the prediction; `null` when it reported nothing. The API's
+//!   count also has the chat format's own tokens, so it is a little larger.
+//!
+//! Without `--trace`, tokens are not counted at all, and only the bytes
+//! reach the summary.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{LineWriter, Write as _};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use dsh_agent_loop::{Encoding, Message, StepPrompt, Tokenizer, Usage};
+use dsh_system_prompt::{ToolSchema, render_prompt_with_spans};
+use parking_lot::Mutex;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::canonical_request::{self, Part, PartKind};
+use crate::diagnostics::Problem;
+
+/// Whether a trace counts tokens, and with which configured encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counting {
+    /// Bytes only: no tokenizer runs.
+    Bytes,
+    /// Tokens too, each agent's: the deployment's `tokenizer`, else its
+    /// model's.
+    Tokens { configured: Option<Encoding> },
+}
+
+/// One request, as the trace sees it.
+pub(crate) struct TracedRequest<'a> {
+    pub(crate) session: &'a str,
+    pub(crate) agent: &'a str,
+    pub(crate) step: u32,
+    pub(crate) model: &'a str,
+    pub(crate) system: &'a str,
+    /// The system prompt's sections, in order, each with its byte range in
+    /// `system`; called only when the system prompt is not the session's
+    /// last one.
+    pub(crate) sections: &'a dyn Fn() -> Vec<(String, Range<usize>)>,
+    pub(crate) tools: &'a [Arc<ToolSchema>],
+    pub(crate) messages: &'a [Message],
+}
+
+/// One line of the trace file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct TraceLine {
+    pub(crate) request: u64,
+    pub(crate) session: String,
+    pub(crate) agent: String,
+    pub(crate) step: u32,
+    pub(crate) model: String,
+    pub(crate) tokenizer: Option<&'static str>,
+    pub(crate) system_prompt_sha256: String,
+    pub(crate) tools_sha256: String,
+    pub(crate) bytes: usize,
+    pub(crate) tokens: Option<usize>,
+    pub(crate) shared_prefix_bytes: usize,
+    pub(crate) shared_prefix_tokens: Option<usize>,
+    pub(crate) prefix_broke_in: Option<&'static str>,
+    pub(crate) changed_section: Option<String>,
+    pub(crate) api_prompt_tokens: Option<u64>,
+    pub(crate) api_cached_tokens: Option<u64>,
+}
+
+/// A session's trace and its summary; shared by the loop's hooks.
+pub(crate) struct Trace {
+    counting: Counting,
+    /// The `--trace` file; `None` keeps the summary only.
+    file: Option<Mutex<LineWriter<std::fs::File>>>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    requests: u64,
+    /// Each session's last request.
+    last: HashMap<String, LastRequest>,
+    /// Each session's request whose answer is not in yet.
+    pending: HashMap<String, TraceLine>,
+    summary: Summary,
+    /// The first failure to write the file; reported at the end.
+    write_error: Option<String>,
+}
+
+/// What the next request of a session is compared with.
+struct LastRequest {
+    parts: Vec<CountedPart>,
+    /// The sections of `parts[0]`, the system prompt.
+    sections: Vec<(String, Range<usize>)>,
+}
+
+struct CountedPart {
+    part: Part,
+    /// 0 when not counting.
+    tokens: usize,
+}
+
+/// How much two requests share.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct SharedPrefix {
+    bytes: usize,
+    tokens: usize,
+    /// The index of the first part that differs, and its kind.
+    broke_at: Option<(usize, PartKind)>,
+}
+
+impl Trace {
+    /// A trace that writes to no file.
+    pub(crate) fn summary_only(counting: Counting) -> Self {
+        Self {
+            counting,
+            file: None,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// A trace written to `path` (replacing it), counting tokens.
+    pub(crate) fn to_file(path: &Path, configured: Option<Encoding>) -> Result<Self, Problem> {
+        let file = std::fs::File::create(path).map_err(|error| {
+            Problem::new(format!(
+                "cannot create `{}` to write the trace: {error}",
+                path.display()
+            ))
+            .help("pass `--trace` a path in a directory you can write")
+        })?;
+        Ok(Self {
+            file: Some(Mutex::new(LineWriter::new(file))),
+            ..Self::summary_only(Counting::Tokens { configured })
+        })
+    }
+
+    /// The loop's `before_step` hook.
+    pub(crate) fn before_step(&self, step: &StepPrompt<'_>) {
+        let sections = || {
+            // The loop has just rendered this assembly: it renders again.
+            render_prompt_with_spans(step.assembly)
+                .map(|prompt| {
+                    prompt
+                        .sections
+                        .into_iter()
+                        .map(|section| (section.name.to_string(), section.range))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        self.observe(&TracedRequest {
+            session: step.session.id.as_str(),
+            agent: step.agent.id().as_str(),
+            step: step.step,
+            model: step.agent.model(),
+            system: step.system,
+            sections: &sections,
+            tools: &step.assembly.tools,
+            messages: step.messages,
+        });
+    }
+
+    /// Measures a request against the session's last one; the line waits
+    /// for the request's answer.
+    pub(crate) fn observe(&self, request: &TracedRequest<'_>) -> TraceLine {
+        let tokenizer = match self.counting {
+            Counting::Bytes => None,
+            Counting::Tokens { configured } => Some(Tokenizer::select(request.model, configured)),
+        };
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        if let Some(waiting) = state.pending.remove(request.session) {
+            self.write(state, &waiting);
+        }
+        state.requests += 1;
+        let number = state.requests;
+        let last = state.last.get(request.session);
+
+        let parts = canonical_request::parts(request.system, request.tools, request.messages);
+        let parts: Vec<CountedPart> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| {
+                let tokens = match tokenizer {
+                    None => 0,
+                    Some(tokenizer) => last
+                        .and_then(|last| last.parts.get(index))
+                        .filter(|counted| counted.part == part)
+                        .map_or_else(|| tokenizer.count(&part.text), |counted| counted.tokens),
+                };
+                CountedPart { part, tokens }
+            })
+            .collect();
+        let shared = last.map_or_else(SharedPrefix::default, |last| {
+            shared_prefix(&last.parts, &parts, tokenizer)
+        });
+        let sections = match last {
+            Some(last) if system_of(&last.parts) == system_of(&parts) => last.sections.clone(),
+            _ => (request.sections)(),
+        };
+        let changed_section = match (last, shared.broke_at) {
+            (Some(last), Some((_, PartKind::SystemPrompt))) => first_changed_section(
+                (
+                    system_of(&last.parts).map_or("", |part| part.text.as_str()),
+                    &last.sections,
+                ),
+                (request.system, &sections),
+            ),
+            _ => None,
+        };
+        let compared = last.is_some();
+
+        let bytes: usize = parts.iter().map(|counted| counted.part.text.len()).sum();
+        let tokens: usize = parts.iter().map(|counted| counted.tokens).sum();
+        let tools_sha256 = {
+            let mut hasher = Sha256::new();
+            for counted in parts.iter().filter(|c| c.part.kind == PartKind::Tool) {
+                hasher.update(counted.part.text.as_bytes());
+            }
+            hex(&hasher.finalize())
+        };
+        let line = TraceLine {
+            request: number,
+            session: request.session.to_owned(),
+            agent: request.agent.to_owned(),
+            step: request.step,
+            model: request.model.to_owned(),
+            tokenizer: tokenizer.map(|tokenizer| tokenizer.encoding().name()),
+            system_prompt_sha256: hex(&Sha256::digest(request.system.as_bytes())),
+            tools_sha256,
+            bytes,
+            tokens: tokenizer.map(|_| tokens),
+            shared_prefix_bytes: shared.bytes,
+            shared_prefix_tokens: tokenizer.map(|_| shared.tokens),
+            prefix_broke_in: shared.broke_at.map(|(_, kind)| kind.name()),
+            changed_section,
+            api_prompt_tokens: None,
+            api_cached_tokens: None,
+        };
+        if compared {
+            state.summary.add(&line);
+        }
+        state.summary.requests += 1;
+        state
+            .last
+            .insert(request.session.to_owned(), LastRequest { parts, sections });
+        state
+            .pending
+            .insert(request.session.to_owned(), line.clone());
+        line
+    }
+
+    /// The loop's `on_response` hook: the answer to the session's pending
+    /// request is in, with the API's usage if it reported any.
+    pub(crate) fn answered(&self, session: &str, step: u32, usage: Option<Usage>) {
+        let mut state = self.state.lock();
+        state.summary.answered += 1;
+        let Some(mut line) = state.pending.remove(session) else {
+            return;
+        };
+        if line.step == step {
+            line.api_prompt_tokens = usage.map(|usage| usage.prompt_tokens);
+            line.api_cached_tokens = usage.and_then(|usage| usage.cached_prompt_tokens);
+        }
+        self.write(&mut state, &line);
+    }
+
+    /// Writes the lines still waiting for an answer and returns the
+    /// summary; an error when the file could not be written.
+    pub(crate) fn finish(&self) -> (Summary, Option<Problem>) {
+        let mut state = self.state.lock();
+        let mut waiting: Vec<TraceLine> = state.pending.drain().map(|(_, line)| line).collect();
+        waiting.sort_by_key(|line| line.request);
+        for line in &waiting {
+            self.write(&mut state, line);
+        }
+        let problem = state
+            .write_error
+            .take()
+            .map(|error| Problem::new(format!("the trace is incomplete: {error}")));
+        (state.summary.clone(), problem)
+    }
+
+    fn write(&self, state: &mut State, line: &TraceLine) {
+        let Some(file) = &self.file else { return };
+        if state.write_error.is_some() {
+            return;
+        }
+        // A line of strings and numbers: serializing cannot fail.
+        let json = serde_json::to_string(line).unwrap_or_default();
+        let mut file = file.lock();
+        if let Err(error) = writeln!(file, "{json}") {
+            state.write_error = Some(format!("cannot write request {}: {error}", line.request));
+        }
+    }
+}
+
+impl fmt::Debug for Trace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Trace")
+            .field("counting", &self.counting)
+            .field("file", &self.file.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `previous` and `current` share, part by part; the prefix tokens
+/// are counted with `tokenizer`, if any.
+fn shared_prefix(
+    previous: &[CountedPart],
+    current: &[CountedPart],
+    tokenizer: Option<Tokenizer>,
+) -> SharedPrefix {
+    let mut shared = SharedPrefix::default();
+    for (index, now) in current.iter().enumerate() {
+        let Some(before) = previous.get(index) else {
+            // All of the previous request is a prefix of this one.
+            return shared;
+        };
+        if before.part == now.part {
+            shared.bytes += now.part.text.len();
+            shared.tokens += now.tokens;
+            continue;
+        }
+        let common = common_prefix_len(&before.part.text, &now.part.text);
+        shared.bytes += common;
+        shared.tokens += tokenizer.map_or(0, |tokenizer| tokenizer.count(&now.part.text[..common]));
+        // A tool given up for a message breaks the cache in the tools:
+        // the earlier kind is where the requests part.
+        shared.broke_at = Some((index, before.part.kind.min(now.part.kind)));
+        return shared;
+    }
+    if let Some(dropped) = previous.get(current.len()) {
+        shared.broke_at = Some((current.len(), dropped.part.kind));
+    }
+    shared
+}
+
+/// The system prompt's part of a request.
+fn system_of(parts: &[CountedPart]) -> Option<&Part> {
+    parts.first().map(|counted| &counted.part)
+}
+
+/// The length of the longest common prefix of `a` and `b`, at a character
+/// boundary of both.
+fn common_prefix_len(a: &str, b: &str) -> usize {
+    let mut common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !b.is_char_boundary(common) {
+        common -= 1;
+    }
+    common
+}
+
+/// The first section, in order, whose text changed between two system
+/// prompts, or that one of them has and the other has not.
+fn first_changed_section(
+    (before_text, before): (&str, &[(String, Range<usize>)]),
+    (now_text, now): (&str, &[(String, Range<usize>)]),
+) -> Option<String> {
+    for index in 0..before.len().max(now.len()) {
+        match (before.get(index), now.get(index)) {
+            (Some((old, old_range)), Some((new, new_range))) => {
+                if old != new {
+                    // `old` still renders later: `new` was added before
+                    // it; else `old` is gone.
+                    let moved = now.iter().any(|(name, _)| name == old);
+                    return Some(if moved { new.clone() } else { old.clone() });
+                }
+                if before_text.get(old_range.clone()) != now_text.get(new_range.clone()) {
+                    return Some(new.clone());
+                }
+            }
+            (None, Some((added, _))) => return Some(added.clone()),
+            (Some((removed, _)), None) => return Some(removed.clone()),
+            (None, None) => break,
+        }
+    }
+    None
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(2 * bytes.len()), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
+}
+
+/// A session's requests in one line: how many, the mean share of each
+/// request (after its session's first) that repeated the one before, and
+/// where the cache first broke.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Summary {
+    pub(crate) requests: u64,
+    /// Requests whose answer came in.
+    pub(crate) answered: u64,
+    /// Requests with a previous one in their session.
+    compared: u64,
+    byte_shares: f64,
+    /// `None` when tokens are not counted.
+    token_shares: Option<f64>,
+    first_break: Option<Break>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Break {
+    request: u64,
+    kind: &'static str,
+    section: Option<String>,
+}
+
+impl Summary {
+    fn add(&mut self, line: &TraceLine) {
+        self.compared += 1;
+        self.byte_shares += share(line.shared_prefix_bytes, line.bytes);
+        if let (Some(shared), Some(total)) = (line.shared_prefix_tokens, line.tokens) {
+            *self.token_shares.get_or_insert(0.0) += share(shared, total);
+        }
+        if self.first_break.is_none()
+            && let Some(kind) = line.prefix_broke_in
+        {
+            self.first_break = Some(Break {
+                request: line.request,
+                kind,
+                section: line.changed_section.clone(),
+            });
+        }
+    }
+
+    /// The mean share of bytes of the requests after their session's
+    /// first that the request before had sent; `None` before a second.
+    pub(crate) fn mean_cacheable_bytes(&self) -> Option<f64> {
+        (self.compared > 0).then(|| self.byte_shares / self.compared as f64)
+    }
+}
+
+fn share(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        1.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = if self.requests == 1 { "" } else { "s" };
+        write!(f, "session: {} request{plural}", self.requests)?;
+        let Some(bytes) = self.mean_cacheable_bytes() else {
+            return f.write_str(", none with a request before it to share a prefix with");
+        };
+        let compared = self.compared as f64;
+        write!(f, ", mean cacheable prefix {:.1}% of bytes", 100.0 * bytes)?;
+        if let Some(tokens) = self.token_shares {
+            write!(f, " and {:.1}% of tokens", 100.0 * tokens / compared)?;
+        }
+        match &self.first_break {
+            None => f.write_str(", the cache never broke"),
+            Some(Break {
+                request,
+                section: Some(section),
+                ..
+            }) => write!(
+                f,
+                ", first broken at request {request} by section `{section}` of the system prompt"
+            ),
+            Some(Break { request, kind, .. }) => {
+                let place = match *kind {
+                    "system_prompt" => "the system prompt",
+                    "tools" => "the tools",
+                    _ => "the messages",
+                };
+                write!(f, ", first broken at request {request} in {place}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request of session `s` whose system prompt is `sections` joined
+    /// by blank lines, with one tool and `messages` user messages.
+    fn observe(trace: &Trace, sections: &[(&str, &str)], messages: usize) -> TraceLine {
+        let mut system = String::new();
+        let mut spans = Vec::new();
+        for (name, text) in sections {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            spans.push((name.to_string(), system.len()..system.len() + text.len()));
+            system.push_str(text);
+        }
+        let tools = [Arc::new(ToolSchema::new(
+            "todo_write",
+            "Replaces the session's task list.",
+            serde_json::json!({"type": "object"}),
+        ))];
+        let messages: Vec<Message> = (0..messages)
+            .map(|n| Message::User {
+                text: format!("message {n}"),
+            })
+            .collect();
+        trace.observe(&TracedRequest {
+            session: "s",
+            agent: "coder",
+            step: 1,
+            model: "gpt-5",
+            system: &system,
+            sections: &|| spans.clone(),
+            tools: &tools,
+            messages: &messages,
+        })
+    }
+
+    const PERSONA: (&str, &str) = ("agent:persona", "You are a coding agent.");
+    const READ: (&str, &str) = ("tool:read", "Use read, not cat.");
+
+    #[test]
+    fn a_request_that_extends_the_last_shares_all_of_it() {
+        let trace = Trace::summary_only(Counting::Tokens { configured: None });
+        let first = observe(&trace, &[PERSONA, READ], 1);
+        assert_eq!(
+            (first.shared_prefix_bytes, first.prefix_broke_in),
+            (0, None)
+        );
+        let second = observe(&trace, &[PERSONA, READ], 3);
+        assert_eq!(second.shared_prefix_bytes, first.bytes);
+        assert_eq!(second.shared_prefix_tokens, first.tokens);
+        assert_eq!(second.prefix_broke_in, None);
+        assert_eq!(second.system_prompt_sha256, first.system_prompt_sha256);
+        assert_eq!(
+            first.system_prompt_sha256,
+            hex(&Sha256::digest(
+                b"You are a coding agent.\n\nUse read, not cat."
+            ))
+        );
+        assert!(second.bytes > first.bytes);
+        let (summary, problem) = trace.finish();
+        assert!(problem.is_none());
+        assert_eq!(summary.requests, 2);
+        assert_eq!(
+            summary.mean_cacheable_bytes(),
+            Some(first.bytes as f64 / second.bytes as f64)
+        );
+        assert!(
+            summary.to_string().ends_with("the cache never broke"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn a_prefix_broken_inside_the_system_prompt_names_the_section() {
+        let trace = Trace::summary_only(Counting::Tokens { configured: None });
+        let first = observe(&trace, &[PERSONA, READ, ("todo", "1. [ ] Parse")], 1);
+        let second = observe(&trace, &[PERSONA, READ, ("todo", "1. [x] Parse")], 2);
+        assert_eq!(second.prefix_broke_in, Some("system_prompt"));
+        assert_eq!(second.changed_section.as_deref(), Some("todo"));
+        assert_ne!(second.system_prompt_sha256, first.system_prompt_sha256);
+        assert_eq!(second.tools_sha256, first.tools_sha256);
+        // The persona, the read habit, their separators and `1. [`.
+        let shared = "You are a coding agent.\n\nUse read, not cat.\n\n1. [";
+        assert_eq!(second.shared_prefix_bytes, shared.len());
+        assert_eq!(
+            second.shared_prefix_tokens,
+            Some(Tokenizer::for_model("gpt-5").count(shared))
+        );
+        let (summary, _) = trace.finish();
+        assert!(
+            summary
+                .to_string()
+                .ends_with("first broken at request 2 by section `todo` of the system prompt"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn added_and_removed_sections_are_named() {
+        let trace = Trace::summary_only(Counting::Bytes);
+        observe(&trace, &[PERSONA, READ], 1);
+        let added = observe(
+            &trace,
+            &[PERSONA, ("tool:bash", "Check the marker."), READ],
+            1,
+        );
+        assert_eq!(added.changed_section.as_deref(), Some("tool:bash"));
+        let removed = observe(&trace, &[PERSONA, READ], 1);
+        assert_eq!(removed.changed_section.as_deref(), Some("tool:bash"));
+        let appended = observe(&trace, &[PERSONA, READ, ("todo", "x")], 1);
+        assert_eq!(appended.changed_section.as_deref(), Some("todo"));
+        assert_eq!(appended.tokens, None, "bytes only: nothing is counted");
+    }
+
+    #[test]
+    fn the_answer_brings_the_apis_cached_tokens() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("trace.jsonl");
+        let trace = Trace::to_file(&path, None)?;
+        observe(&trace, &[PERSONA], 1);
+        trace.answered(
+            "s",
+            1,
+            Some(Usage::new(40, 2).with_cached_prompt_tokens(32)),
+        );
+        // No answer: written at the end, without usage.
+        observe(&trace, &[PERSONA], 3);
+        let (summary, problem) = trace.finish();
+        assert!(problem.is_none());
+        assert_eq!((summary.requests, summary.answered), (2, 1));
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)?
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["api_cached_tokens"], 32);
+        assert_eq!(lines[0]["api_prompt_tokens"], 40);
+        assert_eq!(lines[1]["request"], 2);
+        assert_eq!(lines[1]["api_cached_tokens"], serde_json::Value::Null);
+        Ok(())
+    }
+
+    #[test]
+    fn common_prefixes_end_at_a_character_boundary() {
+        assert_eq!(common_prefix_len("abc", "abd"), 2);
+        assert_eq!(common_prefix_len("é", "è"), 0);
+        assert_eq!(common_prefix_len("aé", "aé!"), 3);
+        assert_eq!(common_prefix_len("", "x"), 0);
+    }
+}

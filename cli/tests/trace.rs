@@ -1,0 +1,372 @@
+//! `dsh run --trace`: the prefix-stability report of a session, and the
+//! summary every `dsh run` ends with.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use axum::routing::post;
+use common::{assert_status, command, stderr, stdout, workspace};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// Steps of the scripted session: each but the last replaces the todo
+/// list.
+const STEPS: usize = 20;
+
+/// The session's task, as a developer writes one: what fails, and how.
+/// With the example's 1.7k tokens before any message, it makes the first
+/// request about 1.9k tokens, against ~95 tokens of messages a step adds
+/// (a `todo_write` call and its result, as canonical JSON).
+const TASK: &str = "The parser rejects a config whose persona contains a heredoc. \
+    Running `cargo test -p dsh-cli --test check` fails with:\n\n\
+    ---- malformed_reference_behind_escapes stdout ----\n\
+    thread 'malformed_reference_behind_escapes' panicked at cli/tests/check.rs:58:5:\n\
+    expected `[cli/tests/fixtures/malformed-reference.toml:9:41]` in the diagnostic, \
+    found `[cli/tests/fixtures/malformed-reference.toml:9:37]`\n\n\
+    Find why the column is off by four, fix it without changing what the diagnostic says, \
+    and make the test pass. Plan the work as a todo list and keep it current as you go.";
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write a test file");
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("the file was written")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object a line"))
+        .collect()
+}
+
+/// The coding-agent example, its persona and tools as they are, answered
+/// by `answers.toml` as model `gpt-5`.
+fn coding_agent_scripted(dir: &Path) -> String {
+    let example = std::fs::read_to_string(workspace().join("examples/coding-agent/dsh.toml"))
+        .expect("the example");
+    let start = example.find("[adapter.openai]").expect("an openai table");
+    let end = start + example[start..].find("\n\n").expect("the table's end");
+    let deployment = format!(
+        "{}[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"gpt-5\"{}",
+        &example[..start],
+        &example[end..]
+    );
+    let path = dir.join("dsh.toml");
+    write(&path, &deployment);
+    path.display().to_string()
+}
+
+/// A 20-step session whose todo list changes at every step keeps its
+/// system prompt and tools byte for byte, so each request after the first
+/// starts with all of the one before: at least 95 % of it, in bytes and in
+/// tokens, is a prefix a cache can serve. (The share is the request before
+/// over that plus one step's messages, so it is lowest at request 2.)
+#[test]
+fn a_changing_todo_list_keeps_the_prefix_stable() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut answers = String::new();
+    for step in 1..STEPS {
+        let status = if step % 2 == 0 {
+            "in_progress"
+        } else {
+            "pending"
+        };
+        answers.push_str(&format!(
+            "[[answers]]\n[[answers.tool_calls]]\nid = \"t{step}\"\nname = \"todo_write\"\n\
+             arguments = {{ todos = [{{ content = \"Step {step}\", status = \"{status}\" }}] }}\n"
+        ));
+    }
+    answers.push_str("[[answers]]\ntext = \"Done.\"\n");
+    write(&dir.path().join("answers.toml"), &answers);
+    let config = coding_agent_scripted(dir.path());
+    let cwd = dir.path().display().to_string();
+    let (trace, recorded) = (
+        dir.path().join("trace.jsonl"),
+        dir.path().join("requests.jsonl"),
+    );
+    let output = command(&[
+        "run",
+        "--config",
+        &config,
+        "--cwd",
+        &cwd,
+        "-p",
+        TASK,
+        "--trace",
+        &trace.display().to_string(),
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "Done.\n");
+
+    // The todo list did change at every step: each result is another list.
+    let requests = lines(&recorded);
+    assert_eq!(requests.len(), STEPS);
+    let results: Vec<&str> = requests[STEPS - 1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["text"].as_str().expect("a result"))
+        .collect();
+    assert_eq!(results.len(), STEPS - 1);
+    for (step, result) in results.iter().enumerate() {
+        assert!(result.ends_with(&format!("Step {}", step + 1)), "{result}");
+    }
+
+    let trace = lines(&trace);
+    assert_eq!(trace.len(), STEPS);
+    // The system prompt is exactly what `dsh prompt` prints, at every step.
+    let printed = command(&["prompt", "--config", &config, "--cwd", &cwd])
+        .output()
+        .expect("dsh prompt runs");
+    assert_status(&printed, 0);
+    let system: String = Sha256::digest(&printed.stdout)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    for (index, line) in trace.iter().enumerate() {
+        assert_eq!(line["request"], index + 1);
+        assert_eq!(line["step"], index + 1);
+        assert_eq!(line["tokenizer"], "o200k_base");
+        assert_eq!(
+            line["system_prompt_sha256"],
+            system.as_str(),
+            "request {}",
+            index + 1
+        );
+        assert_eq!(
+            line["tools_sha256"],
+            trace[0]["tools_sha256"],
+            "request {}",
+            index + 1
+        );
+        assert_eq!(line["prefix_broke_in"], Value::Null, "{line}");
+        assert_eq!(
+            line["api_cached_tokens"],
+            Value::Null,
+            "a script reports no usage"
+        );
+    }
+    let count = |line: &Value, key: &str| line[key].as_u64().expect("a count") as f64;
+    for pair in trace.windows(2) {
+        let (before, now) = (&pair[0], &pair[1]);
+        // All of the request before, and nothing else, is the prefix.
+        assert_eq!(now["shared_prefix_bytes"], before["bytes"]);
+        assert_eq!(now["shared_prefix_tokens"], before["tokens"]);
+        for (shared, total) in [
+            ("shared_prefix_bytes", "bytes"),
+            ("shared_prefix_tokens", "tokens"),
+        ] {
+            let ratio = count(now, shared) / count(now, total);
+            assert!(
+                ratio >= 0.95,
+                "request {}: {shared} {ratio:.3}",
+                now["request"]
+            );
+        }
+    }
+
+    let stderr = stderr(&output);
+    let summary = stderr.lines().last().expect("a summary");
+    assert!(
+        summary.starts_with("session: 20 requests, mean cacheable prefix 9"),
+        "{stderr}"
+    );
+    assert!(summary.ends_with(", the cache never broke"), "{summary}");
+}
+
+/// The local server: answers each request with a completion whose usage
+/// says how much of the prompt its cache served.
+#[derive(Default)]
+struct Server {
+    requests: usize,
+}
+
+async fn chat_completions(
+    State(server): State<Arc<Mutex<Server>>>,
+    Json(_request): Json<Value>,
+) -> Json<Value> {
+    let mut server = server.lock().expect("server state");
+    server.requests += 1;
+    let (message, prompt, cached) = if server.requests == 1 {
+        let call = json!({
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "bash", "arguments": json!({"command": "true"}).to_string()},
+        });
+        (
+            json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+            900,
+            0,
+        )
+    } else {
+        (json!({"role": "assistant", "content": "Done."}), 960, 896)
+    };
+    Json(json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": 5,
+            "total_tokens": prompt + 5,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
+    }))
+}
+
+/// Starts the server on a free port of 127.0.0.1, in a thread of its own.
+fn start_server() -> String {
+    let state = Arc::new(Mutex::new(Server::default()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let address = listener.local_addr().expect("an address");
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .with_state(state);
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
+            axum::serve(listener, app).await.expect("the server runs");
+        });
+    });
+    format!("http://{address}/v1")
+}
+
+/// The API's cached tokens are recorded beside the prediction, request
+/// by request.
+#[test]
+fn the_apis_cached_tokens_are_recorded_beside_the_prediction() {
+    let base_url = start_server();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = dir.path().join("dsh.toml");
+    write(
+        &config,
+        &format!(
+            "[adapter.openai]\nbase_url = {base_url:?}\nmodel = \"gpt-4o\"\n\
+             [[agents]]\nid = \"runner\"\ntools = [\"bash\"]\npersona = \"You are a test agent.\"\n"
+        ),
+    );
+    let trace = dir.path().join("trace.jsonl");
+    let output = command(&[
+        "run",
+        "--config",
+        &config.display().to_string(),
+        "--cwd",
+        &dir.path().display().to_string(),
+        "-p",
+        "Run it.",
+        "--trace",
+        &trace.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    assert_status(&output, 0);
+    let trace = lines(&trace);
+    assert_eq!(trace.len(), 2);
+    assert_eq!(
+        (
+            &trace[0]["api_prompt_tokens"],
+            &trace[0]["api_cached_tokens"]
+        ),
+        (&json!(900), &json!(0))
+    );
+    assert_eq!(
+        (
+            &trace[1]["api_prompt_tokens"],
+            &trace[1]["api_cached_tokens"]
+        ),
+        (&json!(960), &json!(896))
+    );
+    assert_eq!(trace[1]["shared_prefix_tokens"], trace[0]["tokens"]);
+    assert!(
+        trace[1]["shared_prefix_tokens"].as_u64() > Some(0),
+        "{}",
+        trace[1]
+    );
+}
+
+/// Without `--trace`, the summary still says how much was cacheable, in
+/// bytes: no tokenizer runs.
+#[test]
+fn every_session_ends_with_a_summary() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+    );
+    let config = dir.path().join("dsh.toml");
+    write(
+        &config,
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+         [[agents]]\nid = \"runner\"\ntools = [\"read\"]\npersona = \"You are a test agent.\"\n",
+    );
+    let output = command(&["run", "--config", &config.display().to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(b"first\nsecond\n")?;
+            drop(stdin);
+            child.wait_with_output()
+        })
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    let stderr = stderr(&output);
+    let summary = stderr.lines().last().expect("a summary");
+    assert!(
+        summary.starts_with("session: 2 requests, mean cacheable prefix "),
+        "{summary}"
+    );
+    assert!(!summary.contains("tokens"), "{summary}");
+    assert!(
+        summary.ends_with(" of bytes, the cache never broke"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn an_unwritable_trace_is_one_problem_before_any_request() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"hi\"\n",
+    );
+    let config = dir.path().join("dsh.toml");
+    write(
+        &config,
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+         [[agents]]\nid = \"runner\"\npersona = \"You are a test agent.\"\n",
+    );
+    let missing = dir.path().join("no such dir").join("trace.jsonl");
+    let output = command(&[
+        "run",
+        "--config",
+        &config.display().to_string(),
+        "-p",
+        "hi",
+        "--trace",
+        &missing.display().to_string(),
+    ])
+    .output()
+    .expect("dsh runs");
+    assert_status(&output, 1);
+    assert_eq!(stdout(&output), "");
+    let stderr = stderr(&output);
+    assert!(stderr.starts_with("error: cannot create `"), "{stderr}");
+    assert!(stderr.contains("to write the trace"), "{stderr}");
+}
