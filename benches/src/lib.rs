@@ -9,6 +9,8 @@
 //!   (`PARSE_RESULTS.md`);
 //! - `install_static`: `SystemPrompt::new()` installing the 1,000 sections
 //!   of `fixtures/thousand-sections`;
+//! - `tokens`: counting the tokens of W1's and W2's rendered prompts and
+//!   tool schemas, beside assembling them (`BENCHMARKS.md`);
 //! - `build-bench/run.sh`: the build time of the macros against plain
 //!   items and bare `inventory::submit!` (`BUILD_RESULTS.md`).
 //!

@@ -1,0 +1,191 @@
+//! Counting the tokens of the W1 and W2 workloads' rendered prompts and
+//! tool schemas, as `dsh prompt --format explain` and `dsh check` do,
+//! beside assembling and rendering the same prompt.
+//!
+//! ```text
+//! cargo bench -p dsh-benches --bench tokens
+//! ```
+//!
+//! Group `tokens`, ids `<what>/<workload>`:
+//!
+//! - `assemble_render`: `assemble` + `render_prompt`, what every step
+//!   pays (the `dsh` figure of the `assemble` bench), for the ratio;
+//! - `system_prompt`: `Tokenizer::count_ranges` over the rendered prompt
+//!   and its sections' ranges — the prompt encoded once, each token
+//!   attributed to its section;
+//! - `system_prompt_whole`: `Tokenizer::count` of the same text, without
+//!   the attribution, for what the attribution costs;
+//! - `tool_schemas`: each tool schema's compact JSON, serialized and
+//!   counted, as the CLI's `PromptTokens` does;
+//! - `o200k_base_build` (workload-free): building the BPE from the ranks
+//!   the crate ships, which a process pays once, on its first count.
+//!
+//! The tokenizer is the one `gpt-5` selects, `o200k_base`. Workloads are
+//! read as the `assemble` bench reads them (`../shared/bench`, or
+//! `$DSH_BENCH_DIR`).
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dsh_agent_loop::Tokenizer;
+use dsh_system_prompt::{
+    AssembleContext, PromptAssembly, PromptSection, Registration, SystemPrompt, ToolSchema,
+    render_prompt, render_prompt_with_spans,
+};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Workload {
+    sections: Vec<Section>,
+    variables: BTreeMap<String, String>,
+    tools: Vec<ToolSchema>,
+}
+
+#[derive(Deserialize)]
+struct Section {
+    name: String,
+    order: i32,
+    text: String,
+}
+
+fn bench_dir() -> PathBuf {
+    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/bench"));
+    if beside.join("W1.json").is_file() {
+        return beside;
+    }
+    match std::env::var_os("DSH_BENCH_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => panic!(
+            "no workloads in {} and DSH_BENCH_DIR is not set",
+            beside.display()
+        ),
+    }
+}
+
+/// A registry holding the workload: its sections (`{{name}}` written as
+/// `<<name>>`), one provider per variable, one tool provider.
+struct Registry {
+    prompt: SystemPrompt,
+    _registrations: Vec<Registration>,
+}
+
+impl Registry {
+    fn load(name: &str) -> Self {
+        let path = bench_dir().join(format!("{name}.json"));
+        let json = std::fs::read_to_string(&path)
+            .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
+        let workload: Workload = serde_json::from_str(&json)
+            .unwrap_or_else(|error| panic!("parsing {}: {error}", path.display()));
+        let prompt = SystemPrompt::empty();
+        let mut registrations = Vec::new();
+        for section in &workload.sections {
+            // The workloads' references are `{{name}}` with no spaces, and
+            // no text has `<<` of its own (the `assemble` bench checks).
+            let text = section.text.replace("{{", "<<").replace("}}", ">>");
+            let section = PromptSection::new(section.name.clone(), section.order, text);
+            registrations.push(prompt.section(section).expect("register section"));
+        }
+        for (name, value) in &workload.variables {
+            let value = value.clone();
+            registrations.push(
+                prompt
+                    .variable(name.clone(), move |_| Some(value.clone()))
+                    .expect("register variable"),
+            );
+        }
+        let tools: Vec<Arc<ToolSchema>> = workload.tools.into_iter().map(Arc::new).collect();
+        registrations.push(
+            prompt
+                .tools(move |_| tools.clone())
+                .expect("register tools"),
+        );
+        Self {
+            prompt,
+            _registrations: registrations,
+        }
+    }
+
+    fn assemble(&self) -> PromptAssembly {
+        self.prompt.assemble(&AssembleContext::default())
+    }
+}
+
+fn count_tool_schemas(tokenizer: Tokenizer, tools: &[Arc<ToolSchema>]) -> usize {
+    tools
+        .iter()
+        .map(|tool| tokenizer.count(&serde_json::to_string(&**tool).expect("JSON")))
+        .sum()
+}
+
+#[allow(clippy::print_stdout, reason = "the bench reports what it counts")]
+fn tokens(c: &mut Criterion) {
+    let tokenizer = Tokenizer::for_model("gpt-5");
+    let mut group = c.benchmark_group("tokens");
+    for name in ["W1", "W2"] {
+        let registry = Registry::load(name);
+        let assembly = registry.assemble();
+        let prompt = render_prompt_with_spans(&assembly).expect("render");
+        let ranges: Vec<_> = prompt
+            .sections
+            .iter()
+            .map(|section| section.range.clone())
+            .collect();
+        // Once, outside timing: the counts, and that the parts add up.
+        let counts = tokenizer.count_ranges(&prompt.text, &ranges);
+        assert_eq!(counts.total, tokenizer.count(&prompt.text));
+        let schemas = count_tool_schemas(tokenizer, &assembly.tools);
+        let schema_bytes: usize = assembly
+            .tools
+            .iter()
+            .map(|tool| serde_json::to_string(&**tool).expect("JSON").len())
+            .sum();
+        println!(
+            "{name}: system prompt {} bytes, {} tokens in {} sections; {} tool schemas {schema_bytes} bytes, {schemas} tokens",
+            prompt.text.len(),
+            counts.total,
+            ranges.len(),
+            assembly.tools.len(),
+        );
+
+        group.throughput(Throughput::Bytes(prompt.text.len() as u64));
+        group.bench_function(format!("assemble_render/{name}"), |b| {
+            b.iter(|| render_prompt(&registry.assemble()).expect("render"))
+        });
+        group.bench_function(format!("system_prompt/{name}"), |b| {
+            b.iter(|| tokenizer.count_ranges(black_box(&prompt.text), black_box(&ranges)))
+        });
+        group.bench_function(format!("system_prompt_whole/{name}"), |b| {
+            b.iter(|| tokenizer.count(black_box(&prompt.text)))
+        });
+        group.throughput(Throughput::Bytes(schema_bytes as u64));
+        group.bench_function(format!("tool_schemas/{name}"), |b| {
+            b.iter(|| count_tool_schemas(tokenizer, black_box(&assembly.tools)))
+        });
+    }
+    group.finish();
+
+    let mut build = c.benchmark_group("tokens_build");
+    build.sample_size(10);
+    build.bench_function("o200k_base_build", |b| {
+        b.iter(|| tiktoken_rs::o200k_base().expect("the shipped ranks build"))
+    });
+    build.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5))
+        .warm_up_time(Duration::from_secs(1))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = tokens
+}
+criterion_main!(benches);
