@@ -27,24 +27,18 @@ use std::sync::Arc;
 
 use dsh_agent_loop::Message;
 use dsh_system_prompt::ToolSchema;
+use serde::Serialize;
 
-/// Which of the three kinds of part a part is; ordered as they are sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Which of the three kinds of part a part is; ordered as they are sent,
+/// and serialized as a trace names where a prefix broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub(crate) enum PartKind {
+    #[serde(rename = "system_prompt")]
     SystemPrompt,
+    #[serde(rename = "tools")]
     Tool,
+    #[serde(rename = "messages")]
     Message,
-}
-
-impl PartKind {
-    /// The name a trace gives it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::SystemPrompt => "system_prompt",
-            Self::Tool => "tools",
-            Self::Message => "messages",
-        }
-    }
 }
 
 /// One part of a canonical request.

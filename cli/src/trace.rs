@@ -103,7 +103,7 @@ pub(crate) struct TraceLine {
     pub(crate) tokens: Option<usize>,
     pub(crate) shared_prefix_bytes: usize,
     pub(crate) shared_prefix_tokens: Option<usize>,
-    pub(crate) prefix_broke_in: Option<&'static str>,
+    pub(crate) prefix_broke_in: Option<PartKind>,
     pub(crate) changed_section: Option<String>,
     pub(crate) api_prompt_tokens: Option<u64>,
     pub(crate) api_cached_tokens: Option<u64>,
@@ -119,7 +119,6 @@ pub(crate) struct Trace {
 
 #[derive(Default)]
 struct State {
-    requests: u64,
     /// Each session's last request.
     last: HashMap<String, LastRequest>,
     /// Each session's request whose answer is not in yet.
@@ -214,8 +213,8 @@ impl Trace {
         if let Some(waiting) = state.pending.remove(request.session) {
             self.write(state, &waiting);
         }
-        state.requests += 1;
-        let number = state.requests;
+        state.summary.requests += 1;
+        let number = state.summary.requests;
         let last = state.last.get(request.session);
 
         let parts = canonical_request::parts(request.system, request.tools, request.messages);
@@ -274,7 +273,7 @@ impl Trace {
             tokens: tokenizer.map(|_| tokens),
             shared_prefix_bytes: shared.bytes,
             shared_prefix_tokens: tokenizer.map(|_| shared.tokens),
-            prefix_broke_in: shared.broke_at.map(|(_, kind)| kind.name()),
+            prefix_broke_in: shared.broke_at.map(|(_, kind)| kind),
             changed_section,
             api_prompt_tokens: None,
             api_cached_tokens: None,
@@ -282,7 +281,6 @@ impl Trace {
         if compared {
             state.summary.add(&line);
         }
-        state.summary.requests += 1;
         state
             .last
             .insert(request.session.to_owned(), LastRequest { parts, sections });
@@ -449,7 +447,7 @@ pub(crate) struct Summary {
 #[derive(Debug, Clone, PartialEq)]
 struct Break {
     request: u64,
-    kind: &'static str,
+    kind: PartKind,
     section: Option<String>,
 }
 
@@ -509,10 +507,10 @@ impl fmt::Display for Summary {
                 ", first broken at request {request} by section `{section}` of the system prompt"
             ),
             Some(Break { request, kind, .. }) => {
-                let place = match *kind {
-                    "system_prompt" => "the system prompt",
-                    "tools" => "the tools",
-                    _ => "the messages",
+                let place = match kind {
+                    PartKind::SystemPrompt => "the system prompt",
+                    PartKind::Tool => "the tools",
+                    PartKind::Message => "the messages",
                 };
                 write!(f, ", first broken at request {request} in {place}")
             }
@@ -599,7 +597,7 @@ mod tests {
         let trace = Trace::summary_only(Counting::Tokens { configured: None });
         let first = observe(&trace, &[PERSONA, READ, ("todo", "1. [ ] Parse")], 1);
         let second = observe(&trace, &[PERSONA, READ, ("todo", "1. [x] Parse")], 2);
-        assert_eq!(second.prefix_broke_in, Some("system_prompt"));
+        assert_eq!(second.prefix_broke_in, Some(PartKind::SystemPrompt));
         assert_eq!(second.changed_section.as_deref(), Some("todo"));
         assert_ne!(second.system_prompt_sha256, first.system_prompt_sha256);
         assert_eq!(second.tools_sha256, first.tools_sha256);
@@ -634,6 +632,43 @@ mod tests {
         let appended = observe(&trace, &[PERSONA, READ, ("todo", "x")], 1);
         assert_eq!(appended.changed_section.as_deref(), Some("todo"));
         assert_eq!(appended.tokens, None, "bytes only: nothing is counted");
+    }
+
+    #[test]
+    fn a_changed_tool_breaks_the_prefix_in_the_tools() {
+        let trace = Trace::summary_only(Counting::Bytes);
+        let request = |description: &str| {
+            let tools = [Arc::new(ToolSchema::new(
+                "read",
+                description,
+                serde_json::json!({"type": "object"}),
+            ))];
+            trace.observe(&TracedRequest {
+                session: "s",
+                agent: "coder",
+                step: 1,
+                model: "m",
+                system: "You are terse.",
+                sections: &|| vec![("agent:persona".to_owned(), 0..14)],
+                tools: &tools,
+                messages: &[],
+            })
+        };
+        let first = request("Reads a file.");
+        let second = request("Reads a text file.");
+        assert_eq!(second.prefix_broke_in, Some(PartKind::Tool));
+        assert_eq!(second.changed_section, None);
+        assert_eq!(second.system_prompt_sha256, first.system_prompt_sha256);
+        assert_ne!(second.tools_sha256, first.tools_sha256);
+        let line = serde_json::to_value(&second).unwrap_or_default();
+        assert_eq!(line["prefix_broke_in"], "tools");
+        let (summary, _) = trace.finish();
+        assert!(
+            summary
+                .to_string()
+                .ends_with("first broken at request 2 in the tools"),
+            "{summary}"
+        );
     }
 
     #[test]
