@@ -17,18 +17,77 @@ use sha2::{Digest, Sha256};
 /// list.
 const STEPS: usize = 20;
 
-/// The session's task, as a developer writes one: what fails, and how.
-/// With the example's 1.7k tokens before any message, it makes the first
-/// request about 1.9k tokens, against ~95 tokens of messages a step adds
-/// (a `todo_write` call and its result, as canonical JSON).
-const TASK: &str = "The parser rejects a config whose persona contains a heredoc. \
-    Running `cargo test -p dsh-cli --test check` fails with:\n\n\
-    ---- malformed_reference_behind_escapes stdout ----\n\
-    thread 'malformed_reference_behind_escapes' panicked at cli/tests/check.rs:58:5:\n\
-    expected `[cli/tests/fixtures/malformed-reference.toml:9:41]` in the diagnostic, \
-    found `[cli/tests/fixtures/malformed-reference.toml:9:37]`\n\n\
-    Find why the column is off by four, fix it without changing what the diagnostic says, \
-    and make the test pass. Plan the work as a todo list and keep it current as you go.";
+/// The session's task, as a developer writes one: what fails, with the
+/// test run's output pasted in.
+///
+/// Request 2 shares the least: the first request, B, over B plus one
+/// step's messages, s. With the example's 1.7k tokens before any message,
+/// this task makes B about 2.5k tokens, so the share stays at least 95 %
+/// while s is at most B / 19, ~130 tokens: a `todo_write` call and its
+/// result as canonical JSON are ~95, which leaves ~35 a step for anything
+/// else a step appends (a runtime-context snapshot).
+fn task() -> String {
+    let passed = [
+        "good_deployments_pass",
+        "unknown_variable",
+        "a_non_ascii_persona_points_at_the_right_columns",
+        "cwd_without_a_working_directory",
+        "unknown_key",
+        "type_error",
+        "unknown_tool",
+        "a_missing_file_is_one_line",
+        "every_problem_is_reported",
+        "unknown_subagent_provider",
+        "a_child_table_needs_the_spawn_provider",
+        "a_childs_persona_is_checked",
+        "a_childs_persona_that_renders_passes",
+        "an_unlisted_childs_persona_is_checked",
+        "a_childs_provider_is_private_to_its_instance",
+        "the_summary_counts_the_children_checked",
+    ];
+    let mut log = String::from("running 17 tests\n");
+    for name in passed {
+        log.push_str(&format!("test {name} ... ok\n"));
+    }
+    log.push_str(
+        "test malformed_reference_behind_escapes ... FAILED\n\n\
+         failures:\n\n\
+         ---- malformed_reference_behind_escapes stdout ----\n\n\
+         thread 'malformed_reference_behind_escapes' panicked at cli/tests/check.rs:58:5:\n\
+         expected `[cli/tests/fixtures/malformed-reference.toml:9:41]` in:\n\
+         \u{20}\u{20}× malformed reference `<< model >>` in the persona of agent `escapes`\n\
+         \u{20}  ╭─[cli/tests/fixtures/malformed-reference.toml:9:37]\n\
+         \u{20}8 │ id = \"escapes\"\n\
+         \u{20}9 │ persona = \"Tab:\\t, caf\\u00e9, then << model >> and cat \\\\<<EOF\"\n\
+         \u{20}  ·                                     ─────┬─────\n\
+         \u{20}  ·                                          ╰── malformed reference\n\
+         \u{20}  ╰────\n\
+         \u{20} help: did you mean `<<model>>`? Write `\\<<` for a literal `<<`\n\n\
+         stack backtrace:\n\
+         \u{20}  0: __rustc::rust_begin_unwind\n\
+         \u{20}            at /rustc/library/std/src/panicking.rs:689:5\n\
+         \u{20}  1: core::panicking::panic_fmt\n\
+         \u{20}            at /rustc/library/core/src/panicking.rs:80:14\n\
+         \u{20}  2: check::assert_contains\n\
+         \u{20}            at ./tests/check.rs:20:9\n\
+         \u{20}  3: check::malformed_reference_behind_escapes\n\
+         \u{20}            at ./tests/check.rs:58:5\n\
+         \u{20}  4: check::malformed_reference_behind_escapes::{{closure}}\n\
+         \u{20}            at ./tests/check.rs:54:40\n\
+         \u{20}  5: core::ops::function::FnOnce::call_once\n\
+         \u{20}            at /rustc/library/core/src/ops/function.rs:250:5\n\
+         note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n\n\
+         failures:\n    malformed_reference_behind_escapes\n\n\
+         test result: FAILED. 16 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.61s\n\n\
+         error: test failed, to rerun pass `-p dsh-cli --test check`\n",
+    );
+    format!(
+        "The check's diagnostic points four columns too far left when a persona has escapes \
+         before the reference. `cargo test -p dsh-cli --test check` fails:\n\n```\n{log}```\n\n\
+         Find why the column is off, fix it without changing what the diagnostic says, and \
+         make the test pass. Plan the work as a todo list and keep it current as you go."
+    )
+}
 
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write a test file");
@@ -94,7 +153,7 @@ fn a_changing_todo_list_keeps_the_prefix_stable() {
         "--cwd",
         &cwd,
         "-p",
-        TASK,
+        &task(),
         "--trace",
         &trace.display().to_string(),
         "--record-requests",
