@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use dsh_prompt_template::{ESCAPE_HINT, ParseErrors, Position};
 
-use crate::Owner;
+use crate::{Owner, PartKind};
 
 /// A boxed error, as change listeners return it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -17,6 +17,14 @@ pub enum RegistryError {
     /// A section of that name is already registered.
     #[error("section `{name}` is already registered by {existing}; section names are unique")]
     DuplicateSection {
+        /// The name registered twice.
+        name: String,
+        /// Who registered it first.
+        existing: Owner,
+    },
+    /// A runtime context of that name is already registered.
+    #[error("context `{name}` is already registered by {existing}; context names are unique")]
+    DuplicateContext {
         /// The name registered twice.
         name: String,
         /// Who registered it first.
@@ -63,9 +71,11 @@ pub enum RegistryError {
         /// The rejected name.
         name: String,
     },
-    /// A fixed section text with malformed template syntax.
-    #[error("section `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+    /// A fixed section (or context) text with malformed template syntax.
+    #[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
     Template {
+        /// Section or context.
+        kind: PartKind,
         /// The section.
         section: String,
         /// Who contributed it.
@@ -113,11 +123,13 @@ fn owned_by(owner: &Option<Owner>) -> String {
 pub enum RenderError {
     /// A reference to a variable that is not registered.
     #[error(
-        "section `{section}` ({owner}) references unknown variable `<<{reference}>>` at {position}; {}{}",
+        "{kind} `{section}` ({owner}) references unknown variable `<<{reference}>>` at {position}; {}{}",
         registered_list(.registered),
         did_you_mean(.suggestion)
     )]
     UnknownVariable {
+        /// Section or context.
+        kind: PartKind,
         /// The section whose text holds the reference.
         section: String,
         /// Who contributed the section.
@@ -136,11 +148,13 @@ pub enum RenderError {
     /// A reference to a registered variable that has no value for this
     /// assembly.
     #[error(
-        "section `{section}` ({owner}) references `<<{reference}>>` at {position}, \
+        "{kind} `{section}` ({owner}) references `<<{reference}>>` at {position}, \
          but variable `{reference}` has no value for this assembly{}",
         registered_by(.variable_owner)
     )]
     ValuelessVariable {
+        /// Section or context.
+        kind: PartKind,
         /// The section whose text holds the reference.
         section: String,
         /// Who contributed the section.
@@ -155,8 +169,10 @@ pub enum RenderError {
         variable_owner: Option<Owner>,
     },
     /// A section's text has malformed template syntax.
-    #[error("section `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+    #[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
     Template {
+        /// Section or context.
+        kind: PartKind,
         /// The section.
         section: String,
         /// Who contributed it.

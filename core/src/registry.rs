@@ -21,7 +21,7 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
 use crate::{
-    AssembleContext, BoxError, Owner, PromptAssembly, PromptSection, RegistryError, Text,
+    AssembleContext, BoxError, Owner, PartKind, PromptAssembly, PromptSection, RegistryError, Text,
     ToolSchema,
 };
 use state::{State, VariableEntry, section_entry};
@@ -87,7 +87,11 @@ impl SystemPrompt {
     /// error names both declarations), or when a static text is malformed.
     pub fn new() -> Result<Self, RegistryError> {
         let prompt = Self::empty();
-        prompt.install_static(crate::statics::sections(), crate::statics::variables())?;
+        prompt.install_static(
+            crate::statics::sections(),
+            crate::statics::contexts(),
+            crate::statics::variables(),
+        )?;
         Ok(prompt)
     }
 
@@ -136,8 +140,41 @@ impl SystemPrompt {
             name: section.name.to_string(),
         };
         self.register(contribution, |state| {
-            state.check_section(&section)?;
-            state.sections.push(section_entry(id, section, owner)?);
+            state.check_part(PartKind::Section, &section)?;
+            state
+                .sections
+                .push(section_entry(id, PartKind::Section, section, owner)?);
+            Ok(())
+        })?;
+        Ok(self.handle(id))
+    }
+
+    /// Registers a runtime context: a part declared like a section (name,
+    /// order, fixed or provided text, optional tool binding; the same
+    /// `<<name>>` grammar and errors), which is **not** part of the system
+    /// prompt. [`render_context`](crate::render_context) renders an
+    /// assembly's contexts, and the agent loop sends that snapshot as a
+    /// message at the conversation's tail when it changes — so what
+    /// changes from step to step (a todo list, the file open in an editor)
+    /// leaves the system prompt, and the provider's prompt cache, alone.
+    ///
+    /// Context names are unique among contexts (a section may share one).
+    #[track_caller]
+    pub fn context(&self, context: PromptSection) -> Result<Registration, RegistryError> {
+        let location = Location::caller();
+        let owner = context
+            .owner
+            .clone()
+            .unwrap_or_else(|| Owner::at(location, context.name.clone()));
+        let id = self.next_id();
+        let contribution = Contribution::Context {
+            name: context.name.to_string(),
+        };
+        self.register(contribution, |state| {
+            state.check_part(PartKind::Context, &context)?;
+            state
+                .contexts
+                .push(section_entry(id, PartKind::Context, context, owner)?);
             Ok(())
         })?;
         Ok(self.handle(id))
@@ -246,9 +283,11 @@ impl SystemPrompt {
     pub(crate) fn install_static(
         &self,
         sections: Vec<crate::statics::StaticSectionEntry>,
+        contexts: Vec<crate::statics::StaticSectionEntry>,
         variables: Vec<crate::statics::StaticVariableEntry>,
     ) -> Result<(), RegistryError> {
         crate::statics::check_unique("section", sections.iter().map(|s| (&s.name, &s.owner)))?;
+        crate::statics::check_unique("context", contexts.iter().map(|s| (&s.name, &s.owner)))?;
         crate::statics::check_unique("variable", variables.iter().map(|v| (v.name, &v.owner)))?;
         let _writer = self.inner.write.lock();
         let current = self.inner.state.load_full();
@@ -256,14 +295,16 @@ impl SystemPrompt {
         // The statics are already known to be distinct among themselves:
         // check each only against what was registered before, so installing
         // n statics stays O(n log n), not O(n²).
-        for section in sections {
-            let prompt_section = section.prompt_section();
-            current.check_section(&prompt_section)?;
-            next.sections.push(section_entry(
-                self.next_id(),
-                prompt_section,
-                section.owner,
-            )?);
+        for (kind, parts) in [(PartKind::Section, sections), (PartKind::Context, contexts)] {
+            for part in parts {
+                let prompt_section = part.prompt_section();
+                current.check_part(kind, &prompt_section)?;
+                let entry = section_entry(self.next_id(), kind, prompt_section, part.owner)?;
+                match kind {
+                    PartKind::Section => next.sections.push(entry),
+                    PartKind::Context => next.contexts.push(entry),
+                }
+            }
         }
         for variable in variables {
             current.check_variable(variable.name)?;

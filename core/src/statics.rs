@@ -65,7 +65,13 @@ pub struct StaticVariable {
     pub owner: StaticOwner,
 }
 
+/// A `#[prompt_context]` item: a runtime context, declared like a section.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct StaticContext(pub StaticSection);
+
 inventory::collect!(StaticSection);
+inventory::collect!(StaticContext);
 inventory::collect!(StaticVariable);
 
 pub(crate) struct StaticSectionEntry {
@@ -137,6 +143,14 @@ pub(crate) fn sections() -> Vec<StaticSectionEntry> {
     sections
         .sort_unstable_by(|a: &StaticSectionEntry, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
     sections
+}
+
+/// Every linked static runtime context (few: no presorting).
+pub(crate) fn contexts() -> Vec<StaticSectionEntry> {
+    inventory::iter::<StaticContext>
+        .into_iter()
+        .map(|context| static_section_entry(&context.0))
+        .collect()
 }
 
 pub(crate) fn variables() -> Vec<StaticVariableEntry> {
@@ -264,6 +278,7 @@ mod tests {
                     static_section("tool:x", 2, "dsh-tool-fs"),
                 ],
                 Vec::new(),
+                Vec::new(),
             )
             .unwrap_err();
         assert!(
@@ -291,8 +306,41 @@ mod tests {
                     static_section("z", -1, "z"),
                 ],
                 Vec::new(),
+                Vec::new(),
             )
             .unwrap();
         assert_eq!(prompt.section_names(), ["z", "b", "c", "a"]);
+    }
+
+    #[test]
+    fn a_context_and_a_section_may_share_a_name_but_two_contexts_may_not() {
+        let prompt = SystemPrompt::empty();
+        prompt
+            .install_static(
+                vec![static_section("todo", 1, "a")],
+                vec![static_section("todo", 1, "b")],
+                Vec::new(),
+            )
+            .unwrap();
+        let err = SystemPrompt::empty()
+            .install_static(
+                Vec::new(),
+                vec![
+                    static_section("todo", 1, "a"),
+                    static_section("todo", 2, "b"),
+                ],
+                Vec::new(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RegistryError::DuplicateStatic {
+                    kind: "context",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
     }
 }

@@ -189,6 +189,7 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
         .unwrap();
     let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
     let RenderError::UnknownVariable {
+        kind,
         section,
         reference,
         position,
@@ -200,6 +201,7 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     else {
         panic!("expected UnknownVariable, got {err:?}");
     };
+    assert_eq!(*kind, dsh_system_prompt::PartKind::Section);
     assert_eq!(section, "agent:persona");
     assert_eq!(reference, "modle");
     assert_eq!(
