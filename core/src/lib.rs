@@ -95,7 +95,9 @@ pub mod __private;
 pub use assembly::{AssembledSection, PartKind, PromptAssembly, Sections, Variable, Variables};
 pub use context::{AssembleContext, Extensions};
 pub use dsh_prompt_template as template;
-pub use dsh_system_prompt_macros::{prompt_section, prompt_template, prompt_variable};
+pub use dsh_system_prompt_macros::{
+    prompt_context, prompt_section, prompt_template, prompt_variable,
+};
 pub use error::{BoxError, RegistryError, RenderError, RenderErrors};
 pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
 pub use render::{
