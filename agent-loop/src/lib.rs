@@ -129,5 +129,5 @@ pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
-pub use session::{Event, Session, SessionId, TurnEndReason};
+pub use session::{CONTEXT_CLEARED, CONTEXT_HEADER, Event, Session, SessionId, TurnEndReason};
 pub use turn::{AgentLoop, StepPrompt, TurnSummary};

@@ -11,6 +11,7 @@ use dsh_tool_subagent::{
     AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProviders,
     SubagentTool, SubagentToolConfig,
 };
+use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
 use crate::config::{self, AgentSpec, Deployment};
@@ -24,18 +25,18 @@ use dsh_tool_fs as _;
 use dsh_tool_todo as _;
 
 /// The tools every deployment has without configuring them, in the order
-/// the model is told about them.
-fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+/// the model is told about them; `todo` is the todo tool among them.
+fn builtin_tools(todo: Arc<TodoWriteTool>) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(dsh_tool_fs::ReadTool::new()),
         Arc::new(dsh_tool_bash::BashTool::new()),
-        Arc::new(dsh_tool_todo::TodoWriteTool::new()),
+        todo,
     ]
 }
 
 /// The names of the built-in tools, as their crates define them.
 pub(crate) fn builtin_tool_names() -> Vec<String> {
-    builtin_tools()
+    builtin_tools(Arc::new(TodoWriteTool::new()))
         .iter()
         .map(|tool| tool.name().to_owned())
         .collect()
@@ -55,6 +56,8 @@ pub(crate) struct Runtime {
     pub(crate) tools: ToolRegistry,
     /// Keeps the tool registry installed as the prompt's tool provider.
     _installed: Registration,
+    /// Keeps the todo list installed as a runtime context.
+    _todo_context: Registration,
 }
 
 impl Runtime {
@@ -67,7 +70,13 @@ impl Runtime {
             ))]
         })?;
         let tools = ToolRegistry::new();
-        for tool in builtin_tools() {
+        let todo = Arc::new(TodoWriteTool::new());
+        let todo_context = todo.install_context(&prompt).map_err(|error| {
+            vec![Problem::new(format!(
+                "the todo list context cannot be registered: {error}"
+            ))]
+        })?;
+        for tool in builtin_tools(todo) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
                 vec![Problem::new(format!(
@@ -118,6 +127,7 @@ impl Runtime {
             prompt,
             tools,
             _installed: installed,
+            _todo_context: todo_context,
         })
     }
 
