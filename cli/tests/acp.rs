@@ -206,6 +206,29 @@ fn outline(seen: &[Seen]) -> Vec<String> {
         .collect()
 }
 
+/// `dsh run -p prompt` of `config` (in `cwd`, if given), which must
+/// succeed: its stdout, and the model requests it recorded into `dir`.
+fn run_prompt(dir: &Path, config: &str, cwd: Option<&Path>, prompt: &str) -> (String, Vec<Value>) {
+    let recorded = dir.join("run-requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let mut args = vec![
+        "run",
+        "--config",
+        config,
+        "-p",
+        prompt,
+        "--record-requests",
+        &recorded_arg,
+    ];
+    let cwd = cwd.map(|cwd| cwd.display().to_string());
+    if let Some(cwd) = &cwd {
+        args.extend(["--cwd", cwd]);
+    }
+    let output = common::command(&args).output().expect("dsh runs");
+    common::assert_status(&output, 0);
+    (common::stdout(&output), requests(&recorded))
+}
+
 /// The recorded model requests.
 fn requests(recorded: &Path) -> Vec<Value> {
     std::fs::read_to_string(recorded)
@@ -632,24 +655,14 @@ fn the_acp_provider_runs_dsh_acp_as_a_child_in_the_callers_cwd() {
          arguments = { prompt = \"What is 2 + 2? Use bash.\" }\n\
          [[answers]]\ntext = \"The child says 4.\"\n",
     );
-    let recorded = parent.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
+    let (stdout, parent_requests) = run_prompt(
+        parent.path(),
         &config,
-        "--cwd",
-        &project.path().display().to_string(),
-        "-p",
+        Some(project.path()),
         "ask the helper",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    assert_eq!(common::stdout(&output), "The child says 4.\n");
+    );
+    assert_eq!(stdout, "The child says 4.\n");
 
-    let parent_requests = requests(&recorded);
     let result = &parent_requests[1]["messages"][2];
     assert_eq!(result["role"], "tool");
     assert_eq!(result["is_error"], false);
@@ -689,20 +702,8 @@ fn a_child_that_cannot_start_is_a_failed_call_and_the_turn_goes_on() {
         "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\narguments = { prompt = \"hi\" }\n\
          [[answers]]\ntext = \"It did not start.\"\n",
     );
-    let recorded = parent.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
-        &config,
-        "-p",
-        "ask the helper",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    let result = &requests(&recorded)[1]["messages"][2];
+    let (_, requests) = run_prompt(parent.path(), &config, None, "ask the helper");
+    let result = &requests[1]["messages"][2];
     assert_eq!(result["is_error"], true);
     let text = result["text"].as_str().expect("text");
     assert!(
@@ -798,20 +799,8 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
         "[tools.bash]\npermission = \"ask\"\n",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
-        &config,
-        "-p",
-        "say hi",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    let result = &requests(&recorded)[1]["messages"][2];
+    let (_, requests) = run_prompt(dir.path(), &config, None, "say hi");
+    let result = &requests[1]["messages"][2];
     assert_eq!(result["is_error"], true);
     assert_eq!(
         result["text"],
