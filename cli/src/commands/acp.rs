@@ -11,7 +11,7 @@ use dsh_system_prompt::render_prompt;
 use crate::acp::Server;
 use crate::adapter;
 use crate::args::AcpArgs;
-use crate::commands::{Outcome, absolute_cwd};
+use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
 use crate::runtime::{self, Runtime};
@@ -41,14 +41,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         deployment.ask_first.clone(),
     );
 
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            vec![Problem::new(format!(
-                "cannot start the async runtime: {error}"
-            ))]
-        })?;
+    let tokio = async_runtime()?;
     let served = tokio.block_on(server.agent().connect_to(Stdio::new()));
     // The client closed stdin: its turns are over. A turn that ran a
     // subagent over ACP leaves that child a moment to stop its own work.

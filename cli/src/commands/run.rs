@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter;
 use crate::args::RunArgs;
-use crate::commands::{Outcome, absolute_cwd};
+use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
 use crate::runtime::{self, Runtime};
@@ -68,14 +68,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
     let loop_agent = runtime::loop_agent(agent);
 
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            vec![Problem::new(format!(
-                "cannot start the async runtime: {error}"
-            ))]
-        })?;
+    let tokio = async_runtime()?;
     let outcome = tokio.block_on(async {
         let mut chat = Chat {
             agent_loop,
