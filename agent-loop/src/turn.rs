@@ -313,14 +313,12 @@ impl AgentLoop {
         let assembly = contain(step, "a prompt provider", || {
             self.inner.prompt.assemble(&cx)
         })?;
-        let rendered = render_prompt(&assembly).and_then(|system| {
-            let context = render_context(&assembly)?;
-            Ok((system, context))
-        });
-        let (system, context) = rendered.map_err(|source| TurnError::Render {
+        let render_error = |source| TurnError::Render {
             step,
             source: Box::new(source),
-        })?;
+        };
+        let system = render_prompt(&assembly).map_err(render_error)?;
+        let context = render_context(&assembly).map_err(render_error)?;
         if session.context().unwrap_or_default() != context {
             self.record(session, Event::Context { text: context });
         }
