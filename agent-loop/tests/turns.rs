@@ -17,7 +17,7 @@ use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use support::{Boom, Echo, Inspect, Slow};
+use support::{Echo, TestTool};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -181,8 +181,10 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
                 r#"{"text": "x"}"#,
             ))]));
     let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Boom), echo.clone()], adapter.clone())?;
+    let (agent_loop, _installed) = support::agent_loop(
+        vec![Arc::new(TestTool::Boom), echo.clone()],
+        adapter.clone(),
+    )?;
     let mut session = Session::new();
     let error = agent_loop
         .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
@@ -374,7 +376,7 @@ async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestR
 #[tokio::test]
 async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([call("c1", "slow", "{}")]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Slow)], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Slow)], adapter)?;
     let agent_loop = agent_loop.with_cancel_grace(Duration::from_millis(100));
     let (result, session) = run_cancelled_after(&agent_loop, Duration::from_millis(50)).await?;
     assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
@@ -466,7 +468,7 @@ async fn a_tool_learns_the_calling_turn_but_not_the_turn_in_flight() -> TestResu
         call("c1", "inspect", "{}"),
         ModelResponse::text("second"),
     ]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Inspect)], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Inspect)], adapter)?;
     let mut session = Session::with_id("parent").with_cwd("/p");
     agent_loop
         .run_turn(&agent(), &mut session, "one", &CancellationToken::new())
