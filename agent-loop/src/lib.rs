@@ -106,6 +106,7 @@ mod agent;
 mod config;
 mod context;
 mod error;
+mod id;
 mod openai;
 mod prompt;
 mod request;
