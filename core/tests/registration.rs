@@ -754,6 +754,27 @@ fn a_change_listener_cannot_refuse_an_unregistration() {
 // ---------------------------------------------------------------------------
 // Re-entrancy
 
+/// A change listener that, while the registration of section `trigger` is
+/// being notified, calls `inside` with the registry, reached through the
+/// test's `registry` slot.
+fn on_trigger(
+    prompt: &SystemPrompt,
+    registry: &Slot<SystemPrompt>,
+    inside: impl Fn(&SystemPrompt) + Send + Sync + 'static,
+) -> Registration {
+    let registry = Arc::clone(registry);
+    prompt
+        .on_change(move |event| {
+            if event.contribution == section("trigger") && event.action == ChangeAction::Registered
+            {
+                let prompt = registry.lock().unwrap().clone().unwrap();
+                inside(&prompt);
+            }
+            Ok(())
+        })
+        .unwrap()
+}
+
 #[test]
 fn registering_inside_a_change_listener_fails_with_reentrant() {
     within_deadline("registering inside a change listener", || {
@@ -762,20 +783,11 @@ fn registering_inside_a_change_listener_fails_with_reentrant() {
         let inner_result: Slot<Result<Registration, RegistryError>> = Arc::new(Mutex::new(None));
 
         let _listener = {
-            let registry = Arc::clone(&registry);
             let inner_result = Arc::clone(&inner_result);
-            prompt
-                .on_change(move |event| {
-                    if event.contribution == section("trigger")
-                        && event.action == ChangeAction::Registered
-                    {
-                        let prompt = registry.lock().unwrap().clone().unwrap();
-                        let result = prompt.section(PromptSection::new("nested", 1, "N"));
-                        *inner_result.lock().unwrap() = Some(result);
-                    }
-                    Ok(())
-                })
-                .unwrap()
+            on_trigger(&prompt, &registry, move |prompt| {
+                let result = prompt.section(PromptSection::new("nested", 1, "N"));
+                *inner_result.lock().unwrap() = Some(result);
+            })
         };
 
         let _trigger = prompt
@@ -813,23 +825,14 @@ fn dropping_a_handle_inside_a_change_listener_is_deferred_then_applied() {
         let seen_inside: Slot<Vec<String>> = Arc::new(Mutex::new(None));
 
         let _listener = {
-            let registry = Arc::clone(&registry);
             let doomed = Arc::clone(&doomed);
             let seen_inside = Arc::clone(&seen_inside);
-            prompt
-                .on_change(move |event| {
-                    if event.contribution == section("trigger")
-                        && event.action == ChangeAction::Registered
-                    {
-                        drop(doomed.lock().unwrap().take());
-                        // A change listener may assemble; the drop is not applied
-                        // yet, since this notification is still running.
-                        let prompt = registry.lock().unwrap().clone().unwrap();
-                        *seen_inside.lock().unwrap() = Some(snapshot(&prompt).section_names);
-                    }
-                    Ok(())
-                })
-                .unwrap()
+            on_trigger(&prompt, &registry, move |prompt| {
+                drop(doomed.lock().unwrap().take());
+                // A change listener may assemble; the drop is not applied
+                // yet, since this notification is still running.
+                *seen_inside.lock().unwrap() = Some(snapshot(prompt).section_names);
+            })
         };
 
         let _trigger = prompt
