@@ -112,6 +112,7 @@ mod approval;
 mod config;
 mod context;
 mod error;
+mod id;
 mod openai;
 mod prompt;
 mod request;

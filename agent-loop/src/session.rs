@@ -2,58 +2,24 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::string_id;
 use crate::{Message, ToolCall};
 
-/// The id of a session, unique within the process when generated.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SessionId(Arc<str>);
+string_id! {
+    /// The id of a session, unique within the process when generated.
+    pub struct SessionId;
+}
 
 impl SessionId {
-    /// A session id.
-    pub fn new(id: impl Into<Arc<str>>) -> Self {
-        Self(id.into())
-    }
-
     /// A fresh id (`session-7`), different from every other generated id of
     /// this process.
     pub fn generate() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Self::new(format!("session-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
-    }
-
-    /// The id as a `&str`.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
-    }
-}
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<&str> for SessionId {
-    fn from(id: &str) -> Self {
-        Self::new(id)
-    }
-}
-
-impl From<String> for SessionId {
-    fn from(id: String) -> Self {
-        Self::new(id)
     }
 }
 

@@ -19,6 +19,29 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const ECHO_HABIT: &str = "Echo back what the user says before you answer.";
 
+/// An agent whose persona says where it works, so it renders only in a
+/// session with a working directory.
+fn working_in_the_cwd() -> Agent {
+    Agent::new(
+        "coder",
+        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
+    )
+}
+
+/// The system prompt of the one request a turn of `agent` in `session`
+/// sends, through a loop with no tools.
+async fn system_prompt_sent(
+    agent: &Agent,
+    mut session: Session,
+) -> Result<Option<String>, Box<dyn std::error::Error>> {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    agent_loop
+        .run_turn(agent, &mut session, "hi", &CancellationToken::new())
+        .await?;
+    Ok(adapter.requests()[0].system.clone())
+}
+
 #[tokio::test]
 async fn the_system_prompt_is_the_persona_then_tool_guidance_and_nothing_else() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
@@ -86,32 +109,16 @@ async fn the_persona_section_is_owned_by_this_crate_at_order_zero() -> TestResul
 
 #[tokio::test]
 async fn cwd_resolves_from_the_session() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
-    let agent = Agent::new(
-        "coder",
-        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
-    );
-    let mut session = Session::new().with_cwd("/srv/project");
-    agent_loop
-        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
-        .await?;
-    assert_eq!(
-        adapter.requests()[0].system.as_deref(),
-        Some("You work in /srv/project.")
-    );
+    let session = Session::new().with_cwd("/srv/project");
+    let system = system_prompt_sent(&working_in_the_cwd(), session).await?;
+    assert_eq!(system.as_deref(), Some("You work in /srv/project."));
     Ok(())
 }
 
 #[tokio::test]
 async fn an_empty_prompt_sends_no_system_message() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
     let agent = Agent::new("plain", AgentOptions::new("m"));
-    agent_loop
-        .run_turn(&agent, &mut Session::new(), "hi", &CancellationToken::new())
-        .await?;
-    assert_eq!(adapter.requests()[0].system, None);
+    assert_eq!(system_prompt_sent(&agent, Session::new()).await?, None);
     Ok(())
 }
 
@@ -119,10 +126,7 @@ async fn an_empty_prompt_sends_no_system_message() -> TestResult {
 async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("fine")]));
     let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
-    let agent = Agent::new(
-        "coder",
-        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
-    );
+    let agent = working_in_the_cwd();
 
     let mut homeless = Session::new();
     let error = agent_loop

@@ -17,7 +17,7 @@ use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use support::{Boom, Echo, Inspect, Slow};
+use support::{Echo, TestTool};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -34,6 +34,26 @@ fn last_turn_end(session: &Session) -> Option<(TurnEndReason, Option<String>)> {
         Some(Event::TurnEnd { reason, error }) => Some((*reason, error.clone())),
         _ => None,
     }
+}
+
+/// Asserts that the last event of `session` ends a turn for `reason`.
+#[track_caller]
+fn assert_turn_ended(session: &Session, reason: TurnEndReason) {
+    assert_eq!(last_turn_end(session).map(|end| end.0), Some(reason));
+}
+
+/// Runs a turn of `agent` that is meant to fail; its error, or `None` if
+/// it succeeded after all.
+async fn failed_turn(
+    agent_loop: &AgentLoop,
+    agent: &Agent,
+    session: &mut Session,
+    input: &str,
+) -> Option<TurnError> {
+    agent_loop
+        .run_turn(agent, session, input, &CancellationToken::new())
+        .await
+        .err()
 }
 
 #[tokio::test]
@@ -181,13 +201,13 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
                 r#"{"text": "x"}"#,
             ))]));
     let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Boom), echo.clone()], adapter.clone())?;
+    let (agent_loop, _installed) = support::agent_loop(
+        vec![Arc::new(TestTool::Boom), echo.clone()],
+        adapter.clone(),
+    )?;
     let mut session = Session::new();
-    let error = agent_loop
-        .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
+    let error = failed_turn(&agent_loop, &agent(), &mut session, "hi")
         .await
-        .err()
         .ok_or("the turn should fail")?;
     assert!(
         matches!(&error, TurnError::Panicked { what, message, .. }
@@ -212,10 +232,7 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
         })
         .collect();
     assert_eq!(results, ["c1", "c2"], "every call gets a result");
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&session, TurnEndReason::Error);
 
     // The same agent and session serve the next turn.
     adapter.push(ModelResponse::text("recovered"));
@@ -270,10 +287,7 @@ async fn a_panicking_adapter_fails_only_that_turn_not_other_agents() -> TestResu
         matches!(&error, TurnError::Panicked { what, .. } if what == "the model adapter"),
         "{error:?}"
     );
-    assert_eq!(
-        last_turn_end(&bad_session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&bad_session, TurnEndReason::Error);
     assert_eq!(good_turn??.answer, "fine");
     Ok(())
 }
@@ -292,15 +306,8 @@ async fn a_panicking_prompt_provider_fails_only_that_agents_turn() -> TestResult
                 String::new()
             }))?;
     let victim = Agent::new("victim", AgentOptions::new("m"));
-    let error = agent_loop
-        .run_turn(
-            &victim,
-            &mut Session::new(),
-            "hi",
-            &CancellationToken::new(),
-        )
+    let error = failed_turn(&agent_loop, &victim, &mut Session::new(), "hi")
         .await
-        .err()
         .ok_or("the turn should fail")?;
     assert!(
         matches!(&error, TurnError::Panicked { what, .. } if what == "a prompt provider"),
@@ -374,7 +381,7 @@ async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestR
 #[tokio::test]
 async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([call("c1", "slow", "{}")]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Slow)], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Slow)], adapter)?;
     let agent_loop = agent_loop.with_cancel_grace(Duration::from_millis(100));
     let (result, session) = run_cancelled_after(&agent_loop, Duration::from_millis(50)).await?;
     assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
@@ -382,10 +389,7 @@ async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestR
         event,
         Event::ToolResult { call_id, is_error: true, .. } if call_id == "c1"
     )));
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Cancelled)
-    );
+    assert_turn_ended(&session, TurnEndReason::Cancelled);
     Ok(())
 }
 
@@ -413,10 +417,8 @@ async fn the_step_limit_stops_a_model_that_keeps_calling_tools() -> TestResult {
     let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
     let agent_loop = agent_loop.with_max_steps(2);
     let mut session = Session::new();
-    let error = agent_loop
-        .run_turn(&agent(), &mut session, "loop", &CancellationToken::new())
+    let error = failed_turn(&agent_loop, &agent(), &mut session, "loop")
         .await
-        .err()
         .ok_or("the turn should hit the step limit")?;
     assert!(
         matches!(error, TurnError::StepLimit { limit: 2 }),
@@ -425,10 +427,7 @@ async fn the_step_limit_stops_a_model_that_keeps_calling_tools() -> TestResult {
     assert!(error.to_string().contains("step limit"), "{error}");
     assert_eq!(adapter.requests().len(), 2);
     assert_eq!(echo.calls.load(Ordering::SeqCst), 2);
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&session, TurnEndReason::Error);
     Ok(())
 }
 
@@ -437,10 +436,8 @@ async fn an_adapter_error_ends_the_turn_with_its_message() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::default());
     let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter)?;
     let mut session = Session::new();
-    let error = agent_loop
-        .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
+    let error = failed_turn(&agent_loop, &agent(), &mut session, "hi")
         .await
-        .err()
         .ok_or("an empty script cannot answer")?;
     assert!(
         matches!(
@@ -452,10 +449,7 @@ async fn an_adapter_error_ends_the_turn_with_its_message() -> TestResult {
         ),
         "{error:?}"
     );
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&session, TurnEndReason::Error);
     Ok(())
 }
 
@@ -466,7 +460,7 @@ async fn a_tool_learns_the_calling_turn_but_not_the_turn_in_flight() -> TestResu
         call("c1", "inspect", "{}"),
         ModelResponse::text("second"),
     ]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Inspect)], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Inspect)], adapter)?;
     let mut session = Session::with_id("parent").with_cwd("/p");
     agent_loop
         .run_turn(&agent(), &mut session, "one", &CancellationToken::new())

@@ -49,6 +49,33 @@ pub(crate) fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
     Deployment::load(path, &names)
 }
 
+/// One agent of a deployment, with the deployment's registries built: what
+/// a command about one agent (`dsh prompt`, `dsh run`) starts from.
+#[derive(Debug)]
+pub(crate) struct LoadedAgent {
+    pub(crate) deployment: Deployment,
+    pub(crate) agent: AgentSpec,
+    pub(crate) runtime: Runtime,
+}
+
+/// Reads and checks the deployment file at `path` (or the embedded one),
+/// picks the agent or child `id` (the first agent when `None`), and builds
+/// the registries, in that order, failing at the first step that fails.
+pub(crate) fn load_agent(
+    path: Option<&Path>,
+    id: Option<&str>,
+) -> Result<LoadedAgent, Vec<Problem>> {
+    let deployment = load(path)?;
+    let agent = deployment.agent(id).map_err(|problem| vec![problem])?;
+    let agent = agent.into_owned();
+    let runtime = Runtime::new(&deployment)?;
+    Ok(LoadedAgent {
+        deployment,
+        agent,
+        runtime,
+    })
+}
+
 /// The registries of one deployment.
 #[derive(Debug)]
 pub(crate) struct Runtime {

@@ -21,6 +21,13 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write a test file");
 }
 
+/// The `[adapter.scripted]` table of a deployment whose model `m` answers
+/// with `answers` (TOML), which it writes to `answers.toml` in `dir`.
+fn scripted(dir: &Path, answers: &str) -> &'static str {
+    write(&dir.join("answers.toml"), answers);
+    "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n"
+}
+
 fn deployment(dir: &Path, adapter: &str) -> String {
     deployment_with_tools(dir, adapter, "", &["bash"])
 }
@@ -152,11 +159,8 @@ fn scripted_turn_with_a_failing_bash_call() {
 #[test]
 fn an_exhausted_script_fails_the_run_in_one_line() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(&dir.path().join("answers.toml"), "answers = []\n");
-    let config = deployment(
-        dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
-    );
+    let adapter = scripted(dir.path(), "answers = []\n");
+    let config = deployment(dir.path(), adapter);
     let output = command(&["run", "--config", &config, "-p", "hello"])
         .output()
         .expect("dsh runs");
@@ -166,14 +170,11 @@ fn an_exhausted_script_fails_the_run_in_one_line() {
 #[test]
 fn lines_of_stdin_are_turns_of_one_session() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
     );
-    let config = deployment(
-        dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
-    );
+    let config = deployment(dir.path(), adapter);
     let recorded = dir.path().join("requests.jsonl");
     let output = run_lines(&config, "first\n\nsecond\n", &recorded);
     assert_status(&output, 0);
@@ -188,8 +189,8 @@ fn lines_of_stdin_are_turns_of_one_session() {
 #[test]
 fn spawn_and_fork_instances_run_their_children() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\ntext = \"Noted.\"\n\
          [[answers]]\n[[answers.tool_calls]]\nname = \"task\"\narguments = { prompt = \"What is 2 + 2?\" }\n\
          [[answers]]\ntext = \"4\"\n\
@@ -199,7 +200,7 @@ fn spawn_and_fork_instances_run_their_children() {
     );
     let config = deployment_with_tools(
         dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+        adapter,
         "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
          [tools.fork]\nkind = \"subagent\"\nprovider = \"fork\"\n",
         &["task", "fork"],
@@ -245,15 +246,15 @@ fn spawn_and_fork_instances_run_their_children() {
 #[test]
 fn a_child_table_says_who_spawned_children_are() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
          [[answers]]\ntext = \"Looks fine.\"\n\
          [[answers]]\ntext = \"The reviewer says it looks fine.\"\n",
     );
     let config = deployment_with_tools(
         dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+        adapter,
         "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
          [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n",
         &["bash", "review"],
@@ -298,15 +299,15 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
     ];
     for table in tables {
         let dir = tempfile::tempdir().expect("a temp dir");
-        write(
-            &dir.path().join("answers.toml"),
+        let adapter = scripted(
+            dir.path(),
             "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
              [[answers]]\ntext = \"Looks fine.\"\n\
              [[answers]]\ntext = \"Done.\"\n",
         );
         let config = deployment_with_tools(
             dir.path(),
-            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+            adapter,
             &format!(
                 "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.review.child]\n{table}"
             ),
@@ -489,15 +490,12 @@ fn an_interrupt_cancels_the_turn_not_the_session() {
     use std::io::{BufRead, BufReader, Write};
 
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
          [[answers]]\ntext = \"Still here.\"\n",
     );
-    let config = deployment(
-        dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
-    );
+    let config = deployment(dir.path(), adapter);
     let mut child = command(&["run", "--config", &config])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -54,34 +54,29 @@ impl AssembledSection {
     pub fn new(name: impl Into<Text>, order: i32, text: impl Into<Text>) -> Self {
         let name = name.into();
         let owner = Owner::at(Location::caller(), name.clone());
+        Self::owned_by(name, order, owner, text.into())
+    }
+
+    /// A section of `owner`, bound to no tool, its text parsed at render:
+    /// the one constructor, which [`new`](Self::new) and the registry's
+    /// entries both start from.
+    pub(crate) fn owned_by(name: Text, order: i32, owner: Owner, text: Text) -> Self {
         Self {
             kind: PartKind::Section,
             name,
             order,
             owner,
             tool: None,
-            text: text.into(),
+            text,
             template: None,
         }
     }
 
-    pub(crate) fn from_parts(
-        name: Text,
-        order: i32,
-        owner: Owner,
-        tool: Option<Text>,
-        text: Text,
-        template: Option<Arc<Template>>,
-    ) -> Self {
-        Self {
-            kind: PartKind::Section,
-            name,
-            order,
-            owner,
-            tool,
-            text,
-            template,
-        }
+    /// Builder: the parse of the text, known to be valid, so rendering
+    /// need not parse it again.
+    pub(crate) fn with_template(mut self, template: Option<Arc<Template>>) -> Self {
+        self.template = template;
+        self
     }
 
     /// Whether this is a section or a runtime context.

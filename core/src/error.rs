@@ -1,9 +1,8 @@
 //! The errors of registration and rendering.
 
-use std::fmt;
 use std::ops::Range;
 
-use dsh_prompt_template::{ESCAPE_HINT, ParseErrors, Position};
+use dsh_prompt_template::{ESCAPE_HINT, ErrorList, ParseErrors, Position};
 
 use crate::{Owner, PartKind};
 
@@ -250,66 +249,9 @@ impl RenderError {
 /// references in the order they appear. Never empty.
 ///
 /// [`check_prompt`](crate::check_prompt) returns it. Its first error is the
-/// one [`render_prompt`](crate::render_prompt) returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderErrors {
-    errors: Vec<RenderError>,
-}
-
-impl RenderErrors {
-    pub(crate) fn new(errors: Vec<RenderError>) -> Option<Self> {
-        (!errors.is_empty()).then_some(Self { errors })
-    }
-
-    /// The errors, in render order.
-    pub fn iter(&self) -> std::slice::Iter<'_, RenderError> {
-        self.errors.iter()
-    }
-
-    /// How many errors there are (at least one).
-    #[allow(clippy::len_without_is_empty, reason = "never empty by construction")]
-    pub fn len(&self) -> usize {
-        self.errors.len()
-    }
-
-    /// The first error: the one `render_prompt` reports.
-    pub fn first(&self) -> &RenderError {
-        &self.errors[0]
-    }
-}
-
-impl<'a> IntoIterator for &'a RenderErrors {
-    type Item = &'a RenderError;
-    type IntoIter = std::slice::Iter<'a, RenderError>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.errors.iter()
-    }
-}
-
-impl IntoIterator for RenderErrors {
-    type Item = RenderError;
-    type IntoIter = std::vec::IntoIter<RenderError>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.errors.into_iter()
-    }
-}
-
-impl fmt::Display for RenderErrors {
-    /// One error a line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (index, error) in self.errors.iter().enumerate() {
-            if index > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{error}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for RenderErrors {}
+/// one [`render_prompt`](crate::render_prompt) returns. The list is the
+/// grammar's [`ErrorList`], the shape of every all-problems report.
+pub type RenderErrors = ErrorList<RenderError>;
 
 fn registered_list(registered: &[String]) -> String {
     if registered.is_empty() {

@@ -118,6 +118,24 @@ impl SystemPrompt {
         }
     }
 
+    /// Registers `entry` under a fresh id at the end of the id-keyed list
+    /// `list` picks out of the state: how tool providers and both kinds of
+    /// listener are kept, in registration order (`State::remove` takes
+    /// them out again by id).
+    fn register_keyed<T>(
+        &self,
+        contribution: Contribution,
+        entry: T,
+        list: impl FnOnce(&mut State) -> &mut Vec<(Id, T)>,
+    ) -> Result<Registration, RegistryError> {
+        let id = self.next_id();
+        self.register(contribution, |state| {
+            list(state).push((id, entry));
+            Ok(())
+        })?;
+        Ok(self.handle(id))
+    }
+
     fn key(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
     }
@@ -225,13 +243,8 @@ impl SystemPrompt {
         &self,
         provider: impl Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let id = self.next_id();
         let provider: ToolProvider = Arc::new(provider);
-        self.register(Contribution::Tools, |state| {
-            state.tools.push((id, provider));
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.register_keyed(Contribution::Tools, provider, |state| &mut state.tools)
     }
 
     /// Registers a waterfall listener. At each assembly, listeners run in
@@ -245,13 +258,10 @@ impl SystemPrompt {
         + Sync
         + 'static,
     ) -> Result<Registration, RegistryError> {
-        let id = self.next_id();
         let listener: AssembleListener = Arc::new(listener);
-        self.register(Contribution::AssembleListener, |state| {
-            state.assemble_listeners.push((id, listener));
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.register_keyed(Contribution::AssembleListener, listener, |state| {
+            &mut state.assemble_listeners
+        })
     }
 
     /// Registers a change listener, told of every later registration and
@@ -269,13 +279,10 @@ impl SystemPrompt {
         &self,
         listener: impl Fn(&ChangeEvent) -> Result<(), BoxError> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let id = self.next_id();
         let listener: ChangeListener = Arc::new(listener);
-        self.register(Contribution::ChangeListener, |state| {
-            state.change_listeners.push((id, listener));
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.register_keyed(Contribution::ChangeListener, listener, |state| {
+            &mut state.change_listeners
+        })
     }
 
     /// Installs static contributions in one change, checking that names are

@@ -13,15 +13,15 @@ use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, Runtime};
+use crate::runtime::{self, LoadedAgent};
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let deployment = runtime::load(args.deployment.config.as_deref())?;
-    let agent = deployment
-        .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = &*agent;
-    let runtime = Runtime::new(&deployment)?;
+    let LoadedAgent {
+        deployment,
+        agent,
+        runtime,
+    } = runtime::load_agent(args.deployment.config.as_deref(), args.agent.as_deref())?;
+    let agent = &agent;
     let cwd = session_cwd(&args.cwd)?;
     let assembly = runtime.assemble(agent, cwd.as_deref());
     match args.format {

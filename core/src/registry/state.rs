@@ -188,7 +188,8 @@ pub(super) fn section_entry(
         }
         SectionText::Provided(provider) => (Text::default(), None, Some(provider)),
     };
-    let mut section = AssembledSection::from_parts(name, order, owner, tool, text, template);
+    let mut section = AssembledSection::owned_by(name, order, owner, text).with_template(template);
+    section.set_tool(tool);
     section.set_kind(kind);
     Ok(SectionEntry {
         id,
