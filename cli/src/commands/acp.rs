@@ -14,15 +14,15 @@ use crate::args::AcpArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, Runtime};
+use crate::runtime::{self, LoadedAgent};
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
-    let deployment = runtime::load(args.deployment.config.as_deref())?;
-    let agent = deployment
-        .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = &*agent;
-    let runtime = Runtime::new(&deployment)?;
+    let LoadedAgent {
+        deployment,
+        agent,
+        runtime,
+    } = runtime::load_agent(args.deployment.config.as_deref(), args.agent.as_deref())?;
+    let agent = &agent;
 
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the

@@ -24,15 +24,15 @@ use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, Runtime};
+use crate::runtime::{self, LoadedAgent};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
-    let deployment = runtime::load(args.deployment.config.as_deref())?;
-    let agent = deployment
-        .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = &*agent;
-    let runtime = Runtime::new(&deployment)?;
+    let LoadedAgent {
+        deployment,
+        agent,
+        runtime,
+    } = runtime::load_agent(args.deployment.config.as_deref(), args.agent.as_deref())?;
+    let agent = &agent;
     let cwd = working_directory(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
