@@ -14,6 +14,7 @@ use dsh_tool_subagent::{
 use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
+use crate::args::AgentArgs;
 use crate::config::{self, AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 
@@ -58,15 +59,15 @@ pub(crate) struct LoadedAgent {
     pub(crate) runtime: Runtime,
 }
 
-/// Reads and checks the deployment file at `path` (or the embedded one),
-/// picks the agent or child `id` (the first agent when `None`), and builds
+/// Reads and checks the deployment file `--config` names (or the embedded
+/// one), picks the agent or child `--agent` names (the first agent when
+/// none), and builds
 /// the registries, in that order, failing at the first step that fails.
-pub(crate) fn load_agent(
-    path: Option<&Path>,
-    id: Option<&str>,
-) -> Result<LoadedAgent, Vec<Problem>> {
-    let deployment = load(path)?;
-    let agent = deployment.agent(id).map_err(|problem| vec![problem])?;
+pub(crate) fn load_agent(args: &AgentArgs) -> Result<LoadedAgent, Vec<Problem>> {
+    let deployment = load(args.deployment.config.as_deref())?;
+    let agent = deployment
+        .agent(args.agent.as_deref())
+        .map_err(|problem| vec![problem])?;
     let agent = agent.into_owned();
     let runtime = Runtime::new(&deployment)?;
     Ok(LoadedAgent {

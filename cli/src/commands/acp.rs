@@ -21,18 +21,17 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         deployment,
         agent,
         runtime,
-    } = runtime::load_agent(args.deployment.config.as_deref(), args.agent.as_deref())?;
-    let agent = &agent;
+    } = &runtime::load_agent(&args.target)?;
 
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the
     // file, before an editor connects.
     let assembly = runtime.assemble(agent, Some(&absolute_cwd(None)?));
     if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(&deployment, agent, &assembly, &error));
+        return Err(render_problems(deployment, agent, &assembly, &error));
     }
 
-    let model = adapter::for_running(&deployment, args.record_requests.as_deref())
+    let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let server = Server::new(

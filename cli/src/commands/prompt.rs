@@ -20,14 +20,13 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
         deployment,
         agent,
         runtime,
-    } = runtime::load_agent(args.deployment.config.as_deref(), args.agent.as_deref())?;
-    let agent = &agent;
+    } = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
     let assembly = runtime.assemble(agent, cwd.as_deref());
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
-                .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
+                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
             // The prompt byte for byte; a terminal also gets a final newline
             // so the shell's prompt does not stick to the last line.
             if std::io::stdout().is_terminal() && !text.ends_with('\n') {
@@ -38,8 +37,8 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
         }
         Format::Explain => {
             let prompt = render_prompt_with_spans(&assembly)
-                .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
-            print(&explain(&deployment, agent, &assembly, &prompt))
+                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
+            print(&explain(deployment, agent, &assembly, &prompt))
         }
         Format::Json => {
             let json = serde_json::to_string_pretty(&assembly).map_err(|error| {

@@ -31,18 +31,17 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         deployment,
         agent,
         runtime,
-    } = runtime::load_agent(args.deployment.config.as_deref(), args.agent.as_deref())?;
-    let agent = &agent;
+    } = &runtime::load_agent(&args.target)?;
     let cwd = working_directory(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
     let assembly = runtime.assemble(agent, Some(&cwd));
     if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(&deployment, agent, &assembly, &error));
+        return Err(render_problems(deployment, agent, &assembly, &error));
     }
 
-    let model = adapter::for_running(&deployment, args.record_requests.as_deref())
+    let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
 
     let console = Arc::new(Console::new());
