@@ -148,23 +148,7 @@ impl SystemPrompt {
         // `Location::caller()` must be read here: inside a closure it would
         // name this file, not the caller, since closures do not inherit
         // `#[track_caller]`.
-        let location = Location::caller();
-        let owner = section
-            .owner
-            .clone()
-            .unwrap_or_else(|| Owner::at(location, section.name.clone()));
-        let id = self.next_id();
-        let contribution = Contribution::Section {
-            name: section.name.to_string(),
-        };
-        self.register(contribution, |state| {
-            state.check_part(PartKind::Section, &section)?;
-            state
-                .sections
-                .push(section_entry(id, PartKind::Section, section, owner)?);
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.part(PartKind::Section, section, Location::caller())
     }
 
     /// Registers a runtime context: a part declared like a section (name,
@@ -177,22 +161,34 @@ impl SystemPrompt {
     /// leaves the system prompt, and the provider's prompt cache, alone.
     ///
     /// Context names are unique among contexts (a section may share one).
+    /// Fails like [`section`](Self::section).
     #[track_caller]
     pub fn context(&self, context: PromptSection) -> Result<Registration, RegistryError> {
-        let location = Location::caller();
-        let owner = context
+        self.part(PartKind::Context, context, Location::caller())
+    }
+
+    /// Registers a section or a context, owned by its own owner or else by
+    /// the code at `location`.
+    fn part(
+        &self,
+        kind: PartKind,
+        part: PromptSection,
+        location: &'static Location<'static>,
+    ) -> Result<Registration, RegistryError> {
+        let owner = part
             .owner
             .clone()
-            .unwrap_or_else(|| Owner::at(location, context.name.clone()));
+            .unwrap_or_else(|| Owner::at(location, part.name.clone()));
         let id = self.next_id();
-        let contribution = Contribution::Context {
-            name: context.name.to_string(),
+        let name = part.name.to_string();
+        let contribution = match kind {
+            PartKind::Section => Contribution::Section { name },
+            PartKind::Context => Contribution::Context { name },
         };
         self.register(contribution, |state| {
-            state.check_part(PartKind::Context, &context)?;
-            state
-                .contexts
-                .push(section_entry(id, PartKind::Context, context, owner)?);
+            state.check_part(kind, &part)?;
+            let entry = section_entry(id, kind, part, owner)?;
+            state.parts_mut(kind).push(entry);
             Ok(())
         })?;
         Ok(self.handle(id))
@@ -307,10 +303,7 @@ impl SystemPrompt {
                 let prompt_section = part.prompt_section();
                 current.check_part(kind, &prompt_section)?;
                 let entry = section_entry(self.next_id(), kind, prompt_section, part.owner)?;
-                match kind {
-                    PartKind::Section => next.sections.push(entry),
-                    PartKind::Context => next.contexts.push(entry),
-                }
+                next.parts_mut(kind).push(entry);
             }
         }
         for variable in variables {

@@ -111,6 +111,21 @@ impl State {
         None
     }
 
+    /// The sections, or the contexts.
+    pub(super) fn parts(&self, kind: PartKind) -> &[SectionEntry] {
+        match kind {
+            PartKind::Section => &self.sections,
+            PartKind::Context => &self.contexts,
+        }
+    }
+
+    pub(super) fn parts_mut(&mut self, kind: PartKind) -> &mut Vec<SectionEntry> {
+        match kind {
+            PartKind::Section => &mut self.sections,
+            PartKind::Context => &mut self.contexts,
+        }
+    }
+
     /// A section or context to register: a good name, not taken among
     /// its kind (sections and contexts are two namespaces).
     pub(super) fn check_part(
@@ -123,11 +138,8 @@ impl State {
                 name: section.name.to_string(),
             });
         }
-        let parts = match kind {
-            PartKind::Section => &self.sections,
-            PartKind::Context => &self.contexts,
-        };
-        match parts
+        match self
+            .parts(kind)
             .iter()
             .find(|entry| *entry.section.name() == section.name)
         {
