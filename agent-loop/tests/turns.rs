@@ -44,6 +44,18 @@ fn assert_turn_ended(session: &Session, reason: TurnEndReason) {
 
 /// Runs a turn of `agent` that is meant to fail; its error, or `None` if
 /// it succeeded after all.
+/// A turn of [`agent`] in a fresh session, never cancelled.
+async fn fresh_turn(agent_loop: &AgentLoop, input: &str) -> Result<TurnSummary, TurnError> {
+    agent_loop
+        .run_turn(
+            &agent(),
+            &mut Session::new(),
+            input,
+            &CancellationToken::new(),
+        )
+        .await
+}
+
 async fn failed_turn(
     agent_loop: &AgentLoop,
     agent: &Agent,
@@ -314,14 +326,7 @@ async fn a_panicking_prompt_provider_fails_only_that_agents_turn() -> TestResult
         "{error:?}"
     );
     assert!(adapter.requests().is_empty());
-    agent_loop
-        .run_turn(
-            &agent(),
-            &mut Session::new(),
-            "hi",
-            &CancellationToken::new(),
-        )
-        .await?;
+    fresh_turn(&agent_loop, "hi").await?;
     Ok(())
 }
 
@@ -567,14 +572,7 @@ async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> Te
                 }
             })
     };
-    agent_loop
-        .run_turn(
-            &agent(),
-            &mut Session::new(),
-            "hi",
-            &CancellationToken::new(),
-        )
-        .await?;
+    fresh_turn(&agent_loop, "hi").await?;
     assert_eq!(*seen.lock(), ["text:hello there", "answer:hello there"]);
     Ok(())
 }
