@@ -51,30 +51,22 @@ pub(crate) fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
 }
 
 /// One agent of a deployment, with the deployment's registries built: what
-/// a command about one agent (`dsh prompt`, `dsh run`) starts from.
-#[derive(Debug)]
-pub(crate) struct LoadedAgent {
-    pub(crate) deployment: Deployment,
-    pub(crate) agent: AgentSpec,
-    pub(crate) runtime: Runtime,
-}
+/// a command about one agent (`dsh prompt`, `dsh run`, `dsh acp`) starts
+/// from.
+pub(crate) type LoadedAgent = (Deployment, AgentSpec, Runtime);
 
 /// Reads and checks the deployment file `--config` names (or the embedded
 /// one), picks the agent or child `--agent` names (the first agent when
-/// none), and builds
-/// the registries, in that order, failing at the first step that fails.
+/// none), and builds the registries, in that order, failing at the first
+/// step that fails.
 pub(crate) fn load_agent(args: &AgentArgs) -> Result<LoadedAgent, Vec<Problem>> {
     let deployment = load(args.deployment.config.as_deref())?;
     let agent = deployment
         .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = agent.into_owned();
+        .map_err(|problem| vec![problem])?
+        .into_owned();
     let runtime = Runtime::new(&deployment)?;
-    Ok(LoadedAgent {
-        deployment,
-        agent,
-        runtime,
-    })
+    Ok((deployment, agent, runtime))
 }
 
 /// The registries of one deployment.

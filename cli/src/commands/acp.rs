@@ -14,14 +14,10 @@ use crate::args::AcpArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, LoadedAgent};
+use crate::runtime;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
-    let LoadedAgent {
-        deployment,
-        agent,
-        runtime,
-    } = &runtime::load_agent(&args.target)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
 
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the

@@ -13,14 +13,10 @@ use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, LoadedAgent};
+use crate::runtime;
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let LoadedAgent {
-        deployment,
-        agent,
-        runtime,
-    } = &runtime::load_agent(&args.target)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
     let assembly = runtime.assemble(agent, cwd.as_deref());
     match args.format {

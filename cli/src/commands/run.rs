@@ -24,14 +24,10 @@ use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, LoadedAgent};
+use crate::runtime;
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
-    let LoadedAgent {
-        deployment,
-        agent,
-        runtime,
-    } = &runtime::load_agent(&args.target)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = working_directory(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
