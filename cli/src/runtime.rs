@@ -8,8 +8,8 @@ use std::sync::Arc;
 use dsh_agent_loop::{AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{PromptAssembly, Registration, SystemPrompt};
 use dsh_tool_subagent::{
-    AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProviders,
-    SubagentTool, SubagentToolConfig,
+    AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProvider,
+    SubagentProviders, SubagentTool, SubagentToolConfig,
 };
 use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
@@ -186,81 +186,102 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
     Ok(providers)
 }
 
-/// The provider of an instance with a `child` table: a spawn provider of
-/// its own, named after the instance, whose children are the table's — so
-/// a child of `review` started by `coder` is the agent `coder/review`, the
-/// id `dsh prompt --agent` takes. It lives in a registry of its own, which
-/// the instance binds to: other instances never see it.
+/// What an instance's own key (`child`, `command`) says about its
+/// provider: the key, where it is written, the provider it needs, and why.
+struct OwnKey {
+    /// The key, as a label: `child`.
+    key: &'static str,
+    /// The key, as the message names it: "a `child` table".
+    what: &'static str,
+    span: std::ops::Range<usize>,
+    needs: &'static str,
+    why: String,
+}
+
+/// The provider of an instance with a key of its own: a provider built
+/// for the instance alone and named after it, in a registry of its own
+/// that the instance binds to, so other instances never see it. The key
+/// must go with the provider it configures.
+fn own_provider(
+    deployment: &Deployment,
+    name: &str,
+    provider: &toml::Spanned<String>,
+    own: OwnKey,
+    build: impl FnOnce() -> Result<Arc<dyn SubagentProvider>, SubagentError>,
+) -> Result<SubagentProviders, Problem> {
+    let OwnKey {
+        key,
+        what,
+        span,
+        needs,
+        why,
+    } = own;
+    if provider.get_ref() != needs {
+        return Err(deployment
+            .file
+            .problem(format!(
+                "tool instance `{name}` has {what}, but its provider is `{}`",
+                provider.get_ref()
+            ))
+            .label(span, key)
+            .label(provider.span(), "provider")
+            .help(why));
+    }
+    let providers = SubagentProviders::new();
+    build()
+        .and_then(|built| providers.register(built))
+        .map_err(|error| deployment.file.problem(error.to_string()).label(span, key))?;
+    Ok(providers)
+}
+
+/// A `child` table makes a spawn provider whose children are the table's
+/// — so a child of `review` started by `coder` is the agent
+/// `coder/review`, the id `dsh prompt --agent` takes.
 fn child_providers(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
     child: &toml::Spanned<ChildAgentConfig<toml::Spanned<String>>>,
 ) -> Result<SubagentProviders, Problem> {
-    if provider.get_ref() != SpawnProvider::NAME {
-        return Err(deployment
-            .file
-            .problem(format!(
-                "tool instance `{name}` has a `child` table, but its provider is `{}`",
-                provider.get_ref()
-            ))
-            .label(child.span(), "child")
-            .label(provider.span(), "provider")
-            .help(format!(
-                "`child` says who the children of a spawn instance are: it needs \
-                 `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
-                SpawnProvider::NAME
-            )));
-    }
-    let child_config = child.get_ref().clone().map(toml::Spanned::into_inner);
-    let providers = SubagentProviders::new();
-    providers
-        .register(Arc::new(
-            SpawnProvider::new().named(name).with_child(child_config),
-        ))
-        .map_err(|error| {
-            deployment
-                .file
-                .problem(error.to_string())
-                .label(child.span(), "child")
-        })?;
-    Ok(providers)
+    let own = OwnKey {
+        key: "child",
+        what: "a `child` table",
+        span: child.span(),
+        needs: SpawnProvider::NAME,
+        why: format!(
+            "`child` says who the children of a spawn instance are: it needs \
+             `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
+            SpawnProvider::NAME
+        ),
+    };
+    own_provider(deployment, name, provider, own, || {
+        let child = child.get_ref().clone().map(toml::Spanned::into_inner);
+        Ok(Arc::new(SpawnProvider::new().named(name).with_child(child)))
+    })
 }
 
-/// The provider of an instance with a `command`: an ACP provider of its
-/// own, named after the instance, whose children run that command.
+/// A `command` makes an ACP provider whose children run that command.
 fn acp_providers(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
     command: &toml::Spanned<Vec<toml::Spanned<String>>>,
 ) -> Result<SubagentProviders, Problem> {
-    if provider.get_ref() != AcpProvider::NAME {
-        return Err(deployment
-            .file
-            .problem(format!(
-                "tool instance `{name}` has a `command`, but its provider is `{}`",
-                provider.get_ref()
-            ))
-            .label(command.span(), "command")
-            .label(provider.span(), "provider")
-            .help(format!(
-                "`command` is the ACP agent an `{}` instance starts: set that provider, \
-                 or remove the key",
-                AcpProvider::NAME
-            )));
-    }
-    let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
-    let providers = SubagentProviders::new();
-    AcpProvider::new(argv)
-        .and_then(|acp| providers.register(Arc::new(acp.named(name))))
-        .map_err(|error| {
-            deployment
-                .file
-                .problem(error.to_string())
-                .label(command.span(), "command")
-        })?;
-    Ok(providers)
+    let own = OwnKey {
+        key: "command",
+        what: "a `command`",
+        span: command.span(),
+        needs: AcpProvider::NAME,
+        why: format!(
+            "`command` is the ACP agent an `{}` instance starts: set that provider, \
+             or remove the key",
+            AcpProvider::NAME
+        ),
+    };
+    own_provider(deployment, name, provider, own, || {
+        let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
+        Ok(Arc::new(AcpProvider::new(argv)?.named(name)))
+    })
 }
 
 /// Registers one `[tools.<name>]` instance; a failure points at its table.
