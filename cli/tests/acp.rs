@@ -53,6 +53,26 @@ fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String
     path.display().to_string()
 }
 
+/// A deployment in a directory of its own (see [`deployment`]), a project
+/// directory for sessions, and where the model requests are recorded.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    project: tempfile::TempDir,
+    config: String,
+    recorded: std::path::PathBuf,
+}
+
+fn fixture(answers: &str, tables: &str, tools: &[&str]) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(dir.path(), answers, tables, tools);
+    Fixture {
+        recorded: dir.path().join("requests.jsonl"),
+        project: tempfile::tempdir().expect("project dir"),
+        config,
+        _dir: dir,
+    }
+}
+
 /// Runs `op` as a client of `dsh acp --config config`, recording the
 /// model requests to `recorded`; permission requests get `answer`.
 async fn with_dsh<T>(
@@ -226,39 +246,33 @@ fn run_prompt(dir: &Path, config: &str, cwd: Option<&Path>, prompt: &str) -> (St
     }
     let output = common::command(&args).output().expect("dsh runs");
     common::assert_status(&output, 0);
-    (common::stdout(&output), requests(&recorded))
-}
-
-/// The recorded model requests.
-fn requests(recorded: &Path) -> Vec<Value> {
-    std::fs::read_to_string(recorded)
-        .expect("requests were recorded")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON request"))
-        .collect()
+    (
+        common::stdout(&output),
+        common::recorded_requests(&recorded),
+    )
 }
 
 #[tokio::test]
 async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\ntext = \"Let me check.\"\n\
          [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo checking; exit 3\" }\n\
          [[answers]]\ntext = \"It failed with exit code 3.\"\n",
         "",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let (init, session, stop, seen) =
-        with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
-            let init = initialize(&cx).await?;
-            let session = new_session(&cx, project.path()).await?;
-            let stop = prompt(&cx, &session, "Run the check.").await?;
-            Ok((init, session, stop, drain(rx)))
-        })
-        .await;
+    let (init, session, stop, seen) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        let init = initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let stop = prompt(&cx, &session, "Run the check.").await?;
+        Ok((init, session, stop, drain(rx)))
+    })
+    .await;
 
     let info = init.agent_info.expect("agent info");
     assert_eq!(info.name, "dsh");
@@ -284,7 +298,7 @@ async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
         "every update is the session's"
     );
     // The marker reached the model, too.
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(recorded);
     assert_eq!(requests.len(), 2);
     let tool_result = &requests[1]["messages"][2];
     assert_eq!(tool_result["role"], "tool");
@@ -316,7 +330,7 @@ async fn two_sessions_of_one_process_each_render_their_own_cwd() {
     .await;
 
     assert_ne!(ids.0, ids.1);
-    let systems: Vec<String> = requests(&recorded)
+    let systems: Vec<String> = common::recorded_requests(&recorded)
         .iter()
         .map(|request| {
             request["system"]
@@ -345,35 +359,35 @@ async fn two_sessions_of_one_process_each_render_their_own_cwd() {
 
 #[tokio::test]
 async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
          [[answers]]\ntext = \"still here\"\n",
         "",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
     let started = std::time::Instant::now();
-    let (stop, before, after, next) =
-        with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
-            initialize(&cx).await?;
-            let session = new_session(&cx, project.path()).await?;
-            let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
-            let turn = cx.send_request(request).block_task();
-            let cancel = async {
-                let before = until_running(rx).await;
-                cx.send_notification(CancelNotification::new(session.clone()))?;
-                Ok::<_, Error>(before)
-            };
-            let (stop, before) = tokio::join!(turn, cancel);
-            let (stop, before) = (stop?.stop_reason, before?);
-            let after = drain(rx);
-            let next = prompt(&cx, &session, "are you there?").await?;
-            Ok((stop, before, after, next))
-        })
-        .await;
+    let (stop, before, after, next) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
+        let turn = cx.send_request(request).block_task();
+        let cancel = async {
+            let before = until_running(rx).await;
+            cx.send_notification(CancelNotification::new(session.clone()))?;
+            Ok::<_, Error>(before)
+        };
+        let (stop, before) = tokio::join!(turn, cancel);
+        let (stop, before) = (stop?.stop_reason, before?);
+        let after = drain(rx);
+        let next = prompt(&cx, &session, "are you there?").await?;
+        Ok((stop, before, after, next))
+    })
+    .await;
 
     assert_eq!(stop, StopReason::Cancelled);
     assert!(
@@ -398,17 +412,18 @@ async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn bad_requests_get_errors_and_the_session_stays_usable() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 2\" }\n\
          [[answers]]\ntext = \"done\"\n",
         "",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let errors = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+    let errors = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         initialize(&cx).await?;
         let relative = cx
             .send_request(NewSessionRequest::new("relative/dir"))
@@ -523,10 +538,12 @@ async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
 
 #[tokio::test]
 async fn the_todo_list_is_the_sessions_plan() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"todo_write\"\n\
          arguments = { todos = [{ content = \"Read the code\", status = \"in_progress\" }, \
          { content = \"Fix the bug\", status = \"pending\" }] }\n\
@@ -534,8 +551,7 @@ async fn the_todo_list_is_the_sessions_plan() {
         "",
         &["todo_write"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let seen = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+    let seen = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         initialize(&cx).await?;
         let session = new_session(&cx, project.path()).await?;
         prompt(&cx, &session, "plan it").await?;
@@ -678,7 +694,7 @@ fn the_acp_provider_runs_dsh_acp_as_a_child_in_the_callers_cwd() {
         "a fresh child, derived from the provider: {description}"
     );
 
-    let child_requests = requests(&child_requests);
+    let child_requests = common::recorded_requests(&child_requests);
     assert_eq!(child_requests.len(), 2);
     let system = child_requests[0]["system"]
         .as_str()

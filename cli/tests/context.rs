@@ -3,8 +3,6 @@
 
 mod common;
 
-use serde_json::Value;
-
 #[test]
 fn the_todo_list_is_runtime_context_not_system_prompt() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -37,11 +35,7 @@ fn the_todo_list_is_runtime_context_not_system_prompt() {
     .output()
     .expect("dsh runs");
     common::assert_status(&output, 0);
-    let requests: Vec<Value> = std::fs::read_to_string(&recorded)
-        .expect("recorded")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("JSON"))
-        .collect();
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 3);
     assert!(
         requests

@@ -97,14 +97,6 @@ fn assert_fails_in_one_line(output: &std::process::Output, needle: &str) {
     assert!(stderr.contains(needle), "{stderr}");
 }
 
-fn requests(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("requests were recorded")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
-        .collect()
-}
-
 #[test]
 fn scripted_turn_with_a_failing_bash_call() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -134,7 +126,7 @@ fn scripted_turn_with_a_failing_bash_call() {
     assert!(stderr.contains("→ bash"), "{stderr}");
     assert!(stderr.contains("[exit code: 3]"), "{stderr}");
 
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 2);
     // Every request's system prompt is exactly what `dsh prompt` prints.
     let prompt = command(&["prompt", "--config", &config, "--cwd", &cwd])
@@ -179,7 +171,7 @@ fn lines_of_stdin_are_turns_of_one_session() {
     let output = run_lines(&config, "first\n\nsecond\n", &recorded);
     assert_status(&output, 0);
     assert_eq!(stdout(&output), "one\ntwo\n");
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     // The second turn's request carries the first turn.
     assert_eq!(requests[1]["messages"].as_array().map(Vec::len), Some(3));
 }
@@ -210,7 +202,7 @@ fn spawn_and_fork_instances_run_their_children() {
     assert_status(&output, 0);
     assert!(stdout(&output).ends_with("4, and the word is apple.\n"));
 
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 6);
     let texts = |request: &Value| -> Vec<String> {
         request["messages"]
@@ -264,7 +256,7 @@ fn a_child_table_says_who_spawned_children_are() {
     assert_status(&output, 0);
     assert!(stdout(&output).ends_with("The reviewer says it looks fine.\n"));
 
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 3);
     let (parent, child) = (&requests[0], &requests[1]);
     assert_eq!(parent["model"], "m");
@@ -317,7 +309,7 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
         let recorded = dir.path().join("requests.jsonl");
         let output = run_prompt(&config, &cwd, "Get it reviewed.", &recorded);
         assert_status(&output, 0);
-        let requests = requests(&recorded);
+        let requests = common::recorded_requests(&recorded);
         let sent = requests[1]["system"]
             .as_str()
             .expect("the child's system prompt");

@@ -51,3 +51,13 @@ pub fn assert_status(output: &Output, code: i32) {
         stderr(output)
     );
 }
+
+/// The model requests `--record-requests` wrote to `path`, one JSON value
+/// a line.
+pub fn recorded_requests(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("requests were recorded")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
+        .collect()
+}
