@@ -48,7 +48,7 @@ fn contexts_render_apart_from_the_system_prompt_in_order() {
             .iter()
             .all(|context| context.kind() == PartKind::Context)
     );
-    contexts.remove(1);
+    drop(contexts.remove(1));
     assert_eq!(contexts_of(&prompt).unwrap(), "Open file: /work/src/lib.rs");
 }
 
