@@ -577,12 +577,7 @@ async fn the_todo_list_is_the_sessions_plan() {
 fn raw_bad_input_gets_errors_and_closing_stdin_exits_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
-    let mut child = common::command(&["acp", "--config", &config])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("dsh acp starts");
+    let mut child = common::spawn(&["acp", "--config", &config]);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut next = || -> Value {

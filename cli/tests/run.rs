@@ -50,18 +50,13 @@ fn deployment_with_tools(dir: &Path, adapter: &str, instances: &str, tools: &[&s
 /// Runs `dsh run` on `config` with `input` as stdin, recording requests.
 fn run_lines(config: &str, input: &str, recorded: &Path) -> std::process::Output {
     use std::io::Write;
-    let mut child = command(&[
+    let mut child = common::spawn(&[
         "run",
         "--config",
         config,
         "--record-requests",
         &recorded.display().to_string(),
-    ])
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .expect("dsh starts");
+    ]);
     child
         .stdin
         .take()
@@ -488,12 +483,7 @@ fn an_interrupt_cancels_the_turn_not_the_session() {
          [[answers]]\ntext = \"Still here.\"\n",
     );
     let config = deployment(dir.path(), adapter);
-    let mut child = command(&["run", "--config", &config])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("dsh starts");
+    let mut child = common::spawn(&["run", "--config", &config]);
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(b"Sleep.\n").expect("write stdin");
 

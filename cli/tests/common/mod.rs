@@ -32,6 +32,17 @@ pub fn command(args: &[&str]) -> Command {
     command
 }
 
+/// `dsh` with `args` started with stdin, stdout and stderr piped, for a
+/// test that talks to it.
+pub fn spawn(args: &[&str]) -> std::process::Child {
+    command(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dsh starts")
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
