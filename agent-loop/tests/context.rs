@@ -14,8 +14,6 @@ use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use support::Echo;
-
 fn echo(id: &str, text: &str) -> ModelResponse {
     ModelResponse::default().with_tool_call(ToolCall::new(
         id,
@@ -27,14 +25,12 @@ fn echo(id: &str, text: &str) -> ModelResponse {
 #[tokio::test]
 async fn a_snapshot_goes_to_the_tail_only_when_the_context_changes()
 -> Result<(), Box<dyn std::error::Error>> {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, adapter) = support::echo_loop([
         echo("c1", "A"),
         echo("c2", "A"),
         echo("c3", ""),
         ModelResponse::text("done"),
-    ]));
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    ])?;
     // The context is the last text `echo` returned: what a tool's state
     // (a todo list) looks like to its context provider.
     let state = Arc::new(Mutex::new(String::new()));

@@ -13,7 +13,6 @@ use dsh_system_prompt::{PromptSection, RenderError, render_prompt};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use support::Echo;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -44,9 +43,7 @@ async fn system_prompt_sent(
 
 #[tokio::test]
 async fn the_system_prompt_is_the_persona_then_tool_guidance_and_nothing_else() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    let (agent_loop, _installed, adapter) = support::echo_loop([ModelResponse::text("ok")])?;
     let _habit = agent_loop
         .prompt()
         .section(PromptSection::new("tool:echo", 105, ECHO_HABIT).bound_to_tool("echo"))?;
@@ -169,16 +166,14 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
 
 #[tokio::test]
 async fn the_hook_before_each_step_sees_exactly_the_prompt_sent() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, adapter) = support::echo_loop([
         ModelResponse::default().with_tool_call(dsh_agent_loop::ToolCall::new(
             "c1",
             "echo",
             r#"{"text": "x"}"#,
         )),
         ModelResponse::text("done"),
-    ]));
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    ])?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = {
         let seen = Arc::clone(&seen);

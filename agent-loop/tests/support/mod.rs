@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use dsh_agent_loop::{AgentLoop, CallingTurn, ModelAdapter};
+use dsh_agent_loop::{AgentLoop, CallingTurn, ModelAdapter, ModelResponse, ScriptedAdapter};
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, async_trait};
 
@@ -106,6 +106,16 @@ impl Tool for TestTool {
             }
         }
     }
+}
+
+/// A loop with the [`Echo`] tool whose model answers `answers` in order,
+/// and that model, to read the requests it was sent.
+pub fn echo_loop(
+    answers: impl IntoIterator<Item = ModelResponse>,
+) -> Result<(AgentLoop, Registration, Arc<ScriptedAdapter>), Box<dyn std::error::Error>> {
+    let adapter = Arc::new(ScriptedAdapter::new(answers));
+    let (agent_loop, installed) = agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    Ok((agent_loop, installed, adapter))
 }
 
 /// A loop over a fresh registry with the static contributions, and the
