@@ -52,9 +52,7 @@ async fn a_snapshot_goes_to_the_tail_only_when_the_context_changes()
     };
     let agent = Agent::new("a", AgentOptions::new("m").with_persona("You echo."));
     let mut session = Session::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "go", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent, &mut session, "go").await?;
 
     let requests = adapter.requests();
     assert_eq!(requests.len(), 4);

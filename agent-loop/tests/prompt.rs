@@ -13,7 +13,6 @@ use dsh_system_prompt::{PromptSection, RenderError, render_prompt};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const ECHO_HABIT: &str = "Echo back what the user says before you answer.";
@@ -57,9 +56,7 @@ async fn the_system_prompt_is_the_persona_then_tool_guidance_and_nothing_else() 
         AgentOptions::new("model-1").with_persona("You are a test agent running <<model>>."),
     );
     let mut session = Session::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent, &mut session, "hi").await?;
 
     let requests = adapter.requests();
     assert_eq!(requests.len(), 1);
@@ -126,8 +123,7 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
     let agent = working_in_the_cwd();
 
     let mut homeless = Session::new();
-    let error = agent_loop
-        .run_turn(&agent, &mut homeless, "hi", &CancellationToken::new())
+    let error = support::turn(&agent_loop, &agent, &mut homeless, "hi")
         .await
         .err()
         .ok_or("the turn should fail to render")?;
@@ -153,9 +149,7 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
     }
 
     let mut housed = Session::new().with_cwd("/work");
-    let summary = agent_loop
-        .run_turn(&agent, &mut housed, "hi again", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent, &mut housed, "hi again").await?;
     assert_eq!(summary.answer, "fine");
     assert_eq!(
         adapter.requests()[0].system.as_deref(),

@@ -46,14 +46,7 @@ fn assert_turn_ended(session: &Session, reason: TurnEndReason) {
 /// it succeeded after all.
 /// A turn of [`agent`] in a fresh session, never cancelled.
 async fn fresh_turn(agent_loop: &AgentLoop, input: &str) -> Result<TurnSummary, TurnError> {
-    agent_loop
-        .run_turn(
-            &agent(),
-            &mut Session::new(),
-            input,
-            &CancellationToken::new(),
-        )
-        .await
+    support::turn(agent_loop, &agent(), &mut Session::new(), input).await
 }
 
 async fn failed_turn(
@@ -86,9 +79,7 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult 
         agent_loop.on_event(move |_, event| events.lock().push(event.clone()))
     };
     let mut session = Session::new();
-    let summary = agent_loop
-        .run_turn(&agent(), &mut session, "ping", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent(), &mut session, "ping").await?;
 
     assert_eq!(summary.answer, "all done");
     assert_eq!(summary.steps, 2);
@@ -167,9 +158,7 @@ async fn only_tools_of_the_final_assembly_may_run() -> TestResult {
     let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
     let agent = agent().with_tools(Vec::<String>::new());
     let mut session = Session::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent, &mut session, "hi").await?;
 
     assert_eq!(echo.calls.load(Ordering::SeqCst), 0);
     assert!(adapter.requests()[0].tools.is_empty());
@@ -248,9 +237,7 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
 
     // The same agent and session serve the next turn.
     adapter.push(ModelResponse::text("recovered"));
-    let summary = agent_loop
-        .run_turn(&agent(), &mut session, "again", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent(), &mut session, "again").await?;
     assert_eq!(summary.answer, "recovered");
     Ok(())
 }
@@ -281,9 +268,7 @@ async fn a_panicking_adapter_fails_only_that_turn_not_other_agents() -> TestResu
         tokio::join!(
             tokio::spawn(async move {
                 let mut session = Session::new();
-                let result = bad_loop
-                    .run_turn(&bad, &mut session, "hi", &CancellationToken::new())
-                    .await;
+                let result = support::turn(&bad_loop, &bad, &mut session, "hi").await;
                 (result, session)
             }),
             tokio::spawn(async move {
@@ -467,13 +452,9 @@ async fn a_tool_learns_the_calling_turn_but_not_the_turn_in_flight() -> TestResu
     ]));
     let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Inspect)], adapter)?;
     let mut session = Session::with_id("parent").with_cwd("/p");
-    agent_loop
-        .run_turn(&agent(), &mut session, "one", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent(), &mut session, "one").await?;
     let completed = session.events().len();
-    agent_loop
-        .run_turn(&agent(), &mut session, "two", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent(), &mut session, "two").await?;
     let report = session.events().iter().find_map(|event| match event {
         Event::ToolResult { text, .. } => Some(text.clone()),
         _ => None,
@@ -526,9 +507,7 @@ async fn a_denied_call_does_not_run_and_the_model_reads_why() -> TestResult {
     let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
     let agent_loop = agent_loop.with_approval(approval.clone());
     let mut session = Session::new();
-    let summary = agent_loop
-        .run_turn(&agent(), &mut session, "go", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent(), &mut session, "go").await?;
 
     assert_eq!(
         summary.answer, "understood",

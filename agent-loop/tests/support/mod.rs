@@ -6,9 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use dsh_agent_loop::{AgentLoop, CallingTurn, ModelAdapter, ModelResponse, ScriptedAdapter};
+use dsh_agent_loop::{
+    Agent, AgentLoop, CallingTurn, ModelAdapter, ModelResponse, ScriptedAdapter, Session,
+    TurnError, TurnSummary,
+};
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, async_trait};
+use tokio_util::sync::CancellationToken;
 
 /// Returns its `text` argument; counts its calls.
 #[derive(Default)]
@@ -106,6 +110,18 @@ impl Tool for TestTool {
             }
         }
     }
+}
+
+/// One turn of `agent` in `session`, never cancelled.
+pub async fn turn(
+    agent_loop: &AgentLoop,
+    agent: &Agent,
+    session: &mut Session,
+    input: &str,
+) -> Result<TurnSummary, TurnError> {
+    agent_loop
+        .run_turn(agent, session, input, &CancellationToken::new())
+        .await
 }
 
 /// A loop with the [`Echo`] tool whose model answers `answers` in order,
