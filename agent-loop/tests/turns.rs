@@ -29,6 +29,12 @@ fn call(id: &str, name: &str, arguments: &str) -> ModelResponse {
     ModelResponse::default().with_tool_call(ToolCall::new(id, name, arguments))
 }
 
+/// One answer calling `echo` twice, as `c1` and `c2`, with these
+/// arguments.
+fn echo_twice(first: &str, second: &str) -> ModelResponse {
+    call("c1", "echo", first).with_tool_call(ToolCall::new("c2", "echo", second))
+}
+
 fn last_turn_end(session: &Session) -> Option<(TurnEndReason, Option<String>)> {
     match session.events().last() {
         Some(Event::TurnEnd { reason, error }) => Some((*reason, error.clone())),
@@ -55,20 +61,13 @@ async fn failed_turn(
     session: &mut Session,
     input: &str,
 ) -> Option<TurnError> {
-    agent_loop
-        .run_turn(agent, session, input, &CancellationToken::new())
-        .await
-        .err()
+    support::turn(agent_loop, agent, session, input).await.err()
 }
 
 #[tokio::test]
 async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([
-        call("c1", "echo", r#"{"text": "pong"}"#).with_tool_call(ToolCall::new(
-            "c2",
-            "echo",
-            r#"{"text": 5}"#,
-        )),
+        echo_twice(r#"{"text": "pong"}"#, r#"{"text": 5}"#),
         ModelResponse::text("all done"),
     ]));
     let echo = Arc::new(Echo::default());
@@ -495,11 +494,7 @@ impl dsh_agent_loop::ToolApproval for OnceOnly {
 #[tokio::test]
 async fn a_denied_call_does_not_run_and_the_model_reads_why() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([
-        call("c1", "echo", r#"{"text": "one"}"#).with_tool_call(ToolCall::new(
-            "c2",
-            "echo",
-            r#"{"text": "two"}"#,
-        )),
+        echo_twice(r#"{"text": "one"}"#, r#"{"text": "two"}"#),
         ModelResponse::text("understood"),
     ]));
     let echo = Arc::new(Echo::default());
