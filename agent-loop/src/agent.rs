@@ -6,45 +6,11 @@ use std::sync::Arc;
 use dsh_tools::ToolSelection;
 use serde::{Deserialize, Serialize};
 
-/// The name of an agent (`coder`), as a deployment declares it.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct AgentId(Arc<str>);
+use crate::id::string_id;
 
-impl AgentId {
-    /// An agent id.
-    pub fn new(id: impl Into<Arc<str>>) -> Self {
-        Self(id.into())
-    }
-
-    /// The id as a `&str`.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for AgentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
-    }
-}
-
-impl fmt::Display for AgentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<&str> for AgentId {
-    fn from(id: &str) -> Self {
-        Self::new(id)
-    }
-}
-
-impl From<String> for AgentId {
-    fn from(id: String) -> Self {
-        Self::new(id)
-    }
+string_id! {
+    /// The name of an agent (`coder`), as a deployment declares it.
+    pub struct AgentId;
 }
 
 /// What a deployment says about one agent: the model it runs and its

@@ -180,6 +180,16 @@ mod tests {
         toml::from_str::<File>(text).map(|file| file.adapter)
     }
 
+    /// Why `build` (which reads the API key and takes relative paths as
+    /// they are) fails for `config`; empty if it does not.
+    fn build_error(config: &AdapterConfig) -> String {
+        config
+            .build()
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default()
+    }
+
     #[test]
     fn unknown_fields_are_rejected() {
         let error = parse("[adapter.openai]\nbase_url = \"http://x\"\napi_key = \"sk\"\n")
@@ -230,11 +240,7 @@ mod tests {
              api_key_env = \"DSH_TEST_UNSET_KEY\"\n",
         )?;
         config.check_in(Path::new(""))?;
-        let missing = config
-            .build()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let missing = build_error(&config);
         assert!(missing.contains("DSH_TEST_UNSET_KEY"), "{missing}");
         Ok(())
     }
@@ -245,11 +251,7 @@ mod tests {
         std::fs::write(dir.path().join("demo.toml"), "[[answers]]\ntext = \"hi\"\n")?;
         let config = parse("[adapter.scripted]\nanswers = \"demo.toml\"\n")?;
         config.build_in(dir.path())?;
-        let missing = config
-            .build()
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let missing = build_error(&config);
         assert!(missing.contains("demo.toml"), "{missing}");
         Ok(())
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_system_prompt::AssembleContext;
+use dsh_tools::ToolSession;
 
 use crate::{Agent, AgentLoop, Event, Session, SessionId};
 
@@ -53,7 +54,8 @@ pub trait AgentContextExt {
     fn session(&self) -> Option<&SessionFacts>;
     /// Adds the agent, and with it the agent's tool set.
     fn with_agent(self, agent: Agent) -> Self;
-    /// Adds the facts of the session.
+    /// Adds the facts of the session, and its key for tools' state
+    /// ([`ToolSession`]).
     fn with_session(self, session: &Session) -> Self;
 }
 
@@ -77,6 +79,7 @@ impl AgentContextExt for AssembleContext {
 
     fn with_session(self, session: &Session) -> Self {
         self.with(SessionFacts::of(session))
+            .with(ToolSession::new(session.id().as_str()))
     }
 }
 

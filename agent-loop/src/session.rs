@@ -2,58 +2,24 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::string_id;
 use crate::{Message, ToolCall};
 
-/// The id of a session, unique within the process when generated.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SessionId(Arc<str>);
+string_id! {
+    /// The id of a session, unique within the process when generated.
+    pub struct SessionId;
+}
 
 impl SessionId {
-    /// A session id.
-    pub fn new(id: impl Into<Arc<str>>) -> Self {
-        Self(id.into())
-    }
-
     /// A fresh id (`session-7`), different from every other generated id of
     /// this process.
     pub fn generate() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Self::new(format!("session-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
-    }
-
-    /// The id as a `&str`.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
-    }
-}
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<&str> for SessionId {
-    fn from(id: &str) -> Self {
-        Self::new(id)
-    }
-}
-
-impl From<String> for SessionId {
-    fn from(id: String) -> Self {
-        Self::new(id)
     }
 }
 
@@ -103,6 +69,15 @@ pub enum Event {
     StepStart {
         /// The step's number within its turn, from 1.
         step: u32,
+    },
+    /// A snapshot of the runtime context, appended before a step when it
+    /// differs from the last one (empty: the context was cleared). The
+    /// model reads it as a user message at this point of the conversation;
+    /// the system prompt never carries it.
+    Context {
+        /// The rendered contexts (`render_context`), empty when none is
+        /// left.
+        text: String,
     },
     /// The model's answer text (empty when it only called tools).
     AssistantMessage {
@@ -210,6 +185,15 @@ impl Session {
         &self.events
     }
 
+    /// The last runtime-context snapshot the conversation carries, if any
+    /// was ever sent (empty when it was cleared).
+    pub fn context(&self) -> Option<&str> {
+        self.events.iter().rev().find_map(|event| match event {
+            Event::Context { text } => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     /// The text of the last assistant message, if any.
     pub fn last_answer(&self) -> Option<&str> {
         self.events.iter().rev().find_map(|event| match event {
@@ -229,12 +213,33 @@ impl Session {
     }
 }
 
+/// How the model is told a runtime-context snapshot: what it is, that it
+/// replaces earlier ones, then the parts; or that none is left.
+pub const CONTEXT_HEADER: &str =
+    "Current runtime context. It supersedes earlier runtime-context snapshots.";
+
+/// What the model is told when the runtime context becomes empty.
+pub const CONTEXT_CLEARED: &str =
+    "The runtime context is now empty: earlier runtime-context snapshots no longer apply.";
+
+/// The user message that carries a snapshot.
+fn context_message(text: &str) -> String {
+    if text.is_empty() {
+        CONTEXT_CLEARED.to_owned()
+    } else {
+        format!("{CONTEXT_HEADER}\n\n{text}")
+    }
+}
+
 /// The messages a log holds.
 pub(crate) fn messages_of(events: &[Event]) -> Vec<Message> {
     let mut messages = Vec::new();
     for event in events {
         match event {
             Event::UserMessage { text } => messages.push(Message::User { text: text.clone() }),
+            Event::Context { text } => messages.push(Message::User {
+                text: context_message(text),
+            }),
             Event::AssistantMessage { text } => messages.push(Message::Assistant {
                 text: text.clone(),
                 tool_calls: Vec::new(),

@@ -6,7 +6,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dsh_system_prompt::{AssembleContext, PromptAssembly, SystemPrompt, render_prompt};
+use dsh_system_prompt::{
+    AssembleContext, PromptAssembly, SystemPrompt, render_context, render_prompt,
+};
 use dsh_tools::{
     ToolCallContext, ToolError, ToolProgress, ToolRegistry, ToolResult, panic_message,
 };
@@ -327,21 +329,30 @@ impl AgentLoop {
 
     /// Assembles and renders the step's prompt, shows it to the
     /// before-step hook, and builds the request that carries exactly it.
+    ///
+    /// When the assembly's runtime context differs from the last snapshot
+    /// the conversation carries, the new snapshot is appended to it first,
+    /// at the tail: the system prompt stays byte for byte what it was.
     fn prepare_request(
         &self,
         step: u32,
         agent: &Agent,
-        session: &Session,
+        session: &mut Session,
         facts: &SessionFacts,
     ) -> Result<(PromptAssembly, ModelRequest), TurnError> {
         let cx = Self::context(agent, session);
         let assembly = contain(step, "a prompt provider", || {
             self.inner.prompt.assemble(&cx)
         })?;
-        let system = render_prompt(&assembly).map_err(|source| TurnError::Render {
+        let render_error = |source| TurnError::Render {
             step,
             source: Box::new(source),
-        })?;
+        };
+        let system = render_prompt(&assembly).map_err(render_error)?;
+        let context = render_context(&assembly).map_err(render_error)?;
+        if session.context().unwrap_or_default() != context {
+            self.record(session, Event::Context { text: context });
+        }
         let messages = session.messages();
         if let Some(hook) = &self.inner.before_step {
             let prompt = StepPrompt {

@@ -175,6 +175,25 @@ fn completion(message: Value) -> Value {
     })
 }
 
+/// An adapter without a key for a fake server that gives `answers`.
+async fn local_adapter(
+    answers: impl IntoIterator<Item = Canned>,
+) -> Result<(OpenAiAdapter, Arc<Server>), Box<dyn std::error::Error>> {
+    let (base_url, server) = serve(answers).await?;
+    Ok((
+        OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?,
+        server,
+    ))
+}
+
+/// The error of a request `hi` that must fail.
+async fn error_of(adapter: &OpenAiAdapter) -> Result<ModelError, &'static str> {
+    complete(adapter, &request(None, "hi"))
+        .await
+        .err()
+        .ok_or("expected an error")
+}
+
 async fn complete(
     adapter: &OpenAiAdapter,
     request: &ModelRequest,
@@ -410,7 +429,7 @@ async fn cached_tokens_reach_the_on_response_hook() -> TestResult {
 
 #[tokio::test]
 async fn tool_calls_map_from_the_wire() -> TestResult {
-    let (base_url, _server) = serve([Canned::json(completion(json!({
+    let (adapter, _server) = local_adapter([Canned::json(completion(json!({
         "role": "assistant",
         "content": "Reading.",
         "tool_calls": [
@@ -419,7 +438,6 @@ async fn tool_calls_map_from_the_wire() -> TestResult {
         ],
     })))])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
     let response = complete(&adapter, &request(None, "hi")).await?;
     assert_eq!(
         response,
@@ -438,10 +456,7 @@ async fn a_4xx_is_a_status_error_with_the_servers_message_and_the_fix() -> TestR
     )])
     .await?;
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), Some("sk-wrong".into()))?;
-    let error = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let error = error_of(&adapter).await?;
     assert!(
         matches!(&error, ModelError::Status { status: 401, message, .. } if message == "Incorrect API key provided"),
         "{error:?}"
@@ -454,16 +469,12 @@ async fn a_4xx_is_a_status_error_with_the_servers_message_and_the_fix() -> TestR
 
 #[tokio::test]
 async fn a_5xx_is_a_status_error_with_the_body() -> TestResult {
-    let (base_url, _server) = serve([Canned::raw(
+    let (adapter, _server) = local_adapter([Canned::raw(
         StatusCode::SERVICE_UNAVAILABLE,
         "upstream unavailable",
     )])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
-    let error = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let error = error_of(&adapter).await?;
     assert!(
         matches!(&error, ModelError::Status { status: 503, message, .. } if message == "upstream unavailable"),
         "{error:?}"
@@ -474,18 +485,14 @@ async fn a_5xx_is_a_status_error_with_the_body() -> TestResult {
 
 #[tokio::test]
 async fn malformed_json_is_an_invalid_response() -> TestResult {
-    let (base_url, _server) = serve([
+    let (adapter, _server) = local_adapter([
         Canned::raw(StatusCode::OK, "{\"choices\": [ this is not json"),
         Canned::json(json!({"choices": [{"message": {"content": 7}}]})),
         Canned::json(json!({"choices": []})),
     ])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
 
-    let syntax = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let syntax = error_of(&adapter).await?;
     assert!(
         matches!(syntax, ModelError::InvalidResponse { .. }),
         "{syntax:?}"
@@ -497,17 +504,11 @@ async fn malformed_json_is_an_invalid_response() -> TestResult {
         "the body is quoted: {message}"
     );
 
-    let shape = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let shape = error_of(&adapter).await?;
     let message = shape.to_string();
     assert!(message.contains("choices[0].message.content"), "{message}");
 
-    let empty = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let empty = error_of(&adapter).await?;
     assert!(empty.to_string().contains("`choices` is empty"), "{empty}");
     Ok(())
 }
@@ -520,10 +521,7 @@ async fn a_slow_server_times_out() -> TestResult {
     let config = OpenAiConfig::new(&base_url).with_timeout(Duration::from_millis(200));
     let adapter = OpenAiAdapter::new(config, None)?;
     let started = std::time::Instant::now();
-    let error = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let error = error_of(&adapter).await?;
     assert!(
         matches!(
             error,
@@ -566,7 +564,7 @@ async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
     let first_piece = Arc::new(Notify::new());
     let split = sse(&text_delta("look"));
     let (head, tail) = split.split_at(10);
-    let (base_url, server) = serve([Canned::events([
+    let (adapter, server) = local_adapter([Canned::events([
         event(chunk(json!({"role": "assistant", "content": ""}))),
         event(text_delta("Let me ")),
         // The rest only once the first piece has reached `on_text`.
@@ -601,7 +599,6 @@ async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
         done(),
     ])])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
     let started = std::time::Instant::now();
     let (response, pieces) = stream(
         &adapter,
@@ -634,13 +631,12 @@ async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
 
 #[tokio::test]
 async fn a_server_that_does_not_stream_still_answers() -> TestResult {
-    let (base_url, server) = serve([Canned::json(completion(json!({
+    let (adapter, server) = local_adapter([Canned::json(completion(json!({
         "role": "assistant",
         "content": "All at once.",
         "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read", "arguments": "{}"}}],
     })))])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
     let (response, pieces) = stream(
         &adapter,
         &request(None, "hi"),
@@ -659,8 +655,8 @@ async fn a_server_that_does_not_stream_still_answers() -> TestResult {
 
 #[tokio::test]
 async fn a_stream_that_ends_without_done_is_interrupted() -> TestResult {
-    let (base_url, _server) = serve([Canned::events([event(text_delta("Half an"))])]).await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let (adapter, _server) =
+        local_adapter([Canned::events([event(text_delta("Half an"))])]).await?;
     let (response, pieces) = stream(
         &adapter,
         &request(None, "hi"),
@@ -681,7 +677,7 @@ async fn a_stream_that_ends_without_done_is_interrupted() -> TestResult {
 #[tokio::test]
 async fn a_stream_that_breaks_mid_way_is_interrupted() -> TestResult {
     let first_piece = Arc::new(Notify::new());
-    let (base_url, _server) = serve([Canned::events([
+    let (adapter, _server) = local_adapter([Canned::events([
         event(text_delta("Half an")),
         // Break only once the first piece is through, so the break is
         // mid-way and not before the answer's head.
@@ -689,7 +685,6 @@ async fn a_stream_that_breaks_mid_way_is_interrupted() -> TestResult {
         Piece::Break,
     ])])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
     let (response, pieces) = stream(
         &adapter,
         &request(None, "hi"),
@@ -706,17 +701,13 @@ async fn a_stream_that_breaks_mid_way_is_interrupted() -> TestResult {
 
 #[tokio::test]
 async fn a_chunk_that_is_not_json_is_an_invalid_response() -> TestResult {
-    let (base_url, _server) = serve([Canned::events([
+    let (adapter, _server) = local_adapter([Canned::events([
         event(text_delta("ok")),
         Piece::Bytes("data: {\"choices\": [ this is not json\n\n".to_owned()),
         done(),
     ])])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
-    let error = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let error = error_of(&adapter).await?;
     assert!(
         matches!(error, ModelError::InvalidResponse { .. }),
         "{error:?}"
@@ -734,14 +725,13 @@ async fn a_chunk_that_is_not_json_is_an_invalid_response() -> TestResult {
 #[tokio::test]
 async fn cancellation_stops_reading_the_stream() -> TestResult {
     let never = Arc::new(Notify::new());
-    let (base_url, _server) = serve([Canned::events([
+    let (adapter, _server) = local_adapter([Canned::events([
         event(text_delta("Once")),
         Piece::Wait(never),
         event(text_delta(" upon")),
         done(),
     ])])
     .await?;
-    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
     let cancel = CancellationToken::new();
     let started = std::time::Instant::now();
     let (response, pieces) = stream(&adapter, &request(None, "hi"), &cancel, |_| {
@@ -769,10 +759,7 @@ async fn the_timeout_applies_while_streaming() -> TestResult {
     let config = OpenAiConfig::new(&base_url).with_timeout(Duration::from_millis(300));
     let adapter = OpenAiAdapter::new(config, None)?;
     let started = std::time::Instant::now();
-    let error = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let error = error_of(&adapter).await?;
     assert!(
         matches!(
             error,
@@ -794,10 +781,7 @@ async fn an_unreachable_server_says_to_check_the_base_url() -> TestResult {
     let address = listener.local_addr()?;
     drop(listener);
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(format!("http://{address}/v1")), None)?;
-    let error = complete(&adapter, &request(None, "hi"))
-        .await
-        .err()
-        .ok_or("expected an error")?;
+    let error = error_of(&adapter).await?;
     assert!(matches!(error, ModelError::Unreachable { .. }), "{error:?}");
     assert!(error.to_string().contains("check `base_url`"), "{error}");
     Ok(())

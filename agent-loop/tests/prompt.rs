@@ -13,17 +13,36 @@ use dsh_system_prompt::{PromptSection, RenderError, render_prompt};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use support::Echo;
-
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 const ECHO_HABIT: &str = "Echo back what the user says before you answer.";
 
+/// An agent whose persona says where it works, so it renders only in a
+/// session with a working directory.
+fn working_in_the_cwd() -> Agent {
+    Agent::new(
+        "coder",
+        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
+    )
+}
+
+/// The system prompt of the one request a turn of `agent` in `session`
+/// sends, through a loop with no tools.
+async fn system_prompt_sent(
+    agent: &Agent,
+    mut session: Session,
+) -> Result<Option<String>, Box<dyn std::error::Error>> {
+    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    agent_loop
+        .run_turn(agent, &mut session, "hi", &CancellationToken::new())
+        .await?;
+    Ok(adapter.requests()[0].system.clone())
+}
+
 #[tokio::test]
 async fn the_system_prompt_is_the_persona_then_tool_guidance_and_nothing_else() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    let (agent_loop, _installed, adapter) = support::echo_loop([ModelResponse::text("ok")])?;
     let _habit = agent_loop
         .prompt()
         .section(PromptSection::new("tool:echo", 105, ECHO_HABIT).bound_to_tool("echo"))?;
@@ -37,9 +56,7 @@ async fn the_system_prompt_is_the_persona_then_tool_guidance_and_nothing_else() 
         AgentOptions::new("model-1").with_persona("You are a test agent running <<model>>."),
     );
     let mut session = Session::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent, &mut session, "hi").await?;
 
     let requests = adapter.requests();
     assert_eq!(requests.len(), 1);
@@ -86,32 +103,16 @@ async fn the_persona_section_is_owned_by_this_crate_at_order_zero() -> TestResul
 
 #[tokio::test]
 async fn cwd_resolves_from_the_session() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
-    let agent = Agent::new(
-        "coder",
-        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
-    );
-    let mut session = Session::new().with_cwd("/srv/project");
-    agent_loop
-        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
-        .await?;
-    assert_eq!(
-        adapter.requests()[0].system.as_deref(),
-        Some("You work in /srv/project.")
-    );
+    let session = Session::new().with_cwd("/srv/project");
+    let system = system_prompt_sent(&working_in_the_cwd(), session).await?;
+    assert_eq!(system.as_deref(), Some("You work in /srv/project."));
     Ok(())
 }
 
 #[tokio::test]
 async fn an_empty_prompt_sends_no_system_message() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("ok")]));
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
     let agent = Agent::new("plain", AgentOptions::new("m"));
-    agent_loop
-        .run_turn(&agent, &mut Session::new(), "hi", &CancellationToken::new())
-        .await?;
-    assert_eq!(adapter.requests()[0].system, None);
+    assert_eq!(system_prompt_sent(&agent, Session::new()).await?, None);
     Ok(())
 }
 
@@ -119,14 +120,10 @@ async fn an_empty_prompt_sends_no_system_message() -> TestResult {
 async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("fine")]));
     let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
-    let agent = Agent::new(
-        "coder",
-        AgentOptions::new("m").with_persona("You work in <<cwd>>."),
-    );
+    let agent = working_in_the_cwd();
 
     let mut homeless = Session::new();
-    let error = agent_loop
-        .run_turn(&agent, &mut homeless, "hi", &CancellationToken::new())
+    let error = support::turn(&agent_loop, &agent, &mut homeless, "hi")
         .await
         .err()
         .ok_or("the turn should fail to render")?;
@@ -152,9 +149,7 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
     }
 
     let mut housed = Session::new().with_cwd("/work");
-    let summary = agent_loop
-        .run_turn(&agent, &mut housed, "hi again", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent, &mut housed, "hi again").await?;
     assert_eq!(summary.answer, "fine");
     assert_eq!(
         adapter.requests()[0].system.as_deref(),
@@ -165,16 +160,14 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
 
 #[tokio::test]
 async fn the_hook_before_each_step_sees_exactly_the_prompt_sent() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, adapter) = support::echo_loop([
         ModelResponse::default().with_tool_call(dsh_agent_loop::ToolCall::new(
             "c1",
             "echo",
             r#"{"text": "x"}"#,
         )),
         ModelResponse::text("done"),
-    ]));
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    ])?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = {
         let seen = Arc::clone(&seen);

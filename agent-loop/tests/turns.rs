@@ -17,7 +17,7 @@ use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use support::{Boom, Echo, Inspect, Slow};
+use support::{Echo, TestTool};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -29,6 +29,12 @@ fn call(id: &str, name: &str, arguments: &str) -> ModelResponse {
     ModelResponse::default().with_tool_call(ToolCall::new(id, name, arguments))
 }
 
+/// One answer calling `echo` twice, as `c1` and `c2`, with these
+/// arguments.
+fn echo_twice(first: &str, second: &str) -> ModelResponse {
+    call("c1", "echo", first).with_tool_call(ToolCall::new("c2", "echo", second))
+}
+
 fn last_turn_end(session: &Session) -> Option<(TurnEndReason, Option<String>)> {
     match session.events().last() {
         Some(Event::TurnEnd { reason, error }) => Some((*reason, error.clone())),
@@ -36,14 +42,32 @@ fn last_turn_end(session: &Session) -> Option<(TurnEndReason, Option<String>)> {
     }
 }
 
+/// Asserts that the last event of `session` ends a turn for `reason`.
+#[track_caller]
+fn assert_turn_ended(session: &Session, reason: TurnEndReason) {
+    assert_eq!(last_turn_end(session).map(|end| end.0), Some(reason));
+}
+
+/// Runs a turn of `agent` that is meant to fail; its error, or `None` if
+/// it succeeded after all.
+/// A turn of [`agent`] in a fresh session, never cancelled.
+async fn fresh_turn(agent_loop: &AgentLoop, input: &str) -> Result<TurnSummary, TurnError> {
+    support::turn(agent_loop, &agent(), &mut Session::new(), input).await
+}
+
+async fn failed_turn(
+    agent_loop: &AgentLoop,
+    agent: &Agent,
+    session: &mut Session,
+    input: &str,
+) -> Option<TurnError> {
+    support::turn(agent_loop, agent, session, input).await.err()
+}
+
 #[tokio::test]
 async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([
-        call("c1", "echo", r#"{"text": "pong"}"#).with_tool_call(ToolCall::new(
-            "c2",
-            "echo",
-            r#"{"text": 5}"#,
-        )),
+        echo_twice(r#"{"text": "pong"}"#, r#"{"text": 5}"#),
         ModelResponse::text("all done"),
     ]));
     let echo = Arc::new(Echo::default());
@@ -54,9 +78,7 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult 
         agent_loop.on_event(move |_, event| events.lock().push(event.clone()))
     };
     let mut session = Session::new();
-    let summary = agent_loop
-        .run_turn(&agent(), &mut session, "ping", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent(), &mut session, "ping").await?;
 
     assert_eq!(summary.answer, "all done");
     assert_eq!(summary.steps, 2);
@@ -135,9 +157,7 @@ async fn only_tools_of_the_final_assembly_may_run() -> TestResult {
     let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
     let agent = agent().with_tools(Vec::<String>::new());
     let mut session = Session::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "hi", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent, &mut session, "hi").await?;
 
     assert_eq!(echo.calls.load(Ordering::SeqCst), 0);
     assert!(adapter.requests()[0].tools.is_empty());
@@ -181,13 +201,13 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
                 r#"{"text": "x"}"#,
             ))]));
     let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Boom), echo.clone()], adapter.clone())?;
+    let (agent_loop, _installed) = support::agent_loop(
+        vec![Arc::new(TestTool::Boom), echo.clone()],
+        adapter.clone(),
+    )?;
     let mut session = Session::new();
-    let error = agent_loop
-        .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
+    let error = failed_turn(&agent_loop, &agent(), &mut session, "hi")
         .await
-        .err()
         .ok_or("the turn should fail")?;
     assert!(
         matches!(&error, TurnError::Panicked { what, message, .. }
@@ -212,16 +232,11 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
         })
         .collect();
     assert_eq!(results, ["c1", "c2"], "every call gets a result");
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&session, TurnEndReason::Error);
 
     // The same agent and session serve the next turn.
     adapter.push(ModelResponse::text("recovered"));
-    let summary = agent_loop
-        .run_turn(&agent(), &mut session, "again", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent(), &mut session, "again").await?;
     assert_eq!(summary.answer, "recovered");
     Ok(())
 }
@@ -252,9 +267,7 @@ async fn a_panicking_adapter_fails_only_that_turn_not_other_agents() -> TestResu
         tokio::join!(
             tokio::spawn(async move {
                 let mut session = Session::new();
-                let result = bad_loop
-                    .run_turn(&bad, &mut session, "hi", &CancellationToken::new())
-                    .await;
+                let result = support::turn(&bad_loop, &bad, &mut session, "hi").await;
                 (result, session)
             }),
             tokio::spawn(async move {
@@ -270,10 +283,7 @@ async fn a_panicking_adapter_fails_only_that_turn_not_other_agents() -> TestResu
         matches!(&error, TurnError::Panicked { what, .. } if what == "the model adapter"),
         "{error:?}"
     );
-    assert_eq!(
-        last_turn_end(&bad_session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&bad_session, TurnEndReason::Error);
     assert_eq!(good_turn??.answer, "fine");
     Ok(())
 }
@@ -292,29 +302,15 @@ async fn a_panicking_prompt_provider_fails_only_that_agents_turn() -> TestResult
                 String::new()
             }))?;
     let victim = Agent::new("victim", AgentOptions::new("m"));
-    let error = agent_loop
-        .run_turn(
-            &victim,
-            &mut Session::new(),
-            "hi",
-            &CancellationToken::new(),
-        )
+    let error = failed_turn(&agent_loop, &victim, &mut Session::new(), "hi")
         .await
-        .err()
         .ok_or("the turn should fail")?;
     assert!(
         matches!(&error, TurnError::Panicked { what, .. } if what == "a prompt provider"),
         "{error:?}"
     );
     assert!(adapter.requests().is_empty());
-    agent_loop
-        .run_turn(
-            &agent(),
-            &mut Session::new(),
-            "hi",
-            &CancellationToken::new(),
-        )
-        .await?;
+    fresh_turn(&agent_loop, "hi").await?;
     Ok(())
 }
 
@@ -374,7 +370,7 @@ async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestR
 #[tokio::test]
 async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([call("c1", "slow", "{}")]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Slow)], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Slow)], adapter)?;
     let agent_loop = agent_loop.with_cancel_grace(Duration::from_millis(100));
     let (result, session) = run_cancelled_after(&agent_loop, Duration::from_millis(50)).await?;
     assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
@@ -382,10 +378,7 @@ async fn cancelling_a_running_tool_ends_the_turn_and_answers_the_call() -> TestR
         event,
         Event::ToolResult { call_id, is_error: true, .. } if call_id == "c1"
     )));
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Cancelled)
-    );
+    assert_turn_ended(&session, TurnEndReason::Cancelled);
     Ok(())
 }
 
@@ -413,10 +406,8 @@ async fn the_step_limit_stops_a_model_that_keeps_calling_tools() -> TestResult {
     let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
     let agent_loop = agent_loop.with_max_steps(2);
     let mut session = Session::new();
-    let error = agent_loop
-        .run_turn(&agent(), &mut session, "loop", &CancellationToken::new())
+    let error = failed_turn(&agent_loop, &agent(), &mut session, "loop")
         .await
-        .err()
         .ok_or("the turn should hit the step limit")?;
     assert!(
         matches!(error, TurnError::StepLimit { limit: 2 }),
@@ -425,10 +416,7 @@ async fn the_step_limit_stops_a_model_that_keeps_calling_tools() -> TestResult {
     assert!(error.to_string().contains("step limit"), "{error}");
     assert_eq!(adapter.requests().len(), 2);
     assert_eq!(echo.calls.load(Ordering::SeqCst), 2);
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&session, TurnEndReason::Error);
     Ok(())
 }
 
@@ -437,10 +425,8 @@ async fn an_adapter_error_ends_the_turn_with_its_message() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::default());
     let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter)?;
     let mut session = Session::new();
-    let error = agent_loop
-        .run_turn(&agent(), &mut session, "hi", &CancellationToken::new())
+    let error = failed_turn(&agent_loop, &agent(), &mut session, "hi")
         .await
-        .err()
         .ok_or("an empty script cannot answer")?;
     assert!(
         matches!(
@@ -452,10 +438,7 @@ async fn an_adapter_error_ends_the_turn_with_its_message() -> TestResult {
         ),
         "{error:?}"
     );
-    assert_eq!(
-        last_turn_end(&session).map(|end| end.0),
-        Some(TurnEndReason::Error)
-    );
+    assert_turn_ended(&session, TurnEndReason::Error);
     Ok(())
 }
 
@@ -466,15 +449,11 @@ async fn a_tool_learns_the_calling_turn_but_not_the_turn_in_flight() -> TestResu
         call("c1", "inspect", "{}"),
         ModelResponse::text("second"),
     ]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Inspect)], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Inspect)], adapter)?;
     let mut session = Session::with_id("parent").with_cwd("/p");
-    agent_loop
-        .run_turn(&agent(), &mut session, "one", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent(), &mut session, "one").await?;
     let completed = session.events().len();
-    agent_loop
-        .run_turn(&agent(), &mut session, "two", &CancellationToken::new())
-        .await?;
+    support::turn(&agent_loop, &agent(), &mut session, "two").await?;
     let report = session.events().iter().find_map(|event| match event {
         Event::ToolResult { text, .. } => Some(text.clone()),
         _ => None,
@@ -515,11 +494,7 @@ impl dsh_agent_loop::ToolApproval for OnceOnly {
 #[tokio::test]
 async fn a_denied_call_does_not_run_and_the_model_reads_why() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([
-        call("c1", "echo", r#"{"text": "one"}"#).with_tool_call(ToolCall::new(
-            "c2",
-            "echo",
-            r#"{"text": "two"}"#,
-        )),
+        echo_twice(r#"{"text": "one"}"#, r#"{"text": "two"}"#),
         ModelResponse::text("understood"),
     ]));
     let echo = Arc::new(Echo::default());
@@ -527,9 +502,7 @@ async fn a_denied_call_does_not_run_and_the_model_reads_why() -> TestResult {
     let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
     let agent_loop = agent_loop.with_approval(approval.clone());
     let mut session = Session::new();
-    let summary = agent_loop
-        .run_turn(&agent(), &mut session, "go", &CancellationToken::new())
-        .await?;
+    let summary = support::turn(&agent_loop, &agent(), &mut session, "go").await?;
 
     assert_eq!(
         summary.answer, "understood",
@@ -573,14 +546,7 @@ async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> Te
                 }
             })
     };
-    agent_loop
-        .run_turn(
-            &agent(),
-            &mut Session::new(),
-            "hi",
-            &CancellationToken::new(),
-        )
-        .await?;
+    fresh_turn(&agent_loop, "hi").await?;
     assert_eq!(*seen.lock(), ["text:hello there", "answer:hello there"]);
     Ok(())
 }

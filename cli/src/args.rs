@@ -37,6 +37,17 @@ pub(crate) struct DeploymentArgs {
     pub(crate) config: Option<PathBuf>,
 }
 
+/// Which deployment, and which of its agents.
+#[derive(Debug, Args)]
+pub(crate) struct AgentArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    /// The agent, or the child an agent spawns through an instance with a
+    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
+    #[arg(long, short = 'a', value_name = "ID")]
+    pub(crate) agent: Option<String>,
+}
+
 /// The session's working directory, the value of `<<cwd>>`.
 #[derive(Debug, Args)]
 #[group(multiple = false)]
@@ -53,11 +64,7 @@ pub(crate) struct CwdArgs {
 #[derive(Debug, Args)]
 pub(crate) struct PromptArgs {
     #[command(flatten)]
-    pub(crate) deployment: DeploymentArgs,
-    /// The agent, or the child an agent spawns through an instance with a
-    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
-    #[arg(long, short = 'a', value_name = "ID")]
-    pub(crate) agent: Option<String>,
+    pub(crate) target: AgentArgs,
     #[command(flatten)]
     pub(crate) cwd: CwdArgs,
     /// What to print.
@@ -91,11 +98,7 @@ pub(crate) struct CheckArgs {
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     #[command(flatten)]
-    pub(crate) deployment: DeploymentArgs,
-    /// The agent, or the child an agent spawns through an instance with a
-    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
-    #[arg(long, short = 'a', value_name = "ID")]
-    pub(crate) agent: Option<String>,
+    pub(crate) target: AgentArgs,
     /// The session's working directory [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,
@@ -117,11 +120,7 @@ pub(crate) struct RunArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AcpArgs {
     #[command(flatten)]
-    pub(crate) deployment: DeploymentArgs,
-    /// The agent, or the child an agent spawns through an instance with a
-    /// `child` table, as `<agent>/<instance>` [default: the deployment's first agent].
-    #[arg(long, short = 'a', value_name = "ID")]
-    pub(crate) agent: Option<String>,
+    pub(crate) target: AgentArgs,
     /// Write every request sent to the model to FILE (replacing it), one
     /// JSON object a line: exactly what the model was told at each step.
     #[arg(long, value_name = "FILE")]

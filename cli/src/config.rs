@@ -663,6 +663,15 @@ model = "other-model"
 persona = "x"
 "#;
 
+    /// [`GOOD`] with `keys` (and tables) written after the `task` instance's
+    /// provider.
+    fn with_task(keys: &str) -> String {
+        GOOD.replace(
+            "provider = \"spawn\"\n",
+            &format!("provider = \"spawn\"\n{keys}"),
+        )
+    }
+
     #[test]
     fn a_good_deployment_parses() {
         let deployment = parse(GOOD).expect("valid");
@@ -741,10 +750,7 @@ persona = "x"
             ["task"],
             "a built-in's table is no instance"
         );
-        let text = GOOD.replace(
-            "provider = \"spawn\"\n",
-            "provider = \"spawn\"\npermission = \"ask\"\n",
-        );
+        let text = with_task("permission = \"ask\"\n");
         assert_eq!(parse(&text).expect("valid").ask_first, ["task"]);
         let text = GOOD.replace(
             "[tools.task]",
@@ -770,10 +776,7 @@ persona = "x"
 
     #[test]
     fn a_childs_tools_are_checked_like_an_agents() {
-        let text = GOOD.replace(
-            "provider = \"spawn\"\n",
-            "provider = \"spawn\"\n[tools.task.child]\ntools = [\"raed\", \"bash\", \"bash\"]\n",
-        );
+        let text = with_task("[tools.task.child]\ntools = [\"raed\", \"bash\", \"bash\"]\n");
         assert_eq!(
             messages(&text),
             [
@@ -781,19 +784,13 @@ persona = "x"
                 "tool `bash` is listed twice for the children of `task`",
             ]
         );
-        let text = GOOD.replace(
-            "provider = \"spawn\"\n",
-            "provider = \"spawn\"\n[tools.task.child]\ntemperature = 1\n",
-        );
+        let text = with_task("[tools.task.child]\ntemperature = 1\n");
         assert!(messages(&text)[0].contains("unknown field `temperature`"));
     }
 
     #[test]
     fn a_child_takes_what_its_table_leaves_out_from_the_caller() {
-        let text = GOOD.replace(
-            "provider = \"spawn\"\n",
-            "provider = \"spawn\"\n[tools.task.child]\nmodel = \"small\"\ntools = [\"read\"]\n",
-        );
+        let text = with_task("[tools.task.child]\nmodel = \"small\"\ntools = [\"read\"]\n");
         let deployment = parse(&text).expect("valid");
         let coder = deployment.agent(Some("coder")).expect("coder");
         let children = deployment.children_of(&coder);

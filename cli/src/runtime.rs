@@ -8,11 +8,13 @@ use std::sync::Arc;
 use dsh_agent_loop::{AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{PromptAssembly, Registration, SystemPrompt};
 use dsh_tool_subagent::{
-    AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProviders,
-    SubagentTool, SubagentToolConfig,
+    AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProvider,
+    SubagentProviders, SubagentTool, SubagentToolConfig,
 };
+use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
+use crate::args::AgentArgs;
 use crate::config::{self, AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 
@@ -24,18 +26,18 @@ use dsh_tool_fs as _;
 use dsh_tool_todo as _;
 
 /// The tools every deployment has without configuring them, in the order
-/// the model is told about them.
-fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+/// the model is told about them; `todo` is the todo tool among them.
+fn builtin_tools(todo: Arc<TodoWriteTool>) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(dsh_tool_fs::ReadTool::new()),
         Arc::new(dsh_tool_bash::BashTool::new()),
-        Arc::new(dsh_tool_todo::TodoWriteTool::new()),
+        todo,
     ]
 }
 
 /// The names of the built-in tools, as their crates define them.
 pub(crate) fn builtin_tool_names() -> Vec<String> {
-    builtin_tools()
+    builtin_tools(Arc::new(TodoWriteTool::new()))
         .iter()
         .map(|tool| tool.name().to_owned())
         .collect()
@@ -48,6 +50,25 @@ pub(crate) fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
     Deployment::load(path, &names)
 }
 
+/// One agent of a deployment, with the deployment's registries built: what
+/// a command about one agent (`dsh prompt`, `dsh run`, `dsh acp`) starts
+/// from.
+pub(crate) type LoadedAgent = (Deployment, AgentSpec, Runtime);
+
+/// Reads and checks the deployment file `--config` names (or the embedded
+/// one), picks the agent or child `--agent` names (the first agent when
+/// none), and builds the registries, in that order, failing at the first
+/// step that fails.
+pub(crate) fn load_agent(args: &AgentArgs) -> Result<LoadedAgent, Vec<Problem>> {
+    let deployment = load(args.deployment.config.as_deref())?;
+    let agent = deployment
+        .agent(args.agent.as_deref())
+        .map_err(|problem| vec![problem])?
+        .into_owned();
+    let runtime = Runtime::new(&deployment)?;
+    Ok((deployment, agent, runtime))
+}
+
 /// The registries of one deployment.
 #[derive(Debug)]
 pub(crate) struct Runtime {
@@ -55,6 +76,8 @@ pub(crate) struct Runtime {
     pub(crate) tools: ToolRegistry,
     /// Keeps the tool registry installed as the prompt's tool provider.
     _installed: Registration,
+    /// Keeps the todo list installed as a runtime context.
+    _todo_context: Registration,
 }
 
 impl Runtime {
@@ -67,7 +90,13 @@ impl Runtime {
             ))]
         })?;
         let tools = ToolRegistry::new();
-        for tool in builtin_tools() {
+        let todo = Arc::new(TodoWriteTool::new());
+        let todo_context = todo.install_context(&prompt).map_err(|error| {
+            vec![Problem::new(format!(
+                "the todo list context cannot be registered: {error}"
+            ))]
+        })?;
+        for tool in builtin_tools(todo) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
                 vec![Problem::new(format!(
@@ -118,6 +147,7 @@ impl Runtime {
             prompt,
             tools,
             _installed: installed,
+            _todo_context: todo_context,
         })
     }
 
@@ -156,81 +186,102 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
     Ok(providers)
 }
 
-/// The provider of an instance with a `child` table: a spawn provider of
-/// its own, named after the instance, whose children are the table's — so
-/// a child of `review` started by `coder` is the agent `coder/review`, the
-/// id `dsh prompt --agent` takes. It lives in a registry of its own, which
-/// the instance binds to: other instances never see it.
+/// What an instance's own key (`child`, `command`) says about its
+/// provider: the key, where it is written, the provider it needs, and why.
+struct OwnKey {
+    /// The key, as a label: `child`.
+    key: &'static str,
+    /// The key, as the message names it: "a `child` table".
+    what: &'static str,
+    span: std::ops::Range<usize>,
+    needs: &'static str,
+    why: String,
+}
+
+/// The provider of an instance with a key of its own: a provider built
+/// for the instance alone and named after it, in a registry of its own
+/// that the instance binds to, so other instances never see it. The key
+/// must go with the provider it configures.
+fn own_provider(
+    deployment: &Deployment,
+    name: &str,
+    provider: &toml::Spanned<String>,
+    own: OwnKey,
+    build: impl FnOnce() -> Result<Arc<dyn SubagentProvider>, SubagentError>,
+) -> Result<SubagentProviders, Problem> {
+    let OwnKey {
+        key,
+        what,
+        span,
+        needs,
+        why,
+    } = own;
+    if provider.get_ref() != needs {
+        return Err(deployment
+            .file
+            .problem(format!(
+                "tool instance `{name}` has {what}, but its provider is `{}`",
+                provider.get_ref()
+            ))
+            .label(span, key)
+            .label(provider.span(), "provider")
+            .help(why));
+    }
+    let providers = SubagentProviders::new();
+    build()
+        .and_then(|built| providers.register(built))
+        .map_err(|error| deployment.file.problem(error.to_string()).label(span, key))?;
+    Ok(providers)
+}
+
+/// A `child` table makes a spawn provider whose children are the table's
+/// — so a child of `review` started by `coder` is the agent
+/// `coder/review`, the id `dsh prompt --agent` takes.
 fn child_providers(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
     child: &toml::Spanned<ChildAgentConfig<toml::Spanned<String>>>,
 ) -> Result<SubagentProviders, Problem> {
-    if provider.get_ref() != SpawnProvider::NAME {
-        return Err(deployment
-            .file
-            .problem(format!(
-                "tool instance `{name}` has a `child` table, but its provider is `{}`",
-                provider.get_ref()
-            ))
-            .label(child.span(), "child")
-            .label(provider.span(), "provider")
-            .help(format!(
-                "`child` says who the children of a spawn instance are: it needs \
-                 `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
-                SpawnProvider::NAME
-            )));
-    }
-    let child_config = child.get_ref().clone().map(toml::Spanned::into_inner);
-    let providers = SubagentProviders::new();
-    providers
-        .register(Arc::new(
-            SpawnProvider::new().named(name).with_child(child_config),
-        ))
-        .map_err(|error| {
-            deployment
-                .file
-                .problem(error.to_string())
-                .label(child.span(), "child")
-        })?;
-    Ok(providers)
+    let own = OwnKey {
+        key: "child",
+        what: "a `child` table",
+        span: child.span(),
+        needs: SpawnProvider::NAME,
+        why: format!(
+            "`child` says who the children of a spawn instance are: it needs \
+             `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
+            SpawnProvider::NAME
+        ),
+    };
+    own_provider(deployment, name, provider, own, || {
+        let child = child.get_ref().clone().map(toml::Spanned::into_inner);
+        Ok(Arc::new(SpawnProvider::new().named(name).with_child(child)))
+    })
 }
 
-/// The provider of an instance with a `command`: an ACP provider of its
-/// own, named after the instance, whose children run that command.
+/// A `command` makes an ACP provider whose children run that command.
 fn acp_providers(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
     command: &toml::Spanned<Vec<toml::Spanned<String>>>,
 ) -> Result<SubagentProviders, Problem> {
-    if provider.get_ref() != AcpProvider::NAME {
-        return Err(deployment
-            .file
-            .problem(format!(
-                "tool instance `{name}` has a `command`, but its provider is `{}`",
-                provider.get_ref()
-            ))
-            .label(command.span(), "command")
-            .label(provider.span(), "provider")
-            .help(format!(
-                "`command` is the ACP agent an `{}` instance starts: set that provider, \
-                 or remove the key",
-                AcpProvider::NAME
-            )));
-    }
-    let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
-    let providers = SubagentProviders::new();
-    AcpProvider::new(argv)
-        .and_then(|acp| providers.register(Arc::new(acp.named(name))))
-        .map_err(|error| {
-            deployment
-                .file
-                .problem(error.to_string())
-                .label(command.span(), "command")
-        })?;
-    Ok(providers)
+    let own = OwnKey {
+        key: "command",
+        what: "a `command`",
+        span: command.span(),
+        needs: AcpProvider::NAME,
+        why: format!(
+            "`command` is the ACP agent an `{}` instance starts: set that provider, \
+             or remove the key",
+            AcpProvider::NAME
+        ),
+    };
+    own_provider(deployment, name, provider, own, || {
+        let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
+        Ok(Arc::new(AcpProvider::new(argv)?.named(name)))
+    })
 }
 
 /// Registers one `[tools.<name>]` instance; a failure points at its table.

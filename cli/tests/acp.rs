@@ -53,6 +53,26 @@ fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String
     path.display().to_string()
 }
 
+/// A deployment in a directory of its own (see [`deployment`]), a project
+/// directory for sessions, and where the model requests are recorded.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    project: tempfile::TempDir,
+    config: String,
+    recorded: std::path::PathBuf,
+}
+
+fn fixture(answers: &str, tables: &str, tools: &[&str]) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(dir.path(), answers, tables, tools);
+    Fixture {
+        recorded: dir.path().join("requests.jsonl"),
+        project: tempfile::tempdir().expect("project dir"),
+        config,
+        _dir: dir,
+    }
+}
+
 /// Runs `op` as a client of `dsh acp --config config`, recording the
 /// model requests to `recorded`; permission requests get `answer`.
 async fn with_dsh<T>(
@@ -206,36 +226,53 @@ fn outline(seen: &[Seen]) -> Vec<String> {
         .collect()
 }
 
-/// The recorded model requests.
-fn requests(recorded: &Path) -> Vec<Value> {
-    std::fs::read_to_string(recorded)
-        .expect("requests were recorded")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON request"))
-        .collect()
+/// `dsh run -p prompt` of `config` (in `cwd`, if given), which must
+/// succeed: its stdout, and the model requests it recorded into `dir`.
+fn run_prompt(dir: &Path, config: &str, cwd: Option<&Path>, prompt: &str) -> (String, Vec<Value>) {
+    let recorded = dir.join("run-requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let mut args = vec![
+        "run",
+        "--config",
+        config,
+        "-p",
+        prompt,
+        "--record-requests",
+        &recorded_arg,
+    ];
+    let cwd = cwd.map(|cwd| cwd.display().to_string());
+    if let Some(cwd) = &cwd {
+        args.extend(["--cwd", cwd]);
+    }
+    let output = common::command(&args).output().expect("dsh runs");
+    common::assert_status(&output, 0);
+    (
+        common::stdout(&output),
+        common::recorded_requests(&recorded),
+    )
 }
 
 #[tokio::test]
 async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\ntext = \"Let me check.\"\n\
          [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo checking; exit 3\" }\n\
          [[answers]]\ntext = \"It failed with exit code 3.\"\n",
         "",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let (init, session, stop, seen) =
-        with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
-            let init = initialize(&cx).await?;
-            let session = new_session(&cx, project.path()).await?;
-            let stop = prompt(&cx, &session, "Run the check.").await?;
-            Ok((init, session, stop, drain(rx)))
-        })
-        .await;
+    let (init, session, stop, seen) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        let init = initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let stop = prompt(&cx, &session, "Run the check.").await?;
+        Ok((init, session, stop, drain(rx)))
+    })
+    .await;
 
     let info = init.agent_info.expect("agent info");
     assert_eq!(info.name, "dsh");
@@ -261,7 +298,7 @@ async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
         "every update is the session's"
     );
     // The marker reached the model, too.
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(recorded);
     assert_eq!(requests.len(), 2);
     let tool_result = &requests[1]["messages"][2];
     assert_eq!(tool_result["role"], "tool");
@@ -293,7 +330,7 @@ async fn two_sessions_of_one_process_each_render_their_own_cwd() {
     .await;
 
     assert_ne!(ids.0, ids.1);
-    let systems: Vec<String> = requests(&recorded)
+    let systems: Vec<String> = common::recorded_requests(&recorded)
         .iter()
         .map(|request| {
             request["system"]
@@ -322,35 +359,35 @@ async fn two_sessions_of_one_process_each_render_their_own_cwd() {
 
 #[tokio::test]
 async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
          [[answers]]\ntext = \"still here\"\n",
         "",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
     let started = std::time::Instant::now();
-    let (stop, before, after, next) =
-        with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
-            initialize(&cx).await?;
-            let session = new_session(&cx, project.path()).await?;
-            let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
-            let turn = cx.send_request(request).block_task();
-            let cancel = async {
-                let before = until_running(rx).await;
-                cx.send_notification(CancelNotification::new(session.clone()))?;
-                Ok::<_, Error>(before)
-            };
-            let (stop, before) = tokio::join!(turn, cancel);
-            let (stop, before) = (stop?.stop_reason, before?);
-            let after = drain(rx);
-            let next = prompt(&cx, &session, "are you there?").await?;
-            Ok((stop, before, after, next))
-        })
-        .await;
+    let (stop, before, after, next) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
+        let turn = cx.send_request(request).block_task();
+        let cancel = async {
+            let before = until_running(rx).await;
+            cx.send_notification(CancelNotification::new(session.clone()))?;
+            Ok::<_, Error>(before)
+        };
+        let (stop, before) = tokio::join!(turn, cancel);
+        let (stop, before) = (stop?.stop_reason, before?);
+        let after = drain(rx);
+        let next = prompt(&cx, &session, "are you there?").await?;
+        Ok((stop, before, after, next))
+    })
+    .await;
 
     assert_eq!(stop, StopReason::Cancelled);
     assert!(
@@ -375,17 +412,18 @@ async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn bad_requests_get_errors_and_the_session_stays_usable() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 2\" }\n\
          [[answers]]\ntext = \"done\"\n",
         "",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let errors = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+    let errors = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         initialize(&cx).await?;
         let relative = cx
             .send_request(NewSessionRequest::new("relative/dir"))
@@ -500,10 +538,12 @@ async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
 
 #[tokio::test]
 async fn the_todo_list_is_the_sessions_plan() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let project = tempfile::tempdir().expect("project dir");
-    let config = deployment(
-        dir.path(),
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"todo_write\"\n\
          arguments = { todos = [{ content = \"Read the code\", status = \"in_progress\" }, \
          { content = \"Fix the bug\", status = \"pending\" }] }\n\
@@ -511,8 +551,7 @@ async fn the_todo_list_is_the_sessions_plan() {
         "",
         &["todo_write"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let seen = with_dsh(&config, &recorded, Answer::Allow, async |cx, rx| {
+    let seen = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         initialize(&cx).await?;
         let session = new_session(&cx, project.path()).await?;
         prompt(&cx, &session, "plan it").await?;
@@ -538,12 +577,7 @@ async fn the_todo_list_is_the_sessions_plan() {
 fn raw_bad_input_gets_errors_and_closing_stdin_exits_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
-    let mut child = common::command(&["acp", "--config", &config])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("dsh acp starts");
+    let mut child = common::spawn(&["acp", "--config", &config]);
     let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut next = || -> Value {
@@ -632,24 +666,14 @@ fn the_acp_provider_runs_dsh_acp_as_a_child_in_the_callers_cwd() {
          arguments = { prompt = \"What is 2 + 2? Use bash.\" }\n\
          [[answers]]\ntext = \"The child says 4.\"\n",
     );
-    let recorded = parent.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
+    let (stdout, parent_requests) = run_prompt(
+        parent.path(),
         &config,
-        "--cwd",
-        &project.path().display().to_string(),
-        "-p",
+        Some(project.path()),
         "ask the helper",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    assert_eq!(common::stdout(&output), "The child says 4.\n");
+    );
+    assert_eq!(stdout, "The child says 4.\n");
 
-    let parent_requests = requests(&recorded);
     let result = &parent_requests[1]["messages"][2];
     assert_eq!(result["role"], "tool");
     assert_eq!(result["is_error"], false);
@@ -665,7 +689,7 @@ fn the_acp_provider_runs_dsh_acp_as_a_child_in_the_callers_cwd() {
         "a fresh child, derived from the provider: {description}"
     );
 
-    let child_requests = requests(&child_requests);
+    let child_requests = common::recorded_requests(&child_requests);
     assert_eq!(child_requests.len(), 2);
     let system = child_requests[0]["system"]
         .as_str()
@@ -689,20 +713,8 @@ fn a_child_that_cannot_start_is_a_failed_call_and_the_turn_goes_on() {
         "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\narguments = { prompt = \"hi\" }\n\
          [[answers]]\ntext = \"It did not start.\"\n",
     );
-    let recorded = parent.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
-        &config,
-        "-p",
-        "ask the helper",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    let result = &requests(&recorded)[1]["messages"][2];
+    let (_, requests) = run_prompt(parent.path(), &config, None, "ask the helper");
+    let result = &requests[1]["messages"][2];
     assert_eq!(result["is_error"], true);
     let text = result["text"].as_str().expect("text");
     assert!(
@@ -798,20 +810,8 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
         "[tools.bash]\npermission = \"ask\"\n",
         &["bash"],
     );
-    let recorded = dir.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
-        &config,
-        "-p",
-        "say hi",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    let result = &requests(&recorded)[1]["messages"][2];
+    let (_, requests) = run_prompt(dir.path(), &config, None, "say hi");
+    let result = &requests[1]["messages"][2];
     assert_eq!(result["is_error"], true);
     assert_eq!(
         result["text"],

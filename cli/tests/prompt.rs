@@ -155,26 +155,26 @@ fn acp_agent_states_its_working_directory() {
     );
 }
 
+/// The `name` of each object in the array `json[key]`.
+fn names<'a>(json: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    json[key]
+        .as_array()
+        .expect(key)
+        .iter()
+        .map(|item| item["name"].as_str().expect("a name"))
+        .collect()
+}
+
 #[test]
 fn json_is_the_assembly() {
     let json: serde_json::Value =
         serde_json::from_str(&prompt(&["--format", "json"])).expect("valid JSON");
-    let sections: Vec<&str> = json["sections"]
-        .as_array()
-        .expect("sections")
-        .iter()
-        .map(|section| section["name"].as_str().expect("a name"))
-        .collect();
+    let sections = names(&json, "sections");
     assert_eq!(sections[0], "agent:persona");
     assert!(sections.contains(&"tool:read") && sections.contains(&"tool:bash"));
     assert_eq!(json["variables"]["model"], "gpt-5");
     assert_eq!(json["variables"]["cwd"], CWD);
-    let tools: Vec<&str> = json["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .map(|tool| tool["name"].as_str().expect("a name"))
-        .collect();
+    let tools = names(&json, "tools");
     assert_eq!(tools, ["read", "bash", "todo_write", "fork", "task"]);
 }
 

@@ -21,6 +21,13 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write a test file");
 }
 
+/// The `[adapter.scripted]` table of a deployment whose model `m` answers
+/// with `answers` (TOML), which it writes to `answers.toml` in `dir`.
+fn scripted(dir: &Path, answers: &str) -> &'static str {
+    write(&dir.join("answers.toml"), answers);
+    "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n"
+}
+
 fn deployment(dir: &Path, adapter: &str) -> String {
     deployment_with_tools(dir, adapter, "", &["bash"])
 }
@@ -43,18 +50,13 @@ fn deployment_with_tools(dir: &Path, adapter: &str, instances: &str, tools: &[&s
 /// Runs `dsh run` on `config` with `input` as stdin, recording requests.
 fn run_lines(config: &str, input: &str, recorded: &Path) -> std::process::Output {
     use std::io::Write;
-    let mut child = command(&[
+    let mut child = common::spawn(&[
         "run",
         "--config",
         config,
         "--record-requests",
         &recorded.display().to_string(),
-    ])
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .expect("dsh starts");
+    ]);
     child
         .stdin
         .take()
@@ -90,14 +92,6 @@ fn assert_fails_in_one_line(output: &std::process::Output, needle: &str) {
     assert!(stderr.contains(needle), "{stderr}");
 }
 
-fn requests(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("requests were recorded")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
-        .collect()
-}
-
 #[test]
 fn scripted_turn_with_a_failing_bash_call() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -127,7 +121,7 @@ fn scripted_turn_with_a_failing_bash_call() {
     assert!(stderr.contains("→ bash"), "{stderr}");
     assert!(stderr.contains("[exit code: 3]"), "{stderr}");
 
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 2);
     // Every request's system prompt is exactly what `dsh prompt` prints.
     let prompt = command(&["prompt", "--config", &config, "--cwd", &cwd])
@@ -152,11 +146,8 @@ fn scripted_turn_with_a_failing_bash_call() {
 #[test]
 fn an_exhausted_script_fails_the_run_in_one_line() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(&dir.path().join("answers.toml"), "answers = []\n");
-    let config = deployment(
-        dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
-    );
+    let adapter = scripted(dir.path(), "answers = []\n");
+    let config = deployment(dir.path(), adapter);
     let output = command(&["run", "--config", &config, "-p", "hello"])
         .output()
         .expect("dsh runs");
@@ -166,19 +157,16 @@ fn an_exhausted_script_fails_the_run_in_one_line() {
 #[test]
 fn lines_of_stdin_are_turns_of_one_session() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
     );
-    let config = deployment(
-        dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
-    );
+    let config = deployment(dir.path(), adapter);
     let recorded = dir.path().join("requests.jsonl");
     let output = run_lines(&config, "first\n\nsecond\n", &recorded);
     assert_status(&output, 0);
     assert_eq!(stdout(&output), "one\ntwo\n");
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     // The second turn's request carries the first turn.
     assert_eq!(requests[1]["messages"].as_array().map(Vec::len), Some(3));
 }
@@ -188,8 +176,8 @@ fn lines_of_stdin_are_turns_of_one_session() {
 #[test]
 fn spawn_and_fork_instances_run_their_children() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\ntext = \"Noted.\"\n\
          [[answers]]\n[[answers.tool_calls]]\nname = \"task\"\narguments = { prompt = \"What is 2 + 2?\" }\n\
          [[answers]]\ntext = \"4\"\n\
@@ -199,7 +187,7 @@ fn spawn_and_fork_instances_run_their_children() {
     );
     let config = deployment_with_tools(
         dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+        adapter,
         "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
          [tools.fork]\nkind = \"subagent\"\nprovider = \"fork\"\n",
         &["task", "fork"],
@@ -209,7 +197,7 @@ fn spawn_and_fork_instances_run_their_children() {
     assert_status(&output, 0);
     assert!(stdout(&output).ends_with("4, and the word is apple.\n"));
 
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 6);
     let texts = |request: &Value| -> Vec<String> {
         request["messages"]
@@ -245,15 +233,15 @@ fn spawn_and_fork_instances_run_their_children() {
 #[test]
 fn a_child_table_says_who_spawned_children_are() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
          [[answers]]\ntext = \"Looks fine.\"\n\
          [[answers]]\ntext = \"The reviewer says it looks fine.\"\n",
     );
     let config = deployment_with_tools(
         dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+        adapter,
         "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
          [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n",
         &["bash", "review"],
@@ -263,7 +251,7 @@ fn a_child_table_says_who_spawned_children_are() {
     assert_status(&output, 0);
     assert!(stdout(&output).ends_with("The reviewer says it looks fine.\n"));
 
-    let requests = requests(&recorded);
+    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 3);
     let (parent, child) = (&requests[0], &requests[1]);
     assert_eq!(parent["model"], "m");
@@ -298,15 +286,15 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
     ];
     for table in tables {
         let dir = tempfile::tempdir().expect("a temp dir");
-        write(
-            &dir.path().join("answers.toml"),
+        let adapter = scripted(
+            dir.path(),
             "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
              [[answers]]\ntext = \"Looks fine.\"\n\
              [[answers]]\ntext = \"Done.\"\n",
         );
         let config = deployment_with_tools(
             dir.path(),
-            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
+            adapter,
             &format!(
                 "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.review.child]\n{table}"
             ),
@@ -316,7 +304,7 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
         let recorded = dir.path().join("requests.jsonl");
         let output = run_prompt(&config, &cwd, "Get it reviewed.", &recorded);
         assert_status(&output, 0);
-        let requests = requests(&recorded);
+        let requests = common::recorded_requests(&recorded);
         let sent = requests[1]["system"]
             .as_str()
             .expect("the child's system prompt");
@@ -489,21 +477,13 @@ fn an_interrupt_cancels_the_turn_not_the_session() {
     use std::io::{BufRead, BufReader, Write};
 
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let adapter = scripted(
+        dir.path(),
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
          [[answers]]\ntext = \"Still here.\"\n",
     );
-    let config = deployment(
-        dir.path(),
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n",
-    );
-    let mut child = command(&["run", "--config", &config])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("dsh starts");
+    let config = deployment(dir.path(), adapter);
+    let mut child = common::spawn(&["run", "--config", &config]);
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(b"Sleep.\n").expect("write stdin");
 

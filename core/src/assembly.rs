@@ -10,9 +10,33 @@ use serde::ser::{SerializeMap, SerializeStruct};
 
 use crate::{Extensions, Owner, Text, ToolSchema};
 
-/// A section of an assembly: resolved text, not yet interpolated.
+/// What a part of an assembly is: a section of the system prompt, or a
+/// runtime context (rendered by [`render_context`](crate::render_context)
+/// into a message at the conversation's tail, never into the system
+/// prompt). Errors name a part by its kind: "context `todo`".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PartKind {
+    /// A section of the system prompt.
+    #[default]
+    Section,
+    /// A runtime context.
+    Context,
+}
+
+impl std::fmt::Display for PartKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Section => "section",
+            Self::Context => "context",
+        })
+    }
+}
+
+/// A section of an assembly: resolved text, not yet interpolated. A
+/// runtime context is one too, of kind [`PartKind::Context`].
 #[derive(Clone, Debug)]
 pub struct AssembledSection {
+    kind: PartKind,
     name: Text,
     order: i32,
     owner: Owner,
@@ -30,32 +54,39 @@ impl AssembledSection {
     pub fn new(name: impl Into<Text>, order: i32, text: impl Into<Text>) -> Self {
         let name = name.into();
         let owner = Owner::at(Location::caller(), name.clone());
+        Self::owned_by(name, order, owner, text.into())
+    }
+
+    /// A section of `owner`, bound to no tool, its text parsed at render:
+    /// the one constructor, which [`new`](Self::new) and the registry's
+    /// entries both start from.
+    pub(crate) fn owned_by(name: Text, order: i32, owner: Owner, text: Text) -> Self {
         Self {
+            kind: PartKind::Section,
             name,
             order,
             owner,
             tool: None,
-            text: text.into(),
+            text,
             template: None,
         }
     }
 
-    pub(crate) fn from_parts(
-        name: Text,
-        order: i32,
-        owner: Owner,
-        tool: Option<Text>,
-        text: Text,
-        template: Option<Arc<Template>>,
-    ) -> Self {
-        Self {
-            name,
-            order,
-            owner,
-            tool,
-            text,
-            template,
-        }
+    /// Builder: the parse of the text, known to be valid, so rendering
+    /// need not parse it again.
+    pub(crate) fn with_template(mut self, template: Option<Arc<Template>>) -> Self {
+        self.template = template;
+        self
+    }
+
+    /// Whether this is a section or a runtime context.
+    pub fn kind(&self) -> PartKind {
+        self.kind
+    }
+
+    /// Makes this part a runtime context (or a section again).
+    pub fn set_kind(&mut self, kind: PartKind) {
+        self.kind = kind;
     }
 
     /// The section's name (`tool:bash`).
@@ -383,6 +414,10 @@ pub struct PromptAssembly {
     /// The tools the model is told it can call. A section bound to a tool
     /// renders only when that tool is here.
     pub tools: Vec<Arc<ToolSchema>>,
+    /// The runtime contexts, in `(order, name)` order: not part of the
+    /// system prompt; [`render_context`](crate::render_context) renders
+    /// them for the agent loop's context message.
+    pub contexts: Vec<AssembledSection>,
     /// Typed fields other crates attach to an assembly.
     pub extensions: Extensions,
 }

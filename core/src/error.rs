@@ -1,11 +1,10 @@
 //! The errors of registration and rendering.
 
-use std::fmt;
 use std::ops::Range;
 
-use dsh_prompt_template::{ESCAPE_HINT, ParseErrors, Position};
+use dsh_prompt_template::{ESCAPE_HINT, ErrorList, ParseErrors, Position};
 
-use crate::Owner;
+use crate::{Owner, PartKind};
 
 /// A boxed error, as change listeners return it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -17,6 +16,14 @@ pub enum RegistryError {
     /// A section of that name is already registered.
     #[error("section `{name}` is already registered by {existing}; section names are unique")]
     DuplicateSection {
+        /// The name registered twice.
+        name: String,
+        /// Who registered it first.
+        existing: Owner,
+    },
+    /// A runtime context of that name is already registered.
+    #[error("context `{name}` is already registered by {existing}; context names are unique")]
+    DuplicateContext {
         /// The name registered twice.
         name: String,
         /// Who registered it first.
@@ -63,9 +70,11 @@ pub enum RegistryError {
         /// The rejected name.
         name: String,
     },
-    /// A fixed section text with malformed template syntax.
-    #[error("section `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+    /// A fixed section (or context) text with malformed template syntax.
+    #[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
     Template {
+        /// Section or context.
+        kind: PartKind,
         /// The section.
         section: String,
         /// Who contributed it.
@@ -113,11 +122,13 @@ fn owned_by(owner: &Option<Owner>) -> String {
 pub enum RenderError {
     /// A reference to a variable that is not registered.
     #[error(
-        "section `{section}` ({owner}) references unknown variable `<<{reference}>>` at {position}; {}{}",
+        "{kind} `{section}` ({owner}) references unknown variable `<<{reference}>>` at {position}; {}{}",
         registered_list(.registered),
         did_you_mean(.suggestion)
     )]
     UnknownVariable {
+        /// Section or context.
+        kind: PartKind,
         /// The section whose text holds the reference.
         section: String,
         /// Who contributed the section.
@@ -136,11 +147,13 @@ pub enum RenderError {
     /// A reference to a registered variable that has no value for this
     /// assembly.
     #[error(
-        "section `{section}` ({owner}) references `<<{reference}>>` at {position}, \
+        "{kind} `{section}` ({owner}) references `<<{reference}>>` at {position}, \
          but variable `{reference}` has no value for this assembly{}",
         registered_by(.variable_owner)
     )]
     ValuelessVariable {
+        /// Section or context.
+        kind: PartKind,
         /// The section whose text holds the reference.
         section: String,
         /// Who contributed the section.
@@ -155,8 +168,10 @@ pub enum RenderError {
         variable_owner: Option<Owner>,
     },
     /// A section's text has malformed template syntax.
-    #[error("section `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+    #[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
     Template {
+        /// Section or context.
+        kind: PartKind,
         /// The section.
         section: String,
         /// Who contributed it.
@@ -234,66 +249,9 @@ impl RenderError {
 /// references in the order they appear. Never empty.
 ///
 /// [`check_prompt`](crate::check_prompt) returns it. Its first error is the
-/// one [`render_prompt`](crate::render_prompt) returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderErrors {
-    errors: Vec<RenderError>,
-}
-
-impl RenderErrors {
-    pub(crate) fn new(errors: Vec<RenderError>) -> Option<Self> {
-        (!errors.is_empty()).then_some(Self { errors })
-    }
-
-    /// The errors, in render order.
-    pub fn iter(&self) -> std::slice::Iter<'_, RenderError> {
-        self.errors.iter()
-    }
-
-    /// How many errors there are (at least one).
-    #[allow(clippy::len_without_is_empty, reason = "never empty by construction")]
-    pub fn len(&self) -> usize {
-        self.errors.len()
-    }
-
-    /// The first error: the one `render_prompt` reports.
-    pub fn first(&self) -> &RenderError {
-        &self.errors[0]
-    }
-}
-
-impl<'a> IntoIterator for &'a RenderErrors {
-    type Item = &'a RenderError;
-    type IntoIter = std::slice::Iter<'a, RenderError>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.errors.iter()
-    }
-}
-
-impl IntoIterator for RenderErrors {
-    type Item = RenderError;
-    type IntoIter = std::vec::IntoIter<RenderError>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.errors.into_iter()
-    }
-}
-
-impl fmt::Display for RenderErrors {
-    /// One error a line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (index, error) in self.errors.iter().enumerate() {
-            if index > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{error}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for RenderErrors {}
+/// one [`render_prompt`](crate::render_prompt) returns. The list is the
+/// grammar's [`ErrorList`], the shape of every all-problems report.
+pub type RenderErrors = ErrorList<RenderError>;
 
 fn registered_list(registered: &[String]) -> String {
     if registered.is_empty() {

@@ -92,14 +92,16 @@ mod text;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use assembly::{AssembledSection, PromptAssembly, Sections, Variable, Variables};
+pub use assembly::{AssembledSection, PartKind, PromptAssembly, Sections, Variable, Variables};
 pub use context::{AssembleContext, Extensions};
 pub use dsh_prompt_template as template;
-pub use dsh_system_prompt_macros::{prompt_section, prompt_template, prompt_variable};
+pub use dsh_system_prompt_macros::{
+    prompt_context, prompt_section, prompt_template, prompt_variable,
+};
 pub use error::{BoxError, RegistryError, RenderError, RenderErrors};
 pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
 pub use render::{
-    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_prompt,
+    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_context, render_prompt,
     render_prompt_with_spans,
 };
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};

@@ -2,7 +2,7 @@
 //! may change in any release.
 
 pub use crate::AssembleContext;
-pub use crate::statics::{StaticOwner, StaticSection, StaticText, StaticVariable};
+pub use crate::statics::{StaticContext, StaticOwner, StaticSection, StaticText, StaticVariable};
 pub use inventory;
 
 /// Implemented by the marker type `#[prompt_variable]` declares beside each

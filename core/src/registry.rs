@@ -21,7 +21,7 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
 use crate::{
-    AssembleContext, BoxError, Owner, PromptAssembly, PromptSection, RegistryError, Text,
+    AssembleContext, BoxError, Owner, PartKind, PromptAssembly, PromptSection, RegistryError, Text,
     ToolSchema,
 };
 use state::{State, VariableEntry, section_entry};
@@ -87,7 +87,11 @@ impl SystemPrompt {
     /// error names both declarations), or when a static text is malformed.
     pub fn new() -> Result<Self, RegistryError> {
         let prompt = Self::empty();
-        prompt.install_static(crate::statics::sections(), crate::statics::variables())?;
+        prompt.install_static(
+            crate::statics::sections(),
+            crate::statics::contexts(),
+            crate::statics::variables(),
+        )?;
         Ok(prompt)
     }
 
@@ -114,6 +118,24 @@ impl SystemPrompt {
         }
     }
 
+    /// Registers `entry` under a fresh id at the end of the id-keyed list
+    /// `list` picks out of the state: how tool providers and both kinds of
+    /// listener are kept, in registration order (`State::remove` takes
+    /// them out again by id).
+    fn register_keyed<T>(
+        &self,
+        contribution: Contribution,
+        entry: T,
+        list: impl FnOnce(&mut State) -> &mut Vec<(Id, T)>,
+    ) -> Result<Registration, RegistryError> {
+        let id = self.next_id();
+        self.register(contribution, |state| {
+            list(state).push((id, entry));
+            Ok(())
+        })?;
+        Ok(self.handle(id))
+    }
+
     fn key(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
     }
@@ -126,18 +148,47 @@ impl SystemPrompt {
         // `Location::caller()` must be read here: inside a closure it would
         // name this file, not the caller, since closures do not inherit
         // `#[track_caller]`.
-        let location = Location::caller();
-        let owner = section
+        self.part(PartKind::Section, section, Location::caller())
+    }
+
+    /// Registers a runtime context: a part declared like a section (name,
+    /// order, fixed or provided text, optional tool binding; the same
+    /// `<<name>>` grammar and errors), which is **not** part of the system
+    /// prompt. [`render_context`](crate::render_context) renders an
+    /// assembly's contexts, and the agent loop sends that snapshot as a
+    /// message at the conversation's tail when it changes — so what
+    /// changes from step to step (a todo list, the file open in an editor)
+    /// leaves the system prompt, and the provider's prompt cache, alone.
+    ///
+    /// Context names are unique among contexts (a section may share one).
+    /// Fails like [`section`](Self::section).
+    #[track_caller]
+    pub fn context(&self, context: PromptSection) -> Result<Registration, RegistryError> {
+        self.part(PartKind::Context, context, Location::caller())
+    }
+
+    /// Registers a section or a context, owned by its own owner or else by
+    /// the code at `location`.
+    fn part(
+        &self,
+        kind: PartKind,
+        part: PromptSection,
+        location: &'static Location<'static>,
+    ) -> Result<Registration, RegistryError> {
+        let owner = part
             .owner
             .clone()
-            .unwrap_or_else(|| Owner::at(location, section.name.clone()));
+            .unwrap_or_else(|| Owner::at(location, part.name.clone()));
         let id = self.next_id();
-        let contribution = Contribution::Section {
-            name: section.name.to_string(),
+        let name = part.name.to_string();
+        let contribution = match kind {
+            PartKind::Section => Contribution::Section { name },
+            PartKind::Context => Contribution::Context { name },
         };
         self.register(contribution, |state| {
-            state.check_section(&section)?;
-            state.sections.push(section_entry(id, section, owner)?);
+            state.check_part(kind, &part)?;
+            let entry = section_entry(id, kind, part, owner)?;
+            state.parts_mut(kind).push(entry);
             Ok(())
         })?;
         Ok(self.handle(id))
@@ -188,13 +239,8 @@ impl SystemPrompt {
         &self,
         provider: impl Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let id = self.next_id();
         let provider: ToolProvider = Arc::new(provider);
-        self.register(Contribution::Tools, |state| {
-            state.tools.push((id, provider));
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.register_keyed(Contribution::Tools, provider, |state| &mut state.tools)
     }
 
     /// Registers a waterfall listener. At each assembly, listeners run in
@@ -208,13 +254,10 @@ impl SystemPrompt {
         + Sync
         + 'static,
     ) -> Result<Registration, RegistryError> {
-        let id = self.next_id();
         let listener: AssembleListener = Arc::new(listener);
-        self.register(Contribution::AssembleListener, |state| {
-            state.assemble_listeners.push((id, listener));
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.register_keyed(Contribution::AssembleListener, listener, |state| {
+            &mut state.assemble_listeners
+        })
     }
 
     /// Registers a change listener, told of every later registration and
@@ -232,13 +275,10 @@ impl SystemPrompt {
         &self,
         listener: impl Fn(&ChangeEvent) -> Result<(), BoxError> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
-        let id = self.next_id();
         let listener: ChangeListener = Arc::new(listener);
-        self.register(Contribution::ChangeListener, |state| {
-            state.change_listeners.push((id, listener));
-            Ok(())
-        })?;
-        Ok(self.handle(id))
+        self.register_keyed(Contribution::ChangeListener, listener, |state| {
+            &mut state.change_listeners
+        })
     }
 
     /// Installs static contributions in one change, checking that names are
@@ -246,9 +286,11 @@ impl SystemPrompt {
     pub(crate) fn install_static(
         &self,
         sections: Vec<crate::statics::StaticSectionEntry>,
+        contexts: Vec<crate::statics::StaticSectionEntry>,
         variables: Vec<crate::statics::StaticVariableEntry>,
     ) -> Result<(), RegistryError> {
         crate::statics::check_unique("section", sections.iter().map(|s| (&s.name, &s.owner)))?;
+        crate::statics::check_unique("context", contexts.iter().map(|s| (&s.name, &s.owner)))?;
         crate::statics::check_unique("variable", variables.iter().map(|v| (v.name, &v.owner)))?;
         let _writer = self.inner.write.lock();
         let current = self.inner.state.load_full();
@@ -256,14 +298,13 @@ impl SystemPrompt {
         // The statics are already known to be distinct among themselves:
         // check each only against what was registered before, so installing
         // n statics stays O(n log n), not O(n²).
-        for section in sections {
-            let prompt_section = section.prompt_section();
-            current.check_section(&prompt_section)?;
-            next.sections.push(section_entry(
-                self.next_id(),
-                prompt_section,
-                section.owner,
-            )?);
+        for (kind, parts) in [(PartKind::Section, sections), (PartKind::Context, contexts)] {
+            for part in parts {
+                let prompt_section = part.prompt_section();
+                current.check_part(kind, &prompt_section)?;
+                let entry = section_entry(self.next_id(), kind, prompt_section, part.owner)?;
+                next.parts_mut(kind).push(entry);
+            }
         }
         for variable in variables {
             current.check_variable(variable.name)?;

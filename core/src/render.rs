@@ -101,6 +101,33 @@ fn render_planned(
     Some(Ok(out))
 }
 
+/// Renders an assembly's runtime contexts: each interpolated strictly, like
+/// a section (errors name the context: "context `todo`"), those bound to
+/// a tool not in the assembly skipped, empty ones dropped, the rest joined
+/// by a blank line. Empty when there is nothing to say.
+///
+/// This is not part of the system prompt: the agent loop sends it as its
+/// own message at the conversation's tail, when it changes.
+///
+/// ```
+/// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_context, render_prompt};
+///
+/// let prompt = SystemPrompt::empty();
+/// let _persona = prompt.section(PromptSection::new("agent:persona", 0, "You are a coder."))?;
+/// let _todo = prompt.context(PromptSection::provided("todo", 10, |_| "1. [>] Fix the bug".to_owned()))?;
+/// let assembly = prompt.assemble(&AssembleContext::default());
+/// assert_eq!(render_prompt(&assembly)?, "You are a coder.");
+/// assert_eq!(render_context(&assembly)?, "1. [>] Fix the bug");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn render_context(assembly: &PromptAssembly) -> Result<String, RenderError> {
+    let mut out = String::new();
+    for context in &assembly.contexts {
+        render_section(assembly, context, &mut out, |_, _| {})?;
+    }
+    Ok(out)
+}
+
 /// The rendered prompt with each section's byte range, so callers can
 /// attribute bytes (and tokens) to owners.
 #[derive(Debug, Clone, PartialEq, Eq)]

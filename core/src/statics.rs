@@ -65,7 +65,13 @@ pub struct StaticVariable {
     pub owner: StaticOwner,
 }
 
+/// A `#[prompt_context]` item: a runtime context, declared like a section.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct StaticContext(pub StaticSection);
+
 inventory::collect!(StaticSection);
+inventory::collect!(StaticContext);
 inventory::collect!(StaticVariable);
 
 pub(crate) struct StaticSectionEntry {
@@ -137,6 +143,14 @@ pub(crate) fn sections() -> Vec<StaticSectionEntry> {
     sections
         .sort_unstable_by(|a: &StaticSectionEntry, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
     sections
+}
+
+/// Every linked static runtime context (few: no presorting).
+pub(crate) fn contexts() -> Vec<StaticSectionEntry> {
+    inventory::iter::<StaticContext>
+        .into_iter()
+        .map(|context| static_section_entry(&context.0))
+        .collect()
 }
 
 pub(crate) fn variables() -> Vec<StaticVariableEntry> {
@@ -254,45 +268,57 @@ mod tests {
         assert!(check_unique("variable", [("a", &a), ("b", &a)].into_iter()).is_ok());
     }
 
+    /// Installs static sections and contexts, no variables, into `prompt`.
+    fn install(
+        prompt: &SystemPrompt,
+        sections: Vec<StaticSectionEntry>,
+        contexts: Vec<StaticSectionEntry>,
+    ) -> Result<(), RegistryError> {
+        prompt.install_static(sections, contexts, Vec::new())
+    }
+
+    /// Whether `err` is a duplicate static of `kind`.
+    fn is_duplicate(err: &RegistryError, of: &str) -> bool {
+        matches!(err, RegistryError::DuplicateStatic { kind, .. } if *kind == of)
+    }
+
     #[test]
     fn installing_duplicate_statics_fails_and_installs_nothing() {
         let prompt = SystemPrompt::empty();
-        let err = prompt
-            .install_static(
-                vec![
-                    static_section("tool:x", 1, "dsh-tool-bash"),
-                    static_section("tool:x", 2, "dsh-tool-fs"),
-                ],
-                Vec::new(),
-            )
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                RegistryError::DuplicateStatic {
-                    kind: "section",
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
+        let sections = vec![
+            static_section("tool:x", 1, "dsh-tool-bash"),
+            static_section("tool:x", 2, "dsh-tool-fs"),
+        ];
+        let err = install(&prompt, sections, Vec::new()).unwrap_err();
+        assert!(is_duplicate(&err, "section"), "{err:?}");
         assert!(prompt.section_names().is_empty());
     }
 
     #[test]
     fn installed_statics_sort_by_order_then_name_whatever_the_link_order() {
         let prompt = SystemPrompt::empty();
-        prompt
-            .install_static(
-                vec![
-                    static_section("c", 0, "c"),
-                    static_section("a", 5, "a"),
-                    static_section("b", 0, "b"),
-                    static_section("z", -1, "z"),
-                ],
-                Vec::new(),
-            )
-            .unwrap();
+        let sections = vec![
+            static_section("c", 0, "c"),
+            static_section("a", 5, "a"),
+            static_section("b", 0, "b"),
+            static_section("z", -1, "z"),
+        ];
+        install(&prompt, sections, Vec::new()).unwrap();
         assert_eq!(prompt.section_names(), ["z", "b", "c", "a"]);
+    }
+
+    #[test]
+    fn a_context_and_a_section_may_share_a_name_but_two_contexts_may_not() {
+        let (section, context) = (
+            static_section("todo", 1, "a"),
+            static_section("todo", 1, "b"),
+        );
+        install(&SystemPrompt::empty(), vec![section], vec![context]).unwrap();
+        let contexts = vec![
+            static_section("todo", 1, "a"),
+            static_section("todo", 2, "b"),
+        ];
+        let err = install(&SystemPrompt::empty(), Vec::new(), contexts).unwrap_err();
+        assert!(is_duplicate(&err, "context"), "{err:?}");
     }
 }

@@ -11,21 +11,11 @@ use dsh_system_prompt::{
     SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
 };
 use serde_json::json;
-
-/// A typed field a caller adds to the context.
-struct Caller(&'static str);
+use support::{Caller, registry, render_default, section_names};
 
 /// A typed field a waterfall listener attaches to an assembly.
 #[derive(Debug, PartialEq)]
 struct Budget(usize);
-
-fn section_names(assembly: &PromptAssembly) -> Vec<String> {
-    assembly
-        .sections
-        .iter()
-        .map(|section| section.name().to_string())
-        .collect()
-}
 
 fn tool_names(assembly: &PromptAssembly) -> Vec<String> {
     assembly
@@ -60,10 +50,7 @@ fn append_to_trail(prompt: &SystemPrompt, label: &'static str) -> Registration {
 
 #[test]
 fn waterfall_listeners_run_in_registration_order_each_seeing_what_earlier_ones_did() {
-    let prompt = SystemPrompt::empty();
-    let _trail = prompt
-        .section(PromptSection::new("trail", 0, "trail: <<trail>>"))
-        .unwrap();
+    let (prompt, _trail) = registry([PromptSection::new("trail", 0, "trail: <<trail>>")], &[]);
     let c = append_to_trail(&prompt, "c");
     let _a = append_to_trail(&prompt, "a");
     let _b = append_to_trail(&prompt, "b");
@@ -110,15 +97,12 @@ fn waterfall_listeners_see_the_callers_context() {
 
 #[test]
 fn waterfall_listeners_see_the_assembly_the_registry_built() {
-    let prompt = SystemPrompt::empty();
-    let _model = prompt
-        .variable("model", |_| Some("gpt-5".to_owned()))
-        .unwrap();
-    let _persona = prompt
-        .section(PromptSection::provided("agent:persona", 0, |cx| {
+    let (prompt, _handles) = registry(
+        [PromptSection::provided("agent:persona", 0, |cx| {
             format!("for {}", cx.get::<Caller>().map_or("?", |c| c.0))
-        }))
-        .unwrap();
+        })],
+        &[("model", Some("gpt-5"))],
+    );
     let _tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
     let seen = Arc::new(Mutex::new(None));
     let _listener = {
@@ -153,15 +137,11 @@ fn waterfall_listeners_see_the_assembly_the_registry_built() {
 
 #[test]
 fn a_waterfall_listener_inserts_sections_at_their_order_and_name_position() {
-    let prompt = SystemPrompt::empty();
-    let _handles: Vec<Registration> = [("a", 0), ("c", 10), ("e", 20)]
-        .into_iter()
-        .map(|(name, order)| {
-            prompt
-                .section(PromptSection::new(name, order, name.to_uppercase()))
-                .unwrap()
-        })
-        .collect();
+    let (prompt, _handles) = registry(
+        [("a", 0), ("c", 10), ("e", 20)]
+            .map(|(name, order)| PromptSection::new(name, order, name.to_uppercase())),
+        &[],
+    );
     let _listener = prompt
         .on_assemble(|_, assembly| {
             for (name, order) in [("d", 10), ("b", 10), ("z", -1), ("f", 20), ("y", 99)] {
@@ -189,9 +169,13 @@ fn a_waterfall_listener_inserts_sections_at_their_order_and_name_position() {
 
 #[test]
 fn inserting_a_section_of_an_existing_name_replaces_it_and_moves_it_to_its_new_order() {
-    let prompt = SystemPrompt::empty();
-    let _a = prompt.section(PromptSection::new("a", 0, "A")).unwrap();
-    let _b = prompt.section(PromptSection::new("b", 1, "B")).unwrap();
+    let (prompt, _handles) = registry(
+        [
+            PromptSection::new("a", 0, "A"),
+            PromptSection::new("b", 1, "B"),
+        ],
+        &[],
+    );
     let replaced = Arc::new(Mutex::new(None));
     let _listener = {
         let replaced = Arc::clone(&replaced);
@@ -213,17 +197,17 @@ fn inserting_a_section_of_an_existing_name_replaces_it_and_moves_it_to_its_new_o
 
 #[test]
 fn a_waterfall_listener_adds_variables_that_rendering_sees() {
-    let prompt = SystemPrompt::empty();
-    let _section = prompt
-        .section(PromptSection::new(
+    let (prompt, _section) = registry(
+        [PromptSection::new(
             "budget",
             0,
             "Budget: <<budget>> tokens.",
-        ))
-        .unwrap();
+        )],
+        &[],
+    );
 
     // Without the listener, the reference is unknown...
-    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let err = render_default(&prompt).unwrap_err();
     assert!(
         matches!(&err, RenderError::UnknownVariable { reference, .. } if reference == "budget"),
         "{err:?}"
@@ -236,25 +220,19 @@ fn a_waterfall_listener_adds_variables_that_rendering_sees() {
             ControlFlow::Continue(())
         })
         .unwrap();
-    assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
-        "Budget: 4096 tokens."
-    );
+    assert_eq!(render_default(&prompt).unwrap(), "Budget: 4096 tokens.");
 }
 
 #[test]
 fn a_waterfall_listener_changes_a_fixed_sections_text_and_rendering_uses_the_new_text() {
-    let prompt = SystemPrompt::empty();
-    let _model = prompt
-        .variable("model", |_| Some("gpt-5".to_owned()))
-        .unwrap();
-    let _persona = prompt
-        .section(PromptSection::new(
+    let (prompt, _handles) = registry(
+        [PromptSection::new(
             "agent:persona",
             0,
             "Old text, no references.",
-        ))
-        .unwrap();
+        )],
+        &[("model", Some("gpt-5"))],
+    );
     let _listener = prompt
         .on_assemble(|_, assembly| {
             let persona = assembly.sections.get_mut("agent:persona").unwrap();
@@ -265,20 +243,17 @@ fn a_waterfall_listener_changes_a_fixed_sections_text_and_rendering_uses_the_new
         })
         .unwrap();
     assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
+        render_default(&prompt).unwrap(),
         "New persona text for gpt-5, longer than before."
     );
 }
 
 #[test]
 fn a_waterfall_listener_replaces_the_assembly() {
-    let prompt = SystemPrompt::empty();
-    let _model = prompt
-        .variable("model", |_| Some("gpt-5".to_owned()))
-        .unwrap();
-    let _persona = prompt
-        .section(PromptSection::new("agent:persona", 0, "Persona."))
-        .unwrap();
+    let (prompt, _handles) = registry(
+        [PromptSection::new("agent:persona", 0, "Persona.")],
+        &[("model", Some("gpt-5"))],
+    );
     let _tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
     let _replace = prompt
         .on_assemble(|_, assembly| {
@@ -314,10 +289,7 @@ fn a_waterfall_listener_replaces_the_assembly() {
 
 #[test]
 fn a_waterfall_listener_that_breaks_skips_the_listeners_after_it() {
-    let prompt = SystemPrompt::empty();
-    let _section = prompt
-        .section(PromptSection::new("s", 0, "<<trail>>"))
-        .unwrap();
+    let (prompt, _section) = registry([PromptSection::new("s", 0, "<<trail>>")], &[]);
     let later_calls = Arc::new(AtomicUsize::new(0));
     let _first = append_to_trail(&prompt, "1");
     let _breaker = prompt
@@ -388,29 +360,17 @@ fn contents(assembly: &PromptAssembly) -> Contents {
 }
 
 fn snapshot_registry() -> (SystemPrompt, Vec<Registration>, Arc<ToolSchema>) {
-    let prompt = SystemPrompt::empty();
+    let (prompt, mut handles) = registry(
+        [
+            PromptSection::new("agent:persona", 0, "You run <<model>>."),
+            PromptSection::provided("status", 1, |_| "All good.".to_owned()),
+            PromptSection::new("tool:bash", 105, "Check exit codes.").bound_to_tool("bash"),
+        ],
+        &[("model", Some("gpt-5")), ("cwd", None)],
+    );
     let bash = tool("bash");
     let shared = Arc::clone(&bash);
-    let handles = vec![
-        prompt
-            .variable("model", |_| Some("gpt-5".to_owned()))
-            .unwrap(),
-        prompt.variable("cwd", |_| None).unwrap(),
-        prompt
-            .section(PromptSection::new("agent:persona", 0, "You run <<model>>."))
-            .unwrap(),
-        prompt
-            .section(PromptSection::provided("status", 1, |_| {
-                "All good.".to_owned()
-            }))
-            .unwrap(),
-        prompt
-            .section(
-                PromptSection::new("tool:bash", 105, "Check exit codes.").bound_to_tool("bash"),
-            )
-            .unwrap(),
-        prompt.tools(move |_| vec![Arc::clone(&shared)]).unwrap(),
-    ];
+    handles.push(prompt.tools(move |_| vec![Arc::clone(&shared)]).unwrap());
     (prompt, handles, bash)
 }
 
@@ -552,13 +512,10 @@ fn tools_are_shared_between_assemblies_not_deep_copied() {
 
 #[test]
 fn fixed_section_texts_are_shared_between_assemblies_not_copied() {
-    let prompt = SystemPrompt::empty();
     // A text known only at run time, so it is shared by reference count
     // rather than being a `&'static str` by construction.
     let runtime_text = format!("A persona built at {} run time.", "this");
-    let _persona = prompt
-        .section(PromptSection::new("agent:persona", 0, runtime_text))
-        .unwrap();
+    let (prompt, _persona) = registry([PromptSection::new("agent:persona", 0, runtime_text)], &[]);
     let cx = AssembleContext::default();
     let text = |assembly: &PromptAssembly| {
         assembly
@@ -589,47 +546,37 @@ fn fixed_section_texts_are_shared_between_assemblies_not_copied() {
 // Tool-bound guidance
 
 fn bound_registry() -> (SystemPrompt, Vec<Registration>) {
-    let prompt = SystemPrompt::empty();
-    let handles = vec![
-        prompt
-            .section(PromptSection::new("agent:persona", 0, "Persona."))
-            .unwrap(),
-        prompt
-            .section(
-                PromptSection::new("tool:read", 100, "Use read, not cat.").bound_to_tool("read"),
-            )
-            .unwrap(),
-        prompt
-            .section(
-                PromptSection::new("tool:bash", 105, "Check the exit code marker.")
-                    .bound_to_tool("bash"),
-            )
-            .unwrap(),
-    ];
-    (prompt, handles)
+    registry(
+        [
+            PromptSection::new("agent:persona", 0, "Persona."),
+            PromptSection::new("tool:read", 100, "Use read, not cat.").bound_to_tool("read"),
+            PromptSection::new("tool:bash", 105, "Check the exit code marker.")
+                .bound_to_tool("bash"),
+        ],
+        &[],
+    )
 }
 
 #[test]
 fn a_section_bound_to_a_tool_renders_only_when_that_tool_is_assembled() {
     let (prompt, _handles) = bound_registry();
-    let cx = AssembleContext::default();
-    assert_eq!(render_prompt(&prompt.assemble(&cx)).unwrap(), "Persona.");
+    assert_eq!(render_default(&prompt).unwrap(), "Persona.");
 
     let bash_tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
     assert_eq!(
-        render_prompt(&prompt.assemble(&cx)).unwrap(),
+        render_default(&prompt).unwrap(),
         "Persona.\n\nCheck the exit code marker."
     );
 
     let _read_tools = prompt.tools(|_| vec![tool("read")]).unwrap();
     assert_eq!(
-        render_prompt(&prompt.assemble(&cx)).unwrap(),
+        render_default(&prompt).unwrap(),
         "Persona.\n\nUse read, not cat.\n\nCheck the exit code marker."
     );
 
     drop(bash_tools);
     assert_eq!(
-        render_prompt(&prompt.assemble(&cx)).unwrap(),
+        render_default(&prompt).unwrap(),
         "Persona.\n\nUse read, not cat."
     );
 }
@@ -657,9 +604,8 @@ fn a_waterfall_that_removes_a_tool_removes_its_guidance() {
     let names: Vec<&str> = spans.sections.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["agent:persona", "tool:read"]);
 
-    let open = prompt.assemble(&AssembleContext::default());
     assert_eq!(
-        render_prompt(&open).unwrap(),
+        render_default(&prompt).unwrap(),
         "Persona.\n\nUse read, not cat.\n\nCheck the exit code marker."
     );
 }
@@ -674,7 +620,7 @@ fn a_waterfall_that_adds_a_tool_brings_its_guidance() {
         })
         .unwrap();
     assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
+        render_default(&prompt).unwrap(),
         "Persona.\n\nCheck the exit code marker."
     );
 }
@@ -682,16 +628,13 @@ fn a_waterfall_that_adds_a_tool_brings_its_guidance() {
 #[test]
 fn a_bound_sections_references_are_not_checked_when_its_tool_is_absent() {
     // Guidance that is not rendered cannot make rendering fail.
-    let prompt = SystemPrompt::empty();
-    let _guidance = prompt
-        .section(PromptSection::new("tool:bash", 105, "Shell: <<shell>>.").bound_to_tool("bash"))
-        .unwrap();
-    assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
-        ""
+    let (prompt, _guidance) = registry(
+        [PromptSection::new("tool:bash", 105, "Shell: <<shell>>.").bound_to_tool("bash")],
+        &[],
     );
+    assert_eq!(render_default(&prompt).unwrap(), "");
     let _tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
-    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let err = render_default(&prompt).unwrap_err();
     assert!(
         matches!(&err, RenderError::UnknownVariable { reference, section, .. }
             if reference == "shell" && section == "tool:bash"),

@@ -10,7 +10,7 @@ use dsh_system_prompt::{
 use proptest::prelude::*;
 
 mod support;
-use support::assembly;
+use support::{assembly, registry};
 
 /// One problem: its section, its kind, and its spans in the section's text.
 type Summary = (String, &'static str, Vec<(usize, usize)>);
@@ -189,14 +189,13 @@ fn guidance_of_an_absent_tool_is_not_checked() {
 /// it to the valueless reference it would fall back on.
 #[test]
 fn fixed_registry_sections_are_checked_like_any_other() {
-    let prompt = SystemPrompt::empty();
-    let _cwd = prompt.variable("cwd", |_| None).unwrap();
-    let _a = prompt
-        .section(PromptSection::new("a", 1, "Work in <<cwd>>."))
-        .unwrap();
-    let _b = prompt
-        .section(PromptSection::new("b", 2, "Again <<cwd>>."))
-        .unwrap();
+    let (prompt, _handles) = registry(
+        [
+            PromptSection::new("a", 1, "Work in <<cwd>>."),
+            PromptSection::new("b", 2, "Again <<cwd>>."),
+        ],
+        &[("cwd", None)],
+    );
     let assembly = prompt.assemble(&AssembleContext::default());
     let errors = check_prompt(&assembly).unwrap_err();
     let sections: Vec<&str> = errors.iter().map(RenderError::section).collect();

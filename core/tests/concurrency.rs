@@ -1,46 +1,23 @@
 //! Concurrency: one registry shared by threads that assemble, render,
 //! register and unregister at once.
 //!
-//! Every test that could hang runs under [`within_deadline`]: a deadlock
-//! fails the test instead of stalling the run. The deadline is generous and
-//! says nothing about speed.
+//! Every test that could hang runs under [`support::within_deadline`]: a
+//! deadlock fails the test instead of stalling the run. The deadline is
+//! generous and says nothing about speed.
+
+mod support;
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex, mpsc};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
-use std::time::Duration;
 
 use dsh_system_prompt::{
     AssembleContext, ChangeAction, PromptAssembly, PromptSection, Registration, RegistryError,
     RenderError, SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
 };
-
-/// Long enough for a loaded two-core machine; a deadlocked run never ends.
-const DEADLINE: Duration = Duration::from_secs(120);
-
-/// Runs `work` on its own thread and waits for it at most [`DEADLINE`]; a
-/// panic inside `work` is re-raised here.
-fn within_deadline<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, finished) = mpsc::channel();
-    let worker = thread::spawn(move || {
-        let _ = done.send(work());
-    });
-    match finished.recv_timeout(DEADLINE) {
-        Ok(value) => {
-            worker.join().expect("the worker sent its result");
-            value
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the worker either sends or panics"),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("{what} did not finish within {DEADLINE:?}: deadlock")
-        }
-    }
-}
+use support::{Slot, within_deadline};
 
 const fn assert_send_sync_clone<T: Send + Sync + Clone + 'static>() {}
 const fn assert_send_sync<T: Send + Sync + 'static>() {}
@@ -408,10 +385,6 @@ fn an_assembly_is_not_changed_by_registrations_made_after_it() {
 
 // ---------------------------------------------------------------------------
 // Callbacks that call back into the registry
-
-/// A registry clone for a callback to use; emptied at the end of a test to
-/// break the reference cycle.
-type Slot<T> = Arc<Mutex<Option<T>>>;
 
 #[test]
 fn a_change_listener_that_assembles_does_not_deadlock() {

@@ -5,19 +5,16 @@ mod support;
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-use std::thread;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use dsh_system_prompt::{
-    AssembleContext, BoxError, ChangeAction, ChangeEvent, Contribution, Owner, PromptAssembly,
-    PromptSection, Registration, RegistryError, RenderError, SystemPrompt, ToolSchema,
-    render_prompt,
+    AssembleContext, BoxError, ChangeAction, ChangeEvent, Contribution, Owner, PromptSection,
+    Registration, RegistryError, RenderError, SystemPrompt, ToolSchema, render_prompt,
 };
 use proptest::strategy::Strategy;
-
-/// A typed field a caller adds to the context.
-struct Caller(&'static str);
+use support::{
+    Caller, Slot, assert_mentions, registry, render_default, section_names, within_deadline,
+};
 
 /// Everything an assembly of `prompt` shows, to compare registry states.
 #[derive(Debug, PartialEq)]
@@ -54,37 +51,22 @@ fn snapshot(prompt: &SystemPrompt) -> Snapshot {
     }
 }
 
-fn section_names(assembly: &PromptAssembly) -> Vec<String> {
-    assembly
-        .sections
-        .iter()
-        .map(|section| section.name().to_string())
-        .collect()
-}
-
 /// A registry with one section, one variable and one tool, so that
 /// "unchanged" has something to compare.
 fn populated() -> (SystemPrompt, Vec<Registration>) {
-    let prompt = SystemPrompt::empty();
+    let (prompt, mut handles) = registry(
+        [
+            PromptSection::new("agent:persona", 0, "You run <<model>>."),
+            PromptSection::new("tool:bash", 105, "Check exit codes.").bound_to_tool("bash"),
+        ],
+        &[("model", Some("gpt-5"))],
+    );
     let bash = Arc::new(ToolSchema::new(
         "bash",
         "Runs a command.",
         serde_json::json!({"type": "object"}),
     ));
-    let handles = vec![
-        prompt
-            .variable("model", |_| Some("gpt-5".to_owned()))
-            .unwrap(),
-        prompt
-            .section(PromptSection::new("agent:persona", 0, "You run <<model>>."))
-            .unwrap(),
-        prompt
-            .section(
-                PromptSection::new("tool:bash", 105, "Check exit codes.").bound_to_tool("bash"),
-            )
-            .unwrap(),
-        prompt.tools(move |_| vec![bash.clone()]).unwrap(),
-    ];
+    handles.push(prompt.tools(move |_| vec![bash.clone()]).unwrap());
     (prompt, handles)
 }
 
@@ -139,28 +121,6 @@ impl fmt::Display for Veto {
 
 impl std::error::Error for Veto {}
 
-/// Runs `work` on its own thread and waits for it at most a generous
-/// deadline, so a deadlock fails the test instead of stalling the run; a
-/// panic inside `work` is re-raised here.
-fn within_deadline(what: &str, work: impl FnOnce() + Send + 'static) {
-    const DEADLINE: Duration = Duration::from_secs(60);
-    let (done, finished) = mpsc::channel();
-    let worker = thread::spawn(move || {
-        work();
-        let _ = done.send(());
-    });
-    match finished.recv_timeout(DEADLINE) {
-        Ok(()) => worker.join().expect("the worker finished"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the worker either sends or panics"),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("{what} did not finish within {DEADLINE:?}: deadlock")
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Order
 
@@ -200,15 +160,12 @@ fn sections_assemble_in_ascending_order_then_name_whatever_the_registration_orde
         orders.push(rotated);
     }
     for registration_order in orders {
-        let prompt = SystemPrompt::empty();
-        let _handles: Vec<Registration> = registration_order
-            .iter()
-            .map(|&(name, order)| {
-                prompt
-                    .section(PromptSection::new(name, order, name))
-                    .unwrap()
-            })
-            .collect();
+        let (prompt, _handles) = registry(
+            registration_order
+                .iter()
+                .map(|&(name, order)| PromptSection::new(name, order, name)),
+            &[],
+        );
         let assembly = prompt.assemble(&AssembleContext::default());
         assert_eq!(
             section_names(&assembly),
@@ -235,11 +192,10 @@ proptest::proptest! {
             .prop_map(|sections| sections.into_iter().collect::<Vec<_>>())
             .prop_shuffle(),
     ) {
-        let prompt = SystemPrompt::empty();
-        let _handles: Vec<Registration> = sections
-            .iter()
-            .map(|(name, order)| prompt.section(PromptSection::new(name.clone(), *order, "text")).unwrap())
-            .collect();
+        let (prompt, _handles) = registry(
+            sections.iter().map(|(name, order)| PromptSection::new(name.clone(), *order, "text")),
+            &[],
+        );
         let mut expected: Vec<(i32, String)> =
             sections.iter().map(|(name, order)| (*order, name.clone())).collect();
         expected.sort();
@@ -255,16 +211,14 @@ proptest::proptest! {
 
 #[test]
 fn provided_and_fixed_sections_sort_together() {
-    let prompt = SystemPrompt::empty();
-    let _late = prompt
-        .section(PromptSection::provided("z", 1, |_| "provided z".to_owned()))
-        .unwrap();
-    let _fixed = prompt
-        .section(PromptSection::new("m", 1, "fixed m"))
-        .unwrap();
-    let _early = prompt
-        .section(PromptSection::provided("a", 2, |_| "provided a".to_owned()))
-        .unwrap();
+    let (prompt, _handles) = registry(
+        [
+            PromptSection::provided("z", 1, |_| "provided z".to_owned()),
+            PromptSection::new("m", 1, "fixed m"),
+            PromptSection::provided("a", 2, |_| "provided a".to_owned()),
+        ],
+        &[],
+    );
     let assembly = prompt.assemble(&AssembleContext::default());
     assert_eq!(section_names(&assembly), ["m", "z", "a"]);
     assert_eq!(
@@ -361,9 +315,8 @@ fn a_bare_default_context_assembles_and_renders() {
         .section(PromptSection::new("model", 1, "Model: <<model>>."))
         .unwrap();
 
-    let assembly = prompt.assemble(&AssembleContext::default());
     assert_eq!(
-        render_prompt(&assembly).unwrap(),
+        render_default(&prompt).unwrap(),
         "You serve whoever asks.\n\nModel: default-model."
     );
 }
@@ -487,22 +440,16 @@ fn malformed_fixed_text_fails_registration_with_every_template_error() {
         })
         .collect();
     assert_eq!(found, [("<<Model>>", 1, 5), ("<< cwd >>", 2, 3)]);
-    let message = err.to_string();
-    for needle in ["`broken`", "<<Model>>", "1:5", "<< cwd >>", "2:3", "\\<<"] {
-        assert!(
-            message.contains(needle),
-            "{needle:?} missing from {message}"
-        );
-    }
+    assert_mentions(
+        &err.to_string(),
+        &["`broken`", "<<Model>>", "1:5", "<< cwd >>", "2:3", "\\<<"],
+    );
     assert_eq!(snapshot(&prompt), before);
 }
 
 #[test]
 fn a_refused_name_can_be_registered_once_the_original_is_dropped() {
-    let prompt = SystemPrompt::empty();
-    let original = prompt
-        .section(PromptSection::new("note", 0, "original"))
-        .unwrap();
+    let (prompt, original) = registry([PromptSection::new("note", 0, "original")], &[]);
     assert!(
         prompt
             .section(PromptSection::new("note", 0, "second"))
@@ -512,10 +459,7 @@ fn a_refused_name_can_be_registered_once_the_original_is_dropped() {
     let _second = prompt
         .section(PromptSection::new("note", 0, "second"))
         .unwrap();
-    assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
-        "second"
-    );
+    assert_eq!(render_default(&prompt).unwrap(), "second");
 }
 
 // ---------------------------------------------------------------------------
@@ -726,10 +670,7 @@ fn a_dropped_change_listener_hears_nothing_more() {
 
 #[test]
 fn a_failing_change_listener_rolls_the_registration_back_and_its_error_reaches_the_caller() {
-    let prompt = SystemPrompt::empty();
-    let _allowed = prompt
-        .section(PromptSection::new("allowed", 0, "A"))
-        .unwrap();
+    let (prompt, _allowed) = registry([PromptSection::new("allowed", 0, "A")], &[]);
     let veto = prompt
         .on_change(|event| match &event.contribution {
             Contribution::Section { name } | Contribution::Variable { name }
@@ -799,10 +740,7 @@ fn a_failing_change_listener_rolls_the_registration_back_and_its_error_reaches_t
 
 #[test]
 fn a_change_listener_cannot_refuse_an_unregistration() {
-    let prompt = SystemPrompt::empty();
-    let doomed = prompt
-        .section(PromptSection::new("doomed", 0, "D"))
-        .unwrap();
+    let (prompt, doomed) = registry([PromptSection::new("doomed", 0, "D")], &[]);
     let _grumpy = prompt
         .on_change(|event| match event.action {
             ChangeAction::Unregistered => Err(Box::new(Veto("unregister".to_owned())) as BoxError),
@@ -816,9 +754,26 @@ fn a_change_listener_cannot_refuse_an_unregistration() {
 // ---------------------------------------------------------------------------
 // Re-entrancy
 
-/// A slot through which a change listener reaches the registry that
-/// notifies it; emptied at the end of a test to break the cycle.
-type Slot<T> = Arc<Mutex<Option<T>>>;
+/// A change listener that, while the registration of section `trigger` is
+/// being notified, calls `inside` with the registry, reached through the
+/// test's `registry` slot.
+fn on_trigger(
+    prompt: &SystemPrompt,
+    registry: &Slot<SystemPrompt>,
+    inside: impl Fn(&SystemPrompt) + Send + Sync + 'static,
+) -> Registration {
+    let registry = Arc::clone(registry);
+    prompt
+        .on_change(move |event| {
+            if event.contribution == section("trigger") && event.action == ChangeAction::Registered
+            {
+                let prompt = registry.lock().unwrap().clone().unwrap();
+                inside(&prompt);
+            }
+            Ok(())
+        })
+        .unwrap()
+}
 
 #[test]
 fn registering_inside_a_change_listener_fails_with_reentrant() {
@@ -828,20 +783,11 @@ fn registering_inside_a_change_listener_fails_with_reentrant() {
         let inner_result: Slot<Result<Registration, RegistryError>> = Arc::new(Mutex::new(None));
 
         let _listener = {
-            let registry = Arc::clone(&registry);
             let inner_result = Arc::clone(&inner_result);
-            prompt
-                .on_change(move |event| {
-                    if event.contribution == section("trigger")
-                        && event.action == ChangeAction::Registered
-                    {
-                        let prompt = registry.lock().unwrap().clone().unwrap();
-                        let result = prompt.section(PromptSection::new("nested", 1, "N"));
-                        *inner_result.lock().unwrap() = Some(result);
-                    }
-                    Ok(())
-                })
-                .unwrap()
+            on_trigger(&prompt, &registry, move |prompt| {
+                let result = prompt.section(PromptSection::new("nested", 1, "N"));
+                *inner_result.lock().unwrap() = Some(result);
+            })
         };
 
         let _trigger = prompt
@@ -879,23 +825,14 @@ fn dropping_a_handle_inside_a_change_listener_is_deferred_then_applied() {
         let seen_inside: Slot<Vec<String>> = Arc::new(Mutex::new(None));
 
         let _listener = {
-            let registry = Arc::clone(&registry);
             let doomed = Arc::clone(&doomed);
             let seen_inside = Arc::clone(&seen_inside);
-            prompt
-                .on_change(move |event| {
-                    if event.contribution == section("trigger")
-                        && event.action == ChangeAction::Registered
-                    {
-                        drop(doomed.lock().unwrap().take());
-                        // A change listener may assemble; the drop is not applied
-                        // yet, since this notification is still running.
-                        let prompt = registry.lock().unwrap().clone().unwrap();
-                        *seen_inside.lock().unwrap() = Some(snapshot(&prompt).section_names);
-                    }
-                    Ok(())
-                })
-                .unwrap()
+            on_trigger(&prompt, &registry, move |prompt| {
+                drop(doomed.lock().unwrap().take());
+                // A change listener may assemble; the drop is not applied
+                // yet, since this notification is still running.
+                *seen_inside.lock().unwrap() = Some(snapshot(prompt).section_names);
+            })
         };
 
         let _trigger = prompt
@@ -925,15 +862,14 @@ fn dropping_a_handle_inside_a_change_listener_is_deferred_then_applied() {
 
 #[test]
 fn every_registered_variable_appears_in_the_assembly() {
-    let prompt = SystemPrompt::empty();
-    let _handles: Vec<Registration> = [("model", "gpt-5"), ("cwd", "/work"), ("unused", "u")]
-        .into_iter()
-        .map(|(name, value)| {
-            prompt
-                .variable(name, move |_| Some(value.to_owned()))
-                .unwrap()
-        })
-        .collect();
+    let (prompt, _handles) = registry(
+        [],
+        &[
+            ("model", Some("gpt-5")),
+            ("cwd", Some("/work")),
+            ("unused", Some("u")),
+        ],
+    );
     // No section references any of them: they appear all the same.
     let assembly = prompt.assemble(&AssembleContext::default());
     assert_eq!(assembly.variables.len(), 3);

@@ -11,7 +11,7 @@ use dsh_system_prompt::{
 use proptest::prelude::*;
 
 mod support;
-use support::assembly;
+use support::{assembly, assert_mentions, registry, render_default};
 
 #[allow(
     clippy::result_large_err,
@@ -26,14 +26,14 @@ fn render(
 
 /// A registry holding one provided section with `text`, so its syntax is
 /// first checked at render.
-fn provided(text: &'static str) -> (SystemPrompt, dsh_system_prompt::Registration) {
-    let prompt = SystemPrompt::empty();
-    let handle = prompt
-        .section(PromptSection::provided("agent:persona", 0, move |_| {
+#[track_caller]
+fn provided(text: &'static str) -> (SystemPrompt, Vec<dsh_system_prompt::Registration>) {
+    registry(
+        [PromptSection::provided("agent:persona", 0, move |_| {
             text.to_owned()
-        }))
-        .unwrap();
-    (prompt, handle)
+        })],
+        &[],
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -96,15 +96,15 @@ fn nothing_is_trimmed() {
 
 #[test]
 fn a_registry_prompt_drops_a_section_whose_variable_is_empty() {
-    let prompt = SystemPrompt::empty();
-    let _extra = prompt.variable("extra", |_| Some(String::new())).unwrap();
-    let _a = prompt.section(PromptSection::new("a", 0, "A")).unwrap();
-    let _extra_section = prompt
-        .section(PromptSection::new("extra", 1, "<<extra>>"))
-        .unwrap();
-    let _b = prompt.section(PromptSection::new("b", 2, "B")).unwrap();
-    let assembly = prompt.assemble(&AssembleContext::default());
-    assert_eq!(render_prompt(&assembly).unwrap(), "A\n\nB");
+    let (prompt, _handles) = registry(
+        [
+            PromptSection::new("a", 0, "A"),
+            PromptSection::new("extra", 1, "<<extra>>"),
+            PromptSection::new("b", 2, "B"),
+        ],
+        &[("extra", Some(""))],
+    );
+    assert_eq!(render_default(&prompt).unwrap(), "A\n\nB");
 }
 
 // ---------------------------------------------------------------------------
@@ -128,10 +128,7 @@ fn a_lone_opening_without_a_closing_is_literal() {
     let text = "a >> b\ncat <<EOF\nhello\nEOF";
     assert_eq!(render(&[("heredoc", text)], &[]).unwrap(), text);
     let (prompt, _handle) = provided("cat <<EOF");
-    assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
-        "cat <<EOF"
-    );
+    assert_eq!(render_default(&prompt).unwrap(), "cat <<EOF");
 }
 
 #[test]
@@ -147,12 +144,12 @@ fn an_escaped_opening_renders_as_a_literal_opening() {
         .unwrap(),
         "cat <<EOF >> out.txt; std::cout << x >> y; value"
     );
-    let prompt = SystemPrompt::empty();
-    let _fixed = prompt
-        .section(PromptSection::new("fixed", 0, r"write \<<name>> literally"))
-        .unwrap();
+    let (prompt, _fixed) = registry(
+        [PromptSection::new("fixed", 0, r"write \<<name>> literally")],
+        &[],
+    );
     assert_eq!(
-        render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap(),
+        render_default(&prompt).unwrap(),
         "write <<name>> literally",
         "an escaped reference needs no variable"
     );
@@ -175,20 +172,17 @@ fn a_value_containing_a_reference_stays_literal() {
 
 #[test]
 fn an_unknown_reference_names_the_reference_the_section_and_the_registered_variables() {
-    let prompt = SystemPrompt::empty();
-    let _model = prompt
-        .variable("model", |_| Some("gpt-5".to_owned()))
-        .unwrap();
-    let _cwd = prompt.variable("cwd", |_| None).unwrap();
-    let _persona = prompt
-        .section(PromptSection::new(
+    let (prompt, _handles) = registry(
+        [PromptSection::new(
             "agent:persona",
             0,
             "You are\n  <<modle>>.",
-        ))
-        .unwrap();
-    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+        )],
+        &[("model", Some("gpt-5")), ("cwd", None)],
+    );
+    let err = render_default(&prompt).unwrap_err();
     let RenderError::UnknownVariable {
+        kind,
         section,
         reference,
         position,
@@ -200,6 +194,7 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     else {
         panic!("expected UnknownVariable, got {err:?}");
     };
+    assert_eq!(*kind, dsh_system_prompt::PartKind::Section);
     assert_eq!(section, "agent:persona");
     assert_eq!(reference, "modle");
     assert_eq!(
@@ -212,13 +207,10 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     assert!(owner.file.ends_with("rendering.rs"), "{owner:?}");
     assert_eq!(err.section(), "agent:persona");
 
-    let message = err.to_string();
-    for needle in ["`agent:persona`", "<<modle>>", "2:3", "`cwd`", "`model`"] {
-        assert!(
-            message.contains(needle),
-            "{needle:?} missing from {message}"
-        );
-    }
+    assert_mentions(
+        &err.to_string(),
+        &["`agent:persona`", "<<modle>>", "2:3", "`cwd`", "`model`"],
+    );
 }
 
 #[test]
@@ -280,12 +272,11 @@ fn an_unknown_reference_far_from_every_name_suggests_nothing() {
 
 #[test]
 fn a_valueless_reference_names_the_reference_and_the_section() {
-    let prompt = SystemPrompt::empty();
-    let _cwd = prompt.variable("cwd", |_| None).unwrap();
-    let _workspace = prompt
-        .section(PromptSection::new("workspace", 10, "You work in <<cwd>>."))
-        .unwrap();
-    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let (prompt, _handles) = registry(
+        [PromptSection::new("workspace", 10, "You work in <<cwd>>.")],
+        &[("cwd", None)],
+    );
+    let err = render_default(&prompt).unwrap_err();
     let RenderError::ValuelessVariable {
         section,
         reference,
@@ -305,13 +296,10 @@ fn a_valueless_reference_names_the_reference_and_the_section() {
             .is_some_and(|o| o.file.ends_with("rendering.rs")),
         "{variable_owner:?}"
     );
-    let message = err.to_string();
-    for needle in ["`workspace`", "<<cwd>>", "`cwd`", "1:13"] {
-        assert!(
-            message.contains(needle),
-            "{needle:?} missing from {message}"
-        );
-    }
+    assert_mentions(
+        &err.to_string(),
+        &["`workspace`", "<<cwd>>", "`cwd`", "1:13"],
+    );
 }
 
 #[test]
@@ -345,7 +333,7 @@ fn malformed_syntax_in_a_provided_section_names_the_text_and_its_position() {
     ];
     for (text, bad, kind) in cases {
         let (prompt, _handle) = provided(text);
-        let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+        let err = render_default(&prompt).unwrap_err();
         let RenderError::Template {
             section, errors, ..
         } = &err
@@ -367,20 +355,14 @@ fn malformed_syntax_in_a_provided_section_names_the_text_and_its_position() {
             "{bad}"
         );
         assert_eq!(&text[error.span.clone()], bad);
-        let message = err.to_string();
-        for needle in ["`agent:persona`", bad, "2:3", "\\<<"] {
-            assert!(
-                message.contains(needle),
-                "{needle:?} missing from {message}"
-            );
-        }
+        assert_mentions(&err.to_string(), &["`agent:persona`", bad, "2:3", "\\<<"]);
     }
 }
 
 #[test]
 fn an_opening_followed_later_by_a_closing_is_malformed() {
     let (prompt, _handle) = provided("a << b << c >> d");
-    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let err = render_default(&prompt).unwrap_err();
     assert!(matches!(err, RenderError::Template { .. }), "{err:?}");
 }
 
@@ -400,10 +382,7 @@ fn the_first_failing_section_in_render_order_is_reported() {
 
 #[test]
 fn malformed_text_set_by_a_waterfall_is_a_render_error() {
-    let prompt = SystemPrompt::empty();
-    let _persona = prompt
-        .section(PromptSection::new("agent:persona", 0, "fine"))
-        .unwrap();
+    let (prompt, _persona) = registry([PromptSection::new("agent:persona", 0, "fine")], &[]);
     let _listener = prompt
         .on_assemble(|_, assembly| {
             assembly
@@ -414,7 +393,7 @@ fn malformed_text_set_by_a_waterfall_is_a_render_error() {
             std::ops::ControlFlow::Continue(())
         })
         .unwrap();
-    let err = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let err = render_default(&prompt).unwrap_err();
     let RenderError::Template {
         section, errors, ..
     } = &err

@@ -12,6 +12,7 @@ use syn::{Expr, Path, Token};
 
 /// The macros, as diagnostics name them.
 pub(crate) const PROMPT_SECTION: &str = "prompt_section";
+pub(crate) const PROMPT_CONTEXT: &str = "prompt_context";
 pub(crate) const PROMPT_VARIABLE: &str = "prompt_variable";
 pub(crate) const PROMPT_TEMPLATE: &str = "prompt_template";
 
@@ -22,6 +23,29 @@ pub(crate) const ORDER: &str = "order";
 pub(crate) const NAME: &str = "name";
 /// `tool = "…"`: the tool the section is bound to.
 pub(crate) const TOOL: &str = "tool";
+
+/// What an attribute that declares a part (`#[prompt_section]`,
+/// `#[prompt_context]`) is called, and what it calls the part, for its
+/// diagnostics: the two take the same arguments and items.
+#[derive(Clone, Copy)]
+pub(crate) struct Part {
+    /// The attribute's name.
+    pub(crate) attr: &'static str,
+    /// The part, as a noun: "section", "context".
+    pub(crate) noun: &'static str,
+}
+
+/// `#[prompt_section]`.
+pub(crate) const SECTION: Part = Part {
+    attr: PROMPT_SECTION,
+    noun: "section",
+};
+
+/// `#[prompt_context]`.
+pub(crate) const CONTEXT: Part = Part {
+    attr: PROMPT_CONTEXT,
+    noun: "context",
+};
 
 /// Every `#[prompt_section]` argument, in the order diagnostics list them.
 pub(crate) const SECTION_ARGUMENTS: [&str; 3] = [ORDER, NAME, TOOL];

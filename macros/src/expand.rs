@@ -27,9 +27,11 @@ use syn::Ident;
 use syn::ext::IdentExt;
 
 use crate::ast::{Item, Section, SectionText, Template, Variable, VariableInput};
+use crate::attr::Part;
 
-/// `#[prompt_section]`: the item, then its registration.
-pub(crate) fn section(item: TokenStream, section: &Section) -> TokenStream {
+/// `#[prompt_section]` or `#[prompt_context]`: the item, then its
+/// registration (a context's is the same value, wrapped).
+pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> TokenStream {
     let Section {
         ident,
         cfgs,
@@ -60,7 +62,21 @@ pub(crate) fn section(item: TokenStream, section: &Section) -> TokenStream {
     let owner = owner(ident);
     let unique = name
         .as_ref()
-        .map(|name| unique_in_crate("section", &name.value(), name.span(), cfgs));
+        .map(|name| unique_in_crate(part.noun, &name.value(), name.span(), cfgs));
+    let value = quote! {
+        ::dsh_system_prompt::__private::StaticSection {
+            name: #name_value,
+            order: #order,
+            tool: #tool,
+            text: #text,
+            owner: #owner,
+        }
+    };
+    let value = if part.attr == crate::attr::PROMPT_CONTEXT {
+        quote!(::dsh_system_prompt::__private::StaticContext(#value))
+    } else {
+        value
+    };
     // The reference checks are statements of the submitted value's block:
     // one constant to evaluate per section, not two.
     quote! {
@@ -69,13 +85,7 @@ pub(crate) fn section(item: TokenStream, section: &Section) -> TokenStream {
         #(#cfgs)*
         ::dsh_system_prompt::__private::inventory::submit! {{
             #(::dsh_system_prompt::__private::assert_prompt_variable::<#references>();)*
-            ::dsh_system_prompt::__private::StaticSection {
-                name: #name_value,
-                order: #order,
-                tool: #tool,
-                text: #text,
-                owner: #owner,
-            }
+            #value
         }}
     }
 }

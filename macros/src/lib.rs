@@ -58,9 +58,42 @@ mod valid;
 /// fail to build.
 #[proc_macro_attribute]
 pub fn prompt_section(args: TokenStream, item: TokenStream) -> TokenStream {
+    part(attr::SECTION, args, item)
+}
+
+/// Declares a runtime context: a named, ordered part written exactly like
+/// a [`prompt_section`] (same arguments, same items, the same build-time
+/// checks of its template and `<<name>>` references), which is **not**
+/// part of the system prompt. `render_context` renders the contexts of an
+/// assembly, and the agent loop sends that snapshot as a message at the
+/// conversation's tail when it changes, so what changes from step to step
+/// never breaks the provider's cache of the system prompt.
+///
+/// ```
+/// use dsh_system_prompt::{AssembleContext, prompt_context};
+///
+/// // Renders only when a tool named `todo_write` is in the assembly.
+/// #[prompt_context(name = "todo", order = 10, tool = "todo_write")]
+/// fn todo_list(_cx: &AssembleContext) -> String {
+///     "1. [>] Write the parser".to_owned()
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Two contexts with the same explicit `name` in one crate fail to build;
+/// a context may share its name with a section.
+#[proc_macro_attribute]
+pub fn prompt_context(args: TokenStream, item: TokenStream) -> TokenStream {
+    part(attr::CONTEXT, args, item)
+}
+
+/// `#[prompt_section]` and `#[prompt_context]`: one parse, one validation,
+/// one expansion, named for `part`.
+fn part(part: attr::Part, args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    match ast::SectionInput::parse(args.into(), item.clone()).and_then(|input| input.validate()) {
-        Ok(section) => expand::section(item, &section),
+    match ast::SectionInput::parse(args.into(), item.clone()).and_then(|input| input.validate(part))
+    {
+        Ok(section) => expand::section(item, &section, part),
         Err(error) => expand::rejected(item, &error),
     }
     .into()

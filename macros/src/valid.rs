@@ -20,9 +20,7 @@ use syn::{
 };
 
 use crate::ast::{self, Item, Section, SectionInput, SectionText, Variable, VariableInput};
-use crate::attr::{
-    self, ArgValue, NAME, ORDER, PROMPT_SECTION, PROMPT_TEMPLATE, PROMPT_VARIABLE, TOOL,
-};
+use crate::attr::{self, ArgValue, NAME, ORDER, PROMPT_TEMPLATE, PROMPT_VARIABLE, Part, TOOL};
 use crate::source::source;
 
 /// The errors of one macro invocation.
@@ -81,15 +79,17 @@ impl Drop for Errors {
 }
 
 impl SectionInput {
-    /// Checks a `#[prompt_section]`: its arguments, its item, and the
-    /// template syntax of a literal text.
-    pub(crate) fn validate(self) -> syn::Result<Section> {
+    /// Checks a `#[prompt_section]` (or, for `part` [`CONTEXT`],
+    /// `#[prompt_context]`): its arguments, its item, and the template
+    /// syntax of a literal text.
+    pub(crate) fn validate(self, part: Part) -> syn::Result<Section> {
         let mut errors = Errors::new();
-        let args = section_args(&self.args, &mut errors);
+        let args = section_args(&self.args, part, &mut errors);
+        let attr = part.attr;
         let cfgs = self.item.cfgs();
         let (ident, text) = match &self.item {
             Item::Const(item) => {
-                check_text_type(&item.ty, "const", &mut errors);
+                check_text_type(&item.ty, "const", part, &mut errors);
                 (item.ident.clone(), fixed_text(&item.expr, &mut errors))
             }
             Item::Static(item) => {
@@ -97,23 +97,23 @@ impl SectionInput {
                     errors.at(
                         token.span,
                         format!(
-                            "a `#[{PROMPT_SECTION}]` static cannot be `mut`: the registry reads it at any time; \
+                            "a `#[{attr}]` static cannot be `mut`: the registry reads it at any time; \
                              remove `mut`"
                         ),
                     );
                 }
-                check_text_type(&item.ty, "static", &mut errors);
+                check_text_type(&item.ty, "static", part, &mut errors);
                 (item.ident.clone(), fixed_text(&item.expr, &mut errors))
             }
             Item::Fn(item) => {
-                check_signature(&item.sig, PROMPT_SECTION, &mut errors);
-                check_section_return(&item.sig, &mut errors);
+                check_signature(&item.sig, attr, &mut errors);
+                check_section_return(&item.sig, part, &mut errors);
                 (item.sig.ident.clone(), SectionText::Provided)
             }
             Item::Other(_) => {
                 reject_item(
                     &self.item,
-                    PROMPT_SECTION,
+                    attr,
                     "a `const` or `static` of type `&str`, or to a `fn(cx: &AssembleContext) -> String`",
                     &mut errors,
                 );
@@ -214,7 +214,8 @@ struct SectionArgs {
 
 /// Each argument is one of `order`, `name`, `tool`, given once, as
 /// `key = value`; `order` is required.
-fn section_args(args: &attr::Args, errors: &mut Errors) -> SectionArgs {
+fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionArgs {
+    let Part { attr, noun } = part;
     let mut checked = SectionArgs {
         order: 0,
         name: None,
@@ -232,7 +233,7 @@ fn section_args(args: &attr::Args, errors: &mut Errors) -> SectionArgs {
             errors.over(
                 path,
                 format!(
-                    "unknown `{PROMPT_SECTION}` argument `{}`; expected `{ORDER}`, `{NAME}` or `{TOOL}`",
+                    "unknown `{attr}` argument `{}`; expected `{ORDER}`, `{NAME}` or `{TOOL}`",
                     source(path)
                 ),
             );
@@ -242,7 +243,7 @@ fn section_args(args: &attr::Args, errors: &mut Errors) -> SectionArgs {
         if !seen.insert(key.clone()) {
             errors.over(
                 path,
-                format!("duplicate `{PROMPT_SECTION}` argument `{key}`; give it once"),
+                format!("duplicate `{attr}` argument `{key}`; give it once"),
             );
             continue;
         }
@@ -259,16 +260,21 @@ fn section_args(args: &attr::Args, errors: &mut Errors) -> SectionArgs {
                     checked.order = order;
                 }
             }
-            NAME => checked.name = section_name(value, errors),
-            _ => checked.tool = tool_name(value, errors),
+            NAME => checked.name = section_name(value, part, errors),
+            _ => checked.tool = tool_name(value, part, errors),
         }
     }
     // An unknown argument may be a misspelled `order` (`ordr = 1`): then
     // "missing `order`" would be a second error for one mistake.
     if !seen.contains(ORDER) && !unknown {
         let message = format!(
-            "missing `{PROMPT_SECTION}` argument `{ORDER}`; add `{ORDER} = N`, where sections render in \
-             ascending `({ORDER}, {NAME})` (tool guidance uses 100..=199)"
+            "missing `{attr}` argument `{ORDER}`; add `{ORDER} = N`, where {noun}s render in \
+             ascending `({ORDER}, {NAME})`{}",
+            if noun == "section" {
+                " (tool guidance uses 100..=199)"
+            } else {
+                ""
+            }
         );
         if args.tokens.is_empty() {
             // No argument token to point at: the attribute itself is the
@@ -357,14 +363,15 @@ fn not_an_integer(value: &Expr, errors: &mut Errors) -> Option<i32> {
 }
 
 /// `name` is a string literal in the section-name grammar.
-fn section_name(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
+fn section_name(value: &Expr, part: Part, errors: &mut Errors) -> Option<LitStr> {
+    let noun = part.noun;
     let literal = string_literal(value, NAME, errors)?;
     let name = literal.value();
     if name.is_empty() {
         errors.over(
             &literal,
             format!(
-                "`{NAME}` is empty; name the section, like `{NAME} = \"tool:bash\"`, or remove `{NAME}` \
+                "`{NAME}` is empty; name the {noun}, like `{NAME} = \"tool:bash\"`, or remove `{NAME}` \
                  to name it after the item's path"
             ),
         );
@@ -372,7 +379,7 @@ fn section_name(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
         errors.over(
             &literal,
             format!(
-                "invalid section name `{name}`; a section name matches `{SECTION_NAME_GRAMMAR}`, like `tool:bash`"
+                "invalid {noun} name `{name}`; a {noun} name matches `{SECTION_NAME_GRAMMAR}`, like `tool:bash`"
             ),
         );
     }
@@ -380,13 +387,14 @@ fn section_name(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
 }
 
 /// `tool` is a non-empty string literal.
-fn tool_name(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
+fn tool_name(value: &Expr, part: Part, errors: &mut Errors) -> Option<LitStr> {
+    let noun = part.noun;
     let literal = string_literal(value, TOOL, errors)?;
     if literal.value().is_empty() {
         errors.over(
             &literal,
             format!(
-                "`{TOOL}` is empty; name the tool the section is bound to, like `{TOOL} = \"bash\"`, \
+                "`{TOOL}` is empty; name the tool the {noun} is bound to, like `{TOOL} = \"bash\"`, \
                  or remove `{TOOL}`"
             ),
         );
@@ -427,7 +435,8 @@ fn unwrap_expr(mut expr: &Expr) -> &Expr {
 }
 
 /// A `const` or `static` section holds `&str` (or `&'static str`).
-fn check_text_type(ty: &Type, kind: &str, errors: &mut Errors) {
+fn check_text_type(ty: &Type, kind: &str, part: Part, errors: &mut Errors) {
+    let Part { attr, noun } = part;
     if let Type::Reference(reference) = unwrap_type(ty)
         && reference.mutability.is_none()
         && is_path_to(&reference.elem, "str")
@@ -442,7 +451,7 @@ fn check_text_type(ty: &Type, kind: &str, errors: &mut Errors) {
     errors.over(
         ty,
         format!(
-            "a `#[{PROMPT_SECTION}]` {kind} holds the section text: its type must be `&str`, found `{}`{hint}",
+            "a `#[{attr}]` {kind} holds the {noun} text: its type must be `&str`, found `{}`{hint}",
             source(ty)
         ),
     );
@@ -625,17 +634,18 @@ fn check_context_type(ty: &Type, macro_name: &str, errors: &mut Errors) {
 }
 
 /// A section fn returns its text as `String`.
-fn check_section_return(sig: &Signature, errors: &mut Errors) {
+fn check_section_return(sig: &Signature, part: Part, errors: &mut Errors) {
+    let Part { attr, noun } = part;
     match &sig.output {
         ReturnType::Default => errors.at(
             sig.paren_token.span.close(),
-            format!("a `#[{PROMPT_SECTION}]` fn returns the section text: add `-> String`"),
+            format!("a `#[{attr}]` fn returns the {noun} text: add `-> String`"),
         ),
         ReturnType::Type(_, ty) if is_path_to(ty, "String") => {}
         ReturnType::Type(_, ty) => errors.over(
             ty,
             format!(
-                "a `#[{PROMPT_SECTION}]` fn returns the section text as `String`, found `{}`",
+                "a `#[{attr}]` fn returns the {noun} text as `String`, found `{}`",
                 source(ty)
             ),
         ),

@@ -12,6 +12,7 @@
 fn ui() {
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/prompt_section/*.rs");
+    cases.compile_fail("tests/ui/prompt_context/*.rs");
     cases.compile_fail("tests/ui/prompt_variable/*.rs");
     cases.compile_fail("tests/ui/prompt_template/*.rs");
     cases.pass("tests/ui/pass/*.rs");

@@ -96,53 +96,60 @@ impl ParseError {
 impl std::error::Error for ParseError {}
 
 /// Every syntax error of one template, in order of position. Never empty.
+pub type ParseErrors = ErrorList<ParseError>;
+
+/// A list of errors that is never empty, in the order a pass found them:
+/// what a check that reports every problem, not just the first, returns.
+///
+/// [`ParseErrors`] is one; crates that build on the grammar use it for
+/// their own all-problems reports, so every such list reads the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseErrors {
-    errors: Vec<ParseError>,
+pub struct ErrorList<E> {
+    errors: Vec<E>,
 }
 
-impl ParseErrors {
-    pub(crate) fn new(errors: Vec<ParseError>) -> Self {
-        debug_assert!(!errors.is_empty());
-        Self { errors }
+impl<E> ErrorList<E> {
+    /// The list of `errors`, or `None` when there are none.
+    pub fn new(errors: Vec<E>) -> Option<Self> {
+        (!errors.is_empty()).then_some(Self { errors })
     }
 
-    /// The errors, in order of position.
-    pub fn iter(&self) -> std::slice::Iter<'_, ParseError> {
+    /// The errors, in the order they were found.
+    pub fn iter(&self) -> std::slice::Iter<'_, E> {
         self.errors.iter()
     }
 
-    /// How many errors the template has (at least one).
-    #[allow(clippy::len_without_is_empty)] // Never empty by construction.
+    /// How many errors there are (at least one).
+    #[allow(clippy::len_without_is_empty, reason = "never empty by construction")]
     pub fn len(&self) -> usize {
         self.errors.len()
     }
 
-    /// The first error.
-    pub fn first(&self) -> &ParseError {
+    /// The first error found.
+    pub fn first(&self) -> &E {
         &self.errors[0]
     }
 }
 
-impl<'a> IntoIterator for &'a ParseErrors {
-    type Item = &'a ParseError;
-    type IntoIter = std::slice::Iter<'a, ParseError>;
+impl<'a, E> IntoIterator for &'a ErrorList<E> {
+    type Item = &'a E;
+    type IntoIter = std::slice::Iter<'a, E>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.errors.iter()
     }
 }
 
-impl IntoIterator for ParseErrors {
-    type Item = ParseError;
-    type IntoIter = std::vec::IntoIter<ParseError>;
+impl<E> IntoIterator for ErrorList<E> {
+    type Item = E;
+    type IntoIter = std::vec::IntoIter<E>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.errors.into_iter()
     }
 }
 
-impl fmt::Display for ParseErrors {
+impl<E: fmt::Display> fmt::Display for ErrorList<E> {
     /// One error a line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (index, error) in self.errors.iter().enumerate() {
@@ -155,7 +162,7 @@ impl fmt::Display for ParseErrors {
     }
 }
 
-impl std::error::Error for ParseErrors {}
+impl<E: fmt::Debug + fmt::Display> std::error::Error for ErrorList<E> {}
 
 /// An error of [`interpolate`](crate::interpolate): the template is malformed,
 /// or the lookup failed.

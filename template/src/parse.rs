@@ -114,7 +114,7 @@ pub(crate) fn parse_recovering(source: &str) -> (Template, Option<ParseErrors>) 
         source_len: source.len(),
         literal_len,
     };
-    let errors = (!errors.is_empty()).then(|| ParseErrors::new(errors));
+    let errors = ParseErrors::new(errors);
     (template, errors)
 }
 

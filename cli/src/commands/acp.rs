@@ -11,28 +11,23 @@ use dsh_system_prompt::render_prompt;
 use crate::acp::Server;
 use crate::adapter;
 use crate::args::AcpArgs;
-use crate::commands::{Outcome, absolute_cwd};
+use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, Runtime};
+use crate::runtime;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
-    let deployment = runtime::load(args.deployment.config.as_deref())?;
-    let agent = deployment
-        .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = &*agent;
-    let runtime = Runtime::new(&deployment)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
 
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the
     // file, before an editor connects.
     let assembly = runtime.assemble(agent, Some(&absolute_cwd(None)?));
     if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(&deployment, agent, &assembly, &error));
+        return Err(render_problems(deployment, agent, &assembly, &error));
     }
 
-    let model = adapter::for_running(&deployment, args.record_requests.as_deref())
+    let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let server = Server::new(
@@ -41,14 +36,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         deployment.ask_first.clone(),
     );
 
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            vec![Problem::new(format!(
-                "cannot start the async runtime: {error}"
-            ))]
-        })?;
+    let tokio = async_runtime()?;
     let served = tokio.block_on(server.agent().connect_to(Stdio::new()));
     // The client closed stdin: its turns are over. A turn that ran a
     // subagent over ACP leaves that child a moment to stop its own work.

@@ -43,6 +43,18 @@ pub(crate) fn absolute_cwd(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> 
     }
 }
 
+/// The async runtime of a command that talks to a model.
+pub(crate) fn async_runtime() -> Result<tokio::runtime::Runtime, Vec<Problem>> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            vec![Problem::new(format!(
+                "cannot start the async runtime: {error}"
+            ))]
+        })
+}
+
 /// Writes `text` to stdout. A closed pipe (`dsh prompt | head`) is not an
 /// error: the reader has what it wanted.
 pub(crate) fn print(text: &str) -> Outcome {

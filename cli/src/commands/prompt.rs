@@ -18,21 +18,16 @@ use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
 use crate::prompt_tokens::PromptTokens;
-use crate::runtime::{self, Runtime};
+use crate::runtime;
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let deployment = runtime::load(args.deployment.config.as_deref())?;
-    let agent = deployment
-        .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = &*agent;
-    let runtime = Runtime::new(&deployment)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
     let assembly = runtime.assemble(agent, cwd.as_deref());
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
-                .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
+                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
             // The prompt byte for byte; a terminal also gets a final newline
             // so the shell's prompt does not stick to the last line.
             if std::io::stdout().is_terminal() && !text.ends_with('\n') {
@@ -43,10 +38,10 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
         }
         Format::Explain => {
             let prompt = render_prompt_with_spans(&assembly)
-                .map_err(|error| render_problems(&deployment, agent, &assembly, &error))?;
+                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
             let tokens =
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
-            print(&explain(&deployment, agent, &assembly, &prompt, &tokens))
+            print(&explain(deployment, agent, &assembly, &prompt, &tokens))
         }
         Format::Json => {
             let cannot = |error: serde_json::Error| {

@@ -25,29 +25,24 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter;
 use crate::args::RunArgs;
-use crate::commands::{Outcome, absolute_cwd};
+use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
-use crate::runtime::{self, Runtime};
+use crate::runtime;
 use crate::trace::{Counting, Trace};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
-    let deployment = runtime::load(args.deployment.config.as_deref())?;
-    let agent = deployment
-        .agent(args.agent.as_deref())
-        .map_err(|problem| vec![problem])?;
-    let agent = &*agent;
-    let runtime = Runtime::new(&deployment)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = working_directory(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
     let assembly = runtime.assemble(agent, Some(&cwd));
     if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(&deployment, agent, &assembly, &error));
+        return Err(render_problems(deployment, agent, &assembly, &error));
     }
 
-    let model = adapter::for_running(&deployment, args.record_requests.as_deref())
+    let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
     let trace = Arc::new(match &args.trace {
         Some(path) => {
@@ -93,14 +88,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
     let loop_agent = runtime::loop_agent(agent);
 
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            vec![Problem::new(format!(
-                "cannot start the async runtime: {error}"
-            ))]
-        })?;
+    let tokio = async_runtime()?;
     let outcome = tokio.block_on(async {
         let mut chat = Chat {
             agent_loop,

@@ -32,6 +32,17 @@ pub fn command(args: &[&str]) -> Command {
     command
 }
 
+/// `dsh` with `args` started with stdin, stdout and stderr piped, for a
+/// test that talks to it.
+pub fn spawn(args: &[&str]) -> std::process::Child {
+    command(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("dsh starts")
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
@@ -50,4 +61,14 @@ pub fn assert_status(output: &Output, code: i32) {
         stdout(output),
         stderr(output)
     );
+}
+
+/// The model requests `--record-requests` wrote to `path`, one JSON value
+/// a line.
+pub fn recorded_requests(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("requests were recorded")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
+        .collect()
 }

@@ -37,10 +37,22 @@ impl SystemPrompt {
             .iter()
             .map(|entry| (entry.provider)(cx))
             .collect();
+        let contexts = state
+            .contexts
+            .iter()
+            .map(|entry| {
+                let mut context = entry.section.clone();
+                if let Some(provider) = &entry.provider {
+                    context.set_text(provider(cx));
+                }
+                context
+            })
+            .collect();
         let mut assembly = PromptAssembly {
             sections,
             variables: Variables::with_layout(Arc::clone(&state.layout), values),
             tools: collect_tools(&state.tools, cx),
+            contexts,
             extensions: Extensions::new(),
         };
         for (_, listener) in &state.assemble_listeners {

@@ -19,6 +19,11 @@ pub enum Contribution {
         /// Its name.
         name: String,
     },
+    /// A runtime context.
+    Context {
+        /// Its name.
+        name: String,
+    },
     /// A variable.
     Variable {
         /// Its name.
@@ -36,6 +41,7 @@ impl fmt::Display for Contribution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Section { name } => write!(f, "section `{name}`"),
+            Self::Context { name } => write!(f, "context `{name}`"),
             Self::Variable { name } => write!(f, "variable `{name}`"),
             Self::Tools => f.write_str("a tool provider"),
             Self::AssembleListener => f.write_str("an assemble listener"),

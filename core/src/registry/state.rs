@@ -9,7 +9,7 @@ use dsh_prompt_template::{Template, is_section_name, is_variable_name};
 use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
 use crate::assembly::{Compiled, VariableLayout};
 use crate::section::{SectionText, TextProvider};
-use crate::{AssembledSection, Owner, PromptSection, RegistryError, Text};
+use crate::{AssembledSection, Owner, PartKind, PromptSection, RegistryError, Text};
 
 /// One consistent registry state. Replaced whole on every change, so an
 /// assembly never sees half of a registration.
@@ -17,6 +17,9 @@ use crate::{AssembledSection, Owner, PromptSection, RegistryError, Text};
 pub(super) struct State {
     /// Sorted by `(order, name)`.
     pub(super) sections: Vec<SectionEntry>,
+    /// The runtime contexts, sorted by `(order, name)`; each of kind
+    /// [`PartKind::Context`](crate::PartKind::Context).
+    pub(super) contexts: Vec<SectionEntry>,
     /// Sorted by name.
     pub(super) variables: Vec<VariableEntry>,
     pub(super) tools: Vec<(Id, ToolProvider)>,
@@ -51,9 +54,11 @@ pub(super) struct VariableEntry {
 impl State {
     /// Recomputes the derived fields after a change.
     pub(super) fn derive(&mut self) {
-        self.sections.sort_by(|a, b| {
-            (a.section.order(), a.section.name()).cmp(&(b.section.order(), b.section.name()))
-        });
+        for parts in [&mut self.sections, &mut self.contexts] {
+            parts.sort_by(|a, b| {
+                (a.section.order(), a.section.name()).cmp(&(b.section.order(), b.section.name()))
+            });
+        }
         self.variables.sort_by(|a, b| a.name.cmp(&b.name));
         self.assembled = Arc::new(
             self.sections
@@ -82,6 +87,12 @@ impl State {
                 name: entry.section.name().to_string(),
             });
         }
+        if let Some(at) = self.contexts.iter().position(|entry| entry.id == id) {
+            let entry = self.contexts.remove(at);
+            return Some(Contribution::Context {
+                name: entry.section.name().to_string(),
+            });
+        }
         if let Some(at) = self.variables.iter().position(|entry| entry.id == id) {
             let entry = self.variables.remove(at);
             return Some(Contribution::Variable {
@@ -100,20 +111,47 @@ impl State {
         None
     }
 
-    pub(super) fn check_section(&self, section: &PromptSection) -> Result<(), RegistryError> {
+    /// The sections, or the contexts.
+    pub(super) fn parts(&self, kind: PartKind) -> &[SectionEntry] {
+        match kind {
+            PartKind::Section => &self.sections,
+            PartKind::Context => &self.contexts,
+        }
+    }
+
+    pub(super) fn parts_mut(&mut self, kind: PartKind) -> &mut Vec<SectionEntry> {
+        match kind {
+            PartKind::Section => &mut self.sections,
+            PartKind::Context => &mut self.contexts,
+        }
+    }
+
+    /// A section or context to register: a good name, not taken among
+    /// its kind (sections and contexts are two namespaces).
+    pub(super) fn check_part(
+        &self,
+        kind: PartKind,
+        section: &PromptSection,
+    ) -> Result<(), RegistryError> {
         if !is_section_name(&section.name) {
             return Err(RegistryError::InvalidSectionName {
                 name: section.name.to_string(),
             });
         }
         match self
-            .sections
+            .parts(kind)
             .iter()
             .find(|entry| *entry.section.name() == section.name)
         {
-            Some(existing) => Err(RegistryError::DuplicateSection {
-                name: section.name.to_string(),
-                existing: existing.section.owner().clone(),
+            Some(existing) => Err(match kind {
+                PartKind::Section => RegistryError::DuplicateSection {
+                    name: section.name.to_string(),
+                    existing: existing.section.owner().clone(),
+                },
+                PartKind::Context => RegistryError::DuplicateContext {
+                    name: section.name.to_string(),
+                    existing: existing.section.owner().clone(),
+                },
             }),
             None => Ok(()),
         }
@@ -135,9 +173,11 @@ impl State {
     }
 }
 
-/// Turns a section to register into its entry, parsing fixed text once.
+/// Turns a section (or context) to register into its entry, parsing fixed
+/// text once.
 pub(super) fn section_entry(
     id: Id,
+    kind: PartKind,
     section: PromptSection,
     owner: Owner,
 ) -> Result<SectionEntry, RegistryError> {
@@ -151,6 +191,7 @@ pub(super) fn section_entry(
     let (text, template, provider) = match text {
         SectionText::Fixed(text) => {
             let template = Template::parse(&text).map_err(|errors| RegistryError::Template {
+                kind,
                 section: name.to_string(),
                 owner: owner.clone(),
                 errors,
@@ -159,7 +200,9 @@ pub(super) fn section_entry(
         }
         SectionText::Provided(provider) => (Text::default(), None, Some(provider)),
     };
-    let section = AssembledSection::from_parts(name, order, owner, tool, text, template);
+    let mut section = AssembledSection::owned_by(name, order, owner, text).with_template(template);
+    section.set_tool(tool);
+    section.set_kind(kind);
     Ok(SectionEntry {
         id,
         section,

@@ -13,7 +13,9 @@ use crate::{AssembledSection, PromptAssembly, RenderError, RenderErrors, closest
 /// section's text, with the suggestion a typo deserves.
 ///
 /// The errors come in render order, a section's syntax errors before its
-/// references; the first is the error `render_prompt` returns. A section
+/// references, and the runtime contexts' after the sections'; the first
+/// is the error `render_prompt` returns (or, when only contexts have
+/// problems, the one [`render_context`](crate::render_context) returns). A section
 /// bound to a tool that is not in the assembly is not checked: it is not
 /// rendered. A malformed section's references are still checked, as if its
 /// malformed parts were plain text.
@@ -41,7 +43,7 @@ use crate::{AssembledSection, PromptAssembly, RenderError, RenderErrors, closest
 /// ```
 pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
     let mut errors = Vec::new();
-    for section in &assembly.sections {
+    for section in assembly.sections.iter().chain(&assembly.contexts) {
         if let Some(tool) = section.tool()
             && !assembly.has_tool(tool)
         {
@@ -73,6 +75,7 @@ pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
 #[cold]
 pub(super) fn syntax_error(section: &AssembledSection, errors: ParseErrors) -> RenderError {
     RenderError::Template {
+        kind: section.kind(),
         section: section.name().to_string(),
         owner: section.owner().clone(),
         errors,
@@ -94,6 +97,7 @@ pub(super) fn reference_error(
     let owner = section.owner().clone();
     if assembly.variables.contains(reference.name) {
         return RenderError::ValuelessVariable {
+            kind: section.kind(),
             section: section_name,
             owner,
             reference: reference.name.to_owned(),
@@ -105,6 +109,7 @@ pub(super) fn reference_error(
     let mut registered: Vec<String> = assembly.variables.names().map(str::to_owned).collect();
     registered.sort_unstable();
     RenderError::UnknownVariable {
+        kind: section.kind(),
         section: section_name,
         owner,
         reference: reference.name.to_owned(),

@@ -1,11 +1,26 @@
-//! What the integration tests of `dsh-system-prompt` read out of an
-//! assembly, as plain values to compare, and how they build one by hand.
+//! What the integration tests of `dsh-system-prompt` share: how they build
+//! a registry or an assembly by hand, what they read out of one as plain
+//! values to compare, and how they guard against a deadlock.
 #![allow(
     dead_code,
     reason = "each test binary that shares this module uses part of it"
 )]
 
-use dsh_system_prompt::{AssembledSection, PromptAssembly};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use dsh_system_prompt::{
+    AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderError,
+    SystemPrompt, render_prompt,
+};
+
+/// A typed field a caller adds to the context.
+pub(crate) struct Caller(pub(crate) &'static str);
+
+/// A slot through which a callback reaches the registry that calls it;
+/// emptied at the end of a test to break the reference cycle.
+pub(crate) type Slot<T> = Arc<Mutex<Option<T>>>;
 
 /// One section as plain values: name, order, text, bound tool.
 pub(crate) type SectionRow = (String, i32, String, Option<String>);
@@ -26,6 +41,15 @@ pub(crate) fn section_rows(assembly: &PromptAssembly) -> Vec<SectionRow> {
                 section.tool().map(ToString::to_string),
             )
         })
+        .collect()
+}
+
+/// The names of the sections of `assembly`, in render order.
+pub(crate) fn section_names(assembly: &PromptAssembly) -> Vec<String> {
+    assembly
+        .sections
+        .iter()
+        .map(|section| section.name().to_string())
         .collect()
 }
 
@@ -59,4 +83,80 @@ pub(crate) fn assembly(
             .set(name.to_string(), value.map(str::to_owned));
     }
     assembly
+}
+
+/// An empty registry holding the given variables, each with a fixed value
+/// (`None`: registered without one), and `sections`. Every contribution's
+/// owner is the caller's line; keep the registrations to keep them.
+#[track_caller]
+pub(crate) fn registry(
+    sections: impl IntoIterator<Item = PromptSection>,
+    variables: &[(&str, Option<&str>)],
+) -> (SystemPrompt, Vec<Registration>) {
+    let prompt = SystemPrompt::empty();
+    let mut handles = Vec::new();
+    // Plain loops, not closures: a closure would not pass the caller's
+    // location on to `variable` and `section`.
+    for (name, value) in variables {
+        let value = value.map(str::to_owned);
+        handles.push(
+            prompt
+                .variable(name.to_string(), move |_| value.clone())
+                .unwrap(),
+        );
+    }
+    for section in sections {
+        handles.push(prompt.section(section).unwrap());
+    }
+    (prompt, handles)
+}
+
+/// The prompt of `prompt` for a caller that adds nothing to the context:
+/// assembled with the default context, then rendered.
+#[allow(
+    clippy::result_large_err,
+    reason = "returns what render_prompt returns"
+)]
+pub(crate) fn render_default(prompt: &SystemPrompt) -> Result<String, RenderError> {
+    render_prompt(&prompt.assemble(&AssembleContext::default()))
+}
+
+/// Asserts that `message` contains every one of `needles`.
+#[track_caller]
+pub(crate) fn assert_mentions(message: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            message.contains(needle),
+            "{needle:?} missing from {message}"
+        );
+    }
+}
+
+/// Long enough for a loaded two-core machine; a deadlocked run never ends.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// Runs `work` on its own thread and waits for it at most [`DEADLINE`], so
+/// a deadlock fails the test instead of stalling the run; a panic inside
+/// `work` is re-raised here.
+pub(crate) fn within_deadline<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, finished) = mpsc::channel();
+    let worker = thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    match finished.recv_timeout(DEADLINE) {
+        Ok(value) => {
+            worker.join().expect("the worker sent its result");
+            value
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the worker either sends or panics"),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what} did not finish within {DEADLINE:?}: deadlock")
+        }
+    }
 }

@@ -52,6 +52,17 @@ fn error_text(result: &ToolResult) -> &str {
     &result.text
 }
 
+/// Asserts that reading `file` in `dir` fails with `message`, in which
+/// `{path}` stands for the full path of the file: every refusal names it.
+#[track_caller]
+fn assert_read_fails(dir: &Path, file: &str, message: &str) {
+    let path = dir.join(file).display().to_string();
+    assert_eq!(
+        error_text(&read(dir, file)),
+        message.replace("{path}", &path)
+    );
+}
+
 #[test]
 fn a_whole_file_is_numbered_without_a_hint() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -220,13 +231,10 @@ fn an_empty_file_says_so() {
 fn a_directory_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("src")).expect("mkdir");
-    let result = read(dir.path(), "src");
-    assert_eq!(
-        error_text(&result),
-        format!(
-            "tool `read` failed: `{}` is a directory, not a regular file; read only reads regular files",
-            dir.path().join("src").display()
-        )
+    assert_read_fails(
+        dir.path(),
+        "src",
+        "tool `read` failed: `{path}` is a directory, not a regular file; read only reads regular files",
     );
 }
 
@@ -235,13 +243,10 @@ fn a_fifo_is_refused_at_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fifo = dir.path().join("pipe");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
-    let result = read(dir.path(), "pipe");
-    assert_eq!(
-        error_text(&result),
-        format!(
-            "tool `read` failed: `{}` is a FIFO (named pipe), not a regular file; read only reads regular files",
-            fifo.display()
-        )
+    assert_read_fails(
+        dir.path(),
+        "pipe",
+        "tool `read` failed: `{path}` is a FIFO (named pipe), not a regular file; read only reads regular files",
     );
 }
 
@@ -251,14 +256,11 @@ fn a_symlink_to_a_fifo_is_refused_at_once() {
     let fifo = dir.path().join("pipe");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
     std::os::unix::fs::symlink(&fifo, dir.path().join("link")).expect("symlink");
-    let result = read(dir.path(), "link");
-    assert_eq!(
-        error_text(&result),
-        format!(
-            "tool `read` failed: `{}` is a FIFO (named pipe) (through a symbolic link), not a regular file; \
-             read only reads regular files",
-            dir.path().join("link").display()
-        )
+    assert_read_fails(
+        dir.path(),
+        "link",
+        "tool `read` failed: `{path}` is a FIFO (named pipe) (through a symbolic link), not a regular file; \
+         read only reads regular files",
     );
 }
 
@@ -287,26 +289,20 @@ fn a_socket_and_a_device_are_refused() {
 fn a_binary_file_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("a.out"), b"\x7fELF\x02\x01\x01\x00\x00").expect("write");
-    let result = read(dir.path(), "a.out");
-    assert_eq!(
-        error_text(&result),
-        format!(
-            "tool `read` failed: `{}` looks like a binary file (a NUL byte at byte 7); read only reads UTF-8 text",
-            dir.path().join("a.out").display()
-        )
+    assert_read_fails(
+        dir.path(),
+        "a.out",
+        "tool `read` failed: `{path}` looks like a binary file (a NUL byte at byte 7); read only reads UTF-8 text",
     );
 }
 
 #[test]
 fn a_missing_file_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let result = read(dir.path(), "nope.txt");
-    assert_eq!(
-        error_text(&result),
-        format!(
-            "tool `read` failed: `{}` does not exist",
-            dir.path().join("nope.txt").display()
-        )
+    assert_read_fails(
+        dir.path(),
+        "nope.txt",
+        "tool `read` failed: `{path}` does not exist",
     );
 }
 
@@ -314,13 +310,10 @@ fn a_missing_file_is_an_error() {
 fn invalid_utf8_is_an_error_naming_the_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("latin1.txt"), b"caf\xc3\xa9\nna\xefve\n").expect("write");
-    let result = read(dir.path(), "latin1.txt");
-    assert_eq!(
-        error_text(&result),
-        format!(
-            "tool `read` failed: line 2 of `{}` is not valid UTF-8 (at byte 2 of the line); read only reads UTF-8 text",
-            dir.path().join("latin1.txt").display()
-        )
+    assert_read_fails(
+        dir.path(),
+        "latin1.txt",
+        "tool `read` failed: line 2 of `{path}` is not valid UTF-8 (at byte 2 of the line); read only reads UTF-8 text",
     );
     // The lines before it read fine.
     let result = read_in(dir.path(), json!({ "file_path": "latin1.txt", "limit": 1 }));

@@ -90,5 +90,5 @@ pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
 pub use panic::panic_message;
 pub use registry::ToolRegistry;
-pub use selection::{ToolSelection, ToolSelectionExt};
+pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};

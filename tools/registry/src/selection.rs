@@ -43,6 +43,35 @@ impl ToolSelection {
     }
 }
 
+/// The key a tool keeps per-session state under — the
+/// [`session_id`](crate::ToolCallContext::session_id) of its calls — as an
+/// [`AssembleContext`] extension, so that what a tool contributes to a
+/// prompt (the todo list as a runtime context) reads the state its calls
+/// wrote. The agent loop attaches it to every step's context.
+///
+/// ```
+/// use dsh_system_prompt::AssembleContext;
+/// use dsh_tools::ToolSession;
+///
+/// let cx = AssembleContext::new().with(ToolSession::new("session-1"));
+/// assert_eq!(ToolSession::of(&cx), Some("session-1"));
+/// assert_eq!(ToolSession::of(&AssembleContext::default()), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSession(String);
+
+impl ToolSession {
+    /// The key of session `id`.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The session key of `cx`, if it has one.
+    pub fn of(cx: &AssembleContext) -> Option<&str> {
+        cx.get::<Self>().map(|session| session.0.as_str())
+    }
+}
+
 /// Reads the [`ToolSelection`] of a context.
 pub trait ToolSelectionExt {
     /// The context's tool selection; `None` selects every tool.

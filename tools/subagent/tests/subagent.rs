@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, ScriptedAdapter, Session, ToolCall, TurnError, async_trait,
+    ModelResponse, ScriptedAdapter, Session, ToolCall, TurnError, TurnSummary, async_trait,
 };
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
@@ -16,7 +16,7 @@ use dsh_tool_subagent::{
     SubagentProvider, SubagentProviders, SubagentRun, SubagentTask, SubagentTool,
     SubagentToolConfig,
 };
-use dsh_tools::{ToolCallContext, ToolRegistry};
+use dsh_tools::{ToolCallContext, ToolRegistry, ToolResult};
 use tokio_util::sync::CancellationToken;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -172,6 +172,47 @@ fn agent_loop(
     Ok((AgentLoop::new(prompt, tools, adapter), installed))
 }
 
+/// A loop whose one tool is the subagent, bound to a spawn provider whose
+/// children are `child`.
+fn spawning_loop(
+    child: ChildAgentConfig,
+    adapter: Arc<dyn ModelAdapter>,
+) -> Result<(AgentLoop, Registration), Box<dyn std::error::Error>> {
+    let providers = SubagentProviders::new();
+    providers.register(Arc::new(SpawnProvider::new().with_child(child)))?;
+    agent_loop(&[SubagentToolConfig::new("spawn")], &providers, adapter)
+}
+
+/// The model of a parent that answers a first question, and in the second
+/// turn gives `task` to the subagent, which answers `child_answer`, then
+/// says "done".
+fn delegating_in_the_second_turn(task: &str, child_answer: &str) -> Arc<ScriptedAdapter> {
+    Arc::new(ScriptedAdapter::new([
+        ModelResponse::text("first answer"),
+        subagent_call("subagent", task),
+        ModelResponse::text(child_answer),
+        ModelResponse::text("done"),
+    ]))
+}
+
+/// Runs the two turns [`delegating_in_the_second_turn`] scripts, for
+/// `agent` in a session in `/p`: the session, and the second turn's
+/// summary.
+async fn two_turns(
+    agent_loop: &AgentLoop,
+    agent: &Agent,
+) -> Result<(Session, TurnSummary), TurnError> {
+    let mut session = Session::new().with_cwd("/p");
+    let cancel = CancellationToken::new();
+    agent_loop
+        .run_turn(agent, &mut session, "first question", &cancel)
+        .await?;
+    let summary = agent_loop
+        .run_turn(agent, &mut session, "second question", &cancel)
+        .await?;
+    Ok((session, summary))
+}
+
 fn subagent_call(tool: &str, prompt: &str) -> ModelResponse {
     let arguments = serde_json::json!({ "prompt": prompt }).to_string();
     ModelResponse::default().with_tool_call(ToolCall::new("call_1", tool, arguments))
@@ -190,12 +231,7 @@ fn tool_results(session: &Session) -> Vec<(String, bool)> {
 
 #[tokio::test]
 async fn a_fork_child_sees_the_completed_turns_but_not_the_current_one() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
-        ModelResponse::text("first answer"),
-        subagent_call("subagent", "Summarize our talk."),
-        ModelResponse::text("child answer"),
-        ModelResponse::text("done"),
-    ]));
+    let adapter = delegating_in_the_second_turn("Summarize our talk.", "child answer");
     let (agent_loop, _installed) = agent_loop(
         &[SubagentToolConfig::new("fork")],
         &providers()?,
@@ -205,14 +241,7 @@ async fn a_fork_child_sees_the_completed_turns_but_not_the_current_one() -> Test
         "coder",
         AgentOptions::new("m").with_persona("I am <<model>>."),
     );
-    let mut session = Session::new().with_cwd("/p");
-    let cancel = CancellationToken::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "first question", &cancel)
-        .await?;
-    let summary = agent_loop
-        .run_turn(&agent, &mut session, "second question", &cancel)
-        .await?;
+    let (session, summary) = two_turns(&agent_loop, &agent).await?;
     assert_eq!(summary.answer, "done");
 
     let requests = adapter.requests();
@@ -242,34 +271,15 @@ async fn a_fork_child_sees_the_completed_turns_but_not_the_current_one() -> Test
 
 #[tokio::test]
 async fn a_spawned_child_starts_fresh_as_its_config_says() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
-        ModelResponse::text("first answer"),
-        subagent_call("subagent", "Count to three."),
-        ModelResponse::text("1 2 3"),
-        ModelResponse::text("done"),
-    ]));
-    let providers = SubagentProviders::new();
-    providers.register(Arc::new(SpawnProvider::new().with_child(
-        ChildAgentConfig {
-            model: Some("child-model".into()),
-            persona: Some("I am a child on <<model>> in <<cwd>>.".into()),
-            tools: Some(Vec::new()),
-        },
-    )))?;
-    let (agent_loop, _installed) = agent_loop(
-        &[SubagentToolConfig::new("spawn")],
-        &providers,
-        adapter.clone(),
-    )?;
+    let adapter = delegating_in_the_second_turn("Count to three.", "1 2 3");
+    let child = ChildAgentConfig {
+        model: Some("child-model".into()),
+        persona: Some("I am a child on <<model>> in <<cwd>>.".into()),
+        tools: Some(Vec::new()),
+    };
+    let (agent_loop, _installed) = spawning_loop(child, adapter.clone())?;
     let agent = Agent::new("coder", AgentOptions::new("parent-model"));
-    let mut session = Session::new().with_cwd("/p");
-    let cancel = CancellationToken::new();
-    agent_loop
-        .run_turn(&agent, &mut session, "first question", &cancel)
-        .await?;
-    agent_loop
-        .run_turn(&agent, &mut session, "second question", &cancel)
-        .await?;
+    let (session, _) = two_turns(&agent_loop, &agent).await?;
 
     let child = &adapter.requests()[2];
     assert_eq!(
@@ -294,18 +304,11 @@ async fn a_child_failure_is_an_error_result_and_the_parent_goes_on() -> TestResu
         subagent_call("subagent", "Do it."),
         ModelResponse::text("The subagent failed, so I did it myself."),
     ]));
-    let providers = SubagentProviders::new();
-    providers.register(Arc::new(SpawnProvider::new().with_child(
-        ChildAgentConfig {
-            persona: Some("I work in <<cwd>>.".into()),
-            ..ChildAgentConfig::default()
-        },
-    )))?;
-    let (agent_loop, _installed) = agent_loop(
-        &[SubagentToolConfig::new("spawn")],
-        &providers,
-        adapter.clone(),
-    )?;
+    let child = ChildAgentConfig {
+        persona: Some("I work in <<cwd>>.".into()),
+        ..ChildAgentConfig::default()
+    };
+    let (agent_loop, _installed) = spawning_loop(child, adapter.clone())?;
     let agent = Agent::new("coder", AgentOptions::new("m"));
     // No working directory: the child's persona cannot render.
     let mut session = Session::new();
@@ -358,18 +361,14 @@ impl ModelAdapter for HangsForChildren {
 #[tokio::test]
 async fn cancelling_the_parent_stops_the_child() -> TestResult {
     let dropped = Arc::new(AtomicUsize::new(0));
-    let providers = SubagentProviders::new();
-    providers.register(Arc::new(SpawnProvider::new().with_child(
-        ChildAgentConfig {
-            model: Some("child".into()),
-            ..ChildAgentConfig::default()
-        },
-    )))?;
+    let child = ChildAgentConfig {
+        model: Some("child".into()),
+        ..ChildAgentConfig::default()
+    };
     let adapter = Arc::new(HangsForChildren {
         dropped: Arc::clone(&dropped),
     });
-    let (agent_loop, _installed) =
-        agent_loop(&[SubagentToolConfig::new("spawn")], &providers, adapter)?;
+    let (agent_loop, _installed) = spawning_loop(child, adapter)?;
     let agent_loop = agent_loop.with_cancel_grace(Duration::from_millis(100));
     let agent = Agent::new("coder", AgentOptions::new("parent"));
     let cancel = CancellationToken::new();
@@ -459,11 +458,16 @@ impl SubagentProvider for Probe {
     }
 }
 
-/// A registry with the subagent tool bound to a probe that ends as told;
-/// returns the start and dispose counters.
-fn probe(
-    ending: Ending,
-) -> Result<(ToolRegistry, Arc<AtomicUsize>, Arc<AtomicUsize>), SubagentError> {
+/// A registry with the subagent tool bound to a probe, and the probe's
+/// counts of runs started and disposed of.
+struct Probed {
+    tools: ToolRegistry,
+    started: Arc<AtomicUsize>,
+    disposed: Arc<AtomicUsize>,
+}
+
+/// The subagent tool bound to a probe that ends as told.
+fn probe(ending: Ending) -> Result<Probed, SubagentError> {
     let started = Arc::new(AtomicUsize::new(0));
     let disposed = Arc::new(AtomicUsize::new(0));
     let providers = SubagentProviders::new();
@@ -474,45 +478,51 @@ fn probe(
     }))?;
     let tools = ToolRegistry::new();
     SubagentTool::install(&SubagentToolConfig::new("probe"), &providers, &tools)?;
-    Ok((tools, started, disposed))
+    Ok(Probed {
+        tools,
+        started,
+        disposed,
+    })
 }
 
 const ARGUMENTS: &str = r#"{"prompt": "Do the thing."}"#;
 
+/// One call of the probed subagent tool, in `cx`; asserts that the call
+/// disposed of its run exactly once, and returns the call's result and how
+/// many runs were started.
+async fn disposed_once(probed: Probed, cx: &ToolCallContext) -> (ToolResult, usize) {
+    let result = probed.tools.call("subagent", ARGUMENTS, cx).await;
+    assert_eq!(
+        probed.disposed.load(Ordering::SeqCst),
+        1,
+        "disposed of once"
+    );
+    (result, probed.started.load(Ordering::SeqCst))
+}
+
 #[tokio::test]
 async fn the_run_is_disposed_on_success() -> TestResult {
-    let (tools, started, disposed) = probe(Ending::Answer)?;
-    let result = tools
-        .call("subagent", ARGUMENTS, &ToolCallContext::new("s"))
-        .await;
+    let (result, started) = disposed_once(probe(Ending::Answer)?, &ToolCallContext::new("s")).await;
     assert_eq!(
         (result.text.as_str(), result.is_error),
         ("the answer", false)
     );
-    assert_eq!(started.load(Ordering::SeqCst), 1);
-    assert_eq!(disposed.load(Ordering::SeqCst), 1);
+    assert_eq!(started, 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_run_is_disposed_on_error() -> TestResult {
-    let (tools, _, disposed) = probe(Ending::Fail)?;
-    let result = tools
-        .call("subagent", ARGUMENTS, &ToolCallContext::new("s"))
-        .await;
+    let (result, _) = disposed_once(probe(Ending::Fail)?, &ToolCallContext::new("s")).await;
     assert!(result.is_error);
     assert!(result.text.contains("it broke"), "{}", result.text);
-    assert_eq!(disposed.load(Ordering::SeqCst), 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_run_is_disposed_when_the_child_panics_and_the_panic_is_an_error_result() -> TestResult
 {
-    let (tools, _, disposed) = probe(Ending::Panic)?;
-    let result = tools
-        .call("subagent", ARGUMENTS, &ToolCallContext::new("s"))
-        .await;
+    let (result, _) = disposed_once(probe(Ending::Panic)?, &ToolCallContext::new("s")).await;
     assert!(result.is_error);
     // A child's panic is the call's failure, not a panic of the tool (which
     // would fail the caller's turn).
@@ -523,43 +533,38 @@ async fn the_run_is_disposed_when_the_child_panics_and_the_panic_is_an_error_res
         "{}",
         result.text
     );
-    assert_eq!(disposed.load(Ordering::SeqCst), 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_run_is_disposed_on_cancel() -> TestResult {
-    let (tools, _, disposed) = probe(Ending::Hang)?;
+    let probed = probe(Ending::Hang)?;
     let cx = ToolCallContext::new("s");
     let cancel = cx.cancel.clone();
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
         cancel.cancel();
     });
-    let result = tokio::time::timeout(
-        Duration::from_secs(10),
-        tools.call("subagent", ARGUMENTS, &cx),
-    )
-    .await?;
+    let (result, _) =
+        tokio::time::timeout(Duration::from_secs(10), disposed_once(probed, &cx)).await?;
     canceller.await?;
     assert!(result.is_error);
     assert!(result.text.contains("cancelled"), "{}", result.text);
-    assert_eq!(disposed.load(Ordering::SeqCst), 1);
     Ok(())
 }
 
 #[tokio::test]
 async fn the_run_is_disposed_when_the_call_is_dropped() -> TestResult {
-    let (tools, started, disposed) = probe(Ending::Hang)?;
+    let probed = probe(Ending::Hang)?;
     let cx = ToolCallContext::new("s");
-    let call = tools.call("subagent", ARGUMENTS, &cx);
+    let call = probed.tools.call("subagent", ARGUMENTS, &cx);
     assert!(
         tokio::time::timeout(Duration::from_millis(50), call)
             .await
             .is_err()
     );
-    assert_eq!(started.load(Ordering::SeqCst), 1);
-    assert_eq!(disposed.load(Ordering::SeqCst), 1);
+    assert_eq!(probed.started.load(Ordering::SeqCst), 1);
+    assert_eq!(probed.disposed.load(Ordering::SeqCst), 1);
     Ok(())
 }
 

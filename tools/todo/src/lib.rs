@@ -10,7 +10,10 @@
 //! echoes the list the session now has.
 //!
 //! The description carries the whole contract, so the crate has no prompt
-//! section.
+//! section. The list itself is a runtime context
+//! ([`TodoWriteTool::install_context`]): the model sees it as it stands,
+//! at the conversation's tail, and the system prompt does not change with
+//! it.
 //!
 //! ```
 //! use dsh_tool_todo::{TodoStatus, TodoWriteTool};
@@ -46,9 +49,13 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
+use dsh_system_prompt::template::escape_literal;
+use dsh_system_prompt::{PromptSection, Registration, RegistryError, SystemPrompt};
 use dsh_tools::{
-    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, ToolSession, async_trait,
+    parse_arguments,
 };
 use parking_lot::Mutex;
 use schemars::JsonSchema;
@@ -159,8 +166,14 @@ pub fn check_list(todos: &[TodoItem]) -> Result<(), TodoError> {
 /// read the lists (say, for a UI).
 #[derive(Debug, Default)]
 pub struct TodoWriteTool {
-    lists: Mutex<HashMap<String, Vec<TodoItem>>>,
+    lists: Arc<Mutex<HashMap<String, Vec<TodoItem>>>>,
 }
+
+/// The name of the runtime context that carries a session's todo list.
+pub const CONTEXT_NAME: &str = "todo";
+
+/// Where the todo list renders among runtime contexts.
+pub const CONTEXT_ORDER: i32 = 100;
 
 impl TodoWriteTool {
     /// The tool, with no lists.
@@ -180,6 +193,52 @@ impl TodoWriteTool {
     /// Forgets session `session_id`'s list (when the session ends).
     pub fn forget(&self, session_id: &str) {
         self.lists.lock().remove(session_id);
+    }
+
+    /// Registers the session's current list as runtime context
+    /// [`CONTEXT_NAME`], bound to this tool: the model sees the list as it
+    /// stands in the snapshot at the conversation's tail, without the
+    /// system prompt changing when the list does. Empty while the session
+    /// has no list. Keep the registration as long as the tool is in use.
+    ///
+    /// ```
+    /// use dsh_system_prompt::{AssembleContext, SystemPrompt, ToolSchema, render_context};
+    /// use dsh_tool_todo::{TodoItem, TodoStatus, TodoWriteTool};
+    /// use dsh_tools::ToolSession;
+    /// use std::sync::Arc;
+    ///
+    /// let prompt = SystemPrompt::empty();
+    /// let todo = TodoWriteTool::new();
+    /// let _context = todo.install_context(&prompt)?;
+    /// let _tools = prompt.tools(|_| vec![Arc::new(ToolSchema::new("todo_write", "", serde_json::json!({})))])?;
+    /// todo.replace("s1", vec![TodoItem { content: "Fix <<it>>".into(), status: TodoStatus::InProgress }])?;
+    ///
+    /// let cx = AssembleContext::new().with(ToolSession::new("s1"));
+    /// assert_eq!(render_context(&prompt.assemble(&cx))?, "Todo list:\n1. [>] Fix <<it>>");
+    /// let other = AssembleContext::new().with(ToolSession::new("s2"));
+    /// assert_eq!(render_context(&prompt.assemble(&other))?, "");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(
+        clippy::result_large_err,
+        reason = "mirrors `SystemPrompt::context`, whose error type is dsh-system-prompt's"
+    )]
+    pub fn install_context(&self, prompt: &SystemPrompt) -> Result<Registration, RegistryError> {
+        let lists = Arc::clone(&self.lists);
+        let context = PromptSection::provided(CONTEXT_NAME, CONTEXT_ORDER, move |cx| {
+            let Some(session) = ToolSession::of(cx) else {
+                return String::new();
+            };
+            match lists.lock().get(session) {
+                Some(todos) if !todos.is_empty() => {
+                    // The items are the model's words, not template text.
+                    escape_literal(&format!("Todo list:\n{}", lines(todos))).into_owned()
+                }
+                _ => String::new(),
+            }
+        })
+        .bound_to_tool(TOOL_NAME);
+        prompt.context(context)
     }
 
     /// Replaces session `session_id`'s list, if it keeps the rules.
@@ -204,11 +263,22 @@ fn render(todos: &[TodoItem]) -> String {
         count(TodoStatus::InProgress),
         count(TodoStatus::Pending),
     );
+    text.push('\n');
+    text.push_str(&lines(todos));
+    text
+}
+
+/// One line a task: `1. [x] Write the parser`.
+fn lines(todos: &[TodoItem]) -> String {
+    let mut text = String::new();
     for (at, item) in todos.iter().enumerate() {
+        if at > 0 {
+            text.push('\n');
+        }
         // Writing to a String cannot fail.
         let _ = write!(
             text,
-            "\n{}. {} {}",
+            "{}. {} {}",
             at + 1,
             item.status.checkbox(),
             item.content
