@@ -18,14 +18,14 @@ use sha2::{Digest, Sha256};
 const STEPS: usize = 20;
 
 /// The session's task, as a developer writes one: what fails, with the
-/// test run's output pasted in.
+/// terminal's output of the test run pasted in.
 ///
 /// Request 2 shares the least: the first request, B, over B plus one
 /// step's messages, s. With the example's 1.7k tokens before any message,
-/// this task makes B about 2.5k tokens, so the share stays at least 95 %
-/// while s is at most B / 19, ~130 tokens: a `todo_write` call and its
-/// result as canonical JSON are ~95, which leaves ~35 a step for anything
-/// else a step appends (a runtime-context snapshot).
+/// this task makes B about 2.9k tokens, so the share stays at least 95 %
+/// while s is at most B / 19, ~150 tokens. A step appends ~127: the
+/// `todo_write` call and its result as canonical JSON (~94), and the
+/// runtime-context snapshot of the new list (~33).
 fn task() -> String {
     let passed = [
         "good_deployments_pass",
@@ -45,7 +45,35 @@ fn task() -> String {
         "a_childs_provider_is_private_to_its_instance",
         "the_summary_counts_the_children_checked",
     ];
-    let mut log = String::from("running 17 tests\n");
+    let compiled = [
+        "dsh-prompt-template v0.1.0 (/work/dsh-rs/template)",
+        "dsh-system-prompt-macros v0.1.0 (/work/dsh-rs/macros)",
+        "dsh-system-prompt v0.1.0 (/work/dsh-rs/core)",
+        "dsh-tools v0.1.0 (/work/dsh-rs/tools/registry)",
+        "dsh-tool-bash v0.1.0 (/work/dsh-rs/tools/bash)",
+        "dsh-tool-fs v0.1.0 (/work/dsh-rs/tools/fs)",
+        "dsh-tool-todo v0.1.0 (/work/dsh-rs/tools/todo)",
+        "dsh-agent-loop v0.1.0 (/work/dsh-rs/agent-loop)",
+        "dsh-tool-subagent v0.1.0 (/work/dsh-rs/tools/subagent)",
+        "dsh-cli v0.1.0 (/work/dsh-rs/cli)",
+    ];
+    let mut log = String::new();
+    for krate in compiled {
+        log.push_str(&format!("   Compiling {krate}\n"));
+    }
+    log.push_str(
+        "warning: unused variable: `raw`\n\
+         \u{20}  --> cli/src/config/string_offsets.rs:41:13\n\
+         \u{20}   |\n\
+         41 |         let raw = &self.raw[start..];\n\
+         \u{20}   |             ^^^ help: if this is intentional, prefix it with an underscore: `_raw`\n\
+         \u{20}   |\n\
+         \u{20}   = note: `#[warn(unused_variables)]` on by default\n\n\
+         warning: `dsh-cli` (bin \"dsh\") generated 1 warning\n\
+         \u{20}   Finished `test` profile [unoptimized + debuginfo] target(s) in 41.27s\n\
+         \u{20}    Running tests/check.rs (target/debug/deps/check-5c1e0b7d2f4a9e31)\n\n",
+    );
+    log.push_str("running 17 tests\n");
     for name in passed {
         log.push_str(&format!("test {name} ... ok\n"));
     }
