@@ -176,6 +176,12 @@ fn json_is_the_assembly() {
     assert_eq!(json["variables"]["cwd"], CWD);
     let tools = names(&json, "tools");
     assert_eq!(tools, ["read", "bash", "todo_write", "fork", "task"]);
+    assert_eq!(
+        names(&json, "contexts"),
+        ["todo"],
+        "the runtime contexts, apart from the sections"
+    );
+    assert!(!sections.contains(&"todo"));
 }
 
 #[test]

@@ -480,12 +480,14 @@ impl serde::Serialize for Variables {
 }
 
 impl serde::Serialize for PromptAssembly {
-    /// `{ sections, variables, tools }`; extensions are not serialized.
+    /// `{ sections, variables, tools, contexts }`; extensions are not
+    /// serialized.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut assembly = serializer.serialize_struct("PromptAssembly", 3)?;
+        let mut assembly = serializer.serialize_struct("PromptAssembly", 4)?;
         assembly.serialize_field("sections", &*self.sections)?;
         assembly.serialize_field("variables", &self.variables)?;
         assembly.serialize_field("tools", &self.tools)?;
+        assembly.serialize_field("contexts", &self.contexts)?;
         assembly.end()
     }
 }

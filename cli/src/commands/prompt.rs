@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 
 use dsh_agent_loop::{Tokenizer, TokenizerChoice};
 use dsh_system_prompt::{
-    PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, render_prompt, render_prompt_with_spans,
+    PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, render_context, render_prompt,
+    render_prompt_with_spans,
 };
 use serde_json::{Value, json};
 
@@ -119,6 +120,7 @@ fn explain(
     explain_sections(&mut out, assembly, prompt, tokens);
     explain_variables(&mut out, assembly);
     explain_tools(&mut out, assembly, tokens);
+    explain_contexts(&mut out, assembly);
     let bytes = prompt.text.len()
         + assembly
             .tools
@@ -344,6 +346,59 @@ fn explain_tools(out: &mut String, assembly: &PromptAssembly, tokens: &PromptTok
             Align::Right,
             Align::Right,
             Align::Right,
+            Align::Right,
+        ],
+    );
+}
+
+/// The runtime contexts: not part of the system prompt, sent as a message
+/// at the conversation's tail when they change; each with what it renders
+/// to now (a fresh session: the todo list is still empty).
+fn explain_contexts(out: &mut String, assembly: &PromptAssembly) {
+    let _ = writeln!(
+        out,
+        "\nruntime contexts (not in the system prompt: a message at the conversation's tail, \
+         sent when it changes)\n"
+    );
+    if assembly.contexts.is_empty() {
+        let _ = writeln!(out, "(none)");
+        return;
+    }
+    let mut rows = vec![row([
+        "order",
+        "name",
+        "tool",
+        "owner crate",
+        "owner item",
+        "bytes now",
+    ])];
+    for context in &assembly.contexts {
+        let mut alone = assembly.clone();
+        alone.contexts = vec![context.clone()];
+        let now = match render_context(&alone) {
+            Ok(text) => text.len().to_string(),
+            Err(_) => "does not render".to_owned(),
+        };
+        rows.push(row([
+            context.order().to_string(),
+            context.name().to_string(),
+            context
+                .tool()
+                .map_or_else(|| "-".to_owned(), ToString::to_string),
+            context.owner().krate.to_string(),
+            context.owner().item.to_string(),
+            now,
+        ]));
+    }
+    table(
+        out,
+        &rows,
+        &[
+            Align::Right,
+            Align::Left,
+            Align::Left,
+            Align::Left,
+            Align::Left,
             Align::Right,
         ],
     );

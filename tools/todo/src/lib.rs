@@ -52,7 +52,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use dsh_system_prompt::template::escape_literal;
-use dsh_system_prompt::{PromptSection, Registration, RegistryError, SystemPrompt};
+use dsh_system_prompt::{Owner, PromptSection, Registration, RegistryError, SystemPrompt};
 use dsh_tools::{
     Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, ToolSession, async_trait,
     parse_arguments,
@@ -237,7 +237,13 @@ impl TodoWriteTool {
                 _ => String::new(),
             }
         })
-        .bound_to_tool(TOOL_NAME);
+        .bound_to_tool(TOOL_NAME)
+        .owned_by(Owner::new(
+            env!("CARGO_PKG_NAME"),
+            "dsh_tool_todo::TodoWriteTool::install_context",
+            file!(),
+            line!(),
+        ));
         prompt.context(context)
     }
 
