@@ -58,17 +58,15 @@ section_lines() {
     echo "pub const SECTION_$index: &str = \"Guidance number $((10#$index)).$reference\";"
     if [[ $mode == expanded ]]; then
         unique_lines "section_bench_colon_section__$index"
-        # The macro's `{{ … }}` block; a single `{` without checks, where
-        # hand-written `{{` would draw an `unused_braces` warning.
+        # The macro's `{ … }` block of checks, only when there are some.
         if [[ -n $reference ]]; then
             echo '::dsh_system_prompt::__private::inventory::submit! {{'
             echo '    ::dsh_system_prompt::__private::assert_prompt_variable::<bench_value>();'
         else
             echo '::dsh_system_prompt::__private::inventory::submit! {'
         fi
-        echo '    ::dsh_system_prompt::__private::StaticSection {'
-        section_fields "$mode" "$index" "$order"
-        echo '    }'
+        # The constructor call of macros/src/expand.rs (`""`: no tool).
+        echo "    ::dsh_system_prompt::__private::fixed_section(\"bench:section_$index\", $order, \"\", SECTION_$index, \"bench-expanded\", ::core::module_path!(), \"SECTION_$index\", \"bench-expanded/src/lib.rs\", $((10#$index * 8 + 12)))"
         if [[ -n $reference ]]; then echo '}}'; else echo '}'; fi
     fi
     if [[ $mode == inventory ]]; then

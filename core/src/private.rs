@@ -37,3 +37,123 @@ impl IntoVariableValue for String {
         Some(self)
     }
 }
+
+/// A section whose text is a `const` or `static`, as `#[prompt_section]`
+/// writes it: one call with literal arguments, which is fewer tokens for
+/// the compiler to parse, resolve and check than the struct literal it
+/// stands for, once per section (see `benches/BUILD_RESULTS.md`). `""` as
+/// `name` or `tool` stands for none: the macro rejects an empty one, so
+/// it never means a name.
+#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
+pub const fn fixed_section(
+    name: &'static str,
+    order: i32,
+    tool: &'static str,
+    text: &'static str,
+    krate: &'static str,
+    module: &'static str,
+    item: &'static str,
+    file: &'static str,
+    line: u32,
+) -> StaticSection {
+    section(
+        name,
+        order,
+        tool,
+        StaticText::Fixed(text),
+        StaticOwner {
+            krate,
+            module,
+            item,
+            file,
+            line,
+        },
+    )
+}
+
+/// A section whose text a fn computes, as `#[prompt_section]` writes it:
+/// see [`fixed_section`].
+#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
+pub const fn provided_section(
+    name: &'static str,
+    order: i32,
+    tool: &'static str,
+    text: fn(&AssembleContext) -> String,
+    krate: &'static str,
+    module: &'static str,
+    item: &'static str,
+    file: &'static str,
+    line: u32,
+) -> StaticSection {
+    section(
+        name,
+        order,
+        tool,
+        StaticText::Provided(text),
+        StaticOwner {
+            krate,
+            module,
+            item,
+            file,
+            line,
+        },
+    )
+}
+
+/// A context whose text is a `const` or `static`, as `#[prompt_context]`
+/// writes it: see [`fixed_section`].
+#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
+pub const fn fixed_context(
+    name: &'static str,
+    order: i32,
+    tool: &'static str,
+    text: &'static str,
+    krate: &'static str,
+    module: &'static str,
+    item: &'static str,
+    file: &'static str,
+    line: u32,
+) -> StaticContext {
+    StaticContext(fixed_section(
+        name, order, tool, text, krate, module, item, file, line,
+    ))
+}
+
+/// A context whose text a fn computes, as `#[prompt_context]` writes it:
+/// see [`fixed_section`].
+#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
+pub const fn provided_context(
+    name: &'static str,
+    order: i32,
+    tool: &'static str,
+    text: fn(&AssembleContext) -> String,
+    krate: &'static str,
+    module: &'static str,
+    item: &'static str,
+    file: &'static str,
+    line: u32,
+) -> StaticContext {
+    StaticContext(provided_section(
+        name, order, tool, text, krate, module, item, file, line,
+    ))
+}
+
+const fn section(
+    name: &'static str,
+    order: i32,
+    tool: &'static str,
+    text: StaticText,
+    owner: StaticOwner,
+) -> StaticSection {
+    StaticSection {
+        name: non_empty(name),
+        order,
+        tool: non_empty(tool),
+        text,
+        owner,
+    }
+}
+
+const fn non_empty(text: &'static str) -> Option<&'static str> {
+    if text.is_empty() { None } else { Some(text) }
+}

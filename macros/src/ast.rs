@@ -90,8 +90,10 @@ impl TextItem {
                 cfgs.extend(Attribute::parse_outer.parse2(attr).ok()?);
             }
         }
+        // Each comparison of an `Ident` with a string renders it; render once.
         let mut keyword = next_ident(&mut tokens)?;
-        if keyword == "pub" {
+        let mut keyword_text = keyword.to_string();
+        if keyword_text == "pub" {
             if let Some(TokenTree::Group(group)) = tokens.peek() {
                 let restricted = group.delimiter() == Delimiter::Parenthesis
                     && matches!(
@@ -105,12 +107,13 @@ impl TextItem {
                 tokens.next();
             }
             keyword = next_ident(&mut tokens)?;
+            keyword_text = keyword.to_string();
         }
-        if keyword != "const" && keyword != "static" {
+        if keyword_text != "const" && keyword_text != "static" {
             return None;
         }
         let ident = next_ident(&mut tokens)?;
-        if ident == "_" || ident == "mut" {
+        if matches!(ident.to_string().as_str(), "_" | "mut") {
             return None;
         }
         // `: &str` or `: &'static str`.
@@ -206,9 +209,16 @@ pub(crate) struct Section {
     pub(crate) cfgs: Vec<Attribute>,
     pub(crate) order: i32,
     /// The explicit name; `None` derives it from the item's path.
-    pub(crate) name: Option<LitStr>,
+    pub(crate) name: Option<SectionName>,
     pub(crate) tool: Option<LitStr>,
     pub(crate) text: SectionText,
+}
+
+/// An explicit section name: the literal, for its span, and its value,
+/// read once.
+pub(crate) struct SectionName {
+    pub(crate) literal: LitStr,
+    pub(crate) value: String,
 }
 
 /// Where a valid section's text comes from.

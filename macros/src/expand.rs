@@ -21,16 +21,24 @@
 //!   of the same name anywhere in the crate is rustc's E0428 ("defined
 //!   multiple times"), at the name.
 
-use proc_macro2::{Literal, Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::Ident;
+use std::sync::OnceLock;
+
+use proc_macro2::{Literal, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::{Ident, LitStr};
 
 use crate::ast::{Item, Section, SectionText, Template, Variable, VariableInput};
 use crate::attr::Part;
 
 /// `#[prompt_section]` or `#[prompt_context]`: the item, then its
 /// registration (a context's is the same value, wrapped).
+///
+/// The value is a call of `fixed_section` or `provided_section` with
+/// literal arguments rather than the struct literal it returns: a third of
+/// the tokens, and for rustc one path to resolve instead of eight (see
+/// `benches/BUILD_RESULTS.md`). An absent `name` or `tool` is `""`, which
+/// validation rejects as a value, so it never means a name.
 pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> TokenStream {
     let Section {
         ident,
@@ -41,52 +49,50 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
         text,
     } = section;
     let order = Literal::i32_unsuffixed(*order);
-    let name_value = match name {
-        Some(name) => quote!(::core::option::Option::Some(#name)),
-        None => quote!(::core::option::Option::None),
+    // Token trees, not token streams: each stream interpolated below would
+    // cost a call across the compiler's bridge.
+    let none = || Literal::string("");
+    let name_value = name.as_ref().map_or_else(none, |name| name.literal.token());
+    let tool = tool.as_ref().map_or_else(none, LitStr::token);
+    let context = part.attr == crate::attr::PROMPT_CONTEXT;
+    let (constructor, references) = match text {
+        SectionText::Fixed { references } if context => ("fixed_context", references.as_slice()),
+        SectionText::Fixed { references } => ("fixed_section", references.as_slice()),
+        SectionText::Provided if context => ("provided_context", &[][..]),
+        SectionText::Provided => ("provided_section", &[][..]),
     };
-    let tool = match tool {
-        Some(tool) => quote!(::core::option::Option::Some(#tool)),
-        None => quote!(::core::option::Option::None),
-    };
-    let (text, references) = match text {
-        SectionText::Fixed { references } => (
-            quote!(::dsh_system_prompt::__private::StaticText::Fixed(#ident)),
-            references.as_slice(),
-        ),
-        SectionText::Provided => (
-            quote!(::dsh_system_prompt::__private::StaticText::Provided(#ident)),
-            &[][..],
-        ),
-    };
-    let owner = owner(ident);
+    let constructor = Ident::new(constructor, Span::call_site());
+    let Owner {
+        krate,
+        item: item_name,
+        file,
+        line,
+    } = Owner::of(ident);
     let unique = name
         .as_ref()
-        .map(|name| unique_in_crate(part.noun, &name.value(), name.span(), cfgs));
+        .map(|name| unique_in_crate(part.noun, &name.value, name.literal.span(), cfgs));
     let value = quote! {
-        ::dsh_system_prompt::__private::StaticSection {
-            name: #name_value,
-            order: #order,
-            tool: #tool,
-            text: #text,
-            owner: #owner,
-        }
-    };
-    let value = if part.attr == crate::attr::PROMPT_CONTEXT {
-        quote!(::dsh_system_prompt::__private::StaticContext(#value))
-    } else {
-        value
+        ::dsh_system_prompt::__private::#constructor(
+            #name_value, #order, #tool, #ident,
+            #(#krate)*, ::core::module_path!(), #item_name, #file, #line
+        )
     };
     // The reference checks are statements of the submitted value's block:
-    // one constant to evaluate per section, not two.
+    // one constant to evaluate per section, not two. Without checks, no
+    // block: one expression fewer for rustc to lower.
+    let value = if references.is_empty() {
+        value
+    } else {
+        quote!({
+            #(::dsh_system_prompt::__private::assert_prompt_variable::<#references>();)*
+            #value
+        })
+    };
     quote! {
         #item
         #unique
         #(#cfgs)*
-        ::dsh_system_prompt::__private::inventory::submit! {{
-            #(::dsh_system_prompt::__private::assert_prompt_variable::<#references>();)*
-            #value
-        }}
+        ::dsh_system_prompt::__private::inventory::submit! { #value }
     }
 }
 
@@ -199,19 +205,45 @@ fn marker(ident: &Ident, vis: &syn::Visibility, cfgs: &[syn::Attribute]) -> Toke
 /// for the compiler the macro runs in, and a span's file and line are what
 /// `file!()` and `line!()` report for it. `module_path!()` has no such
 /// counterpart and stays.
+struct Owner {
+    /// A literal, or `env!` when not built by cargo; token trees, which
+    /// `quote!` appends without a call across the compiler's bridge.
+    krate: Vec<TokenTree>,
+    item: String,
+    file: String,
+    line: Literal,
+}
+
+impl Owner {
+    fn of(ident: &Ident) -> Self {
+        // Read once: the macro crate stays loaded for the whole crate.
+        static KRATE: OnceLock<Option<String>> = OnceLock::new();
+        let krate = match KRATE.get_or_init(|| std::env::var("CARGO_PKG_NAME").ok()) {
+            Some(name) => vec![Literal::string(name).into()],
+            // Not built by cargo: the builtin reads whatever is there.
+            None => quote!(::core::env!("CARGO_PKG_NAME")).into_iter().collect(),
+        };
+        let span = ident.span().unwrap();
+        Self {
+            krate,
+            item: ident.unraw().to_string(),
+            file: span.file(),
+            line: Literal::u32_unsuffixed(u32::try_from(span.line()).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+/// A variable's owner, as the `StaticOwner` literal.
 fn owner(ident: &Ident) -> TokenStream {
-    let item = ident.unraw().to_string();
-    let krate = match std::env::var("CARGO_PKG_NAME") {
-        Ok(name) => Literal::string(&name).into_token_stream(),
-        // Not built by cargo: the builtin reads whatever is there.
-        Err(_) => quote!(::core::env!("CARGO_PKG_NAME")),
-    };
-    let span = ident.span().unwrap();
-    let file = span.file();
-    let line = Literal::u32_unsuffixed(u32::try_from(span.line()).unwrap_or(u32::MAX));
+    let Owner {
+        krate,
+        item,
+        file,
+        line,
+    } = Owner::of(ident);
     quote! {
         ::dsh_system_prompt::__private::StaticOwner {
-            krate: #krate,
+            krate: #(#krate)*,
             module: ::core::module_path!(),
             item: #item,
             file: #file,

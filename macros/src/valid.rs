@@ -19,7 +19,9 @@ use syn::{
     ReturnType, Signature, Type, UnOp,
 };
 
-use crate::ast::{self, Item, Section, SectionInput, SectionText, Variable, VariableInput};
+use crate::ast::{
+    self, Item, Section, SectionInput, SectionName, SectionText, Variable, VariableInput,
+};
 use crate::attr::{self, ArgValue, NAME, ORDER, PROMPT_TEMPLATE, PROMPT_VARIABLE, Part, TOOL};
 use crate::source::source;
 
@@ -216,7 +218,7 @@ pub(crate) fn template(tokens: TokenStream) -> Result<ast::Template, (Option<Lit
 /// failed are defaults; they are never used, because the invocation fails.
 struct SectionArgs {
     order: i32,
-    name: Option<LitStr>,
+    name: Option<SectionName>,
     tool: Option<LitStr>,
 }
 
@@ -229,14 +231,17 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
         name: None,
         tool: None,
     };
-    let mut seen = HashSet::new();
+    // At most three keys: a list, not a set.
+    let mut seen: Vec<&'static str> = Vec::with_capacity(attr::SECTION_ARGUMENTS.len());
     let mut unknown = false;
     for arg in &args.entries {
         let path = &arg.key;
-        let key = path
-            .get_ident()
-            .map(ToString::to_string)
-            .filter(|key| attr::SECTION_ARGUMENTS.contains(&key.as_str()));
+        let key = path.get_ident().and_then(|key| {
+            let key = key.to_string();
+            attr::SECTION_ARGUMENTS
+                .into_iter()
+                .find(|known| *known == key)
+        });
         let Some(key) = key else {
             errors.over(
                 path,
@@ -248,21 +253,22 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
             unknown = true;
             continue;
         };
-        if !seen.insert(key.clone()) {
+        if seen.contains(&key) {
             errors.over(
                 path,
                 format!("duplicate `{attr}` argument `{key}`; give it once"),
             );
             continue;
         }
+        seen.push(key);
         let ArgValue::Given(value) = &arg.value else {
             errors.over(
                 arg,
-                format!("`{key}` takes a value; write it as `{}`", example(&key)),
+                format!("`{key}` takes a value; write it as `{}`", example(key)),
             );
             continue;
         };
-        match key.as_str() {
+        match key {
             ORDER => {
                 if let Some(order) = order_value(value, errors) {
                     checked.order = order;
@@ -274,7 +280,7 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
     }
     // An unknown argument may be a misspelled `order` (`ordr = 1`): then
     // "missing `order`" would be a second error for one mistake.
-    if !seen.contains(ORDER) && !unknown {
+    if !seen.contains(&ORDER) && !unknown {
         let message = format!(
             "missing `{attr}` argument `{ORDER}`; add `{ORDER} = N`, where {noun}s render in \
              ascending `({ORDER}, {NAME})`{}",
@@ -371,7 +377,7 @@ fn not_an_integer(value: &Expr, errors: &mut Errors) -> Option<i32> {
 }
 
 /// `name` is a string literal in the section-name grammar.
-fn section_name(value: &Expr, part: Part, errors: &mut Errors) -> Option<LitStr> {
+fn section_name(value: &Expr, part: Part, errors: &mut Errors) -> Option<SectionName> {
     let noun = part.noun;
     let literal = string_literal(value, NAME, errors)?;
     let name = literal.value();
@@ -391,7 +397,10 @@ fn section_name(value: &Expr, part: Part, errors: &mut Errors) -> Option<LitStr>
             ),
         );
     }
-    Some(literal)
+    Some(SectionName {
+        literal,
+        value: name,
+    })
 }
 
 /// `tool` is a non-empty string literal.
