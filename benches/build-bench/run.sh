@@ -14,7 +14,8 @@
 #                    floor of any macro that registers through inventory;
 #   bench-expanded   what the macros expand to for bench-macros, written
 #                    out by hand (the marker type, the hidden uniqueness
-#                    macros, the `<<name>>` checks, the submissions): the
+#                    macros, the `<<name>>` checks, the submissions of
+#                    constructor calls): the
 #                    code the macros generate, without running them. Keep
 #                    it in step with macros/src/expand.rs;
 #   bench-identity   each const under an attribute with the same arguments
@@ -57,17 +58,16 @@ section_lines() {
     fi
     echo "pub const SECTION_$index: &str = \"Guidance number $((10#$index)).$reference\";"
     if [[ $mode == expanded ]]; then
-        unique_lines "section_bench_colon_section__$index"
-        # The macro's `{ … }` block of checks, only when there are some.
+        # The value's block: the uniqueness macro (every bench section has
+        # a name), the `<<name>>` check if any, the constructor call of
+        # macros/src/expand.rs (`""`: no tool).
+        echo '::dsh_system_prompt::__private::inventory::submit! {{'
+        unique_macro_lines "section_bench_colon_section__$index"
         if [[ -n $reference ]]; then
-            echo '::dsh_system_prompt::__private::inventory::submit! {{'
             echo '    ::dsh_system_prompt::__private::assert_prompt_variable::<bench_value>();'
-        else
-            echo '::dsh_system_prompt::__private::inventory::submit! {'
         fi
-        # The constructor call of macros/src/expand.rs (`""`: no tool).
         echo "    ::dsh_system_prompt::__private::fixed_section(\"bench:section_$index\", $order, \"\", SECTION_$index, \"bench-expanded\", ::core::module_path!(), \"SECTION_$index\", \"bench-expanded/src/lib.rs\", $((10#$index * 8 + 12)))"
-        if [[ -n $reference ]]; then echo '}}'; else echo '}'; fi
+        echo '}}'
     fi
     if [[ $mode == inventory ]]; then
         echo '::dsh_system_prompt::__private::inventory::submit! {'
@@ -109,14 +109,20 @@ owner_fields() {
     echo '        },'
 }
 
-# unique_lines <mangled kind and name>: the hidden macro that makes a
-# duplicate name in one crate a build error.
-unique_lines() {
-    echo 'const _: () = {'
+# unique_macro_lines <mangled kind and name>: the hidden macro that makes
+# a duplicate name in one crate a build error.
+unique_macro_lines() {
     echo '    #[doc(hidden)]'
     echo '    #[macro_export]'
     echo '    #[allow(non_local_definitions)]'
     echo "    macro_rules! __dsh_prompt_$1 { () => {} }"
+}
+
+# unique_lines <mangled kind and name>: the same in a `const _` block (a
+# variable's).
+unique_lines() {
+    echo 'const _: () = {'
+    unique_macro_lines "$1"
     echo '};'
 }
 

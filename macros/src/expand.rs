@@ -15,11 +15,15 @@
 //! - Tokens carry the call site's span, except where an error should land
 //!   on the user's code (a `<<name>>` that does not resolve lands on the
 //!   literal) and `line!()`, which takes the item's line.
+//! - A section's value is one call of a `const fn` constructor with literal
+//!   arguments, not the struct literal it returns: fewer tokens to build,
+//!   carry across the compiler's bridge, parse and resolve, per section.
 //! - A section with an explicit name, and every variable, also declares a
 //!   hidden `#[macro_export]` macro named after it. Exported macros live in
 //!   the crate root whatever module declares them, so a second declaration
 //!   of the same name anywhere in the crate is rustc's E0428 ("defined
-//!   multiple times"), at the name.
+//!   multiple times"), at the name. A section declares it in the block of
+//!   its submitted value, a variable in a `const _` block.
 
 use std::sync::OnceLock;
 
@@ -70,7 +74,7 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
     } = Owner::of(ident);
     let unique = name
         .as_ref()
-        .map(|name| unique_in_crate(part.noun, &name.value, name.literal.span(), cfgs));
+        .map(|name| unique_macro(part.noun, &name.value, name.literal.span()));
     let value = quote! {
         ::dsh_system_prompt::__private::#constructor(
             #name_value, #order, #tool, #ident,
@@ -80,17 +84,17 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
     // The reference checks are statements of the submitted value's block:
     // one constant to evaluate per section, not two. Without checks, no
     // block: one expression fewer for rustc to lower.
-    let value = if references.is_empty() {
+    let value = if references.is_empty() && unique.is_none() {
         value
     } else {
         quote!({
+            #unique
             #(::dsh_system_prompt::__private::assert_prompt_variable::<#references>();)*
             #value
         })
     };
     quote! {
         #item
-        #unique
         #(#cfgs)*
         ::dsh_system_prompt::__private::inventory::submit! { #value }
     }
@@ -252,29 +256,38 @@ fn owner(ident: &Ident) -> TokenStream {
     }
 }
 
+/// [`unique_macro`] in a `const _` block of its own, under the item's
+/// `cfg`s: a variable's, which has no value block to declare it in.
+fn unique_in_crate(kind: &str, name: &str, span: Span, cfgs: &[syn::Attribute]) -> TokenStream {
+    let unique = unique_macro(kind, name, span);
+    quote_spanned! {span=>
+        #(#cfgs)*
+        const _: () = { #unique };
+    }
+}
+
 /// A hidden exported macro named after the contribution, spanned at its
 /// name: a second one of the same kind and name in the crate is E0428 at
 /// that name.
 ///
-/// The macro is declared inside a `const _` block. `#[macro_export]` puts
+/// It is declared in a block, never at item level. `#[macro_export]` puts
 /// it at the crate root wherever it is declared, so the check is the same;
 /// but a `macro_rules!` declared at item level also enters its module's
 /// textual macro scope, which every later macro name in the module is
 /// resolved through, one declaration after another: with one declaration
 /// per section, resolving the module's macros grew with the square of its
-/// sections (see `benches/BUILD_RESULTS.md`). `non_local_definitions`
-/// is allowed for that block.
-fn unique_in_crate(kind: &str, name: &str, span: Span, cfgs: &[syn::Attribute]) -> TokenStream {
+/// sections (see `benches/BUILD_RESULTS.md`). A section's goes in the block
+/// of its submitted value, where it costs no item of its own and the
+/// tokens of a `const _` wrapper. `non_local_definitions` (a
+/// `#[macro_export]` inside a body) is allowed on it.
+fn unique_macro(kind: &str, name: &str, span: Span) -> TokenStream {
     let macro_name = format_ident!("__dsh_prompt_{}_{}", kind, mangle(name), span = span);
     // Every token at the name: rustc reports E0428 over the whole item.
     quote_spanned! {span=>
-        #(#cfgs)*
-        const _: () = {
-            #[doc(hidden)]
-            #[macro_export]
-            #[allow(non_local_definitions)]
-            macro_rules! #macro_name { () => {} }
-        };
+        #[doc(hidden)]
+        #[macro_export]
+        #[allow(non_local_definitions)]
+        macro_rules! #macro_name { () => {} }
     }
 }
 
