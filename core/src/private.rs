@@ -100,44 +100,6 @@ pub const fn provided_section(
     )
 }
 
-/// A context whose text is a `const` or `static`, as `#[prompt_context]`
-/// writes it: see [`fixed_section`].
-#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
-pub const fn fixed_context(
-    name: &'static str,
-    order: i32,
-    tool: &'static str,
-    text: &'static str,
-    krate: &'static str,
-    module: &'static str,
-    item: &'static str,
-    file: &'static str,
-    line: u32,
-) -> StaticContext {
-    StaticContext(fixed_section(
-        name, order, tool, text, krate, module, item, file, line,
-    ))
-}
-
-/// A context whose text a fn computes, as `#[prompt_context]` writes it:
-/// see [`fixed_section`].
-#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
-pub const fn provided_context(
-    name: &'static str,
-    order: i32,
-    tool: &'static str,
-    text: fn(&AssembleContext) -> String,
-    krate: &'static str,
-    module: &'static str,
-    item: &'static str,
-    file: &'static str,
-    line: u32,
-) -> StaticContext {
-    StaticContext(provided_section(
-        name, order, tool, text, krate, module, item, file, line,
-    ))
-}
-
 const fn section(
     name: &'static str,
     order: i32,

@@ -60,9 +60,7 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
     let tool = tool.as_ref().map_or_else(none, LitStr::token);
     let context = part.attr == crate::attr::PROMPT_CONTEXT;
     let (constructor, references) = match text {
-        SectionText::Fixed { references } if context => ("fixed_context", references.as_slice()),
         SectionText::Fixed { references } => ("fixed_section", references.as_slice()),
-        SectionText::Provided if context => ("provided_context", &[][..]),
         SectionText::Provided => ("provided_section", &[][..]),
     };
     let constructor = Ident::new(constructor, Span::call_site());
@@ -80,6 +78,11 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
             #name_value, #order, #tool, #ident,
             #(#krate)*, ::core::module_path!(), #item_name, #file, #line
         )
+    };
+    let value = if context {
+        quote!(::dsh_system_prompt::__private::StaticContext(#value))
+    } else {
+        value
     };
     // The reference checks are statements of the submitted value's block:
     // one constant to evaluate per section, not two. Without checks, no
