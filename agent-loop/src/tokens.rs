@@ -11,6 +11,7 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
+use dsh_system_prompt::RenderedPrompt;
 use tiktoken_rs::CoreBPE;
 
 use crate::TokenizerError;
@@ -235,6 +236,18 @@ impl Tokenizer {
             total: tokens.len(),
             in_ranges,
         }
+    }
+
+    /// The tokens of a rendered system prompt, and each rendered section's
+    /// share of them ([`count_ranges`](Self::count_ranges) over the
+    /// sections' spans); what lies outside them is the separators'.
+    pub fn count_sections(&self, prompt: &RenderedPrompt) -> RangeTokens {
+        let ranges: Vec<_> = prompt
+            .sections
+            .iter()
+            .map(|section| section.range.clone())
+            .collect();
+        self.count_ranges(&prompt.text, &ranges)
     }
 }
 

@@ -10,8 +10,8 @@
 //!
 //! - `assemble_render`: `assemble` + `render_prompt`, what every step
 //!   pays (the `dsh` figure of the `assemble` bench), for the ratio;
-//! - `system_prompt`: `Tokenizer::count_ranges` over the rendered prompt
-//!   and its sections' ranges — the prompt encoded once, each token
+//! - `system_prompt`: `Tokenizer::count_sections` (`count_ranges` over the
+//!   rendered prompt and its sections' ranges) — the prompt encoded once, each token
 //!   attributed to its section;
 //! - `system_prompt_whole`: `Tokenizer::count` of the same text, without
 //!   the attribution, for what the attribution costs;
@@ -129,13 +129,8 @@ fn tokens(c: &mut Criterion) {
         let registry = Registry::load(name);
         let assembly = registry.assemble();
         let prompt = render_prompt_with_spans(&assembly).expect("render");
-        let ranges: Vec<_> = prompt
-            .sections
-            .iter()
-            .map(|section| section.range.clone())
-            .collect();
         // Once, outside timing: the counts, and that the parts add up.
-        let counts = tokenizer.count_ranges(&prompt.text, &ranges);
+        let counts = tokenizer.count_sections(&prompt);
         assert_eq!(counts.total, tokenizer.count(&prompt.text));
         let schemas = count_tool_schemas(tokenizer, &assembly.tools);
         let schema_bytes: usize = assembly
@@ -147,7 +142,7 @@ fn tokens(c: &mut Criterion) {
             "{name}: system prompt {} bytes, {} tokens in {} sections; {} tool schemas {schema_bytes} bytes, {schemas} tokens",
             prompt.text.len(),
             counts.total,
-            ranges.len(),
+            prompt.sections.len(),
             assembly.tools.len(),
         );
 
@@ -156,7 +151,7 @@ fn tokens(c: &mut Criterion) {
             b.iter(|| render_prompt(&registry.assemble()).expect("render"))
         });
         group.bench_function(format!("system_prompt/{name}"), |b| {
-            b.iter(|| tokenizer.count_ranges(black_box(&prompt.text), black_box(&ranges)))
+            b.iter(|| tokenizer.count_sections(black_box(&prompt)))
         });
         group.bench_function(format!("system_prompt_whole/{name}"), |b| {
             b.iter(|| tokenizer.count(black_box(&prompt.text)))

@@ -46,12 +46,7 @@ impl PromptTokens {
         prompt: &RenderedPrompt,
         tools: &[Arc<ToolSchema>],
     ) -> Self {
-        let ranges: Vec<_> = prompt
-            .sections
-            .iter()
-            .map(|section| section.range.clone())
-            .collect();
-        let counts = tokenizer.count_ranges(&prompt.text, &ranges);
+        let counts = tokenizer.count_sections(prompt);
         Self {
             tokenizer,
             separators: counts.outside(),
