@@ -37,62 +37,22 @@
 //! Workloads are read from `$CARGO_MANIFEST_DIR/../../shared/bench`, or from
 //! `$DSH_BENCH_DIR` when that directory has no `W1.json`.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::measurement::Measurement;
 use criterion::{Criterion, Throughput};
+use dsh_benches::Workload;
 use dsh_system_prompt::{
     AssembleContext, PromptSection, Registration, SystemPrompt, ToolSchema, render_prompt,
     render_prompt_with_spans,
 };
-use serde::Deserialize;
 
 const WORKLOADS: [&str; 3] = ["W1", "W2", "W3"];
 const SEPARATOR: &str = "\n\n";
 /// The name of the joined template; no section name contains `<`.
 const JOINED: &str = "<joined>";
-
-/// A workload file: `{ sections, variables, tools }`.
-#[derive(Deserialize)]
-struct Workload {
-    sections: Vec<Section>,
-    variables: BTreeMap<String, String>,
-    tools: Vec<ToolSchema>,
-}
-
-#[derive(Deserialize)]
-struct Section {
-    name: String,
-    order: i32,
-    /// As written in the file: references are `{{name}}`.
-    text: String,
-}
-
-fn bench_dir() -> PathBuf {
-    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/bench"));
-    if beside.join("W1.json").is_file() {
-        return beside;
-    }
-    match std::env::var_os("DSH_BENCH_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => panic!(
-            "no workloads in {} and DSH_BENCH_DIR is not set",
-            beside.display()
-        ),
-    }
-}
-
-fn load(name: &str) -> Workload {
-    let path = bench_dir().join(format!("{name}.json"));
-    let json = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
-    serde_json::from_str(&json)
-        .unwrap_or_else(|error| panic!("parsing {}: {error}", path.display()))
-}
 
 /// `{{name}}` (optionally with spaces inside) becomes `<<name>>`. Panics on
 /// anything the conversion could get wrong: other `{`/`}` pairs, or text
@@ -325,7 +285,7 @@ impl Fixture {
     /// Builds every implementation and checks, once and outside any timing,
     /// that they all produce the same bytes.
     fn new(name: &'static str) -> Self {
-        let workload = load(name);
+        let workload = Workload::load(name);
         let tools: Vec<Arc<ToolSchema>> = workload.tools.iter().cloned().map(Arc::new).collect();
         let mut fixture = Self {
             name,

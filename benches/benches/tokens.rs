@@ -24,47 +24,17 @@
 //! read as the `assemble` bench reads them (`../shared/bench`, or
 //! `$DSH_BENCH_DIR`).
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dsh_agent_loop::Tokenizer;
+use dsh_benches::Workload;
 use dsh_system_prompt::{
     AssembleContext, PromptAssembly, PromptSection, Registration, SystemPrompt, ToolSchema,
     render_prompt, render_prompt_with_spans,
 };
-use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct Workload {
-    sections: Vec<Section>,
-    variables: BTreeMap<String, String>,
-    tools: Vec<ToolSchema>,
-}
-
-#[derive(Deserialize)]
-struct Section {
-    name: String,
-    order: i32,
-    text: String,
-}
-
-fn bench_dir() -> PathBuf {
-    let beside = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/bench"));
-    if beside.join("W1.json").is_file() {
-        return beside;
-    }
-    match std::env::var_os("DSH_BENCH_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => panic!(
-            "no workloads in {} and DSH_BENCH_DIR is not set",
-            beside.display()
-        ),
-    }
-}
 
 /// A registry holding the workload: its sections (`{{name}}` written as
 /// `<<name>>`), one provider per variable, one tool provider.
@@ -75,11 +45,7 @@ struct Registry {
 
 impl Registry {
     fn load(name: &str) -> Self {
-        let path = bench_dir().join(format!("{name}.json"));
-        let json = std::fs::read_to_string(&path)
-            .unwrap_or_else(|error| panic!("reading {}: {error}", path.display()));
-        let workload: Workload = serde_json::from_str(&json)
-            .unwrap_or_else(|error| panic!("parsing {}: {error}", path.display()));
+        let workload = Workload::load(name);
         let prompt = SystemPrompt::empty();
         let mut registrations = Vec::new();
         for section in &workload.sections {
