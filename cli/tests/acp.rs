@@ -226,32 +226,6 @@ fn outline(seen: &[Seen]) -> Vec<String> {
         .collect()
 }
 
-/// `dsh run -p prompt` of `config` (in `cwd`, if given), which must
-/// succeed: its stdout, and the model requests it recorded into `dir`.
-fn run_prompt(dir: &Path, config: &str, cwd: Option<&Path>, prompt: &str) -> (String, Vec<Value>) {
-    let recorded = dir.join("run-requests.jsonl");
-    let recorded_arg = recorded.display().to_string();
-    let mut args = vec![
-        "run",
-        "--config",
-        config,
-        "-p",
-        prompt,
-        "--record-requests",
-        &recorded_arg,
-    ];
-    let cwd = cwd.map(|cwd| cwd.display().to_string());
-    if let Some(cwd) = &cwd {
-        args.extend(["--cwd", cwd]);
-    }
-    let output = common::command(&args).output().expect("dsh runs");
-    common::assert_status(&output, 0);
-    (
-        common::stdout(&output),
-        common::recorded_requests(&recorded),
-    )
-}
-
 #[tokio::test]
 async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
     let Fixture {
@@ -666,7 +640,7 @@ fn the_acp_provider_runs_dsh_acp_as_a_child_in_the_callers_cwd() {
          arguments = { prompt = \"What is 2 + 2? Use bash.\" }\n\
          [[answers]]\ntext = \"The child says 4.\"\n",
     );
-    let (stdout, parent_requests) = run_prompt(
+    let (stdout, parent_requests) = common::run_prompt(
         parent.path(),
         &config,
         Some(project.path()),
@@ -713,7 +687,7 @@ fn a_child_that_cannot_start_is_a_failed_call_and_the_turn_goes_on() {
         "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\narguments = { prompt = \"hi\" }\n\
          [[answers]]\ntext = \"It did not start.\"\n",
     );
-    let (_, requests) = run_prompt(parent.path(), &config, None, "ask the helper");
+    let (_, requests) = common::run_prompt(parent.path(), &config, None, "ask the helper");
     let result = &requests[1]["messages"][2];
     assert_eq!(result["is_error"], true);
     let text = result["text"].as_str().expect("text");
@@ -810,7 +784,7 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
         "[tools.bash]\npermission = \"ask\"\n",
         &["bash"],
     );
-    let (_, requests) = run_prompt(dir.path(), &config, None, "say hi");
+    let (_, requests) = common::run_prompt(dir.path(), &config, None, "say hi");
     let result = &requests[1]["messages"][2];
     assert_eq!(result["is_error"], true);
     assert_eq!(

@@ -22,20 +22,7 @@ fn the_todo_list_is_runtime_context_not_system_prompt() {
          [[agents]]\nid = \"a\"\ntools = [\"todo_write\"]\npersona = \"You plan.\"\n",
     )
     .expect("deployment");
-    let recorded = dir.path().join("requests.jsonl");
-    let output = common::command(&[
-        "run",
-        "--config",
-        &config.display().to_string(),
-        "-p",
-        "plan",
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    common::assert_status(&output, 0);
-    let requests = common::recorded_requests(&recorded);
+    let (_, requests) = common::run_prompt(dir.path(), &config.display().to_string(), None, "plan");
     assert_eq!(requests.len(), 3);
     assert!(
         requests

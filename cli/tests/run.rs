@@ -375,23 +375,10 @@ async fn chat_completions(
 /// Starts the server on a free port of 127.0.0.1, in a thread of its own.
 fn start_server() -> (String, Arc<Mutex<Server>>) {
     let state = Arc::new(Mutex::new(Server::default()));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let address = listener.local_addr().expect("an address");
     let app = axum::Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .with_state(Arc::clone(&state));
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
-            axum::serve(listener, app).await.expect("the server runs");
-        });
-    });
-    (format!("http://{address}/v1"), state)
+    (common::serve(app), state)
 }
 
 #[test]

@@ -72,3 +72,51 @@ pub fn recorded_requests(path: &Path) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
         .collect()
 }
+
+/// Serves `app` on a free port of 127.0.0.1, in a thread of its own;
+/// returns its base URL as an OpenAI-compatible adapter takes it
+/// (`http://127.0.0.1:N/v1`).
+pub fn serve(app: axum::Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let address = listener.local_addr().expect("an address");
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("a listener");
+            axum::serve(listener, app).await.expect("the server runs");
+        });
+    });
+    format!("http://{address}/v1")
+}
+
+/// `dsh run -p prompt` of `config` (in `cwd`, if given), which must
+/// succeed: its stdout, and the model requests it recorded into `dir`.
+pub fn run_prompt(
+    dir: &Path,
+    config: &str,
+    cwd: Option<&Path>,
+    prompt: &str,
+) -> (String, Vec<serde_json::Value>) {
+    let recorded = dir.join("run-requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let mut args = vec![
+        "run",
+        "--config",
+        config,
+        "-p",
+        prompt,
+        "--record-requests",
+        &recorded_arg,
+    ];
+    let cwd = cwd.map(|cwd| cwd.display().to_string());
+    if let Some(cwd) = &cwd {
+        args.extend(["--cwd", cwd]);
+    }
+    let output = command(&args).output().expect("dsh runs");
+    assert_status(&output, 0);
+    (stdout(&output), recorded_requests(&recorded))
+}
