@@ -111,7 +111,7 @@ impl Dsh {
         let tools = tools.to_vec();
         registrations.push(
             prompt
-                .tools(move |_| tools.clone())
+                .tools("workload", move |_| tools.clone())
                 .expect("register tools"),
         );
         Self {

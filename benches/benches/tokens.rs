@@ -66,7 +66,7 @@ impl Registry {
         let tools: Vec<Arc<ToolSchema>> = workload.tools.into_iter().map(Arc::new).collect();
         registrations.push(
             prompt
-                .tools(move |_| tools.clone())
+                .tools("workload", move |_| tools.clone())
                 .expect("register tools"),
         );
         Self {

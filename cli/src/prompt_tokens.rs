@@ -117,7 +117,7 @@ mod tests {
             "Reads a file.",
             serde_json::json!({"type": "object"}),
         ));
-        let _tools = prompt.tools({
+        let _tools = prompt.tools("tools", {
             let tool = Arc::clone(&tool);
             move |_| vec![Arc::clone(&tool)]
         })?;

@@ -42,6 +42,8 @@ pub struct AssembledSection {
     owner: Owner,
     tool: Option<Text>,
     text: Text,
+    /// Whether the section is the whole prompt while it is active.
+    complete: bool,
     /// The parse of `text`, when it is known to be valid (fixed texts are
     /// parsed once, at registration); `None` means "parse at render".
     template: Option<Arc<Template>>,
@@ -68,6 +70,7 @@ impl AssembledSection {
             owner,
             tool: None,
             text,
+            complete: false,
             template: None,
         }
     }
@@ -87,6 +90,16 @@ impl AssembledSection {
     /// Makes this part a runtime context (or a section again).
     pub fn set_kind(&mut self, kind: PartKind) {
         self.kind = kind;
+    }
+
+    /// Whether the section is complete: the whole prompt while it is
+    /// active (see [`PromptSection::complete`](crate::PromptSection::complete)).
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    pub(crate) fn set_complete(&mut self, complete: bool) {
+        self.complete = complete;
     }
 
     /// The section's name (`tool:bash`).
@@ -259,6 +272,11 @@ impl VariableLayout {
         layout
     }
 
+    /// The names, in layout order.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &Text> + '_ {
+        self.names.iter()
+    }
+
     /// The index of the variable named `name`.
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()
@@ -280,7 +298,7 @@ impl VariableLayout {
 #[derive(Clone, Debug, Default)]
 pub struct Variables {
     layout: Arc<VariableLayout>,
-    values: Vec<Option<String>>,
+    values: Vec<Option<Text>>,
 }
 
 /// One variable of an assembly.
@@ -300,7 +318,7 @@ impl Variables {
         Self::default()
     }
 
-    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<String>>) -> Self {
+    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<Text>>) -> Self {
         debug_assert_eq!(layout.names.len(), values.len());
         Self { layout, values }
     }
@@ -338,9 +356,11 @@ impl Variables {
         self.layout.owners[at].as_ref()
     }
 
-    /// Sets a variable's value, adding the variable if it is new.
-    pub fn set(&mut self, name: impl Into<Text>, value: Option<String>) {
+    /// Sets a variable's value (`None`: valueless), adding the variable if
+    /// it is new.
+    pub fn set<V: Into<Text>>(&mut self, name: impl Into<Text>, value: Option<V>) {
         let name = name.into();
+        let value = value.map(Into::into);
         match self.layout.index.get(name.as_str()) {
             Some(&at) => self.values[at] = value,
             None => {

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use crate::Scope;
+
 /// A map from type to value: the Rust form of the declaration merging the
 /// original system used to let other packages add fields.
 ///
@@ -75,7 +77,8 @@ impl fmt::Debug for Extensions {
 
 /// What one [`assemble`](crate::SystemPrompt::assemble) call is for.
 ///
-/// Declared empty here; other crates add fields as typed [`Extensions`] and
+/// Core declares one field, the [`Scope`] (which layers of registrations
+/// the assembly sees); other crates add fields as typed [`Extensions`] and
 /// read them back through an extension trait. `dsh-agent-loop` adds the
 /// agent, so providers can project per-agent facts with `cx.agent()`.
 /// Providers tolerate absent fields: a bare `AssembleContext::default()` is
@@ -102,6 +105,7 @@ impl fmt::Debug for Extensions {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct AssembleContext {
+    scope: Scope,
     extensions: Extensions,
 }
 
@@ -109,6 +113,19 @@ impl AssembleContext {
     /// An empty context.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Says which layers the assembly sees: the global one, then the
+    /// chain's, nearest last. Without it an assembly sees the global layer
+    /// only.
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// The layers the assembly sees.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
     }
 
     /// Adds a typed field, replacing a field of the same type.

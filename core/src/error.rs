@@ -4,7 +4,8 @@ use std::ops::Range;
 
 use dsh_prompt_template::{ESCAPE_HINT, ErrorList, ParseErrors, Position};
 
-use crate::{Owner, PartKind};
+use crate::scope::in_layer;
+use crate::{Owner, PartKind, ScopeId};
 
 /// A boxed error, as change listeners return it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -13,29 +14,65 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
-    /// A section of that name is already registered.
-    #[error("section `{name}` is already registered by {existing}; section names are unique")]
+    /// A section of that name is already registered in that layer.
+    #[error(
+        "section `{name}` is already registered{} by {existing}; section names are unique {}",
+        in_layer(.layer),
+        within(.layer)
+    )]
     DuplicateSection {
         /// The name registered twice.
         name: String,
+        /// The layer; `None` is the global one.
+        layer: Option<ScopeId>,
         /// Who registered it first.
         existing: Owner,
     },
-    /// A runtime context of that name is already registered.
-    #[error("context `{name}` is already registered by {existing}; context names are unique")]
+    /// A runtime context of that name is already registered in that layer.
+    #[error(
+        "context `{name}` is already registered{} by {existing}; context names are unique {}",
+        in_layer(.layer),
+        within(.layer)
+    )]
     DuplicateContext {
         /// The name registered twice.
         name: String,
+        /// The layer; `None` is the global one.
+        layer: Option<ScopeId>,
         /// Who registered it first.
         existing: Owner,
     },
-    /// A variable of that name is already registered.
-    #[error("variable `{name}` is already registered{}; variable names are unique", owned_by(.existing))]
+    /// A variable of that name is already registered in that layer.
+    #[error(
+        "variable `{name}` is already registered{}{}; variable names are unique {}",
+        in_layer(.layer),
+        owned_by(.existing),
+        within(.layer)
+    )]
     DuplicateVariable {
         /// The name registered twice.
         name: String,
+        /// The layer; `None` is the global one.
+        layer: Option<ScopeId>,
         /// Who registered it first, when known.
         existing: Option<Owner>,
+    },
+    /// A tool provider, waterfall listener or tool order of that name is
+    /// already registered in that layer.
+    #[error(
+        "{contribution} `{name}` is already registered{} by {existing}; names are unique {}",
+        in_layer(.layer),
+        within(.layer)
+    )]
+    DuplicateName {
+        /// `tool provider`, `waterfall listener` or `tool order`.
+        contribution: &'static str,
+        /// The name registered twice.
+        name: String,
+        /// The layer; `None` is the global one.
+        layer: Option<ScopeId>,
+        /// Who registered it first.
+        existing: Owner,
     },
     /// Two crates declare a static contribution of the same name.
     #[error(
@@ -109,6 +146,14 @@ fn registered_by(owner: &Option<Owner>) -> String {
         .unwrap_or_default()
 }
 
+/// "within a scope" or "in the global layer": where a name must be unique.
+fn within(layer: &Option<ScopeId>) -> &'static str {
+    match layer {
+        Some(_) => "within a scope (a scope may shadow the global layer's names)",
+        None => "in the global layer (a scope may shadow them)",
+    }
+}
+
 fn owned_by(owner: &Option<Owner>) -> String {
     owner
         .as_ref()
@@ -179,6 +224,22 @@ pub enum RenderError {
         /// Every syntax error of its text.
         errors: ParseErrors,
     },
+    /// Two complete sections are active in one assembly: each says it is
+    /// the whole prompt.
+    #[error(
+        "sections `{section}` ({owner}) and `{other}` ({other_owner}) are both complete; \
+         a complete section is the whole prompt, so only one may be active in an assembly"
+    )]
+    CompleteSections {
+        /// The first complete section, in render order.
+        section: String,
+        /// Who contributed it.
+        owner: Owner,
+        /// The second one.
+        other: String,
+        /// Who contributed the second one.
+        other_owner: Owner,
+    },
 }
 
 impl RenderError {
@@ -187,7 +248,8 @@ impl RenderError {
         match self {
             Self::UnknownVariable { section, .. }
             | Self::ValuelessVariable { section, .. }
-            | Self::Template { section, .. } => section,
+            | Self::Template { section, .. }
+            | Self::CompleteSections { section, .. } => section,
         }
     }
 
@@ -196,7 +258,8 @@ impl RenderError {
         match self {
             Self::UnknownVariable { owner, .. }
             | Self::ValuelessVariable { owner, .. }
-            | Self::Template { owner, .. } => owner,
+            | Self::Template { owner, .. }
+            | Self::CompleteSections { owner, .. } => owner,
         }
     }
 
@@ -208,7 +271,7 @@ impl RenderError {
             Self::UnknownVariable { span, .. } | Self::ValuelessVariable { span, .. } => {
                 Some(span.clone())
             }
-            Self::Template { .. } => None,
+            Self::Template { .. } | Self::CompleteSections { .. } => None,
         }
     }
 
@@ -240,6 +303,10 @@ impl RenderError {
                 registered_by(variable_owner)
             )),
             Self::Template { .. } => None,
+            Self::CompleteSections { other, .. } => Some(format!(
+                "unregister one of them, or shadow `{other}` in the scope with a section \
+                 that is not complete"
+            )),
         }
     }
 }

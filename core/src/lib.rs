@@ -22,7 +22,7 @@
 //!         .bound_to_tool("bash"),
 //! )?;
 //! let bash = Arc::new(ToolSchema::new("bash", "Runs a command.", serde_json::json!({"type": "object"})));
-//! let _tools = prompt.tools(move |_| vec![bash.clone()])?;
+//! let _tools = prompt.tools("tools", move |_| vec![bash.clone()])?;
 //!
 //! let assembly = prompt.assemble(&AssembleContext::default());
 //! assert_eq!(
@@ -83,10 +83,12 @@ mod context;
 mod error;
 mod registry;
 mod render;
+mod scope;
 mod section;
 mod statics;
 mod suggestion;
 mod text;
+mod tool_order;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -104,6 +106,8 @@ pub use render::{
     RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_context, render_prompt,
     render_prompt_with_spans,
 };
+pub use scope::{Scope, ScopeId};
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
 pub use suggestion::closest;
 pub use text::Text;
+pub use tool_order::{ToolOrder, ToolOrderError, UNLISTED_TOOLS};

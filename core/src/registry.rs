@@ -21,15 +21,15 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
 use crate::{
-    AssembleContext, BoxError, Owner, PartKind, PromptAssembly, PromptSection, RegistryError, Text,
-    ToolSchema,
+    AssembleContext, BoxError, Owner, PartKind, PromptAssembly, PromptSection, RegistryError,
+    ScopeId, Text, ToolOrder, ToolSchema,
 };
-use state::{State, VariableEntry, section_entry};
+use state::{Named, State, VariableEntry, push_named, section_entry};
 
 pub use handle::Registration;
 pub use notify::{ChangeAction, ChangeEvent, Contribution};
 
-type VariableProvider = Arc<dyn Fn(&AssembleContext) -> Option<String> + Send + Sync>;
+type VariableProvider = Arc<dyn Fn(&AssembleContext) -> Option<Text> + Send + Sync>;
 type ToolProvider = Arc<dyn Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync>;
 type AssembleListener =
     Arc<dyn Fn(&AssembleContext, &mut PromptAssembly) -> ControlFlow<()> + Send + Sync>;
@@ -44,6 +44,11 @@ type ChangeListener = Arc<dyn Fn(&ChangeEvent) -> Result<(), BoxError> + Send + 
 ///
 /// Every registration returns a [`Registration`]; dropping it unregisters
 /// exactly that contribution.
+///
+/// Registrations go into the global layer, or, through the handle
+/// [`in_scope`](Self::in_scope) returns, into one scope (an agent, a
+/// preset), where they shadow the same name of outer layers for the
+/// assemblies of that scope only.
 ///
 /// ```
 /// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_prompt};
@@ -61,6 +66,8 @@ type ChangeListener = Arc<dyn Fn(&ChangeEvent) -> Result<(), BoxError> + Send + 
 #[derive(Clone)]
 pub struct SystemPrompt {
     inner: Arc<Inner>,
+    /// The layer this handle registers into; `None` is the global one.
+    layer: Option<ScopeId>,
 }
 
 struct Inner {
@@ -104,7 +111,45 @@ impl SystemPrompt {
                 next_id: AtomicU64::new(0),
                 deferred: Mutex::new(Vec::new()),
             }),
+            layer: None,
         }
+    }
+
+    /// A handle to the same registry whose registrations go into the layer
+    /// `scope`: there, each shadows the section, context, variable, tool
+    /// provider, waterfall listener or tool order of the same name from
+    /// outer layers, for the assemblies whose
+    /// [`Scope`](crate::Scope) chain holds `scope`, and dropping its
+    /// [`Registration`] brings the outer one back. A name is unique within
+    /// a layer, as in the global one.
+    ///
+    /// ```
+    /// use dsh_system_prompt::{AssembleContext, PromptSection, Scope, ScopeId, SystemPrompt, render_prompt};
+    ///
+    /// let prompt = SystemPrompt::empty();
+    /// let _habit = prompt.section(PromptSection::new("tool:bash", 105, "Run commands freely."))?;
+    /// let reviewer = ScopeId::agent("reviewer");
+    /// let strict = prompt
+    ///     .in_scope(reviewer.clone())
+    ///     .section(PromptSection::new("tool:bash", 105, "Run read-only commands only."))?;
+    ///
+    /// let cx = AssembleContext::new().with_scope(Scope::new([reviewer]));
+    /// assert_eq!(render_prompt(&prompt.assemble(&cx))?, "Run read-only commands only.");
+    /// assert_eq!(render_prompt(&prompt.assemble(&AssembleContext::default()))?, "Run commands freely.");
+    /// drop(strict);
+    /// assert_eq!(render_prompt(&prompt.assemble(&cx))?, "Run commands freely.");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn in_scope(&self, scope: ScopeId) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            layer: Some(scope),
+        }
+    }
+
+    /// The layer this handle registers into; `None` is the global one.
+    pub fn layer(&self) -> Option<&ScopeId> {
+        self.layer.as_ref()
     }
 
     fn next_id(&self) -> Id {
@@ -118,21 +163,28 @@ impl SystemPrompt {
         }
     }
 
-    /// Registers `entry` under a fresh id at the end of the id-keyed list
-    /// `list` picks out of the state: how tool providers and both kinds of
-    /// listener are kept, in registration order (`State::remove` takes
-    /// them out again by id).
-    fn register_keyed<T>(
+    /// Registers `value` as `name` into this handle's layer, at the end of
+    /// the list `list` picks out of the state: how tool providers,
+    /// waterfall listeners and tool orders are kept, in registration order
+    /// (`State::remove` takes them out again by id).
+    fn register_named<T>(
         &self,
         contribution: Contribution,
-        entry: T,
-        list: impl FnOnce(&mut State) -> &mut Vec<(Id, T)>,
+        name: Text,
+        owner: Owner,
+        value: T,
+        list: impl FnOnce(&mut State) -> &mut Vec<Named<T>>,
     ) -> Result<Registration, RegistryError> {
         let id = self.next_id();
-        self.register(contribution, |state| {
-            list(state).push((id, entry));
-            Ok(())
-        })?;
+        let kind = contribution.kind();
+        let entry = Named {
+            id,
+            layer: self.layer.clone(),
+            name,
+            owner,
+            value,
+        };
+        self.register(contribution, |state| push_named(list(state), entry, kind))?;
         Ok(self.handle(id))
     }
 
@@ -185,9 +237,10 @@ impl SystemPrompt {
             PartKind::Section => Contribution::Section { name },
             PartKind::Context => Contribution::Context { name },
         };
+        let layer = self.layer.clone();
         self.register(contribution, |state| {
-            state.check_part(kind, &part)?;
-            let entry = section_entry(id, kind, part, owner)?;
+            state.check_part(kind, &part, &layer)?;
+            let entry = section_entry(id, kind, part, owner, layer)?;
             state.parts_mut(kind).push(entry);
             Ok(())
         })?;
@@ -197,11 +250,13 @@ impl SystemPrompt {
     /// Registers a variable, referenced from section text as `<<name>>`.
     /// The provider is asked at each assembly; `None` means "no value for
     /// this assembly", and rendering a reference to it is then an error.
+    /// A provider may return a `String` or a [`Text`]; a known value kept
+    /// as `Text` is shared, not copied, at every assembly.
     #[track_caller]
-    pub fn variable(
+    pub fn variable<V: Into<Text>>(
         &self,
         name: impl Into<Text>,
-        provider: impl Fn(&AssembleContext) -> Option<String> + Send + Sync + 'static,
+        provider: impl Fn(&AssembleContext) -> Option<V> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
         let owner = Owner::at(Location::caller(), name.clone());
@@ -209,22 +264,24 @@ impl SystemPrompt {
     }
 
     /// Registers a variable with its owner named.
-    pub fn variable_owned_by(
+    pub fn variable_owned_by<V: Into<Text>>(
         &self,
         name: impl Into<Text>,
         owner: Owner,
-        provider: impl Fn(&AssembleContext) -> Option<String> + Send + Sync + 'static,
+        provider: impl Fn(&AssembleContext) -> Option<V> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
         let id = self.next_id();
-        let provider: VariableProvider = Arc::new(provider);
+        let provider: VariableProvider = Arc::new(move |cx| provider(cx).map(Into::into));
         let contribution = Contribution::Variable {
             name: name.to_string(),
         };
+        let layer = self.layer.clone();
         self.register(contribution, |state| {
-            state.check_variable(&name)?;
+            state.check_variable(&name, &layer)?;
             state.variables.push(VariableEntry {
                 id,
+                layer,
                 name,
                 owner: Some(owner),
                 provider,
@@ -234,30 +291,68 @@ impl SystemPrompt {
         Ok(self.handle(id))
     }
 
-    /// Registers a tool provider, asked for its tools at each assembly.
+    /// Registers a tool provider named `name`, asked for its tools at
+    /// each assembly. Providers are asked in registration order; the tools
+    /// are then placed by the nearest [`tool_order`](Self::tool_order), or
+    /// sorted by name. A scoped provider of the same name replaces this
+    /// one (which is then not asked) for its scope.
+    #[track_caller]
     pub fn tools(
         &self,
+        name: impl Into<Text>,
         provider: impl Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
+        let name = name.into();
+        let owner = Owner::at(Location::caller(), name.clone());
         let provider: ToolProvider = Arc::new(provider);
-        self.register_keyed(Contribution::Tools, provider, |state| &mut state.tools)
+        let contribution = Contribution::Tools {
+            name: name.to_string(),
+        };
+        self.register_named(contribution, name, owner, provider, |state| {
+            &mut state.tools
+        })
     }
 
-    /// Registers a waterfall listener. At each assembly, listeners run in
-    /// registration order, each with the caller's context and the assembly
-    /// as earlier listeners left it; each may change, extend or replace it,
-    /// and `ControlFlow::Break` skips the listeners after it.
+    /// Registers a waterfall listener named `name`. At each assembly,
+    /// listeners run in registration order, each with the caller's context
+    /// and the assembly as earlier listeners left it; each may change,
+    /// extend or replace it, and `ControlFlow::Break` skips the listeners
+    /// after it. A scoped listener fires only for its scope, in place of a
+    /// listener of the same name from outer layers.
+    #[track_caller]
     pub fn on_assemble(
         &self,
+        name: impl Into<Text>,
         listener: impl Fn(&AssembleContext, &mut PromptAssembly) -> ControlFlow<()>
         + Send
         + Sync
         + 'static,
     ) -> Result<Registration, RegistryError> {
+        let name = name.into();
+        let owner = Owner::at(Location::caller(), name.clone());
         let listener: AssembleListener = Arc::new(listener);
-        self.register_keyed(Contribution::AssembleListener, listener, |state| {
+        let contribution = Contribution::AssembleListener {
+            name: name.to_string(),
+        };
+        self.register_named(contribution, name, owner, listener, |state| {
             &mut state.assemble_listeners
         })
+    }
+
+    /// Sets the order of the tools of this handle's layer (see
+    /// [`ToolOrder`]); the nearest layer's order wins, and without any,
+    /// tools are sorted by name. One a layer.
+    #[track_caller]
+    pub fn tool_order(&self, order: ToolOrder) -> Result<Registration, RegistryError> {
+        let name = Text::from_static("tool_order");
+        let owner = Owner::at(Location::caller(), name.clone());
+        self.register_named(
+            Contribution::ToolOrder,
+            name,
+            owner,
+            Arc::new(order),
+            |state| &mut state.tool_orders,
+        )
     }
 
     /// Registers a change listener, told of every later registration and
@@ -276,9 +371,12 @@ impl SystemPrompt {
         listener: impl Fn(&ChangeEvent) -> Result<(), BoxError> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         let listener: ChangeListener = Arc::new(listener);
-        self.register_keyed(Contribution::ChangeListener, listener, |state| {
-            &mut state.change_listeners
-        })
+        let id = self.next_id();
+        self.register(Contribution::ChangeListener, |state| {
+            state.change_listeners.push((id, listener));
+            Ok(())
+        })?;
+        Ok(self.handle(id))
     }
 
     /// Installs static contributions in one change, checking that names are
@@ -301,18 +399,20 @@ impl SystemPrompt {
         for (kind, parts) in [(PartKind::Section, sections), (PartKind::Context, contexts)] {
             for part in parts {
                 let prompt_section = part.prompt_section();
-                current.check_part(kind, &prompt_section)?;
-                let entry = section_entry(self.next_id(), kind, prompt_section, part.owner)?;
+                current.check_part(kind, &prompt_section, &None)?;
+                let entry = section_entry(self.next_id(), kind, prompt_section, part.owner, None)?;
                 next.parts_mut(kind).push(entry);
             }
         }
         for variable in variables {
-            current.check_variable(variable.name)?;
+            current.check_variable(variable.name, &None)?;
+            let provider = variable.provider;
             next.variables.push(VariableEntry {
                 id: self.next_id(),
+                layer: None,
                 name: Text::from_static(variable.name),
                 owner: Some(variable.owner),
-                provider: Arc::new(variable.provider),
+                provider: Arc::new(move |cx| provider(cx).map(Text::from)),
             });
         }
         next.derive();
@@ -320,34 +420,32 @@ impl SystemPrompt {
         Ok(())
     }
 
-    /// The names of the registered sections, in render order.
+    /// The names of the global layer's sections, in render order.
     pub fn section_names(&self) -> Vec<Text> {
         let state = self.inner.state.load();
         state
+            .global
             .sections
             .iter()
-            .map(|entry| entry.section.name().clone())
+            .map(|section| section.name().clone())
             .collect()
     }
 
-    /// The owner of the section named `name`.
+    /// The owner of the global layer's section named `name`.
     pub fn section_owner(&self, name: &str) -> Option<Owner> {
         let state = self.inner.state.load();
-        let entry = state
+        let section = state
+            .global
             .sections
             .iter()
-            .find(|entry| *entry.section.name() == name)?;
-        Some(entry.section.owner().clone())
+            .find(|section| *section.name() == name)?;
+        Some(section.owner().clone())
     }
 
-    /// The names of the registered variables, sorted.
+    /// The names of the global layer's variables, sorted.
     pub fn variable_names(&self) -> Vec<Text> {
         let state = self.inner.state.load();
-        state
-            .variables
-            .iter()
-            .map(|entry| entry.name.clone())
-            .collect()
+        state.global.layout.names().cloned().collect()
     }
 }
 

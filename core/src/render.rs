@@ -168,6 +168,9 @@ fn render(
     mut rendered: impl FnMut(&AssembledSection, Range<usize>),
 ) -> Result<String, RenderError> {
     let sections = &*assembly.sections;
+    if let Some(error) = check::complete_conflict(sections) {
+        return Err(error);
+    }
     // Values usually make the prompt longer than its texts; reserve for the
     // texts and some growth so most prompts need a single allocation.
     let texts: usize = sections.iter().map(|section| section.text().len()).sum();

@@ -107,6 +107,7 @@ pub struct PromptSection {
     pub(crate) text: SectionText,
     pub(crate) tool: Option<Text>,
     pub(crate) owner: Option<Owner>,
+    pub(crate) complete: bool,
 }
 
 impl PromptSection {
@@ -132,6 +133,7 @@ impl PromptSection {
             text,
             tool: None,
             owner: None,
+            complete: false,
         }
     }
 
@@ -139,6 +141,17 @@ impl PromptSection {
     /// is in the final assembly, so guidance never outlives its tool.
     pub fn bound_to_tool(mut self, tool: impl Into<Text>) -> Self {
         self.tool = Some(tool.into());
+        self
+    }
+
+    /// Marks the section complete: while it is active for an assembly's
+    /// scope, it is the whole prompt — after the waterfall, every other
+    /// section is discarded, and so are the listeners' edits of it. For an
+    /// agent whose prompt must be exactly one text. Two complete sections
+    /// active at once fail to render
+    /// ([`RenderError::CompleteSections`](crate::RenderError::CompleteSections)).
+    pub fn complete(mut self) -> Self {
+        self.complete = true;
         self
     }
 

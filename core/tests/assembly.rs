@@ -37,7 +37,7 @@ fn tool(name: &str) -> Arc<ToolSchema> {
 /// listeners ran in, and what each saw of the earlier ones, is visible.
 fn append_to_trail(prompt: &SystemPrompt, label: &'static str) -> Registration {
     prompt
-        .on_assemble(move |_, assembly| {
+        .on_assemble(label, move |_, assembly| {
             let trail = assembly.variables.value("trail").unwrap_or("").to_owned();
             assembly.variables.set("trail", Some(trail + label));
             ControlFlow::Continue(())
@@ -73,11 +73,12 @@ fn waterfall_listeners_run_in_registration_order_each_seeing_what_earlier_ones_d
 fn waterfall_listeners_see_the_callers_context() {
     let prompt = SystemPrompt::empty();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let _listeners: Vec<Registration> = (0..2)
-        .map(|_| {
+    let _listeners: Vec<Registration> = ["first", "second"]
+        .into_iter()
+        .map(|name| {
             let seen = Arc::clone(&seen);
             prompt
-                .on_assemble(move |cx, _| {
+                .on_assemble(name, move |cx, _| {
                     seen.lock()
                         .unwrap()
                         .push(cx.get::<Caller>().map(|caller| caller.0));
@@ -103,12 +104,12 @@ fn waterfall_listeners_see_the_assembly_the_registry_built() {
         })],
         &[("model", Some("gpt-5"))],
     );
-    let _tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
+    let _tools = prompt.tools("tools#106", |_| vec![tool("bash")]).unwrap();
     let seen = Arc::new(Mutex::new(None));
     let _listener = {
         let seen = Arc::clone(&seen);
         prompt
-            .on_assemble(move |_, assembly| {
+            .on_assemble("listener#111", move |_, assembly| {
                 *seen.lock().unwrap() = Some((
                     section_names(assembly),
                     assembly.sections[0].text().to_string(),
@@ -143,7 +144,7 @@ fn a_waterfall_listener_inserts_sections_at_their_order_and_name_position() {
         &[],
     );
     let _listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#146", |_, assembly| {
             for (name, order) in [("d", 10), ("b", 10), ("z", -1), ("f", 20), ("y", 99)] {
                 let replaced = assembly.sections.insert(AssembledSection::new(
                     name,
@@ -180,7 +181,7 @@ fn inserting_a_section_of_an_existing_name_replaces_it_and_moves_it_to_its_new_o
     let _listener = {
         let replaced = Arc::clone(&replaced);
         prompt
-            .on_assemble(move |_, assembly| {
+            .on_assemble("listener#183", move |_, assembly| {
                 let previous = assembly
                     .sections
                     .insert(AssembledSection::new("a", 2, "A moved"));
@@ -215,7 +216,7 @@ fn a_waterfall_listener_adds_variables_that_rendering_sees() {
 
     // ...with it, rendering sees the listener's variable.
     let _listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#218", |_, assembly| {
             assembly.variables.set("budget", Some("4096".to_owned()));
             ControlFlow::Continue(())
         })
@@ -234,7 +235,7 @@ fn a_waterfall_listener_changes_a_fixed_sections_text_and_rendering_uses_the_new
         &[("model", Some("gpt-5"))],
     );
     let _listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#237", |_, assembly| {
             let persona = assembly.sections.get_mut("agent:persona").unwrap();
             // Longer than the original and with a reference, so a stale
             // parse of the old text cannot render it.
@@ -254,9 +255,9 @@ fn a_waterfall_listener_replaces_the_assembly() {
         [PromptSection::new("agent:persona", 0, "Persona.")],
         &[("model", Some("gpt-5"))],
     );
-    let _tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
+    let _tools = prompt.tools("tools#257", |_| vec![tool("bash")]).unwrap();
     let _replace = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#259", |_, assembly| {
             *assembly = PromptAssembly::new();
             assembly
                 .sections
@@ -268,7 +269,7 @@ fn a_waterfall_listener_replaces_the_assembly() {
     let _next = {
         let seen_by_next = Arc::clone(&seen_by_next);
         prompt
-            .on_assemble(move |_, assembly| {
+            .on_assemble("listener#271", move |_, assembly| {
                 *seen_by_next.lock().unwrap() = Some(section_names(assembly));
                 ControlFlow::Continue(())
             })
@@ -293,7 +294,7 @@ fn a_waterfall_listener_that_breaks_skips_the_listeners_after_it() {
     let later_calls = Arc::new(AtomicUsize::new(0));
     let _first = append_to_trail(&prompt, "1");
     let _breaker = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#296", |_, assembly| {
             assembly
                 .variables
                 .set("trail", Some("1 then break".to_owned()));
@@ -303,7 +304,7 @@ fn a_waterfall_listener_that_breaks_skips_the_listeners_after_it() {
     let _skipped = {
         let later_calls = Arc::clone(&later_calls);
         prompt
-            .on_assemble(move |_, assembly| {
+            .on_assemble("listener#306", move |_, assembly| {
                 later_calls.fetch_add(1, Ordering::SeqCst);
                 assembly
                     .variables
@@ -325,7 +326,7 @@ fn a_waterfall_listener_that_breaks_skips_the_listeners_after_it() {
 fn a_waterfall_listener_attaches_typed_extensions_to_the_assembly() {
     let prompt = SystemPrompt::empty();
     let _listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#328", |_, assembly| {
             assembly.extensions.insert(Budget(4096));
             ControlFlow::Continue(())
         })
@@ -370,7 +371,7 @@ fn snapshot_registry() -> (SystemPrompt, Vec<Registration>, Arc<ToolSchema>) {
     );
     let bash = tool("bash");
     let shared = Arc::clone(&bash);
-    handles.push(prompt.tools(move |_| vec![Arc::clone(&shared)]).unwrap());
+    handles.push(prompt.tools("tools#373", move |_| vec![Arc::clone(&shared)]).unwrap());
     (prompt, handles, bash)
 }
 
@@ -470,7 +471,7 @@ fn mutating_a_tools_parameters_never_changes_the_next_assembly_or_the_providers_
 fn a_waterfall_listeners_mutations_never_accumulate_across_assemblies() {
     let (prompt, _handles, _bash) = snapshot_registry();
     let _listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#473", |_, assembly| {
             let persona = assembly.sections.get_mut("agent:persona").unwrap();
             let text = format!("{} Again.", persona.text());
             persona.set_text(text);
@@ -562,13 +563,13 @@ fn a_section_bound_to_a_tool_renders_only_when_that_tool_is_assembled() {
     let (prompt, _handles) = bound_registry();
     assert_eq!(render_default(&prompt).unwrap(), "Persona.");
 
-    let bash_tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
+    let bash_tools = prompt.tools("tools#565", |_| vec![tool("bash")]).unwrap();
     assert_eq!(
         render_default(&prompt).unwrap(),
         "Persona.\n\nCheck the exit code marker."
     );
 
-    let _read_tools = prompt.tools(|_| vec![tool("read")]).unwrap();
+    let _read_tools = prompt.tools("tools#571", |_| vec![tool("read")]).unwrap();
     assert_eq!(
         render_default(&prompt).unwrap(),
         "Persona.\n\nUse read, not cat.\n\nCheck the exit code marker."
@@ -584,9 +585,9 @@ fn a_section_bound_to_a_tool_renders_only_when_that_tool_is_assembled() {
 #[test]
 fn a_waterfall_that_removes_a_tool_removes_its_guidance() {
     let (prompt, _handles) = bound_registry();
-    let _tools = prompt.tools(|_| vec![tool("bash"), tool("read")]).unwrap();
+    let _tools = prompt.tools("tools#587", |_| vec![tool("bash"), tool("read")]).unwrap();
     let _no_bash = prompt
-        .on_assemble(|cx, assembly| {
+        .on_assemble("listener#589", |cx, assembly| {
             if cx.get::<Caller>().is_some_and(|c| c.0 == "restricted") {
                 assert!(assembly.remove_tool("bash"));
             }
@@ -614,7 +615,7 @@ fn a_waterfall_that_removes_a_tool_removes_its_guidance() {
 fn a_waterfall_that_adds_a_tool_brings_its_guidance() {
     let (prompt, _handles) = bound_registry();
     let _add_bash = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#617", |_, assembly| {
             assembly.tools.push(tool("bash"));
             ControlFlow::Continue(())
         })
@@ -633,7 +634,7 @@ fn a_bound_sections_references_are_not_checked_when_its_tool_is_absent() {
         &[],
     );
     assert_eq!(render_default(&prompt).unwrap(), "");
-    let _tools = prompt.tools(|_| vec![tool("bash")]).unwrap();
+    let _tools = prompt.tools("tools#636", |_| vec![tool("bash")]).unwrap();
     let err = render_default(&prompt).unwrap_err();
     assert!(
         matches!(&err, RenderError::UnknownVariable { reference, section, .. }

@@ -93,7 +93,7 @@ fn each_problem_carries_its_suggestion_owner_and_help() {
     let prompt = SystemPrompt::empty();
     let owner = Owner::new("dsh-test", "the variable", "vars.rs", 7);
     let _cwd = prompt
-        .variable_owned_by("cwd", owner.clone(), |_| None)
+        .variable_owned_by("cwd", owner.clone(), |_| None::<String>)
         .unwrap();
     let _model = prompt.variable("model", |_| Some("m".to_owned())).unwrap();
     let _persona = prompt

@@ -102,7 +102,7 @@ fn variable_writer(prompt: &SystemPrompt, writer: usize, reads: &AtomicUsize) ->
             Err(RegistryError::DuplicateSection { .. })
         ));
         assert!(matches!(
-            prompt.variable(variable.clone(), |_| None),
+            prompt.variable(variable.clone(), |_| None::<String>),
             Err(RegistryError::DuplicateVariable { .. })
         ));
 
@@ -135,7 +135,7 @@ fn tool_writer(prompt: &SystemPrompt, reads: &AtomicUsize) -> usize {
             "A tool.",
             serde_json::json!({"type": "object"}),
         ));
-        let tools = prompt.tools(move |_| vec![Arc::clone(&schema)]).unwrap();
+        let tools = prompt.tools("tools#138", move |_| vec![Arc::clone(&schema)]).unwrap();
         let guidance = prompt
             .section(
                 PromptSection::new(
@@ -147,7 +147,7 @@ fn tool_writer(prompt: &SystemPrompt, reads: &AtomicUsize) -> usize {
             )
             .unwrap();
         let waterfall = prompt
-            .on_assemble(move |_, assembly| {
+            .on_assemble("listener#150", move |_, assembly| {
                 assembly.variables.set("wf", Some(format!("waterfall {k}")));
                 assembly
                     .sections
@@ -425,7 +425,7 @@ fn an_assemble_listener_that_registers_does_not_deadlock_and_changes_only_later_
         let _listener = {
             let (registry, registered) = (Arc::clone(&registry), Arc::clone(&registered));
             prompt
-                .on_assemble(move |_, _| {
+                .on_assemble("listener#428", move |_, _| {
                     let mut registered = registered.lock().unwrap();
                     if !once.swap(true, Ordering::SeqCst)
                         && let Some(prompt) = registry.lock().unwrap().clone()
@@ -453,7 +453,7 @@ fn an_assemble_listener_that_registers_does_not_deadlock_and_changes_only_later_
         let _dropper = {
             let doomed = Arc::clone(&doomed);
             prompt
-                .tools(move |_| {
+                .tools("tools#456", move |_| {
                     drop(doomed.lock().unwrap().take());
                     Vec::new()
                 })

@@ -66,7 +66,7 @@ fn populated() -> (SystemPrompt, Vec<Registration>) {
         "Runs a command.",
         serde_json::json!({"type": "object"}),
     ));
-    handles.push(prompt.tools(move |_| vec![bash.clone()]).unwrap());
+    handles.push(prompt.tools("tools#69", move |_| vec![bash.clone()]).unwrap());
     (prompt, handles)
 }
 
@@ -87,6 +87,7 @@ fn registered(contribution: Contribution) -> ChangeEvent {
     ChangeEvent {
         action: ChangeAction::Registered,
         contribution,
+        layer: None,
     }
 }
 
@@ -94,6 +95,7 @@ fn unregistered(contribution: Contribution) -> ChangeEvent {
     ChangeEvent {
         action: ChangeAction::Unregistered,
         contribution,
+        layer: None,
     }
 }
 
@@ -272,7 +274,7 @@ fn variable_and_tool_providers_see_the_assemblys_context() {
         .variable("user", |cx| cx.get::<Caller>().map(|c| c.0.to_owned()))
         .unwrap();
     let _tools = prompt
-        .tools(|cx| match cx.get::<Caller>() {
+        .tools("tools#275", |cx| match cx.get::<Caller>() {
             Some(caller) => vec![Arc::new(ToolSchema::new(
                 format!("tool_for_{}", caller.0),
                 "",
@@ -335,7 +337,7 @@ fn a_duplicate_section_name_fails_naming_it_and_leaves_the_registry_unchanged() 
         PromptSection::provided("agent:persona", 0, |_| "provided".to_owned()),
     ] {
         let err = prompt.section(duplicate).unwrap_err();
-        let RegistryError::DuplicateSection { name, existing } = &err else {
+        let RegistryError::DuplicateSection { name, existing, .. } = &err else {
             panic!("expected DuplicateSection, got {err:?}");
         };
         assert_eq!(name, "agent:persona");
@@ -356,7 +358,7 @@ fn a_duplicate_variable_name_fails_naming_it_and_leaves_the_registry_unchanged()
     let err = prompt
         .variable("model", |_| Some("another-model".to_owned()))
         .unwrap_err();
-    let RegistryError::DuplicateVariable { name, existing } = &err else {
+    let RegistryError::DuplicateVariable { name, existing, .. } = &err else {
         panic!("expected DuplicateVariable, got {err:?}");
     };
     assert_eq!(name, "model");
@@ -472,7 +474,7 @@ fn a_runtime_registration_is_owned_by_the_code_that_registers_it() {
     let owned = PromptSection::new("owned", 0, "text");
     let _section = prompt.section(owned).unwrap();
     let line = line!() - 1;
-    let _variable = prompt.variable("owned_var", |_| None).unwrap();
+    let _variable = prompt.variable("owned_var", |_| None::<String>).unwrap();
     let variable_line = line!() - 1;
 
     let owner = prompt.section_owner("owned").unwrap();
@@ -523,10 +525,10 @@ fn dropping_a_registration_removes_exactly_that_contribution() {
     let c = prompt.section(PromptSection::new("c", 2, "C")).unwrap();
     let x = prompt.variable("x", |_| Some("x".to_owned())).unwrap();
     let y = prompt.variable("y", |_| Some("y".to_owned())).unwrap();
-    let reads = prompt.tools(move |_| vec![read.clone()]).unwrap();
-    let bashes = prompt.tools(move |_| vec![bash.clone()]).unwrap();
+    let reads = prompt.tools("reads", move |_| vec![read.clone()]).unwrap();
+    let bashes = prompt.tools("bashes", move |_| vec![bash.clone()]).unwrap();
     let listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#529", |_, assembly| {
             assembly
                 .variables
                 .set("from_listener", Some("on".to_owned()));
@@ -544,7 +546,7 @@ fn dropping_a_registration_removes_exactly_that_contribution() {
             ("from_listener".to_owned(), Some("on".to_owned())),
         ]
     );
-    assert_eq!(full.tools, ["read", "bash"]);
+    assert_eq!(full.tools, ["bash", "read"], "without a tool order, by name");
 
     drop(b);
     let now = snapshot(&prompt);
@@ -613,10 +615,10 @@ fn a_change_event_is_emitted_on_every_register_and_unregister() {
     let persona = prompt
         .section(PromptSection::new("agent:persona", 0, "P"))
         .unwrap();
-    let model = prompt.variable("model", |_| None).unwrap();
-    let tools = prompt.tools(|_| Vec::new()).unwrap();
+    let model = prompt.variable("model", |_| None::<String>).unwrap();
+    let tools = prompt.tools("tools#617", |_| Vec::new()).unwrap();
     let waterfall = prompt
-        .on_assemble(|_, _| std::ops::ControlFlow::Continue(()))
+        .on_assemble("listener#619", |_, _| std::ops::ControlFlow::Continue(()))
         .unwrap();
     let other_listener = prompt.on_change(|_| Ok(())).unwrap();
     // Refused registrations change nothing, so they emit nothing.
@@ -625,7 +627,7 @@ fn a_change_event_is_emitted_on_every_register_and_unregister() {
             .section(PromptSection::new("agent:persona", 0, "again"))
             .is_err()
     );
-    assert!(prompt.variable("Model", |_| None).is_err());
+    assert!(prompt.variable("Model", |_| None::<String>).is_err());
     assert!(
         prompt
             .section(PromptSection::new("bad", 0, "<<>>"))
@@ -643,14 +645,14 @@ fn a_change_event_is_emitted_on_every_register_and_unregister() {
         [
             registered(section("agent:persona")),
             registered(variable("model")),
-            registered(Contribution::Tools),
-            registered(Contribution::AssembleListener),
+            registered(Contribution::Tools { name: "tools#617".into() }),
+            registered(Contribution::AssembleListener { name: "listener#619".into() }),
             registered(Contribution::ChangeListener),
             unregistered(variable("model")),
             unregistered(Contribution::ChangeListener),
             unregistered(section("agent:persona")),
-            unregistered(Contribution::AssembleListener),
-            unregistered(Contribution::Tools),
+            unregistered(Contribution::AssembleListener { name: "listener#619".into() }),
+            unregistered(Contribution::Tools { name: "tools#617".into() }),
         ]
     );
 }

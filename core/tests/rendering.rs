@@ -384,7 +384,7 @@ fn the_first_failing_section_in_render_order_is_reported() {
 fn malformed_text_set_by_a_waterfall_is_a_render_error() {
     let (prompt, _persona) = registry([PromptSection::new("agent:persona", 0, "fine")], &[]);
     let _listener = prompt
-        .on_assemble(|_, assembly| {
+        .on_assemble("listener#387", |_, assembly| {
             assembly
                 .sections
                 .get_mut("agent:persona")
@@ -440,7 +440,7 @@ fn spans_slice_the_text_to_exactly_each_rendered_section() {
     ]
     .map(Result::unwrap);
     let bash = Arc::new(ToolSchema::new("bash", "", serde_json::Value::Null));
-    let _tools = prompt.tools(move |_| vec![bash.clone()]).unwrap();
+    let _tools = prompt.tools("tools#443", move |_| vec![bash.clone()]).unwrap();
 
     let assembly = prompt.assemble(&AssembleContext::default());
     let rendered = render_prompt_with_spans(&assembly).unwrap();
@@ -570,7 +570,7 @@ fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
     }
 
     // A valueless variable gives the same error on both paths.
-    keep.push(prompt.variable("none", |_| None).unwrap());
+    keep.push(prompt.variable("none", |_| None::<String>).unwrap());
     keep.push(
         prompt
             .section(PromptSection::new("late", 99, "<<none>>"))

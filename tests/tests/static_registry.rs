@@ -204,7 +204,7 @@ fn a_section_bound_to_a_tool_renders_only_with_that_tool() {
         serde_json::json!({"type": "object"}),
     ));
     let _tools = prompt
-        .tools(move |_| vec![bash.clone()])
+        .tools("tools#207", move |_| vec![bash.clone()])
         .expect("tool provider");
     assert_eq!(
         render_prompt(&prompt.assemble(&agent())).expect("render"),

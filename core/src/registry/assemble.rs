@@ -1,48 +1,59 @@
-//! Assembling: one state, resolved for one caller, then the waterfall.
+//! Assembling: one state, resolved for one caller's scope, then the
+//! waterfall, then the complete section and the tool order.
 
 use std::sync::Arc;
 
-use super::{Id, SystemPrompt, ToolProvider};
+use super::{SystemPrompt, ToolProvider};
 use crate::render::plan::RenderPlan;
-use crate::{AssembleContext, Extensions, PromptAssembly, Sections, ToolSchema, Variables};
+use crate::{
+    AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolOrder,
+    ToolSchema, Variables,
+};
 
 impl SystemPrompt {
     /// Assembles the prompt for one caller.
     ///
-    /// Sections come in `(order, name)` order with their texts resolved
-    /// against `cx` (not yet interpolated), every registered variable is
-    /// resolved, tools are collected, then the waterfall listeners run. The
-    /// result is an owned snapshot; [`render_prompt`](crate::render_prompt)
-    /// turns it into text.
+    /// The caller's [`Scope`](crate::Scope) picks, of each name, the
+    /// contribution of the nearest layer. Sections come in `(order, name)`
+    /// order with their texts resolved against `cx` (not yet
+    /// interpolated), every variable is resolved, tools are collected, then
+    /// the waterfall listeners run. When a complete section is active, it
+    /// is then the only section. Last, the tools are placed by the nearest
+    /// [`ToolOrder`] (by name without one). The result is an owned
+    /// snapshot; [`render_prompt`](crate::render_prompt) turns it into
+    /// text.
     pub fn assemble(&self, cx: &AssembleContext) -> PromptAssembly {
         let state = self.inner.state.load();
-        let plan = state
+        let resolved = state.resolved(cx.scope());
+        let plan = resolved
             .plan
-            .get_or_init(|| RenderPlan::compile(&state.assembled, &state.layout));
-        let sections = if state.provided.is_empty() {
-            Sections::compiled(Arc::clone(&state.assembled), Arc::clone(plan))
+            .get_or_init(|| RenderPlan::compile(&resolved.sections, &resolved.layout));
+        let sections = if resolved.provided.is_empty() {
+            Sections::compiled(Arc::clone(&resolved.sections), Arc::clone(plan))
         } else {
             // Provided sections are not in the plan's fused runs: it renders
             // them from the sections it is given, with their new text. The
             // list is copied (each section a few reference counts: names,
             // owners and texts are `Text`), not the prose.
-            let mut sections = Vec::clone(&state.assembled);
-            for (at, provider) in &state.provided {
+            let mut sections = Vec::clone(&resolved.sections);
+            for (at, provider) in &resolved.provided {
                 sections[*at].set_text(provider(cx));
             }
             Sections::compiled(Arc::new(sections), Arc::clone(plan))
         };
-        let values = state
-            .variables
+        // What a complete section is before the listeners could touch it.
+        let complete: Vec<AssembledSection> = resolved
+            .complete
             .iter()
-            .map(|entry| (entry.provider)(cx))
+            .map(|&at| sections[at].clone())
             .collect();
-        let contexts = state
+        let values = resolved.variables.iter().map(|provider| provider(cx)).collect();
+        let contexts = resolved
             .contexts
             .iter()
-            .map(|entry| {
-                let mut context = entry.section.clone();
-                if let Some(provider) = &entry.provider {
+            .map(|(context, provider)| {
+                let mut context = context.clone();
+                if let Some(provider) = provider {
                     context.set_text(provider(cx));
                 }
                 context
@@ -50,15 +61,22 @@ impl SystemPrompt {
             .collect();
         let mut assembly = PromptAssembly {
             sections,
-            variables: Variables::with_layout(Arc::clone(&state.layout), values),
-            tools: collect_tools(&state.tools, cx),
+            variables: Variables::with_layout(Arc::clone(&resolved.layout), values),
+            tools: collect_tools(&resolved.tools, cx),
             contexts,
             extensions: Extensions::new(),
         };
-        for (_, listener) in &state.assemble_listeners {
+        for listener in &resolved.listeners {
             if listener(cx, &mut assembly).is_break() {
                 break;
             }
+        }
+        if !complete.is_empty() {
+            *assembly.sections.to_mut() = complete;
+        }
+        match &resolved.tool_order {
+            Some(order) => order.apply(&mut assembly.tools),
+            None => ToolOrder::by_name().apply(&mut assembly.tools),
         }
         assembly
     }
@@ -67,13 +85,13 @@ impl SystemPrompt {
 /// Every provider's tools, in registration order. The first provider's
 /// `Vec` is kept as it is: collecting through `flat_map` would allocate a
 /// new vector and grow it step by step, on every assembly.
-fn collect_tools(providers: &[(Id, ToolProvider)], cx: &AssembleContext) -> Vec<Arc<ToolSchema>> {
+fn collect_tools(providers: &[ToolProvider], cx: &AssembleContext) -> Vec<Arc<ToolSchema>> {
     let mut providers = providers.iter();
-    let Some((_, first)) = providers.next() else {
+    let Some(first) = providers.next() else {
         return Vec::new();
     };
     let mut tools = first(cx);
-    for (_, provider) in providers {
+    for provider in providers {
         tools.extend(provider(cx));
     }
     tools

@@ -31,7 +31,7 @@ impl fmt::Debug for Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Some(inner) = self.registry.upgrade() {
-            SystemPrompt { inner }.unregister(self.id);
+            SystemPrompt { inner, layer: None }.unregister(self.id);
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::state::State;
 use super::{ChangeListener, Id, SystemPrompt};
-use crate::{BoxError, RegistryError};
+use crate::{BoxError, RegistryError, ScopeId};
 
 /// What a change event is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,11 +30,34 @@ pub enum Contribution {
         name: String,
     },
     /// A tool provider.
-    Tools,
+    Tools {
+        /// Its name.
+        name: String,
+    },
     /// A waterfall listener.
-    AssembleListener,
+    AssembleListener {
+        /// Its name.
+        name: String,
+    },
+    /// A layer's tool order.
+    ToolOrder,
     /// A change listener.
     ChangeListener,
+}
+
+impl Contribution {
+    /// What kind of contribution it is, as errors name it: `tool provider`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Section { .. } => "section",
+            Self::Context { .. } => "context",
+            Self::Variable { .. } => "variable",
+            Self::Tools { .. } => "tool provider",
+            Self::AssembleListener { .. } => "waterfall listener",
+            Self::ToolOrder => "tool order",
+            Self::ChangeListener => "change listener",
+        }
+    }
 }
 
 impl fmt::Display for Contribution {
@@ -43,8 +66,9 @@ impl fmt::Display for Contribution {
             Self::Section { name } => write!(f, "section `{name}`"),
             Self::Context { name } => write!(f, "context `{name}`"),
             Self::Variable { name } => write!(f, "variable `{name}`"),
-            Self::Tools => f.write_str("a tool provider"),
-            Self::AssembleListener => f.write_str("an assemble listener"),
+            Self::Tools { name } => write!(f, "tool provider `{name}`"),
+            Self::AssembleListener { name } => write!(f, "waterfall listener `{name}`"),
+            Self::ToolOrder => f.write_str("a tool order"),
             Self::ChangeListener => f.write_str("a change listener"),
         }
     }
@@ -66,6 +90,8 @@ pub struct ChangeEvent {
     pub action: ChangeAction,
     /// What changed.
     pub contribution: Contribution,
+    /// The layer it is in; `None` is the global one.
+    pub layer: Option<ScopeId>,
 }
 
 thread_local! {
@@ -95,6 +121,7 @@ impl SystemPrompt {
             let event = ChangeEvent {
                 action: ChangeAction::Registered,
                 contribution,
+                layer: self.layer.clone(),
             };
             let result = self.notify(&current.change_listeners, &event);
             if result.is_ok() {
@@ -118,13 +145,14 @@ impl SystemPrompt {
         {
             let _writer = self.inner.write.lock();
             let mut next = State::clone(&self.inner.state.load_full());
-            let Some(contribution) = next.remove(id) else {
+            let Some((contribution, layer)) = next.remove(id) else {
                 return;
             };
             next.derive();
             let event = ChangeEvent {
                 action: ChangeAction::Unregistered,
                 contribution,
+                layer,
             };
             let listeners = next.change_listeners.clone();
             self.inner.state.store(Arc::new(next));
@@ -187,7 +215,7 @@ impl SystemPrompt {
                 if event.action == ChangeAction::Registered {
                     let undo = ChangeEvent {
                         action: ChangeAction::Unregistered,
-                        contribution: event.contribution.clone(),
+                        ..event.clone()
                     };
                     for (_, earlier) in &listeners[..at] {
                         let _ = earlier(&undo);

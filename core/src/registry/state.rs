@@ -1,18 +1,28 @@
 //! The registry's state: one immutable value, replaced whole on every
 //! change (writers clone it, change the clone, and publish it), with what
-//! assemblies share derived from it once.
+//! assemblies share derived from it once — for the global layer at once,
+//! for each scope chain at its first assembly.
 
 use std::sync::{Arc, OnceLock};
 
 use dsh_prompt_template::{Template, is_section_name, is_variable_name};
+use parking_lot::RwLock;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
 use crate::assembly::{Compiled, VariableLayout};
 use crate::section::{SectionText, TextProvider};
-use crate::{AssembledSection, Owner, PartKind, PromptSection, RegistryError, Text};
+use crate::{
+    AssembledSection, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId, Text,
+    ToolOrder,
+};
 
 /// One consistent registry state. Replaced whole on every change, so an
 /// assembly never sees half of a registration.
+///
+/// Every entry names its layer (`None` is the global one). A name is
+/// unique within a layer; the same name in several layers is shadowing,
+/// resolved per scope chain by [`Resolved::of`].
 #[derive(Clone, Default)]
 pub(super) struct State {
     /// Sorted by `(order, name)`.
@@ -22,23 +32,25 @@ pub(super) struct State {
     pub(super) contexts: Vec<SectionEntry>,
     /// Sorted by name.
     pub(super) variables: Vec<VariableEntry>,
-    pub(super) tools: Vec<(Id, ToolProvider)>,
-    pub(super) assemble_listeners: Vec<(Id, AssembleListener)>,
+    /// In registration order.
+    pub(super) tools: Vec<Named<ToolProvider>>,
+    /// In registration order.
+    pub(super) assemble_listeners: Vec<Named<AssembleListener>>,
+    /// At most one a layer.
+    pub(super) tool_orders: Vec<Named<Arc<ToolOrder>>>,
     pub(super) change_listeners: Vec<(Id, ChangeListener)>,
-    /// Derived: the sections as an assembly holds them, shared by every
-    /// assembly until one changes them.
-    pub(super) assembled: Arc<Vec<AssembledSection>>,
-    /// Derived: which entries of `assembled` need their text provided.
-    pub(super) provided: Vec<(usize, TextProvider)>,
-    /// Derived: the variable names and owners, shared by every assembly.
-    pub(super) layout: Arc<VariableLayout>,
-    /// Derived, at the first assembly: `assembled` compiled for rendering.
-    pub(super) plan: OnceLock<Compiled>,
+    /// Derived: the layers some registration is in.
+    layers: FxHashSet<ScopeId>,
+    /// Derived: what assemblies of the global layer alone share.
+    pub(super) global: Arc<Resolved>,
+    /// Derived at a scope chain's first assembly: what its assemblies share.
+    scoped: ScopedCache,
 }
 
 #[derive(Clone)]
 pub(super) struct SectionEntry {
     pub(super) id: Id,
+    pub(super) layer: Option<ScopeId>,
     pub(super) section: AssembledSection,
     pub(super) provider: Option<TextProvider>,
 }
@@ -46,9 +58,56 @@ pub(super) struct SectionEntry {
 #[derive(Clone)]
 pub(super) struct VariableEntry {
     pub(super) id: Id,
+    pub(super) layer: Option<ScopeId>,
     pub(super) name: Text,
     pub(super) owner: Option<Owner>,
     pub(super) provider: VariableProvider,
+}
+
+/// A named contribution that is not text: a tool provider, a waterfall
+/// listener, a tool order.
+#[derive(Clone)]
+pub(super) struct Named<T> {
+    pub(super) id: Id,
+    pub(super) layer: Option<ScopeId>,
+    pub(super) name: Text,
+    pub(super) owner: Owner,
+    pub(super) value: T,
+}
+
+/// What every assembly of one scope chain starts from: each name's
+/// contribution of the nearest layer, and what is compiled from them.
+#[derive(Default)]
+pub(super) struct Resolved {
+    /// The sections as an assembly holds them, shared by every assembly
+    /// until one changes them.
+    pub(super) sections: Arc<Vec<AssembledSection>>,
+    /// Which entries of `sections` need their text provided.
+    pub(super) provided: Vec<(usize, TextProvider)>,
+    /// Which entries of `sections` are complete.
+    pub(super) complete: Vec<usize>,
+    pub(super) contexts: Vec<(AssembledSection, Option<TextProvider>)>,
+    /// The variable names and owners, shared by every assembly.
+    pub(super) layout: Arc<VariableLayout>,
+    /// The variables' providers, in `layout` order.
+    pub(super) variables: Vec<VariableProvider>,
+    pub(super) tools: Vec<ToolProvider>,
+    pub(super) listeners: Vec<AssembleListener>,
+    pub(super) tool_order: Option<Arc<ToolOrder>>,
+    /// At the first assembly: `sections` compiled for rendering.
+    pub(super) plan: OnceLock<Compiled>,
+}
+
+/// The resolutions of the scope chains assembled so far. A new state
+/// starts with none: cloning a state (to change it) never carries
+/// resolutions of the old one over.
+#[derive(Default)]
+struct ScopedCache(RwLock<FxHashMap<Scope, Arc<Resolved>>>);
+
+impl Clone for ScopedCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 impl State {
@@ -60,53 +119,69 @@ impl State {
             });
         }
         self.variables.sort_by(|a, b| a.name.cmp(&b.name));
-        self.assembled = Arc::new(
-            self.sections
-                .iter()
-                .map(|entry| entry.section.clone())
-                .collect(),
-        );
-        self.provided = self
+        self.layers = self
             .sections
             .iter()
-            .enumerate()
-            .filter_map(|(at, entry)| Some((at, entry.provider.clone()?)))
+            .chain(&self.contexts)
+            .map(|entry| &entry.layer)
+            .chain(self.variables.iter().map(|entry| &entry.layer))
+            .chain(self.tools.iter().map(|entry| &entry.layer))
+            .chain(self.assemble_listeners.iter().map(|entry| &entry.layer))
+            .chain(self.tool_orders.iter().map(|entry| &entry.layer))
+            .flatten()
+            .cloned()
             .collect();
-        self.plan = OnceLock::new();
-        self.layout = Arc::new(VariableLayout::new(
-            self.variables
-                .iter()
-                .map(|entry| (entry.name.clone(), entry.owner.clone())),
-        ));
+        self.global = Arc::new(Resolved::of(self, &Scope::global()));
+        self.scoped = ScopedCache::default();
     }
 
-    pub(super) fn remove(&mut self, id: Id) -> Option<Contribution> {
+    /// What assemblies of `scope` share: the global resolution when no
+    /// layer of the chain holds a registration, else the chain's own,
+    /// resolved at its first assembly.
+    pub(super) fn resolved(&self, scope: &Scope) -> Arc<Resolved> {
+        if !scope
+            .layers()
+            .iter()
+            .any(|layer| self.layers.contains(layer))
+        {
+            return Arc::clone(&self.global);
+        }
+        if let Some(resolved) = self.scoped.0.read().get(scope) {
+            return Arc::clone(resolved);
+        }
+        let resolved = Arc::new(Resolved::of(self, scope));
+        let mut cache = self.scoped.0.write();
+        Arc::clone(cache.entry(scope.clone()).or_insert(resolved))
+    }
+
+    pub(super) fn remove(&mut self, id: Id) -> Option<(Contribution, Option<ScopeId>)> {
         if let Some(at) = self.sections.iter().position(|entry| entry.id == id) {
             let entry = self.sections.remove(at);
-            return Some(Contribution::Section {
-                name: entry.section.name().to_string(),
-            });
+            let name = entry.section.name().to_string();
+            return Some((Contribution::Section { name }, entry.layer));
         }
         if let Some(at) = self.contexts.iter().position(|entry| entry.id == id) {
             let entry = self.contexts.remove(at);
-            return Some(Contribution::Context {
-                name: entry.section.name().to_string(),
-            });
+            let name = entry.section.name().to_string();
+            return Some((Contribution::Context { name }, entry.layer));
         }
         if let Some(at) = self.variables.iter().position(|entry| entry.id == id) {
             let entry = self.variables.remove(at);
-            return Some(Contribution::Variable {
-                name: entry.name.to_string(),
-            });
+            let name = entry.name.to_string();
+            return Some((Contribution::Variable { name }, entry.layer));
         }
-        if take(&mut self.tools, id) {
-            return Some(Contribution::Tools);
+        if let Some((name, layer)) = take(&mut self.tools, id) {
+            return Some((Contribution::Tools { name }, layer));
         }
-        if take(&mut self.assemble_listeners, id) {
-            return Some(Contribution::AssembleListener);
+        if let Some((name, layer)) = take(&mut self.assemble_listeners, id) {
+            return Some((Contribution::AssembleListener { name }, layer));
         }
-        if take(&mut self.change_listeners, id) {
-            return Some(Contribution::ChangeListener);
+        if let Some((_, layer)) = take(&mut self.tool_orders, id) {
+            return Some((Contribution::ToolOrder, layer));
+        }
+        if let Some(at) = self.change_listeners.iter().position(|(own, _)| *own == id) {
+            self.change_listeners.remove(at);
+            return Some((Contribution::ChangeListener, None));
         }
         None
     }
@@ -126,46 +201,62 @@ impl State {
         }
     }
 
-    /// A section or context to register: a good name, not taken among
-    /// its kind (sections and contexts are two namespaces).
+    /// A section or context to register into `layer`: a good name, not
+    /// taken among its kind in that layer (sections and contexts are two
+    /// namespaces; another layer's part of the same name is shadowed).
     pub(super) fn check_part(
         &self,
         kind: PartKind,
         section: &PromptSection,
+        layer: &Option<ScopeId>,
     ) -> Result<(), RegistryError> {
         if !is_section_name(&section.name) {
             return Err(RegistryError::InvalidSectionName {
                 name: section.name.to_string(),
             });
         }
-        match self
+        let Some(existing) = self
             .parts(kind)
             .iter()
-            .find(|entry| *entry.section.name() == section.name)
-        {
-            Some(existing) => Err(match kind {
-                PartKind::Section => RegistryError::DuplicateSection {
-                    name: section.name.to_string(),
-                    existing: existing.section.owner().clone(),
-                },
-                PartKind::Context => RegistryError::DuplicateContext {
-                    name: section.name.to_string(),
-                    existing: existing.section.owner().clone(),
-                },
-            }),
-            None => Ok(()),
-        }
+            .find(|entry| *entry.section.name() == section.name && entry.layer == *layer)
+        else {
+            return Ok(());
+        };
+        let name = section.name.to_string();
+        let existing = existing.section.owner().clone();
+        let layer = layer.clone();
+        Err(match kind {
+            PartKind::Section => RegistryError::DuplicateSection {
+                name,
+                layer,
+                existing,
+            },
+            PartKind::Context => RegistryError::DuplicateContext {
+                name,
+                layer,
+                existing,
+            },
+        })
     }
 
-    pub(super) fn check_variable(&self, name: &str) -> Result<(), RegistryError> {
+    pub(super) fn check_variable(
+        &self,
+        name: &str,
+        layer: &Option<ScopeId>,
+    ) -> Result<(), RegistryError> {
         if !is_variable_name(name) {
             return Err(RegistryError::InvalidVariableName {
                 name: name.to_owned(),
             });
         }
-        match self.variables.iter().find(|entry| entry.name == name) {
+        match self
+            .variables
+            .iter()
+            .find(|entry| entry.name == name && entry.layer == *layer)
+        {
             Some(existing) => Err(RegistryError::DuplicateVariable {
                 name: name.to_owned(),
+                layer: layer.clone(),
                 existing: existing.owner.clone(),
             }),
             None => Ok(()),
@@ -173,19 +264,135 @@ impl State {
     }
 }
 
-/// Turns a section (or context) to register into its entry, parsing fixed
-/// text once.
+/// Checks that `entry`'s name is free in its layer of `entries`, then
+/// appends it: how tool providers, waterfall listeners and tool orders are
+/// registered. `contribution` names the kind in the error.
+pub(super) fn push_named<T>(
+    entries: &mut Vec<Named<T>>,
+    entry: Named<T>,
+    contribution: &'static str,
+) -> Result<(), RegistryError> {
+    if let Some(existing) = entries
+        .iter()
+        .find(|own| own.name == entry.name && own.layer == entry.layer)
+    {
+        return Err(RegistryError::DuplicateName {
+            contribution,
+            name: entry.name.to_string(),
+            layer: entry.layer,
+            existing: existing.owner.clone(),
+        });
+    }
+    entries.push(entry);
+    Ok(())
+}
+
+impl Resolved {
+    /// Resolves `state` for `scope`: of each name, the entry of the
+    /// nearest layer the chain holds; entries of layers it does not hold
+    /// are left out, and so are shadowed ones (never called).
+    fn of(state: &State, scope: &Scope) -> Self {
+        let sections: Vec<&SectionEntry> = nearest(&state.sections, scope, |entry| {
+            (entry.section.name(), &entry.layer)
+        });
+        let variables = nearest(&state.variables, scope, |entry| (&entry.name, &entry.layer));
+        let contexts = nearest(&state.contexts, scope, |entry| {
+            (entry.section.name(), &entry.layer)
+        });
+        Self {
+            sections: Arc::new(sections.iter().map(|entry| entry.section.clone()).collect()),
+            provided: sections
+                .iter()
+                .enumerate()
+                .filter_map(|(at, entry)| Some((at, entry.provider.clone()?)))
+                .collect(),
+            complete: sections
+                .iter()
+                .enumerate()
+                .filter(|(_, entry)| entry.section.is_complete())
+                .map(|(at, _)| at)
+                .collect(),
+            contexts: contexts
+                .iter()
+                .map(|entry| (entry.section.clone(), entry.provider.clone()))
+                .collect(),
+            layout: Arc::new(VariableLayout::new(
+                variables
+                    .iter()
+                    .map(|entry| (entry.name.clone(), entry.owner.clone())),
+            )),
+            variables: variables
+                .iter()
+                .map(|entry| Arc::clone(&entry.provider))
+                .collect(),
+            tools: nearest(&state.tools, scope, by_name)
+                .into_iter()
+                .map(|entry| Arc::clone(&entry.value))
+                .collect(),
+            listeners: nearest(&state.assemble_listeners, scope, by_name)
+                .into_iter()
+                .map(|entry| Arc::clone(&entry.value))
+                .collect(),
+            tool_order: nearest(&state.tool_orders, scope, by_name)
+                .first()
+                .map(|entry| Arc::clone(&entry.value)),
+            plan: OnceLock::new(),
+        }
+    }
+}
+
+/// The key a named entry is resolved by.
+fn by_name<T>(entry: &Named<T>) -> (&Text, &Option<ScopeId>) {
+    (&entry.name, &entry.layer)
+}
+
+/// Of `entries`, those an assembly of `scope` sees, in list order: each
+/// name's entry of the nearest layer the chain holds.
+fn nearest<'a, T>(
+    entries: &'a [T],
+    scope: &Scope,
+    key: impl Fn(&'a T) -> (&'a Text, &'a Option<ScopeId>),
+) -> Vec<&'a T> {
+    if scope.layers().is_empty() {
+        return entries
+            .iter()
+            .filter(|entry| key(entry).1.is_none())
+            .collect();
+    }
+    let mut winners: FxHashMap<&str, (usize, usize)> = FxHashMap::default();
+    for (at, entry) in entries.iter().enumerate() {
+        let (name, layer) = key(entry);
+        let Some(depth) = scope.depth(layer.as_ref()) else {
+            continue;
+        };
+        let winner = winners.entry(name.as_str()).or_insert((depth, at));
+        if depth > winner.0 {
+            *winner = (depth, at);
+        }
+    }
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(at, entry)| winners.get(key(entry).0.as_str()).map(|winner| winner.1) == Some(*at))
+        .map(|(_, entry)| entry)
+        .collect()
+}
+
+/// Turns a section (or context) to register into `layer` into its entry,
+/// parsing fixed text once.
 pub(super) fn section_entry(
     id: Id,
     kind: PartKind,
     section: PromptSection,
     owner: Owner,
+    layer: Option<ScopeId>,
 ) -> Result<SectionEntry, RegistryError> {
     let PromptSection {
         name,
         order,
         text,
         tool,
+        complete,
         ..
     } = section;
     let (text, template, provider) = match text {
@@ -203,20 +410,19 @@ pub(super) fn section_entry(
     let mut section = AssembledSection::owned_by(name, order, owner, text).with_template(template);
     section.set_tool(tool);
     section.set_kind(kind);
+    section.set_complete(complete);
     Ok(SectionEntry {
         id,
+        layer,
         section,
         provider,
     })
 }
 
-/// Removes the entry registered as `id` from `entries`; whether there was one.
-fn take<T>(entries: &mut Vec<(Id, T)>, id: Id) -> bool {
-    match entries.iter().position(|(entry, _)| *entry == id) {
-        Some(at) => {
-            entries.remove(at);
-            true
-        }
-        None => false,
-    }
+/// Removes the entry registered as `id` from `entries`; its name and
+/// layer, when there was one.
+fn take<T>(entries: &mut Vec<Named<T>>, id: Id) -> Option<(String, Option<ScopeId>)> {
+    let at = entries.iter().position(|entry| entry.id == id)?;
+    let entry = entries.remove(at);
+    Some((entry.name.to_string(), entry.layer))
 }

@@ -42,7 +42,7 @@ use crate::{AssembledSection, PromptAssembly, RenderError, RenderErrors, closest
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
-    let mut errors = Vec::new();
+    let mut errors: Vec<RenderError> = complete_conflict(&assembly.sections).into_iter().collect();
     for section in assembly.sections.iter().chain(&assembly.contexts) {
         if let Some(tool) = section.tool()
             && !assembly.has_tool(tool)
@@ -69,6 +69,19 @@ pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
         }
     }
     RenderErrors::new(errors).map_or(Ok(()), Err)
+}
+
+/// The error of sections that hold two complete ones, which cannot both
+/// be the whole prompt; `None` for any other sections.
+pub(super) fn complete_conflict(sections: &[AssembledSection]) -> Option<RenderError> {
+    let mut complete = sections.iter().filter(|section| section.is_complete());
+    let (first, second) = (complete.next()?, complete.next()?);
+    Some(RenderError::CompleteSections {
+        section: first.name().to_string(),
+        owner: first.owner().clone(),
+        other: second.name().to_string(),
+        other_owner: second.owner().clone(),
+    })
 }
 
 /// The error of a section whose text is malformed.

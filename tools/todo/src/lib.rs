@@ -210,7 +210,7 @@ impl TodoWriteTool {
     /// let prompt = SystemPrompt::empty();
     /// let todo = TodoWriteTool::new();
     /// let _context = todo.install_context(&prompt)?;
-    /// let _tools = prompt.tools(|_| vec![Arc::new(ToolSchema::new("todo_write", "", serde_json::json!({})))])?;
+    /// let _tools = prompt.tools("tools", |_| vec![Arc::new(ToolSchema::new("todo_write", "", serde_json::json!({})))])?;
     /// todo.replace("s1", vec![TodoItem { content: "Fix <<it>>".into(), status: TodoStatus::InProgress }])?;
     ///
     /// let cx = AssembleContext::new().with(ToolSession::new("s1"));
