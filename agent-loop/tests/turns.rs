@@ -173,10 +173,12 @@ async fn only_tools_of_the_final_assembly_may_run() -> TestResult {
     assert!(refusal.contains("`echo` is not available"), "{refusal}");
 
     // A waterfall listener that removes the tool removes it from the turn.
-    let _no_echo = agent_loop.prompt().on_assemble("listener#176", |_, assembly| {
-        assembly.remove_tool("echo");
-        std::ops::ControlFlow::Continue(())
-    })?;
+    let _no_echo = agent_loop
+        .prompt()
+        .on_assemble("listener#176", |_, assembly| {
+            assembly.remove_tool("echo");
+            std::ops::ControlFlow::Continue(())
+        })?;
     adapter.push(call("c2", "echo", r#"{"text": "x"}"#));
     adapter.push(ModelResponse::text("ok"));
     agent_loop

@@ -45,7 +45,9 @@ pub enum ToolOrderError {
     )]
     NoMarker,
     /// [`UNLISTED_TOOLS`] is listed twice.
-    #[error("`{UNLISTED_TOOLS}` is listed twice in the tool order (entries {first} and {second}); keep one")]
+    #[error(
+        "`{UNLISTED_TOOLS}` is listed twice in the tool order (entries {first} and {second}); keep one"
+    )]
     MarkerTwice {
         /// The index of the first one.
         first: usize,
@@ -53,7 +55,9 @@ pub enum ToolOrderError {
         second: usize,
     },
     /// A tool is listed twice.
-    #[error("tool `{name}` is listed twice in the tool order (entries {first} and {second}); keep one")]
+    #[error(
+        "tool `{name}` is listed twice in the tool order (entries {first} and {second}); keep one"
+    )]
     ListedTwice {
         /// The tool.
         name: String,
@@ -152,7 +156,10 @@ impl ToolOrder {
             return Err(ToolOrderError::MarkerTool);
         }
         for (name, at) in self.listed().zip(self.listed_indices()) {
-            if known.binary_search_by(|own| own.as_str().cmp(name)).is_err() {
+            if known
+                .binary_search_by(|own| own.as_str().cmp(name))
+                .is_err()
+            {
                 return Err(ToolOrderError::UnknownTool {
                     name: name.to_owned(),
                     at,

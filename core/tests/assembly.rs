@@ -371,7 +371,11 @@ fn snapshot_registry() -> (SystemPrompt, Vec<Registration>, Arc<ToolSchema>) {
     );
     let bash = tool("bash");
     let shared = Arc::clone(&bash);
-    handles.push(prompt.tools("tools#373", move |_| vec![Arc::clone(&shared)]).unwrap());
+    handles.push(
+        prompt
+            .tools("tools#373", move |_| vec![Arc::clone(&shared)])
+            .unwrap(),
+    );
     (prompt, handles, bash)
 }
 
@@ -585,7 +589,9 @@ fn a_section_bound_to_a_tool_renders_only_when_that_tool_is_assembled() {
 #[test]
 fn a_waterfall_that_removes_a_tool_removes_its_guidance() {
     let (prompt, _handles) = bound_registry();
-    let _tools = prompt.tools("tools#587", |_| vec![tool("bash"), tool("read")]).unwrap();
+    let _tools = prompt
+        .tools("tools#587", |_| vec![tool("bash"), tool("read")])
+        .unwrap();
     let _no_bash = prompt
         .on_assemble("listener#589", |cx, assembly| {
             if cx.get::<Caller>().is_some_and(|c| c.0 == "restricted") {

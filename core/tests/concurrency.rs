@@ -135,7 +135,9 @@ fn tool_writer(prompt: &SystemPrompt, reads: &AtomicUsize) -> usize {
             "A tool.",
             serde_json::json!({"type": "object"}),
         ));
-        let tools = prompt.tools("tools#138", move |_| vec![Arc::clone(&schema)]).unwrap();
+        let tools = prompt
+            .tools("tools#138", move |_| vec![Arc::clone(&schema)])
+            .unwrap();
         let guidance = prompt
             .section(
                 PromptSection::new(

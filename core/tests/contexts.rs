@@ -114,6 +114,8 @@ fn a_context_bound_to_a_tool_renders_only_with_it() {
         "writes",
         serde_json::json!({}),
     ));
-    let _tools = prompt.tools("tools#117", move |_| vec![Arc::clone(&schema)]).unwrap();
+    let _tools = prompt
+        .tools("tools#117", move |_| vec![Arc::clone(&schema)])
+        .unwrap();
     assert_eq!(contexts_of(&prompt).unwrap(), "the list");
 }

@@ -66,7 +66,11 @@ fn populated() -> (SystemPrompt, Vec<Registration>) {
         "Runs a command.",
         serde_json::json!({"type": "object"}),
     ));
-    handles.push(prompt.tools("tools#69", move |_| vec![bash.clone()]).unwrap());
+    handles.push(
+        prompt
+            .tools("tools#69", move |_| vec![bash.clone()])
+            .unwrap(),
+    );
     (prompt, handles)
 }
 
@@ -546,7 +550,11 @@ fn dropping_a_registration_removes_exactly_that_contribution() {
             ("from_listener".to_owned(), Some("on".to_owned())),
         ]
     );
-    assert_eq!(full.tools, ["bash", "read"], "without a tool order, by name");
+    assert_eq!(
+        full.tools,
+        ["bash", "read"],
+        "without a tool order, by name"
+    );
 
     drop(b);
     let now = snapshot(&prompt);
@@ -645,14 +653,22 @@ fn a_change_event_is_emitted_on_every_register_and_unregister() {
         [
             registered(section("agent:persona")),
             registered(variable("model")),
-            registered(Contribution::Tools { name: "tools#617".into() }),
-            registered(Contribution::AssembleListener { name: "listener#619".into() }),
+            registered(Contribution::Tools {
+                name: "tools#617".into()
+            }),
+            registered(Contribution::AssembleListener {
+                name: "listener#619".into()
+            }),
             registered(Contribution::ChangeListener),
             unregistered(variable("model")),
             unregistered(Contribution::ChangeListener),
             unregistered(section("agent:persona")),
-            unregistered(Contribution::AssembleListener { name: "listener#619".into() }),
-            unregistered(Contribution::Tools { name: "tools#617".into() }),
+            unregistered(Contribution::AssembleListener {
+                name: "listener#619".into()
+            }),
+            unregistered(Contribution::Tools {
+                name: "tools#617".into()
+            }),
         ]
     );
 }

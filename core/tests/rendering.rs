@@ -440,7 +440,9 @@ fn spans_slice_the_text_to_exactly_each_rendered_section() {
     ]
     .map(Result::unwrap);
     let bash = Arc::new(ToolSchema::new("bash", "", serde_json::Value::Null));
-    let _tools = prompt.tools("tools#443", move |_| vec![bash.clone()]).unwrap();
+    let _tools = prompt
+        .tools("tools#443", move |_| vec![bash.clone()])
+        .unwrap();
 
     let assembly = prompt.assemble(&AssembleContext::default());
     let rendered = render_prompt_with_spans(&assembly).unwrap();

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::{SystemPrompt, ToolProvider};
 use crate::render::plan::RenderPlan;
 use crate::{
-    AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolOrder,
-    ToolSchema, Variables,
+    AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolOrder, ToolSchema,
+    Variables,
 };
 
 impl SystemPrompt {
@@ -47,7 +47,11 @@ impl SystemPrompt {
             .iter()
             .map(|&at| sections[at].clone())
             .collect();
-        let values = resolved.variables.iter().map(|provider| provider(cx)).collect();
+        let values = resolved
+            .variables
+            .iter()
+            .map(|provider| provider(cx))
+            .collect();
         let contexts = resolved
             .contexts
             .iter()

@@ -373,7 +373,9 @@ fn nearest<'a, T>(
     entries
         .iter()
         .enumerate()
-        .filter(|(at, entry)| winners.get(key(entry).0.as_str()).map(|winner| winner.1) == Some(*at))
+        .filter(|(at, entry)| {
+            winners.get(key(entry).0.as_str()).map(|winner| winner.1) == Some(*at)
+        })
         .map(|(_, entry)| entry)
         .collect()
 }

@@ -171,7 +171,9 @@ impl ToolRegistry {
     )]
     pub fn install(&self, prompt: &SystemPrompt) -> Result<Registration, RegistryError> {
         let registry = self.clone();
-        prompt.tools("tool-registry", move |cx: &AssembleContext| registry.selected_schemas(cx.tool_selection()))
+        prompt.tools("tool-registry", move |cx: &AssembleContext| {
+            registry.selected_schemas(cx.tool_selection())
+        })
     }
 
     /// Runs one call from the model and never fails: an unknown tool,

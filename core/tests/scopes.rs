@@ -1,0 +1,658 @@
+//! Scoped layers: shadowing and restore for every kind of contribution,
+//! shadowed providers never called, scoped listeners, duplicates within a
+//! layer, tool order and complete sections — and a reference model.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dsh_system_prompt::{
+    AssembleContext, PromptAssembly, PromptSection, Registration, RegistryError, RenderError,
+    Scope, ScopeId, SystemPrompt, ToolOrder, ToolOrderError, ToolSchema, UNLISTED_TOOLS,
+    check_prompt, render_prompt,
+};
+use proptest::prelude::*;
+use support::section_names;
+
+fn preset() -> ScopeId {
+    ScopeId::preset("review")
+}
+
+fn agent() -> ScopeId {
+    ScopeId::agent("reviewer")
+}
+
+/// The context of an assembly for the agent: global → preset → agent.
+fn for_agent() -> AssembleContext {
+    AssembleContext::new().with_scope(Scope::new([preset(), agent()]))
+}
+
+fn global() -> AssembleContext {
+    AssembleContext::default()
+}
+
+fn tool(name: &str) -> Arc<ToolSchema> {
+    Arc::new(ToolSchema::new(name, "", serde_json::json!({})))
+}
+
+fn tool_names(assembly: &PromptAssembly) -> Vec<String> {
+    assembly
+        .tools
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect()
+}
+
+fn rendered(prompt: &SystemPrompt, cx: &AssembleContext) -> String {
+    render_prompt(&prompt.assemble(cx)).expect("renders")
+}
+
+fn section(name: &str, order: i32, text: &str) -> PromptSection {
+    PromptSection::new(name.to_owned(), order, text.to_owned())
+}
+
+// ---------------------------------------------------------------------------
+// Shadowing and restore, each kind
+
+#[test]
+fn a_scoped_section_shadows_for_its_scope_only_and_dropping_it_restores() {
+    let prompt = SystemPrompt::empty();
+    let _persona = prompt
+        .section(section("agent:persona", 0, "Coder."))
+        .unwrap();
+    let _habit = prompt
+        .section(section("tool:bash", 105, "Run anything."))
+        .unwrap();
+    let strict = prompt
+        .in_scope(agent())
+        .section(section("tool:bash", 105, "Run read-only commands."))
+        .unwrap();
+
+    assert_eq!(
+        rendered(&prompt, &for_agent()),
+        "Coder.\n\nRun read-only commands."
+    );
+    assert_eq!(rendered(&prompt, &global()), "Coder.\n\nRun anything.");
+    let other = AssembleContext::new().with_scope(Scope::new([ScopeId::agent("coder")]));
+    assert_eq!(rendered(&prompt, &other), "Coder.\n\nRun anything.");
+
+    drop(strict);
+    assert_eq!(rendered(&prompt, &for_agent()), "Coder.\n\nRun anything.");
+}
+
+#[test]
+fn the_nearest_layer_wins_and_each_drop_falls_back_one_layer() {
+    let prompt = SystemPrompt::empty();
+    let _global = prompt.section(section("tone", 0, "global")).unwrap();
+    let preset_tone = prompt
+        .in_scope(preset())
+        .section(section("tone", 0, "preset"))
+        .unwrap();
+    let agent_tone = prompt
+        .in_scope(agent())
+        .section(section("tone", 0, "agent"))
+        .unwrap();
+    let preset_only = AssembleContext::new().with_scope(Scope::new([preset()]));
+
+    assert_eq!(rendered(&prompt, &for_agent()), "agent");
+    assert_eq!(rendered(&prompt, &preset_only), "preset");
+    drop(agent_tone);
+    assert_eq!(rendered(&prompt, &for_agent()), "preset");
+    drop(preset_tone);
+    assert_eq!(rendered(&prompt, &for_agent()), "global");
+}
+
+#[test]
+fn a_scoped_section_may_move_and_a_scope_may_add_new_sections() {
+    let prompt = SystemPrompt::empty();
+    let _a = prompt.section(section("a", 1, "A")).unwrap();
+    let _b = prompt.section(section("b", 2, "B")).unwrap();
+    let _moved = prompt
+        .in_scope(agent())
+        .section(section("a", 3, "A last"))
+        .unwrap();
+    let _added = prompt
+        .in_scope(preset())
+        .section(section("review:rules", 0, "Rules"))
+        .unwrap();
+
+    let assembly = prompt.assemble(&for_agent());
+    assert_eq!(section_names(&assembly), ["review:rules", "b", "a"]);
+    assert_eq!(section_names(&prompt.assemble(&global())), ["a", "b"]);
+}
+
+#[test]
+fn a_scoped_context_shadows_the_global_one() {
+    let prompt = SystemPrompt::empty();
+    let _todo = prompt.context(section("todo", 0, "global list")).unwrap();
+    let scoped = prompt
+        .in_scope(agent())
+        .context(section("todo", 0, "agent list"))
+        .unwrap();
+    let contexts = |cx: &AssembleContext| dsh_system_prompt::render_context(&prompt.assemble(cx));
+    assert_eq!(contexts(&for_agent()).unwrap(), "agent list");
+    assert_eq!(contexts(&global()).unwrap(), "global list");
+    drop(scoped);
+    assert_eq!(contexts(&for_agent()).unwrap(), "global list");
+}
+
+#[test]
+fn a_scoped_variable_shadows_and_the_shadowed_provider_is_never_called() {
+    let prompt = SystemPrompt::empty();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let _model = prompt
+        .variable("model", move |_| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            Some("gpt-5")
+        })
+        .unwrap();
+    let _persona = prompt
+        .section(section("agent:persona", 0, "On <<model>>."))
+        .unwrap();
+    let mini = prompt
+        .in_scope(agent())
+        .variable("model", |_| Some("gpt-5-mini"))
+        .unwrap();
+
+    for _ in 0..3 {
+        assert_eq!(rendered(&prompt, &for_agent()), "On gpt-5-mini.");
+    }
+    assert_eq!(calls.load(Ordering::Relaxed), 0, "shadowed, so never asked");
+    assert_eq!(rendered(&prompt, &global()), "On gpt-5.");
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+
+    drop(mini);
+    assert_eq!(rendered(&prompt, &for_agent()), "On gpt-5.");
+    assert_eq!(calls.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_shadowed_text_provider_is_never_called() {
+    let prompt = SystemPrompt::empty();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let _persona = prompt
+        .section(PromptSection::provided("agent:persona", 0, move |_| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            "Parent persona.".to_owned()
+        }))
+        .unwrap();
+    let _own = prompt
+        .in_scope(agent())
+        .section(section("agent:persona", 0, "Child persona."))
+        .unwrap();
+
+    assert_eq!(rendered(&prompt, &for_agent()), "Child persona.");
+    assert_eq!(calls.load(Ordering::Relaxed), 0);
+    assert_eq!(rendered(&prompt, &global()), "Parent persona.");
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_scoped_tool_provider_shadows_and_the_shadowed_one_is_never_called() {
+    let prompt = SystemPrompt::empty();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let _all = prompt
+        .tools("builtins", move |_| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            vec![tool("read"), tool("bash")]
+        })
+        .unwrap();
+    let _todo = prompt.tools("todo", |_| vec![tool("todo_write")]).unwrap();
+    let read_only = prompt
+        .in_scope(preset())
+        .tools("builtins", |_| vec![tool("read")])
+        .unwrap();
+
+    assert_eq!(
+        tool_names(&prompt.assemble(&for_agent())),
+        ["read", "todo_write"]
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 0);
+    assert_eq!(
+        tool_names(&prompt.assemble(&global())),
+        ["bash", "read", "todo_write"]
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+
+    drop(read_only);
+    assert_eq!(
+        tool_names(&prompt.assemble(&for_agent())),
+        ["bash", "read", "todo_write"]
+    );
+}
+
+#[test]
+fn scoped_waterfall_listeners_fire_only_for_their_scope_and_shadow_by_name() {
+    let prompt = SystemPrompt::empty();
+    let _a = prompt.section(section("a", 0, "A")).unwrap();
+    let fired = |label: &'static str| {
+        move |_: &AssembleContext, assembly: &mut PromptAssembly| {
+            let trail = assembly.variables.value("trail").unwrap_or("").to_owned();
+            assembly.variables.set("trail", Some(trail + label));
+            ControlFlow::Continue(())
+        }
+    };
+    let _global = prompt.on_assemble("mark", fired("g")).unwrap();
+    let _other = prompt.on_assemble("other", fired("o")).unwrap();
+    let scoped = prompt
+        .in_scope(agent())
+        .on_assemble("mark", fired("a"))
+        .unwrap();
+    let _elsewhere = prompt
+        .in_scope(ScopeId::agent("coder"))
+        .on_assemble("coder-only", fired("c"))
+        .unwrap();
+    let trail = |cx: &AssembleContext| {
+        prompt
+            .assemble(cx)
+            .variables
+            .value("trail")
+            .map(str::to_owned)
+    };
+
+    assert_eq!(
+        trail(&for_agent()).as_deref(),
+        Some("oa"),
+        "the scoped one instead of the global one, in registration order"
+    );
+    assert_eq!(trail(&global()).as_deref(), Some("go"));
+    drop(scoped);
+    assert_eq!(trail(&for_agent()).as_deref(), Some("go"));
+}
+
+#[test]
+fn a_scoped_tool_order_shadows_the_global_one() {
+    let prompt = SystemPrompt::empty();
+    let _tools = prompt
+        .tools("all", |_| {
+            vec![tool("read"), tool("todo_write"), tool("bash")]
+        })
+        .unwrap();
+    assert_eq!(
+        tool_names(&prompt.assemble(&global())),
+        ["bash", "read", "todo_write"],
+        "without a tool order, by name"
+    );
+    let _deployment = prompt
+        .tool_order(ToolOrder::new(["todo_write", UNLISTED_TOOLS]).unwrap())
+        .unwrap();
+    let agent_order = prompt
+        .in_scope(agent())
+        .tool_order(ToolOrder::new([UNLISTED_TOOLS, "read"]).unwrap())
+        .unwrap();
+
+    assert_eq!(
+        tool_names(&prompt.assemble(&global())),
+        ["todo_write", "bash", "read"]
+    );
+    assert_eq!(
+        tool_names(&prompt.assemble(&for_agent())),
+        ["bash", "todo_write", "read"]
+    );
+    drop(agent_order);
+    assert_eq!(
+        tool_names(&prompt.assemble(&for_agent())),
+        ["todo_write", "bash", "read"]
+    );
+}
+
+#[test]
+fn the_tool_order_applies_after_the_waterfall() {
+    let prompt = SystemPrompt::empty();
+    let _tools = prompt.tools("all", |_| vec![tool("read")]).unwrap();
+    let _added = prompt
+        .on_assemble("add-bash", |_, assembly| {
+            assembly.tools.push(tool("bash"));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(tool_names(&prompt.assemble(&global())), ["bash", "read"]);
+}
+
+// ---------------------------------------------------------------------------
+// Duplicates within one layer
+
+#[test]
+fn a_duplicate_within_a_layer_names_the_scope() {
+    let prompt = SystemPrompt::empty();
+    let reviewer = prompt.in_scope(agent());
+    let _first = reviewer.section(section("tool:bash", 105, "One.")).unwrap();
+    let error = reviewer
+        .section(section("tool:bash", 105, "Two."))
+        .unwrap_err();
+    assert!(
+        matches!(&error, RegistryError::DuplicateSection { layer: Some(layer), .. } if *layer == agent()),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("already registered in scope `agent:reviewer`"),
+        "{message}"
+    );
+
+    let _v = reviewer.variable("model", |_| Some("m")).unwrap();
+    let message = reviewer
+        .variable("model", |_| Some("n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("variable `model` is already registered in scope `agent:reviewer`"),
+        "{message}"
+    );
+
+    let _t = reviewer.tools("builtins", |_| Vec::new()).unwrap();
+    let message = reviewer
+        .tools("builtins", |_| Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message
+            .contains("tool provider `builtins` is already registered in scope `agent:reviewer`"),
+        "{message}"
+    );
+
+    let _l = reviewer
+        .on_assemble("mark", |_, _| ControlFlow::Continue(()))
+        .unwrap();
+    let message = reviewer
+        .on_assemble("mark", |_, _| ControlFlow::Continue(()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message
+            .contains("waterfall listener `mark` is already registered in scope `agent:reviewer`"),
+        "{message}"
+    );
+
+    let _o = reviewer.tool_order(ToolOrder::by_name()).unwrap();
+    let message = reviewer
+        .tool_order(ToolOrder::by_name())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("tool order `tool_order` is already registered in scope"),
+        "{message}"
+    );
+
+    // The same name in the global layer and in another scope is fine.
+    let _global = prompt.section(section("tool:bash", 105, "G.")).unwrap();
+    let _coder = prompt
+        .in_scope(ScopeId::agent("coder"))
+        .section(section("tool:bash", 105, "C."))
+        .unwrap();
+    let message = prompt
+        .section(section("tool:bash", 105, "G again."))
+        .unwrap_err()
+        .to_string();
+    assert!(!message.contains("in scope"), "{message}");
+}
+
+#[test]
+fn change_events_name_the_layer() {
+    let prompt = SystemPrompt::empty();
+    let layers = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&layers);
+    let _listener = prompt
+        .on_change(move |event| {
+            seen.lock().unwrap().push(event.layer.clone());
+            Ok(())
+        })
+        .unwrap();
+    let scoped = prompt
+        .in_scope(agent())
+        .section(section("a", 0, "A"))
+        .unwrap();
+    drop(scoped);
+    assert_eq!(*layers.lock().unwrap(), [Some(agent()), Some(agent())]);
+}
+
+// ---------------------------------------------------------------------------
+// Tool order rules
+
+#[test]
+fn tool_order_errors_say_what_is_wrong() {
+    let error = ToolOrder::new(["bash", "read"]).unwrap_err();
+    assert_eq!(error, ToolOrderError::NoMarker);
+    assert!(
+        error
+            .to_string()
+            .contains("add `<unlisted-tools>` to the list"),
+        "{error}"
+    );
+
+    let error = ToolOrder::new([UNLISTED_TOOLS, "bash", UNLISTED_TOOLS]).unwrap_err();
+    assert_eq!(
+        error,
+        ToolOrderError::MarkerTwice {
+            first: 0,
+            second: 2
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "`<unlisted-tools>` is listed twice in the tool order (entries 0 and 2); keep one"
+    );
+
+    let error = ToolOrder::new(["bash", UNLISTED_TOOLS, "bash"]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool `bash` is listed twice in the tool order (entries 0 and 2); keep one"
+    );
+
+    let order = ToolOrder::new(["todo_write", UNLISTED_TOOLS, "bsh"]).unwrap();
+    let error = order
+        .check_known(["read", "bash", "todo_write"])
+        .unwrap_err();
+    assert_eq!(
+        error,
+        ToolOrderError::UnknownTool {
+            name: "bsh".to_owned(),
+            at: 2,
+            known: vec![
+                "bash".to_owned(),
+                "read".to_owned(),
+                "todo_write".to_owned()
+            ],
+            suggestion: Some("bash".to_owned()),
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "the tool order lists `bsh` (entry 2), which is not a tool; did you mean `bash`? \
+         the tools are `bash`, `read`, `todo_write`"
+    );
+
+    let order = ToolOrder::new([UNLISTED_TOOLS]).unwrap();
+    let error = order.check_known(["bash", UNLISTED_TOOLS]).unwrap_err();
+    assert_eq!(error, ToolOrderError::MarkerTool);
+    assert!(error.to_string().contains("rename the tool"), "{error}");
+
+    assert!(order.check_known(["bash"]).is_ok());
+}
+
+// ---------------------------------------------------------------------------
+// Complete sections
+
+#[test]
+fn an_active_complete_section_is_the_whole_prompt_whatever_the_waterfall_did() {
+    let prompt = SystemPrompt::empty();
+    let _model = prompt.variable("model", |_| Some("gpt-5")).unwrap();
+    let _persona = prompt
+        .section(section("agent:persona", 0, "Coder."))
+        .unwrap();
+    let _habit = prompt
+        .section(section("tool:bash", 105, "Check exit codes."))
+        .unwrap();
+    let _listener = prompt
+        .on_assemble("edit", |_, assembly| {
+            for section in assembly.sections.to_mut() {
+                section.set_text("edited");
+            }
+            assembly
+                .sections
+                .insert(dsh_system_prompt::AssembledSection::new(
+                    "added", 1, "added",
+                ));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    let minimal = prompt
+        .in_scope(agent())
+        .section(section("minimal", 50, "You answer in one word on <<model>>.").complete())
+        .unwrap();
+
+    let assembly = prompt.assemble(&for_agent());
+    assert_eq!(section_names(&assembly), ["minimal"]);
+    assert_eq!(
+        render_prompt(&assembly).unwrap(),
+        "You answer in one word on gpt-5."
+    );
+    assert_eq!(
+        section_names(&prompt.assemble(&global())),
+        ["agent:persona", "added", "tool:bash"],
+        "other scopes keep every section"
+    );
+    drop(minimal);
+    assert_eq!(section_names(&prompt.assemble(&for_agent())).len(), 3);
+}
+
+#[test]
+fn two_active_complete_sections_fail_naming_both() {
+    let prompt = SystemPrompt::empty();
+    let _one = prompt
+        .in_scope(preset())
+        .section(section("minimal", 0, "One.").complete())
+        .unwrap();
+    let _two = prompt
+        .in_scope(agent())
+        .section(section("terse", 1, "Two.").complete())
+        .unwrap();
+
+    let assembly = prompt.assemble(&for_agent());
+    let error = render_prompt(&assembly).unwrap_err();
+    assert!(
+        matches!(&error, RenderError::CompleteSections { section, other, .. } if section == "minimal" && other == "terse"),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("sections `minimal` (`minimal` of runtime"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("and `terse`"), "{error}");
+    assert_eq!(check_prompt(&assembly).unwrap_err().first(), &error);
+
+    // Each scope alone has one.
+    let preset_only = AssembleContext::new().with_scope(Scope::new([preset()]));
+    assert_eq!(rendered(&prompt, &preset_only), "One.");
+}
+
+#[test]
+fn a_complete_section_shadowed_by_a_plain_one_is_not_complete() {
+    let prompt = SystemPrompt::empty();
+    let _a = prompt.section(section("a", 0, "A")).unwrap();
+    let _complete = prompt
+        .section(section("only", 1, "Only.").complete())
+        .unwrap();
+    let _plain = prompt
+        .in_scope(agent())
+        .section(section("only", 1, "Not only."))
+        .unwrap();
+    assert_eq!(rendered(&prompt, &global()), "Only.");
+    assert_eq!(rendered(&prompt, &for_agent()), "A\n\nNot only.");
+}
+
+// ---------------------------------------------------------------------------
+// Against a reference model: a map per layer, nearest wins
+
+const LAYERS: usize = 3;
+const NAMES: [&str; 3] = ["a", "b", "c"];
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Register section `NAMES[name]` with this text into `LAYERS[layer]`.
+    Register {
+        layer: usize,
+        name: usize,
+        order: i32,
+    },
+    /// Drop the `n`-th live registration (modulo how many there are).
+    Drop(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0..LAYERS, 0..NAMES.len(), -2..3i32).prop_map(|(layer, name, order)| Op::Register {
+            layer,
+            name,
+            order
+        }),
+        any::<usize>().prop_map(Op::Drop),
+    ]
+}
+
+fn layer(at: usize) -> Option<ScopeId> {
+    match at {
+        0 => None,
+        1 => Some(preset()),
+        _ => Some(agent()),
+    }
+}
+
+proptest! {
+    #[test]
+    fn assemblies_equal_a_map_per_layer_with_the_nearest_winning(ops in prop::collection::vec(op(), 0..40)) {
+        let prompt = SystemPrompt::empty();
+        // The model: per layer, name → (order, text, registration index).
+        let mut model: Vec<BTreeMap<&str, (i32, String)>> = vec![BTreeMap::new(); LAYERS];
+        let mut live: Vec<(usize, &str, Registration)> = Vec::new();
+        for (step, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Register { layer: at, name, order } => {
+                    let name = NAMES[name];
+                    let text = format!("{name}@{at}#{step}");
+                    let handle = match layer(at) {
+                        None => prompt.clone(),
+                        Some(scope) => prompt.in_scope(scope),
+                    };
+                    let result = handle.section(section(name, order, &text));
+                    if model[at].contains_key(name) {
+                        prop_assert!(result.is_err(), "a duplicate within a layer must fail");
+                    } else {
+                        model[at].insert(name, (order, text));
+                        live.push((at, name, result.unwrap()));
+                    }
+                }
+                Op::Drop(n) if !live.is_empty() => {
+                    let (at, name, registration) = live.remove(n % live.len());
+                    drop(registration);
+                    model[at].remove(name);
+                }
+                Op::Drop(_) => {}
+            }
+            for depth in 0..LAYERS {
+                let scope = Scope::new((1..=depth).filter_map(layer));
+                let mut expected: BTreeMap<&str, (i32, String)> = BTreeMap::new();
+                for layer in &model[..=depth] {
+                    expected.extend(layer.iter().map(|(name, entry)| (*name, entry.clone())));
+                }
+                let mut expected: Vec<(i32, &str, String)> = expected
+                    .into_iter()
+                    .map(|(name, (order, text))| (order, name, text))
+                    .collect();
+                expected.sort();
+                let expected: Vec<String> = expected.into_iter().map(|(_, _, text)| text).collect();
+                let assembly = prompt.assemble(&AssembleContext::new().with_scope(scope));
+                let actual: Vec<String> = assembly.sections.iter().map(|s| s.text().to_string()).collect();
+                prop_assert_eq!(actual, expected, "depth {}", depth);
+            }
+        }
+    }
+}
