@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use dsh_system_prompt::{Scope, ScopeId};
 use dsh_tools::ToolSelection;
 use serde::{Deserialize, Serialize};
 
@@ -80,16 +81,46 @@ struct AgentInner {
     id: AgentId,
     options: AgentOptions,
     tools: Option<Arc<ToolSelection>>,
+    /// The preset the agent joins, if any.
+    preset: Option<String>,
+    /// Derived from `id` and `preset`: the layers its assemblies see.
+    scope: Scope,
 }
 
 impl Agent {
     /// An agent that may use every installed tool.
     pub fn new(id: impl Into<AgentId>, options: AgentOptions) -> Self {
+        let id = id.into();
         Self(Arc::new(AgentInner {
-            id: id.into(),
+            scope: Scope::new([ScopeId::agent(id.as_str())]),
+            id,
             options,
             tools: None,
+            preset: None,
         }))
+    }
+
+    /// Makes the agent join the preset `preset`: its assemblies see the
+    /// global layer, then `preset:<preset>`, then its own `agent:<id>`,
+    /// the nearest winning. Children a subagent provider starts for it
+    /// join the same preset.
+    pub fn with_preset(mut self, preset: impl Into<String>) -> Self {
+        let preset = preset.into();
+        let inner = Arc::make_mut(&mut self.0);
+        inner.scope = Scope::new([ScopeId::preset(&preset), ScopeId::agent(inner.id.as_str())]);
+        inner.preset = Some(preset);
+        self
+    }
+
+    /// The preset the agent joins, if any.
+    pub fn preset(&self) -> Option<&str> {
+        self.0.preset.as_deref()
+    }
+
+    /// The layers the agent's assemblies see: global → its preset, if it
+    /// has one → `agent:<id>`.
+    pub fn scope(&self) -> &Scope {
+        &self.0.scope
     }
 
     /// Restricts the agent to the tools named: the model is told about
@@ -154,6 +185,7 @@ impl fmt::Debug for Agent {
             .field("model", &self.0.options.model)
             .field("persona", &self.0.options.persona)
             .field("tools", &self.tools())
+            .field("preset", &self.preset())
             .finish()
     }
 }

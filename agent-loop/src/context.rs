@@ -52,7 +52,8 @@ pub trait AgentContextExt {
     fn agent(&self) -> Option<&Agent>;
     /// The session this assembly is for.
     fn session(&self) -> Option<&SessionFacts>;
-    /// Adds the agent, and with it the agent's tool set.
+    /// Adds the agent, and with it the agent's tool set and its scope
+    /// ([`Agent::scope`]).
     fn with_agent(self, agent: Agent) -> Self;
     /// Adds the facts of the session, and its key for tools' state
     /// ([`ToolSession`]).
@@ -70,7 +71,7 @@ impl AgentContextExt for AssembleContext {
 
     fn with_agent(self, agent: Agent) -> Self {
         let selection = agent.tool_selection().cloned();
-        let cx = self.with(agent);
+        let cx = self.with_scope(agent.scope().clone()).with(agent);
         match selection {
             Some(selection) => cx.with_shared(selection),
             None => cx,

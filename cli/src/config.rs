@@ -54,21 +54,23 @@
 //! `toml` deserializer reports the first one; the checks after it report
 //! every problem they find).
 
+mod layers;
 mod string_offsets;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, Encoding, Tokenizer};
+use dsh_agent_loop::{AdapterConfig, Encoding, PERSONA_SECTION, Tokenizer};
 use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostics::{Problem, SourceFile};
-use string_offsets::StringOffsets;
+use layers::{PresetFile, ToolOrderList, check_layer};
+
+pub(crate) use layers::{LayerSpec, SectionSpec, string_file_range};
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
@@ -98,6 +100,10 @@ pub(crate) struct Deployment {
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub(crate) ask_first: Vec<String>,
+    /// What the deployment adds to the global layer: its `tool_order`.
+    pub(crate) global_layer: LayerSpec,
+    /// The `[presets.<id>]`, checked.
+    pub(crate) presets: BTreeMap<String, LayerSpec>,
     pub(crate) agents: Vec<AgentSpec>,
 }
 
@@ -108,6 +114,9 @@ struct DeploymentFile {
     adapter: AdapterConfig<Spanned<String>>,
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolTable>>,
+    tool_order: Option<ToolOrderList>,
+    #[serde(default)]
+    presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
 }
 
@@ -166,6 +175,10 @@ struct AgentFile {
     #[serde(default)]
     tools: Vec<Spanned<String>>,
     max_prompt_tokens: Option<Spanned<u64>>,
+    preset: Option<Spanned<String>>,
+    #[serde(default)]
+    sections: Vec<SectionSpec>,
+    tool_order: Option<ToolOrderList>,
 }
 
 /// One agent of a deployment as the file specifies it, each field with
@@ -183,28 +196,35 @@ pub(crate) struct AgentSpec {
     /// The most tokens its system prompt and tools' schemas may take
     /// together, when the file sets a budget; a child has none of its own.
     pub(crate) max_prompt_tokens: Option<Spanned<u64>>,
+    /// The `[presets.<id>]` the agent joins; a child joins its parent's.
+    pub(crate) preset: Option<Spanned<String>>,
+    /// What the agent's own layer adds; a child's is empty.
+    pub(crate) layer: LayerSpec,
 }
 
 impl AgentSpec {
-    /// The file range of the persona text that decoded to `decoded`, a
-    /// range inside the persona string. Falls back to the whole value when
-    /// the string cannot be mapped.
-    pub(crate) fn persona_file_range(
-        &self,
-        file: &SourceFile,
-        decoded: Range<usize>,
-    ) -> Range<usize> {
-        let value = self.persona.span();
-        let Some(raw) = file.text().get(value.clone()) else {
-            return value;
-        };
-        match StringOffsets::new(raw, self.persona.get_ref()) {
-            Some(offsets) => {
-                let range = offsets.raw_range(decoded);
-                value.start + range.start..value.start + range.end
-            }
-            None => value,
+    /// The text of the section named `section` this agent's prompt gets
+    /// from the deployment, with whose it is: its persona, or a section of
+    /// its own layer or else of its preset's. `None` for a section the
+    /// deployment does not write.
+    pub(crate) fn deployment_text<'d>(
+        &'d self,
+        deployment: &'d Deployment,
+        section: &str,
+    ) -> Option<(String, &'d Spanned<String>)> {
+        let id = self.id.get_ref();
+        if section == PERSONA_SECTION {
+            return Some((format!("the persona of agent `{id}`"), &self.persona));
         }
+        if let Some(own) = self.layer.section(section) {
+            return Some((format!("section `{section}` of agent `{id}`"), &own.text));
+        }
+        let preset = self.preset.as_ref()?.get_ref();
+        let shared = deployment.presets.get(preset)?.section(section)?;
+        Some((
+            format!("section `{section}` of preset `{preset}`"),
+            &shared.text,
+        ))
     }
 }
 
@@ -248,6 +268,8 @@ impl Deployment {
         let DeploymentFile {
             adapter,
             tools,
+            tool_order,
+            presets,
             agents,
         } = parsed;
         let mut checks = Checks {
@@ -259,7 +281,28 @@ impl Deployment {
         };
         let ask_first = checks.tool_tables(tools);
         let tokenizer = checks.tokenizer(&adapter);
-        let agents = checks.agents(agents, &adapter);
+        let global_layer = check_layer(
+            &file,
+            "the deployment",
+            Vec::new(),
+            tool_order,
+            &mut checks.problems,
+        );
+        let presets: BTreeMap<String, LayerSpec> = presets
+            .into_iter()
+            .map(|(id, preset)| {
+                let whose = format!("preset `{id}`");
+                let layer = check_layer(
+                    &file,
+                    &whose,
+                    preset.sections,
+                    preset.tool_order,
+                    &mut checks.problems,
+                );
+                (id, layer)
+            })
+            .collect();
+        let agents = checks.agents(agents, &adapter, &presets);
         let Checks {
             instances: tools,
             problems,
@@ -273,6 +316,8 @@ impl Deployment {
                 tokenizer,
                 tools,
                 ask_first,
+                global_layer,
+                presets,
                 agents,
             })
         } else {
@@ -314,6 +359,8 @@ impl Deployment {
             persona,
             tools: tools.unwrap_or_default(),
             max_prompt_tokens: None,
+            preset: parent.preset.clone(),
+            layer: LayerSpec::default(),
         })
     }
 
@@ -495,6 +542,7 @@ impl Checks<'_> {
         &mut self,
         agents: Vec<AgentFile>,
         adapter: &AdapterConfig<Spanned<String>>,
+        presets: &BTreeMap<String, LayerSpec>,
     ) -> Vec<AgentSpec> {
         if agents.is_empty() {
             self.problems.push(
@@ -512,19 +560,59 @@ impl Checks<'_> {
                 persona,
                 tools,
                 max_prompt_tokens,
+                preset,
+                sections,
+                tool_order,
             } = agent;
             self.agent_id(&id, &mut ids);
             let model = self.agent_model(&id, model.or_else(|| adapter.model().cloned()));
-            self.tool_list(&format!("agent `{}`", id.get_ref()), &tools);
+            let whose = format!("agent `{}`", id.get_ref());
+            self.tool_list(&whose, &tools);
+            if let Some(preset) = &preset {
+                self.preset(&whose, preset, presets);
+            }
+            let layer = check_layer(self.file, &whose, sections, tool_order, &mut self.problems);
             checked.push(AgentSpec {
                 id,
                 model,
                 persona,
                 tools,
                 max_prompt_tokens,
+                preset,
+                layer,
             });
         }
         checked
+    }
+
+    /// An agent's `preset`: one of the `[presets.<id>]`.
+    fn preset(
+        &mut self,
+        whose: &str,
+        preset: &Spanned<String>,
+        presets: &BTreeMap<String, LayerSpec>,
+    ) {
+        let name = preset.get_ref().as_str();
+        if presets.contains_key(name) {
+            return;
+        }
+        let known: Vec<&str> = presets.keys().map(String::as_str).collect();
+        let mut help = if known.is_empty() {
+            format!("the deployment has no presets; add a `[presets.{name}]` table")
+        } else {
+            format!("the presets are {}", quoted_list(&known))
+        };
+        if let Some(closest) = closest(name, &known) {
+            help = format!("did you mean `{closest}`? {help}");
+        }
+        self.problems.push(
+            self.file
+                .problem(format!(
+                    "{whose} joins preset `{name}`, which the deployment does not declare"
+                ))
+                .label(preset.span(), "unknown preset")
+                .help(help),
+        );
     }
 
     /// `[adapter.*] tokenizer`, when set: an encoding of this build.

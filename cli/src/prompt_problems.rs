@@ -3,12 +3,13 @@
 //! What is wrong is core's to say: `check_prompt` returns every problem of
 //! every section, each with its span inside the section's text, its
 //! suggestion and its owner. This module only maps the spans of the
-//! persona section, which is an agent's `persona` string verbatim, into
-//! the TOML file, and words each problem for a deployment's author.
+//! sections the deployment writes (the persona, which is an agent's
+//! `persona` string verbatim, and the `sections` of the agent's layers)
+//! into the TOML file, and words each problem for a deployment's author.
 
 use std::ops::Range;
 
-use dsh_agent_loop::{CWD_VARIABLE, PERSONA_SECTION};
+use dsh_agent_loop::CWD_VARIABLE;
 use dsh_system_prompt::template::{self, ParseError, ParseErrorKind};
 use dsh_system_prompt::{PromptAssembly, RenderError, check_prompt};
 
@@ -40,21 +41,21 @@ pub(crate) fn prompt_problems<'e>(
     errors: impl IntoIterator<Item = &'e RenderError>,
 ) -> Vec<Problem> {
     let file = &deployment.file;
-    let whose = format!("the persona of agent `{}`", agent.id.get_ref());
-    let at = |range: Range<usize>| agent.persona_file_range(file, range);
     let mut problems = Vec::new();
     for error in errors {
-        if error.section() != PERSONA_SECTION {
+        let Some((whose, text)) = agent.deployment_text(deployment, error.section()) else {
             problems.push(Problem::new(format!(
                 "agent `{}`: {error}",
                 agent.id.get_ref()
             )));
             continue;
-        }
+        };
+        let whose = whose.as_str();
+        let at = |range: Range<usize>| config::string_file_range(file, text, range);
         match error {
             RenderError::Template { errors, .. } => {
                 for error in errors {
-                    problems.push(syntax_problem(file, &whose, at(error.span.clone()), error));
+                    problems.push(syntax_problem(file, whose, at(error.span.clone()), error));
                 }
             }
             RenderError::UnknownVariable {
@@ -68,9 +69,10 @@ pub(crate) fn prompt_problems<'e>(
                 reference, span, ..
             } => {
                 let help = if reference == CWD_VARIABLE {
-                    "the session has no working directory: give it one with `--cwd DIR`, \
-                     or drop `<<cwd>>` from the persona"
-                        .to_owned()
+                    format!(
+                        "the session has no working directory: give it one with `--cwd DIR`, \
+                         or drop `<<cwd>>` from {whose}"
+                    )
                 } else {
                     error.help().unwrap_or_default()
                 };
@@ -81,10 +83,10 @@ pub(crate) fn prompt_problems<'e>(
                 );
             }
             // A kind of problem this front end does not know yet: core's
-            // message, on the whole persona.
+            // message, on the whole text.
             other => problems.push(
                 file.problem(format!("{whose}: {other}"))
-                    .label(agent.persona.span(), "in this persona"),
+                    .label(text.span(), "in this text"),
             ),
         }
     }

@@ -18,6 +18,8 @@ use crate::args::AgentArgs;
 use crate::config::{self, AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 
+mod layers;
+
 // Crates whose only prompt contributions are static sections are linked
 // here by name, or `inventory` would never see them. The tool crates are
 // also used below, but the link must not depend on that.
@@ -78,6 +80,8 @@ pub(crate) struct Runtime {
     _installed: Registration,
     /// Keeps the todo list installed as a runtime context.
     _todo_context: Registration,
+    /// Keep the deployment's layers (sections, tool orders) registered.
+    _layers: Vec<Registration>,
 }
 
 impl Runtime {
@@ -143,11 +147,13 @@ impl Runtime {
                 "the tool registry cannot be installed: {error}"
             ))]
         })?;
+        let layers = layers::register_layers(&prompt, &tools, deployment)?;
         Ok(Self {
             prompt,
             tools,
             _installed: installed,
             _todo_context: todo_context,
+            _layers: layers,
         })
     }
 
@@ -165,8 +171,12 @@ impl Runtime {
 pub(crate) fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
     let options = AgentOptions::new(agent.model.get_ref().as_str())
         .with_persona(agent.persona.get_ref().as_str());
-    dsh_agent_loop::Agent::new(agent.id.get_ref().as_str(), options)
-        .with_tools(agent.tools.iter().map(|tool| tool.get_ref().clone()))
+    let loop_agent = dsh_agent_loop::Agent::new(agent.id.get_ref().as_str(), options)
+        .with_tools(agent.tools.iter().map(|tool| tool.get_ref().clone()));
+    match &agent.preset {
+        Some(preset) => loop_agent.with_preset(preset.get_ref().as_str()),
+        None => loop_agent,
+    }
 }
 
 /// A session in `cwd`, or with no working directory.

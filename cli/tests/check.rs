@@ -29,6 +29,8 @@ fn good_deployments_pass() {
         "cli/tests/fixtures/good.toml",
         "examples/coding-agent/dsh.toml",
         "examples/acp-agent/dsh.toml",
+        "examples/review-team/dsh.toml",
+        "cli/tests/fixtures/layers-hidden-tool.toml",
     ] {
         let output = dsh(&["check", "--config", config, "--cwd", "/work/project"]);
         assert_status(&output, 0);
@@ -331,6 +333,74 @@ fn an_unknown_tokenizer_points_at_its_key() {
             "unknown tokenizer `o200k` (did you mean `o200k_base`?)",
             "`o200k_base`, `cl100k_base`",
             "[cli/tests/fixtures/unknown-tokenizer.toml:5:13]",
+        ],
+    );
+}
+
+/// A deployment's layers: an unknown preset, a malformed tool order, a
+/// shadow with nothing to shadow and no `order`, an unknown tool in a tool
+/// order, and a bad reference in a deployment section — every one reported,
+/// each at its key.
+#[test]
+fn layer_problems_point_at_their_keys() {
+    let problems = check_fails("layer-problems.toml", &[]);
+    assert_contains(
+        &problems,
+        &[
+            "tool `bash` is listed twice in the tool order (entries 0",
+            "[cli/tests/fixtures/layer-problems.toml:9:43]",
+            "agent `reviewer` joins preset `reveiw`, which the deployment does",
+            "did you mean `review`? the presets are `review`",
+            "the `tool_order` of agent `reviewer`: the tool order does not say",
+        ],
+    );
+    // The checks that need the registry come once the file itself is good.
+    let fixed =
+        std::fs::read_to_string(common::workspace().join("cli/tests/fixtures/layer-problems.toml"))
+            .expect("fixture")
+            .replace(
+                "\"bash\", \"<unlisted-tools>\", \"bash\"",
+                "\"bash\", \"<unlisted-tools>\"",
+            )
+            .replace("preset = \"reveiw\"", "preset = \"review\"")
+            .replace(
+                "tool_order = [\"read\"]",
+                "tool_order = [\"read\", \"<unlisted-tools>\"]",
+            );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("dsh.toml");
+    std::fs::write(&path, fixed).expect("write");
+    let output = dsh(&["check", "--config", path.to_str().expect("utf-8")]);
+    assert_status(&output, 1);
+    assert_contains(
+        &stderr(&output),
+        &[
+            "the `tool_order` of the deployment: the tool order lists `raed` (entry",
+            "did you mean `read`? the tools are `bash`, `read`, `todo_write`",
+            "section `review:report` of preset `review` shadows no section and",
+            "section `tool:bsh` of agent `reviewer` shadows no section and",
+            "did you mean `tool:bash`?",
+        ],
+    );
+    // With those fixed too, the reference in the agent's own section is
+    // found, at its place in the file.
+    let fixed = std::fs::read_to_string(&path)
+        .expect("read")
+        .replace("\"raed\"", "\"bash\"")
+        .replace("name = \"tool:bsh\"", "name = \"tool:bash\"")
+        .replace(
+            "text = \"Report problems.\"",
+            "order = 40\ntext = \"Report problems.\"",
+        );
+    std::fs::write(&path, fixed).expect("write");
+    let output = dsh(&["check", "--config", path.to_str().expect("utf-8")]);
+    assert_status(&output, 1);
+    assert_contains(
+        &stderr(&output),
+        &[
+            "unknown variable `<<modle>>` in section `review:rules` of agent",
+            "dsh.toml:30:14]",
+            "did you mean `<<model>>`?",
         ],
     );
 }

@@ -41,6 +41,82 @@ fn coding_agent_json_tokens() {
     insta::assert_snapshot!(json_tokens(&[]));
 }
 
+/// Two agents and a preset: the coder sees the crates' sections alone;
+/// the reviewer the preset's section and its own `tool:bash` in place of
+/// the bash crate's, and each its own tool order.
+#[test]
+fn review_team_text() {
+    let config = ["--config", "examples/review-team/dsh.toml"];
+    insta::assert_snapshot!(
+        "review_team_coder",
+        prompt(&[&config[..], &["--agent", "coder"]].concat())
+    );
+    insta::assert_snapshot!(
+        "review_team_reviewer",
+        prompt(&[&config[..], &["--agent", "reviewer"]].concat())
+    );
+}
+
+/// Which layer each section came from and what it shadows.
+#[test]
+fn review_team_reviewer_explain() {
+    insta::assert_snapshot!(prompt(&[
+        "--config",
+        "examples/review-team/dsh.toml",
+        "--agent",
+        "reviewer",
+        "--format",
+        "explain"
+    ]));
+}
+
+/// The tool order: the deployment's for the coder, the preset's for the
+/// reviewer (and for the child it starts, which joins the preset).
+#[test]
+fn review_team_tool_orders() {
+    let tools = |agent: &str| -> Vec<String> {
+        let json: serde_json::Value = serde_json::from_str(&prompt(&[
+            "--config",
+            "examples/review-team/dsh.toml",
+            "--agent",
+            agent,
+            "--format",
+            "json",
+        ]))
+        .expect("valid JSON");
+        json["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|tool| tool["name"].as_str().expect("name").to_owned())
+            .collect()
+    };
+    assert_eq!(tools("coder"), ["read", "bash", "task", "todo_write"]);
+    assert_eq!(tools("reviewer"), ["read", "bash", "task"]);
+    assert_eq!(tools("reviewer/task"), ["read", "bash"]);
+}
+
+/// A child joins its parent's preset: the reviewer's child gets the
+/// preset's section, not the reviewer's own `tool:bash`; the coder's child
+/// neither.
+#[test]
+fn a_child_sees_its_parents_preset() {
+    let text = |agent: &str| {
+        prompt(&[
+            "--config",
+            "examples/review-team/dsh.toml",
+            "--agent",
+            agent,
+        ])
+    };
+    let preset_section = "Report each problem with its file and line";
+    let own_habit = "Run read-only commands only";
+    assert!(text("reviewer/task").contains(preset_section));
+    assert!(!text("reviewer/task").contains(own_habit));
+    assert!(text("reviewer").contains(own_habit));
+    assert!(!text("coder/task").contains(preset_section));
+}
+
 #[test]
 fn acp_agent_text() {
     insta::assert_snapshot!(prompt(&["--config", "examples/acp-agent/dsh.toml"]));
@@ -175,7 +251,11 @@ fn json_is_the_assembly() {
     assert_eq!(json["variables"]["model"], "gpt-5");
     assert_eq!(json["variables"]["cwd"], CWD);
     let tools = names(&json, "tools");
-    assert_eq!(tools, ["read", "bash", "todo_write", "fork", "task"]);
+    assert_eq!(
+        tools,
+        ["bash", "fork", "read", "task", "todo_write"],
+        "without a `tool_order`, by name"
+    );
     assert_eq!(
         names(&json, "contexts"),
         ["todo"],

@@ -101,7 +101,9 @@ pub use dsh_system_prompt_macros::{
     prompt_context, prompt_section, prompt_template, prompt_variable,
 };
 pub use error::{BoxError, RegistryError, RenderError, RenderErrors};
-pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
+pub use registry::{
+    ChangeAction, ChangeEvent, Contribution, Registration, SectionOrigin, SystemPrompt,
+};
 pub use render::{
     RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_context, render_prompt,
     render_prompt_with_spans,

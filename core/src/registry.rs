@@ -22,12 +22,31 @@ use parking_lot::Mutex;
 
 use crate::{
     AssembleContext, BoxError, Owner, PartKind, PromptAssembly, PromptSection, RegistryError,
-    ScopeId, Text, ToolOrder, ToolSchema,
+    Scope, ScopeId, Text, ToolOrder, ToolSchema,
 };
 use state::{Named, State, VariableEntry, push_named, section_entry};
 
 pub use handle::Registration;
 pub use notify::{ChangeAction, ChangeEvent, Contribution};
+
+/// Where one section of a scope's assemblies comes from
+/// ([`SystemPrompt::section_origins`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SectionOrigin {
+    /// The section's name.
+    pub name: Text,
+    /// Its order.
+    pub order: i32,
+    /// The tool it is bound to, if any.
+    pub tool: Option<Text>,
+    /// Who registered it.
+    pub owner: Owner,
+    /// The layer it is registered in; `None` is the global one.
+    pub layer: Option<ScopeId>,
+    /// The sections of the same name in outer layers it shadows, nearest
+    /// first: each one's layer and owner.
+    pub shadows: Vec<(Option<ScopeId>, Owner)>,
+}
 
 type VariableProvider = Arc<dyn Fn(&AssembleContext) -> Option<Text> + Send + Sync>;
 type ToolProvider = Arc<dyn Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync>;
@@ -440,6 +459,15 @@ impl SystemPrompt {
             .iter()
             .find(|section| *section.name() == name)?;
         Some(section.owner().clone())
+    }
+
+    /// Where each section of the assemblies of `scope` comes from — its
+    /// layer, and the sections of outer layers it shadows — in render
+    /// order, before any waterfall listener runs. For front ends that
+    /// explain a prompt, and for code that shadows a section keeping its
+    /// order and tool.
+    pub fn section_origins(&self, scope: &Scope) -> Vec<SectionOrigin> {
+        self.inner.state.load().section_origins(scope)
     }
 
     /// The names of the global layer's variables, sorted.

@@ -132,11 +132,13 @@ fn a_scoped_context_shadows_the_global_one() {
         .in_scope(agent())
         .context(section("todo", 0, "agent list"))
         .unwrap();
-    let contexts = |cx: &AssembleContext| dsh_system_prompt::render_context(&prompt.assemble(cx));
-    assert_eq!(contexts(&for_agent()).unwrap(), "agent list");
-    assert_eq!(contexts(&global()).unwrap(), "global list");
+    let contexts = |cx: &AssembleContext| {
+        dsh_system_prompt::render_context(&prompt.assemble(cx)).expect("renders")
+    };
+    assert_eq!(contexts(&for_agent()), "agent list");
+    assert_eq!(contexts(&global()), "global list");
     drop(scoped);
-    assert_eq!(contexts(&for_agent()).unwrap(), "global list");
+    assert_eq!(contexts(&for_agent()), "global list");
 }
 
 #[test]

@@ -1,11 +1,12 @@
-//! `dsh check`: load the deployment, render the prompt of every agent and
-//! of every child it spawns, and report every problem found — also an
+//! `dsh check`: load the deployment, render the prompt of every agent, of
+//! every child it spawns and of every preset, and report every problem found — also an
 //! agent whose prompt and tools take more tokens than its
 //! `max_prompt_tokens`.
 
 use std::collections::HashSet;
 
 use dsh_system_prompt::{PromptAssembly, check_prompt, render_prompt_with_spans};
+use toml::Spanned;
 
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
@@ -41,7 +42,8 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if !problems.is_empty() {
         return Err(problems);
     }
-    let children = agents.len() - deployment.agents.len();
+    let presets = deployment.presets.len();
+    let children = agents.len() - deployment.agents.len() - unjoined_presets(&deployment).count();
     let agents = deployment.agents.len();
     let plural = |count: usize, one: &str, many: &str| {
         format!("{count} {}", if count == 1 { one } else { many })
@@ -53,6 +55,10 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
             plural(agents, "agent", "agents"),
             plural(children, "child", "children")
         ),
+    };
+    let checked = match presets {
+        0 => checked,
+        _ => format!("{checked} ({})", plural(presets, "preset", "presets")),
     };
     print(&format!(
         "{}: {checked} checked, every prompt renders\n",
@@ -145,6 +151,29 @@ fn agents_to_check(deployment: &Deployment) -> Vec<AgentSpec> {
                 add(first, child);
             }
         }
+        // A preset no agent joins is checked as the first agent would run
+        // if it joined it, so that none of its sections goes unchecked.
+        for preset in unjoined_presets(deployment) {
+            let mut joined = first.clone();
+            joined.preset = Some(Spanned::new(first.id.span(), preset.to_owned()));
+            agents.push(joined);
+        }
     }
     agents
+}
+
+/// The presets that no agent joins.
+fn unjoined_presets(deployment: &Deployment) -> impl Iterator<Item = &str> + '_ {
+    deployment
+        .presets
+        .keys()
+        .map(String::as_str)
+        .filter(|preset| {
+            !deployment.agents.iter().any(|agent| {
+                agent
+                    .preset
+                    .as_ref()
+                    .is_some_and(|own| own.get_ref() == preset)
+            })
+        })
 }

@@ -7,8 +7,8 @@ use std::io::IsTerminal;
 
 use dsh_agent_loop::{Tokenizer, TokenizerChoice};
 use dsh_system_prompt::{
-    PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, render_context, render_prompt,
-    render_prompt_with_spans,
+    Owner, PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, Scope, ScopeId, SectionOrigin,
+    render_context, render_prompt, render_prompt_with_spans,
 };
 use serde_json::{Value, json};
 
@@ -42,7 +42,13 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
                 .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
             let tokens =
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
-            print(&explain(deployment, agent, &assembly, &prompt, &tokens))
+            let scope = runtime::loop_agent(agent).scope().clone();
+            let origins = runtime.prompt.section_origins(&scope);
+            let mut out = String::new();
+            explain_agent(&mut out, deployment, agent, &prompt, &tokens);
+            explain_layers(&mut out, &scope, &origins);
+            explain(&mut out, &assembly, &prompt, &tokens);
+            print(&out)
         }
         Format::Json => {
             let cannot = |error: serde_json::Error| {
@@ -106,21 +112,18 @@ fn choice_name(choice: TokenizerChoice) -> &'static str {
     }
 }
 
-/// The explain table: who the agent is, then its sections, variables and
-/// tools, then the total.
+/// The explain tables after the agent and its layers: its sections,
+/// variables and tools, then the total.
 fn explain(
-    deployment: &Deployment,
-    agent: &AgentSpec,
+    out: &mut String,
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
     tokens: &PromptTokens,
-) -> String {
-    let mut out = String::new();
-    explain_agent(&mut out, deployment, agent, prompt, tokens);
-    explain_sections(&mut out, assembly, prompt, tokens);
-    explain_variables(&mut out, assembly);
-    explain_tools(&mut out, assembly, tokens);
-    explain_contexts(&mut out, assembly);
+) {
+    explain_sections(out, assembly, prompt, tokens);
+    explain_variables(out, assembly);
+    explain_tools(out, assembly, tokens);
+    explain_contexts(out, assembly);
     let bytes = prompt.text.len()
         + assembly
             .tools
@@ -132,7 +135,50 @@ fn explain(
         "\nsystem prompt and tools: {bytes} bytes, {} tokens, sent before any message",
         tokens.total()
     );
-    out
+}
+
+/// An owner as the explain tables name it: item and crate, without the
+/// line, which moves with every edit.
+fn owner_name(owner: &Owner) -> String {
+    format!("`{}` of {}", owner.item, owner.krate)
+}
+
+/// The agent's chain of layers and, for each section a scope gives it,
+/// the layer it came from and what it shadows; nothing when every section
+/// is the global layer's.
+fn explain_layers(out: &mut String, scope: &Scope, origins: &[SectionOrigin]) {
+    let layer = |layer: &Option<ScopeId>| match layer {
+        Some(layer) => layer.to_string(),
+        None => "global".to_owned(),
+    };
+    let scoped: Vec<&SectionOrigin> = origins
+        .iter()
+        .filter(|origin| origin.layer.is_some())
+        .collect();
+    if scoped.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "layers     {scope}, the nearest winning");
+    let mut rows = vec![row(["section", "layer", "owner", "shadows"])];
+    for origin in scoped {
+        let shadows: Vec<String> = origin
+            .shadows
+            .iter()
+            .map(|(shadowed, owner)| format!("{} ({})", owner_name(owner), layer(shadowed)))
+            .collect();
+        rows.push(row([
+            origin.name.to_string(),
+            layer(&origin.layer),
+            owner_name(&origin.owner),
+            if shadows.is_empty() {
+                "nothing (a new section)".to_owned()
+            } else {
+                shadows.join("; ")
+            },
+        ]));
+    }
+    table(out, &rows, &[Align::Left; 4]);
+    out.push('\n');
 }
 
 /// The agent, where the file declares it, its tokenizer, and the prompt's

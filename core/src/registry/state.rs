@@ -13,8 +13,8 @@ use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, Va
 use crate::assembly::{Compiled, VariableLayout};
 use crate::section::{SectionText, TextProvider};
 use crate::{
-    AssembledSection, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId, Text,
-    ToolOrder,
+    AssembledSection, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId, SectionOrigin,
+    Text, ToolOrder,
 };
 
 /// One consistent registry state. Replaced whole on every change, so an
@@ -338,6 +338,40 @@ impl Resolved {
                 .map(|entry| Arc::clone(&entry.value)),
             plan: OnceLock::new(),
         }
+    }
+}
+
+impl State {
+    /// Where each section an assembly of `scope` starts from comes from.
+    pub(super) fn section_origins(&self, scope: &Scope) -> Vec<SectionOrigin> {
+        nearest(&self.sections, scope, |entry| {
+            (entry.section.name(), &entry.layer)
+        })
+        .into_iter()
+        .map(|winner| {
+            let depth = scope.depth(winner.layer.as_ref());
+            let mut shadowed: Vec<(usize, &SectionEntry)> = self
+                .sections
+                .iter()
+                .filter(|entry| entry.section.name() == winner.section.name())
+                .filter_map(|entry| Some((scope.depth(entry.layer.as_ref())?, entry)))
+                .filter(|(own, _)| Some(*own) < depth)
+                .collect();
+            shadowed.sort_by_key(|(depth, _)| std::cmp::Reverse(*depth));
+            let section = &winner.section;
+            SectionOrigin {
+                name: section.name().clone(),
+                order: section.order(),
+                tool: section.tool().cloned(),
+                owner: section.owner().clone(),
+                layer: winner.layer.clone(),
+                shadows: shadowed
+                    .into_iter()
+                    .map(|(_, entry)| (entry.layer.clone(), entry.section.owner().clone()))
+                    .collect(),
+            }
+        })
+        .collect()
     }
 }
 

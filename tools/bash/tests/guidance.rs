@@ -72,7 +72,8 @@ fn read_guidance_renders_before_bash_guidance() {
             .iter()
             .map(|tool| tool.name.as_str())
             .collect::<Vec<_>>(),
-        ["read", "bash"]
+        ["bash", "read"],
+        "without a tool order, by name"
     );
 }
 

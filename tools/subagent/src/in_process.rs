@@ -146,7 +146,7 @@ impl SpawnProvider {
 
     /// The child this provider starts for `parent`: its id
     /// ([`child_id`](Self::child_id)), and its fields by
-    /// [`ChildAgentConfig::child_of`]. What a front end shows as the
+    /// [`ChildAgentConfig::child_of`]; it joins the parent's preset. What a front end shows as the
     /// child's prompt is the prompt of this agent.
     pub fn child_agent(&self, parent: &Agent) -> Agent {
         let AgentFields {
@@ -155,7 +155,12 @@ impl SpawnProvider {
             tools,
         } = self.child.child_of(AgentFields::of(parent));
         let id = Self::child_id(parent.id().as_str(), &self.name);
-        let agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
+        let mut agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
+        // A child joins its parent's preset: it sees what the preset adds,
+        // and its own layer shadows it.
+        if let Some(preset) = parent.preset() {
+            agent = agent.with_preset(preset);
+        }
         match tools {
             Some(tools) => agent.with_tools(tools),
             None => agent,

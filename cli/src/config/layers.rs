@@ -1,0 +1,177 @@
+//! What a deployment adds to the prompt per layer: an agent's or a
+//! preset's `sections` and `tool_order`, and the deployment-wide
+//! `tool_order`.
+//!
+//! ```toml
+//! tool_order = ["todo_write", "<unlisted-tools>"]  # deployment-wide
+//!
+//! [presets.review]                 # shared by the agents that say `preset = "review"`
+//! tool_order = ["<unlisted-tools>", "bash"]
+//! [[presets.review.sections]]
+//! name = "review:rules"            # a new section needs an `order`
+//! order = 50
+//! text = "Report problems; change nothing."
+//!
+//! [[agents]]
+//! id = "reviewer"
+//! preset = "review"
+//! [[agents.sections]]
+//! name = "tool:bash"               # shadows the crate's section, for this agent only
+//! text = "Run read-only commands only."
+//! ```
+//!
+//! A section without `order` shadows the section of that name an outer
+//! layer has (its order and tool binding kept); one with `order` is new,
+//! or moves the one it shadows. The layers are registered into the
+//! prompt registry's scopes: `preset:<id>` and `agent:<id>`.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use dsh_system_prompt::{ToolOrder, ToolOrderError};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::string_offsets::StringOffsets;
+use crate::diagnostics::{Problem, SourceFile};
+
+/// `[[agents.sections]]`, `[[presets.<id>.sections]]`: a section the
+/// deployment owns, in one layer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SectionSpec {
+    pub(crate) name: Spanned<String>,
+    pub(crate) text: Spanned<String>,
+    /// Given: a new section (or the shadowed one moved). Left out: the
+    /// order of the section it shadows.
+    pub(crate) order: Option<Spanned<i32>>,
+}
+
+/// The file range of the part of the TOML string `value` that decoded to
+/// `decoded`; the whole value when the string cannot be mapped.
+pub(crate) fn string_file_range(
+    file: &SourceFile,
+    value: &Spanned<String>,
+    decoded: Range<usize>,
+) -> Range<usize> {
+    let span = value.span();
+    let Some(raw) = file.text().get(span.clone()) else {
+        return span;
+    };
+    match StringOffsets::new(raw, value.get_ref()) {
+        Some(offsets) => {
+            let range = offsets.raw_range(decoded);
+            span.start + range.start..span.start + range.end
+        }
+        None => span,
+    }
+}
+
+/// A `tool_order` list as written.
+pub(crate) type ToolOrderList = Spanned<Vec<Spanned<String>>>;
+
+/// A `tool_order`, checked, with the list it was made from.
+#[derive(Debug, Clone)]
+pub(crate) struct ToolOrderSpec {
+    pub(crate) order: ToolOrder,
+    pub(crate) list: ToolOrderList,
+}
+
+impl ToolOrderSpec {
+    /// The problem of this order against `known` (every tool of the
+    /// deployment), located at the entry at fault.
+    pub(crate) fn check_known<'a>(
+        &self,
+        file: &SourceFile,
+        whose: &str,
+        known: impl IntoIterator<Item = &'a str>,
+    ) -> Option<Problem> {
+        let error = self.order.check_known(known).err()?;
+        Some(tool_order_problem(file, whose, &self.list, &error))
+    }
+}
+
+/// What one layer adds: its sections and its tool order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LayerSpec {
+    pub(crate) sections: Vec<SectionSpec>,
+    pub(crate) tool_order: Option<ToolOrderSpec>,
+}
+
+impl LayerSpec {
+    /// The section of this layer named `name`.
+    pub(crate) fn section(&self, name: &str) -> Option<&SectionSpec> {
+        self.sections
+            .iter()
+            .find(|section| section.name.get_ref() == name)
+    }
+}
+
+/// `[presets.<id>]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PresetFile {
+    #[serde(default)]
+    pub(super) sections: Vec<SectionSpec>,
+    pub(super) tool_order: Option<ToolOrderList>,
+}
+
+/// Checks one layer as written (`whose`: "agent `reviewer`"): each
+/// section named once, the tool order well-formed. What needs the
+/// registry (a shadow with nothing to shadow, unknown tools) is checked
+/// when the layers are registered.
+pub(super) fn check_layer(
+    file: &SourceFile,
+    whose: &str,
+    sections: Vec<SectionSpec>,
+    tool_order: Option<ToolOrderList>,
+    problems: &mut Vec<Problem>,
+) -> LayerSpec {
+    let mut seen = HashSet::new();
+    for section in &sections {
+        if !seen.insert(section.name.get_ref().as_str()) {
+            problems.push(
+                file.problem(format!(
+                    "section `{}` is given twice for {whose}",
+                    section.name.get_ref()
+                ))
+                .label(section.name.span(), "given again")
+                .help("a layer has one section of a name; merge the two texts"),
+            );
+        }
+    }
+    let tool_order = tool_order.and_then(|list| {
+        let names = list.get_ref().iter().map(|name| name.get_ref().clone());
+        match ToolOrder::new(names) {
+            Ok(order) => Some(ToolOrderSpec { order, list }),
+            Err(error) => {
+                problems.push(tool_order_problem(file, whose, &list, &error));
+                None
+            }
+        }
+    });
+    LayerSpec {
+        sections,
+        tool_order,
+    }
+}
+
+/// A tool order's problem, labelled at the entry it is about (the whole
+/// list when it is about no one entry).
+fn tool_order_problem(
+    file: &SourceFile,
+    whose: &str,
+    list: &ToolOrderList,
+    error: &ToolOrderError,
+) -> Problem {
+    let entry = |at: usize| list.get_ref().get(at).map(Spanned::span);
+    let (span, label) = match error {
+        ToolOrderError::MarkerTwice { second, .. } | ToolOrderError::ListedTwice { second, .. } => {
+            (entry(*second), "listed again")
+        }
+        ToolOrderError::UnknownTool { at, .. } => (entry(*at), "not a tool"),
+        _ => (None, "this list"),
+    };
+    file.problem(format!("the `tool_order` of {whose}: {error}"))
+        .label(span.unwrap_or_else(|| list.span()), label)
+}

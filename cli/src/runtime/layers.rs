@@ -1,0 +1,163 @@
+//! The deployment's layers, registered into the prompt registry's scopes:
+//! the deployment-wide `tool_order` into the global layer, each preset's
+//! sections and tool order into `preset:<id>`, each agent's into
+//! `agent:<id>`. The checks that need the registry happen here: a shadow
+//! with nothing to shadow, a tool order naming no tool.
+
+use dsh_system_prompt::{
+    Owner, PromptSection, Registration, Scope, ScopeId, SectionOrigin, SystemPrompt, closest,
+};
+use dsh_tools::ToolRegistry;
+
+use crate::config::{Deployment, LayerSpec, SectionSpec};
+use crate::diagnostics::Problem;
+
+/// One layer to register: whose it is ("agent `reviewer`"), the scope it
+/// goes into (`None`: global), the chain of layers outside it (what its
+/// sections may shadow), and what it adds.
+struct Layer<'a> {
+    whose: String,
+    /// Where the layer is in the file, as its sections' owners name it:
+    /// `presets.review`, `agents[reviewer]`.
+    path: String,
+    scope: Option<ScopeId>,
+    outer: Scope,
+    spec: &'a LayerSpec,
+}
+
+/// The layers of `deployment`, outermost first, so that a layer's
+/// sections can shadow what the layers outside it registered.
+fn layers(deployment: &Deployment) -> Vec<Layer<'_>> {
+    let global = Layer {
+        whose: "the deployment".to_owned(),
+        path: String::new(),
+        scope: None,
+        outer: Scope::global(),
+        spec: &deployment.global_layer,
+    };
+    let presets = deployment.presets.iter().map(|(id, spec)| Layer {
+        whose: format!("preset `{id}`"),
+        path: format!("presets.{id}"),
+        scope: Some(ScopeId::preset(id)),
+        outer: Scope::global(),
+        spec,
+    });
+    let agents = deployment.agents.iter().map(|agent| Layer {
+        whose: format!("agent `{}`", agent.id.get_ref()),
+        path: format!("agents[{}]", agent.id.get_ref()),
+        scope: Some(ScopeId::agent(agent.id.get_ref())),
+        outer: Scope::new(
+            agent
+                .preset
+                .as_ref()
+                .map(|preset| ScopeId::preset(preset.get_ref())),
+        ),
+        spec: &agent.layer,
+    });
+    std::iter::once(global)
+        .chain(presets)
+        .chain(agents)
+        .collect()
+}
+
+/// Registers every layer of `deployment`; every problem is reported,
+/// and nothing is kept registered when there is one.
+pub(super) fn register_layers(
+    prompt: &SystemPrompt,
+    tools: &ToolRegistry,
+    deployment: &Deployment,
+) -> Result<Vec<Registration>, Vec<Problem>> {
+    let file = &deployment.file;
+    let known = tools.names();
+    let mut registrations = Vec::new();
+    let mut problems = Vec::new();
+    for layer in layers(deployment) {
+        let handle = match &layer.scope {
+            Some(scope) => prompt.in_scope(scope.clone()),
+            None => prompt.clone(),
+        };
+        if let Some(order) = &layer.spec.tool_order {
+            // Against every tool, before any agent's restriction: a tool
+            // hidden from one agent is still a tool.
+            match order.check_known(file, &layer.whose, known.iter().map(String::as_str)) {
+                Some(problem) => problems.push(problem),
+                None => match handle.tool_order(order.order.clone()) {
+                    Ok(registration) => registrations.push(registration),
+                    Err(error) => problems.push(
+                        file.problem(format!("the `tool_order` of {}: {error}", layer.whose))
+                            .label(order.list.span(), "this list"),
+                    ),
+                },
+            }
+        }
+        let origins = prompt.section_origins(&layer.outer);
+        for section in &layer.spec.sections {
+            match register_section(&handle, deployment, &layer, &origins, section) {
+                Ok(registration) => registrations.push(registration),
+                Err(problem) => problems.push(problem),
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(registrations)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Registers one section of a layer: with its own `order`, or with the
+/// order of the section it shadows; either way bound to the tool the
+/// shadowed section is bound to.
+fn register_section(
+    handle: &SystemPrompt,
+    deployment: &Deployment,
+    layer: &Layer<'_>,
+    origins: &[SectionOrigin],
+    section: &SectionSpec,
+) -> Result<Registration, Problem> {
+    let file = &deployment.file;
+    let name = section.name.get_ref();
+    let shadowed = origins.iter().find(|origin| origin.name == name.as_str());
+    let order = match (&section.order, shadowed) {
+        (Some(order), _) => *order.get_ref(),
+        (None, Some(shadowed)) => shadowed.order,
+        (None, None) => {
+            let names: Vec<&str> = origins.iter().map(|origin| origin.name.as_str()).collect();
+            let mut help = format!(
+                "give it an `order` to add a new section, or shadow one of the sections {} has: {}",
+                layer.outer,
+                names
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if let Some(closest) = closest(name, &names) {
+                help = format!("did you mean `{closest}`? {help}");
+            }
+            return Err(file
+                .problem(format!(
+                    "section `{name}` of {} shadows no section and has no `order`",
+                    layer.whose
+                ))
+                .label(section.name.span(), "no such section")
+                .help(help));
+        }
+    };
+    let (line, _) = file.position(section.name.span().start);
+    let owner = Owner::new(
+        "deployment",
+        format!("{}.sections[{name}]", layer.path),
+        file.name().to_owned(),
+        u32::try_from(line).unwrap_or(u32::MAX),
+    );
+    let mut part =
+        PromptSection::new(name.clone(), order, section.text.get_ref().clone()).owned_by(owner);
+    if let Some(tool) = shadowed.and_then(|shadowed| shadowed.tool.clone()) {
+        part = part.bound_to_tool(tool);
+    }
+    handle.section(part).map_err(|error| {
+        file.problem(format!("{}: {error}", layer.whose))
+            .label(section.text.span(), "this section")
+    })
+}
