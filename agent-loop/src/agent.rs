@@ -71,6 +71,9 @@ impl AgentOptions {
 ///
 /// let agent = Agent::new("coder", AgentOptions::new("gpt-5")).with_tools(["read", "bash"]);
 /// assert_eq!(agent.id().as_str(), "coder");
+/// assert_eq!(agent.scope().to_string(), "global → agent:coder");
+/// let reviewer = Agent::new("reviewer", AgentOptions::new("gpt-5")).with_preset("review");
+/// assert_eq!(reviewer.scope().to_string(), "global → preset:review → agent:reviewer");
 /// assert_eq!(agent.tools(), Some(&["read".to_owned(), "bash".to_owned()][..]));
 /// ```
 #[derive(Clone)]

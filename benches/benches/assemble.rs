@@ -18,8 +18,11 @@
 //!
 //! - `dsh`: `prompt.assemble(&cx)` then `render_prompt(&assembly)`, on a
 //!   registry holding the workload's sections (fixed text), one provider per
-//!   variable, and one tool provider returning a clone of a prebuilt
-//!   `Vec<Arc<ToolSchema>>`.
+//!   variable (returning its value, kept as a shared `Text`), and one tool
+//!   provider returning a clone of a prebuilt `Vec<Arc<ToolSchema>>`.
+//! - `dsh_scoped`: the same registry seen through three layers (global →
+//!   preset → agent), the preset and the agent each shadowing a section and
+//!   the agent a variable with the same text.
 //! - `minijinja`: strict undefined behaviour, the section texts joined by a
 //!   blank line into one precompiled template, rendered with a prebuilt
 //!   context `Value`.
@@ -45,8 +48,8 @@ use criterion::measurement::Measurement;
 use criterion::{Criterion, Throughput};
 use dsh_benches::Workload;
 use dsh_system_prompt::{
-    AssembleContext, PromptSection, Registration, SystemPrompt, ToolSchema, render_prompt,
-    render_prompt_with_spans,
+    AssembleContext, PromptSection, Registration, Scope, ScopeId, SystemPrompt, Text, ToolSchema,
+    render_prompt, render_prompt_with_spans,
 };
 
 const WORKLOADS: [&str; 3] = ["W1", "W2", "W3"];
@@ -102,7 +105,8 @@ impl Dsh {
             registrations.push(prompt.section(section).expect("register section"));
         }
         for (name, value) in &workload.variables {
-            let value = value.clone();
+            // A known value, kept as `Text`: shared at every assembly.
+            let value = Text::from(value.clone());
             let registration = prompt
                 .variable(name.clone(), move |_| Some(value.clone()))
                 .expect("register variable");
@@ -119,6 +123,37 @@ impl Dsh {
             cx: AssembleContext::default(),
             _registrations: registrations,
         }
+    }
+
+    /// The same registry seen through three layers, global → preset →
+    /// agent: the preset shadows the first section, the agent the second
+    /// section and the first variable (each with the same text, so the
+    /// output stays byte-identical).
+    fn scoped(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
+        let mut dsh = Self::new(workload, tools);
+        let (preset, agent) = (ScopeId::preset("bench"), ScopeId::agent("bench"));
+        let shadows = [
+            (&preset, &workload.sections[0]),
+            (&agent, &workload.sections[1]),
+        ];
+        for (scope, section) in shadows {
+            let section =
+                PromptSection::new(section.name.clone(), section.order, to_dsh(&section.text));
+            let registration = dsh.prompt.in_scope(scope.clone()).section(section);
+            dsh._registrations
+                .push(registration.expect("register a shadow"));
+        }
+        if let Some((name, value)) = workload.variables.iter().next() {
+            let value = Text::from(value.clone());
+            let registration = dsh
+                .prompt
+                .in_scope(agent.clone())
+                .variable(name.clone(), move |_| Some(value.clone()));
+            dsh._registrations
+                .push(registration.expect("register a shadow"));
+        }
+        dsh.cx = AssembleContext::new().with_scope(Scope::new([preset, agent]));
+        dsh
     }
 
     fn run(&self) -> String {
@@ -274,6 +309,8 @@ impl Floor {
 struct Fixture {
     name: &'static str,
     dsh: Dsh,
+    /// `dsh` through three layers, with shadows.
+    dsh_scoped: Dsh,
     jinja: Jinja,
     hbs: Hbs,
     floor: Floor,
@@ -290,6 +327,7 @@ impl Fixture {
         let mut fixture = Self {
             name,
             dsh: Dsh::new(&workload, &tools),
+            dsh_scoped: Dsh::scoped(&workload, &tools),
             jinja: Jinja::new(&workload),
             hbs: Hbs::new(&workload),
             floor: Floor::new(&workload, &tools),
@@ -312,6 +350,11 @@ impl Fixture {
         );
 
         let expected = fixture.dsh.run();
+        assert_eq!(
+            fixture.dsh_scoped.run(),
+            expected,
+            "{name}: dsh through three layers"
+        );
         let joined = fixture.jinja.env.get_template(JOINED).expect("template");
         let sections = fixture.jinja.section_templates(&workload);
         assert_eq!(fixture.jinja.run(&joined), expected, "{name}: minijinja");
@@ -380,6 +423,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
         let Fixture {
             name,
             dsh,
+            dsh_scoped,
             jinja,
             hbs,
             floor,
@@ -388,6 +432,9 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
         let joined = jinja.env.get_template(JOINED).expect("template");
         group.throughput(Throughput::Bytes(*bytes));
         group.bench_function(format!("dsh/{name}"), |b| b.iter(|| dsh.run()));
+        group.bench_function(format!("dsh_scoped/{name}"), |b| {
+            b.iter(|| dsh_scoped.run())
+        });
         group.bench_function(format!("minijinja/{name}"), |b| {
             b.iter(|| jinja.run(black_box(&joined)))
         });

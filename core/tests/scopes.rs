@@ -317,6 +317,53 @@ fn the_tool_order_applies_after_the_waterfall() {
     assert_eq!(tool_names(&prompt.assemble(&global())), ["bash", "read"]);
 }
 
+#[test]
+fn section_origins_name_the_layer_and_what_it_shadows() {
+    let prompt = SystemPrompt::empty();
+    let _global = prompt
+        .section(section("tool:bash", 105, "G").bound_to_tool("bash"))
+        .unwrap();
+    let _preset = prompt
+        .in_scope(preset())
+        .section(section("tool:bash", 105, "P"))
+        .unwrap();
+    let _agent = prompt
+        .in_scope(agent())
+        .section(section("tool:bash", 105, "A"))
+        .unwrap();
+    let _new = prompt
+        .in_scope(agent())
+        .section(section("extra", 1, "E"))
+        .unwrap();
+
+    let origins = prompt.section_origins(&Scope::new([preset(), agent()]));
+    let rows: Vec<(&str, Option<&ScopeId>, Vec<Option<&ScopeId>>)> = origins
+        .iter()
+        .map(|origin| {
+            (
+                origin.name.as_str(),
+                origin.layer.as_ref(),
+                origin
+                    .shadows
+                    .iter()
+                    .map(|(layer, _)| layer.as_ref())
+                    .collect(),
+            )
+        })
+        .collect();
+    let (preset, agent) = (preset(), agent());
+    assert_eq!(
+        rows,
+        [
+            ("extra", Some(&agent), vec![]),
+            ("tool:bash", Some(&agent), vec![Some(&preset), None]),
+        ]
+    );
+    let global = prompt.section_origins(&Scope::global());
+    assert_eq!(global.len(), 1);
+    assert_eq!(global[0].tool.as_deref(), Some("bash"));
+}
+
 // ---------------------------------------------------------------------------
 // Duplicates within one layer
 

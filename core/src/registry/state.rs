@@ -98,6 +98,25 @@ pub(super) struct Resolved {
     pub(super) plan: OnceLock<Compiled>,
 }
 
+/// A resolution as an assembly holds it: the state's global one
+/// borrowed, or a scope chain's shared out of the cache, whose lock is
+/// not held while the assembly runs.
+pub(super) enum ResolvedRef<'a> {
+    Global(&'a Resolved),
+    Scoped(Arc<Resolved>),
+}
+
+impl std::ops::Deref for ResolvedRef<'_> {
+    type Target = Resolved;
+
+    fn deref(&self) -> &Resolved {
+        match self {
+            Self::Global(resolved) => resolved,
+            Self::Scoped(resolved) => resolved,
+        }
+    }
+}
+
 /// The resolutions of the scope chains assembled so far. A new state
 /// starts with none: cloning a state (to change it) never carries
 /// resolutions of the old one over.
@@ -138,20 +157,20 @@ impl State {
     /// What assemblies of `scope` share: the global resolution when no
     /// layer of the chain holds a registration, else the chain's own,
     /// resolved at its first assembly.
-    pub(super) fn resolved(&self, scope: &Scope) -> Arc<Resolved> {
+    pub(super) fn resolved(&self, scope: &Scope) -> ResolvedRef<'_> {
         if !scope
             .layers()
             .iter()
             .any(|layer| self.layers.contains(layer))
         {
-            return Arc::clone(&self.global);
+            return ResolvedRef::Global(&self.global);
         }
         if let Some(resolved) = self.scoped.0.read().get(scope) {
-            return Arc::clone(resolved);
+            return ResolvedRef::Scoped(Arc::clone(resolved));
         }
         let resolved = Arc::new(Resolved::of(self, scope));
         let mut cache = self.scoped.0.write();
-        Arc::clone(cache.entry(scope.clone()).or_insert(resolved))
+        ResolvedRef::Scoped(Arc::clone(cache.entry(scope.clone()).or_insert(resolved)))
     }
 
     pub(super) fn remove(&mut self, id: Id) -> Option<(Contribution, Option<ScopeId>)> {
