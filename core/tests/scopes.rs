@@ -337,7 +337,9 @@ fn section_origins_name_the_layer_and_what_it_shadows() {
         .unwrap();
 
     let origins = prompt.section_origins(&Scope::new([preset(), agent()]));
-    let rows: Vec<(&str, Option<&ScopeId>, Vec<Option<&ScopeId>>)> = origins
+    /// A section's name, layer, and the layers it shadows.
+    type Row<'a> = (&'a str, Option<&'a ScopeId>, Vec<Option<&'a ScopeId>>);
+    let rows: Vec<Row<'_>> = origins
         .iter()
         .map(|origin| {
             (
