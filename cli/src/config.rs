@@ -36,6 +36,11 @@
 //! max_prompt_tokens = 4000          # optional: `dsh check` fails when the prompt and tools exceed it
 //! ```
 //!
+//! Per-agent variants without copies — `preset = "…"` naming a
+//! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
+//! and a deployment-wide `tool_order` — are described in
+//! [`layers`](self::layers).
+//!
 //! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
 //! `cl100k_base`); left out, each agent's model selects it, and a model no
 //! table knows is counted with `o200k_base`, which `dsh prompt --format
