@@ -2,7 +2,7 @@
 //! panics, cancellation, the step limit, and what a tool learns about the
 //! turn that calls it.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

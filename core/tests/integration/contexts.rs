@@ -9,7 +9,7 @@ use dsh_system_prompt::{
     SystemPrompt, ToolSchema, check_prompt, render_context, render_prompt,
 };
 
-mod support;
+use crate::support;
 use support::{assert_mentions, registry, render_default};
 
 /// The contexts of `prompt`, rendered for a caller that adds nothing.

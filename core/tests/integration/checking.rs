@@ -9,7 +9,7 @@ use dsh_system_prompt::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 use support::{assembly, registry};
 
 /// One problem: its section, its kind, and its spans in the section's text.

@@ -2,7 +2,7 @@
 //! the rendered contexts change, nothing when they do not, a clear marker
 //! when they empty; the system prompt never changes for them.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

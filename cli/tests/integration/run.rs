@@ -1,7 +1,7 @@
 //! `dsh run`: whole turns through the agent loop, with the scripted
 //! adapter and with the OpenAI-compatible adapter against a local server.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The todo list reaches the model as runtime context at the tail of the
 //! conversation, and the system prompt stays the same while it changes.
 
-mod common;
+use crate::common;
 
 #[test]
 fn the_todo_list_is_runtime_context_not_system_prompt() {

@@ -10,7 +10,7 @@ use dsh_system_prompt::{
 };
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 use support::{assembly, assert_mentions, registry, render_default};
 
 #[allow(

@@ -5,7 +5,7 @@
 //! deadlock fails the test instead of stalling the run. The deadline is
 //! generous and says nothing about speed.
 
-mod support;
+use crate::support;
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;

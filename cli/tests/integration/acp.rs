@@ -2,7 +2,7 @@
 //! the client side of the `agent-client-protocol` crate (and, for what a
 //! well-behaved client never sends, through raw lines on its stdin).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

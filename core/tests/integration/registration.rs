@@ -1,7 +1,7 @@
 //! Registration: what `SystemPrompt::section`, `variable`, `tools`,
 //! `on_assemble` and `on_change` accept, refuse, and undo.
 
-mod support;
+use crate::support;
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,6 @@
 //! Assembly: the waterfall, the owned snapshot, and tool-bound guidance.
 
-mod support;
+use crate::support;
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};

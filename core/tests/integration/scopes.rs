@@ -2,7 +2,7 @@
 //! shadowed providers never called, scoped listeners, duplicates within a
 //! layer, tool order and complete sections — and a reference model.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;

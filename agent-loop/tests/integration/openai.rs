@@ -1,7 +1,7 @@
 //! The OpenAI-compatible adapter, end to end against a local HTTP server
 //! the test starts on 127.0.0.1 (no network).
 
-mod support;
+use crate::support;
 
 use std::collections::VecDeque;
 use std::sync::Arc;

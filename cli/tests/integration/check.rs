@@ -1,7 +1,7 @@
 //! `dsh check`: every problem of a deployment, each pointing at its place
 //! in the file.
 
-mod common;
+use crate::common;
 
 use common::{assert_status, dsh, stderr, stdout};
 

@@ -1,7 +1,7 @@
 //! With the real tool crates installed, an agent's prompt is its persona,
 //! then `tool:read`, then `tool:bash` — and guidance leaves with its tool.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

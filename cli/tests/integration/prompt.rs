@@ -1,7 +1,7 @@
 //! `dsh prompt`: the system prompt of the example deployments, as text,
 //! explained and as JSON.
 
-mod common;
+use crate::common;
 
 use common::{assert_status, dsh, stdout, workspace};
 

@@ -2,7 +2,7 @@
 //! nothing else; `<<model>>` and `<<cwd>>` from the agent and its session;
 //! a render failure contained in its turn.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

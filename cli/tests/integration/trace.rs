@@ -1,7 +1,7 @@
 //! `dsh run --trace`: the prefix-stability report of a session, and the
 //! summary every `dsh run` ends with.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
