@@ -350,10 +350,12 @@ impl Deployment {
             model,
             persona,
             tools,
+            preset,
         } = child.get_ref().child_of(AgentFields {
             model: parent.model.clone(),
             persona: parent.persona.clone(),
             tools: Some(parent.tools.clone()),
+            preset: parent.preset.clone(),
         });
         Some(AgentSpec {
             id: Spanned::new(
@@ -364,7 +366,7 @@ impl Deployment {
             persona,
             tools: tools.unwrap_or_default(),
             max_prompt_tokens: None,
-            preset: parent.preset.clone(),
+            preset,
             layer: LayerSpec::default(),
         })
     }

@@ -56,6 +56,8 @@ pub struct AgentFields<S = String> {
     pub persona: S,
     /// The tools it may use; `None` means every installed tool.
     pub tools: Option<Vec<S>>,
+    /// The preset it joins, if any. A child always joins its parent's.
+    pub preset: Option<S>,
 }
 
 impl AgentFields {
@@ -65,6 +67,7 @@ impl AgentFields {
             model: agent.model().to_owned(),
             persona: agent.persona().to_owned(),
             tools: agent.tools().map(<[String]>::to_vec),
+            preset: agent.preset().map(str::to_owned),
         }
     }
 }
@@ -72,12 +75,15 @@ impl AgentFields {
 impl<S: Clone> ChildAgentConfig<S> {
     /// The child of a parent with the fields `parent`: each field the
     /// config gives, or else the parent's — the tools too, so a child of a
-    /// parent with every tool has every tool.
+    /// parent with every tool has every tool. The child joins the parent's
+    /// preset, so it sees what the preset adds; its own persona still
+    /// shadows the parent's.
     pub fn child_of(&self, parent: AgentFields<S>) -> AgentFields<S> {
         AgentFields {
             model: self.model.clone().unwrap_or(parent.model),
             persona: self.persona.clone().unwrap_or(parent.persona),
             tools: self.tools.clone().or(parent.tools),
+            preset: parent.preset,
         }
     }
 }
@@ -146,19 +152,18 @@ impl SpawnProvider {
 
     /// The child this provider starts for `parent`: its id
     /// ([`child_id`](Self::child_id)), and its fields by
-    /// [`ChildAgentConfig::child_of`]; it joins the parent's preset. What a front end shows as the
+    /// [`ChildAgentConfig::child_of`]. What a front end shows as the
     /// child's prompt is the prompt of this agent.
     pub fn child_agent(&self, parent: &Agent) -> Agent {
         let AgentFields {
             model,
             persona,
             tools,
+            preset,
         } = self.child.child_of(AgentFields::of(parent));
         let id = Self::child_id(parent.id().as_str(), &self.name);
         let mut agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
-        // A child joins its parent's preset: it sees what the preset adds,
-        // and its own layer shadows it.
-        if let Some(preset) = parent.preset() {
+        if let Some(preset) = preset {
             agent = agent.with_preset(preset);
         }
         match tools {

@@ -584,3 +584,18 @@ async fn in_process_providers_need_the_calling_turn() -> TestResult {
     );
     Ok(())
 }
+
+/// The child rule's one owner gives the preset too: a spawned child joins
+/// its parent's preset (and sees what it adds), under its own id.
+#[test]
+fn a_spawned_child_joins_its_parents_preset() {
+    let parent = Agent::new("reviewer", AgentOptions::new("m")).with_preset("review");
+    let child = SpawnProvider::new().named("task").child_agent(&parent);
+    assert_eq!(child.preset(), Some("review"));
+    assert_eq!(
+        child.scope().to_string(),
+        "global → preset:review → agent:reviewer/task"
+    );
+    let loner = SpawnProvider::new().child_agent(&Agent::new("coder", AgentOptions::new("m")));
+    assert_eq!(loner.preset(), None);
+}
