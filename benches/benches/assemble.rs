@@ -46,41 +46,15 @@ use std::time::Duration;
 
 use criterion::measurement::Measurement;
 use criterion::{Criterion, Throughput};
-use dsh_benches::Workload;
+use dsh_benches::{Workload, WorkloadPrompt};
 use dsh_system_prompt::{
-    AssembleContext, PromptSection, Registration, Scope, ScopeId, SystemPrompt, Text, ToolSchema,
-    render_prompt, render_prompt_with_spans,
+    AssembleContext, PromptAssembly, ToolSchema, render_prompt, render_prompt_with_spans,
 };
 
 const WORKLOADS: [&str; 3] = ["W1", "W2", "W3"];
 const SEPARATOR: &str = "\n\n";
 /// The name of the joined template; no section name contains `<`.
 const JOINED: &str = "<joined>";
-
-/// `{{name}}` (optionally with spaces inside) becomes `<<name>>`. Panics on
-/// anything the conversion could get wrong: other `{`/`}` pairs, or text
-/// that already contains `<<`.
-fn to_dsh(text: &str) -> String {
-    assert!(!text.contains("<<"), "section text already contains `<<`");
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 2..];
-        let close = after.find("}}").expect("`{{` without `}}`");
-        let name = after[..close].trim();
-        assert!(
-            dsh_system_prompt::template::is_variable_name(name),
-            "not a reference: {{{{{name}}}}}"
-        );
-        out.push_str("<<");
-        out.push_str(name);
-        out.push_str(">>");
-        rest = &after[close + 2..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// The joined template for the two template engines: the original texts
 /// (`{{name}}` is valid jinja and handlebars), joined by a blank line.
@@ -89,76 +63,34 @@ fn joined_source(workload: &Workload) -> String {
     texts.join(SEPARATOR)
 }
 
+/// The workload's registry, and the context every step assembles with.
 struct Dsh {
-    prompt: SystemPrompt,
+    registry: WorkloadPrompt,
     cx: AssembleContext,
-    _registrations: Vec<Registration>,
 }
 
 impl Dsh {
     fn new(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
-        let prompt = SystemPrompt::empty();
-        let mut registrations = Vec::new();
-        for section in &workload.sections {
-            let text = to_dsh(&section.text);
-            let section = PromptSection::new(section.name.clone(), section.order, text);
-            registrations.push(prompt.section(section).expect("register section"));
-        }
-        for (name, value) in &workload.variables {
-            // A known value, kept as `Text`: shared at every assembly.
-            let value = Text::from(value.clone());
-            let registration = prompt
-                .variable(name.clone(), move |_| Some(value.clone()))
-                .expect("register variable");
-            registrations.push(registration);
-        }
-        let tools = tools.to_vec();
-        registrations.push(
-            prompt
-                .tools("workload", move |_| tools.clone())
-                .expect("register tools"),
-        );
         Self {
-            prompt,
+            registry: WorkloadPrompt::new(workload, tools),
             cx: AssembleContext::default(),
-            _registrations: registrations,
         }
     }
 
-    /// The same registry seen through three layers, global → preset →
-    /// agent: the preset shadows the first section, the agent the second
-    /// section and the first variable (each with the same text, so the
-    /// output stays byte-identical).
+    /// The same registry seen through three layers, with shadows
+    /// ([`WorkloadPrompt::with_layers`]).
     fn scoped(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
-        let mut dsh = Self::new(workload, tools);
-        let (preset, agent) = (ScopeId::preset("bench"), ScopeId::agent("bench"));
-        let shadows = [
-            (&preset, &workload.sections[0]),
-            (&agent, &workload.sections[1]),
-        ];
-        for (scope, section) in shadows {
-            let section =
-                PromptSection::new(section.name.clone(), section.order, to_dsh(&section.text));
-            let registration = dsh.prompt.in_scope(scope.clone()).section(section);
-            dsh._registrations
-                .push(registration.expect("register a shadow"));
-        }
-        if let Some((name, value)) = workload.variables.iter().next() {
-            let value = Text::from(value.clone());
-            let registration = dsh
-                .prompt
-                .in_scope(agent.clone())
-                .variable(name.clone(), move |_| Some(value.clone()));
-            dsh._registrations
-                .push(registration.expect("register a shadow"));
-        }
-        dsh.cx = AssembleContext::new().with_scope(Scope::new([preset, agent]));
-        dsh
+        let mut registry = WorkloadPrompt::new(workload, tools);
+        let cx = registry.with_layers(workload);
+        Self { registry, cx }
+    }
+
+    fn assemble(&self) -> PromptAssembly {
+        self.registry.prompt.assemble(&self.cx)
     }
 
     fn run(&self) -> String {
-        let assembly = self.prompt.assemble(&self.cx);
-        render_prompt(&assembly).expect("render")
+        render_prompt(&self.assemble()).expect("render")
     }
 }
 
@@ -273,13 +205,16 @@ impl Floor {
             .sections
             .iter()
             .map(|section| {
-                dsh_system_prompt::template::interpolate(&to_dsh(&section.text), |reference| {
-                    workload
-                        .variables
-                        .get(reference.name)
-                        .map(String::as_str)
-                        .ok_or(reference.name.to_owned())
-                })
+                dsh_system_prompt::template::interpolate(
+                    &dsh_benches::to_dsh(&section.text),
+                    |reference| {
+                        workload
+                            .variables
+                            .get(reference.name)
+                            .map(String::as_str)
+                            .ok_or(reference.name.to_owned())
+                    },
+                )
                 .expect("interpolate")
             })
             .filter(|piece| !piece.is_empty())
@@ -373,7 +308,7 @@ impl Fixture {
         assert_eq!(floor_text, expected, "{name}: floor");
         assert_eq!(floor_tools.len(), workload.tools.len());
 
-        let assembly = fixture.dsh.prompt.assemble(&fixture.dsh.cx);
+        let assembly = fixture.dsh.assemble();
         // The spans variant renders section by section: the same text.
         let spans = render_prompt_with_spans(&assembly).expect("render with spans");
         assert_eq!(spans.text, expected, "{name}: render_prompt_with_spans");
@@ -444,9 +379,9 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
         });
         if variants {
             group.bench_function(format!("dsh_assemble_only/{name}"), |b| {
-                b.iter(|| dsh.prompt.assemble(&dsh.cx))
+                b.iter(|| dsh.assemble())
             });
-            let assembly = dsh.prompt.assemble(&dsh.cx);
+            let assembly = dsh.assemble();
             group.bench_function(format!("dsh_render_only/{name}"), |b| {
                 b.iter(|| render_prompt(black_box(&assembly)).expect("render"))
             });
@@ -467,10 +402,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
 }
 
 fn config() -> Criterion {
-    Criterion::default()
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1))
-        .sample_size(30)
+    dsh_benches::criterion(30, Duration::from_secs(3))
 }
 
 fn main() {

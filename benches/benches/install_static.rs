@@ -26,15 +26,10 @@ fn install(c: &mut Criterion) {
     });
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .measurement_time(Duration::from_secs(5))
-        .warm_up_time(Duration::from_secs(1))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    // Criterion's default of 100 samples: one install is well under 1 ms.
+    config = dsh_benches::criterion(100, Duration::from_secs(5));
     targets = install
 }
 criterion_main!(benches);

@@ -49,6 +49,24 @@ fn parse_and_render(source: &str) -> String {
         .expect("benchmark variables are defined")
 }
 
+/// Benchmarks `run` on each case `(name, size label, source)` in the
+/// group `group`, in bytes per second of source.
+fn bench_cases<T>(
+    c: &mut Criterion,
+    group: &str,
+    cases: &[(&str, &str, String)],
+    run: impl Fn(&str) -> T,
+) {
+    let mut group = c.benchmark_group(group);
+    for (name, label, source) in cases {
+        group.throughput(Throughput::Bytes(source.len() as u64));
+        group.bench_with_input(BenchmarkId::new(*name, label), source, |b, source| {
+            b.iter(|| run(black_box(source)));
+        });
+    }
+    group.finish();
+}
+
 /// A size and its label in benchmark ids.
 const SIZES: [(&str, usize); 2] = [("64KiB", 64 * KIB), ("1MiB", MIB)];
 
@@ -68,14 +86,7 @@ fn bench_valid(c: &mut Criterion) {
         // Dense escapes: one every three bytes.
         cases.push(("escapes", label, repeat_to("\\<<", size)));
     }
-    let mut group = c.benchmark_group("parse_render");
-    for (name, label, source) in &cases {
-        group.throughput(Throughput::Bytes(source.len() as u64));
-        group.bench_with_input(BenchmarkId::new(*name, label), source, |b, source| {
-            b.iter(|| parse_and_render(black_box(source)));
-        });
-    }
-    group.finish();
+    bench_cases(c, "parse_render", &cases, parse_and_render);
 }
 
 fn bench_invalid(c: &mut Criterion) {
@@ -99,18 +110,11 @@ fn bench_invalid(c: &mut Criterion) {
         // An unclosed opening every nine bytes.
         cases.push(("unclosed", label, repeat_to("<<<ab>>> ", size)));
     }
-    let mut group = c.benchmark_group("parse_errors");
-    for (name, label, source) in &cases {
-        group.throughput(Throughput::Bytes(source.len() as u64));
-        group.bench_with_input(BenchmarkId::new(*name, label), source, |b, source| {
-            b.iter(|| {
-                let errors =
-                    Template::parse(black_box(source)).expect_err("benchmark template is invalid");
-                black_box(errors.len())
-            });
-        });
-    }
-    group.finish();
+    bench_cases(c, "parse_errors", &cases, |source| {
+        Template::parse(source)
+            .expect_err("benchmark template is invalid")
+            .len()
+    });
 }
 
 fn bench_escape(c: &mut Criterion) {
@@ -123,18 +127,9 @@ fn bench_escape(c: &mut Criterion) {
     group.finish();
 }
 
-/// Modest settings: the benchmark machine has two cores, and the point is
-/// the shape across cases, not the last percent.
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = dsh_benches::criterion(20, Duration::from_secs(3));
     targets = bench_valid, bench_invalid, bench_escape
 }
 criterion_main!(benches);

@@ -30,54 +30,21 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dsh_agent_loop::Tokenizer;
-use dsh_benches::Workload;
+use dsh_benches::{Workload, WorkloadPrompt};
 use dsh_system_prompt::{
-    AssembleContext, PromptAssembly, PromptSection, Registration, SystemPrompt, ToolSchema,
-    render_prompt, render_prompt_with_spans,
+    AssembleContext, PromptAssembly, ToolSchema, render_prompt, render_prompt_with_spans,
 };
 
-/// A registry holding the workload: its sections (`{{name}}` written as
-/// `<<name>>`), one provider per variable, one tool provider.
-struct Registry {
-    prompt: SystemPrompt,
-    _registrations: Vec<Registration>,
+/// The workload `name`'s registry, its tool schemas prebuilt.
+fn load(name: &str) -> WorkloadPrompt {
+    let workload = Workload::load(name);
+    let tools: Vec<Arc<ToolSchema>> = workload.tools.iter().cloned().map(Arc::new).collect();
+    WorkloadPrompt::new(&workload, &tools)
 }
 
-impl Registry {
-    fn load(name: &str) -> Self {
-        let workload = Workload::load(name);
-        let prompt = SystemPrompt::empty();
-        let mut registrations = Vec::new();
-        for section in &workload.sections {
-            // The workloads' references are `{{name}}` with no spaces, and
-            // no text has `<<` of its own (the `assemble` bench checks).
-            let text = section.text.replace("{{", "<<").replace("}}", ">>");
-            let section = PromptSection::new(section.name.clone(), section.order, text);
-            registrations.push(prompt.section(section).expect("register section"));
-        }
-        for (name, value) in &workload.variables {
-            let value = value.clone();
-            registrations.push(
-                prompt
-                    .variable(name.clone(), move |_| Some(value.clone()))
-                    .expect("register variable"),
-            );
-        }
-        let tools: Vec<Arc<ToolSchema>> = workload.tools.into_iter().map(Arc::new).collect();
-        registrations.push(
-            prompt
-                .tools("workload", move |_| tools.clone())
-                .expect("register tools"),
-        );
-        Self {
-            prompt,
-            _registrations: registrations,
-        }
-    }
-
-    fn assemble(&self) -> PromptAssembly {
-        self.prompt.assemble(&AssembleContext::default())
-    }
+/// `registry`'s assembly, as every step makes it.
+fn assemble(registry: &WorkloadPrompt) -> PromptAssembly {
+    registry.prompt.assemble(&AssembleContext::default())
 }
 
 fn count_tool_schemas(tokenizer: Tokenizer, tools: &[Arc<ToolSchema>]) -> usize {
@@ -92,8 +59,8 @@ fn tokens(c: &mut Criterion) {
     let tokenizer = Tokenizer::for_model("gpt-5");
     let mut group = c.benchmark_group("tokens");
     for name in ["W1", "W2"] {
-        let registry = Registry::load(name);
-        let assembly = registry.assemble();
+        let registry = load(name);
+        let assembly = assemble(&registry);
         let prompt = render_prompt_with_spans(&assembly).expect("render");
         // Once, outside timing: the counts, and that the parts add up.
         let counts = tokenizer.count_sections(&prompt);
@@ -114,7 +81,7 @@ fn tokens(c: &mut Criterion) {
 
         group.throughput(Throughput::Bytes(prompt.text.len() as u64));
         group.bench_function(format!("assemble_render/{name}"), |b| {
-            b.iter(|| render_prompt(&registry.assemble()).expect("render"))
+            b.iter(|| render_prompt(&assemble(&registry)).expect("render"))
         });
         group.bench_function(format!("system_prompt/{name}"), |b| {
             b.iter(|| tokenizer.count_sections(black_box(&prompt)))
@@ -137,16 +104,9 @@ fn tokens(c: &mut Criterion) {
     build.finish();
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .measurement_time(Duration::from_secs(5))
-        .warm_up_time(Duration::from_secs(1))
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = dsh_benches::criterion(20, Duration::from_secs(5));
     targets = tokens
 }
 criterion_main!(benches);

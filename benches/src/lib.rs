@@ -1,7 +1,8 @@
-//! Benchmarks of the dsh workspace. Its one piece of code is the loader of
-//! the shared workloads ([`Workload::load`]); its benchmarks are under
-//! `benches/`, each with the command that runs it in its module
-//! documentation:
+//! Benchmarks of the dsh workspace. Its code is what the benchmarks share:
+//! the loader of the shared workloads ([`Workload::load`]), the registry
+//! holding one ([`WorkloadPrompt`]) and the criterion settings
+//! ([`criterion`]); its benchmarks are under `benches/`, each with the
+//! command that runs it in its module documentation:
 //!
 //! - `assemble`: `SystemPrompt::assemble` + `render_prompt` on the shared
 //!   workloads, against minijinja, handlebars and the floor
@@ -20,8 +21,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
-use dsh_system_prompt::ToolSchema;
+use criterion::Criterion;
+use dsh_system_prompt::{
+    AssembleContext, PromptSection, Registration, Scope, ScopeId, SystemPrompt, Text, ToolSchema,
+};
 use serde::Deserialize;
 
 /// A workload file of `../shared/bench/`: `{ sections, variables, tools }`.
@@ -72,4 +78,112 @@ fn bench_dir() -> PathBuf {
             beside.display()
         ),
     }
+}
+
+/// A registry holding a workload: its sections (`{{name}}` written as
+/// `<<name>>`, see [`to_dsh`]), one provider per variable, and one tool
+/// provider returning a clone of a prebuilt `Vec<Arc<ToolSchema>>`.
+#[derive(Debug)]
+pub struct WorkloadPrompt {
+    /// The registry.
+    pub prompt: SystemPrompt,
+    _registrations: Vec<Registration>,
+}
+
+impl WorkloadPrompt {
+    /// Registers `workload`'s sections and variables, and `tools`, in an
+    /// empty registry. Panics when one does not register: a benchmark of
+    /// another prompt measures nothing.
+    pub fn new(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
+        let prompt = SystemPrompt::empty();
+        let mut registrations = Vec::new();
+        for section in &workload.sections {
+            let text = to_dsh(&section.text);
+            let section = PromptSection::new(section.name.clone(), section.order, text);
+            registrations.push(prompt.section(section).expect("register section"));
+        }
+        for (name, value) in &workload.variables {
+            // A known value, kept as `Text`: shared at every assembly.
+            let value = Text::from(value.clone());
+            let registration = prompt
+                .variable(name.clone(), move |_| Some(value.clone()))
+                .expect("register variable");
+            registrations.push(registration);
+        }
+        let tools = tools.to_vec();
+        registrations.push(
+            prompt
+                .tools("workload", move |_| tools.clone())
+                .expect("register tools"),
+        );
+        Self {
+            prompt,
+            _registrations: registrations,
+        }
+    }
+
+    /// Makes the registry a three-layer one, global → preset → agent: the
+    /// preset shadows the workload's first section, the agent its second
+    /// section and first variable, each with the same text, so the output
+    /// stays byte-identical. Returns the context of an assembly through
+    /// all three layers.
+    pub fn with_layers(&mut self, workload: &Workload) -> AssembleContext {
+        let (preset, agent) = (ScopeId::preset("bench"), ScopeId::agent("bench"));
+        let shadows = [
+            (&preset, &workload.sections[0]),
+            (&agent, &workload.sections[1]),
+        ];
+        for (scope, section) in shadows {
+            let section =
+                PromptSection::new(section.name.clone(), section.order, to_dsh(&section.text));
+            let registration = self.prompt.in_scope(scope.clone()).section(section);
+            self._registrations
+                .push(registration.expect("register a shadow"));
+        }
+        if let Some((name, value)) = workload.variables.iter().next() {
+            let value = Text::from(value.clone());
+            let registration = self
+                .prompt
+                .in_scope(agent.clone())
+                .variable(name.clone(), move |_| Some(value.clone()));
+            self._registrations
+                .push(registration.expect("register a shadow"));
+        }
+        AssembleContext::new().with_scope(Scope::new([preset, agent]))
+    }
+}
+
+/// `{{name}}` (optionally with spaces inside) becomes `<<name>>`. Panics on
+/// anything the conversion could get wrong: other `{`/`}` pairs, or text
+/// that already contains `<<`.
+pub fn to_dsh(text: &str) -> String {
+    assert!(!text.contains("<<"), "section text already contains `<<`");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let close = after.find("}}").expect("`{{` without `}}`");
+        let name = after[..close].trim();
+        assert!(
+            dsh_system_prompt::template::is_variable_name(name),
+            "not a reference: {{{{{name}}}}}"
+        );
+        out.push_str("<<");
+        out.push_str(name);
+        out.push_str(">>");
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Modest criterion settings: `samples` samples, each measured for
+/// `measurement` after a second of warm-up. The benchmark machine has two
+/// cores, and the point is the shape across cases, not the last percent.
+pub fn criterion(samples: usize, measurement: Duration) -> Criterion {
+    Criterion::default()
+        .sample_size(samples)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(measurement)
 }

@@ -13,6 +13,37 @@ fn characters() -> impl Iterator<Item = char> {
         .chain(['é', 'ß', 'ı', 'Ａ', 'а', '٣', '\u{0}'])
 }
 
+/// `is_name` holds for every name of `accepted` and none of `rejected`.
+fn assert_names(is_name: fn(&str) -> bool, accepted: &[&str], rejected: &[&str]) {
+    for name in accepted {
+        assert!(is_name(name), "{name}");
+    }
+    for name in rejected {
+        assert!(!is_name(name), "{name:?}");
+    }
+}
+
+/// A one-character name is a name exactly when `starts` holds for it.
+fn assert_first_characters(is_name: fn(&str) -> bool, starts: fn(char) -> bool) {
+    for c in characters() {
+        assert_eq!(is_name(&c.to_string()), starts(c), "{c:?}");
+    }
+}
+
+/// After the name `first`, a character continues a name exactly when
+/// `continues` holds for it: at the end (`{first}{c}`) and inside
+/// (`{first}{c}{first}`).
+fn assert_later_characters(is_name: fn(&str) -> bool, first: &str, continues: fn(char) -> bool) {
+    for c in characters() {
+        assert_eq!(is_name(&format!("{first}{c}")), continues(c), "{c:?}");
+        assert_eq!(
+            is_name(&format!("{first}{c}{first}")),
+            continues(c),
+            "{c:?}"
+        );
+    }
+}
+
 #[test]
 fn the_grammars_are_stated_for_error_messages() {
     assert_eq!(VARIABLE_NAME_GRAMMAR, "[a-z][a-z0-9_]*");
@@ -21,78 +52,61 @@ fn the_grammars_are_stated_for_error_messages() {
 
 #[test]
 fn variable_names_accept_the_documented_examples() {
-    for name in ["model", "cwd", "git_branch2", "a", "a_", "x9"] {
-        assert!(is_variable_name(name), "{name}");
-    }
-    for name in [
-        "", "Model", "mOdel", "2fa", "_x", "a-b", "a b", "a.b", "a:b", "modèle", " a",
-    ] {
-        assert!(!is_variable_name(name), "{name:?}");
-    }
+    assert_names(
+        is_variable_name,
+        &["model", "cwd", "git_branch2", "a", "a_", "x9"],
+        &[
+            "", "Model", "mOdel", "2fa", "_x", "a-b", "a b", "a.b", "a:b", "modèle", " a",
+        ],
+    );
 }
 
 #[test]
 fn a_variable_name_starts_with_a_lowercase_ascii_letter() {
-    for c in characters() {
-        assert_eq!(
-            is_variable_name(&c.to_string()),
-            c.is_ascii_lowercase(),
-            "{c:?}"
-        );
-    }
+    assert_first_characters(is_variable_name, |c| c.is_ascii_lowercase());
 }
 
 #[test]
 fn a_variable_name_continues_with_lowercase_letters_digits_or_underscores() {
-    for c in characters() {
-        let expected = c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
-        assert_eq!(is_variable_name(&format!("a{c}")), expected, "{c:?}");
-        assert_eq!(is_variable_name(&format!("a{c}b")), expected, "{c:?}");
-    }
+    assert_later_characters(is_variable_name, "a", |c| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'
+    });
 }
 
 #[test]
 fn section_names_accept_the_documented_examples() {
-    for name in [
-        "tool:bash",
-        "agent:persona",
-        "dsh_tool_bash::EXIT_CODE_HABIT",
-        "A",
-        "v1.2-rc",
-    ] {
-        assert!(is_section_name(name), "{name}");
-    }
-    for name in [
-        "",
-        ":bash",
-        "1tool",
-        "_x",
-        "-x",
-        "tool bash",
-        "tool/bash",
-        "outil:répertoire",
-    ] {
-        assert!(!is_section_name(name), "{name:?}");
-    }
+    assert_names(
+        is_section_name,
+        &[
+            "tool:bash",
+            "agent:persona",
+            "dsh_tool_bash::EXIT_CODE_HABIT",
+            "A",
+            "v1.2-rc",
+        ],
+        &[
+            "",
+            ":bash",
+            "1tool",
+            "_x",
+            "-x",
+            "tool bash",
+            "tool/bash",
+            "outil:répertoire",
+        ],
+    );
 }
 
 #[test]
 fn a_section_name_starts_with_an_ascii_letter() {
-    for c in characters() {
-        assert_eq!(
-            is_section_name(&c.to_string()),
-            c.is_ascii_alphabetic(),
-            "{c:?}"
-        );
-    }
+    assert_first_characters(is_section_name, |c| c.is_ascii_alphabetic());
 }
 
 #[test]
 fn a_section_name_continues_with_letters_digits_or_separators() {
-    for c in characters() {
-        let expected = c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
-        assert_eq!(is_section_name(&format!("A{c}")), expected, "{c:?}");
-    }
+    assert_later_characters(is_section_name, "A", |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')
+    });
 }
 
 #[test]

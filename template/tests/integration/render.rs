@@ -17,19 +17,24 @@ fn table<'v>(
     }
 }
 
+/// `source` renders to `expected` with the values `entries`.
+#[track_caller]
+fn assert_renders(source: &str, entries: &[(&str, &str)], expected: &str) {
+    assert_eq!(interpolate(source, table(entries)).as_deref(), Ok(expected));
+}
+
 #[test]
 fn references_are_replaced_by_their_values() {
-    let text = interpolate(
+    assert_renders(
         "You are <<model>> in <<cwd>>; <<model>> again.",
-        table(&[("model", "gpt-5"), ("cwd", "/work")]),
+        &[("model", "gpt-5"), ("cwd", "/work")],
+        "You are gpt-5 in /work; gpt-5 again.",
     );
-    assert_eq!(text.as_deref(), Ok("You are gpt-5 in /work; gpt-5 again."));
 }
 
 #[test]
 fn a_value_containing_a_reference_stays_literal() {
-    let text = interpolate("a <<x>> b", table(&[("x", "<<y>>"), ("y", "leaked")]));
-    assert_eq!(text.as_deref(), Ok("a <<y>> b"));
+    assert_renders("a <<x>> b", &[("x", "<<y>>"), ("y", "leaked")], "a <<y>> b");
 }
 
 #[test]
@@ -49,14 +54,16 @@ fn a_value_containing_syntax_that_would_be_an_error_stays_literal() {
 
 #[test]
 fn an_escape_in_a_value_keeps_its_backslash() {
-    let text = interpolate("<<x>>", table(&[("x", "cat \\<<EOF")]));
-    assert_eq!(text.as_deref(), Ok("cat \\<<EOF"));
+    assert_renders("<<x>>", &[("x", "cat \\<<EOF")], "cat \\<<EOF");
 }
 
 #[test]
 fn a_trailing_backslash_in_a_value_does_not_escape_what_follows() {
-    let text = interpolate("<<dir>><<name>>", table(&[("dir", "C:\\"), ("name", "x")]));
-    assert_eq!(text.as_deref(), Ok("C:\\x"));
+    assert_renders(
+        "<<dir>><<name>>",
+        &[("dir", "C:\\"), ("name", "x")],
+        "C:\\x",
+    );
 }
 
 #[test]
