@@ -90,6 +90,22 @@ mod suggestion;
 mod text;
 mod tool_order;
 
+/// The examples of the macros' documentation (`dsh-system-prompt-macros`,
+/// `src/examples/`), doc-tested here: the macro crate cannot test them
+/// without this facade as a dev-dependency, which a proc-macro crate builds
+/// a second time, for the host. Test names: `macro_examples::<Macro>`.
+#[cfg(doctest)]
+mod macro_examples {
+    #[doc = include_str!("../../macros/src/examples/prompt_section.md")]
+    struct PromptSection;
+    #[doc = include_str!("../../macros/src/examples/prompt_context.md")]
+    struct PromptContext;
+    #[doc = include_str!("../../macros/src/examples/prompt_variable.md")]
+    struct PromptVariable;
+    #[doc = include_str!("../../macros/src/examples/prompt_template.md")]
+    struct PromptTemplate;
+}
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

@@ -24,26 +24,7 @@ mod valid;
 /// Declares a prompt section: a named, ordered piece of the system prompt,
 /// installed by `SystemPrompt::new()`.
 ///
-/// ```
-/// use dsh_system_prompt::{AssembleContext, prompt_section, prompt_variable};
-///
-/// #[prompt_variable]
-/// fn shell(_cx: &AssembleContext) -> Option<String> {
-///     Some("bash".to_owned())
-/// }
-///
-/// // Renders only when a tool named `bash` is in the assembly.
-/// #[prompt_section(name = "tool:bash", order = 105, tool = "bash")]
-/// const EXIT_CODE_HABIT: &str = "Commands run in <<shell>>; check `[exit code: N]`.";
-///
-/// // Text computed at each assembly. Without `name`, the section is named
-/// // after the item's path (`my_crate::module::workspace`).
-/// #[prompt_section(order = 10)]
-/// fn workspace(_cx: &AssembleContext) -> String {
-///     "You work in a git repository.".to_owned()
-/// }
-/// # fn main() {}
-/// ```
+#[doc = include_str!("examples/prompt_section.md")]
 ///
 /// Arguments: `order = N` (required, an `i32`; sections render in
 /// ascending `(order, name)`), `name = "…"` (a section name, like
@@ -69,16 +50,7 @@ pub fn prompt_section(args: TokenStream, item: TokenStream) -> TokenStream {
 /// conversation's tail when it changes, so what changes from step to step
 /// never breaks the provider's cache of the system prompt.
 ///
-/// ```
-/// use dsh_system_prompt::{AssembleContext, prompt_context};
-///
-/// // Renders only when a tool named `todo_write` is in the assembly.
-/// #[prompt_context(name = "todo", order = 10, tool = "todo_write")]
-/// fn todo_list(_cx: &AssembleContext) -> String {
-///     "1. [>] Write the parser".to_owned()
-/// }
-/// # fn main() {}
-/// ```
+#[doc = include_str!("examples/prompt_context.md")]
 ///
 /// Two contexts with the same explicit `name` in one crate fail to build;
 /// a context may share its name with a section.
@@ -102,22 +74,7 @@ fn part(part: attr::Part, args: TokenStream, item: TokenStream) -> TokenStream {
 /// Declares a prompt variable, referenced from section text as `<<name>>`,
 /// where `name` is the fn's name.
 ///
-/// ```
-/// use dsh_system_prompt::{AssembleContext, prompt_variable};
-///
-/// // `None`: the variable has no value for this assembly.
-/// #[prompt_variable]
-/// pub fn git_branch(_cx: &AssembleContext) -> Option<String> {
-///     None
-/// }
-///
-/// // `String`: always a value.
-/// #[prompt_variable]
-/// pub fn os(_cx: &AssembleContext) -> String {
-///     std::env::consts::OS.to_owned()
-/// }
-/// # fn main() {}
-/// ```
+#[doc = include_str!("examples/prompt_variable.md")]
 ///
 /// A variable is a Rust item: a section in another module or crate
 /// references it after importing it (`use owner_crate::git_branch;`). Two
@@ -140,12 +97,7 @@ pub fn prompt_variable(args: TokenStream, item: TokenStream) -> TokenStream {
 /// expands to that literal, a `&'static str`: for template text that is
 /// put together at run time.
 ///
-/// ```
-/// use dsh_system_prompt::prompt_template;
-///
-/// const GREETING: &str = prompt_template!("You are <<agent_name>>, working in <<cwd>>.");
-/// # fn main() {}
-/// ```
+#[doc = include_str!("examples/prompt_template.md")]
 ///
 /// Only the syntax is checked here; the references are checked when the
 /// text is rendered.

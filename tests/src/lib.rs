@@ -9,5 +9,6 @@
 //! - `tests/workspace_registry.rs` links every library of the workspace
 //!   and checks every owner of the registry they build together.
 //!
-//! The macros' UI tests are in `macros/tests/ui.rs`, so that trybuild
-//! builds them against the facade alone; the benchmarks are in `benches/`.
+//! The macros' UI tests are in `macros/ui/tests/ui.rs` (crate
+//! `dsh-macros-ui-tests`), so that trybuild builds them against the facade
+//! alone; the benchmarks are in `benches/`.

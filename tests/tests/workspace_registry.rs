@@ -38,6 +38,10 @@ enum Reach {
     /// a deployment. Its library is empty (checked below), and what its
     /// benchmarks link, the 1,000-section fixture, exists to be timed.
     Benchmarks,
+    /// The macros' UI tests (`dsh-macros-ui-tests`): its library is empty
+    /// (checked below), and its cases are test data that trybuild compiles
+    /// one by one, never linked into anything.
+    UiTests,
 }
 
 /// Every member of the workspace, by path, with its package name.
@@ -45,6 +49,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("template", "dsh-prompt-template", Reach::Linked),
     ("core", "dsh-system-prompt", Reach::Linked),
     ("macros", "dsh-system-prompt-macros", Reach::ProcMacro),
+    ("macros/ui", "dsh-macros-ui-tests", Reach::UiTests),
     ("agent-loop", "dsh-agent-loop", Reach::Linked),
     ("tools/registry", "dsh-tools", Reach::Linked),
     ("tools/bash", "dsh-tool-bash", Reach::Linked),
@@ -112,7 +117,7 @@ fn the_test_reaches_every_member_of_the_workspace() {
                 "this file does not link {package}: add `use {ident} as _;`"
             );
         }
-        if matches!(reach, Reach::Binary | Reach::Benchmarks) {
+        if matches!(reach, Reach::Binary | Reach::Benchmarks | Reach::UiTests) {
             assert_no_static_contributions(path);
         }
     }

@@ -5,7 +5,7 @@
 //! trybuild builds the cases against this crate's dependencies and
 //! dev-dependencies: the facade and the macros, nothing of the agent loop
 //! or the benchmarks. Regenerate the snapshots with
-//! `TRYBUILD=overwrite cargo test -p dsh-system-prompt-macros --test ui`,
+//! `TRYBUILD=overwrite cargo test -p dsh-macros-ui-tests --test ui`,
 //! then read every changed `.stderr`.
 
 #[test]
