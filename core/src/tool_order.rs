@@ -185,6 +185,14 @@ impl ToolOrder {
         }
     }
 
+    /// Sorts `tools` by name: what [`apply`](Self::apply) does for
+    /// [`by_name`](Self::by_name), comparing names alone.
+    pub(crate) fn sort_by_name(tools: &mut [Arc<ToolSchema>]) {
+        if !tools.is_sorted_by(|a, b| a.name <= b.name) {
+            tools.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        }
+    }
+
     /// Where `tool` goes: the listed before the unlisted (by name) before
     /// the listed after the marker.
     fn key<'a>(&self, tool: &'a ToolSchema) -> (u8, usize, &'a str) {

@@ -80,7 +80,7 @@ impl SystemPrompt {
         }
         match &resolved.tool_order {
             Some(order) => order.apply(&mut assembly.tools),
-            None => ToolOrder::by_name().apply(&mut assembly.tools),
+            None => ToolOrder::sort_by_name(&mut assembly.tools),
         }
         assembly
     }
