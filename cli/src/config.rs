@@ -428,7 +428,7 @@ impl Deployment {
 }
 
 /// `a`, `b`, `c`.
-fn quoted_list(names: &[&str]) -> String {
+pub(crate) fn quoted_list(names: &[&str]) -> String {
     names
         .iter()
         .map(|name| format!("`{name}`"))

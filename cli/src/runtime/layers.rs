@@ -9,7 +9,7 @@ use dsh_system_prompt::{
 };
 use dsh_tools::ToolRegistry;
 
-use crate::config::{Deployment, LayerSpec, SectionSpec};
+use crate::config::{Deployment, LayerSpec, SectionSpec, quoted_list};
 use crate::diagnostics::Problem;
 
 /// One layer to register: whose it is ("agent `reviewer`"), the scope it
@@ -126,11 +126,7 @@ fn register_section(
             let mut help = format!(
                 "give it an `order` to add a new section, or shadow one of the sections {} has: {}",
                 layer.outer,
-                names
-                    .iter()
-                    .map(|name| format!("`{name}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                quoted_list(&names)
             );
             if let Some(closest) = closest(name, &names) {
                 help = format!("did you mean `{closest}`? {help}");
