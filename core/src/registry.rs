@@ -186,11 +186,12 @@ impl SystemPrompt {
     /// the list `list` picks out of the state: how tool providers,
     /// waterfall listeners and tool orders are kept, in registration order
     /// (`State::remove` takes them out again by id).
+    /// Its owner is the code at `location`.
     fn register_named<T>(
         &self,
         contribution: Contribution,
         name: Text,
-        owner: Owner,
+        location: &'static Location<'static>,
         value: T,
         list: impl FnOnce(&mut State) -> &mut Vec<Named<T>>,
     ) -> Result<Registration, RegistryError> {
@@ -199,8 +200,8 @@ impl SystemPrompt {
         let entry = Named {
             id,
             layer: self.layer.clone(),
+            owner: Owner::at(location, name.clone()),
             name,
-            owner,
             value,
         };
         self.register(contribution, |state| push_named(list(state), entry, kind))?;
@@ -322,12 +323,11 @@ impl SystemPrompt {
         provider: impl Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
-        let owner = Owner::at(Location::caller(), name.clone());
-        let provider: ToolProvider = Arc::new(provider);
         let contribution = Contribution::Tools {
             name: name.to_string(),
         };
-        self.register_named(contribution, name, owner, provider, |state| {
+        let provider: ToolProvider = Arc::new(provider);
+        self.register_named(contribution, name, Location::caller(), provider, |state| {
             &mut state.tools
         })
     }
@@ -348,12 +348,11 @@ impl SystemPrompt {
         + 'static,
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
-        let owner = Owner::at(Location::caller(), name.clone());
-        let listener: AssembleListener = Arc::new(listener);
         let contribution = Contribution::AssembleListener {
             name: name.to_string(),
         };
-        self.register_named(contribution, name, owner, listener, |state| {
+        let listener: AssembleListener = Arc::new(listener);
+        self.register_named(contribution, name, Location::caller(), listener, |state| {
             &mut state.assemble_listeners
         })
     }
@@ -363,12 +362,10 @@ impl SystemPrompt {
     /// tools are sorted by name. One a layer.
     #[track_caller]
     pub fn tool_order(&self, order: ToolOrder) -> Result<Registration, RegistryError> {
-        let name = Text::from_static("tool_order");
-        let owner = Owner::at(Location::caller(), name.clone());
         self.register_named(
             Contribution::ToolOrder,
-            name,
-            owner,
+            Text::from_static("tool_order"),
+            Location::caller(),
             Arc::new(order),
             |state| &mut state.tool_orders,
         )

@@ -11,27 +11,11 @@ use dsh_system_prompt::{
     SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
 };
 use serde_json::json;
-use support::{Caller, registry, render_default, section_names};
+use support::{Caller, registry, render_default, section_names, tool, tool_names};
 
 /// A typed field a waterfall listener attaches to an assembly.
 #[derive(Debug, PartialEq)]
 struct Budget(usize);
-
-fn tool_names(assembly: &PromptAssembly) -> Vec<String> {
-    assembly
-        .tools
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect()
-}
-
-fn tool(name: &str) -> Arc<ToolSchema> {
-    Arc::new(ToolSchema::new(
-        name,
-        format!("The {name} tool."),
-        json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-    ))
-}
 
 /// A listener that appends `label` to the `trail` variable, so the order
 /// listeners ran in, and what each saw of the earlier ones, is visible.

@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dsh_system_prompt::{
     AssembleContext, PromptAssembly, PromptSection, Registration, RegistryError, RenderError,
-    Scope, ScopeId, SystemPrompt, ToolOrder, ToolOrderError, ToolSchema, UNLISTED_TOOLS,
-    check_prompt, render_prompt,
+    Scope, ScopeId, SystemPrompt, ToolOrder, ToolOrderError, UNLISTED_TOOLS, check_prompt,
+    render_prompt,
 };
 use proptest::prelude::*;
-use support::section_names;
+use support::{section_names, tool, tool_names};
 
 fn preset() -> ScopeId {
     ScopeId::preset("review")
@@ -32,18 +32,6 @@ fn for_agent() -> AssembleContext {
 
 fn global() -> AssembleContext {
     AssembleContext::default()
-}
-
-fn tool(name: &str) -> Arc<ToolSchema> {
-    Arc::new(ToolSchema::new(name, "", serde_json::json!({})))
-}
-
-fn tool_names(assembly: &PromptAssembly) -> Vec<String> {
-    assembly
-        .tools
-        .iter()
-        .map(|tool| tool.name.clone())
-        .collect()
 }
 
 fn rendered(prompt: &SystemPrompt, cx: &AssembleContext) -> String {

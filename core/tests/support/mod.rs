@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderError,
-    SystemPrompt, render_prompt,
+    SystemPrompt, ToolSchema, render_prompt,
 };
 
 /// A typed field a caller adds to the context.
@@ -27,6 +27,24 @@ pub(crate) type SectionRow = (String, i32, String, Option<String>);
 
 /// One variable as plain values: name, value.
 pub(crate) type VariableRow = (String, Option<String>);
+
+/// A tool schema named `name`, with a description and one parameter.
+pub(crate) fn tool(name: &str) -> Arc<ToolSchema> {
+    Arc::new(ToolSchema::new(
+        name,
+        format!("The {name} tool."),
+        serde_json::json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+    ))
+}
+
+/// The names of `assembly`'s tools, in order.
+pub(crate) fn tool_names(assembly: &PromptAssembly) -> Vec<String> {
+    assembly
+        .tools
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect()
+}
 
 /// The sections of `assembly`, in render order.
 pub(crate) fn section_rows(assembly: &PromptAssembly) -> Vec<SectionRow> {
