@@ -6,8 +6,7 @@ use std::sync::Arc;
 use super::{SystemPrompt, ToolProvider};
 use crate::render::plan::RenderPlan;
 use crate::{
-    AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolOrder, ToolSchema,
-    Variables,
+    AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolSchema, Variables,
 };
 
 impl SystemPrompt {
@@ -78,10 +77,7 @@ impl SystemPrompt {
         if !complete.is_empty() {
             *assembly.sections.to_mut() = complete;
         }
-        match &resolved.tool_order {
-            Some(order) => order.apply(&mut assembly.tools),
-            None => ToolOrder::sort_by_name(&mut assembly.tools),
-        }
+        resolved.tool_order.apply(&mut assembly.tools);
         assembly
     }
 }

@@ -93,7 +93,8 @@ pub(super) struct Resolved {
     pub(super) variables: Vec<VariableProvider>,
     pub(super) tools: Vec<ToolProvider>,
     pub(super) listeners: Vec<AssembleListener>,
-    pub(super) tool_order: Option<Arc<ToolOrder>>,
+    /// The nearest layer's tool order, or [`ToolOrder::by_name`].
+    pub(super) tool_order: Arc<ToolOrder>,
     /// At the first assembly: `sections` compiled for rendering.
     pub(super) plan: OnceLock<Compiled>,
 }
@@ -354,7 +355,7 @@ impl Resolved {
                 .collect(),
             tool_order: nearest(&state.tool_orders, scope, by_name)
                 .first()
-                .map(|entry| Arc::clone(&entry.value)),
+                .map_or_else(Arc::default, |entry| Arc::clone(&entry.value)),
             plan: OnceLock::new(),
         }
     }
