@@ -75,7 +75,8 @@ use toml::Spanned;
 use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
-pub(crate) use layers::{LayerSpec, SectionSpec, string_file_range};
+pub(crate) use layers::{LayerSpec, SectionSpec};
+pub(crate) use string_offsets::string_file_range;
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.

@@ -26,13 +26,11 @@
 //! prompt registry's scopes: `preset:<id>` and `agent:<id>`.
 
 use std::collections::HashSet;
-use std::ops::Range;
 
 use dsh_system_prompt::{ToolOrder, ToolOrderError};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::string_offsets::StringOffsets;
 use crate::diagnostics::{Problem, SourceFile};
 
 /// `[[agents.sections]]`, `[[presets.<id>.sections]]`: a section the
@@ -45,26 +43,6 @@ pub(crate) struct SectionSpec {
     /// Given: a new section (or the shadowed one moved). Left out: the
     /// order of the section it shadows.
     pub(crate) order: Option<Spanned<i32>>,
-}
-
-/// The file range of the part of the TOML string `value` that decoded to
-/// `decoded`; the whole value when the string cannot be mapped.
-pub(crate) fn string_file_range(
-    file: &SourceFile,
-    value: &Spanned<String>,
-    decoded: Range<usize>,
-) -> Range<usize> {
-    let span = value.span();
-    let Some(raw) = file.text().get(span.clone()) else {
-        return span;
-    };
-    match StringOffsets::new(raw, value.get_ref()) {
-        Some(offsets) => {
-            let range = offsets.raw_range(decoded);
-            span.start + range.start..span.start + range.end
-        }
-        None => span,
-    }
 }
 
 /// A `tool_order` list as written.

@@ -1,6 +1,6 @@
 //! Where each byte of a decoded TOML string came from in the file.
 //!
-//! A persona is a template, and a template error has a byte offset inside
+//! A persona (or a deployment's section text) is a template, and a template error has a byte offset inside
 //! the *decoded* string. To underline the offending `<<…>>` in the TOML
 //! file, that offset has to become an offset in the *raw* text: literal
 //! strings copy their content verbatim, but basic strings have escapes
@@ -11,8 +11,31 @@
 
 use std::ops::Range;
 
+use toml::Spanned;
 use toml_parser::decoder::StringBuilder;
 use toml_parser::{ParseError, Source};
+
+use crate::diagnostics::SourceFile;
+
+/// The file range of the part of the TOML string `value` that decoded to
+/// `decoded`; the whole value when the string cannot be mapped.
+pub(crate) fn string_file_range(
+    file: &SourceFile,
+    value: &Spanned<String>,
+    decoded: Range<usize>,
+) -> Range<usize> {
+    let span = value.span();
+    let Some(raw) = file.text().get(span.clone()) else {
+        return span;
+    };
+    match StringOffsets::new(raw, value.get_ref()) {
+        Some(offsets) => {
+            let range = offsets.raw_range(decoded);
+            span.start + range.start..span.start + range.end
+        }
+        None => span,
+    }
+}
 
 /// The map from decoded offsets to raw offsets of one string value.
 #[derive(Debug, Clone)]
