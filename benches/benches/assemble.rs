@@ -23,6 +23,10 @@
 //! - `dsh_scoped`: the same registry seen through three layers (global →
 //!   preset → agent), the preset and the agent each shadowing a section and
 //!   the agent a variable with the same text.
+//! - `dsh_changing`: the same registry, its first variable changing value
+//!   at every assembly, so no render recalls the previous one (the render
+//!   plan's memory of its last prompt, `core/src/render/plan.rs`, never
+//!   hits).
 //! - `minijinja`: strict undefined behaviour, the section texts joined by a
 //!   blank line into one precompiled template, rendered with a prebuilt
 //!   context `Value`.
@@ -73,6 +77,15 @@ impl Dsh {
     fn new(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
         Self {
             registry: WorkloadPrompt::new(workload, tools),
+            cx: AssembleContext::default(),
+        }
+    }
+
+    /// The same registry, its first variable changing at every assembly
+    /// ([`WorkloadPrompt::changing`]).
+    fn changing(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
+        Self {
+            registry: WorkloadPrompt::changing(workload, tools),
             cx: AssembleContext::default(),
         }
     }
@@ -246,6 +259,8 @@ struct Fixture {
     dsh: Dsh,
     /// `dsh` through three layers, with shadows.
     dsh_scoped: Dsh,
+    /// `dsh` with a value that changes at every assembly.
+    dsh_changing: Dsh,
     jinja: Jinja,
     hbs: Hbs,
     floor: Floor,
@@ -263,6 +278,7 @@ impl Fixture {
             name,
             dsh: Dsh::new(&workload, &tools),
             dsh_scoped: Dsh::scoped(&workload, &tools),
+            dsh_changing: Dsh::changing(&workload, &tools),
             jinja: Jinja::new(&workload),
             hbs: Hbs::new(&workload),
             floor: Floor::new(&workload, &tools),
@@ -290,6 +306,12 @@ impl Fixture {
             expected,
             "{name}: dsh through three layers"
         );
+        // Two renders in a row differ, the first is the workload's prompt
+        // and the second as long.
+        let (first, second) = (fixture.dsh_changing.run(), fixture.dsh_changing.run());
+        assert_eq!(first, expected, "{name}: dsh, value changing");
+        assert_ne!(second, expected, "{name}: dsh, value changing");
+        assert_eq!(second.len(), expected.len(), "{name}: dsh, value changing");
         let joined = fixture.jinja.env.get_template(JOINED).expect("template");
         let sections = fixture.jinja.section_templates(&workload);
         assert_eq!(fixture.jinja.run(&joined), expected, "{name}: minijinja");
@@ -359,6 +381,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
             name,
             dsh,
             dsh_scoped,
+            dsh_changing,
             jinja,
             hbs,
             floor,
@@ -369,6 +392,9 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
         group.bench_function(format!("dsh/{name}"), |b| b.iter(|| dsh.run()));
         group.bench_function(format!("dsh_scoped/{name}"), |b| {
             b.iter(|| dsh_scoped.run())
+        });
+        group.bench_function(format!("dsh_changing/{name}"), |b| {
+            b.iter(|| dsh_changing.run())
         });
         group.bench_function(format!("minijinja/{name}"), |b| {
             b.iter(|| jinja.run(black_box(&joined)))

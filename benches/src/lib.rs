@@ -22,6 +22,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use criterion::Criterion;
@@ -95,6 +96,19 @@ impl WorkloadPrompt {
     /// empty registry. Panics when one does not register: a benchmark of
     /// another prompt measures nothing.
     pub fn new(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
+        Self::with_values(workload, tools, false)
+    }
+
+    /// Like [`new`](Self::new), but the value of the first variable a
+    /// section references changes at every assembly: it alternates between its value and that value
+    /// reversed (the same length, so the prompt's length stays the same).
+    /// No two assemblies in a row have the same inputs, so a render never
+    /// recalls the previous one.
+    pub fn changing(workload: &Workload, tools: &[Arc<ToolSchema>]) -> Self {
+        Self::with_values(workload, tools, true)
+    }
+
+    fn with_values(workload: &Workload, tools: &[Arc<ToolSchema>], changing: bool) -> Self {
         let prompt = SystemPrompt::empty();
         let mut registrations = Vec::new();
         for section in &workload.sections {
@@ -102,13 +116,34 @@ impl WorkloadPrompt {
             let section = PromptSection::new(section.name.clone(), section.order, text);
             registrations.push(prompt.section(section).expect("register section"));
         }
+        let referenced = |name: &str| {
+            let reference = format!("<<{name}>>");
+            workload
+                .sections
+                .iter()
+                .any(|section| to_dsh(&section.text).contains(&reference))
+        };
+        let changing = changing
+            .then(|| workload.variables.keys().find(|name| referenced(name)))
+            .flatten();
         for (name, value) in &workload.variables {
             // A known value, kept as `Text`: shared at every assembly.
             let value = Text::from(value.clone());
-            let registration = prompt
-                .variable(name.clone(), move |_| Some(value.clone()))
-                .expect("register variable");
-            registrations.push(registration);
+            let registration = if changing == Some(name) {
+                let reversed = Text::from(value.chars().rev().collect::<String>());
+                let flip = AtomicBool::new(false);
+                prompt.variable(name.clone(), move |_| {
+                    let flipped = flip.fetch_xor(true, Ordering::Relaxed);
+                    Some(if flipped {
+                        reversed.clone()
+                    } else {
+                        value.clone()
+                    })
+                })
+            } else {
+                prompt.variable(name.clone(), move |_| Some(value.clone()))
+            };
+            registrations.push(registration.expect("register variable"));
         }
         let tools = tools.to_vec();
         registrations.push(

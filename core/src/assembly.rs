@@ -2,7 +2,7 @@
 
 use std::any::Any;
 use std::panic::Location;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dsh_prompt_template::Template;
 use rustc_hash::FxHashMap;
@@ -164,13 +164,29 @@ impl AssembledSection {
 /// assembly of fixed sections costs one reference count, not one copy per
 /// section.
 #[derive(Clone, Default)]
-pub struct Sections {
-    list: Arc<Vec<AssembledSection>>,
-    /// What the registry compiled from `list` for rendering, opaque here:
-    /// only the render module knows what it is (see `render::plan` for the
-    /// invariant it rests on). Dropped at the first mutable access, so a
-    /// changed list is never rendered along it.
-    compiled: Option<Compiled>,
+pub struct Sections(Arc<SectionList>);
+
+/// A list of sections, and what the registry compiled from it for
+/// rendering: one reference count for both. The compiled form is opaque
+/// here (only the render module knows what it is; see `render::plan` for
+/// the invariant it rests on). It is set while the list is the registry's,
+/// or the registry's with the texts of provided sections set, and dropped
+/// at the first mutable access, so a changed list is never rendered along
+/// it.
+#[derive(Default)]
+pub(crate) struct SectionList {
+    pub(crate) list: Vec<AssembledSection>,
+    pub(crate) compiled: OnceLock<Compiled>,
+}
+
+impl Clone for SectionList {
+    /// A copy is made to be changed: it is no longer what was compiled.
+    fn clone(&self) -> Self {
+        Self {
+            list: self.list.clone(),
+            compiled: OnceLock::new(),
+        }
+    }
 }
 
 /// A registry state's sections compiled for rendering, type-erased so that
@@ -179,33 +195,39 @@ pub(crate) type Compiled = Arc<dyn Any + Send + Sync>;
 
 impl std::fmt::Debug for Sections {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Sections").field(&self.list).finish()
+        f.debug_tuple("Sections").field(&self.0.list).finish()
     }
 }
 
 impl Sections {
-    /// The registry's sections, with what it compiled from them.
-    pub(crate) fn compiled(list: Arc<Vec<AssembledSection>>, compiled: Compiled) -> Self {
-        Self {
+    /// The registry's sections, shared, with what it compiled from them.
+    pub(crate) fn registry(sections: Arc<SectionList>) -> Self {
+        Self(sections)
+    }
+
+    /// The registry's sections with the texts of provided sections set,
+    /// and what it compiled from its own.
+    pub(crate) fn provided(list: Vec<AssembledSection>, compiled: Compiled) -> Self {
+        Self(Arc::new(SectionList {
             list,
-            compiled: Some(compiled),
-        }
+            compiled: OnceLock::from(compiled),
+        }))
     }
 
     /// What the registry compiled from these sections, while unchanged.
     pub(crate) fn compiled_form(&self) -> Option<&(dyn Any + Send + Sync)> {
-        self.compiled.as_deref()
+        self.0.compiled.get().map(|compiled| &**compiled)
     }
 
     /// The section named `name`.
     pub fn get(&self, name: &str) -> Option<&AssembledSection> {
-        self.list.iter().find(|section| section.name == name)
+        self.iter().find(|section| section.name == name)
     }
 
     /// The section named `name`, to change it. Only a hit copies a shared
     /// vector: asking for a missing name keeps sharing the registry's.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut AssembledSection> {
-        let at = self.list.iter().position(|section| section.name == name)?;
+        let at = self.iter().position(|section| section.name == name)?;
         Some(&mut self.to_mut()[at])
     }
 
@@ -221,7 +243,7 @@ impl Sections {
 
     /// Removes and returns the section named `name`.
     pub fn remove(&mut self, name: &str) -> Option<AssembledSection> {
-        let at = self.list.iter().position(|section| section.name == name)?;
+        let at = self.iter().position(|section| section.name == name)?;
         Some(self.to_mut().remove(at))
     }
 
@@ -233,8 +255,9 @@ impl Sections {
     /// The sections as a vector, to change freely. Rendering follows the
     /// vector's order: keep it sorted, or [`insert`](Self::insert) instead.
     pub fn to_mut(&mut self) -> &mut Vec<AssembledSection> {
-        self.compiled = None;
-        Arc::make_mut(&mut self.list)
+        let sections = Arc::make_mut(&mut self.0);
+        sections.compiled = OnceLock::new();
+        &mut sections.list
     }
 }
 
@@ -242,7 +265,7 @@ impl std::ops::Deref for Sections {
     type Target = [AssembledSection];
 
     fn deref(&self) -> &[AssembledSection] {
-        &self.list
+        &self.0.list
     }
 }
 
@@ -251,7 +274,7 @@ impl<'a> IntoIterator for &'a Sections {
     type IntoIter = std::slice::Iter<'a, AssembledSection>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.list.iter()
+        self.iter()
     }
 }
 
@@ -291,6 +314,10 @@ impl VariableLayout {
     }
 }
 
+/// The values of an assembly, in layout order: inline up to four, the
+/// variables most agents have, so that assembling them allocates nothing.
+pub(crate) type Values = smallvec::SmallVec<[Option<Text>; 4]>;
+
 /// The variables of an assembly: every registered variable, resolved for
 /// this assembly. A variable is either valued (`Some`) or registered but
 /// valueless for this assembly (`None`) — the session has no working
@@ -298,7 +325,7 @@ impl VariableLayout {
 #[derive(Clone, Debug, Default)]
 pub struct Variables {
     layout: Arc<VariableLayout>,
-    values: Vec<Option<Text>>,
+    values: Values,
 }
 
 /// One variable of an assembly.
@@ -318,7 +345,7 @@ impl Variables {
         Self::default()
     }
 
-    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<Text>>) -> Self {
+    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Values) -> Self {
         debug_assert_eq!(layout.names.len(), values.len());
         Self { layout, values }
     }
@@ -331,6 +358,11 @@ impl Variables {
     /// The value of the variable at `at` in the layout.
     pub(crate) fn value_at(&self, at: usize) -> Option<&str> {
         self.values[at].as_deref()
+    }
+
+    /// Every value, in layout order.
+    pub(crate) fn values(&self) -> &[Option<Text>] {
+        &self.values
     }
 
     /// Whether a variable of that name is registered.

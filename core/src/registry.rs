@@ -442,6 +442,7 @@ impl SystemPrompt {
         state
             .global
             .sections
+            .list
             .iter()
             .map(|section| section.name().clone())
             .collect()
@@ -453,6 +454,7 @@ impl SystemPrompt {
         let section = state
             .global
             .sections
+            .list
             .iter()
             .find(|section| *section.name() == name)?;
         Some(section.owner().clone())

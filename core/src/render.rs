@@ -53,7 +53,7 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// ```
 pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderError> {
     if let Some(plan) = RenderPlan::of(assembly)
-        && let Some(rendered) = render_planned(assembly, plan)
+        && let Some(rendered) = plan.render_or_recall(assembly, || render_planned(assembly, plan))
     {
         return rendered;
     }
@@ -70,12 +70,8 @@ fn render_planned(
     let sections = &*assembly.sections;
     let literals = plan.literals();
     let mut capacity = literals.len() + literals.len() / 8;
-    if plan.general() > 0 {
-        for step in plan.steps() {
-            if let Step::Section(at) = *step {
-                capacity += sections[at].text().len() + SEPARATOR.len();
-            }
-        }
+    for &at in plan.general() {
+        capacity += sections[at].text().len() + SEPARATOR.len();
     }
     let mut out = String::with_capacity(capacity);
     let mut copied = 0;
@@ -182,6 +178,12 @@ fn render(
     Ok(out)
 }
 
+/// Whether a section shows in an assembly's prompt: it is bound to no tool,
+/// or to one the assembly has.
+fn shows(assembly: &PromptAssembly, section: &AssembledSection) -> bool {
+    section.tool().is_none_or(|tool| assembly.has_tool(tool))
+}
+
 /// Appends one section, with its separator, unless it is bound to a tool
 /// that is not in the assembly or is empty after interpolation.
 fn render_section(
@@ -190,9 +192,7 @@ fn render_section(
     out: &mut String,
     mut rendered: impl FnMut(&AssembledSection, Range<usize>),
 ) -> Result<(), RenderError> {
-    if let Some(tool) = section.tool()
-        && !assembly.has_tool(tool)
-    {
+    if !shows(assembly, section) {
         return Ok(());
     }
     let before = out.len();

@@ -92,8 +92,11 @@ impl From<Box<str>> for Text {
 }
 
 impl PartialEq for Text {
+    /// Equal texts are usually one text shared: the same bytes at the same
+    /// address are equal without comparing them.
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        let (this, other) = (self.as_str(), other.as_str());
+        std::ptr::eq(this, other) || this == other
     }
 }
 

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
+
 use crate::{Text, ToolSchema, closest};
 
 /// The entry of a [`ToolOrder`] that stands for every tool it does not
@@ -177,25 +179,30 @@ impl ToolOrder {
         (0..marker).chain((0..self.after.len()).map(move |at| marker + 1 + at))
     }
 
-    /// Puts `tools` in this order. Tools already in order are left as
-    /// they are, so the common case costs one comparison a tool.
+    /// Where each of `tools` goes: `placed[at]` is the index in `tools` of
+    /// the tool that goes at `at`. Tools already in order stay where they
+    /// are, so the common case costs one comparison a tool.
     ///
     /// An order without a list compares names alone (W1 in BENCHMARKS.md:
     /// 346 ns sorting by [`key`](Self::key), 291 ns by name, 269 ns not
     /// sorting).
-    pub(crate) fn apply(&self, tools: &mut [Arc<ToolSchema>]) {
+    fn placement(&self, tools: &[Arc<ToolSchema>]) -> Vec<usize> {
+        let mut placed: Vec<usize> = (0..tools.len()).collect();
+        let name = |at: &usize| tools[*at].name.as_str();
         if self.before.is_empty() && self.after.is_empty() {
-            if !tools.is_sorted_by(|a, b| a.name <= b.name) {
+            if !placed.is_sorted_by(|a, b| name(a) <= name(b)) {
                 // Tool names are unique in an assembly: no order to keep.
-                tools.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+                placed.sort_unstable_by(|a, b| name(a).cmp(name(b)));
             }
-        } else if !tools.is_sorted_by(|a, b| self.key(a) <= self.key(b)) {
-            tools.sort_by(|a, b| self.key(a).cmp(&self.key(b)));
+        } else {
+            let key = |at: &usize| self.key(&tools[*at]);
+            if !placed.is_sorted_by(|a, b| key(a) <= key(b)) {
+                placed.sort_by(|a, b| key(a).cmp(&key(b)));
+            }
         }
+        placed
     }
 
-    /// Where `tool` goes: the listed before the unlisted (by name) before
-    /// the listed after the marker.
     fn key<'a>(&self, tool: &'a ToolSchema) -> (u8, usize, &'a str) {
         let name = tool.name.as_str();
         if let Some(at) = self.before.iter().position(|listed| *listed == name) {
@@ -212,4 +219,76 @@ impl Default for ToolOrder {
     fn default() -> Self {
         Self::by_name()
     }
+}
+
+/// A tool order as assemblies apply it: with the placement it found last.
+///
+/// Providers usually return the same tools at every assembly, each the
+/// same `Arc`. The last list placed is kept (its tools held, so no other
+/// tool can take their addresses), with the swaps that placed it: a list
+/// of the same tools at the same positions is placed by those swaps, with
+/// no comparison of names. A tool changed behind its `Arc` is a new `Arc`
+/// while the kept list shares the old one, so it is never mistaken for it.
+#[derive(Default)]
+pub(crate) struct ToolPlacement {
+    order: Arc<ToolOrder>,
+    last: ArcSwapOption<Placement>,
+}
+
+struct Placement {
+    given: Vec<Arc<ToolSchema>>,
+    swaps: Vec<(usize, usize)>,
+}
+
+impl ToolPlacement {
+    pub(crate) fn new(order: Arc<ToolOrder>) -> Self {
+        Self {
+            order,
+            last: ArcSwapOption::empty(),
+        }
+    }
+
+    /// Puts `tools` in the order.
+    pub(crate) fn place(&self, tools: &mut [Arc<ToolSchema>]) {
+        if let Some(last) = &*self.last.load()
+            && last.given.len() == tools.len()
+            && last
+                .given
+                .iter()
+                .zip(&*tools)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+        {
+            for &(a, b) in &last.swaps {
+                tools.swap(a, b);
+            }
+            return;
+        }
+        let swaps = swaps_to(&self.order.placement(tools));
+        let given = tools.to_vec();
+        for &(a, b) in &swaps {
+            tools.swap(a, b);
+        }
+        self.last.store(Some(Arc::new(Placement { given, swaps })));
+    }
+}
+
+/// The swaps that turn a list into `placed` (a permutation: `placed[at]` is
+/// the index of the item that goes at `at`), at most one a position.
+fn swaps_to(placed: &[usize]) -> Vec<(usize, usize)> {
+    // Where each item is, and which item is at each position, as the swaps
+    // go.
+    let mut position: Vec<usize> = (0..placed.len()).collect();
+    let mut item: Vec<usize> = position.clone();
+    let mut swaps = Vec::new();
+    for (at, &wanted) in placed.iter().enumerate() {
+        let from = position[wanted];
+        if from != at {
+            let displaced = item[at];
+            item.swap(at, from);
+            position[wanted] = at;
+            position[displaced] = from;
+            swaps.push((at, from));
+        }
+    }
+    swaps
 }

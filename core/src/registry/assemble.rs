@@ -24,26 +24,23 @@ impl SystemPrompt {
     pub fn assemble(&self, cx: &AssembleContext) -> PromptAssembly {
         let state = self.inner.state.load();
         let resolved = state.resolved(cx.scope());
-        let plan = resolved
-            .plan
-            .get_or_init(|| RenderPlan::compile(&resolved.sections, &resolved.layout));
+        let plan = (resolved.sections.compiled)
+            .get_or_init(|| RenderPlan::compile(&resolved.sections.list, &resolved.layout));
         let sections = if resolved.provided.is_empty() {
-            Sections::compiled(Arc::clone(&resolved.sections), Arc::clone(plan))
+            Sections::registry(Arc::clone(&resolved.sections))
         } else {
             // Provided sections are not in the plan's fused runs: it renders
             // them from the sections it is given, with their new text. The
             // list is copied (each section a few reference counts: names,
             // owners and texts are `Text`), not the prose.
-            let mut sections = Vec::clone(&resolved.sections);
+            let mut sections = resolved.sections.list.clone();
             for (at, provider) in &resolved.provided {
                 sections[*at].set_text(provider(cx));
             }
-            Sections::compiled(Arc::new(sections), Arc::clone(plan))
+            Sections::provided(sections, Arc::clone(plan))
         };
         // What a complete section is before the listeners could touch it.
-        let complete: Vec<AssembledSection> = resolved
-            .complete
-            .iter()
+        let complete: Vec<AssembledSection> = (resolved.complete.iter())
             .map(|&at| sections[at].clone())
             .collect();
         let values = resolved
@@ -77,7 +74,7 @@ impl SystemPrompt {
         if !complete.is_empty() {
             *assembly.sections.to_mut() = complete;
         }
-        resolved.tool_order.apply(&mut assembly.tools);
+        resolved.tool_order.place(&mut assembly.tools);
         assembly
     }
 }

@@ -10,8 +10,9 @@ use parking_lot::RwLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
-use crate::assembly::{Compiled, VariableLayout};
+use crate::assembly::{SectionList, VariableLayout};
 use crate::section::{SectionText, TextProvider};
+use crate::tool_order::ToolPlacement;
 use crate::{
     AssembledSection, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId, SectionOrigin,
     Text, ToolOrder,
@@ -80,8 +81,9 @@ pub(super) struct Named<T> {
 #[derive(Default)]
 pub(super) struct Resolved {
     /// The sections as an assembly holds them, shared by every assembly
-    /// until one changes them.
-    pub(super) sections: Arc<Vec<AssembledSection>>,
+    /// until one changes them, and (at the first assembly) compiled for
+    /// rendering.
+    pub(super) sections: Arc<SectionList>,
     /// Which entries of `sections` need their text provided.
     pub(super) provided: Vec<(usize, TextProvider)>,
     /// Which entries of `sections` are complete.
@@ -94,9 +96,7 @@ pub(super) struct Resolved {
     pub(super) tools: Vec<ToolProvider>,
     pub(super) listeners: Vec<AssembleListener>,
     /// The nearest layer's tool order, or [`ToolOrder::by_name`].
-    pub(super) tool_order: Arc<ToolOrder>,
-    /// At the first assembly: `sections` compiled for rendering.
-    pub(super) plan: OnceLock<Compiled>,
+    pub(super) tool_order: ToolPlacement,
 }
 
 /// A resolution as an assembly holds it: the state's global one
@@ -320,7 +320,10 @@ impl Resolved {
             (entry.section.name(), &entry.layer)
         });
         Self {
-            sections: Arc::new(sections.iter().map(|entry| entry.section.clone()).collect()),
+            sections: Arc::new(SectionList {
+                list: sections.iter().map(|entry| entry.section.clone()).collect(),
+                compiled: OnceLock::new(),
+            }),
             provided: sections
                 .iter()
                 .enumerate()
@@ -353,10 +356,11 @@ impl Resolved {
                 .into_iter()
                 .map(|entry| Arc::clone(&entry.value))
                 .collect(),
-            tool_order: nearest(&state.tool_orders, scope, by_name)
-                .first()
-                .map_or_else(Arc::default, |entry| Arc::clone(&entry.value)),
-            plan: OnceLock::new(),
+            tool_order: ToolPlacement::new(
+                nearest(&state.tool_orders, scope, by_name)
+                    .first()
+                    .map_or_else(Arc::default, |entry| Arc::clone(&entry.value)),
+            ),
         }
     }
 }

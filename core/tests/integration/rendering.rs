@@ -584,3 +584,60 @@ fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
     assert_eq!(plain, spanned);
     assert!(matches!(plain, RenderError::ValuelessVariable { .. }));
 }
+
+proptest! {
+    /// A plan recalls its last prompt when an assembly's inputs are the
+    /// same, and only then: over any sequence of variable values, provided
+    /// texts and tools present (from small sets, so inputs repeat, in runs
+    /// and not), `render_prompt` gives what the general path gives, which
+    /// recalls nothing. Assemblies are rendered out of order too.
+    #[test]
+    fn a_recalled_prompt_is_the_prompt_of_the_same_inputs(
+        steps in proptest::collection::vec((0..3usize, 0..3usize, any::<bool>(), any::<bool>()), 1..24),
+    ) {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+        const VALUES: [&str; 3] = ["one", "two", ""];
+        const TEXTS: [&str; 3] = ["text <<v>>", "other", ""];
+        let value = Arc::new(AtomicUsize::new(0));
+        let text = Arc::new(AtomicUsize::new(0));
+        let tool = Arc::new(AtomicBool::new(false));
+        let prompt = SystemPrompt::empty();
+        let (v, t, b) = (Arc::clone(&value), Arc::clone(&text), Arc::clone(&tool));
+        let _keep = [
+            prompt.variable("v", move |_| Some(VALUES[v.load(Ordering::Relaxed)])).unwrap(),
+            prompt.section(PromptSection::new("fixed", 0, "fixed <<v>>")).unwrap(),
+            prompt
+                .section(PromptSection::provided("provided", 1, move |_| {
+                    TEXTS[t.load(Ordering::Relaxed)].to_owned()
+                }))
+                .unwrap(),
+            prompt.section(PromptSection::new("bound", 2, "use it").bound_to_tool("it")).unwrap(),
+            prompt
+                .tools("it", move |_| {
+                    if b.load(Ordering::Relaxed) {
+                        vec![Arc::new(ToolSchema::new("it", "", serde_json::json!({})))]
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .unwrap(),
+        ];
+        let mut held = None;
+        for (at_value, at_text, with_tool, hold) in steps {
+            value.store(at_value, Ordering::Relaxed);
+            text.store(at_text, Ordering::Relaxed);
+            tool.store(with_tool, Ordering::Relaxed);
+            let assembly = prompt.assemble(&AssembleContext::default());
+            let expected = render_prompt_with_spans(&assembly).unwrap().text;
+            prop_assert_eq!(render_prompt(&assembly).unwrap(), expected.clone());
+            // Render an earlier assembly again, after this one.
+            if let Some((earlier, its_prompt)) = held.take() {
+                prop_assert_eq!(render_prompt(&earlier).unwrap(), its_prompt);
+            }
+            if hold {
+                held = Some((assembly, expected));
+            }
+        }
+    }
+}

@@ -695,3 +695,46 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// An order places the same tools the same way whether it recalls its
+    /// last placement (the same `Arc`s at the same positions) or not: over
+    /// any sequence of lists drawn from a few shared tools, the assembly's
+    /// tools are the listed ones first, then the rest by name.
+    #[test]
+    fn a_recalled_tool_placement_is_the_placement_of_the_same_list(
+        lists in proptest::collection::vec(
+            Just((0..5usize).collect::<Vec<_>>()).prop_shuffle().prop_flat_map(|all| {
+                (0..=all.len()).prop_map(move |len| all[..len].to_vec())
+            }),
+            1..16,
+        ),
+    ) {
+        use std::sync::Mutex;
+
+        const NAMES: [&str; 5] = ["todo_write", "bash", "read", "fork", "task"];
+        let shared: Vec<_> = NAMES.iter().map(|name| tool(name)).collect();
+        let current = Arc::new(Mutex::new(Vec::new()));
+        let prompt = SystemPrompt::empty();
+        let given = Arc::clone(&current);
+        let _tools = prompt
+            .tools("drawn", move |_| given.lock().unwrap().clone())
+            .unwrap();
+        let _order = prompt
+            .tool_order(ToolOrder::new(["todo_write", UNLISTED_TOOLS, "bash"]).unwrap())
+            .unwrap();
+        for list in lists {
+            *current.lock().unwrap() = list.iter().map(|&at| Arc::clone(&shared[at])).collect();
+            let mut expected: Vec<&str> = list.iter().map(|&at| NAMES[at]).collect();
+            expected.sort_by_key(|&name| match name {
+                "todo_write" => (0, ""),
+                "bash" => (2, ""),
+                other => (1, other),
+            });
+            // Twice: the second assembly recalls the first one's placement.
+            for _ in 0..2 {
+                prop_assert_eq!(tool_names(&prompt.assemble(&global())), expected.clone());
+            }
+        }
+    }
+}
