@@ -759,13 +759,25 @@ model = "other-model"
 persona = "x"
 "#;
 
+    /// [`GOOD`] with `added` written right after `anchor`.
+    fn with_after(anchor: &str, added: &str) -> String {
+        GOOD.replace(anchor, &format!("{anchor}{added}"))
+    }
+
     /// [`GOOD`] with `keys` (and tables) written after the `task` instance's
     /// provider.
     fn with_task(keys: &str) -> String {
-        GOOD.replace(
-            "provider = \"spawn\"\n",
-            &format!("provider = \"spawn\"\n{keys}"),
-        )
+        with_after("provider = \"spawn\"\n", keys)
+    }
+
+    /// [`GOOD`] with `keys` written after the adapter's.
+    fn with_adapter(keys: &str) -> String {
+        with_after("api_key_env = \"TEST_KEY\"\n", keys)
+    }
+
+    /// [`GOOD`] with `keys` written after those of agent `other`.
+    fn with_other(keys: &str) -> String {
+        with_after("persona = \"x\"\n", keys)
     }
 
     #[test]
@@ -790,7 +802,7 @@ persona = "x"
 
     #[test]
     fn unknown_keys_and_wrong_types_point_at_the_key() {
-        let text = GOOD.replace("persona = \"x\"", "persona = \"x\"\ntemperature = 1");
+        let text = with_other("temperature = 1\n");
         let problems = parse(&text).expect_err("unknown key");
         assert!(
             problems[0]
@@ -921,10 +933,7 @@ persona = "x"
 
     #[test]
     fn an_unknown_tokenizer_points_at_its_key() {
-        let text = GOOD.replace(
-            "api_key_env = \"TEST_KEY\"\n",
-            "api_key_env = \"TEST_KEY\"\ntokenizer = \"cl100k\"\n",
-        );
+        let text = with_adapter("tokenizer = \"cl100k\"\n");
         let problems = parse(&text).expect_err("an unknown tokenizer");
         assert_eq!(problems.len(), 1);
         assert!(
@@ -944,10 +953,7 @@ persona = "x"
         let deployment = parse(GOOD).expect("valid");
         let coder = deployment.agent(Some("coder")).expect("coder");
         assert!(deployment.tokenizer_for(&coder).is_default(), "gpt-test");
-        let text = GOOD.replace(
-            "api_key_env = \"TEST_KEY\"\n",
-            "api_key_env = \"TEST_KEY\"\ntokenizer = \"cl100k_base\"\n",
-        );
+        let text = with_adapter("tokenizer = \"cl100k_base\"\n");
         let deployment = parse(&text).expect("valid");
         let coder = deployment.agent(Some("coder")).expect("coder");
         assert_eq!(
@@ -958,10 +964,7 @@ persona = "x"
 
     #[test]
     fn an_agent_may_set_a_token_budget() {
-        let text = GOOD.replace(
-            "persona = \"x\"",
-            "persona = \"x\"\nmax_prompt_tokens = 4000",
-        );
+        let text = with_other("max_prompt_tokens = 4000\n");
         let deployment = parse(&text).expect("valid");
         let other = deployment.agent(Some("other")).expect("other");
         assert_eq!(
@@ -975,7 +978,7 @@ persona = "x"
                 .max_prompt_tokens
                 .is_none()
         );
-        let text = GOOD.replace("persona = \"x\"", "persona = \"x\"\nmax_prompt_tokens = -1");
+        let text = with_other("max_prompt_tokens = -1\n");
         assert!(
             messages(&text)[0].contains("invalid value"),
             "{:?}",

@@ -197,8 +197,9 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
 }
 
 /// What an instance's own key (`child`, `command`) says about its
-/// provider: the key, where it is written, the provider it needs, and why.
-struct OwnKey {
+/// provider: the key, where it is written, the provider it needs and why,
+/// and how to build that provider.
+struct OwnKey<'a> {
     /// The key, as a label: `child`.
     key: &'static str,
     /// The key, as the message names it: "a `child` table".
@@ -206,6 +207,53 @@ struct OwnKey {
     span: std::ops::Range<usize>,
     needs: &'static str,
     why: String,
+    /// The provider, named after the instance.
+    build: Box<dyn FnOnce() -> Result<Arc<dyn SubagentProvider>, SubagentError> + 'a>,
+}
+
+impl<'a> OwnKey<'a> {
+    /// A `child` table makes a spawn provider whose children are the
+    /// table's — so a child of `review` started by `coder` is the agent
+    /// `coder/review`, the id `dsh prompt --agent` takes.
+    fn child(
+        name: &'a str,
+        child: &'a toml::Spanned<ChildAgentConfig<toml::Spanned<String>>>,
+    ) -> Self {
+        Self {
+            key: "child",
+            what: "a `child` table",
+            span: child.span(),
+            needs: SpawnProvider::NAME,
+            why: format!(
+                "`child` says who the children of a spawn instance are: it needs \
+                 `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
+                SpawnProvider::NAME
+            ),
+            build: Box::new(move || {
+                let child = child.get_ref().clone().map(toml::Spanned::into_inner);
+                Ok(Arc::new(SpawnProvider::new().named(name).with_child(child)))
+            }),
+        }
+    }
+
+    /// A `command` makes an ACP provider whose children run that command.
+    fn command(name: &'a str, command: &'a toml::Spanned<Vec<toml::Spanned<String>>>) -> Self {
+        Self {
+            key: "command",
+            what: "a `command`",
+            span: command.span(),
+            needs: AcpProvider::NAME,
+            why: format!(
+                "`command` is the ACP agent an `{}` instance starts: set that provider, \
+                 or remove the key",
+                AcpProvider::NAME
+            ),
+            build: Box::new(move || {
+                let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
+                Ok(Arc::new(AcpProvider::new(argv)?.named(name)))
+            }),
+        }
+    }
 }
 
 /// The provider of an instance with a key of its own: a provider built
@@ -216,8 +264,7 @@ fn own_provider(
     deployment: &Deployment,
     name: &str,
     provider: &toml::Spanned<String>,
-    own: OwnKey,
-    build: impl FnOnce() -> Result<Arc<dyn SubagentProvider>, SubagentError>,
+    own: OwnKey<'_>,
 ) -> Result<SubagentProviders, Problem> {
     let OwnKey {
         key,
@@ -225,6 +272,7 @@ fn own_provider(
         span,
         needs,
         why,
+        build,
     } = own;
     if provider.get_ref() != needs {
         return Err(deployment
@@ -244,56 +292,6 @@ fn own_provider(
     Ok(providers)
 }
 
-/// A `child` table makes a spawn provider whose children are the table's
-/// — so a child of `review` started by `coder` is the agent
-/// `coder/review`, the id `dsh prompt --agent` takes.
-fn child_providers(
-    deployment: &Deployment,
-    name: &str,
-    provider: &toml::Spanned<String>,
-    child: &toml::Spanned<ChildAgentConfig<toml::Spanned<String>>>,
-) -> Result<SubagentProviders, Problem> {
-    let own = OwnKey {
-        key: "child",
-        what: "a `child` table",
-        span: child.span(),
-        needs: SpawnProvider::NAME,
-        why: format!(
-            "`child` says who the children of a spawn instance are: it needs \
-             `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
-            SpawnProvider::NAME
-        ),
-    };
-    own_provider(deployment, name, provider, own, || {
-        let child = child.get_ref().clone().map(toml::Spanned::into_inner);
-        Ok(Arc::new(SpawnProvider::new().named(name).with_child(child)))
-    })
-}
-
-/// A `command` makes an ACP provider whose children run that command.
-fn acp_providers(
-    deployment: &Deployment,
-    name: &str,
-    provider: &toml::Spanned<String>,
-    command: &toml::Spanned<Vec<toml::Spanned<String>>>,
-) -> Result<SubagentProviders, Problem> {
-    let own = OwnKey {
-        key: "command",
-        what: "a `command`",
-        span: command.span(),
-        needs: AcpProvider::NAME,
-        why: format!(
-            "`command` is the ACP agent an `{}` instance starts: set that provider, \
-             or remove the key",
-            AcpProvider::NAME
-        ),
-    };
-    own_provider(deployment, name, provider, own, || {
-        let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
-        Ok(Arc::new(AcpProvider::new(argv)?.named(name)))
-    })
-}
-
 /// Registers one `[tools.<name>]` instance; a failure points at its table.
 fn register_instance(
     tools: &ToolRegistry,
@@ -306,16 +304,9 @@ fn register_instance(
     let provider = &instance.get_ref().provider;
     // An instance with a `child` table or a `command` binds to a provider
     // of its own.
-    let own_providers;
-    let (binding, providers) = match (&instance.get_ref().child, &instance.get_ref().command) {
-        (Some(child), _) => {
-            own_providers = child_providers(deployment, name, provider, child)?;
-            (name, &own_providers)
-        }
-        (None, Some(command)) => {
-            own_providers = acp_providers(deployment, name, provider, command)?;
-            (name, &own_providers)
-        }
+    let own = match (&instance.get_ref().child, &instance.get_ref().command) {
+        (Some(child), _) => Some(OwnKey::child(name, child)),
+        (None, Some(command)) => Some(OwnKey::command(name, command)),
         (None, None) if provider.get_ref() == AcpProvider::NAME => {
             return Err(deployment
                 .file
@@ -328,7 +319,15 @@ fn register_instance(
                      `command = [\"dsh\", \"acp\", \"--config\", \"child.toml\"]`",
                 ));
         }
-        (None, None) => (provider.get_ref().as_str(), providers),
+        (None, None) => None,
+    };
+    let own_providers;
+    let (binding, providers) = match own {
+        Some(own) => {
+            own_providers = own_provider(deployment, name, provider, own)?;
+            (name, &own_providers)
+        }
+        None => (provider.get_ref().as_str(), providers),
     };
     let config = SubagentToolConfig::new(binding).named(name);
     SubagentTool::install(&config, providers, tools).map_err(|error| {

@@ -556,6 +556,13 @@ mod tests {
         })
     }
 
+    /// The summary `trace` finishes with ends with `end`.
+    #[track_caller]
+    fn assert_summary_ends_with(trace: &Trace, end: &str) {
+        let (summary, _) = trace.finish();
+        assert!(summary.to_string().ends_with(end), "{summary}");
+    }
+
     const PERSONA: (&str, &str) = ("agent:persona", "You are a coding agent.");
     const READ: (&str, &str) = ("tool:read", "Use read, not cat.");
 
@@ -608,12 +615,9 @@ mod tests {
             second.shared_prefix_tokens,
             Some(Tokenizer::for_model("gpt-5").count(shared))
         );
-        let (summary, _) = trace.finish();
-        assert!(
-            summary
-                .to_string()
-                .ends_with("first broken at request 2 by section `todo` of the system prompt"),
-            "{summary}"
+        assert_summary_ends_with(
+            &trace,
+            "first broken at request 2 by section `todo` of the system prompt",
         );
     }
 
@@ -662,13 +666,7 @@ mod tests {
         assert_ne!(second.tools_sha256, first.tools_sha256);
         let line = serde_json::to_value(&second).unwrap_or_default();
         assert_eq!(line["prefix_broke_in"], "tools");
-        let (summary, _) = trace.finish();
-        assert!(
-            summary
-                .to_string()
-                .ends_with("first broken at request 2 in the tools"),
-            "{summary}"
-        );
+        assert_summary_ends_with(&trace, "first broken at request 2 in the tools");
     }
 
     #[test]

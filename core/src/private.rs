@@ -38,82 +38,51 @@ impl IntoVariableValue for String {
     }
 }
 
-/// A section whose text is a `const` or `static`, as `#[prompt_section]`
-/// writes it: one call with literal arguments, which is fewer tokens for
+/// Writes the section constructors `#[prompt_section]` calls, one a kind
+/// of text: one call with literal arguments, which is fewer tokens for
 /// the compiler to parse, resolve and check than the struct literal it
-/// stands for, once per section (see `benches/BUILD_RESULTS.md`). `""` as
-/// `name` or `tool` stands for none: the macro rejects an empty one, so
-/// it never means a name.
-#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
-pub const fn fixed_section(
-    name: &'static str,
-    order: i32,
-    tool: &'static str,
-    text: &'static str,
-    krate: &'static str,
-    module: &'static str,
-    item: &'static str,
-    file: &'static str,
-    line: u32,
-) -> StaticSection {
-    section(
-        name,
-        order,
-        tool,
-        StaticText::Fixed(text),
-        StaticOwner {
-            krate,
-            module,
-            item,
-            file,
-            line,
-        },
-    )
+/// stands for, once per section (see `benches/BUILD_RESULTS.md`). The
+/// parameters, in the order the macro writes the arguments, are stated
+/// here once for both. `""` as `name` or `tool` stands for none: the
+/// macro rejects an empty one, so it never means a name.
+macro_rules! section_constructors {
+    ($($(#[$doc:meta])* $constructor:ident($text:ty) => $variant:ident;)*) => {$(
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
+        pub const fn $constructor(
+            name: &'static str,
+            order: i32,
+            tool: &'static str,
+            text: $text,
+            krate: &'static str,
+            module: &'static str,
+            item: &'static str,
+            file: &'static str,
+            line: u32,
+        ) -> StaticSection {
+            StaticSection {
+                name: non_empty(name),
+                order,
+                tool: non_empty(tool),
+                text: StaticText::$variant(text),
+                owner: StaticOwner {
+                    krate,
+                    module,
+                    item,
+                    file,
+                    line,
+                },
+            }
+        }
+    )*};
 }
 
-/// A section whose text a fn computes, as `#[prompt_section]` writes it:
-/// see [`fixed_section`].
-#[allow(clippy::too_many_arguments)] // One a field; the macro writes the call.
-pub const fn provided_section(
-    name: &'static str,
-    order: i32,
-    tool: &'static str,
-    text: fn(&AssembleContext) -> String,
-    krate: &'static str,
-    module: &'static str,
-    item: &'static str,
-    file: &'static str,
-    line: u32,
-) -> StaticSection {
-    section(
-        name,
-        order,
-        tool,
-        StaticText::Provided(text),
-        StaticOwner {
-            krate,
-            module,
-            item,
-            file,
-            line,
-        },
-    )
-}
-
-const fn section(
-    name: &'static str,
-    order: i32,
-    tool: &'static str,
-    text: StaticText,
-    owner: StaticOwner,
-) -> StaticSection {
-    StaticSection {
-        name: non_empty(name),
-        order,
-        tool: non_empty(tool),
-        text,
-        owner,
-    }
+section_constructors! {
+    /// A section whose text is a `const` or `static`, as `#[prompt_section]`
+    /// writes it.
+    fixed_section(&'static str) => Fixed;
+    /// A section whose text a fn computes, as `#[prompt_section]` writes it.
+    provided_section(fn(&AssembleContext) -> String) => Provided;
 }
 
 const fn non_empty(text: &'static str) -> Option<&'static str> {

@@ -177,7 +177,7 @@ fn explain_layers(out: &mut String, scope: &Scope, origins: &[SectionOrigin]) {
             },
         ]));
     }
-    table(out, &rows, &[Align::Left; 4]);
+    table(out, &rows, &[]);
     out.push('\n');
 }
 
@@ -302,20 +302,8 @@ fn explain_sections(
         &share(total, total),
         &tokens.system.to_string(),
     ]));
-    table(
-        out,
-        &rows,
-        &[
-            Align::Right,
-            Align::Left,
-            Align::Left,
-            Align::Left,
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ],
-    );
+    // Numeric: order, bytes, share, tokens.
+    table(out, &rows, &[0, 5, 6, 7]);
     for section in skipped {
         let why = match section.tool() {
             Some(tool) if !assembly.has_tool(tool) => {
@@ -350,7 +338,7 @@ fn explain_variables(out: &mut String, assembly: &PromptAssembly) {
                 .map_or_else(|| "-".to_owned(), |owner| owner.item.to_string()),
         ]));
     }
-    table(out, &rows, &[Align::Left; 4]);
+    table(out, &rows, &[]);
 }
 
 /// The size of every tool schema sent beside the prompt, in bytes and
@@ -384,17 +372,8 @@ fn explain_tools(out: &mut String, assembly: &PromptAssembly, tokens: &PromptTok
         &schema_total.to_string(),
         &tokens.tools_total().to_string(),
     ]));
-    table(
-        out,
-        &rows,
-        &[
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ],
-    );
+    // Numeric: the sizes.
+    table(out, &rows, &[1, 2, 3, 4]);
 }
 
 /// The runtime contexts: not part of the system prompt, sent as a message
@@ -436,18 +415,8 @@ fn explain_contexts(out: &mut String, assembly: &PromptAssembly) {
             now,
         ]));
     }
-    table(
-        out,
-        &rows,
-        &[
-            Align::Right,
-            Align::Left,
-            Align::Left,
-            Align::Left,
-            Align::Left,
-            Align::Right,
-        ],
-    );
+    // Numeric: order, bytes now.
+    table(out, &rows, &[0, 5]);
 }
 
 fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
@@ -463,16 +432,11 @@ fn share(bytes: usize, total: usize) -> String {
     format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
-#[derive(Clone, Copy)]
-enum Align {
-    Left,
-    Right,
-}
-
 /// Writes `rows` as aligned columns, two spaces apart, with a rule under
-/// the header row.
-fn table(out: &mut String, rows: &[Vec<String>], align: &[Align]) {
-    let columns = align.len();
+/// the header row: the `numeric` columns (by index) aligned right, the
+/// others left.
+fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
+    let columns = rows[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|column| {
             rows.iter()
@@ -487,16 +451,13 @@ fn table(out: &mut String, rows: &[Vec<String>], align: &[Align]) {
             if column > 0 {
                 line.push_str("  ");
             }
-            let pad = widths[column] - cell.chars().count();
-            match align[column] {
-                Align::Left => {
-                    line.push_str(cell);
-                    line.extend(std::iter::repeat_n(' ', pad));
-                }
-                Align::Right => {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                    line.push_str(cell);
-                }
+            let pad = std::iter::repeat_n(' ', widths[column] - cell.chars().count());
+            if numeric.contains(&column) {
+                line.extend(pad);
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.extend(pad);
             }
         }
         let _ = writeln!(out, "{}", line.trim_end());

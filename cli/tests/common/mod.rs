@@ -43,6 +43,19 @@ pub fn spawn(args: &[&str]) -> std::process::Child {
         .expect("dsh starts")
 }
 
+/// `dsh` with `args`, fed `input` on stdin until it ends.
+pub fn with_stdin(args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = spawn(args);
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("dsh ends")
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
@@ -61,6 +74,47 @@ pub fn assert_status(output: &Output, code: i32) {
         stdout(output),
         stderr(output)
     );
+}
+
+pub fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write a test file");
+}
+
+/// Writes the deployment `tables` to `dsh.toml` in `dir`; returns its path,
+/// as `--config` takes it.
+pub fn config(dir: &Path, tables: &str) -> String {
+    let path = dir.join("dsh.toml");
+    write(&path, tables);
+    path.display().to_string()
+}
+
+/// Writes a deployment to `dsh.toml` in `dir`: an `[adapter.scripted]`
+/// table whose model `m` answers with `answers` (TOML, which it writes to
+/// `answers.toml`), then `tables`. Returns the config's path.
+pub fn scripted_config(dir: &Path, answers: &str, tables: &str) -> String {
+    write(&dir.join("answers.toml"), answers);
+    config(
+        dir,
+        &format!("[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n{tables}"),
+    )
+}
+
+/// The tables after a deployment's adapter: the tool `instances`, then
+/// the agent `runner` with `tools`.
+pub fn runner(instances: &str, tools: &[&str]) -> String {
+    format!(
+        "\n{instances}\n\
+         [[agents]]\n\
+         id = \"runner\"\n\
+         tools = {tools:?}\n\
+         persona = \"You are a test agent running on <<model>> in <<cwd>>.\"\n"
+    )
+}
+
+/// A deployment of `runner` with `tools`, whose model `m` answers with
+/// `answers`: see [`scripted_config`].
+pub fn scripted_runner(dir: &Path, answers: &str, tools: &[&str]) -> String {
+    scripted_config(dir, answers, &runner("", tools))
 }
 
 /// The model requests `--record-requests` wrote to `path`, one JSON value
@@ -93,6 +147,24 @@ pub fn serve(app: axum::Router) -> String {
     format!("http://{address}/v1")
 }
 
+/// `dsh run --config config` with `args`, which must succeed: its output,
+/// and the model requests it recorded into `dir`.
+pub fn run_recorded(dir: &Path, config: &str, args: &[&str]) -> (Output, Vec<serde_json::Value>) {
+    let recorded = dir.join("run-requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let mut all = vec![
+        "run",
+        "--config",
+        config,
+        "--record-requests",
+        &recorded_arg,
+    ];
+    all.extend(args);
+    let output = dsh(&all);
+    assert_status(&output, 0);
+    (output, recorded_requests(&recorded))
+}
+
 /// `dsh run -p prompt` of `config` (in `cwd`, if given), which must
 /// succeed: its stdout, and the model requests it recorded into `dir`.
 pub fn run_prompt(
@@ -101,22 +173,11 @@ pub fn run_prompt(
     cwd: Option<&Path>,
     prompt: &str,
 ) -> (String, Vec<serde_json::Value>) {
-    let recorded = dir.join("run-requests.jsonl");
-    let recorded_arg = recorded.display().to_string();
-    let mut args = vec![
-        "run",
-        "--config",
-        config,
-        "-p",
-        prompt,
-        "--record-requests",
-        &recorded_arg,
-    ];
     let cwd = cwd.map(|cwd| cwd.display().to_string());
+    let mut args = vec!["-p", prompt];
     if let Some(cwd) = &cwd {
         args.extend(["--cwd", cwd]);
     }
-    let output = command(&args).output().expect("dsh runs");
-    assert_status(&output, 0);
-    (stdout(&output), recorded_requests(&recorded))
+    let (output, requests) = run_recorded(dir, config, &args);
+    (stdout(&output), requests)
 }

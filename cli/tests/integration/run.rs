@@ -10,84 +10,55 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::post;
-use common::{assert_status, command, stderr, stdout};
+use common::{assert_status, command, dsh, stderr, stdout, write};
 use serde_json::{Value, json};
 
 /// A bash command that fails with exit code 3, so the marker must reach
 /// the model's next request.
 const FAILING_COMMAND: &str = "echo checking; exit 3";
 
-fn write(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write a test file");
-}
-
-/// The `[adapter.scripted]` table of a deployment whose model `m` answers
-/// with `answers` (TOML), which it writes to `answers.toml` in `dir`.
-fn scripted(dir: &Path, answers: &str) -> &'static str {
-    write(&dir.join("answers.toml"), answers);
-    "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n"
-}
-
+/// A deployment of `runner` with bash, on `adapter`.
 fn deployment(dir: &Path, adapter: &str) -> String {
-    deployment_with_tools(dir, adapter, "", &["bash"])
+    common::config(dir, &format!("{adapter}{}", common::runner("", &["bash"])))
 }
 
-fn deployment_with_tools(dir: &Path, adapter: &str, instances: &str, tools: &[&str]) -> String {
-    let path = dir.join("dsh.toml");
-    write(
-        &path,
-        &format!(
-            "{adapter}\n{instances}\n\
-             [[agents]]\n\
-             id = \"runner\"\n\
-             tools = {tools:?}\n\
-             persona = \"You are a test agent running on <<model>> in <<cwd>>.\"\n"
-        ),
+/// A deployment of `runner` with bash, whose model `m` answers with
+/// `answers`.
+fn scripted_deployment(dir: &Path, answers: &str) -> String {
+    common::scripted_runner(dir, answers, &["bash"])
+}
+
+/// `dsh run` of `config` with `input` as stdin, which must succeed: its
+/// stdout, and the model requests it recorded into `dir`.
+fn run_lines(dir: &Path, config: &str, input: &str) -> (String, Vec<Value>) {
+    let recorded = dir.join("requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let output = common::with_stdin(
+        &[
+            "run",
+            "--config",
+            config,
+            "--record-requests",
+            &recorded_arg,
+        ],
+        input,
     );
-    path.display().to_string()
+    assert_status(&output, 0);
+    (stdout(&output), common::recorded_requests(&recorded))
 }
 
-/// Runs `dsh run` on `config` with `input` as stdin, recording requests.
-fn run_lines(config: &str, input: &str, recorded: &Path) -> std::process::Output {
-    use std::io::Write;
-    let mut child = common::spawn(&[
-        "run",
-        "--config",
-        config,
-        "--record-requests",
-        &recorded.display().to_string(),
-    ]);
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    child.wait_with_output().expect("dsh ends")
+/// `dsh run -p hello` of `config`, to add environment to.
+fn run_hello(config: &str) -> std::process::Command {
+    command(&["run", "--config", config, "-p", "hello"])
 }
 
-/// `dsh` exited 1 with one line on stderr, which contains `needle`.
+/// `dsh` run as `run` exits 1 with one line on stderr, which contains
+/// `needle`.
 #[track_caller]
-/// `dsh run` of one prompt in `cwd`, recording its requests to `recorded`.
-fn run_prompt(config: &str, cwd: &str, prompt: &str, recorded: &Path) -> std::process::Output {
-    command(&[
-        "run",
-        "--config",
-        config,
-        "--cwd",
-        cwd,
-        "-p",
-        prompt,
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs")
-}
-
-fn assert_fails_in_one_line(output: &std::process::Output, needle: &str) {
-    assert_status(output, 1);
-    let stderr = stderr(output);
+fn assert_fails_in_one_line(run: &mut std::process::Command, needle: &str) {
+    let output = run.output().expect("dsh runs");
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains(needle), "{stderr}");
 }
@@ -107,10 +78,12 @@ fn scripted_turn_with_a_failing_bash_call() {
         dir.path(),
         "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"scripted-model\"\n",
     );
-    let recorded = dir.path().join("requests.jsonl");
     let cwd = dir.path().display().to_string();
-    let output = run_prompt(&config, &cwd, "Run the check.", &recorded);
-    assert_status(&output, 0);
+    let (output, requests) = common::run_recorded(
+        dir.path(),
+        &config,
+        &["--cwd", &cwd, "-p", "Run the check."],
+    );
 
     // Answers on stdout, tool activity on stderr.
     assert_eq!(
@@ -121,12 +94,9 @@ fn scripted_turn_with_a_failing_bash_call() {
     assert!(stderr.contains("→ bash"), "{stderr}");
     assert!(stderr.contains("[exit code: 3]"), "{stderr}");
 
-    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 2);
     // Every request's system prompt is exactly what `dsh prompt` prints.
-    let prompt = command(&["prompt", "--config", &config, "--cwd", &cwd])
-        .output()
-        .expect("dsh prompt runs");
+    let prompt = dsh(&["prompt", "--config", &config, "--cwd", &cwd]);
     assert_status(&prompt, 0);
     for request in &requests {
         assert_eq!(request["system"], common::stdout(&prompt));
@@ -146,27 +116,19 @@ fn scripted_turn_with_a_failing_bash_call() {
 #[test]
 fn an_exhausted_script_fails_the_run_in_one_line() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let adapter = scripted(dir.path(), "answers = []\n");
-    let config = deployment(dir.path(), adapter);
-    let output = command(&["run", "--config", &config, "-p", "hello"])
-        .output()
-        .expect("dsh runs");
-    assert_fails_in_one_line(&output, "no answer left");
+    let config = scripted_deployment(dir.path(), "answers = []\n");
+    assert_fails_in_one_line(&mut run_hello(&config), "no answer left");
 }
 
 #[test]
 fn lines_of_stdin_are_turns_of_one_session() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let adapter = scripted(
+    let config = scripted_deployment(
         dir.path(),
         "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
     );
-    let config = deployment(dir.path(), adapter);
-    let recorded = dir.path().join("requests.jsonl");
-    let output = run_lines(&config, "first\n\nsecond\n", &recorded);
-    assert_status(&output, 0);
-    assert_eq!(stdout(&output), "one\ntwo\n");
-    let requests = common::recorded_requests(&recorded);
+    let (stdout, requests) = run_lines(dir.path(), &config, "first\n\nsecond\n");
+    assert_eq!(stdout, "one\ntwo\n");
     // The second turn's request carries the first turn.
     assert_eq!(requests[1]["messages"].as_array().map(Vec::len), Some(3));
 }
@@ -176,7 +138,7 @@ fn lines_of_stdin_are_turns_of_one_session() {
 #[test]
 fn spawn_and_fork_instances_run_their_children() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let adapter = scripted(
+    let config = common::scripted_config(
         dir.path(),
         "[[answers]]\ntext = \"Noted.\"\n\
          [[answers]]\n[[answers.tool_calls]]\nname = \"task\"\narguments = { prompt = \"What is 2 + 2?\" }\n\
@@ -184,20 +146,15 @@ fn spawn_and_fork_instances_run_their_children() {
          [[answers]]\n[[answers.tool_calls]]\nname = \"fork\"\narguments = { prompt = \"Which word?\" }\n\
          [[answers]]\ntext = \"apple\"\n\
          [[answers]]\ntext = \"4, and the word is apple.\"\n",
+        &common::runner(
+            "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+             [tools.fork]\nkind = \"subagent\"\nprovider = \"fork\"\n",
+            &["task", "fork"],
+        ),
     );
-    let config = deployment_with_tools(
-        dir.path(),
-        adapter,
-        "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
-         [tools.fork]\nkind = \"subagent\"\nprovider = \"fork\"\n",
-        &["task", "fork"],
-    );
-    let recorded = dir.path().join("requests.jsonl");
-    let output = run_lines(&config, "The word is apple.\nAsk both.\n", &recorded);
-    assert_status(&output, 0);
-    assert!(stdout(&output).ends_with("4, and the word is apple.\n"));
+    let (stdout, requests) = run_lines(dir.path(), &config, "The word is apple.\nAsk both.\n");
+    assert!(stdout.ends_with("4, and the word is apple.\n"));
 
-    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 6);
     let texts = |request: &Value| -> Vec<String> {
         request["messages"]
@@ -233,25 +190,20 @@ fn spawn_and_fork_instances_run_their_children() {
 #[test]
 fn a_child_table_says_who_spawned_children_are() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let adapter = scripted(
+    let config = common::scripted_config(
         dir.path(),
         "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
          [[answers]]\ntext = \"Looks fine.\"\n\
          [[answers]]\ntext = \"The reviewer says it looks fine.\"\n",
+        &common::runner(
+            "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+             [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n",
+            &["bash", "review"],
+        ),
     );
-    let config = deployment_with_tools(
-        dir.path(),
-        adapter,
-        "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
-         [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n",
-        &["bash", "review"],
-    );
-    let recorded = dir.path().join("requests.jsonl");
-    let output = run_lines(&config, "Get it reviewed.\n", &recorded);
-    assert_status(&output, 0);
-    assert!(stdout(&output).ends_with("The reviewer says it looks fine.\n"));
+    let (stdout, requests) = run_lines(dir.path(), &config, "Get it reviewed.\n");
+    assert!(stdout.ends_with("The reviewer says it looks fine.\n"));
 
-    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 3);
     let (parent, child) = (&requests[0], &requests[1]);
     assert_eq!(parent["model"], "m");
@@ -286,30 +238,26 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
     ];
     for table in tables {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let adapter = scripted(
+        let config = common::scripted_config(
             dir.path(),
             "[[answers]]\n[[answers.tool_calls]]\nname = \"review\"\narguments = { prompt = \"Review it.\" }\n\
              [[answers]]\ntext = \"Looks fine.\"\n\
              [[answers]]\ntext = \"Done.\"\n",
-        );
-        let config = deployment_with_tools(
-            dir.path(),
-            adapter,
-            &format!(
-                "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.review.child]\n{table}"
+            &common::runner(
+                &format!(
+                    "[tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.review.child]\n{table}"
+                ),
+                &["bash", "review"],
             ),
-            &["bash", "review"],
         );
+        let (_, requests) =
+            common::run_prompt(dir.path(), &config, Some(dir.path()), "Get it reviewed.");
         let cwd = dir.path().display().to_string();
-        let recorded = dir.path().join("requests.jsonl");
-        let output = run_prompt(&config, &cwd, "Get it reviewed.", &recorded);
-        assert_status(&output, 0);
-        let requests = common::recorded_requests(&recorded);
         let sent = requests[1]["system"]
             .as_str()
             .expect("the child's system prompt");
 
-        let printed = command(&[
+        let printed = dsh(&[
             "prompt",
             "--config",
             &config,
@@ -317,9 +265,7 @@ fn a_childs_printed_prompt_is_the_one_it_is_sent() {
             &cwd,
             "--agent",
             "runner/review",
-        ])
-        .output()
-        .expect("dsh runs");
+        ]);
         assert_status(&printed, 0);
         assert_eq!(stdout(&printed), sent, "child table:\n{table}");
         assert_ne!(
@@ -432,11 +378,10 @@ fn a_missing_api_key_is_one_line() {
         dir.path(),
         "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"DSH_TEST_UNSET_KEY\"\n",
     );
-    let output = command(&["run", "--config", &config, "-p", "hello"])
-        .env_remove("DSH_TEST_UNSET_KEY")
-        .output()
-        .expect("dsh runs");
-    assert_fails_in_one_line(&output, "`DSH_TEST_UNSET_KEY`");
+    assert_fails_in_one_line(
+        run_hello(&config).env_remove("DSH_TEST_UNSET_KEY"),
+        "`DSH_TEST_UNSET_KEY`",
+    );
 }
 
 #[test]
@@ -451,10 +396,7 @@ fn an_unreachable_model_is_one_line() {
         dir.path(),
         &format!("[adapter.openai]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\n"),
     );
-    let output = command(&["run", "--config", &config, "-p", "hello"])
-        .output()
-        .expect("dsh runs");
-    assert_fails_in_one_line(&output, "could not reach the model server");
+    assert_fails_in_one_line(&mut run_hello(&config), "could not reach the model server");
 }
 
 /// Ctrl-C (SIGINT) cancels the running turn; the session goes on and
@@ -464,12 +406,11 @@ fn an_interrupt_cancels_the_turn_not_the_session() {
     use std::io::{BufRead, BufReader, Write};
 
     let dir = tempfile::tempdir().expect("a temp dir");
-    let adapter = scripted(
+    let config = scripted_deployment(
         dir.path(),
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
          [[answers]]\ntext = \"Still here.\"\n",
     );
-    let config = deployment(dir.path(), adapter);
     let mut child = common::spawn(&["run", "--config", &config]);
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(b"Sleep.\n").expect("write stdin");

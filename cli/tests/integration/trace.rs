@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::Json;
 use axum::extract::State;
 use axum::routing::post;
-use common::{assert_status, command, stderr, stdout, workspace};
+use common::{assert_status, dsh, stderr, stdout, workspace, write};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -117,10 +117,6 @@ fn task() -> String {
     )
 }
 
-fn write(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write a test file");
-}
-
 fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("the file was written")
@@ -141,9 +137,7 @@ fn coding_agent_scripted(dir: &Path) -> String {
         &example[..start],
         &example[end..]
     );
-    let path = dir.join("dsh.toml");
-    write(&path, &deployment);
-    path.display().to_string()
+    common::config(dir, &deployment)
 }
 
 /// A 20-step session whose todo list changes at every step keeps its
@@ -170,30 +164,22 @@ fn a_changing_todo_list_keeps_the_prefix_stable() {
     write(&dir.path().join("answers.toml"), &answers);
     let config = coding_agent_scripted(dir.path());
     let cwd = dir.path().display().to_string();
-    let (trace, recorded) = (
-        dir.path().join("trace.jsonl"),
-        dir.path().join("requests.jsonl"),
-    );
-    let output = command(&[
-        "run",
-        "--config",
+    let trace = dir.path().join("trace.jsonl");
+    let (output, requests) = common::run_recorded(
+        dir.path(),
         &config,
-        "--cwd",
-        &cwd,
-        "-p",
-        &task(),
-        "--trace",
-        &trace.display().to_string(),
-        "--record-requests",
-        &recorded.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
-    assert_status(&output, 0);
+        &[
+            "--cwd",
+            &cwd,
+            "-p",
+            &task(),
+            "--trace",
+            &trace.display().to_string(),
+        ],
+    );
     assert_eq!(stdout(&output), "Done.\n");
 
     // The todo list did change at every step: each result is another list.
-    let requests = lines(&recorded);
     assert_eq!(requests.len(), STEPS);
     let results: Vec<&str> = requests[STEPS - 1]["messages"]
         .as_array()
@@ -210,9 +196,7 @@ fn a_changing_todo_list_keeps_the_prefix_stable() {
     let trace = lines(&trace);
     assert_eq!(trace.len(), STEPS);
     // The system prompt is exactly what `dsh prompt` prints, at every step.
-    let printed = command(&["prompt", "--config", &config, "--cwd", &cwd])
-        .output()
-        .expect("dsh prompt runs");
+    let printed = dsh(&["prompt", "--config", &config, "--cwd", &cwd]);
     assert_status(&printed, 0);
     let system: String = Sha256::digest(&printed.stdout)
         .iter()
@@ -324,28 +308,25 @@ fn start_server() -> String {
 fn the_apis_cached_tokens_are_recorded_beside_the_prediction() {
     let base_url = start_server();
     let dir = tempfile::tempdir().expect("a temp dir");
-    let config = dir.path().join("dsh.toml");
-    write(
-        &config,
+    let config = common::config(
+        dir.path(),
         &format!(
             "[adapter.openai]\nbase_url = {base_url:?}\nmodel = \"gpt-4o\"\n\
              [[agents]]\nid = \"runner\"\ntools = [\"bash\"]\npersona = \"You are a test agent.\"\n"
         ),
     );
     let trace = dir.path().join("trace.jsonl");
-    let output = command(&[
+    let output = dsh(&[
         "run",
         "--config",
-        &config.display().to_string(),
+        &config,
         "--cwd",
         &dir.path().display().to_string(),
         "-p",
         "Run it.",
         "--trace",
         &trace.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
+    ]);
     assert_status(&output, 0);
     let trace = lines(&trace);
     assert_eq!(trace.len(), 2);
@@ -376,29 +357,12 @@ fn the_apis_cached_tokens_are_recorded_beside_the_prediction() {
 #[test]
 fn every_session_ends_with_a_summary() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
+    let config = common::scripted_runner(
+        dir.path(),
         "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+        &["read"],
     );
-    let config = dir.path().join("dsh.toml");
-    write(
-        &config,
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
-         [[agents]]\nid = \"runner\"\ntools = [\"read\"]\npersona = \"You are a test agent.\"\n",
-    );
-    let output = command(&["run", "--config", &config.display().to_string()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("stdin");
-            stdin.write_all(b"first\nsecond\n")?;
-            drop(stdin);
-            child.wait_with_output()
-        })
-        .expect("dsh runs");
+    let output = common::with_stdin(&["run", "--config", &config], "first\nsecond\n");
     assert_status(&output, 0);
     let stderr = stderr(&output);
     let summary = stderr.lines().last().expect("a summary");
@@ -416,28 +380,17 @@ fn every_session_ends_with_a_summary() {
 #[test]
 fn an_unwritable_trace_is_one_problem_before_any_request() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    write(
-        &dir.path().join("answers.toml"),
-        "[[answers]]\ntext = \"hi\"\n",
-    );
-    let config = dir.path().join("dsh.toml");
-    write(
-        &config,
-        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
-         [[agents]]\nid = \"runner\"\npersona = \"You are a test agent.\"\n",
-    );
+    let config = common::scripted_runner(dir.path(), "[[answers]]\ntext = \"hi\"\n", &[]);
     let missing = dir.path().join("no such dir").join("trace.jsonl");
-    let output = command(&[
+    let output = dsh(&[
         "run",
         "--config",
-        &config.display().to_string(),
+        &config,
         "-p",
         "hi",
         "--trace",
         &missing.display().to_string(),
-    ])
-    .output()
-    .expect("dsh runs");
+    ]);
     assert_status(&output, 1);
     assert_eq!(stdout(&output), "");
     let stderr = stderr(&output);

@@ -4,7 +4,7 @@
 use crate::support;
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use dsh_system_prompt::{
@@ -239,16 +239,14 @@ fn provided_and_fixed_sections_sort_together() {
 #[test]
 fn a_text_provider_is_called_at_each_assembly_with_that_assemblys_context() {
     let prompt = SystemPrompt::empty();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&calls);
+    let (calls, greeting) = support::counting(|cx| {
+        format!(
+            "Hello, {}.",
+            cx.get::<Caller>().map_or("nobody", |caller| caller.0)
+        )
+    });
     let _greeting = prompt
-        .section(PromptSection::provided("greeting", 0, move |cx| {
-            counter.fetch_add(1, Ordering::SeqCst);
-            format!(
-                "Hello, {}.",
-                cx.get::<Caller>().map_or("nobody", |caller| caller.0)
-            )
-        }))
+        .section(PromptSection::provided("greeting", 0, greeting))
         .unwrap();
     assert_eq!(
         calls.load(Ordering::SeqCst),

@@ -7,7 +7,7 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use dsh_system_prompt::{
     AssembleContext, PromptAssembly, PromptSection, Registration, RegistryError, RenderError,
@@ -132,14 +132,8 @@ fn a_scoped_context_shadows_the_global_one() {
 #[test]
 fn a_scoped_variable_shadows_and_the_shadowed_provider_is_never_called() {
     let prompt = SystemPrompt::empty();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
-    let _model = prompt
-        .variable("model", move |_| {
-            counted.fetch_add(1, Ordering::Relaxed);
-            Some("gpt-5")
-        })
-        .unwrap();
+    let (calls, model) = support::counting(|_| Some("gpt-5"));
+    let _model = prompt.variable("model", model).unwrap();
     let _persona = prompt
         .section(section("agent:persona", 0, "On <<model>>."))
         .unwrap();
@@ -163,13 +157,9 @@ fn a_scoped_variable_shadows_and_the_shadowed_provider_is_never_called() {
 #[test]
 fn a_shadowed_text_provider_is_never_called() {
     let prompt = SystemPrompt::empty();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
+    let (calls, persona) = support::counting(|_| "Parent persona.".to_owned());
     let _persona = prompt
-        .section(PromptSection::provided("agent:persona", 0, move |_| {
-            counted.fetch_add(1, Ordering::Relaxed);
-            "Parent persona.".to_owned()
-        }))
+        .section(PromptSection::provided("agent:persona", 0, persona))
         .unwrap();
     let _own = prompt
         .in_scope(agent())
@@ -185,14 +175,8 @@ fn a_shadowed_text_provider_is_never_called() {
 #[test]
 fn a_scoped_tool_provider_shadows_and_the_shadowed_one_is_never_called() {
     let prompt = SystemPrompt::empty();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&calls);
-    let _all = prompt
-        .tools("builtins", move |_| {
-            counted.fetch_add(1, Ordering::Relaxed);
-            vec![tool("read"), tool("bash")]
-        })
-        .unwrap();
+    let (calls, builtins) = support::counting(|_| vec![tool("read"), tool("bash")]);
+    let _all = prompt.tools("builtins", builtins).unwrap();
     let _todo = prompt.tools("todo", |_| vec![tool("todo_write")]).unwrap();
     let read_only = prompt
         .in_scope(preset())

@@ -6,6 +6,7 @@
     reason = "each test binary that shares this module uses part of it"
 )]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -27,6 +28,24 @@ pub(crate) type SectionRow = (String, i32, String, Option<String>);
 
 /// One variable as plain values: name, value.
 pub(crate) type VariableRow = (String, Option<String>);
+
+/// `provide`, counting its calls: the count, and the provider that adds
+/// one to it before each answer. For a provider that must be called at
+/// each assembly, or never while shadowed.
+pub(crate) fn counting<T>(
+    provide: impl Fn(&AssembleContext) -> T + Send + Sync + 'static,
+) -> (
+    Arc<AtomicUsize>,
+    impl Fn(&AssembleContext) -> T + Send + Sync + 'static,
+) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let counted = move |cx: &AssembleContext| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        provide(cx)
+    };
+    (calls, counted)
+}
 
 /// A tool schema named `name`, with a description and one parameter.
 pub(crate) fn tool(name: &str) -> Arc<ToolSchema> {

@@ -55,6 +55,7 @@ fn an_error_after_multibyte_characters_counts_columns_in_characters() {
 
 #[test]
 fn several_errors_are_all_reported_in_order() {
+    use ParseErrorKind::{MalformedReference, UnclosedOpening};
     let source = "première ligne\r\n«ok» <<x>> puis <<Y>>\n\tfin << z >> <<<w>>> et <<>>";
     let errors = parse_err(source);
     let summary: Vec<_> = errors
@@ -71,30 +72,10 @@ fn several_errors_are_all_reported_in_order() {
     assert_eq!(
         summary,
         [
-            (
-                ParseErrorKind::MalformedReference,
-                35..40,
-                "<<Y>>",
-                at(35, 2, 17)
-            ),
-            (
-                ParseErrorKind::MalformedReference,
-                46..53,
-                "<< z >>",
-                at(46, 3, 6)
-            ),
-            (
-                ParseErrorKind::UnclosedOpening,
-                54..61,
-                "<<<w>>>",
-                at(54, 3, 14)
-            ),
-            (
-                ParseErrorKind::MalformedReference,
-                65..69,
-                "<<>>",
-                at(65, 3, 25)
-            ),
+            (MalformedReference, 35..40, "<<Y>>", at(35, 2, 17)),
+            (MalformedReference, 46..53, "<< z >>", at(46, 3, 6)),
+            (UnclosedOpening, 54..61, "<<<w>>>", at(54, 3, 14)),
+            (MalformedReference, 65..69, "<<>>", at(65, 3, 25)),
         ]
     );
 }
@@ -195,37 +176,49 @@ fn errors_implement_std_error() {
 
 // --- `position_of` -----------------------------------------------------
 
+/// `position_of(source, offset)` is `expected` for each
+/// `(offset, expected)` of `cases`.
+#[track_caller]
+fn assert_positions(source: &str, cases: &[(usize, Position)]) {
+    for &(offset, expected) in cases {
+        assert_eq!(position_of(source, offset), expected, "offset {offset}");
+    }
+}
+
 #[test]
 fn position_of_counts_lines_and_character_columns() {
-    let source = "ab\nçé☃x\n";
-    assert_eq!(position_of(source, 0), at(0, 1, 1));
-    assert_eq!(position_of(source, 2), at(2, 1, 3));
-    assert_eq!(position_of(source, 3), at(3, 2, 1));
-    // "çé☃" is 2 + 2 + 3 bytes.
-    assert_eq!(position_of(source, 10), at(10, 2, 4));
-    assert_eq!(position_of(source, 11), at(11, 2, 5));
-    assert_eq!(position_of(source, 12), at(12, 3, 1));
+    assert_positions(
+        "ab\nçé☃x\n",
+        &[
+            (0, at(0, 1, 1)),
+            (2, at(2, 1, 3)),
+            (3, at(3, 2, 1)),
+            // "çé☃" is 2 + 2 + 3 bytes.
+            (10, at(10, 2, 4)),
+            (11, at(11, 2, 5)),
+            (12, at(12, 3, 1)),
+        ],
+    );
 }
 
 #[test]
 fn position_of_moves_an_offset_inside_a_character_back_to_its_start() {
-    let source = "a☃b";
-    assert_eq!(position_of(source, 2), at(1, 1, 2));
-    assert_eq!(position_of(source, 3), at(1, 1, 2));
-    assert_eq!(position_of(source, 4), at(4, 1, 3));
+    assert_positions(
+        "a☃b",
+        &[(2, at(1, 1, 2)), (3, at(1, 1, 2)), (4, at(4, 1, 3))],
+    );
 }
 
 #[test]
 fn position_of_clamps_an_offset_past_the_end() {
-    assert_eq!(position_of("ab\nc", 100), at(4, 2, 2));
-    assert_eq!(position_of("", 5), at(0, 1, 1));
+    assert_positions("ab\nc", &[(100, at(4, 2, 2))]);
+    assert_positions("", &[(5, at(0, 1, 1))]);
 }
 
 #[test]
 fn position_of_counts_a_carriage_return_as_a_column() {
     // Lines end at `\n`; a `\r` before it is an ordinary character.
-    assert_eq!(position_of("a\r\nb", 2), at(2, 1, 3));
-    assert_eq!(position_of("a\r\nb", 3), at(3, 2, 1));
+    assert_positions("a\r\nb", &[(2, at(2, 1, 3)), (3, at(3, 2, 1))]);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::time::Duration;
 use dsh_tool_fs::{MAX_LINE_BYTES, MAX_OUTPUT_BYTES, ReadTool};
 use dsh_tools::{ToolCallContext, ToolRegistry, ToolResult};
 use serde_json::json;
+use tempfile::TempDir;
 
 /// Runs one call on a runtime of its own, in a thread of its own, and
 /// waits at most five seconds: refusals must come at once, and a
@@ -38,9 +39,24 @@ fn read(dir: &Path, file: &str) -> ToolResult {
     read_in(dir, json!({ "file_path": file }))
 }
 
-fn ten_lines(dir: &Path) {
+/// A fresh directory holding `file` with `contents`.
+fn dir_with(file: &str, contents: impl AsRef<[u8]>) -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join(file), contents).expect("write");
+    dir
+}
+
+/// A fresh directory holding `ten.txt`: `line 1` to `line 10`.
+fn ten_lines() -> TempDir {
     let text: String = (1..=10).map(|n| format!("line {n}\n")).collect();
-    std::fs::write(dir.join("ten.txt"), text).expect("write");
+    dir_with("ten.txt", text)
+}
+
+/// A fresh directory holding the FIFO `pipe`.
+fn dir_with_fifo() -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    nix::unistd::mkfifo(&dir.path().join("pipe"), nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    dir
 }
 
 fn numbered(range: std::ops::RangeInclusive<u32>) -> String {
@@ -65,8 +81,7 @@ fn assert_read_fails(dir: &Path, file: &str, message: &str) {
 
 #[test]
 fn a_whole_file_is_numbered_without_a_hint() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    ten_lines(dir.path());
+    let dir = ten_lines();
     assert_eq!(
         read(dir.path(), "ten.txt"),
         ToolResult::ok(numbered(1..=10))
@@ -75,8 +90,7 @@ fn a_whole_file_is_numbered_without_a_hint() {
 
 #[test]
 fn offset_and_limit_choose_the_window() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    ten_lines(dir.path());
+    let dir = ten_lines();
     let result = read_in(
         dir.path(),
         json!({ "file_path": "ten.txt", "offset": 3, "limit": 2 }),
@@ -108,8 +122,7 @@ fn offset_and_limit_choose_the_window() {
 
 #[test]
 fn out_of_range_offset_and_limit_are_rejected_by_the_schema() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    ten_lines(dir.path());
+    let dir = ten_lines();
     let result = read_in(dir.path(), json!({ "file_path": "ten.txt", "offset": 0 }));
     assert!(error_text(&result).contains("`offset`"), "{}", result.text);
     let result = read_in(
@@ -121,13 +134,8 @@ fn out_of_range_offset_and_limit_are_rejected_by_the_schema() {
 
 #[test]
 fn a_line_over_the_cap_is_cut_with_a_marker() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let long = "x".repeat(5000);
-    std::fs::write(
-        dir.path().join("long.txt"),
-        format!("short\n{long}\nafter\n"),
-    )
-    .expect("write");
+    let dir = dir_with("long.txt", format!("short\n{long}\nafter\n"));
     let result = read(dir.path(), "long.txt");
     assert_eq!(
         result,
@@ -141,10 +149,9 @@ fn a_line_over_the_cap_is_cut_with_a_marker() {
 
 #[test]
 fn a_cut_never_splits_a_character() {
-    let dir = tempfile::tempdir().expect("tempdir");
     // One ASCII byte, then two-byte characters: the cap falls inside one.
     let line = format!("a{}", "é".repeat(1500));
-    std::fs::write(dir.path().join("accents.txt"), &line).expect("write");
+    let dir = dir_with("accents.txt", &line);
     let result = read(dir.path(), "accents.txt");
     let kept = format!("a{}", "é".repeat((MAX_LINE_BYTES - 1) / 2));
     assert_eq!(
@@ -158,8 +165,7 @@ fn a_cut_never_splits_a_character() {
 
 #[test]
 fn a_huge_single_line_is_streamed_and_cut() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("minified.js"), "y".repeat(20 * 1024 * 1024)).expect("write");
+    let dir = dir_with("minified.js", "y".repeat(20 * 1024 * 1024));
     let result = read(dir.path(), "minified.js");
     assert!(!result.is_error);
     assert!(
@@ -174,10 +180,9 @@ fn a_huge_single_line_is_streamed_and_cut() {
 
 #[test]
 fn the_output_is_capped_and_the_hint_says_where_to_continue() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let line = "z".repeat(100);
     let text: String = (0..3000).map(|_| format!("{line}\n")).collect();
-    std::fs::write(dir.path().join("wide.txt"), text).expect("write");
+    let dir = dir_with("wide.txt", text);
     let result = read(dir.path(), "wide.txt");
     assert!(!result.is_error);
     // Each shown line is 6 digits + tab + 100 bytes + newline.
@@ -196,8 +201,7 @@ fn the_output_is_capped_and_the_hint_says_where_to_continue() {
 
 #[test]
 fn crlf_line_endings_are_not_shown() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("dos.txt"), "one\r\ntwo\r\n").expect("write");
+    let dir = dir_with("dos.txt", "one\r\ntwo\r\n");
     assert_eq!(
         read(dir.path(), "dos.txt"),
         ToolResult::ok("     1\tone\n     2\ttwo\n")
@@ -206,8 +210,7 @@ fn crlf_line_endings_are_not_shown() {
 
 #[test]
 fn an_absolute_path_ignores_the_session_cwd() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    ten_lines(dir.path());
+    let dir = ten_lines();
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("ten.txt");
     let result = read_in(elsewhere.path(), json!({ "file_path": path, "limit": 1 }));
@@ -216,8 +219,7 @@ fn an_absolute_path_ignores_the_session_cwd() {
 
 #[test]
 fn an_empty_file_says_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("empty.txt"), "").expect("write");
+    let dir = dir_with("empty.txt", "");
     assert_eq!(
         read(dir.path(), "empty.txt"),
         ToolResult::ok(format!(
@@ -240,9 +242,7 @@ fn a_directory_is_refused() {
 
 #[test]
 fn a_fifo_is_refused_at_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let fifo = dir.path().join("pipe");
-    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let dir = dir_with_fifo();
     assert_read_fails(
         dir.path(),
         "pipe",
@@ -252,10 +252,8 @@ fn a_fifo_is_refused_at_once() {
 
 #[test]
 fn a_symlink_to_a_fifo_is_refused_at_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let fifo = dir.path().join("pipe");
-    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
-    std::os::unix::fs::symlink(&fifo, dir.path().join("link")).expect("symlink");
+    let dir = dir_with_fifo();
+    std::os::unix::fs::symlink(dir.path().join("pipe"), dir.path().join("link")).expect("symlink");
     assert_read_fails(
         dir.path(),
         "link",
@@ -287,8 +285,7 @@ fn a_socket_and_a_device_are_refused() {
 
 #[test]
 fn a_binary_file_is_refused() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("a.out"), b"\x7fELF\x02\x01\x01\x00\x00").expect("write");
+    let dir = dir_with("a.out", b"\x7fELF\x02\x01\x01\x00\x00");
     assert_read_fails(
         dir.path(),
         "a.out",
@@ -308,8 +305,7 @@ fn a_missing_file_is_an_error() {
 
 #[test]
 fn invalid_utf8_is_an_error_naming_the_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("latin1.txt"), b"caf\xc3\xa9\nna\xefve\n").expect("write");
+    let dir = dir_with("latin1.txt", b"caf\xc3\xa9\nna\xefve\n");
     assert_read_fails(
         dir.path(),
         "latin1.txt",

@@ -122,6 +122,13 @@ async fn call(registry: &ToolRegistry, name: &str, arguments: &str) -> ToolResul
         .await
 }
 
+/// The text of `result`, which must be an error result.
+#[track_caller]
+fn error_text(result: ToolResult) -> String {
+    assert!(result.is_error, "not an error result: {}", result.text);
+    result.text
+}
+
 #[test]
 fn a_duplicate_name_is_rejected_and_the_original_stays() {
     let registry = registry_with(vec![TestTool::new("plan", Behaviour::Echo)]);
@@ -221,9 +228,8 @@ async fn schema_violations_name_the_field_and_the_tool_never_runs() {
         ),
     ];
     for (arguments, expected) in cases {
-        let result = call(&registry, "plan", arguments).await;
-        assert!(result.is_error, "{arguments}");
-        assert_eq!(result.text, expected, "{arguments}");
+        let text = error_text(call(&registry, "plan", arguments).await);
+        assert_eq!(text, expected, "{arguments}");
     }
     let both = call(&registry, "plan", r#"{"title": 7}"#).await;
     assert!(
@@ -245,20 +251,15 @@ async fn malformed_json_and_unknown_tools_are_error_results() {
         TestTool::new("plan", Behaviour::Echo),
         TestTool::new("fail", Behaviour::Fail),
     ]);
-    let result = call(&registry, "plan", "{\"title\": ").await;
-    assert!(result.is_error);
+    let text = error_text(call(&registry, "plan", "{\"title\": ").await);
     assert!(
-        result
-            .text
-            .starts_with("the arguments of tool `plan` are not valid JSON: "),
-        "{}",
-        result.text
+        text.starts_with("the arguments of tool `plan` are not valid JSON: "),
+        "{text}"
     );
 
-    let result = call(&registry, "plna", GOOD).await;
-    assert!(result.is_error);
+    let text = error_text(call(&registry, "plna", GOOD).await);
     assert_eq!(
-        result.text,
+        text,
         "there is no tool `plna`; available tools: `plan`, `fail`"
     );
 }
@@ -266,23 +267,18 @@ async fn malformed_json_and_unknown_tools_are_error_results() {
 #[tokio::test]
 async fn empty_arguments_count_as_an_empty_object() {
     let registry = registry_with(vec![TestTool::new("plan", Behaviour::Echo)]);
-    let result = call(&registry, "plan", "  ").await;
-    assert!(result.is_error);
+    let text = error_text(call(&registry, "plan", "  ").await);
     assert!(
-        result
-            .text
-            .contains("`title`: required argument is missing"),
-        "{}",
-        result.text
+        text.contains("`title`: required argument is missing"),
+        "{text}"
     );
 }
 
 #[tokio::test]
 async fn a_tool_error_is_an_error_result() {
     let registry = registry_with(vec![TestTool::new("fail", Behaviour::Fail)]);
-    let result = call(&registry, "fail", GOOD).await;
-    assert!(result.is_error);
-    assert_eq!(result.text, "tool `fail` failed: the disk is full");
+    let text = error_text(call(&registry, "fail", GOOD).await);
+    assert_eq!(text, "tool `fail` failed: the disk is full");
 }
 
 #[tokio::test]
@@ -291,12 +287,8 @@ async fn a_panic_in_a_tool_is_an_error_result() {
         TestTool::new("boom", Behaviour::Panic),
         TestTool::new("plan", Behaviour::Echo),
     ]);
-    let result = call(&registry, "boom", GOOD).await;
-    assert!(result.is_error);
-    assert_eq!(
-        result.text,
-        "tool `boom` panicked: index out of bounds in ship"
-    );
+    let text = error_text(call(&registry, "boom", GOOD).await);
+    assert_eq!(text, "tool `boom` panicked: index out of bounds in ship");
     // The registry is still usable afterwards.
     assert!(!call(&registry, "plan", GOOD).await.is_error);
 }
@@ -313,8 +305,10 @@ async fn cancellation_ends_a_call_that_does_not_return() {
     let result = tokio::time::timeout(Duration::from_secs(5), registry.call("hang", GOOD, &cx))
         .await
         .expect("cancellation ends the call");
-    assert!(result.is_error);
-    assert_eq!(result.text, "tool `hang` was cancelled before it finished");
+    assert_eq!(
+        error_text(result),
+        "tool `hang` was cancelled before it finished"
+    );
     canceller.await.expect("the canceller ran");
 
     // A call on a context that is already cancelled does not start.

@@ -20,7 +20,12 @@ impl Fixture {
         Self { todo, tools }
     }
 
-    async fn write(&self, session: &str, todos: serde_json::Value) -> ToolResult {
+    /// Calls the tool in `session` with `todos`, each `(content, status)`.
+    async fn write(&self, session: &str, todos: &[(&str, &str)]) -> ToolResult {
+        let todos: Vec<_> = todos
+            .iter()
+            .map(|(content, status)| json!({"content": content, "status": status}))
+            .collect();
         let arguments = json!({ "todos": todos }).to_string();
         self.tools
             .call("todo_write", &arguments, &ToolCallContext::new(session))
@@ -41,23 +46,17 @@ async fn each_call_replaces_the_whole_list() {
     let first = fixture
         .write(
             "s",
-            json!([
-                {"content": "Parse", "status": "in_progress"},
-                {"content": "Test", "status": "pending"},
-                {"content": "Ship", "status": "pending"},
-            ]),
+            &[
+                ("Parse", "in_progress"),
+                ("Test", "pending"),
+                ("Ship", "pending"),
+            ],
         )
         .await;
     assert!(!first.is_error, "{first:?}");
 
     let second = fixture
-        .write(
-            "s",
-            json!([
-                {"content": "Parse", "status": "completed"},
-                {"content": "Test", "status": "in_progress"},
-            ]),
-        )
+        .write("s", &[("Parse", "completed"), ("Test", "in_progress")])
         .await;
     assert_eq!(
         second,
@@ -76,7 +75,7 @@ async fn each_call_replaces_the_whole_list() {
         ]
     );
 
-    let cleared = fixture.write("s", json!([])).await;
+    let cleared = fixture.write("s", &[]).await;
     assert_eq!(cleared, ToolResult::ok("Todo list cleared: no tasks."));
     assert!(fixture.todo.list("s").is_empty());
 }
@@ -84,17 +83,15 @@ async fn each_call_replaces_the_whole_list() {
 #[tokio::test]
 async fn two_tasks_in_progress_are_rejected_and_change_nothing() {
     let fixture = Fixture::new();
-    let before = json!([{"content": "Parse", "status": "in_progress"}]);
-    assert!(!fixture.write("s", before).await.is_error);
+    assert!(
+        !fixture
+            .write("s", &[("Parse", "in_progress")])
+            .await
+            .is_error
+    );
 
     let result = fixture
-        .write(
-            "s",
-            json!([
-                {"content": "Parse", "status": "in_progress"},
-                {"content": "Test", "status": "in_progress"},
-            ]),
-        )
+        .write("s", &[("Parse", "in_progress"), ("Test", "in_progress")])
         .await;
     assert!(result.is_error);
     assert_eq!(
@@ -111,18 +108,8 @@ async fn two_tasks_in_progress_are_rejected_and_change_nothing() {
 #[tokio::test]
 async fn lists_are_kept_per_session() {
     let fixture = Fixture::new();
-    assert!(
-        !fixture
-            .write("alice", json!([{"content": "A", "status": "pending"}]))
-            .await
-            .is_error
-    );
-    assert!(
-        !fixture
-            .write("bob", json!([{"content": "B", "status": "completed"}]))
-            .await
-            .is_error
-    );
+    assert!(!fixture.write("alice", &[("A", "pending")]).await.is_error);
+    assert!(!fixture.write("bob", &[("B", "completed")]).await.is_error);
     assert_eq!(fixture.todo.list("alice"), [item("A", TodoStatus::Pending)]);
     assert_eq!(fixture.todo.list("bob"), [item("B", TodoStatus::Completed)]);
     assert!(fixture.todo.list("carol").is_empty());
@@ -136,13 +123,7 @@ async fn lists_are_kept_per_session() {
 async fn a_bad_task_is_an_error_naming_its_field() {
     let fixture = Fixture::new();
     let result = fixture
-        .write(
-            "s",
-            json!([
-                {"content": "Parse", "status": "pending"},
-                {"content": "Test", "status": "doing"},
-            ]),
-        )
+        .write("s", &[("Parse", "pending"), ("Test", "doing")])
         .await;
     assert!(result.is_error);
     assert!(
@@ -153,9 +134,7 @@ async fn a_bad_task_is_an_error_naming_its_field() {
         result.text
     );
 
-    let result = fixture
-        .write("s", json!([{"content": "  ", "status": "pending"}]))
-        .await;
+    let result = fixture.write("s", &[("  ", "pending")]).await;
     assert_eq!(
         result.text,
         "invalid arguments for tool `todo_write`: `todos[0].content`: task 1 has no content; say what the task is"

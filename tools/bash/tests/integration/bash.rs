@@ -6,19 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dsh_tool_bash::{BashTool, OUTPUT_CAP_BYTES};
-use dsh_tools::{ToolCallContext, ToolRegistry, ToolResult};
+use dsh_tools::{ToolCallContext, ToolResult};
 use serde_json::json;
 
-fn tools() -> ToolRegistry {
-    let tools = ToolRegistry::new();
-    tools
-        .register(Arc::new(BashTool::new()))
-        .expect("bash registers");
-    tools
-}
-
 async fn bash_in(cx: &ToolCallContext, arguments: serde_json::Value) -> ToolResult {
-    let tools = tools();
+    let tools = crate::registry(&[Arc::new(BashTool::new())]);
     let arguments = arguments.to_string();
     let call = tools.call("bash", &arguments, cx);
     // A regression that hangs fails the test instead of stalling the suite.

@@ -26,15 +26,9 @@ fn prompt() -> SystemPrompt {
     prompt
 }
 
+/// The registry of both tools.
 fn tools() -> ToolRegistry {
-    let tools = ToolRegistry::new();
-    tools
-        .register(Arc::new(ReadTool::new()))
-        .expect("read registers");
-    tools
-        .register(Arc::new(BashTool::new()))
-        .expect("bash registers");
-    tools
+    crate::registry(&[Arc::new(ReadTool::new()), Arc::new(BashTool::new())])
 }
 
 fn render_for(prompt: &SystemPrompt, selection: &[&str]) -> String {
