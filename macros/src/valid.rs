@@ -566,7 +566,7 @@ fn check_signature(sig: &Signature, macro_name: &str, errors: &mut Errors) {
             ),
         );
     }
-    if let Some(token) = &sig.unsafety {
+    if let syn::Safety::Unsafe(token) = &sig.safety {
         errors.at(
             token.span,
             format!(
