@@ -2,7 +2,7 @@
 //! prompt. The list is part of the request prefix a provider caches, so
 //! its order is chosen, never an accident of registration.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwapOption;
 
@@ -221,17 +221,23 @@ impl Default for ToolOrder {
     }
 }
 
-/// A tool order as assemblies apply it: with the placement it found last.
+/// A tool order as assemblies apply it: with the placements it found.
 ///
 /// Providers usually return the same tools at every assembly, each the
-/// same `Arc`. The last list placed is kept (its tools held, so no other
-/// tool can take their addresses), with the swaps that placed it: a list
-/// of the same tools at the same positions is placed by those swaps, with
-/// no comparison of names. A tool changed behind its `Arc` is a new `Arc`
-/// while the kept list shares the old one, so it is never mistaken for it.
+/// same `Arc`. The first list placed is kept for good, and the last other
+/// list placed until the next one (their tools held, so no other tool can
+/// take their addresses), each with the swaps that placed it: a list of the
+/// same tools at the same positions is placed by those swaps, with no
+/// comparison of names. A tool changed behind its `Arc` is a new `Arc`
+/// while a kept list shares the old one, so it is never mistaken for it.
+///
+/// Reading the first placement is a plain load; the last one is read
+/// through an `ArcSwap` (two atomic operations), only when the first does
+/// not match.
 #[derive(Default)]
 pub(crate) struct ToolPlacement {
     order: Arc<ToolOrder>,
+    first: OnceLock<Placement>,
     last: ArcSwapOption<Placement>,
 }
 
@@ -240,35 +246,53 @@ struct Placement {
     swaps: Vec<(usize, usize)>,
 }
 
+impl Placement {
+    /// Places `tools` by the kept swaps, if they are the kept list.
+    fn replay(&self, tools: &mut [Arc<ToolSchema>]) -> bool {
+        let same = self.given.len() == tools.len()
+            && self
+                .given
+                .iter()
+                .zip(&*tools)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        if same {
+            for &(a, b) in &self.swaps {
+                tools.swap(a, b);
+            }
+        }
+        same
+    }
+}
+
 impl ToolPlacement {
     pub(crate) fn new(order: Arc<ToolOrder>) -> Self {
         Self {
             order,
+            first: OnceLock::new(),
             last: ArcSwapOption::empty(),
         }
     }
 
     /// Puts `tools` in the order.
     pub(crate) fn place(&self, tools: &mut [Arc<ToolSchema>]) {
-        if let Some(last) = &*self.last.load()
-            && last.given.len() == tools.len()
-            && last
-                .given
-                .iter()
-                .zip(&*tools)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+        if let Some(first) = self.first.get()
+            && first.replay(tools)
         {
-            for &(a, b) in &last.swaps {
-                tools.swap(a, b);
-            }
             return;
         }
-        let swaps = swaps_to(&self.order.placement(tools));
-        let given = tools.to_vec();
-        for &(a, b) in &swaps {
-            tools.swap(a, b);
+        if let Some(last) = &*self.last.load()
+            && last.replay(tools)
+        {
+            return;
         }
-        self.last.store(Some(Arc::new(Placement { given, swaps })));
+        let placement = Placement {
+            given: tools.to_vec(),
+            swaps: swaps_to(&self.order.placement(tools)),
+        };
+        placement.replay(tools);
+        if let Err(placement) = self.first.set(placement) {
+            self.last.store(Some(Arc::new(placement)));
+        }
     }
 }
 
