@@ -38,9 +38,8 @@
 //! remembers the inputs of its last render ([`LastRender`]), and once the
 //! same inputs come twice, the prompt too: a render with those inputs again
 //! is one copy of it. A prompt whose values change at every step keeps no
-//! copy. Every plan remembers, however few its steps: a recall is one
-//! allocation and one copy where a render of W1's seven steps copies seven
-//! (W1 in BENCHMARKS.md: 5 % less time a prompt).
+//! copy. A plan of few steps ([`RECALL_FROM_STEPS`]) remembers nothing: it
+//! renders about as fast as it would recall.
 
 use std::sync::Arc;
 
@@ -63,6 +62,13 @@ pub(crate) struct RenderPlan {
     general: Vec<usize>,
     last: ArcSwapOption<LastRender>,
 }
+
+/// Plans of fewer steps render about as fast as they would recall, and
+/// remembering is not free: recalling every plan made W1 (420 bytes in 7
+/// steps) 1.5 % faster when its prompt repeats and 38 % slower when a value
+/// changes at every step (BENCHMARKS.md, "Scoped layers"). So they do not
+/// remember.
+const RECALL_FROM_STEPS: usize = 16;
 
 /// The inputs of a plan's last render, and its prompt once the same inputs
 /// came twice.
@@ -194,6 +200,9 @@ impl RenderPlan {
         assembly: &PromptAssembly,
         render: impl FnOnce() -> Option<Result<String, RenderError>>,
     ) -> Option<Result<String, RenderError>> {
+        if self.steps.len() < RECALL_FROM_STEPS {
+            return render();
+        }
         let last = self.last.load();
         let again = last
             .as_deref()

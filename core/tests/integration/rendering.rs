@@ -623,6 +623,16 @@ proptest! {
                 })
                 .unwrap(),
         ];
+        // Enough steps for the plan to remember its renders (small plans
+        // do not, and this test could not fail on them): each padding
+        // section is a literal, a reference and a separator.
+        let _padding: Vec<_> = (0..16)
+            .map(|at| {
+                prompt
+                    .section(PromptSection::new(format!("pad{at:02}"), 10, "pad <<v>>"))
+                    .unwrap()
+            })
+            .collect();
         let mut held = None;
         for (at_value, at_text, with_tool, hold) in steps {
             value.store(at_value, Ordering::Relaxed);
