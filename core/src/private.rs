@@ -72,6 +72,7 @@ macro_rules! section_constructors {
                     file,
                     line,
                 },
+                complete: false,
             }
         }
     )*};

@@ -54,6 +54,16 @@ pub struct StaticSection {
     pub tool: Option<&'static str>,
     pub text: StaticText,
     pub owner: StaticOwner,
+    /// `#[prompt_section(complete)]`: the whole prompt while active.
+    pub complete: bool,
+}
+
+impl StaticSection {
+    /// The section, complete, as `#[prompt_section(complete)]` writes it.
+    pub const fn complete(mut self) -> Self {
+        self.complete = true;
+        self
+    }
 }
 
 /// A `#[prompt_variable]` item.
@@ -80,6 +90,7 @@ pub(crate) struct StaticSectionEntry {
     tool: Option<&'static str>,
     text: StaticText,
     pub(crate) owner: Owner,
+    complete: bool,
 }
 
 impl StaticSectionEntry {
@@ -88,12 +99,15 @@ impl StaticSectionEntry {
             StaticText::Fixed(text) => SectionText::Fixed(Text::from_static(text)),
             StaticText::Provided(provider) => SectionText::Provided(std::sync::Arc::new(provider)),
         };
-        let section = PromptSection::with_text(self.name.clone(), self.order, text)
+        let mut section = PromptSection::with_text(self.name.clone(), self.order, text)
             .owned_by(self.owner.clone());
-        match self.tool {
-            Some(tool) => section.bound_to_tool(tool),
-            None => section,
+        if let Some(tool) = self.tool {
+            section = section.bound_to_tool(tool);
         }
+        if self.complete {
+            section = section.complete();
+        }
+        section
     }
 }
 
@@ -115,6 +129,7 @@ pub(crate) fn static_section_entry(section: &StaticSection) -> StaticSectionEntr
         tool: section.tool,
         text: section.text,
         owner,
+        complete: section.complete,
     }
 }
 
@@ -220,6 +235,7 @@ mod tests {
             tool: None,
             text: StaticText::Fixed("text"),
             owner: owner(krate, 7),
+            complete: false,
         }
     }
 

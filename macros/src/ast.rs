@@ -211,6 +211,9 @@ pub(crate) struct Section {
     /// The explicit name; `None` derives it from the item's path.
     pub(crate) name: Option<SectionName>,
     pub(crate) tool: Option<LitStr>,
+    /// The `complete` flag's key, when given: the section is the whole
+    /// prompt while it is active.
+    pub(crate) complete: Option<Ident>,
     pub(crate) text: SectionText,
 }
 

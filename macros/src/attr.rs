@@ -1,6 +1,7 @@
 //! The arguments of `#[prompt_section(…)]`, as written.
 //!
-//! Parsing here is only syntax: comma-separated `key = value` pairs. Which
+//! Parsing here is only syntax: comma-separated `key = value` pairs (or a
+//! bare `key`, which only the `complete` flag is). Which
 //! keys exist, which are required, and what their values may be is decided
 //! in `valid.rs`, so that every mistake is reported, not the first.
 
@@ -23,6 +24,9 @@ pub(crate) const ORDER: &str = "order";
 pub(crate) const NAME: &str = "name";
 /// `tool = "…"`: the tool the section is bound to.
 pub(crate) const TOOL: &str = "tool";
+/// `complete`, a flag: while active, the section is the whole prompt.
+/// Sections only; at most one in a crate.
+pub(crate) const COMPLETE: &str = "complete";
 
 /// What an attribute that declares a part (`#[prompt_section]`,
 /// `#[prompt_context]`) is called, and what it calls the part, for its
@@ -48,7 +52,7 @@ pub(crate) const CONTEXT: Part = Part {
 };
 
 /// Every `#[prompt_section]` argument, in the order diagnostics list them.
-pub(crate) const SECTION_ARGUMENTS: [&str; 3] = [ORDER, NAME, TOOL];
+pub(crate) const SECTION_ARGUMENTS: [&str; 4] = [ORDER, NAME, TOOL, COMPLETE];
 
 /// The arguments of one attribute, as written.
 pub(crate) struct Args {

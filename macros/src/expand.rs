@@ -23,7 +23,9 @@
 //!   the crate root whatever module declares them, so a second declaration
 //!   of the same name anywhere in the crate is rustc's E0428 ("defined
 //!   multiple times"), at the name. A section declares it in the block of
-//!   its submitted value, a variable in a `const _` block.
+//!   its submitted value, a variable in a `const _` block. A complete
+//!   section declares one more, `__dsh_prompt_complete_section`: one
+//!   complete section a crate.
 
 use std::sync::OnceLock;
 
@@ -50,6 +52,7 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
         order,
         name,
         tool,
+        complete,
         text,
     } = section;
     let order = Literal::i32_unsuffixed(*order);
@@ -73,11 +76,21 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
     let unique = name
         .as_ref()
         .map(|name| unique_macro(part.noun, &name.value, name.literal.span()));
+    // One complete section a crate: a second is E0428 at its `complete`.
+    let unique_complete = complete
+        .as_ref()
+        .map(|complete| unique_macro("complete", "section", complete.span()));
     let value = quote! {
         ::dsh_system_prompt::__private::#constructor(
             #name_value, #order, #tool, #ident,
             #(#krate)*, ::core::module_path!(), #item_name, #file, #line
         )
+    };
+    // A method call only on a complete section: the others pay no token.
+    let value = if complete.is_some() {
+        quote!(#value.complete())
+    } else {
+        value
     };
     let value = if context {
         quote!(::dsh_system_prompt::__private::StaticContext(#value))
@@ -87,11 +100,12 @@ pub(crate) fn section(item: TokenStream, section: &Section, part: Part) -> Token
     // The reference checks are statements of the submitted value's block:
     // one constant to evaluate per section, not two. Without checks, no
     // block: one expression fewer for rustc to lower.
-    let value = if references.is_empty() && unique.is_none() {
+    let value = if references.is_empty() && unique.is_none() && unique_complete.is_none() {
         value
     } else {
         quote!({
             #unique
+            #unique_complete
             #(::dsh_system_prompt::__private::assert_prompt_variable::<#references>();)*
             #value
         })

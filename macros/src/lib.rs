@@ -28,7 +28,10 @@ mod valid;
 ///
 /// Arguments: `order = N` (required, an `i32`; sections render in
 /// ascending `(order, name)`), `name = "…"` (a section name, like
-/// `tool:bash`), `tool = "…"` (the tool the section is bound to).
+/// `tool:bash`), `tool = "…"` (the tool the section is bound to), and the
+/// flag `complete` (the section is then the whole prompt, as
+/// `PromptSection::complete` makes it; one complete section a crate, a
+/// second fails to build).
 ///
 /// The item is a `const` or `static` of type `&str`, or a
 /// `fn(cx: &AssembleContext) -> String`. When the text is a string
@@ -43,7 +46,7 @@ pub fn prompt_section(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Declares a runtime context: a named, ordered part written exactly like
-/// a [`prompt_section`] (same arguments, same items, the same build-time
+/// a [`prompt_section`] (same arguments but `complete`, same items, the same build-time
 /// checks of its template and `<<name>>` references), which is **not**
 /// part of the system prompt. `render_context` renders the contexts of an
 /// assembly, and the agent loop sends that snapshot as a message at the

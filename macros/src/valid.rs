@@ -22,7 +22,9 @@ use syn::{
 use crate::ast::{
     self, Item, Section, SectionInput, SectionName, SectionText, Variable, VariableInput,
 };
-use crate::attr::{self, ArgValue, NAME, ORDER, PROMPT_TEMPLATE, PROMPT_VARIABLE, Part, TOOL};
+use crate::attr::{
+    self, ArgValue, COMPLETE, NAME, ORDER, PROMPT_TEMPLATE, PROMPT_VARIABLE, Part, TOOL,
+};
 use crate::source::source;
 
 /// The errors of one macro invocation.
@@ -140,6 +142,7 @@ impl SectionInput {
             order: args.order,
             name: args.name,
             tool: args.tool,
+            complete: args.complete,
             text,
         })
     }
@@ -220,18 +223,22 @@ struct SectionArgs {
     order: i32,
     name: Option<SectionName>,
     tool: Option<LitStr>,
+    /// The `complete` flag's key, for its span.
+    complete: Option<Ident>,
 }
 
 /// Each argument is one of `order`, `name`, `tool`, given once, as
-/// `key = value`; `order` is required.
+/// `key = value`, or the `complete` flag (a section's only), given once,
+/// alone; `order` is required.
 fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionArgs {
     let Part { attr, noun } = part;
     let mut checked = SectionArgs {
         order: 0,
         name: None,
         tool: None,
+        complete: None,
     };
-    // At most three keys: a list, not a set.
+    // At most four keys: a list, not a set.
     let mut seen: Vec<&'static str> = Vec::with_capacity(attr::SECTION_ARGUMENTS.len());
     let mut unknown = false;
     for arg in &args.entries {
@@ -246,8 +253,13 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
             errors.over(
                 path,
                 format!(
-                    "unknown `{attr}` argument `{}`; expected `{ORDER}`, `{NAME}` or `{TOOL}`",
-                    source(path)
+                    "unknown `{attr}` argument `{}`; expected {}",
+                    source(path),
+                    if noun == "section" {
+                        format!("`{ORDER}`, `{NAME}`, `{TOOL}` or `{COMPLETE}`")
+                    } else {
+                        format!("`{ORDER}`, `{NAME}` or `{TOOL}`")
+                    }
                 ),
             );
             unknown = true;
@@ -261,6 +273,10 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
             continue;
         }
         seen.push(key);
+        if key == COMPLETE {
+            checked.complete = complete_flag(arg, part, errors);
+            continue;
+        }
         let ArgValue::Given(value) = &arg.value else {
             errors.over(
                 arg,
@@ -299,6 +315,33 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
         }
     }
     checked
+}
+
+/// The `complete` flag's key, when it is given alone, to a section: a
+/// context is never part of the system prompt, so it cannot be all of it.
+fn complete_flag(arg: &attr::Arg, part: Part, errors: &mut Errors) -> Option<Ident> {
+    let Part { attr, noun } = part;
+    if noun != "section" {
+        errors.over(
+            arg,
+            format!(
+                "a `#[{attr}]` cannot be `{COMPLETE}`: a {noun} is never part of the system \
+                 prompt, so it cannot be the whole of it; remove `{COMPLETE}`, or declare a \
+                 `#[prompt_section]`"
+            ),
+        );
+        return None;
+    }
+    match &arg.value {
+        ArgValue::Malformed(rest) if rest.is_empty() => arg.key.get_ident().cloned(),
+        _ => {
+            errors.over(
+                arg,
+                format!("`{COMPLETE}` is a flag and takes no value; write it alone: `{COMPLETE}`"),
+            );
+            None
+        }
+    }
 }
 
 /// How an argument is written, for "write it as" messages.
