@@ -1,6 +1,5 @@
 //! `PromptAssembly`: the owned snapshot one assembly produces.
 
-use std::any::Any;
 use std::panic::Location;
 use std::sync::{Arc, OnceLock};
 
@@ -8,6 +7,7 @@ use dsh_prompt_template::Template;
 use rustc_hash::FxHashMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 
+use crate::render::plan::RenderPlan;
 use crate::{Extensions, Owner, Text, ToolSchema};
 
 /// What a part of an assembly is: a section of the system prompt, or a
@@ -167,9 +167,8 @@ impl AssembledSection {
 pub struct Sections(Arc<SectionList>);
 
 /// A list of sections, and what the registry compiled from it for
-/// rendering: one reference count for both. The compiled form is opaque
-/// here (only the render module knows what it is; see `render::plan` for
-/// the invariant it rests on). It is set while the list is the registry's,
+/// rendering: one reference count for both. The compiled form is the
+/// render module's (see `render::plan` for the invariant it rests on). It is set while the list is the registry's,
 /// or the registry's with the texts of provided sections set, and dropped
 /// at the first mutable access, so a changed list is never rendered along
 /// it.
@@ -189,9 +188,8 @@ impl Clone for SectionList {
     }
 }
 
-/// A registry state's sections compiled for rendering, type-erased so that
-/// an assembly carries it without depending on the renderer.
-pub(crate) type Compiled = Arc<dyn Any + Send + Sync>;
+/// A registry state's sections compiled for rendering.
+pub(crate) type Compiled = Arc<RenderPlan>;
 
 impl std::fmt::Debug for Sections {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -215,7 +213,7 @@ impl Sections {
     }
 
     /// What the registry compiled from these sections, while unchanged.
-    pub(crate) fn compiled_form(&self) -> Option<&(dyn Any + Send + Sync)> {
+    pub(crate) fn compiled_form(&self) -> Option<&RenderPlan> {
         self.0.compiled.get().map(|compiled| &**compiled)
     }
 

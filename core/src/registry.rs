@@ -48,7 +48,9 @@ pub struct SectionOrigin {
     pub shadows: Vec<(Option<ScopeId>, Owner)>,
 }
 
-type VariableProvider = Arc<dyn Fn(&AssembleContext) -> Option<Text> + Send + Sync>;
+/// Writes its value into the assembly's slot: a value returned through
+/// memory would be read back wider than it was written, a stall per value.
+type VariableProvider = Arc<dyn Fn(&AssembleContext, &mut Option<Text>) + Send + Sync>;
 type ToolProvider = Arc<dyn Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync>;
 type AssembleListener =
     Arc<dyn Fn(&AssembleContext, &mut PromptAssembly) -> ControlFlow<()> + Send + Sync>;
@@ -292,7 +294,8 @@ impl SystemPrompt {
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
         let id = self.next_id();
-        let provider: VariableProvider = Arc::new(move |cx| provider(cx).map(Into::into));
+        let provider: VariableProvider =
+            Arc::new(move |cx, slot: &mut Option<Text>| *slot = provider(cx).map(Into::into));
         let contribution = Contribution::Variable {
             name: name.to_string(),
         };
@@ -428,7 +431,9 @@ impl SystemPrompt {
                 layer: None,
                 name: Text::from_static(variable.name),
                 owner: Some(variable.owner),
-                provider: Arc::new(move |cx| provider(cx).map(Text::from)),
+                provider: Arc::new(move |cx, slot: &mut Option<Text>| {
+                    *slot = provider(cx).map(Text::from);
+                }),
             });
         }
         next.derive();

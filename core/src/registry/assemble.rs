@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::{SystemPrompt, ToolProvider};
+use crate::assembly::Values;
 use crate::render::plan::RenderPlan;
 use crate::{
     AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolSchema, Variables,
@@ -46,11 +47,14 @@ impl SystemPrompt {
             [] => Vec::new(),
             complete => complete.iter().map(|&at| sections[at].clone()).collect(),
         };
-        let values = resolved
-            .variables
-            .iter()
-            .map(|provider| provider(cx))
-            .collect();
+        // Each provider writes its slot (see `VariableProvider`), and the
+        // slots are made in place: a vector returned from a constructor is
+        // copied through memory and read back wider than it was written.
+        let mut values = Values::new();
+        values.resize_with(resolved.variables.len(), || None);
+        for (slot, provider) in values.iter_mut().zip(&resolved.variables) {
+            provider(cx, slot);
+        }
         let contexts = match resolved.contexts.as_slice() {
             [] => Vec::new(),
             contexts => contexts

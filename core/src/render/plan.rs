@@ -126,7 +126,7 @@ impl RenderPlan {
 
     /// The plan that may render `assembly`, if any (see the invariant).
     pub(crate) fn of(assembly: &PromptAssembly) -> Option<&Self> {
-        let plan = assembly.sections.compiled_form()?.downcast_ref::<Self>()?;
+        let plan = assembly.sections.compiled_form()?;
         Arc::ptr_eq(&plan.layout, assembly.variables.layout()).then_some(plan)
     }
 
