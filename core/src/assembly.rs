@@ -168,10 +168,10 @@ pub struct Sections(Arc<SectionList>);
 
 /// A list of sections, and what the registry compiled from it for
 /// rendering: one reference count for both. The compiled form is the
-/// render module's (see `render::plan` for the invariant it rests on). It is set while the list is the registry's,
-/// or the registry's with the texts of provided sections set, and dropped
-/// at the first mutable access, so a changed list is never rendered along
-/// it.
+/// render module's (see `render::plan` for the invariant it rests on). It
+/// is set while the list is the registry's, or the registry's with the
+/// texts of provided sections set, and dropped at the first mutable
+/// access, so a changed list is never rendered along it.
 #[derive(Default)]
 pub(crate) struct SectionList {
     pub(crate) list: Vec<AssembledSection>,
