@@ -164,7 +164,7 @@ fn render(
     mut rendered: impl FnMut(&AssembledSection, Range<usize>),
 ) -> Result<String, RenderError> {
     let sections = &*assembly.sections;
-    if let Some(error) = check::complete_conflict(sections) {
+    if let Some(error) = check::complete_conflict(assembly) {
         return Err(error);
     }
     // Values usually make the prompt longer than its texts; reserve for the
@@ -180,7 +180,7 @@ fn render(
 
 /// Whether a section shows in an assembly's prompt: it is bound to no tool,
 /// or to one the assembly has.
-fn shows(assembly: &PromptAssembly, section: &AssembledSection) -> bool {
+pub(crate) fn shows(assembly: &PromptAssembly, section: &AssembledSection) -> bool {
     section.tool().is_none_or(|tool| assembly.has_tool(tool))
 }
 

@@ -147,8 +147,9 @@ impl PromptSection {
     /// Marks the section complete: while it is active for an assembly's
     /// scope, it is the whole prompt — after the waterfall, every other
     /// section is discarded, and so are the listeners' edits of it. For an
-    /// agent whose prompt must be exactly one text. Two complete sections
-    /// active at once fail to render
+    /// agent whose prompt must be exactly one text. A complete section
+    /// bound to a tool the final assembly lacks does not show, so it is
+    /// not active. Two complete sections active at once fail to render
     /// ([`RenderError::CompleteSections`](crate::RenderError::CompleteSections)).
     pub fn complete(mut self) -> Self {
         self.complete = true;

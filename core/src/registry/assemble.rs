@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::{SystemPrompt, ToolProvider};
 use crate::assembly::Values;
 use crate::render::plan::RenderPlan;
+use crate::render::shows;
 use crate::{
     AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolSchema, Variables,
 };
@@ -43,7 +44,7 @@ impl SystemPrompt {
         // What a complete section is before the listeners could touch it.
         // (An empty list is not collected: a `collect` of nothing still
         // costs some sixty instructions, a sixth of an assembly's own.)
-        let complete: Vec<AssembledSection> = match resolved.complete.as_slice() {
+        let mut complete: Vec<AssembledSection> = match resolved.complete.as_slice() {
             [] => Vec::new(),
             complete => complete.iter().map(|&at| sections[at].clone()).collect(),
         };
@@ -80,6 +81,9 @@ impl SystemPrompt {
                 break;
             }
         }
+        // A complete section bound to a tool the assembly lacks does not
+        // show: it is not the prompt then (an empty prompt would be).
+        complete.retain(|section| shows(&assembly, section));
         if !complete.is_empty() {
             *assembly.sections.to_mut() = complete;
         }

@@ -42,7 +42,7 @@ use crate::{AssembledSection, PromptAssembly, RenderError, RenderErrors, closest
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
-    let mut errors: Vec<RenderError> = complete_conflict(&assembly.sections).into_iter().collect();
+    let mut errors: Vec<RenderError> = complete_conflict(assembly).into_iter().collect();
     for section in assembly.sections.iter().chain(&assembly.contexts) {
         if let Some(tool) = section.tool()
             && !assembly.has_tool(tool)
@@ -71,10 +71,13 @@ pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
     RenderErrors::new(errors).map_or(Ok(()), Err)
 }
 
-/// The error of sections that hold two complete ones, which cannot both
-/// be the whole prompt; `None` for any other sections.
-pub(super) fn complete_conflict(sections: &[AssembledSection]) -> Option<RenderError> {
-    let mut complete = sections.iter().filter(|section| section.is_complete());
+/// The error of an assembly that shows two complete sections, which
+/// cannot both be the whole prompt; `None` for any other. A complete
+/// section bound to a tool the assembly lacks does not show, so it is not
+/// counted.
+pub(super) fn complete_conflict(assembly: &PromptAssembly) -> Option<RenderError> {
+    let mut complete = (assembly.sections.iter())
+        .filter(|section| section.is_complete() && super::shows(assembly, section));
     let (first, second) = (complete.next()?, complete.next()?);
     Some(RenderError::CompleteSections {
         section: first.name().to_string(),

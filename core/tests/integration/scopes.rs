@@ -592,6 +592,37 @@ fn a_complete_section_shadowed_by_a_plain_one_is_not_complete() {
     assert_eq!(rendered(&prompt, &for_agent()), "A\n\nNot only.");
 }
 
+#[test]
+fn a_complete_section_bound_to_an_absent_tool_is_not_active() {
+    let prompt = SystemPrompt::empty();
+    let _a = prompt.section(section("a", 0, "A")).unwrap();
+    let _bound = prompt
+        .section(
+            section("only", 1, "Only bash.")
+                .bound_to_tool("bash")
+                .complete(),
+        )
+        .unwrap();
+    // Without the tool it does not show, so it is not the prompt (which
+    // would be empty): the other sections are.
+    assert_eq!(rendered(&prompt, &global()), "A");
+
+    // With an unbound complete section beside it, that one alone shows:
+    // no conflict.
+    let _other = prompt
+        .section(section("other", 2, "Other.").complete())
+        .unwrap();
+    assert_eq!(rendered(&prompt, &global()), "Other.");
+
+    // With the tool, both show, and that is the conflict.
+    let _bash = prompt.tools("bash", |_| vec![tool("bash")]).unwrap();
+    let error = render_prompt(&prompt.assemble(&global())).unwrap_err();
+    assert!(
+        matches!(&error, RenderError::CompleteSections { section, other, .. } if section == "only" && other == "other"),
+        "{error:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Against a reference model: a map per layer, nearest wins
 
