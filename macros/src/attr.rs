@@ -1,9 +1,9 @@
 //! The arguments of `#[prompt_section(…)]`, as written.
 //!
 //! Parsing here is only syntax: comma-separated `key = value` pairs (or a
-//! bare `key`, which only the `complete` flag is). Which
-//! keys exist, which are required, and what their values may be is decided
-//! in `valid.rs`, so that every mistake is reported, not the first.
+//! bare `key`, which only the `complete` flag is). Which keys exist, which
+//! are required, and what their values may be is decided in `valid.rs`, so
+//! that every mistake is reported, not the first.
 
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;

@@ -46,12 +46,13 @@ pub fn prompt_section(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Declares a runtime context: a named, ordered part written exactly like
-/// a [`prompt_section`] (same arguments but `complete`, same items, the same build-time
-/// checks of its template and `<<name>>` references), which is **not**
-/// part of the system prompt. `render_context` renders the contexts of an
-/// assembly, and the agent loop sends that snapshot as a message at the
-/// conversation's tail when it changes, so what changes from step to step
-/// never breaks the provider's cache of the system prompt.
+/// a [`prompt_section`] (same arguments but `complete`, same items, the
+/// same build-time checks of its template and `<<name>>` references),
+/// which is **not** part of the system prompt. `render_context` renders
+/// the contexts of an assembly, and the agent loop sends that snapshot as
+/// a message at the conversation's tail when it changes, so what changes
+/// from step to step never breaks the provider's cache of the system
+/// prompt.
 ///
 #[doc = include_str!("examples/prompt_context.md")]
 ///

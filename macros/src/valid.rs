@@ -255,11 +255,7 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
                 format!(
                     "unknown `{attr}` argument `{}`; expected {}",
                     source(path),
-                    if noun == "section" {
-                        format!("`{ORDER}`, `{NAME}`, `{TOOL}` or `{COMPLETE}`")
-                    } else {
-                        format!("`{ORDER}`, `{NAME}` or `{TOOL}`")
-                    }
+                    expected_arguments(part)
                 ),
             );
             unknown = true;
@@ -315,6 +311,21 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
         }
     }
     checked
+}
+
+/// The arguments `part` takes, as diagnostics list them: "`order`,
+/// `name`, `tool` or `complete`" (a context is never complete).
+fn expected_arguments(part: Part) -> String {
+    let keys: Vec<String> = attr::SECTION_ARGUMENTS
+        .into_iter()
+        .filter(|&key| key != COMPLETE || part.noun == "section")
+        .map(|key| format!("`{key}`"))
+        .collect();
+    match keys.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// The `complete` flag's key, when it is given alone, to a section: a
