@@ -11,7 +11,7 @@ use toml::Spanned;
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
-use crate::config::{AgentSpec, Deployment};
+use crate::config::{AgentSpec, Deployment, LayerSpec};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::{Part, PromptTokens};
@@ -28,7 +28,9 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
     }
-    let agents = agents_to_check(&deployment);
+    let mut agents = agents_to_check(&deployment);
+    let children = agents.len() - deployment.agents.len();
+    agents.extend(preset_checks(&deployment, &agents));
     for agent in &agents {
         let assembly = runtime.assemble(agent, cwd.as_deref());
         // One pass finds every problem of every section; it fails exactly
@@ -43,7 +45,6 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
         return Err(problems);
     }
     let presets = deployment.presets.len();
-    let children = agents.len() - deployment.agents.len() - unjoined_presets(&deployment).count();
     let agents = deployment.agents.len();
     let plural = |count: usize, one: &str, many: &str| {
         format!("{count} {}", if count == 1 { one } else { many })
@@ -113,9 +114,11 @@ fn over_budget(
 }
 
 /// Every agent, then every child whose prompt can differ from its parent's
-/// (a persona or tools of its own), once: as each agent that lists its
-/// instance starts it, and a child table that no agent lists as the first
-/// agent would start it, so that no child persona goes unchecked.
+/// (a persona or tools of its own, or a parent whose own layer shadows
+/// what the child sees from the preset and the global layer), once: as
+/// each agent that lists its instance starts it, and a child table that no
+/// agent lists as the first agent would start it, so that no child persona
+/// goes unchecked.
 fn agents_to_check(deployment: &Deployment) -> Vec<AgentSpec> {
     let mut agents = deployment.agents.clone();
     let mut seen = HashSet::new();
@@ -127,9 +130,15 @@ fn agents_to_check(deployment: &Deployment) -> Vec<AgentSpec> {
                 .map(|tool| tool.get_ref().clone())
                 .collect()
         };
-        let differs =
-            child.persona.span() != parent.persona.span() || names(&child) != names(parent);
-        if differs && seen.insert((child.persona.span().start, names(&child))) {
+        let differs = !parent.layer.is_empty()
+            || child.persona.span() != parent.persona.span()
+            || names(&child) != names(parent);
+        let key = (
+            child.persona.span().start,
+            names(&child),
+            child.preset.as_ref().map(|preset| preset.get_ref().clone()),
+        );
+        if differs && seen.insert(key) {
             agents.push(child);
         }
     };
@@ -151,29 +160,43 @@ fn agents_to_check(deployment: &Deployment) -> Vec<AgentSpec> {
                 add(first, child);
             }
         }
-        // A preset no agent joins is checked as the first agent would run
-        // if it joined it, so that none of its sections goes unchecked.
-        for preset in unjoined_presets(deployment) {
-            let mut joined = first.clone();
-            joined.preset = Some(Spanned::new(first.id.span(), preset.to_owned()));
-            agents.push(joined);
-        }
     }
     agents
 }
 
-/// The presets that no agent joins.
-fn unjoined_presets(deployment: &Deployment) -> impl Iterator<Item = &str> + '_ {
-    deployment
-        .presets
-        .keys()
-        .map(String::as_str)
-        .filter(|preset| {
-            !deployment.agents.iter().any(|agent| {
-                agent
+/// The agents that check what `checked` leaves out of each preset: a
+/// preset no checked agent sees without a layer of its own in front (no
+/// agent joins it, or each that does shadows some of its sections) is
+/// checked once as the first agent's persona and tools would see it,
+/// without that agent's layer, so that none of its sections goes unchecked.
+fn preset_checks(deployment: &Deployment, checked: &[AgentSpec]) -> Vec<AgentSpec> {
+    let Some(first) = deployment.agents.first() else {
+        return Vec::new();
+    };
+    let seen_whole = |preset: &str| {
+        checked.iter().any(|agent| {
+            agent.layer.is_empty()
+                && agent
                     .preset
                     .as_ref()
                     .is_some_and(|own| own.get_ref() == preset)
-            })
         })
+    };
+    deployment
+        .presets
+        .keys()
+        .filter(|preset| !seen_whole(preset))
+        .map(|preset| AgentSpec {
+            // An id no agent has (ids have no `/`), so no agent's layer is
+            // in front of the preset's.
+            id: Spanned::new(
+                first.id.span(),
+                format!("{}/preset:{preset}", first.id.get_ref()),
+            ),
+            preset: Some(Spanned::new(first.id.span(), preset.clone())),
+            layer: LayerSpec::default(),
+            max_prompt_tokens: None,
+            ..first.clone()
+        })
+        .collect()
 }

@@ -77,6 +77,11 @@ pub(crate) struct LayerSpec {
 }
 
 impl LayerSpec {
+    /// Whether the layer adds nothing: no section, no tool order.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sections.is_empty() && self.tool_order.is_none()
+    }
+
     /// The section of this layer named `name`.
     pub(crate) fn section(&self, name: &str) -> Option<&SectionSpec> {
         self.sections

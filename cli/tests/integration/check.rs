@@ -293,6 +293,59 @@ fn the_summary_counts_the_children_checked() {
     );
 }
 
+/// A preset section with a bad reference, and an agent that joins the
+/// preset and shadows that section with text of its own.
+const SHADOWED_PRESET: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+     [[presets.review.sections]]\nname = \"review:report\"\norder = 40\ntext = \"Report on <<modle>>.\"\n\
+     [[agents]]\nid = \"reviewer\"\npreset = \"review\"\npersona = \"You review.\"\ntools = [\"read\"]\n\
+     [[agents.sections]]\nname = \"review:report\"\ntext = \"Report on <<model>>.\"\n";
+
+/// A child sees its parent's preset without the parent's own layer, so a
+/// preset section every agent shadows still reaches a child's prompt, and
+/// is checked there.
+#[test]
+fn a_child_sees_what_its_parents_layer_shadows() {
+    let text = SHADOWED_PRESET.replace("tools = [\"read\"]", "tools = [\"read\", \"task\"]")
+        + "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.task.child]\n";
+    let output = check_text(&text);
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert_contains(
+        &stderr,
+        &["unknown variable `<<modle>>` in section `review:report` of preset `review`"],
+    );
+    assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+}
+
+/// A preset no agent sees whole — one no agent joins, or one each agent
+/// that joins shadows in part — is checked without an agent's layer.
+#[test]
+fn a_preset_is_checked_whole() {
+    let unjoined = SHADOWED_PRESET
+        .split("[[agents.sections]]")
+        .next()
+        .expect("the agent")
+        .replace("preset = \"review\"\n", "");
+    for text in [SHADOWED_PRESET.to_owned(), unjoined] {
+        let output = check_text(&text);
+        assert_status(&output, 1);
+        let stderr = stderr(&output);
+        assert_contains(
+            &stderr,
+            &["unknown variable `<<modle>>` in section `review:report` of preset `review`"],
+        );
+        assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+    }
+    let fixed = SHADOWED_PRESET.replace("<<modle>>", "<<model>>");
+    let output = check_text(&fixed);
+    assert_status(&output, 0);
+    assert!(
+        stdout(&output).ends_with(": 1 agent (1 preset) checked, every prompt renders\n"),
+        "{}",
+        stdout(&output)
+    );
+}
+
 /// An agent over its `max_prompt_tokens` fails at that key, with the
 /// largest parts named; an agent within its budget passes.
 #[test]
