@@ -210,27 +210,33 @@ pub(crate) struct AgentSpec {
 
 impl AgentSpec {
     /// The text of the section named `section` this agent's prompt gets
-    /// from the deployment, with whose it is: its persona, or a section of
-    /// its own layer or else of its preset's. `None` for a section the
+    /// from the deployment, with whose it is: a section of its own layer,
+    /// else of its preset's, else its persona. `None` for a section the
     /// deployment does not write.
     pub(crate) fn deployment_text<'d>(
         &'d self,
         deployment: &'d Deployment,
         section: &str,
     ) -> Option<(String, &'d Spanned<String>)> {
+        // Nearest first, as the layers shadow: a layer's `agent:persona`
+        // is rendered in place of the persona.
         let id = self.id.get_ref();
-        if section == PERSONA_SECTION {
-            return Some((format!("the persona of agent `{id}`"), &self.persona));
-        }
         if let Some(own) = self.layer.section(section) {
             return Some((format!("section `{section}` of agent `{id}`"), &own.text));
         }
-        let preset = self.preset.as_ref()?.get_ref();
-        let shared = deployment.presets.get(preset)?.section(section)?;
-        Some((
-            format!("section `{section}` of preset `{preset}`"),
-            &shared.text,
-        ))
+        if let Some(preset) = &self.preset
+            && let Some(shared) = deployment
+                .presets
+                .get(preset.get_ref())
+                .and_then(|layer| layer.section(section))
+        {
+            return Some((
+                format!("section `{section}` of preset `{}`", preset.get_ref()),
+                &shared.text,
+            ));
+        }
+        (section == PERSONA_SECTION)
+            .then(|| (format!("the persona of agent `{id}`"), &self.persona))
     }
 }
 

@@ -346,6 +346,25 @@ fn a_preset_is_checked_whole() {
     );
 }
 
+/// A layer's `agent:persona` renders in place of the persona, so its
+/// problems are placed in it, not in the persona it shadows.
+#[test]
+fn a_shadowed_persona_is_not_blamed() {
+    let output = check_text(
+        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+         [[agents]]\nid = \"solo\"\npersona = \"You work.\"\n\
+         [[agents.sections]]\nname = \"agent:persona\"\ntext = \"You work on <<modle>>.\"\n",
+    );
+    assert_status(&output, 1);
+    assert_contains(
+        &stderr(&output),
+        &[
+            "unknown variable `<<modle>>` in section `agent:persona` of agent `solo`",
+            "dsh.toml:9:21]",
+        ],
+    );
+}
+
 /// An agent over its `max_prompt_tokens` fails at that key, with the
 /// largest parts named; an agent within its budget passes.
 #[test]
