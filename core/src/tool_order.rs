@@ -35,8 +35,9 @@ pub struct ToolOrder {
     after: Vec<Text>,
 }
 
-/// A tool order that cannot be used. Each names the entry at fault by its
-/// index in the list, so a front end can point at it.
+/// A tool order that cannot be used. Each holds the entry at fault by its
+/// index in the list (from 0), so a front end can point at it; the message
+/// counts entries from 1, as the list's author does.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolOrderError {
@@ -48,7 +49,9 @@ pub enum ToolOrderError {
     NoMarker,
     /// [`UNLISTED_TOOLS`] is listed twice.
     #[error(
-        "`{UNLISTED_TOOLS}` is listed twice in the tool order (entries {first} and {second}); keep one"
+        "`{UNLISTED_TOOLS}` is listed twice in the tool order (entries {} and {}); keep one",
+        .first + 1,
+        .second + 1
     )]
     MarkerTwice {
         /// The index of the first one.
@@ -58,7 +61,9 @@ pub enum ToolOrderError {
     },
     /// A tool is listed twice.
     #[error(
-        "tool `{name}` is listed twice in the tool order (entries {first} and {second}); keep one"
+        "tool `{name}` is listed twice in the tool order (entries {} and {}); keep one",
+        .first + 1,
+        .second + 1
     )]
     ListedTwice {
         /// The tool.
@@ -70,7 +75,8 @@ pub enum ToolOrderError {
     },
     /// A listed tool no provider knows.
     #[error(
-        "the tool order lists `{name}` (entry {at}), which is not a tool; {}the tools are {}",
+        "the tool order lists `{name}` (entry {}), which is not a tool; {}the tools are {}",
+        .at + 1,
         suggestion.as_ref().map(|name| format!("did you mean `{name}`? ")).unwrap_or_default(),
         quoted(.known)
     )]

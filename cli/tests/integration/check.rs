@@ -419,7 +419,7 @@ fn layer_problems_point_at_their_keys() {
     assert_contains(
         &problems,
         &[
-            "tool `bash` is listed twice in the tool order (entries 0",
+            "tool `bash` is listed twice in the tool order (entries 1",
             "[cli/tests/fixtures/layer-problems.toml:9:43]",
             "agent `reviewer` joins preset `reveiw`, which the deployment does",
             "did you mean `review`? the presets are `review`",

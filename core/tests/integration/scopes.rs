@@ -459,13 +459,13 @@ fn tool_order_errors_say_what_is_wrong() {
     );
     assert_eq!(
         error.to_string(),
-        "`<unlisted-tools>` is listed twice in the tool order (entries 0 and 2); keep one"
+        "`<unlisted-tools>` is listed twice in the tool order (entries 1 and 3); keep one"
     );
 
     let error = ToolOrder::new(["bash", UNLISTED_TOOLS, "bash"]).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "tool `bash` is listed twice in the tool order (entries 0 and 2); keep one"
+        "tool `bash` is listed twice in the tool order (entries 1 and 3); keep one"
     );
 
     let order = ToolOrder::new(["todo_write", UNLISTED_TOOLS, "bsh"]).unwrap();
@@ -487,7 +487,7 @@ fn tool_order_errors_say_what_is_wrong() {
     );
     assert_eq!(
         error.to_string(),
-        "the tool order lists `bsh` (entry 2), which is not a tool; did you mean `bash`? \
+        "the tool order lists `bsh` (entry 3), which is not a tool; did you mean `bash`? \
          the tools are `bash`, `read`, `todo_write`"
     );
 
