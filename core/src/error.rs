@@ -57,21 +57,36 @@ pub enum RegistryError {
         /// Who registered it first, when known.
         existing: Option<Owner>,
     },
-    /// A tool provider, waterfall listener or tool order of that name is
-    /// already registered in that layer.
+    /// A tool provider or waterfall listener of that name is already
+    /// registered in that layer.
     #[error(
         "{contribution} `{name}` is already registered{} by {existing}; names are unique {}",
         in_layer(.layer),
         within(.layer)
     )]
     DuplicateName {
-        /// `tool provider`, `waterfall listener` or `tool order`.
+        /// `tool provider` or `waterfall listener`.
         contribution: &'static str,
         /// The name registered twice.
         name: String,
         /// The layer; `None` is the global one.
         layer: Option<ScopeId>,
         /// Who registered it first.
+        existing: Owner,
+    },
+    /// That layer already has a tool order.
+    #[error(
+        "a tool order is already set {} by {existing}; a layer has one tool order: drop that \
+         `Registration` first, or set this one in another scope",
+        match .layer {
+            Some(layer) => format!("in scope `{layer}`"),
+            None => "in the global layer".to_owned(),
+        }
+    )]
+    ToolOrderTwice {
+        /// The layer; `None` is the global one.
+        layer: Option<ScopeId>,
+        /// Who set the order there.
         existing: Owner,
     },
     /// Two crates declare a static contribution of the same name.

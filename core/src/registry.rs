@@ -372,6 +372,12 @@ impl SystemPrompt {
             Arc::new(order),
             |state| &mut state.tool_orders,
         )
+        .map_err(|error| match error {
+            RegistryError::DuplicateName {
+                layer, existing, ..
+            } => RegistryError::ToolOrderTwice { layer, existing },
+            error => error,
+        })
     }
 
     /// Registers a change listener, told of every later registration and

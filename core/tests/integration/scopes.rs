@@ -399,8 +399,27 @@ fn a_duplicate_within_a_layer_names_the_scope() {
         .unwrap_err()
         .to_string();
     assert!(
-        message.contains("tool order `tool_order` is already registered in scope"),
+        message.starts_with("a tool order is already set in scope `agent:reviewer` by "),
         "{message}"
+    );
+    assert!(
+        message.ends_with(
+            "; a layer has one tool order: drop that `Registration` first, \
+             or set this one in another scope"
+        ),
+        "{message}"
+    );
+    let _global = prompt.tool_order(ToolOrder::by_name()).unwrap();
+    let error = prompt.tool_order(ToolOrder::by_name()).unwrap_err();
+    assert!(
+        matches!(error, RegistryError::ToolOrderTwice { layer: None, .. }),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("a tool order is already set in the global layer by "),
+        "{error}"
     );
 
     // The same name in the global layer and in another scope is fine.
