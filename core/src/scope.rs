@@ -83,8 +83,25 @@ impl Scope {
     }
 
     /// The global layer, then `layers`, outermost first.
+    ///
+    /// A layer listed more than once counts once, at its nearest (last)
+    /// place: a layer has one depth in a chain.
+    ///
+    /// ```
+    /// use dsh_system_prompt::{Scope, ScopeId};
+    ///
+    /// let (review, reviewer) = (ScopeId::preset("review"), ScopeId::agent("reviewer"));
+    /// let scope = Scope::new([reviewer.clone(), review.clone(), reviewer.clone()]);
+    /// assert_eq!(scope.layers(), [review, reviewer]);
+    /// ```
     pub fn new(layers: impl IntoIterator<Item = ScopeId>) -> Self {
-        let layers: Arc<[ScopeId]> = layers.into_iter().collect();
+        let listed: Vec<ScopeId> = layers.into_iter().collect();
+        let layers: Arc<[ScopeId]> = listed
+            .iter()
+            .enumerate()
+            .filter(|&(at, layer)| !listed[at + 1..].contains(layer))
+            .map(|(_, layer)| layer.clone())
+            .collect();
         Self {
             layers: (!layers.is_empty()).then_some(layers),
         }

@@ -94,6 +94,24 @@ fn the_nearest_layer_wins_and_each_drop_falls_back_one_layer() {
 }
 
 #[test]
+fn a_layer_listed_twice_in_a_chain_counts_at_its_nearest_place() {
+    let prompt = SystemPrompt::empty();
+    let _preset_tone = prompt
+        .in_scope(preset())
+        .section(section("tone", 0, "preset"))
+        .unwrap();
+    let _agent_tone = prompt
+        .in_scope(agent())
+        .section(section("tone", 0, "agent"))
+        .unwrap();
+    let repeated = Scope::new([agent(), preset(), agent()]);
+
+    assert_eq!(repeated.layers(), [preset(), agent()]);
+    let cx = AssembleContext::new().with_scope(repeated);
+    assert_eq!(rendered(&prompt, &cx), "agent");
+}
+
+#[test]
 fn a_scoped_section_may_move_and_a_scope_may_add_new_sections() {
     let prompt = SystemPrompt::empty();
     let _a = prompt.section(section("a", 1, "A")).unwrap();
