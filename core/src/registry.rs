@@ -39,6 +39,8 @@ pub struct SectionOrigin {
     pub order: i32,
     /// The tool it is bound to, if any.
     pub tool: Option<Text>,
+    /// Whether it is complete (see [`PromptSection::complete`]).
+    pub complete: bool,
     /// Who registered it.
     pub owner: Owner,
     /// The layer it is registered in; `None` is the global one.

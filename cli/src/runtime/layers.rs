@@ -5,7 +5,8 @@
 //! with nothing to shadow, a tool order naming no tool.
 
 use dsh_system_prompt::{
-    Owner, PromptSection, Registration, Scope, ScopeId, SectionOrigin, SystemPrompt, closest,
+    Owner, PromptSection, Registration, RegistryError, Scope, ScopeId, SectionOrigin, SystemPrompt,
+    closest,
 };
 use dsh_tools::ToolRegistry;
 
@@ -107,7 +108,7 @@ pub(super) fn register_layers(
 
 /// Registers one section of a layer: with its own `order`, or with the
 /// order of the section it shadows; either way bound to the tool the
-/// shadowed section is bound to.
+/// shadowed section is bound to, and complete when it is.
 fn register_section(
     handle: &SystemPrompt,
     deployment: &Deployment,
@@ -152,8 +153,58 @@ fn register_section(
     if let Some(tool) = shadowed.and_then(|shadowed| shadowed.tool.clone()) {
         part = part.bound_to_tool(tool);
     }
+    if shadowed.is_some_and(|shadowed| shadowed.complete) {
+        part = part.complete();
+    }
     handle.section(part).map_err(|error| {
+        let (span, label) = match error {
+            RegistryError::InvalidSectionName { .. } | RegistryError::DuplicateSection { .. } => {
+                (section.name.span(), "this name")
+            }
+            _ => (section.text.span(), "this text"),
+        };
         file.problem(format!("{}: {error}", layer.whose))
-            .label(section.text.span(), "this section")
+            .label(span, label)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::SourceFile;
+
+    const DEPLOYMENT: &str = r#"
+[adapter.openai]
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+
+[[agents]]
+id = "minimal"
+persona = "x"
+[[agents.sections]]
+name = "only"
+text = "Only this, for this agent."
+"#;
+
+    /// A deployment section that shadows a complete section is complete
+    /// too, as it keeps the shadowed one's order and tool binding.
+    #[test]
+    fn a_shadow_of_a_complete_section_is_complete() {
+        let deployment = Deployment::parse(SourceFile::new("dsh.toml", DEPLOYMENT), None, &[])
+            .expect("the deployment parses");
+        let prompt = SystemPrompt::empty();
+        let _only = prompt
+            .section(PromptSection::new("only", 7, "Only this.").complete())
+            .expect("registers");
+        let _layers = register_layers(&prompt, &ToolRegistry::new(), &deployment)
+            .expect("the layers register");
+
+        let origins = prompt.section_origins(&Scope::new([ScopeId::agent("minimal")]));
+        let only = origins
+            .iter()
+            .find(|origin| origin.name == "only")
+            .expect("the section");
+        assert_eq!(only.layer, Some(ScopeId::agent("minimal")));
+        assert_eq!((only.order, only.complete), (7, true));
+    }
 }

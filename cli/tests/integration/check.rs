@@ -476,3 +476,23 @@ fn layer_problems_point_at_their_keys() {
         ],
     );
 }
+
+/// A section name the registry rejects is underlined at the name, not
+/// at the text.
+#[test]
+fn an_invalid_section_name_points_at_the_name() {
+    let output = check_text(
+        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+         [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\n\
+         [[agents.sections]]\nname = \"Bad Name\"\norder = 5\ntext = \"Rules.\"\n",
+    );
+    assert_status(&output, 1);
+    assert_contains(
+        &stderr(&output),
+        &[
+            "invalid section name `Bad Name`",
+            "dsh.toml:8:8]",
+            "this name",
+        ],
+    );
+}

@@ -387,6 +387,7 @@ impl State {
                 name: section.name().clone(),
                 order: section.order(),
                 tool: section.tool().cloned(),
+                complete: section.is_complete(),
                 owner: section.owner().clone(),
                 layer: winner.layer.clone(),
                 shadows: shadowed
