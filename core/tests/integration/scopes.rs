@@ -5,6 +5,7 @@
 use crate::support;
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -666,10 +667,25 @@ fn a_complete_section_bound_to_an_absent_tool_is_not_active() {
 const LAYERS: usize = 3;
 const NAMES: [&str; 3] = ["a", "b", "c"];
 
+/// What a registration of the reference model contributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    /// Section `name`, with the registration's order and text.
+    Section,
+    /// Variable `name`, whose value is the registration's text.
+    Variable,
+    /// Tool provider `name`, giving tool `name` described by the text.
+    Tools,
+    /// The layer's tool order: tool `name` first, then the rest by name.
+    /// One per layer, so its key has no name.
+    ToolOrder,
+}
+
 #[derive(Clone, Debug)]
 enum Op {
-    /// Register section `NAMES[name]` with this text into `LAYERS[layer]`.
+    /// Register `kind` named `NAMES[name]` into `LAYERS[layer]`.
     Register {
+        kind: Kind,
         layer: usize,
         name: usize,
         order: i32,
@@ -679,13 +695,17 @@ enum Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
+    let kind = prop_oneof![
+        Just(Kind::Section),
+        Just(Kind::Variable),
+        Just(Kind::Tools),
+        Just(Kind::ToolOrder),
+    ];
     prop_oneof![
-        (0..LAYERS, 0..NAMES.len(), -2..3i32).prop_map(|(layer, name, order)| Op::Register {
-            layer,
-            name,
-            order
+        3 => (kind, 0..LAYERS, 0..NAMES.len(), -2..3i32).prop_map(|(kind, layer, name, order)| {
+            Op::Register { kind, layer, name, order }
         }),
-        any::<usize>().prop_map(Op::Drop),
+        1 => any::<usize>().prop_map(Op::Drop),
     ]
 }
 
@@ -697,52 +717,123 @@ fn layer(at: usize) -> Option<ScopeId> {
     }
 }
 
+/// One layer of the model: (kind, name) → (order, name, text). A tool order's
+/// name is the tool it lists first, so its key holds no name.
+type ModelLayer = BTreeMap<(Kind, &'static str), (i32, &'static str, String)>;
+
+/// Registers `kind` into `handle` as the model describes it.
+#[allow(clippy::result_large_err, reason = "returns what the registry returns")]
+fn register(
+    handle: &SystemPrompt,
+    kind: Kind,
+    name: &'static str,
+    order: i32,
+    text: &str,
+) -> Result<Registration, RegistryError> {
+    match kind {
+        Kind::Section => handle.section(section(name, order, text)),
+        Kind::Variable => {
+            let value = text.to_owned();
+            handle.variable(name, move |_| Some(value.clone()))
+        }
+        Kind::Tools => {
+            let described = Arc::new(dsh_system_prompt::ToolSchema::new(
+                name,
+                text,
+                serde_json::json!({}),
+            ));
+            handle.tools(name, move |_| vec![Arc::clone(&described)])
+        }
+        Kind::ToolOrder => handle.tool_order(ToolOrder::new([name, UNLISTED_TOOLS]).unwrap()),
+    }
+}
+
+/// What an assembly seeing `layers` holds, by the model: its sections'
+/// texts in `(order, name)` order, its variables' values by name, its
+/// tools (name and description) in place.
+#[allow(clippy::type_complexity)]
+fn expected(layers: &[ModelLayer]) -> (Vec<String>, Vec<(&str, String)>, Vec<(&str, String)>) {
+    let mut seen: ModelLayer = BTreeMap::new();
+    for layer in layers {
+        seen.extend(layer.iter().map(|(key, entry)| (*key, entry.clone())));
+    }
+    let of = |kind: Kind| seen.iter().filter(move |((own, _), _)| *own == kind);
+    let mut sections: Vec<(i32, &str, String)> = of(Kind::Section)
+        .map(|((_, name), (order, _, text))| (*order, *name, text.clone()))
+        .collect();
+    sections.sort();
+    let variables = of(Kind::Variable)
+        .map(|((_, name), (_, _, text))| (*name, text.clone()))
+        .collect();
+    let first = of(Kind::ToolOrder)
+        .map(|(_, (_, listed, _))| *listed)
+        .next();
+    let mut tools: Vec<(&str, String)> = of(Kind::Tools)
+        .map(|((_, name), (_, _, text))| (*name, text.clone()))
+        .collect();
+    tools.sort_by_key(|(name, _)| (Some(*name) != first, *name));
+    let sections = sections.into_iter().map(|(_, _, text)| text).collect();
+    (sections, variables, tools)
+}
+
 proptest! {
+    /// For any sequence of registrations and drops of every kind of
+    /// contribution, in any layer, each assembly equals the model's: a map
+    /// per layer, the nearest layer winning; a duplicate within one layer
+    /// fails and changes nothing.
     #[test]
     fn assemblies_equal_a_map_per_layer_with_the_nearest_winning(ops in prop::collection::vec(op(), 0..40)) {
         let prompt = SystemPrompt::empty();
-        // The model: per layer, name → (order, text, registration index).
-        let mut model: Vec<BTreeMap<&str, (i32, String)>> = vec![BTreeMap::new(); LAYERS];
-        let mut live: Vec<(usize, &str, Registration)> = Vec::new();
+        let mut model: Vec<ModelLayer> = vec![BTreeMap::new(); LAYERS];
+        let mut live: Vec<(usize, (Kind, &str), Registration)> = Vec::new();
         for (step, op) in ops.into_iter().enumerate() {
             match op {
-                Op::Register { layer: at, name, order } => {
+                Op::Register { kind, layer: at, name, order } => {
                     let name = NAMES[name];
                     let text = format!("{name}@{at}#{step}");
                     let handle = match layer(at) {
                         None => prompt.clone(),
                         Some(scope) => prompt.in_scope(scope),
                     };
-                    let result = handle.section(section(name, order, &text));
-                    if model[at].contains_key(name) {
-                        prop_assert!(result.is_err(), "a duplicate within a layer must fail");
-                    } else {
-                        model[at].insert(name, (order, text));
-                        live.push((at, name, result.unwrap()));
+                    let key = (kind, if kind == Kind::ToolOrder { "" } else { name });
+                    let result = register(&handle, kind, name, order, &text);
+                    match model[at].entry(key) {
+                        Entry::Occupied(_) => prop_assert!(
+                            result.is_err(),
+                            "a duplicate {:?} within a layer must fail",
+                            key
+                        ),
+                        Entry::Vacant(entry) => {
+                            entry.insert((order, name, text));
+                            live.push((at, key, result.unwrap()));
+                        }
                     }
                 }
                 Op::Drop(n) if !live.is_empty() => {
-                    let (at, name, registration) = live.remove(n % live.len());
+                    let (at, key, registration) = live.remove(n % live.len());
                     drop(registration);
-                    model[at].remove(name);
+                    model[at].remove(&key);
                 }
                 Op::Drop(_) => {}
             }
             for depth in 0..LAYERS {
                 let scope = Scope::new((1..=depth).filter_map(layer));
-                let mut expected: BTreeMap<&str, (i32, String)> = BTreeMap::new();
-                for layer in &model[..=depth] {
-                    expected.extend(layer.iter().map(|(name, entry)| (*name, entry.clone())));
-                }
-                let mut expected: Vec<(i32, &str, String)> = expected
-                    .into_iter()
-                    .map(|(name, (order, text))| (order, name, text))
-                    .collect();
-                expected.sort();
-                let expected: Vec<String> = expected.into_iter().map(|(_, _, text)| text).collect();
+                let (sections, variables, tools) = expected(&model[..=depth]);
                 let assembly = prompt.assemble(&AssembleContext::new().with_scope(scope));
-                let actual: Vec<String> = assembly.sections.iter().map(|s| s.text().to_string()).collect();
-                prop_assert_eq!(actual, expected, "depth {}", depth);
+                let actual: Vec<String> =
+                    assembly.sections.iter().map(|s| s.text().to_string()).collect();
+                prop_assert_eq!(actual, sections, "sections at depth {}", depth);
+                let actual: Vec<(&str, String)> = NAMES
+                    .iter()
+                    .filter_map(|&name| Some((name, assembly.variables.value(name)?.to_owned())))
+                    .collect();
+                prop_assert_eq!(actual, variables, "variables at depth {}", depth);
+                let actual: Vec<(&str, String)> = assembly
+                    .tools
+                    .iter()
+                    .map(|tool| (tool.name.as_str(), tool.description.clone()))
+                    .collect();
+                prop_assert_eq!(actual, tools, "tools at depth {}", depth);
             }
         }
     }
