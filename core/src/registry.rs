@@ -32,6 +32,7 @@ pub use notify::{ChangeAction, ChangeEvent, Contribution};
 /// Where one section of a scope's assemblies comes from
 /// ([`SystemPrompt::section_origins`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SectionOrigin {
     /// The section's name.
     pub name: Text,
