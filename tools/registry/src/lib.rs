@@ -89,6 +89,6 @@ pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
 pub use panic::panic_message;
-pub use registry::ToolRegistry;
+pub use registry::{ToolRegistry, ToolResolver};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};

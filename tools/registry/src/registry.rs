@@ -69,6 +69,21 @@ use crate::{
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     inner: Arc<RwLock<Vec<Arc<Entry>>>>,
+    resolvers: Arc<RwLock<Vec<Arc<dyn ToolResolver>>>>,
+}
+
+/// Tools that come and go while a process runs (the tools of MCP servers,
+/// which a server may change at any time, and which an editor's session
+/// brings and takes away): a [`ToolRegistry`] asks its resolvers, in the
+/// order they were added, for a name none of its own tools has.
+///
+/// A resolver's tools reach the model through a prompt provider of their
+/// own; the registry only runs their calls. Their arguments are not
+/// validated here: the tool's owner (the MCP server) validates them.
+pub trait ToolResolver: Send + Sync + 'static {
+    /// The tool named `name` for a call made in `cx` (its session), if
+    /// this resolver has one.
+    fn resolve(&self, name: &str, cx: &ToolCallContext) -> Option<Arc<dyn Tool>>;
 }
 
 struct Entry {
@@ -113,6 +128,12 @@ impl ToolRegistry {
             validator,
         }));
         Ok(())
+    }
+
+    /// Adds a [`ToolResolver`], asked for the names no registered tool
+    /// has; it is kept while the registry lives.
+    pub fn add_resolver(&self, resolver: Arc<dyn ToolResolver>) {
+        self.resolvers.write().push(resolver);
     }
 
     /// The tool named `name`.
@@ -198,24 +219,38 @@ impl ToolRegistry {
         arguments: &str,
         cx: &ToolCallContext,
     ) -> Result<crate::ToolOutput, ToolError> {
-        let Some(entry) = self.entry(name) else {
-            return Err(ToolError::UnknownTool {
-                tool: name.to_owned(),
-                available: self.names(),
-            });
+        let tool = match self.entry(name) {
+            Some(entry) => {
+                let arguments = parse_json(name, arguments)?;
+                let violations = violations(&entry.validator, &arguments);
+                if !violations.is_empty() {
+                    return Err(ToolError::SchemaViolations {
+                        tool: name.to_owned(),
+                        violations,
+                    });
+                }
+                (Arc::clone(&entry.tool), arguments)
+            }
+            None => {
+                let resolved = self
+                    .resolvers
+                    .read()
+                    .iter()
+                    .find_map(|resolver| resolver.resolve(name, cx));
+                let Some(tool) = resolved else {
+                    return Err(ToolError::UnknownTool {
+                        tool: name.to_owned(),
+                        available: self.names(),
+                    });
+                };
+                (tool, parse_json(name, arguments)?)
+            }
         };
-        let arguments = parse_json(name, arguments)?;
-        let violations = violations(&entry.validator, &arguments);
-        if !violations.is_empty() {
-            return Err(ToolError::SchemaViolations {
-                tool: name.to_owned(),
-                violations,
-            });
-        }
+        let (tool, arguments) = tool;
         if cx.cancel.is_cancelled() {
             return Err(ToolError::cancelled(name));
         }
-        let run = AssertUnwindSafe(entry.tool.execute(arguments, cx)).catch_unwind();
+        let run = AssertUnwindSafe(tool.execute(arguments, cx)).catch_unwind();
         tokio::select! {
             outcome = run => outcome.unwrap_or_else(|panic| {
                 Err(ToolError::Panicked {

@@ -1,0 +1,74 @@
+//! Tools from Model Context Protocol servers, each server's guidance owned
+//! by that server.
+//!
+//! A deployment (or an editor's ACP session) names MCP servers; dsh starts
+//! them ([`McpServer::start`], all of a session's at once with
+//! [`McpServers::start_all`]) on the official Rust SDK, `rmcp`, client
+//! side only, with the protocol version pinned to 2025-11-25.
+//!
+//! - **Tools.** The model sees each tool as `<server>__<tool>`, its
+//!   description and schema as the server wrote them. Names are made to
+//!   fit what model APIs accept (`^[a-zA-Z0-9_-]{1,64}$`) by a stated,
+//!   deterministic rule ([`exposed_names`]): other characters become `_`;
+//!   a name too long is cut and given a hash of the tool's own name; a
+//!   name equal to an earlier one gets the same hash suffix. No tool is
+//!   dropped.
+//! - **Guidance.** A server's `initialize` `instructions` become section
+//!   `mcp:<server>`, order 150, owned by the server (owner: its name, its
+//!   command or URL, and where it is declared), bound to the server's
+//!   tools: it renders only while one of them is in the assembly. The text
+//!   is verbatim — a `<<` in it is never a reference — and cut at
+//!   [`MAX_INSTRUCTIONS`] bytes with a visible marker.
+//! - **Changes.** On `notifications/tools/list_changed` the server's list
+//!   is read again; the next assembly has the new set.
+//! - **Calls.** Results are rendered for a text model: text as it is,
+//!   embedded text resources with their URI, images, audio and binary
+//!   resources described (type, size), `structuredContent` as JSON when
+//!   there is no text; `isError` makes a failed tool result. Every wait
+//!   has a timeout (`startup_timeout`, `call_timeout`); a cancelled call
+//!   is abandoned and the server told (`notifications/cancelled`); a call
+//!   to a dead server fails at once, naming it.
+//! - **Processes.** A stdio server runs as the leader of a process group
+//!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix.
+//!   [`McpServer::shutdown`] closes its stdin, then sends the group
+//!   `SIGTERM`, then `SIGKILL`; dropping a server kills its group; and
+//!   [`stop_all_servers`] kills every group, for a process about to exit
+//!   on a signal.
+//!
+//! [`McpServers::install`] wires a set of servers into a
+//! [`SystemPrompt`](dsh_system_prompt::SystemPrompt) (their tools and
+//! sections, per assembly) and a [`ToolRegistry`](dsh_tools::ToolRegistry)
+//! (their calls). The deployment's servers are seen by an agent whose tool
+//! list has `mcp:<server>`; a session's servers by that session alone.
+#![deny(missing_docs)]
+
+mod config;
+mod error;
+mod naming;
+mod process;
+mod render;
+mod section;
+mod server;
+mod servers;
+
+pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
+pub use error::McpError;
+pub use naming::{
+    ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names,
+    is_server_name, sanitize_server_name,
+};
+pub use process::stop_all_servers;
+pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
+pub use server::McpServer;
+pub use servers::{McpServers, selection_entry};
+
+/// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the
+/// `ring` provider, installed as the process's default when it has none).
+/// Front ends that already have dsh's client pass that instead.
+pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may have installed one meanwhile: either is ring.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder().build()
+}

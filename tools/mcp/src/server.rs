@@ -1,0 +1,502 @@
+//! One running MCP server: started, its tools listed, its calls made, its
+//! process stopped.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use dsh_system_prompt::ToolSchema;
+use dsh_tools::{ToolError, ToolOutput};
+use nix::sys::signal::Signal;
+use parking_lot::{Mutex, RwLock};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, Peer, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::naming::{ExposedName, exposed_names};
+use crate::process::ProcessGroup;
+use crate::render::render_result;
+use crate::section::{InstructionsSection, instructions_section};
+use crate::{McpError, ServerConfig, Transport};
+
+/// How long a stopping server has to exit after its stdin closes, and
+/// then after `SIGTERM`, before its group is killed.
+const STOP_GRACE: Duration = Duration::from_millis(1500);
+
+/// A running MCP server: its instructions, its tools as the model sees
+/// them, and the connection its calls go through.
+///
+/// Dropping it kills its process group; [`shutdown`](Self::shutdown)
+/// stops it gracefully first (stdin closed, then `SIGTERM`, then
+/// `SIGKILL`).
+pub struct McpServer {
+    config: ServerConfig,
+    shared: Arc<Shared>,
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    instructions: Option<InstructionsSection>,
+    server_info: Option<String>,
+    started_in: Duration,
+    group: Option<ProcessGroup>,
+    pid: Option<u32>,
+}
+
+/// What the server's tools are now; replaced whole when the server says
+/// its list changed.
+#[derive(Debug, Default)]
+pub(crate) struct ToolSet {
+    /// The schemas the model sees, in the server's order.
+    pub(crate) schemas: Vec<Arc<ToolSchema>>,
+    /// Exposed name → the server's name.
+    pub(crate) raw: HashMap<String, String>,
+    /// Every exposed name, with its fix.
+    pub(crate) names: Vec<ExposedName>,
+    /// Names in `allowed_tools` the server does not have.
+    pub(crate) unknown_allowed: Vec<String>,
+}
+
+impl ToolSet {
+    fn new(server: &ServerConfig, tools: Vec<rmcp::model::Tool>) -> Self {
+        let allowed = |name: &str| {
+            server
+                .allowed_tools
+                .as_ref()
+                .is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
+        };
+        let tools: Vec<rmcp::model::Tool> = tools
+            .into_iter()
+            .filter(|tool| allowed(&tool.name))
+            .collect();
+        let names = exposed_names(&server.name, tools.iter().map(|tool| tool.name.to_string()));
+        let schemas = tools
+            .iter()
+            .zip(&names)
+            .map(|(tool, name)| {
+                Arc::new(ToolSchema::new(
+                    name.exposed.clone(),
+                    tool.description.as_deref().unwrap_or_default(),
+                    serde_json::Value::Object((*tool.input_schema).clone()),
+                ))
+            })
+            .collect();
+        let raw = names
+            .iter()
+            .map(|name| (name.exposed.clone(), name.tool.clone()))
+            .collect();
+        let unknown_allowed = server
+            .allowed_tools
+            .iter()
+            .flatten()
+            .filter(|allowed| !names.iter().any(|name| &name.tool == *allowed))
+            .cloned()
+            .collect();
+        Self {
+            schemas,
+            raw,
+            names,
+            unknown_allowed,
+        }
+    }
+}
+
+/// What the connection's handler and the server share.
+pub(crate) struct Shared {
+    config: ServerConfig,
+    pub(crate) tools: RwLock<Arc<ToolSet>>,
+    /// Counts the tool lists received: the first is 1.
+    pub(crate) generation: AtomicU64,
+}
+
+#[derive(Clone)]
+struct Handler {
+    shared: Arc<Shared>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
+        );
+        // rmcp's default is its latest version, 2026-07-28, which has no
+        // `initialize` handshake: servers of today reject it.
+        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        config
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        let config = &self.shared.config;
+        match tokio::time::timeout(config.startup_timeout, context.peer.list_all_tools()).await {
+            Ok(Ok(tools)) => self.shared.set_tools(tools),
+            Ok(Err(error)) => log(
+                &config.name,
+                &format!("its tool list changed, but could not be read again: {error}"),
+            ),
+            Err(_) => log(
+                &config.name,
+                "its tool list changed, but listing it again timed out",
+            ),
+        }
+    }
+}
+
+impl Shared {
+    fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
+        *self.tools.write() = Arc::new(ToolSet::new(&self.config, tools));
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Writes one line to dsh's stderr, prefixed with the server's name.
+fn log(server: &str, line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "[mcp {server}] {line}");
+}
+
+impl McpServer {
+    /// Starts the server `config` describes and lists its tools, within
+    /// its startup timeout. `http` is the client HTTP servers are reached
+    /// with (dsh's own, with its TLS set-up).
+    ///
+    /// A stdio server runs as the leader of a process group of its own;
+    /// its stderr goes to dsh's, each line prefixed `[mcp <name>]`.
+    pub async fn start(config: ServerConfig, http: &reqwest::Client) -> Result<Self, McpError> {
+        let started = Instant::now();
+        let shared = Arc::new(Shared {
+            config: config.clone(),
+            tools: RwLock::new(Arc::default()),
+            generation: AtomicU64::new(0),
+        });
+        let handler = Handler {
+            shared: Arc::clone(&shared),
+        };
+        let handshake = |error: String| McpError::Handshake {
+            server: config.name.clone(),
+            origin: config.origin(),
+            message: error,
+        };
+        let timeout = || McpError::StartupTimeout {
+            server: config.name.clone(),
+            origin: config.origin(),
+            seconds: config.startup_timeout.as_secs_f64(),
+        };
+        let deadline = tokio::time::Instant::now() + config.startup_timeout;
+        let (service, group, pid) = match &config.transport {
+            Transport::Stdio { command, env, cwd } => {
+                let (transport, group, pid) = spawn(&config, command, env, cwd.as_deref())?;
+                let service = tokio::time::timeout_at(deadline, handler.serve(transport))
+                    .await
+                    .map_err(|_| timeout())?
+                    .map_err(|error| handshake(error.to_string()))?;
+                (service, group, pid)
+            }
+            Transport::Http {
+                url,
+                headers,
+                bearer_token,
+            } => {
+                let transport = http_transport(&config, http, url, headers, bearer_token)?;
+                let service = tokio::time::timeout_at(deadline, handler.serve(transport))
+                    .await
+                    .map_err(|_| timeout())?
+                    .map_err(|error| handshake(error.to_string()))?;
+                (service, None, None)
+            }
+        };
+        let tools = tokio::time::timeout_at(deadline, service.peer().list_all_tools())
+            .await
+            .map_err(|_| timeout())?
+            .map_err(|error| handshake(format!("`tools/list` failed: {error}")))?;
+        shared.set_tools(tools);
+        let info = service.peer().peer_info();
+        let instructions = info
+            .as_ref()
+            .and_then(|info| info.instructions.as_deref())
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| instructions_section(&config, text));
+        let server_info = info
+            .as_ref()
+            .and_then(|info| info.server_info.as_ref())
+            .map(|implementation| format!("{} {}", implementation.name, implementation.version));
+        Ok(Self {
+            peer: service.peer().clone(),
+            service: Mutex::new(Some(service)),
+            config,
+            shared,
+            instructions,
+            server_info,
+            started_in: started.elapsed(),
+            group,
+            pid,
+        })
+    }
+
+    /// The server's configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The pid of a stdio server's process (the leader of its group).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// The server's own name and version, as its `initialize` said.
+    pub fn server_info(&self) -> Option<&str> {
+        self.server_info.as_deref()
+    }
+
+    /// How long the start took (spawn, `initialize`, `tools/list`).
+    pub fn started_in(&self) -> Duration {
+        self.started_in
+    }
+
+    /// The server's `instructions`, as its prompt section has them (cut
+    /// at 4 KiB, with the marker), if it sent any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_ref().map(|section| section.text.as_str())
+    }
+
+    pub(crate) fn instructions_section(&self) -> Option<&InstructionsSection> {
+        self.instructions.as_ref()
+    }
+
+    /// The schemas of the server's (allowed) tools now, as the model sees
+    /// them.
+    pub fn tool_schemas(&self) -> Vec<Arc<ToolSchema>> {
+        self.shared.tools.read().schemas.clone()
+    }
+
+    pub(crate) fn tool_set(&self) -> Arc<ToolSet> {
+        Arc::clone(&self.shared.tools.read())
+    }
+
+    /// Every tool's exposed name, with the fix applied to it, if any.
+    pub fn exposed_names(&self) -> Vec<ExposedName> {
+        self.shared.tools.read().names.clone()
+    }
+
+    /// Names the deployment's `tools` allow-list gives that the server does
+    /// not have.
+    pub fn unknown_allowed_tools(&self) -> Vec<String> {
+        self.shared.tools.read().unknown_allowed.clone()
+    }
+
+    /// How many tool lists the server has sent: 1 after the start, one
+    /// more for each `notifications/tools/list_changed` read.
+    pub fn tool_list_generation(&self) -> u64 {
+        self.shared.generation.load(Ordering::SeqCst)
+    }
+
+    /// Whether the connection is gone (the process exited, the HTTP
+    /// session ended).
+    pub fn is_closed(&self) -> bool {
+        // `RunningService::is_closed` stays false after the transport
+        // died; the peer's channel does not.
+        self.peer.is_transport_closed()
+    }
+
+    /// Calls the tool the model knows as `exposed`, within the call
+    /// timeout; `cancel` firing abandons the call, and the server is told
+    /// (`notifications/cancelled`). A result the server marks `isError`, a
+    /// dead server, a timeout and a protocol error are all a
+    /// [`ToolError::Failed`] naming the server.
+    pub async fn call(
+        &self,
+        exposed: &str,
+        arguments: serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let failed = |message: String| ToolError::Failed {
+            tool: exposed.to_owned(),
+            message,
+        };
+        let Some(raw) = self.tool_set().raw.get(exposed).cloned() else {
+            return Err(failed(format!(
+                "MCP server `{}` no longer has this tool",
+                self.config.name
+            )));
+        };
+        if self.is_closed() {
+            return Err(failed(self.gone()));
+        }
+        let mut params = CallToolRequestParams::new(raw);
+        if let serde_json::Value::Object(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        // Dropping the request future (timeout, cancel) sends
+        // `notifications/cancelled` to the server.
+        let call = tokio::time::timeout(self.config.call_timeout, self.peer.call_tool(params));
+        let outcome = tokio::select! {
+            outcome = call => outcome,
+            () = cancel.cancelled() => return Err(ToolError::cancelled(exposed)),
+        };
+        match outcome {
+            Err(_) => Err(failed(format!(
+                "MCP server `{}` ({}) did not answer within {} s (its `call_timeout_secs`); \
+                 the call was cancelled",
+                self.config.name,
+                self.config.origin(),
+                self.config.call_timeout.as_secs_f64()
+            ))),
+            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+                Err(failed(self.gone()))
+            }
+            Ok(Err(ServiceError::McpError(error))) => Err(failed(format!(
+                "MCP server `{}` answered with an error: {}",
+                self.config.name, error.message
+            ))),
+            Ok(Err(error)) => Err(failed(format!(
+                "MCP server `{}`: {error}",
+                self.config.name
+            ))),
+            Ok(Ok(result)) => match render_result(&result) {
+                (text, false) => Ok(ToolOutput::new(text)),
+                (text, true) => Err(failed(text)),
+            },
+        }
+    }
+
+    fn gone(&self) -> String {
+        format!(
+            "MCP server `{}` ({}) is not running: it exited or closed its connection",
+            self.config.name,
+            self.config.origin()
+        )
+    }
+
+    /// Stops the server: closes the connection (a stdio server's stdin),
+    /// waits a moment, sends its process group `SIGTERM`, waits a moment,
+    /// and kills the group. Bounded: at most about three seconds.
+    pub async fn shutdown(&self) {
+        let service = self.service.lock().take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(STOP_GRACE).await;
+        }
+        if let Some(group) = &self.group {
+            group.signal(Signal::SIGTERM);
+            let exited = async {
+                while self.pid.is_some_and(process_exists) {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            };
+            let _ = tokio::time::timeout(STOP_GRACE, exited).await;
+            group.signal(Signal::SIGKILL);
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.config.name)
+            .field("origin", &self.config.origin())
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether the process `pid` exists (and is not a zombie we reaped).
+fn process_exists(pid: u32) -> bool {
+    i32::try_from(pid)
+        .is_ok_and(|pid| nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok())
+}
+
+type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
+
+/// Starts a stdio server as the leader of a new process group, its
+/// stderr drained onto dsh's.
+fn spawn(
+    config: &ServerConfig,
+    command: &[String],
+    env: &[(String, String)],
+    cwd: Option<&std::path::Path>,
+) -> Result<Spawned, McpError> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(McpError::Config {
+            server: config.name.clone(),
+            origin: config.origin(),
+            message: "the command is empty; give the program, then its arguments".to_owned(),
+        });
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        // A group of its own: stopping the server stops its children, and
+        // a terminal's Ctrl-C goes to dsh alone, which stops it in order.
+        .process_group(0)
+        // Should everything else fail, tokio kills the child when the
+        // handle is dropped, synchronously.
+        .kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| McpError::Spawn {
+            server: config.name.clone(),
+            origin: config.origin(),
+            message: if error.kind() == std::io::ErrorKind::NotFound {
+                format!("`{program}` was not found: {error}")
+            } else {
+                error.to_string()
+            },
+        })?;
+    let pid = transport.id();
+    let group = pid.and_then(ProcessGroup::led_by);
+    if let Some(stderr) = stderr {
+        // Always drained: a server blocks once a full pipe is not read.
+        let name = config.name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                log(&name, &line);
+            }
+        });
+    }
+    Ok((transport, group, pid))
+}
+
+fn http_transport(
+    config: &ServerConfig,
+    http: &reqwest::Client,
+    url: &str,
+    headers: &[(String, String)],
+    bearer_token: &Option<String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+    let mut map = HashMap::new();
+    for (name, value) in headers {
+        let bad = |message: String| McpError::Config {
+            server: config.name.clone(),
+            origin: config.origin(),
+            message,
+        };
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|error| bad(format!("header name `{name}`: {error}")))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|error| bad(format!("the value of header `{name}`: {error}")))?;
+        map.insert(name, value);
+    }
+    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
+    if let Some(token) = bearer_token {
+        transport_config = transport_config.auth_header(token.clone());
+    }
+    Ok(StreamableHttpClientTransport::with_client(
+        http.clone(),
+        transport_config,
+    ))
+}

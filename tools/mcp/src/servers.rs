@@ -1,0 +1,263 @@
+//! The servers of a process: the deployment's, and each editor session's.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use dsh_system_prompt::{
+    AssembleContext, AssembledSection, PromptAssembly, Registration, RegistryError, SystemPrompt,
+};
+use dsh_tools::{
+    Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, ToolResolver, ToolSelectionExt,
+    ToolSession,
+};
+use parking_lot::RwLock;
+
+use crate::section::{MCP_SECTION_ORDER, section_name};
+use crate::{McpError, McpServer, ServerConfig};
+
+/// The entry of an agent's tool list that selects every (allowed) tool of
+/// server `server`: `mcp:<server>`.
+pub fn selection_entry(server: &str) -> String {
+    format!("mcp:{server}")
+}
+
+/// The running MCP servers of a process: the deployment's, which an agent
+/// sees when its tool list has `mcp:<server>` (or when it has no tool list
+/// at all), and each editor session's, which only that session sees, every
+/// tool of them.
+///
+/// [`install`](Self::install) makes them part of every assembly (a
+/// waterfall listener adds the visible servers' tools and sections) and
+/// lets the [`ToolRegistry`] run their calls. Cheap to clone (clones share
+/// the set).
+#[derive(Clone, Default)]
+pub struct McpServers {
+    inner: Arc<RwLock<Inner>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    deployment: Vec<Arc<McpServer>>,
+    sessions: HashMap<String, Vec<Arc<McpServer>>>,
+}
+
+impl McpServers {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts every server of `configs` at once, and waits for all:
+    /// each outcome in the order of `configs`. A session with several
+    /// servers is ready when its slowest server is.
+    pub async fn start_all(
+        configs: &[ServerConfig],
+        http: &reqwest::Client,
+    ) -> Vec<Result<McpServer, McpError>> {
+        futures::future::join_all(
+            configs
+                .iter()
+                .map(|config| McpServer::start(config.clone(), http)),
+        )
+        .await
+    }
+
+    /// Adds a server of the deployment.
+    pub fn add(&self, server: McpServer) -> Arc<McpServer> {
+        let server = Arc::new(server);
+        self.inner.write().deployment.push(Arc::clone(&server));
+        server
+    }
+
+    /// Adds a server that only session `session` sees.
+    pub fn add_to_session(&self, session: &str, server: McpServer) -> Arc<McpServer> {
+        let server = Arc::new(server);
+        self.inner
+            .write()
+            .sessions
+            .entry(session.to_owned())
+            .or_default()
+            .push(Arc::clone(&server));
+        server
+    }
+
+    /// The deployment's servers.
+    pub fn deployment_servers(&self) -> Vec<Arc<McpServer>> {
+        self.inner.read().deployment.clone()
+    }
+
+    /// The servers of session `session`.
+    pub fn session_servers(&self, session: &str) -> Vec<Arc<McpServer>> {
+        self.inner
+            .read()
+            .sessions
+            .get(session)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Stops and forgets the servers of session `session`.
+    pub async fn end_session(&self, session: &str) {
+        let servers = self.inner.write().sessions.remove(session);
+        for server in servers.unwrap_or_default() {
+            server.shutdown().await;
+        }
+    }
+
+    /// Stops every server, the deployment's and the sessions'.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<McpServer>> = {
+            let mut inner = self.inner.write();
+            let mut servers = std::mem::take(&mut inner.deployment);
+            servers.extend(inner.sessions.drain().flat_map(|(_, servers)| servers));
+            servers
+        };
+        futures::future::join_all(servers.iter().map(|server| server.shutdown())).await;
+    }
+
+    /// The server whose tools include the exposed name `tool`, among those
+    /// session `session` (or the deployment) has.
+    pub fn server_of_tool(&self, session: Option<&str>, tool: &str) -> Option<Arc<McpServer>> {
+        self.visible(session, None)
+            .into_iter()
+            .find(|server| server.tool_set().raw.contains_key(tool))
+    }
+
+    /// The servers an assembly for `session` with tool list `selection`
+    /// sees: the session's, then the deployment's it selects.
+    fn visible(
+        &self,
+        session: Option<&str>,
+        selection: Option<&dsh_tools::ToolSelection>,
+    ) -> Vec<Arc<McpServer>> {
+        let inner = self.inner.read();
+        let mut servers: Vec<Arc<McpServer>> = session
+            .and_then(|session| inner.sessions.get(session))
+            .cloned()
+            .unwrap_or_default();
+        servers.extend(
+            inner
+                .deployment
+                .iter()
+                .filter(|server| {
+                    selection.is_none_or(|selection| {
+                        selection.contains(&selection_entry(server.name()))
+                    })
+                })
+                .cloned(),
+        );
+        servers
+    }
+
+    /// Makes the servers part of `prompt`'s assemblies, and their tools
+    /// callable through `tools`.
+    ///
+    /// At each assembly a waterfall listener adds, for every server the
+    /// context sees, the schemas of its tools as they are now (a changed
+    /// list shows at the next step), and, while at least one of them is in
+    /// the assembly, its instructions as section `mcp:<server>` (order
+    /// 150), owned by the server, bound to one of its tools that is there.
+    /// Dropping the returned handle removes the listener.
+    #[allow(
+        clippy::result_large_err,
+        reason = "mirrors `SystemPrompt::on_assemble`, whose error type is dsh-system-prompt's"
+    )]
+    pub fn install(
+        &self,
+        prompt: &SystemPrompt,
+        tools: &ToolRegistry,
+    ) -> Result<Registration, RegistryError> {
+        tools.add_resolver(Arc::new(Resolver {
+            servers: self.clone(),
+        }));
+        let servers = self.clone();
+        prompt.on_assemble("mcp-servers", move |cx, assembly| {
+            servers.contribute(cx, assembly);
+            ControlFlow::Continue(())
+        })
+    }
+
+    fn contribute(&self, cx: &AssembleContext, assembly: &mut PromptAssembly) {
+        for server in self.visible(ToolSession::of(cx), cx.tool_selection()) {
+            let set = server.tool_set();
+            let mut present = None;
+            for schema in &set.schemas {
+                if !assembly.has_tool(&schema.name) {
+                    assembly.tools.push(Arc::clone(schema));
+                }
+                present.get_or_insert_with(|| schema.name.clone());
+            }
+            if let (Some(tool), Some(section)) = (present, server.instructions_section()) {
+                let mut section = AssembledSection::new(
+                    section_name(server.name()),
+                    MCP_SECTION_ORDER,
+                    section.template.clone(),
+                )
+                .bound_to_tool(tool);
+                section.set_owner(server.instructions_section().map_or_else(
+                    || crate::section::server_owner(server.config()),
+                    |section| section.owner.clone(),
+                ));
+                assembly.sections.insert(section);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.inner.read();
+        f.debug_struct("McpServers")
+            .field("deployment", &inner.deployment)
+            .field("sessions", &inner.sessions.len())
+            .finish()
+    }
+}
+
+/// Finds the server of a call's tool: the calling session's first, then
+/// the deployment's.
+struct Resolver {
+    servers: McpServers,
+}
+
+impl ToolResolver for Resolver {
+    fn resolve(&self, name: &str, cx: &ToolCallContext) -> Option<Arc<dyn Tool>> {
+        let server = self.servers.server_of_tool(Some(&cx.session_id), name)?;
+        let schema = server
+            .tool_schemas()
+            .into_iter()
+            .find(|schema| schema.name == name)?;
+        Some(Arc::new(McpTool { server, schema }))
+    }
+}
+
+/// One tool of a server, for one call.
+struct McpTool {
+    server: Arc<McpServer>,
+    schema: Arc<dsh_system_prompt::ToolSchema>,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.schema.name
+    }
+
+    fn description(&self) -> String {
+        self.schema.description.clone()
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        self.schema.parameters.clone()
+    }
+
+    async fn execute(
+        &self,
+        arguments: serde_json::Value,
+        cx: &ToolCallContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.server.call(&self.schema.name, arguments, &cx.cancel).await
+    }
+}
