@@ -1,0 +1,280 @@
+//! The client against a real MCP server process: `dsh-mcp-test-server`,
+//! this crate's test server on rmcp's server side.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dsh_system_prompt::{AssembleContext, SystemPrompt, render_prompt};
+use dsh_tool_mcp::{McpError, McpServer, McpServers, ServerConfig, http_client};
+use dsh_tools::{ToolCallContext, ToolRegistry, ToolSelection, ToolSession};
+use tokio_util::sync::CancellationToken;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_dsh-mcp-test-server");
+
+fn config(name: &str, args: &[&str]) -> ServerConfig {
+    let mut command = vec![SERVER.to_owned()];
+    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    ServerConfig::stdio(name, command)
+}
+
+async fn start(config: ServerConfig) -> Result<McpServer, McpError> {
+    McpServer::start(config, &http_client().expect("an HTTP client")).await
+}
+
+/// The servers installed in a fresh prompt and tool registry.
+struct Wired {
+    prompt: SystemPrompt,
+    tools: ToolRegistry,
+    servers: McpServers,
+    _installed: dsh_system_prompt::Registration,
+}
+
+fn wired() -> Wired {
+    let prompt = SystemPrompt::empty();
+    let tools = ToolRegistry::new();
+    let servers = McpServers::new();
+    let installed = servers.install(&prompt, &tools).expect("installs");
+    Wired {
+        prompt,
+        tools,
+        servers,
+        _installed: installed,
+    }
+}
+
+fn selecting(names: &[&str]) -> AssembleContext {
+    AssembleContext::new().with(ToolSelection::new(names.iter().copied()))
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited: only a process that still runs counts.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+}
+
+async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+#[tokio::test]
+async fn instructions_are_a_section_bound_to_the_servers_tools_and_verbatim() {
+    let w = wired();
+    let server = start(config(
+        "docs",
+        &["instructions=Search before you fetch. <<not_a_variable>> stays."],
+    ))
+    .await
+    .expect("starts");
+    w.servers.add(server);
+
+    let assembly = w.prompt.assemble(&selecting(&["mcp:docs"]));
+    let names: Vec<&str> = assembly.tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert!(names.contains(&"docs__echo"), "{names:?}");
+    assert!(names.contains(&"docs__dotted_name"), "{names:?}");
+    let echo = assembly.tool("docs__echo").expect("echo");
+    assert_eq!(echo.description, "Returns `text` unchanged.");
+    let section = assembly.sections.get("mcp:docs").expect("the section");
+    assert_eq!(section.order(), 150);
+    assert_eq!(&*section.owner().krate, "MCP server `docs`");
+    assert!(section.owner().item.starts_with(SERVER));
+    let prompt = render_prompt(&assembly).expect("renders");
+    assert_eq!(prompt, "Search before you fetch. <<not_a_variable>> stays.");
+
+    // An agent without the server has neither its tools nor its section.
+    let without = w.prompt.assemble(&selecting(&["read"]));
+    assert!(without.tools.is_empty());
+    assert_eq!(render_prompt(&without).expect("renders"), "");
+}
+
+#[tokio::test]
+async fn long_instructions_are_cut_at_4_kib_with_a_marker() {
+    let server = start(config("big", &["instructions-bytes=5000"])).await.expect("starts");
+    let text = server.instructions().expect("instructions");
+    assert!(text.starts_with(&"x".repeat(4096)));
+    assert!(text.ends_with(
+        "\n[… cut: dsh keeps the first 4096 of the 5000 bytes of MCP server `big`'s instructions]"
+    ), "{text}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
+    let server = start(config("docs", &[]).with_allowed_tools(["echo", "nope"]))
+        .await
+        .expect("starts");
+    let names: Vec<String> = server.tool_schemas().iter().map(|s| s.name.clone()).collect();
+    assert_eq!(names, ["docs__echo"]);
+    assert_eq!(server.unknown_allowed_tools(), ["nope"]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn results_are_rendered_for_a_text_model() {
+    let w = wired();
+    w.servers.add(start(config("docs", &[])).await.expect("starts"));
+    let cx = ToolCallContext::new("s1");
+    let call = |name: &'static str, args: &'static str| {
+        let (tools, cx) = (w.tools.clone(), cx.clone());
+        async move { tools.call(name, args, &cx).await }
+    };
+    let echo = call("docs__echo", r#"{"text": "hi"}"#).await;
+    assert_eq!((echo.text.as_str(), echo.is_error), ("hi", false));
+    let image = call("docs__image", "").await;
+    assert_eq!(image.text, "a pixel:\n[image: image/png, 70 bytes, not shown]");
+    let resource = call("docs__resource", "{}").await;
+    assert_eq!(resource.text, "[resource file:///docs/readme.md]\n# Read me");
+    let structured = call("docs__structured", "{}").await;
+    assert_eq!(structured.text, r#"{"answer":42}"#);
+    let failed = call("docs__fail", "{}").await;
+    assert!(failed.is_error);
+    assert_eq!(failed.text, "tool `docs__fail` failed: it failed on purpose");
+    let dotted = call("docs__dotted_name", "{}").await;
+    assert_eq!(dotted.text, "dotted.name");
+    w.servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_a_cancelled_call_ends() {
+    let server = Arc::new(
+        start(config("docs", &[]).with_call_timeout(Duration::from_millis(200)))
+            .await
+            .expect("starts"),
+    );
+    let never = CancellationToken::new();
+    let error = server
+        .call("docs__slow", serde_json::json!({"ms": 60_000}), &never)
+        .await
+        .expect_err("times out");
+    assert!(
+        error.to_string().contains("did not answer within 0.2 s (its `call_timeout_secs`)"),
+        "{error}"
+    );
+    // The server is still there for the next call.
+    let ok = server
+        .call("docs__slow", serde_json::json!({"ms": 1}), &never)
+        .await
+        .expect("answers");
+    assert_eq!(ok.text, "slept 1 ms");
+
+    let cancel = CancellationToken::new();
+    let call = {
+        let (server, cancel) = (Arc::clone(&server), cancel.clone());
+        tokio::spawn(async move {
+            server
+                .call("docs__slow", serde_json::json!({"ms": 60_000}), &cancel)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    cancel.cancel();
+    let error = call.await.expect("joins").expect_err("cancelled");
+    assert!(matches!(error, dsh_tools::ToolError::Cancelled { .. }), "{error}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_in_the_next_assembly() {
+    let w = wired();
+    let server = w.servers.add(start(config("docs", &[])).await.expect("starts"));
+    let cx = selecting(&["mcp:docs"]);
+    assert!(!w.prompt.assemble(&cx).has_tool("docs__extra"));
+    let added = w.tools.call("docs__add_tool", "{}", &ToolCallContext::new("s")).await;
+    assert_eq!(added.text, "added `extra`");
+    assert!(wait_until(|| server.tool_list_generation() >= 2).await);
+    assert!(w.prompt.assemble(&cx).has_tool("docs__extra"));
+    w.servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_fails_its_calls_at_once() {
+    let server = start(config("docs", &[])).await.expect("starts");
+    let never = CancellationToken::new();
+    let error = server
+        .call("docs__exit", serde_json::json!({}), &never)
+        .await
+        .expect_err("the server exits");
+    assert!(error.to_string().contains("MCP server `docs`"), "{error}");
+    assert!(wait_until(|| server.is_closed()).await);
+    let error = server
+        .call("docs__echo", serde_json::json!({"text": "x"}), &never)
+        .await
+        .expect_err("dead");
+    assert!(error.to_string().contains("is not running"), "{error}");
+}
+
+#[tokio::test]
+async fn start_failures_name_the_server_and_its_command() {
+    let missing = start(ServerConfig::stdio("gone", ["/nonexistent/mcp-server"]))
+        .await
+        .expect_err("no such program");
+    assert!(matches!(missing, McpError::Spawn { .. }), "{missing}");
+    assert!(missing.to_string().contains("`gone`") && missing.to_string().contains("/nonexistent/mcp-server"));
+
+    let exits = start(config("quits", &["exit-at-start=3"])).await.expect_err("exits");
+    assert!(matches!(exits, McpError::Handshake { .. }), "{exits}");
+
+    let slow = start(
+        config("sleepy", &["start-delay-ms=5000"]).with_startup_timeout(Duration::from_millis(200)),
+    )
+    .await
+    .expect_err("too slow");
+    assert!(matches!(slow, McpError::StartupTimeout { .. }), "{slow}");
+    assert!(slow.to_string().contains("raise its `startup_timeout_secs`"), "{slow}");
+}
+
+#[tokio::test]
+async fn stopping_a_server_stops_its_whole_process_group() {
+    for graceful in [true, false] {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let pid_file = dir.path().join("pids");
+        let arg = format!("pid-file={}", pid_file.display());
+        let server = start(config("docs", &[&arg])).await.expect("starts");
+        let pids: Vec<u32> = std::fs::read_to_string(&pid_file)
+            .expect("the server wrote its pids")
+            .lines()
+            .map(|line| line.parse().expect("a pid"))
+            .collect();
+        assert_eq!(pids.len(), 2);
+        assert_eq!(server.pid(), Some(pids[0]));
+        assert!(pids.iter().all(|&pid| alive(pid)));
+        if graceful {
+            server.shutdown().await;
+        } else {
+            drop(server);
+        }
+        assert!(
+            wait_until(|| pids.iter().all(|&pid| !alive(pid))).await,
+            "left running (graceful: {graceful}): {pids:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn session_servers_are_seen_by_their_session_only() {
+    let w = wired();
+    w.servers.add_to_session(
+        "a",
+        start(config("notes", &["instructions=Session A's notes."]))
+            .await
+            .expect("starts"),
+    );
+    let in_a = w.prompt.assemble(&selecting(&[]).with(ToolSession::new("a")));
+    assert!(in_a.has_tool("notes__echo"));
+    assert!(in_a.sections.get("mcp:notes").is_some());
+    let in_b = w.prompt.assemble(&selecting(&[]).with(ToolSession::new("b")));
+    assert!(!in_b.has_tool("notes__echo"));
+    let from_b = w
+        .tools
+        .call("notes__echo", r#"{"text":"x"}"#, &ToolCallContext::new("b"))
+        .await;
+    assert!(from_b.is_error);
+    w.servers.end_session("a").await;
+    let after = w.prompt.assemble(&selecting(&[]).with(ToolSession::new("a")));
+    assert!(!after.has_tool("notes__echo"));
+}
