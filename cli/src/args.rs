@@ -93,6 +93,10 @@ pub(crate) struct CheckArgs {
     pub(crate) deployment: DeploymentArgs,
     #[command(flatten)]
     pub(crate) cwd: CwdArgs,
+    /// Do not start the deployment's MCP servers: their tools and
+    /// instructions are then left out of the check.
+    #[arg(long)]
+    pub(crate) no_mcp: bool,
 }
 
 #[derive(Debug, Args)]

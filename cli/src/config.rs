@@ -60,6 +60,7 @@
 //! every problem they find).
 
 mod layers;
+pub(crate) mod mcp;
 mod string_offsets;
 
 use std::borrow::Cow;
@@ -111,6 +112,8 @@ pub(crate) struct Deployment {
     /// The `[presets.<id>]`, checked.
     pub(crate) presets: BTreeMap<String, LayerSpec>,
     pub(crate) agents: Vec<AgentSpec>,
+    /// The `[mcp.<name>]` servers, checked.
+    pub(crate) mcp: Vec<mcp::McpSpec>,
 }
 
 /// The deployment file as written.
@@ -124,6 +127,8 @@ struct DeploymentFile {
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
+    #[serde(default)]
+    mcp: BTreeMap<String, Spanned<mcp::McpTable>>,
 }
 
 /// `[tools.<name>]` as written: a built-in tool's settings, or a tool
@@ -283,14 +288,17 @@ impl Deployment {
             tool_order,
             presets,
             agents,
+            mcp,
         } = parsed;
         let mut checks = Checks {
             file: &file,
             builtin_tools,
             instances: BTreeMap::new(),
             broken: HashSet::new(),
+            mcp_servers: mcp.keys().cloned().collect(),
             problems: Vec::new(),
         };
+        let mcp = mcp::check_servers(&file, dir.as_deref(), mcp, &mut checks.problems);
         let ask_first = checks.tool_tables(tools);
         let tokenizer = checks.tokenizer(&adapter);
         let global_layer = check_layer(
@@ -331,6 +339,7 @@ impl Deployment {
                 global_layer,
                 presets,
                 agents,
+                mcp,
             })
         } else {
             Err(problems)
@@ -471,6 +480,8 @@ struct Checks<'a> {
     instances: BTreeMap<String, Spanned<ToolInstance>>,
     /// The instance tables with a problem, reported already.
     broken: HashSet<String>,
+    /// The names of the `[mcp.<name>]` tables.
+    mcp_servers: Vec<String>,
     problems: Vec<Problem>,
 }
 
@@ -697,6 +708,24 @@ impl Checks<'_> {
                         .problem(format!("tool `{name}` is listed twice for {whose}"))
                         .label(tool.span(), "listed again"),
                 );
+            } else if let Some(server) = name.strip_prefix("mcp:") {
+                if !self.mcp_servers.iter().any(|known| known == server) {
+                    self.problems.push(
+                        self.file
+                            .problem(format!("unknown MCP server `{server}` in {whose}'s tools"))
+                            .label(tool.span(), "no such [mcp.<name>] table")
+                            .help(match self.mcp_servers.as_slice() {
+                                [] => "declare it: `[mcp.NAME]` with a `command` or a `url`"
+                                    .to_owned(),
+                                known => format!(
+                                    "the deployment's MCP servers are {}",
+                                    quoted_list(
+                                        &known.iter().map(String::as_str).collect::<Vec<_>>()
+                                    )
+                                ),
+                            }),
+                    );
+                }
             } else if !self.builtin_tools.contains(&name)
                 && !self.instances.contains_key(name)
                 // A broken instance table is reported there already.

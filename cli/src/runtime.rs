@@ -19,6 +19,7 @@ use crate::config::{self, AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 
 mod layers;
+pub(crate) mod mcp;
 
 // Crates whose only prompt contributions are static sections are linked
 // here by name, or `inventory` would never see them. The tool crates are
@@ -76,8 +77,13 @@ pub(crate) fn load_agent(args: &AgentArgs) -> Result<LoadedAgent, Vec<Problem>> 
 pub(crate) struct Runtime {
     pub(crate) prompt: SystemPrompt,
     pub(crate) tools: ToolRegistry,
+    /// The MCP servers started for this command (none until a command
+    /// starts them, see `runtime::mcp`).
+    pub(crate) mcp: dsh_tool_mcp::McpServers,
     /// Keeps the tool registry installed as the prompt's tool provider.
     _installed: Registration,
+    /// Keeps the MCP servers' tools and sections in the assemblies.
+    _mcp_installed: Registration,
     /// Keeps the todo list installed as a runtime context.
     _todo_context: Registration,
     /// Keep the deployment's layers (sections, tool orders) registered.
@@ -123,7 +129,13 @@ impl Runtime {
         // Every tool an agent lists must exist now, or the agent would run
         // without it and never know.
         for agent in &deployment.agents {
-            for tool in &agent.tools {
+            // `mcp:<server>` names a `[mcp.<name>]` table, checked with
+            // the file.
+            for tool in agent
+                .tools
+                .iter()
+                .filter(|tool| !tool.get_ref().starts_with("mcp:"))
+            {
                 let registered = tools.get(tool.get_ref()).is_some();
                 let failed = deployment.tools.contains_key(tool.get_ref());
                 if !registered && !failed {
@@ -147,11 +159,19 @@ impl Runtime {
                 "the tool registry cannot be installed: {error}"
             ))]
         })?;
+        let mcp = dsh_tool_mcp::McpServers::new();
+        let mcp_installed = mcp.install(&prompt, &tools).map_err(|error| {
+            vec![Problem::new(format!(
+                "the MCP servers' contributions cannot be installed: {error}"
+            ))]
+        })?;
         let layers = layers::register_layers(&prompt, &tools, deployment)?;
         Ok(Self {
             prompt,
             tools,
+            mcp,
             _installed: installed,
+            _mcp_installed: mcp_installed,
             _todo_context: todo_context,
             _layers: layers,
         })

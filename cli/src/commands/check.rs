@@ -28,6 +28,11 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
     }
+    // The servers' tools and instructions are part of what is checked
+    // (and of `max_prompt_tokens`); they run until the check ends.
+    let mcp = (!args.no_mcp && !deployment.mcp.is_empty())
+        .then(|| super::check_mcp::start(&deployment, &runtime, &mut problems))
+        .transpose()?;
     let mut agents = agents_to_check(&deployment);
     let children = agents.len() - deployment.agents.len();
     agents.extend(preset_checks(&deployment, &agents));
@@ -40,6 +45,9 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
         } else if let Some(problem) = over_budget(&deployment, agent, &assembly) {
             problems.push(problem);
         }
+    }
+    if let Some(tokio) = mcp {
+        tokio.block_on(runtime.mcp.shutdown());
     }
     if !problems.is_empty() {
         return Err(problems);

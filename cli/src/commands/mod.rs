@@ -3,6 +3,7 @@
 
 pub(crate) mod acp;
 pub(crate) mod check;
+mod check_mcp;
 pub(crate) mod prompt;
 pub(crate) mod run;
 

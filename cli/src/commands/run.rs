@@ -90,16 +90,31 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     let tokio = async_runtime()?;
     let outcome = tokio.block_on(async {
+        // The agent's MCP servers, all at once; one that may be missed and
+        // failed is said once, here.
+        let started = runtime::mcp::start_deployment_servers(
+            deployment,
+            &runtime.mcp,
+            runtime::mcp::Which::ListedBy(vec![agent]),
+        )
+        .await;
+        if !started.required_failures.is_empty() {
+            runtime.mcp.shutdown().await;
+            return Err(started.required_failures);
+        }
+        Reporter::for_stderr().report(&started.optional_failures);
         let mut chat = Chat {
             agent_loop,
             agent: loop_agent,
             session,
             console,
         };
-        match &args.prompt {
+        let outcome = match &args.prompt {
             Some(prompt) => chat.one_turn(prompt).await,
             None => chat.lines().await,
-        }
+        };
+        runtime.mcp.shutdown().await;
+        outcome
     });
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
     // for it.

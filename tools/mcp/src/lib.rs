@@ -50,12 +50,15 @@ mod render;
 mod section;
 mod server;
 mod servers;
+#[cfg(feature = "test-server")]
+#[doc(hidden)]
+pub mod test_server;
 
 pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
 pub use error::McpError;
 pub use naming::{
-    ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names,
-    is_server_name, sanitize_server_name,
+    ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names, is_server_name,
+    sanitize_server_name,
 };
 pub use process::stop_all_servers;
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};

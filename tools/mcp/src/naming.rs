@@ -191,7 +191,11 @@ where
 /// `name` cut to leave room for `_` and eight hex digits of `tool`'s hash.
 fn hashed(name: &str, tool: &str) -> String {
     let room = MAX_TOOL_NAME - 9;
-    format!("{}_{:08x}", &name[..name.len().min(room)], fnv1a(tool) as u32)
+    format!(
+        "{}_{:08x}",
+        &name[..name.len().min(room)],
+        fnv1a(tool) as u32
+    )
 }
 
 /// FNV-1a, 64 bits: a hash that never changes between builds or

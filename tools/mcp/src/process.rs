@@ -40,7 +40,8 @@ impl Drop for ProcessGroup {
 }
 
 fn live() -> std::sync::MutexGuard<'static, Vec<i32>> {
-    LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Kills (`SIGKILL`) the process group of every stdio server still

@@ -44,7 +44,10 @@ pub(crate) struct InstructionsSection {
 
 /// The section of `instructions`: verbatim, cut at [`MAX_INSTRUCTIONS`]
 /// bytes (at a character boundary) with a marker saying so.
-pub(crate) fn instructions_section(config: &ServerConfig, instructions: &str) -> InstructionsSection {
+pub(crate) fn instructions_section(
+    config: &ServerConfig,
+    instructions: &str,
+) -> InstructionsSection {
     let text = if instructions.len() > MAX_INSTRUCTIONS {
         let mut cut = MAX_INSTRUCTIONS;
         while !instructions.is_char_boundary(cut) {

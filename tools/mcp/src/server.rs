@@ -267,7 +267,9 @@ impl McpServer {
     /// The server's `instructions`, as its prompt section has them (cut
     /// at 4 KiB, with the marker), if it sent any.
     pub fn instructions(&self) -> Option<&str> {
-        self.instructions.as_ref().map(|section| section.text.as_str())
+        self.instructions
+            .as_ref()
+            .map(|section| section.text.as_str())
     }
 
     pub(crate) fn instructions_section(&self) -> Option<&InstructionsSection> {
@@ -491,7 +493,8 @@ fn http_transport(
             .map_err(|error| bad(format!("the value of header `{name}`: {error}")))?;
         map.insert(name, value);
     }
-    let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
+    let mut transport_config =
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map);
     if let Some(token) = bearer_token {
         transport_config = transport_config.auth_header(token.clone());
     }

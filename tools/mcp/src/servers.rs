@@ -142,9 +142,8 @@ impl McpServers {
                 .deployment
                 .iter()
                 .filter(|server| {
-                    selection.is_none_or(|selection| {
-                        selection.contains(&selection_entry(server.name()))
-                    })
+                    selection
+                        .is_none_or(|selection| selection.contains(&selection_entry(server.name())))
                 })
                 .cloned(),
         );
@@ -258,6 +257,8 @@ impl Tool for McpTool {
         arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
-        self.server.call(&self.schema.name, arguments, &cx.cancel).await
+        self.server
+            .call(&self.schema.name, arguments, &cx.cancel)
+            .await
     }
 }

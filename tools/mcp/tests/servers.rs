@@ -48,8 +48,14 @@ fn selecting(names: &[&str]) -> AssembleContext {
 
 fn alive(pid: u32) -> bool {
     // A zombie has exited: only a process that still runs counts.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 async fn wait_until(mut done: impl FnMut() -> bool) -> bool {
@@ -74,7 +80,11 @@ async fn instructions_are_a_section_bound_to_the_servers_tools_and_verbatim() {
     w.servers.add(server);
 
     let assembly = w.prompt.assemble(&selecting(&["mcp:docs"]));
-    let names: Vec<&str> = assembly.tools.iter().map(|tool| tool.name.as_str()).collect();
+    let names: Vec<&str> = assembly
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
     assert!(names.contains(&"docs__echo"), "{names:?}");
     assert!(names.contains(&"docs__dotted_name"), "{names:?}");
     let echo = assembly.tool("docs__echo").expect("echo");
@@ -94,7 +104,9 @@ async fn instructions_are_a_section_bound_to_the_servers_tools_and_verbatim() {
 
 #[tokio::test]
 async fn long_instructions_are_cut_at_4_kib_with_a_marker() {
-    let server = start(config("big", &["instructions-bytes=5000"])).await.expect("starts");
+    let server = start(config("big", &["instructions-bytes=5000"]))
+        .await
+        .expect("starts");
     let text = server.instructions().expect("instructions");
     assert!(text.starts_with(&"x".repeat(4096)));
     assert!(text.ends_with(
@@ -108,7 +120,11 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
     let server = start(config("docs", &[]).with_allowed_tools(["echo", "nope"]))
         .await
         .expect("starts");
-    let names: Vec<String> = server.tool_schemas().iter().map(|s| s.name.clone()).collect();
+    let names: Vec<String> = server
+        .tool_schemas()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
     assert_eq!(names, ["docs__echo"]);
     assert_eq!(server.unknown_allowed_tools(), ["nope"]);
     server.shutdown().await;
@@ -117,7 +133,8 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
 #[tokio::test]
 async fn results_are_rendered_for_a_text_model() {
     let w = wired();
-    w.servers.add(start(config("docs", &[])).await.expect("starts"));
+    w.servers
+        .add(start(config("docs", &[])).await.expect("starts"));
     let cx = ToolCallContext::new("s1");
     let call = |name: &'static str, args: &'static str| {
         let (tools, cx) = (w.tools.clone(), cx.clone());
@@ -126,14 +143,23 @@ async fn results_are_rendered_for_a_text_model() {
     let echo = call("docs__echo", r#"{"text": "hi"}"#).await;
     assert_eq!((echo.text.as_str(), echo.is_error), ("hi", false));
     let image = call("docs__image", "").await;
-    assert_eq!(image.text, "a pixel:\n[image: image/png, 70 bytes, not shown]");
+    assert_eq!(
+        image.text,
+        "a pixel:\n[image: image/png, 70 bytes, not shown]"
+    );
     let resource = call("docs__resource", "{}").await;
-    assert_eq!(resource.text, "[resource file:///docs/readme.md]\n# Read me");
+    assert_eq!(
+        resource.text,
+        "[resource file:///docs/readme.md]\n# Read me"
+    );
     let structured = call("docs__structured", "{}").await;
     assert_eq!(structured.text, r#"{"answer":42}"#);
     let failed = call("docs__fail", "{}").await;
     assert!(failed.is_error);
-    assert_eq!(failed.text, "tool `docs__fail` failed: it failed on purpose");
+    assert_eq!(
+        failed.text,
+        "tool `docs__fail` failed: it failed on purpose"
+    );
     let dotted = call("docs__dotted_name", "{}").await;
     assert_eq!(dotted.text, "dotted.name");
     w.servers.shutdown().await;
@@ -152,7 +178,9 @@ async fn a_slow_call_times_out_and_a_cancelled_call_ends() {
         .await
         .expect_err("times out");
     assert!(
-        error.to_string().contains("did not answer within 0.2 s (its `call_timeout_secs`)"),
+        error
+            .to_string()
+            .contains("did not answer within 0.2 s (its `call_timeout_secs`)"),
         "{error}"
     );
     // The server is still there for the next call.
@@ -174,17 +202,25 @@ async fn a_slow_call_times_out_and_a_cancelled_call_ends() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     cancel.cancel();
     let error = call.await.expect("joins").expect_err("cancelled");
-    assert!(matches!(error, dsh_tools::ToolError::Cancelled { .. }), "{error}");
+    assert!(
+        matches!(error, dsh_tools::ToolError::Cancelled { .. }),
+        "{error}"
+    );
     server.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_changed_tool_list_is_in_the_next_assembly() {
     let w = wired();
-    let server = w.servers.add(start(config("docs", &[])).await.expect("starts"));
+    let server = w
+        .servers
+        .add(start(config("docs", &[])).await.expect("starts"));
     let cx = selecting(&["mcp:docs"]);
     assert!(!w.prompt.assemble(&cx).has_tool("docs__extra"));
-    let added = w.tools.call("docs__add_tool", "{}", &ToolCallContext::new("s")).await;
+    let added = w
+        .tools
+        .call("docs__add_tool", "{}", &ToolCallContext::new("s"))
+        .await;
     assert_eq!(added.text, "added `extra`");
     assert!(wait_until(|| server.tool_list_generation() >= 2).await);
     assert!(w.prompt.assemble(&cx).has_tool("docs__extra"));
@@ -214,9 +250,14 @@ async fn start_failures_name_the_server_and_its_command() {
         .await
         .expect_err("no such program");
     assert!(matches!(missing, McpError::Spawn { .. }), "{missing}");
-    assert!(missing.to_string().contains("`gone`") && missing.to_string().contains("/nonexistent/mcp-server"));
+    assert!(
+        missing.to_string().contains("`gone`")
+            && missing.to_string().contains("/nonexistent/mcp-server")
+    );
 
-    let exits = start(config("quits", &["exit-at-start=3"])).await.expect_err("exits");
+    let exits = start(config("quits", &["exit-at-start=3"]))
+        .await
+        .expect_err("exits");
     assert!(matches!(exits, McpError::Handshake { .. }), "{exits}");
 
     let slow = start(
@@ -225,7 +266,11 @@ async fn start_failures_name_the_server_and_its_command() {
     .await
     .expect_err("too slow");
     assert!(matches!(slow, McpError::StartupTimeout { .. }), "{slow}");
-    assert!(slow.to_string().contains("raise its `startup_timeout_secs`"), "{slow}");
+    assert!(
+        slow.to_string()
+            .contains("raise its `startup_timeout_secs`"),
+        "{slow}"
+    );
 }
 
 #[tokio::test]
@@ -264,10 +309,14 @@ async fn session_servers_are_seen_by_their_session_only() {
             .await
             .expect("starts"),
     );
-    let in_a = w.prompt.assemble(&selecting(&[]).with(ToolSession::new("a")));
+    let in_a = w
+        .prompt
+        .assemble(&selecting(&[]).with(ToolSession::new("a")));
     assert!(in_a.has_tool("notes__echo"));
     assert!(in_a.sections.get("mcp:notes").is_some());
-    let in_b = w.prompt.assemble(&selecting(&[]).with(ToolSession::new("b")));
+    let in_b = w
+        .prompt
+        .assemble(&selecting(&[]).with(ToolSession::new("b")));
     assert!(!in_b.has_tool("notes__echo"));
     let from_b = w
         .tools
@@ -275,6 +324,8 @@ async fn session_servers_are_seen_by_their_session_only() {
         .await;
     assert!(from_b.is_error);
     w.servers.end_session("a").await;
-    let after = w.prompt.assemble(&selecting(&[]).with(ToolSession::new("a")));
+    let after = w
+        .prompt
+        .assemble(&selecting(&[]).with(ToolSession::new("a")));
     assert!(!after.has_tool("notes__echo"));
 }

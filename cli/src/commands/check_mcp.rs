@@ -1,0 +1,27 @@
+//! `dsh check`'s part of MCP: start every server of the deployment, and
+//! report each that fails, at its `[mcp.<name>]` table.
+
+use crate::commands::async_runtime;
+use crate::config::Deployment;
+use crate::diagnostics::Problem;
+use crate::runtime::Runtime;
+use crate::runtime::mcp::{Which, start_deployment_servers};
+
+/// Starts the deployment's servers into `runtime`, pushing every failure
+/// (optional or required) and every unknown name of an allow-list onto
+/// `problems`. The returned async runtime keeps the servers running.
+pub(super) fn start(
+    deployment: &Deployment,
+    runtime: &Runtime,
+    problems: &mut Vec<Problem>,
+) -> Result<tokio::runtime::Runtime, Vec<Problem>> {
+    let tokio = async_runtime()?;
+    let started = tokio.block_on(start_deployment_servers(
+        deployment,
+        &runtime.mcp,
+        Which::All,
+    ));
+    problems.extend(started.required_failures);
+    problems.extend(started.optional_failures);
+    Ok(tokio)
+}

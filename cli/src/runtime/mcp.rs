@@ -1,0 +1,160 @@
+//! Starting a deployment's MCP servers for a command, and stopping them
+//! whatever way dsh ends.
+
+use dsh_tool_mcp::{McpServer, McpServers, ServerConfig, selection_entry};
+
+use crate::config::Deployment;
+use crate::config::mcp::McpSpec;
+use crate::diagnostics::Problem;
+
+/// What starting a deployment's servers came to.
+#[derive(Debug, Default)]
+pub(crate) struct Started {
+    /// The failures of servers a session may go without, each located at
+    /// its `[mcp.<name>]` table: to say once, and go on.
+    pub(crate) optional_failures: Vec<Problem>,
+    /// The failures of `required = true` servers: the command cannot go on.
+    pub(crate) required_failures: Vec<Problem>,
+}
+
+/// Which of a deployment's servers to start.
+pub(crate) enum Which<'a> {
+    /// Every server (`dsh check`).
+    All,
+    /// The servers these agents list as `mcp:<name>`.
+    ListedBy(Vec<&'a crate::config::AgentSpec>),
+}
+
+/// Starts the servers `which` picks, all at once, and adds each that
+/// started to `servers`. Watches the signals that end dsh from then on, so
+/// that no server outlives it.
+pub(crate) async fn start_deployment_servers(
+    deployment: &Deployment,
+    servers: &McpServers,
+    which: Which<'_>,
+) -> Started {
+    let picked: Vec<&McpSpec> = deployment
+        .mcp
+        .iter()
+        .filter(|spec| match &which {
+            Which::All => true,
+            Which::ListedBy(agents) => agents.iter().any(|agent| {
+                let entry = selection_entry(&spec.config.name);
+                agent.tools.iter().any(|tool| *tool.get_ref() == entry)
+            }),
+        })
+        .collect();
+    let mut started = Started::default();
+    if picked.is_empty() {
+        return started;
+    }
+    stop_servers_on_signals();
+    let mut configs: Vec<(&McpSpec, ServerConfig)> = Vec::new();
+    for spec in picked {
+        match spec.server_config(&deployment.file) {
+            Ok(config) => configs.push((spec, config)),
+            Err(problem) => failed(&mut started, spec, problem),
+        }
+    }
+    let http = match dsh_tool_mcp::http_client() {
+        Ok(http) => http,
+        Err(error) => {
+            started.required_failures.push(Problem::new(format!(
+                "the HTTP client for MCP servers cannot be built: {error}"
+            )));
+            return started;
+        }
+    };
+    let just_configs: Vec<ServerConfig> =
+        configs.iter().map(|(_, config)| config.clone()).collect();
+    let outcomes = McpServers::start_all(&just_configs, &http).await;
+    for ((spec, _), outcome) in configs.into_iter().zip(outcomes) {
+        match outcome {
+            Ok(server) => {
+                for problem in unknown_allowed(deployment, spec, &server) {
+                    started.optional_failures.push(problem);
+                }
+                servers.add(server);
+            }
+            Err(error) => {
+                let problem = deployment
+                    .file
+                    .problem(error.to_string())
+                    .label(spec.span.clone(), "this server")
+                    .help(if spec.config.required {
+                        "the server is `required`: dsh does not start a session without it"
+                    } else {
+                        "sessions go on without it (`required = false`)"
+                    });
+                failed(&mut started, spec, problem);
+            }
+        }
+    }
+    started
+}
+
+fn failed(started: &mut Started, spec: &McpSpec, problem: Problem) {
+    if spec.config.required {
+        started.required_failures.push(problem);
+    } else {
+        started.optional_failures.push(problem);
+    }
+}
+
+/// Each name of the allow-list the server does not have.
+fn unknown_allowed(deployment: &Deployment, spec: &McpSpec, server: &McpServer) -> Vec<Problem> {
+    let unknown = server.unknown_allowed_tools();
+    let names: Vec<String> = server
+        .exposed_names()
+        .into_iter()
+        .map(|name| name.tool)
+        .collect();
+    spec.allowed
+        .iter()
+        .filter(|allowed| unknown.contains(allowed.get_ref()))
+        .map(|allowed| {
+            deployment
+                .file
+                .problem(format!(
+                    "MCP server `{}` has no tool `{}`",
+                    spec.config.name,
+                    allowed.get_ref()
+                ))
+                .label(allowed.span(), "not one of its tools")
+                .help(format!("its tools are {}", quoted(&names)))
+        })
+        .collect()
+}
+
+fn quoted(names: &[String]) -> String {
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::config::quoted_list(&names)
+}
+
+/// From the first server on, the signals that end dsh (`SIGTERM`,
+/// `SIGHUP`, `SIGQUIT`) first kill every server's process group: the
+/// servers run in groups of their own, which no signal to dsh reaches.
+/// Ctrl-C (`SIGINT`) is the commands' own to handle; they stop their
+/// servers on the way out.
+fn stop_servers_on_signals() {
+    use std::sync::Once;
+    use tokio::signal::unix::{SignalKind, signal};
+    static WATCHING: Once = Once::new();
+    WATCHING.call_once(|| {
+        for (kind, number) in [
+            (SignalKind::terminate(), 15),
+            (SignalKind::hangup(), 1),
+            (SignalKind::quit(), 3),
+        ] {
+            let Ok(mut stream) = signal(kind) else {
+                continue;
+            };
+            tokio::spawn(async move {
+                if stream.recv().await.is_some() {
+                    dsh_tool_mcp::stop_all_servers();
+                    std::process::exit(128 + number);
+                }
+            });
+        }
+    });
+}

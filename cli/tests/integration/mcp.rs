@@ -1,0 +1,244 @@
+//! MCP servers in a deployment: `dsh run`, `dsh check`, `dsh prompt`,
+//! against `dsh-test-mcp-server` (rmcp's server side, in this repository).
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{assert_status, dsh, stderr, stdout};
+use serde_json::Value;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+
+/// A `[mcp.<name>]` table starting the test server with `args`, and
+/// `extra` keys.
+fn server_table(name: &str, args: &[&str], extra: &str) -> String {
+    let mut command = vec![SERVER.to_owned()];
+    command.extend(args.iter().map(|arg| (*arg).to_owned()));
+    format!("\n[mcp.{name}]\ncommand = {command:?}\n{extra}\n")
+}
+
+/// The pids a test server wrote (its own, then its `sleep` child's).
+fn pids(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .expect("the server wrote its pids")
+        .lines()
+        .map(|line| line.parse().expect("a pid"))
+        .collect()
+}
+
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| {
+                    tool["function"]["name"]
+                        .as_str()
+                        .or(tool["name"].as_str())
+                        .map(str::to_owned)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn system_prompt(request: &Value) -> String {
+    request["system"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no_process() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pid_file = dir.path().join("pids");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__echo\"\narguments = { text = \"hello from mcp\" }\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__add_tool\"\narguments = {}\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__image\"\narguments = {}\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table(
+            "docs",
+            &[
+                "instructions=Search docs first. <<not_a_variable>>",
+                &format!("pid-file={}", pid_file.display()),
+                "stderr=docs server up",
+            ],
+            "",
+        ),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "done");
+    assert!(
+        stderr(&output).contains("[mcp docs] docs server up"),
+        "{}",
+        stderr(&output)
+    );
+
+    let first = &requests[0];
+    assert!(system_prompt(first).contains("Search docs first. <<not_a_variable>>"));
+    let names = tool_names(first);
+    assert!(names.contains(&"docs__echo".to_owned()), "{names:?}");
+    assert!(!names.contains(&"docs__extra".to_owned()));
+    let text = serde_json::to_string(&requests[1]).expect("json");
+    assert!(text.contains("hello from mcp"), "{text}");
+    // After `add_tool` the server's list changed: the next step has it.
+    assert!(tool_names(&requests[2]).contains(&"docs__extra".to_owned()));
+    let text = serde_json::to_string(&requests[3]).expect("json");
+    assert!(
+        text.contains("[image: image/png, 70 bytes, not shown]"),
+        "{text}"
+    );
+
+    let pids = pids(&pid_file);
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(!running(pid), "process {pid} outlived dsh");
+    }
+}
+
+#[test]
+fn an_optional_server_that_fails_is_said_once_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "\n[mcp.docs]\ncommand = [\"/nonexistent/docs-server\"]\n{}",
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"fine\"\n", &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "fine");
+    let stderr = stderr(&output);
+    assert_eq!(stderr.matches("MCP server `docs`").count(), 1, "{stderr}");
+    assert!(stderr.contains("/nonexistent/docs-server"), "{stderr}");
+    assert!(
+        !tool_names(&requests[0])
+            .iter()
+            .any(|name| name.starts_with("docs__"))
+    );
+}
+
+#[test]
+fn a_required_server_that_fails_stops_the_run() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["exit-at-start=2"], "required = true"),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"never\"\n", &tables);
+    let output = dsh(&["run", "--config", &config, "-p", "go"]);
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert!(stderr.contains("MCP server `docs`"), "{stderr}");
+    assert!(stderr.contains("the server is `required`"), "{stderr}");
+    assert!(!stdout(&output).contains("never"));
+}
+
+#[test]
+fn a_call_to_a_hung_server_fails_within_its_timeout_and_cancels_it() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__slow\"\narguments = { ms = 60000 }\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__exit\"\narguments = {}\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__echo\"\narguments = { text = \"x\" }\n\
+        [[answers]]\ntext = \"over\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &[], "call_timeout_secs = 0.3"),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "over");
+    assert!(
+        stderr(&output).contains("[mcp docs] slow: cancelled"),
+        "{}",
+        stderr(&output)
+    );
+    let timed_out = serde_json::to_string(&requests[1]).expect("json");
+    assert!(
+        timed_out.contains("did not answer within 0.3 s"),
+        "{timed_out}"
+    );
+    let dead = serde_json::to_string(&requests[3]).expect("json");
+    assert!(dead.contains("is not running"), "{dead}");
+}
+
+#[test]
+fn check_starts_the_servers_and_reports_each_failure_at_its_table() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}\n[mcp.broken]\ncommand = [\"/nonexistent/broken\"]\n{}",
+        server_table("docs", &[], "tools = [\"echo\", \"serch\"]"),
+        server_table(
+            "slow",
+            &["start-delay-ms=5000"],
+            "startup_timeout_secs = 0.2"
+        ),
+        common::runner("", &["read", "mcp:docs", "mcp:nope"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config]);
+    assert_status(&output, 1);
+    let said = stderr(&output);
+    assert!(said.contains("unknown MCP server `nope`"), "{said}");
+
+    let tables = tables.replace(", \"mcp:nope\"", "");
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config]);
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains("MCP server `docs` has no tool `serch`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MCP server `broken` could not be started"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("[mcp.broken]"),
+        "the table is shown: {stderr}"
+    );
+    assert!(stderr.contains("MCP server `slow`"), "{stderr}");
+    assert!(stderr.contains("startup_timeout_secs"), "{stderr}");
+
+    let output = dsh(&["check", "--config", &config, "--no-mcp"]);
+    assert_status(&output, 0);
+}
+
+#[test]
+fn check_counts_the_servers_tool_schemas_in_max_prompt_tokens() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}\n[[agents]]\nid = \"runner\"\ntools = [\"mcp:docs\"]\nmax_prompt_tokens = 60\n\
+         persona = \"Short.\"\n",
+        server_table("docs", &[], ""),
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config]);
+    assert_status(&output, 1);
+    let stderr = stderr(&output);
+    assert!(stderr.contains("tool schema `docs__"), "{stderr}");
+    let output = dsh(&["check", "--config", &config, "--no-mcp"]);
+    assert_status(&output, 0);
+}
