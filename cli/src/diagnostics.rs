@@ -126,7 +126,6 @@ impl Problem {
     }
 
     /// The one-line message.
-    #[cfg(test)]
     pub(crate) fn message(&self) -> &str {
         &self.message
     }

@@ -13,6 +13,7 @@
 //! that ACP session.
 
 mod approval;
+mod mcp;
 mod updates;
 
 use std::collections::HashMap;
@@ -31,6 +32,8 @@ use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use self::mcp::AcpMcp;
+
 use self::approval::AskTheClient;
 use self::updates::Updates;
 
@@ -47,6 +50,8 @@ struct Inner {
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// The MCP servers: the deployment's and each session's.
+    mcp: AcpMcp,
 }
 
 /// One ACP session.
@@ -60,11 +65,12 @@ struct Slot {
 
 impl Server {
     /// Serves `agent` on `agent_loop`; calls of the `ask_first` tools wait
-    /// for the client's permission.
+    /// for the client's permission; `mcp` holds the MCP servers.
     pub(crate) fn new(
         agent_loop: AgentLoop,
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
+        mcp: AcpMcp,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -72,8 +78,14 @@ impl Server {
                 agent,
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
+                mcp,
             }),
         }
+    }
+
+    /// Stops every MCP server, the deployment's and the sessions'.
+    pub(crate) async fn stop_mcp_servers(&self) {
+        self.inner.mcp.servers.shutdown().await;
     }
 
     /// The protocol's agent side, ready to connect to a transport (stdio,
@@ -90,8 +102,8 @@ impl Server {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |request: NewSessionRequest, responder, _cx| {
-                    responder.respond_with_result(new.new_session(request))
+                async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    new.new_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -128,10 +140,55 @@ impl Server {
     }
 
     /// `session/new`: the client's `cwd` is the session's `<<cwd>>` and
-    /// where its tools run.
-    fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
-        let cwd = session_cwd(request.cwd)?;
+    /// where its tools run; its `mcpServers` start (on a task of the
+    /// connection, so other requests are served meanwhile) before the
+    /// answer, and a server that failed is said in the session.
+    fn new_session(
+        &self,
+        request: NewSessionRequest,
+        responder: Responder<NewSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(), Error> {
+        if let Some(error) = self.inner.mcp.required_error() {
+            return responder.respond_with_error(error);
+        }
+        let cwd = match session_cwd(request.cwd) {
+            Ok(cwd) => cwd,
+            Err(error) => return responder.respond_with_error(error),
+        };
         let session = Session::new().with_cwd(&cwd);
+        let mut failures = self.inner.mcp.optional_failures.clone();
+        if request.mcp_servers.is_empty() && failures.is_empty() {
+            return responder.respond_with_result(self.open_session(session));
+        }
+        let server = self.clone();
+        cx.clone().spawn(async move {
+            let id = session.id().clone();
+            let mcp = &server.inner.mcp;
+            failures.extend(
+                mcp.start_session_servers(id.as_str(), &cwd, request.mcp_servers)
+                    .await,
+            );
+            let opened = server.open_session(session);
+            if opened.is_err() {
+                mcp.servers.end_session(id.as_str()).await;
+            }
+            let said = opened.is_ok() && !failures.is_empty();
+            responder.respond_with_result(opened)?;
+            if said {
+                let notification = schema::SessionNotification::new(
+                    schema::SessionId::new(id.to_string()),
+                    mcp::failure_update(&failures),
+                );
+                // The connection is gone only when the client is.
+                let _ = cx.send_notification(notification);
+            }
+            Ok(())
+        })
+    }
+
+    /// Opens `session`, once its prompt renders.
+    fn open_session(&self, session: Session) -> Result<NewSessionResponse, Error> {
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
@@ -255,10 +312,14 @@ impl Server {
 }
 
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP.
+/// no session loading, text and resource links in prompts, MCP servers
+/// over stdio and streamable HTTP (not the older SSE).
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(AgentCapabilities::new())
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false)),
+        )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
 

@@ -8,7 +8,7 @@ use agent_client_protocol::{ConnectTo, Stdio};
 use dsh_agent_loop::AgentLoop;
 use dsh_system_prompt::render_prompt;
 
-use crate::acp::Server;
+use crate::acp::{AcpMcp, Server};
 use crate::adapter;
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
@@ -30,19 +30,33 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
+    let tokio = async_runtime()?;
+    // The agent's deployment servers start once, for every session.
+    let started = tokio.block_on(runtime::mcp::start_deployment_servers(
+        deployment,
+        &runtime.mcp,
+        runtime::mcp::Which::ListedBy(vec![agent]),
+    ));
+    let said = |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();
+    let mcp = AcpMcp {
+        servers: runtime.mcp.clone(),
+        optional_failures: said(started.optional_failures),
+        required_failures: said(started.required_failures),
+    };
     let server = Server::new(
         agent_loop,
         runtime::loop_agent(agent),
         deployment.ask_first.clone(),
+        mcp,
     );
 
-    let tokio = async_runtime()?;
     let served = tokio.block_on(server.agent().connect_to(Stdio::new()));
     // The client closed stdin: its turns are over. A turn that ran a
     // subagent over ACP leaves that child a moment to stop its own work.
     if server.cancel_all() {
         tokio.block_on(tokio::time::sleep(AgentLoop::DEFAULT_CANCEL_GRACE));
     }
+    tokio.block_on(server.stop_mcp_servers());
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
     // for it.
     tokio.shutdown_background();

@@ -11,6 +11,7 @@
 mod common;
 
 mod acp;
+mod acp_mcp;
 mod check;
 mod context;
 mod mcp;

@@ -1,0 +1,195 @@
+//! MCP servers under `dsh acp`: the editor's `mcpServers` of `session/new`
+//! start for that session alone, and stop with dsh.
+
+use crate::common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest, PromptRequest,
+    SessionId, SessionNotification, SessionUpdate, StopReason,
+};
+use agent_client_protocol::{AcpAgent, Agent, Client, Error};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+
+/// Runs `op` as a client of `dsh acp --config config`; every session
+/// update goes to the receiver.
+async fn with_dsh<T>(
+    config: &str,
+    recorded: &Path,
+    op: impl AsyncFnOnce(
+        ConnectionTo<Agent>,
+        &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>,
+    ) -> Result<T, Error>,
+) -> T {
+    let agent = AcpAgent::from_args([
+        env!("CARGO_BIN_EXE_dsh"),
+        "acp",
+        "--config",
+        config,
+        "--record-requests",
+        &recorded.display().to_string(),
+    ])
+    .expect("an agent command");
+    let (seen, mut rx) = mpsc::unbounded_channel();
+    let run = Client
+        .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                let _ = seen.send((notification.session_id, notification.update));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(agent, async |cx: ConnectionTo<Agent>| op(cx, &mut rx).await);
+    tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the session finishes in time")
+        .expect("the client side succeeds")
+}
+
+async fn prompt(
+    cx: &ConnectionTo<Agent>,
+    session: &SessionId,
+    text: &str,
+) -> Result<StopReason, Error> {
+    let request = PromptRequest::new(session.clone(), vec![ContentBlock::from(text)]);
+    Ok(cx.send_request(request).block_task().await?.stop_reason)
+}
+
+fn texts(rx: &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>, of: &SessionId) -> String {
+    let mut all = String::new();
+    while let Ok((session, update)) = rx.try_recv() {
+        if session == *of
+            && let SessionUpdate::AgentMessageChunk(chunk) = update
+            && let ContentBlock::Text(text) = chunk.content
+        {
+            all.push_str(&text.text);
+        }
+    }
+    all
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| {
+            tool["function"]["name"]
+                .as_str()
+                .or(tool["name"].as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let pid_file = dir.path().join("pids");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs_server__echo\"\narguments = { text = \"from the editor's server\" }\n\
+        [[answers]]\ntext = \"a done\"\n\
+        [[answers]]\ntext = \"b done\"\n";
+    let config = common::scripted_config(
+        dir.path(),
+        answers,
+        "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let servers = vec![
+        McpServer::Stdio(McpServerStdio::new("Docs Server", SERVER).args(vec![
+            "instructions=Docs are in /srv.".to_owned(),
+            format!("pid-file={}", pid_file.display()),
+        ])),
+        McpServer::Stdio(McpServerStdio::new("Broken", "/nonexistent/broken-server")),
+    ];
+    let (http, said) = with_dsh(&config, &recorded, async |cx, rx| {
+        let init = cx
+            .send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let http = init.agent_capabilities.mcp_capabilities.http;
+        let a = cx
+            .send_request(NewSessionRequest::new(project.path()).mcp_servers(servers))
+            .block_task()
+            .await?
+            .session_id;
+        let b = cx
+            .send_request(NewSessionRequest::new(project.path()))
+            .block_task()
+            .await?
+            .session_id;
+        assert_eq!(prompt(&cx, &a, "use docs").await?, StopReason::EndTurn);
+        assert_eq!(prompt(&cx, &b, "hello").await?, StopReason::EndTurn);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Ok((http, texts(rx, &a)))
+    })
+    .await;
+    assert!(http, "dsh advertises MCP over HTTP");
+    assert!(said.contains("MCP server `broken`"), "{said}");
+    assert!(said.contains("/nonexistent/broken-server"), "{said}");
+
+    let requests = common::recorded_requests(&recorded);
+    let in_a = &requests[0];
+    assert!(
+        tool_names(in_a).contains(&"docs_server__echo".to_owned()),
+        "{:?}",
+        tool_names(in_a)
+    );
+    assert!(
+        in_a["system"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Docs are in /srv.")
+    );
+    let result = serde_json::to_string(&requests[1]).expect("json");
+    assert!(result.contains("from the editor's server"), "{result}");
+    let in_b = &requests[2];
+    assert!(
+        !tool_names(in_b)
+            .iter()
+            .any(|name| name.starts_with("docs_server__"))
+    );
+    assert!(
+        !in_b["system"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Docs are in /srv.")
+    );
+
+    // dsh has exited (the client closed its stdin): no server is left.
+    let pids: Vec<u32> = std::fs::read_to_string(&pid_file)
+        .expect("the server wrote its pids")
+        .lines()
+        .map(|line| line.parse().expect("a pid"))
+        .collect();
+    for _ in 0..250 {
+        if pids.iter().all(|&pid| !running(pid)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for pid in pids {
+        assert!(!running(pid), "process {pid} outlived dsh");
+    }
+}
