@@ -5,6 +5,7 @@ pub(crate) mod acp;
 pub(crate) mod check;
 mod check_mcp;
 pub(crate) mod prompt;
+mod prompt_mcp;
 pub(crate) mod run;
 
 use std::io::Write;

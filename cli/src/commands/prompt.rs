@@ -24,6 +24,9 @@ use crate::runtime;
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
+    // The agent's MCP servers run while the prompt is assembled: their
+    // tools and instructions are part of it.
+    let _servers = runtime::mcp::start_for_command(deployment, agent, runtime)?;
     let assembly = runtime.assemble(agent, cwd.as_deref());
     match args.format {
         Format::Text => {
@@ -48,6 +51,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
             explain_agent(&mut out, deployment, agent, &prompt, &tokens);
             explain_layers(&mut out, &scope, &origins);
             explain(&mut out, &assembly, &prompt, &tokens);
+            super::prompt_mcp::explain_servers(&mut out, runtime, &assembly, &tokens);
             print(&out)
         }
         Format::Json => {
@@ -62,6 +66,14 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
                     "tokens".to_owned(),
                     tokens_json(deployment.tokenizer_for(agent), &assembly),
                 );
+                if let Ok(prompt) = render_prompt_with_spans(&assembly) {
+                    let tokenizer = deployment.tokenizer_for(agent);
+                    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
+                    object.insert(
+                        "mcp_servers".to_owned(),
+                        super::prompt_mcp::servers_json(runtime, &assembly, &tokens),
+                    );
+                }
             }
             let json = serde_json::to_string_pretty(&json).map_err(cannot)?;
             print(&format!("{json}\n"))
@@ -419,7 +431,7 @@ fn explain_contexts(out: &mut String, assembly: &PromptAssembly) {
     table(out, &rows, &[0, 5]);
 }
 
-fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
+pub(super) fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
     cells.into_iter().map(Into::into).collect()
 }
 
@@ -435,7 +447,7 @@ fn share(bytes: usize, total: usize) -> String {
 /// Writes `rows` as aligned columns, two spaces apart, with a rule under
 /// the header row: the `numeric` columns (by index) aligned right, the
 /// others left.
-fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
+pub(super) fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
     let columns = rows[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|column| {

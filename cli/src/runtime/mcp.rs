@@ -158,3 +158,50 @@ fn stop_servers_on_signals() {
         }
     });
 }
+
+/// The servers `agent` lists, started for a command that shows its prompt
+/// (`dsh prompt`): the returned async runtime keeps them running, and
+/// dropping it stops them. An optional server that fails is said on
+/// stderr; a required one fails the command.
+pub(crate) fn start_for_command(
+    deployment: &Deployment,
+    agent: &crate::config::AgentSpec,
+    runtime: &crate::runtime::Runtime,
+) -> Result<Option<Servers>, Vec<Problem>> {
+    let listed = agent
+        .tools
+        .iter()
+        .any(|tool| tool.get_ref().starts_with("mcp:"));
+    if !listed {
+        return Ok(None);
+    }
+    let tokio = crate::commands::async_runtime()?;
+    let started = tokio.block_on(start_deployment_servers(
+        deployment,
+        &runtime.mcp,
+        Which::ListedBy(vec![agent]),
+    ));
+    let servers = Servers {
+        tokio,
+        servers: runtime.mcp.clone(),
+    };
+    if !started.required_failures.is_empty() {
+        return Err(started.required_failures);
+    }
+    crate::diagnostics::Reporter::for_stderr().report(&started.optional_failures);
+    Ok(Some(servers))
+}
+
+/// Servers running for a command, on their async runtime; stopped when
+/// dropped.
+#[derive(Debug)]
+pub(crate) struct Servers {
+    tokio: tokio::runtime::Runtime,
+    servers: McpServers,
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        self.tokio.block_on(self.servers.shutdown());
+    }
+}

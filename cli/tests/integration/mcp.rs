@@ -242,3 +242,60 @@ fn check_counts_the_servers_tool_schemas_in_max_prompt_tokens() {
     let output = dsh(&["check", "--config", &config, "--no-mcp"]);
     assert_status(&output, 0);
 }
+
+#[test]
+fn explain_and_json_group_the_tools_by_server() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table(
+            "docs",
+            &["instructions=Use the docs."],
+            "tools = [\"echo\", \"fail\"]"
+        ),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["prompt", "--config", &config, "--format", "explain"]);
+    assert_status(&output, 0);
+    let explained = stdout(&output);
+    let table = explained
+        .split("tools by MCP server")
+        .nth(1)
+        .expect("a table of the servers");
+    let row = table
+        .lines()
+        .find(|line| line.trim_start().starts_with("docs "))
+        .expect("a row of docs");
+    assert!(row.contains(" 2 "), "two tools: {row}");
+    assert!(row.contains(SERVER), "{row}");
+    assert!(explained.contains("mcp:docs"), "the section: {explained}");
+
+    let output = dsh(&["prompt", "--config", &config, "--format", "json"]);
+    assert_status(&output, 0);
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("json");
+    let server = &json["mcp_servers"][0];
+    assert_eq!(server["name"], "docs");
+    assert_eq!(
+        server["tools"],
+        serde_json::json!(["docs__echo", "docs__fail"])
+    );
+    assert!(
+        server["schema_bytes"]
+            .as_u64()
+            .is_some_and(|bytes| bytes > 0)
+    );
+    assert!(
+        server["schema_tokens"]
+            .as_u64()
+            .is_some_and(|tokens| tokens > 0)
+    );
+    let owner = json["sections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|section| section["name"] == "mcp:docs")
+        .map(|section| section["owner"].clone())
+        .expect("the section in the assembly");
+    assert_eq!(owner["krate"], "MCP server `docs`");
+}

@@ -53,6 +53,7 @@ mod servers;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
 pub mod test_server;
+mod watched;
 
 pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
 pub use error::McpError;

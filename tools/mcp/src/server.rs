@@ -26,6 +26,7 @@ use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
 use crate::render::render_result;
 use crate::section::{InstructionsSection, instructions_section};
+use crate::watched::Watched;
 use crate::{McpError, ServerConfig, Transport};
 
 /// How long a stopping server has to exit after its stdin closes, and
@@ -114,6 +115,11 @@ pub(crate) struct Shared {
     pub(crate) tools: RwLock<Arc<ToolSet>>,
     /// Counts the tool lists received: the first is 1.
     pub(crate) generation: AtomicU64,
+    /// Counts the `list_changed` notifications read off the transport.
+    pub(crate) announced: AtomicU64,
+    /// Counts the notifications handled (the list read again, or that
+    /// failing): a call waits for it to reach `announced`.
+    handled: tokio::sync::watch::Sender<u64>,
 }
 
 #[derive(Clone)]
@@ -134,6 +140,13 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.refresh(context).await;
+        self.shared.handled.send_modify(|handled| *handled += 1);
+    }
+}
+
+impl Handler {
+    async fn refresh(&self, context: NotificationContext<RoleClient>) {
         let config = &self.shared.config;
         match tokio::time::timeout(config.startup_timeout, context.peer.list_all_tools()).await {
             Ok(Ok(tools)) => self.shared.set_tools(tools),
@@ -174,6 +187,8 @@ impl McpServer {
             config: config.clone(),
             tools: RwLock::new(Arc::default()),
             generation: AtomicU64::new(0),
+            announced: AtomicU64::new(0),
+            handled: tokio::sync::watch::channel(0).0,
         });
         let handler = Handler {
             shared: Arc::clone(&shared),
@@ -192,6 +207,10 @@ impl McpServer {
         let (service, group, pid) = match &config.transport {
             Transport::Stdio { command, env, cwd } => {
                 let (transport, group, pid) = spawn(&config, command, env, cwd.as_deref())?;
+                let transport = Watched {
+                    inner: transport,
+                    shared: Arc::clone(&shared),
+                };
                 let service = tokio::time::timeout_at(deadline, handler.serve(transport))
                     .await
                     .map_err(|_| timeout())?
@@ -203,7 +222,10 @@ impl McpServer {
                 headers,
                 bearer_token,
             } => {
-                let transport = http_transport(&config, http, url, headers, bearer_token)?;
+                let transport = Watched {
+                    inner: http_transport(&config, http, url, headers, bearer_token)?,
+                    shared: Arc::clone(&shared),
+                };
                 let service = tokio::time::timeout_at(deadline, handler.serve(transport))
                     .await
                     .map_err(|_| timeout())?
@@ -346,6 +368,7 @@ impl McpServer {
             outcome = call => outcome,
             () = cancel.cancelled() => return Err(ToolError::cancelled(exposed)),
         };
+        self.tool_list_settled().await;
         match outcome {
             Err(_) => Err(failed(format!(
                 "MCP server `{}` ({}) did not answer within {} s (its `call_timeout_secs`); \
@@ -370,6 +393,16 @@ impl McpServer {
                 (text, true) => Err(failed(text)),
             },
         }
+    }
+
+    /// Waits until every `list_changed` notification read so far has been
+    /// handled (bounded by the startup timeout): a call that changed the
+    /// server's tools returns after the new list is in place.
+    async fn tool_list_settled(&self) {
+        let announced = self.shared.announced.load(Ordering::SeqCst);
+        let mut handled = self.shared.handled.subscribe();
+        let settled = handled.wait_for(|handled| *handled >= announced);
+        let _ = tokio::time::timeout(self.config.startup_timeout, settled).await;
     }
 
     fn gone(&self) -> String {

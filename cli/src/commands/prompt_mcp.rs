@@ -1,0 +1,104 @@
+//! `dsh prompt`'s part of MCP: the agent's servers started so their tools
+//! and instructions are in the prompt shown, and the tools grouped by
+//! server with each server's schema bytes and tokens — the schemas of MCP
+//! servers are what makes real prompts large.
+
+use std::fmt::Write as _;
+
+use dsh_system_prompt::PromptAssembly;
+use serde_json::{Value, json};
+
+use crate::canonical_request;
+use crate::prompt_tokens::PromptTokens;
+use crate::runtime::Runtime;
+
+/// One server's share of the tools sent.
+struct ServerShare {
+    name: String,
+    origin: String,
+    tools: Vec<String>,
+    schema_bytes: usize,
+    schema_tokens: usize,
+}
+
+/// The assembly's tools by MCP server, in the order their first tool is
+/// sent; tools of no server are left out.
+fn shares(runtime: &Runtime, assembly: &PromptAssembly, tokens: &PromptTokens) -> Vec<ServerShare> {
+    let mut shares: Vec<ServerShare> = Vec::new();
+    for (tool, schema_tokens) in assembly.tools.iter().zip(&tokens.tools) {
+        let Some(server) = runtime.mcp.server_of_tool(None, &tool.name) else {
+            continue;
+        };
+        let at = match shares.iter().position(|share| share.name == server.name()) {
+            Some(at) => at,
+            None => {
+                shares.push(ServerShare {
+                    name: server.name().to_owned(),
+                    origin: server.config().origin(),
+                    tools: Vec::new(),
+                    schema_bytes: 0,
+                    schema_tokens: 0,
+                });
+                shares.len() - 1
+            }
+        };
+        let share = &mut shares[at];
+        share.tools.push(tool.name.clone());
+        share.schema_bytes += canonical_request::tool_json(tool).len();
+        share.schema_tokens += schema_tokens;
+    }
+    shares
+}
+
+/// The explain table of the tools by server; nothing without servers.
+pub(super) fn explain_servers(
+    out: &mut String,
+    runtime: &Runtime,
+    assembly: &PromptAssembly,
+    tokens: &PromptTokens,
+) {
+    let shares = shares(runtime, assembly, tokens);
+    if shares.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\ntools by MCP server\n");
+    let mut rows = vec![super::prompt::row([
+        "server",
+        "tools",
+        "schema bytes",
+        "schema tokens",
+        "command or URL",
+    ])];
+    for share in shares {
+        rows.push(super::prompt::row([
+            share.name,
+            share.tools.len().to_string(),
+            share.schema_bytes.to_string(),
+            share.schema_tokens.to_string(),
+            share.origin,
+        ]));
+    }
+    super::prompt::table(out, &rows, &[1, 2, 3]);
+}
+
+/// The same, for `--format json`: `mcp_servers`, one object a server.
+pub(super) fn servers_json(
+    runtime: &Runtime,
+    assembly: &PromptAssembly,
+    tokens: &PromptTokens,
+) -> Value {
+    Value::Array(
+        shares(runtime, assembly, tokens)
+            .into_iter()
+            .map(|share| {
+                json!({
+                    "name": share.name,
+                    "origin": share.origin,
+                    "tools": share.tools,
+                    "schema_bytes": share.schema_bytes,
+                    "schema_tokens": share.schema_tokens,
+                })
+            })
+            .collect(),
+    )
+}
