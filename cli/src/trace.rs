@@ -39,6 +39,11 @@
 //!   `"system_prompt"`, `"tools"` or `"messages"`. `changed_section`: when
 //!   that is the system prompt, the first section, in the prompt's order,
 //!   whose text changed, or that was added or removed.
+//! - `changed_tool`, `changed_tool_server`: when it broke in the tools,
+//!   the first tool whose schema changed, or that was added or removed,
+//!   and the MCP server whose tool it is (`null` for a tool of dsh's own):
+//!   a server whose tool list changed (`notifications/tools/list_changed`)
+//!   is named here.
 //! - `api_prompt_tokens`, `api_cached_tokens`: what the API reported
 //!   (`usage.prompt_tokens`, `usage.prompt_tokens_details.cached_tokens`),
 //!   beside the prediction; `null` when it reported nothing. The API's
@@ -105,6 +110,8 @@ pub(crate) struct TraceLine {
     pub(crate) shared_prefix_tokens: Option<usize>,
     pub(crate) prefix_broke_in: Option<PartKind>,
     pub(crate) changed_section: Option<String>,
+    pub(crate) changed_tool: Option<String>,
+    pub(crate) changed_tool_server: Option<String>,
     pub(crate) api_prompt_tokens: Option<u64>,
     pub(crate) api_cached_tokens: Option<u64>,
 }
@@ -115,7 +122,12 @@ pub(crate) struct Trace {
     /// The `--trace` file; `None` keeps the summary only.
     file: Option<Mutex<LineWriter<std::fs::File>>>,
     state: Mutex<State>,
+    /// The MCP server of a tool, by its name, if it has one.
+    tool_server: Option<ToolServer>,
 }
+
+/// Names the MCP server of a tool.
+pub(crate) type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -133,6 +145,8 @@ struct LastRequest {
     parts: Vec<CountedPart>,
     /// The sections of `parts[0]`, the system prompt.
     sections: Vec<(String, Range<usize>)>,
+    /// The tools' names, in the order of their parts.
+    tools: Vec<String>,
 }
 
 struct CountedPart {
@@ -157,7 +171,14 @@ impl Trace {
             counting,
             file: None,
             state: Mutex::new(State::default()),
+            tool_server: None,
         }
+    }
+
+    /// Names the MCP server of a changed tool with `tool_server`.
+    pub(crate) fn with_tool_server(mut self, tool_server: ToolServer) -> Self {
+        self.tool_server = Some(tool_server);
+        self
     }
 
     /// A trace written to `path` (replacing it), counting tokens.
@@ -249,6 +270,22 @@ impl Trace {
             ),
             _ => None,
         };
+        let changed_tool = match (last, shared.broke_at) {
+            (Some(last), Some((index, PartKind::Tool))) => {
+                // Part 0 is the system prompt; the tools follow it.
+                let at = index.saturating_sub(1);
+                request
+                    .tools
+                    .get(at)
+                    .map(|tool| tool.name.clone())
+                    .or_else(|| last.tools.get(at).cloned())
+            }
+            _ => None,
+        };
+        let changed_tool_server = changed_tool
+            .as_deref()
+            .zip(self.tool_server.as_ref())
+            .and_then(|(tool, server_of)| server_of(tool));
         let compared = last.is_some();
 
         let bytes: usize = parts.iter().map(|counted| counted.part.text.len()).sum();
@@ -275,15 +312,22 @@ impl Trace {
             shared_prefix_tokens: tokenizer.map(|_| shared.tokens),
             prefix_broke_in: shared.broke_at.map(|(_, kind)| kind),
             changed_section,
+            changed_tool,
+            changed_tool_server,
             api_prompt_tokens: None,
             api_cached_tokens: None,
         };
         if compared {
             state.summary.add(&line);
         }
-        state
-            .last
-            .insert(request.session.to_owned(), LastRequest { parts, sections });
+        state.last.insert(
+            request.session.to_owned(),
+            LastRequest {
+                parts,
+                sections,
+                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+            },
+        );
         state
             .pending
             .insert(request.session.to_owned(), line.clone());

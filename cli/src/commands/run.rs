@@ -44,12 +44,15 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
-    let trace = Arc::new(match &args.trace {
-        Some(path) => {
-            Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
+    let trace = Arc::new(
+        match &args.trace {
+            Some(path) => {
+                Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
+            }
+            None => Trace::summary_only(Counting::Bytes),
         }
-        None => Trace::summary_only(Counting::Bytes),
-    });
+        .with_tool_server(runtime::mcp::tool_server(&runtime.mcp)),
+    );
 
     let console = Arc::new(Console::new());
     let (events, text, progress) = (

@@ -205,3 +205,20 @@ impl Drop for Servers {
         self.tokio.block_on(self.servers.shutdown());
     }
 }
+
+/// The trace's namer of a tool's MCP server: the deployment server whose
+/// prefix (`<server>__`) the tool has — a server name has no `__`, so the
+/// prefix is exact — even for a tool the server no longer lists.
+pub(crate) fn tool_server(servers: &McpServers) -> crate::trace::ToolServer {
+    let servers = servers.clone();
+    Box::new(move |tool: &str| {
+        servers
+            .deployment_servers()
+            .iter()
+            .map(|server| server.name().to_owned())
+            .find(|name| {
+                tool.strip_prefix(name.as_str())
+                    .is_some_and(|rest| rest.starts_with(dsh_tool_mcp::SEPARATOR))
+            })
+    })
+}

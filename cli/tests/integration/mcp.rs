@@ -84,8 +84,22 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
         common::runner("", &["read", "mcp:docs"])
     );
     let config = common::scripted_config(dir.path(), answers, &tables);
-    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    let trace = dir.path().join("trace.jsonl");
+    let trace_arg = trace.display().to_string();
+    let (output, requests) =
+        common::run_recorded(dir.path(), &config, &["-p", "go", "--trace", &trace_arg]);
     assert_eq!(stdout(&output).trim(), "done");
+    // The request after `add_tool` broke the prefix in the tools: the
+    // trace names the server's new tool.
+    let lines: Vec<Value> = std::fs::read_to_string(&trace)
+        .expect("the trace")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json"))
+        .collect();
+    assert_eq!(lines[2]["prefix_broke_in"], "tools", "{:?}", lines[2]);
+    assert_eq!(lines[2]["changed_tool"], "docs__extra");
+    assert_eq!(lines[2]["changed_tool_server"], "docs");
+    assert_eq!(lines[1]["changed_tool"], Value::Null);
     assert!(
         stderr(&output).contains("[mcp docs] docs server up"),
         "{}",
