@@ -1,0 +1,106 @@
+//! A server over streamable HTTP: a local axum server that speaks the
+//! documented wire format (JSON-RPC in a POST, a JSON answer), checking
+//! the headers and the bearer token dsh sends.
+
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use dsh_tool_mcp::{McpServer, ServerConfig, http_client};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+type Seen = Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>>;
+
+async fn mcp(State(seen): State<Seen>, headers: HeaderMap, Json(message): Json<Value>) -> Response {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let method = message["method"].as_str().unwrap_or_default().to_owned();
+    seen.lock().expect("not poisoned").push((
+        method.clone(),
+        header("authorization"),
+        header("x-team"),
+    ));
+    let Some(id) = message.get("id").cloned() else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let result = match method.as_str() {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "http-docs", "version": "1.0"},
+            "instructions": "Ask the web docs."
+        }),
+        "tools/list" => json!({"tools": [{
+            "name": "lookup",
+            "description": "Looks a word up.",
+            "inputSchema": {"type": "object", "properties": {"word": {"type": "string"}}}
+        }]}),
+        "tools/call" => json!({
+            "content": [{"type": "text", "text": format!("looked up {}", message["params"]["arguments"]["word"])}]
+        }),
+        _ => json!({}),
+    };
+    Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+}
+
+#[tokio::test]
+async fn an_http_server_gets_its_headers_and_token_and_serves_calls() {
+    let seen = Seen::default();
+    let app = axum::Router::new()
+        .route("/mcp", post(mcp))
+        .with_state(Arc::clone(&seen));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let config = ServerConfig::http("web", url)
+        .with_env([("X-Team", "core")])
+        .with_bearer_token("s3cret");
+    let server = McpServer::start(config, &http_client().expect("a client"))
+        .await
+        .expect("starts");
+    assert_eq!(server.instructions(), Some("Ask the web docs."));
+    assert_eq!(server.server_info(), Some("http-docs 1.0"));
+    let names: Vec<String> = server
+        .tool_schemas()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names, ["web__lookup"]);
+    let output = server
+        .call(
+            "web__lookup",
+            json!({"word": "mcp"}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(output.text, "looked up \"mcp\"");
+
+    let seen = seen.lock().expect("not poisoned").clone();
+    let methods: Vec<&str> = seen.iter().map(|(method, ..)| method.as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    for (method, authorization, team) in &seen {
+        assert_eq!(authorization.as_deref(), Some("Bearer s3cret"), "{method}");
+        assert_eq!(team.as_deref(), Some("core"), "{method}");
+    }
+    server.shutdown().await;
+}
