@@ -79,6 +79,21 @@ pub(super) fn explain_servers(
         ]));
     }
     super::prompt::table(out, &rows, &[1, 2, 3]);
+    // Every name that is not `<server>__<tool>` as the server wrote it,
+    // with the rule that made it.
+    for server in runtime.mcp.deployment_servers() {
+        for name in server.exposed_names() {
+            if let Some(fix) = name.fix {
+                let _ = writeln!(
+                    out,
+                    "  `{}` of `{}` is sent as `{}`: {fix}",
+                    name.tool,
+                    server.name(),
+                    name.exposed
+                );
+            }
+        }
+    }
 }
 
 /// The same, for `--format json`: `mcp_servers`, one object a server.

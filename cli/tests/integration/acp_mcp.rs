@@ -193,3 +193,32 @@ async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
         assert!(!running(pid), "process {pid} outlived dsh");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_required_deployment_server_that_failed_fails_session_new_naming_it() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let config = common::scripted_config(
+        dir.path(),
+        "[[answers]]\ntext = \"never\"\n",
+        "\n[mcp.docs]\ncommand = [\"/nonexistent/docs-server\"]\nrequired = true\n\
+         [[agents]]\nid = \"editor\"\ntools = [\"mcp:docs\"]\npersona = \"You edit.\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let error = with_dsh(&config, &recorded, async |cx, _rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        Ok(cx
+            .send_request(NewSessionRequest::new(project.path()))
+            .block_task()
+            .await
+            .expect_err("no session without a required server"))
+    })
+    .await;
+    assert!(error.message.contains("MCP server `docs`"), "{error:?}");
+    assert!(
+        error.message.contains("/nonexistent/docs-server"),
+        "{error:?}"
+    );
+}

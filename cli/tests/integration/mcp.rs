@@ -38,6 +38,21 @@ fn running(pid: u32) -> bool {
     })
 }
 
+/// Asserts that none of `pids` runs, once the signals dsh sent them have
+/// been delivered (a killed process takes a moment to go).
+#[track_caller]
+fn assert_all_gone(pids: &[u32]) {
+    for _ in 0..250 {
+        if pids.iter().all(|&pid| !running(pid)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for &pid in pids {
+        assert!(!running(pid), "process {pid} outlived dsh");
+    }
+}
+
 fn tool_names(request: &Value) -> Vec<String> {
     request["tools"]
         .as_array()
@@ -123,9 +138,7 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
 
     let pids = pids(&pid_file);
     assert_eq!(pids.len(), 2);
-    for pid in pids {
-        assert!(!running(pid), "process {pid} outlived dsh");
-    }
+    assert_all_gone(&pids);
 }
 
 #[test]
@@ -171,6 +184,8 @@ fn a_call_to_a_hung_server_fails_within_its_timeout_and_cancels_it() {
     let answers = "[[answers]]\ntext = \"\"\n\
         [[answers.tool_calls]]\nname = \"docs__slow\"\narguments = { ms = 60000 }\n\
         [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__echo\"\narguments = { text = \"still here\" }\n\
+        [[answers]]\ntext = \"\"\n\
         [[answers.tool_calls]]\nname = \"docs__exit\"\narguments = {}\n\
         [[answers]]\ntext = \"\"\n\
         [[answers.tool_calls]]\nname = \"docs__echo\"\narguments = { text = \"x\" }\n\
@@ -193,7 +208,7 @@ fn a_call_to_a_hung_server_fails_within_its_timeout_and_cancels_it() {
         timed_out.contains("did not answer within 0.3 s"),
         "{timed_out}"
     );
-    let dead = serde_json::to_string(&requests[3]).expect("json");
+    let dead = serde_json::to_string(&requests[4]).expect("json");
     assert!(dead.contains("is not running"), "{dead}");
 }
 
@@ -265,7 +280,7 @@ fn explain_and_json_group_the_tools_by_server() {
         server_table(
             "docs",
             &["instructions=Use the docs."],
-            "tools = [\"echo\", \"fail\"]"
+            "tools = [\"echo\", \"fail\", \"dotted.name\"]"
         ),
         common::runner("", &["read", "mcp:docs"])
     );
@@ -281,7 +296,11 @@ fn explain_and_json_group_the_tools_by_server() {
         .lines()
         .find(|line| line.trim_start().starts_with("docs "))
         .expect("a row of docs");
-    assert!(row.contains(" 2 "), "two tools: {row}");
+    assert!(row.contains(" 3 "), "three tools: {row}");
+    assert!(
+        explained.contains("`dotted.name` of `docs` is sent as `docs__dotted_name`: characters model APIs reject became `_`"),
+        "{explained}"
+    );
     assert!(row.contains(SERVER), "{row}");
     assert!(explained.contains("mcp:docs"), "the section: {explained}");
 
@@ -292,7 +311,7 @@ fn explain_and_json_group_the_tools_by_server() {
     assert_eq!(server["name"], "docs");
     assert_eq!(
         server["tools"],
-        serde_json::json!(["docs__echo", "docs__fail"])
+        serde_json::json!(["docs__dotted_name", "docs__echo", "docs__fail"])
     );
     assert!(
         server["schema_bytes"]
@@ -312,4 +331,41 @@ fn explain_and_json_group_the_tools_by_server() {
         .map(|section| section["owner"].clone())
         .expect("the section in the assembly");
     assert_eq!(owner["krate"], "MCP server `docs`");
+}
+
+#[test]
+fn a_terminated_dsh_leaves_no_server_running() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pid_file = dir.path().join("pids");
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &[&format!("pid-file={}", pid_file.display())], ""),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    // `dsh acp` waits on its stdin with the server running.
+    let mut dsh = common::spawn(&["acp", "--config", &config]);
+    let mut pids = Vec::new();
+    for _ in 0..500 {
+        if let Ok(text) = std::fs::read_to_string(&pid_file)
+            && text.lines().count() == 2
+        {
+            pids = text
+                .lines()
+                .map(|line| line.parse::<u32>().expect("a pid"))
+                .collect();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(pids.len(), 2, "the server started");
+    // Its stdin stays open: only the signal ends it.
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &dsh.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = dsh.wait().expect("dsh exits");
+    assert!(!exit.success());
+    assert_all_gone(&pids);
 }

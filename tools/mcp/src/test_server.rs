@@ -168,7 +168,13 @@ impl ServerHandler for TestServer {
                 let _ = context.peer.notify_tool_list_changed().await;
                 CallToolResult::success(vec![ContentBlock::text("added `extra`")])
             }
-            "exit" => std::process::exit(3),
+            "exit" => {
+                // Let what is queued (a cancelled call's log line) run first.
+                for _ in 0..8 {
+                    tokio::task::yield_now().await;
+                }
+                std::process::exit(3)
+            }
             "dotted.name" | "extra" => CallToolResult::success(vec![ContentBlock::text(name)]),
             _ => return Err(ErrorData::invalid_params(format!("no tool {name}"), None)),
         };
