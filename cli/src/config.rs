@@ -41,6 +41,10 @@
 //! and a deployment-wide `tool_order` — are described in
 //! [`layers`](self::layers).
 //!
+//! MCP servers — `[mcp.<name>]` with a `command` or a `url`, listed by an
+//! agent as `"mcp:<name>"` in its `tools` — are described in
+//! [`mcp`](self::mcp).
+//!
 //! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
 //! `cl100k_base`); left out, each agent's model selects it, and a model no
 //! table knows is counted with `o200k_base`, which `dsh prompt --format
