@@ -120,10 +120,12 @@
 
 mod agent;
 mod approval;
+mod client_prompt;
 mod config;
 mod context;
 mod error;
 mod id;
+mod instructions;
 mod openai;
 mod prompt;
 mod request;
@@ -137,7 +139,15 @@ pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, ModelError, TokenizerError, TurnError};
+pub use client_prompt::{
+    CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
+    is_workspace_context,
+};
+pub use error::{BoxError, InstructionsError, ModelError, TokenizerError, TurnError};
+pub use instructions::{
+    INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
+    PROJECT_INSTRUCTIONS_PREFIX, USER_INSTRUCTIONS_SECTION,
+};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
