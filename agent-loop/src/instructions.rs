@@ -94,51 +94,53 @@ const USER_FILE_NAME: &str = "AGENTS.md";
 /// assert_eq!(InstructionsConfig::default().max_bytes, 32_768);
 /// # Ok::<(), toml::de::Error>(())
 /// ```
-///
-/// `S` is how the config holds a string, as for
-/// [`AdapterConfig`](crate::AdapterConfig): a front end deserializes it
-/// with `toml::Spanned<String>` to point at a bad name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
-pub struct InstructionsConfig<S = String> {
+pub struct InstructionsConfig {
     /// The names that count, in order: the first present in a directory
     /// is that directory's file. Plain file names, no paths.
-    pub files: Vec<S>,
+    pub files: Vec<String>,
     /// The budget over all files, in bytes, spent nearest first.
     pub max_bytes: usize,
     /// Whether instruction files are read at all.
     pub enabled: bool,
 }
 
-impl<S: From<&'static str>> Default for InstructionsConfig<S> {
+impl Default for InstructionsConfig {
     fn default() -> Self {
         Self {
-            files: vec![S::from("AGENTS.md"), S::from("CLAUDE.md")],
+            files: vec!["AGENTS.md".to_owned(), "CLAUDE.md".to_owned()],
             max_bytes: 32 * 1024,
             enabled: true,
         }
     }
 }
 
-impl<S> InstructionsConfig<S> {
-    /// The same config with each string converted by `f`.
-    pub fn map<T>(self, f: impl FnMut(S) -> T) -> InstructionsConfig<T> {
-        InstructionsConfig {
-            files: self.files.into_iter().map(f).collect(),
-            max_bytes: self.max_bytes,
-            enabled: self.enabled,
-        }
+impl InstructionsConfig {
+    /// The same config with a budget of `max_bytes`.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
     }
-}
 
-impl<S: AsRef<str>> InstructionsConfig<S> {
+    /// The same config with the names `files`.
+    pub fn with_files(mut self, files: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.files = files.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same config, reading no file.
+    pub fn disabled(mut self) -> Self {
+        self.enabled = false;
+        self
+    }
+
     /// Checks that every name of `files` is a plain file name: not empty,
     /// not `.` or `..`, without a path separator. The error names the
     /// first that is not, by its index.
     pub fn check(&self) -> Result<(), InstructionsError> {
         for (index, name) in self.files.iter().enumerate() {
-            let name = name.as_ref();
             let reason = if name.is_empty() {
                 "it is empty"
             } else if name == "." || name == ".." {
@@ -150,7 +152,7 @@ impl<S: AsRef<str>> InstructionsConfig<S> {
             };
             return Err(InstructionsError::InvalidFileName {
                 index,
-                name: name.to_owned(),
+                name: name.clone(),
                 reason,
             });
         }
@@ -256,8 +258,8 @@ impl Instructions {
     /// A name that is present but not readable as UTF-8 text is an error
     /// naming the file: a prompt is never silently missing a file.
     /// A disabled config finds nothing.
-    pub fn discover<S: AsRef<str>>(
-        config: &InstructionsConfig<S>,
+    pub fn discover(
+        config: &InstructionsConfig,
         cwd: &Path,
         user_file: Option<&Path>,
     ) -> Result<Self, InstructionsError> {
@@ -355,10 +357,10 @@ fn project_root(cwd: &Path) -> PathBuf {
 
 /// The first of `names` present in `dir` as a file (a symlink to a file
 /// counts).
-fn first_present<S: AsRef<str>>(dir: &Path, names: &[S]) -> Option<PathBuf> {
+fn first_present(dir: &Path, names: &[String]) -> Option<PathBuf> {
     names
         .iter()
-        .map(|name| dir.join(name.as_ref()))
+        .map(|name| dir.join(name))
         .find(|path| path.is_file())
 }
 
@@ -475,10 +477,7 @@ mod tests {
 
     #[test]
     fn bad_file_names_are_named_by_index() {
-        let config = InstructionsConfig {
-            files: vec!["AGENTS.md".to_owned(), "docs/AGENTS.md".to_owned()],
-            ..InstructionsConfig::default()
-        };
+        let config = InstructionsConfig::default().with_files(["AGENTS.md", "docs/AGENTS.md"]);
         let error = config.check().expect_err("a path is refused");
         assert!(
             matches!(error, InstructionsError::InvalidFileName { index: 1, .. }),

@@ -11,6 +11,7 @@
 mod support;
 
 mod context;
+mod instructions;
 mod openai;
 mod prompt;
 mod tool_guidance;
