@@ -277,4 +277,13 @@ pub enum InstructionsError {
         /// The offset of the first byte that is not UTF-8.
         offset: usize,
     },
+    /// The files' sections could not be registered into the session's
+    /// layer (a session that registered them already).
+    #[error("the instruction files of session `{session}` cannot be registered: {source}")]
+    Register {
+        /// The session.
+        session: String,
+        /// Why.
+        source: dsh_system_prompt::RegistryError,
+    },
 }

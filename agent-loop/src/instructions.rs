@@ -66,7 +66,7 @@ use dsh_system_prompt::template::escape_literal;
 use dsh_system_prompt::{Owner, PromptSection, Registration, RegistryError, ScopeId, SystemPrompt};
 use serde::{Deserialize, Serialize};
 
-use crate::{InstructionsError, SessionId};
+use crate::{InstructionsError, Session, SessionId};
 
 /// The section of the user's global instruction file.
 pub const USER_INSTRUCTIONS_SECTION: &str = "user:AGENTS.md";
@@ -263,21 +263,34 @@ impl Instructions {
         cwd: &Path,
         user_file: Option<&Path>,
     ) -> Result<Self, InstructionsError> {
+        Self::find(config, Some(cwd), user_file)
+    }
+
+    /// [`discover`](Self::discover), for a session that may have no
+    /// working directory: then the user's file alone is read.
+    fn find(
+        config: &InstructionsConfig,
+        cwd: Option<&Path>,
+        user_file: Option<&Path>,
+    ) -> Result<Self, InstructionsError> {
         if !config.enabled {
             return Ok(Self::none());
         }
         config.check()?;
-        let root = project_root(cwd);
+        let root = cwd.map(project_root);
         // Nearest first: the order the budget is spent in.
         let mut nearest_first: Vec<(InstructionSource, PathBuf, String)> = Vec::new();
-        for dir in cwd.ancestors() {
-            if let Some(path) = first_present(dir, &config.files) {
-                let relative = path.strip_prefix(&root).unwrap_or(&path);
-                let section = format!("{PROJECT_INSTRUCTIONS_PREFIX}{}", section_path(relative));
-                nearest_first.push((InstructionSource::Project, path, section));
-            }
-            if dir == root {
-                break;
+        if let (Some(cwd), Some(root)) = (cwd, &root) {
+            for dir in cwd.ancestors() {
+                if let Some(path) = first_present(dir, &config.files) {
+                    let relative = path.strip_prefix(root).unwrap_or(&path);
+                    let section =
+                        format!("{PROJECT_INSTRUCTIONS_PREFIX}{}", section_path(relative));
+                    nearest_first.push((InstructionSource::Project, path, section));
+                }
+                if dir == root {
+                    break;
+                }
             }
         }
         if let Some(user) = user_file.filter(|user| user.is_file()) {
@@ -308,13 +321,11 @@ impl Instructions {
         for (at, file) in files.iter_mut().enumerate() {
             file.order = INSTRUCTIONS_ORDER.saturating_add(i32::try_from(at).unwrap_or(i32::MAX));
         }
-        Ok(Self {
-            root: Some(root),
-            files,
-        })
+        Ok(Self { root, files })
     }
 
-    /// The project root the files were found from, if any were looked for.
+    /// The project root the files were found from, if any were looked for
+    /// (none when disabled, or for a session without a working directory).
     pub fn root(&self) -> Option<&Path> {
         self.root.as_deref()
     }
@@ -343,6 +354,54 @@ impl Instructions {
             .iter()
             .map(|file| layer.section(file.prompt_section()))
             .collect()
+    }
+}
+
+/// The instruction files of one session, read when it starts and
+/// registered into its layer for as long as this value lives: keep it
+/// beside the session, drop it with the session.
+#[derive(Debug)]
+pub struct SessionInstructions {
+    found: Instructions,
+    _registrations: Vec<Registration>,
+}
+
+impl SessionInstructions {
+    /// Reads the instruction files of `session` — from its working
+    /// directory, and the user's global file ([`Instructions::user_file`])
+    /// — and registers them into its layer of `prompt`. A session without
+    /// a working directory gets the user's file only.
+    pub fn start(
+        config: &InstructionsConfig,
+        prompt: &SystemPrompt,
+        session: &Session,
+    ) -> Result<Self, InstructionsError> {
+        let user_file = Instructions::user_file();
+        let found = Instructions::find(config, session.cwd(), user_file.as_deref())?;
+        let registrations =
+            found
+                .register(prompt, session.id())
+                .map_err(|source| InstructionsError::Register {
+                    session: session.id().to_string(),
+                    source,
+                })?;
+        Ok(Self {
+            found,
+            _registrations: registrations,
+        })
+    }
+
+    /// No files, registered nowhere: for a session that reads none.
+    pub fn none() -> Self {
+        Self {
+            found: Instructions::none(),
+            _registrations: Vec::new(),
+        }
+    }
+
+    /// The files, as found and cut.
+    pub fn found(&self) -> &Instructions {
+        &self.found
     }
 }
 

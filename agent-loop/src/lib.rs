@@ -146,7 +146,7 @@ pub use client_prompt::{
 pub use error::{BoxError, InstructionsError, ModelError, TokenizerError, TurnError};
 pub use instructions::{
     INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
-    PROJECT_INSTRUCTIONS_PREFIX, USER_INSTRUCTIONS_SECTION,
+    PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
 };
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};

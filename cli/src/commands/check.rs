@@ -24,6 +24,7 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let deployment = runtime::load(args.deployment.config.as_deref())?;
     let runtime = Runtime::new(&deployment)?;
     let cwd = session_cwd(&args.cwd)?;
+    let started = runtime.start_session(cwd.as_deref())?;
     let mut problems = Vec::new();
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
@@ -32,7 +33,7 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let children = agents.len() - deployment.agents.len();
     agents.extend(preset_checks(&deployment, &agents));
     for agent in &agents {
-        let assembly = runtime.assemble(agent, cwd.as_deref());
+        let assembly = runtime.assemble(agent, &started);
         // One pass finds every problem of every section; it fails exactly
         // when the render would.
         if let Err(errors) = check_prompt(&assembly) {

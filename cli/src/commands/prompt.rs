@@ -24,7 +24,8 @@ use crate::runtime;
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
-    let assembly = runtime.assemble(agent, cwd.as_deref());
+    let started = runtime.start_session(cwd.as_deref())?;
+    let assembly = runtime.assemble(agent, &started);
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
