@@ -283,7 +283,7 @@ pub enum InstructionsError {
     Register {
         /// The session.
         session: String,
-        /// Why.
-        source: dsh_system_prompt::RegistryError,
+        /// Why (boxed: the registry's errors carry owners, and are large).
+        source: Box<dsh_system_prompt::RegistryError>,
     },
 }

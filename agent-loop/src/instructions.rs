@@ -344,6 +344,10 @@ impl Instructions {
     /// ([`ScopeId::session`]) of `prompt`: seen by that session's
     /// assemblies only, and unregistered when the returned handles drop —
     /// keep them as long as the session lives.
+    #[allow(
+        clippy::result_large_err,
+        reason = "mirrors `SystemPrompt::section`, whose error type is dsh-system-prompt's"
+    )]
     pub fn register(
         &self,
         prompt: &SystemPrompt,
@@ -383,7 +387,7 @@ impl SessionInstructions {
                 .register(prompt, session.id())
                 .map_err(|source| InstructionsError::Register {
                     session: session.id().to_string(),
-                    source,
+                    source: Box::new(source),
                 })?;
         Ok(Self {
             found,
@@ -511,7 +515,10 @@ mod tests {
             "{PROJECT_INSTRUCTIONS_PREFIX}{}",
             section_path(Path::new("a b/AGENTS.md"))
         );
-        assert!(dsh_system_prompt::template::is_section_name(&name), "{name}");
+        assert!(
+            dsh_system_prompt::template::is_section_name(&name),
+            "{name}"
+        );
     }
 
     #[test]

@@ -137,12 +137,12 @@ mod turn;
 pub use agent::{Agent, AgentId, AgentOptions};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
-pub use config::AdapterConfig;
-pub use context::{AgentContextExt, CallingTurn, SessionFacts};
 pub use client_prompt::{
     CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
     is_workspace_context,
 };
+pub use config::AdapterConfig;
+pub use context::{AgentContextExt, CallingTurn, SessionFacts};
 pub use error::{BoxError, InstructionsError, ModelError, TokenizerError, TurnError};
 pub use instructions::{
     INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,

@@ -69,8 +69,9 @@ pub(crate) fn none_found(found: &Instructions, config: &InstructionsConfig) -> S
             config.files.join(" or "),
             root.display()
         ),
-        None => "(none: the session has no working directory, and there is no user file)"
-            .to_owned(),
+        None => {
+            "(none: the session has no working directory, and there is no user file)".to_owned()
+        }
     }
 }
 

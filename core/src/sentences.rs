@@ -188,9 +188,15 @@ mod tests {
             ["Run make.", "Then test!", "Use read.", "Ask first?"]
         );
         // A dot inside a word or a path does not end a sentence.
-        assert_eq!(split("See v1.2 in src/a.rs now."), ["See v1.2 in src/a.rs now."]);
+        assert_eq!(
+            split("See v1.2 in src/a.rs now."),
+            ["See v1.2 in src/a.rs now."]
+        );
         // A sentence may wrap lines.
-        assert_eq!(split("Check the exit\ncode marker."), ["Check the exit\ncode marker."]);
+        assert_eq!(
+            split("Check the exit\ncode marker."),
+            ["Check the exit\ncode marker."]
+        );
     }
 
     #[test]

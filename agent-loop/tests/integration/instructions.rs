@@ -32,7 +32,10 @@ impl Nested {
         let dir = tempfile::tempdir().expect("a temporary directory");
         std::fs::create_dir(dir.path().join(".git")).expect("a .git");
         write(&dir.path().join("AGENTS.md"), "Root: build with make.\n");
-        write(&dir.path().join("sub/AGENTS.md"), "Sub: never touch vendor/.\n");
+        write(
+            &dir.path().join("sub/AGENTS.md"),
+            "Sub: never touch vendor/.\n",
+        );
         std::fs::create_dir_all(dir.path().join("sub/deeper")).expect("the working directory");
         Self { dir }
     }
@@ -124,7 +127,12 @@ fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
     let owners: Vec<(String, String)> = found
         .files()
         .iter()
-        .map(|file| (file.owner().krate.to_string(), file.owner().item.to_string()))
+        .map(|file| {
+            (
+                file.owner().krate.to_string(),
+                file.owner().item.to_string(),
+            )
+        })
         .collect();
     assert_eq!(
         owners,
@@ -269,7 +277,11 @@ fn the_budget_is_spent_nearest_first_and_every_cut_is_marked() {
     );
     // The marker is in the prompt, where the model reads it.
     let started = start(&nested.cwd(), &found);
-    assert!(started.render().contains("use the read tool on that file from line 2"));
+    assert!(
+        started
+            .render()
+            .contains("use the read tool on that file from line 2")
+    );
 }
 
 #[test]
@@ -298,7 +310,10 @@ fn instruction_text_renders_verbatim_whatever_it_holds() {
     let rendered = started.render();
     assert!(rendered.ends_with(&format!("\n\n{text}")), "{rendered}");
     for line in malformed {
-        assert!(rendered.contains(line), "`{line}` is not literal in:\n{rendered}");
+        assert!(
+            rendered.contains(line),
+            "`{line}` is not literal in:\n{rendered}"
+        );
     }
 }
 

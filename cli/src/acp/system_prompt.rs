@@ -53,12 +53,14 @@ pub(super) fn bring(
     let instructions = SessionInstructions::start(config, prompt, session)
         .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
     let client = match client_prompt {
-        Some(client_prompt) => client_prompt.register(prompt, session.id()).map_err(|error| {
-            Error::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("the client's system prompt cannot be registered: {error}"),
-            )
-        })?,
+        Some(client_prompt) => client_prompt
+            .register(prompt, session.id())
+            .map_err(|error| {
+                Error::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the client's system prompt cannot be registered: {error}"),
+                )
+            })?,
         None => Vec::new(),
     };
     Ok(Brought {

@@ -64,9 +64,12 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
             let mut json = serde_json::to_value(&assembly).map_err(cannot)?;
             let tokenizer = deployment.tokenizer_for(agent);
             let rendered = render_prompt_with_spans(&assembly).ok();
-            let counted = rendered
-                .as_ref()
-                .map(|prompt| (prompt, PromptTokens::count(tokenizer, prompt, &assembly.tools)));
+            let counted = rendered.as_ref().map(|prompt| {
+                (
+                    prompt,
+                    PromptTokens::count(tokenizer, prompt, &assembly.tools),
+                )
+            });
             let counted = counted.as_ref().map(|(prompt, tokens)| (*prompt, tokens));
             if let Value::Object(object) = &mut json {
                 object.insert(
@@ -356,7 +359,13 @@ fn explain_instructions(out: &mut String, files: &[FileReport<'_>], none: &str) 
         return;
     }
     let mut rows = vec![row([
-        "section", "source", "file", "bytes", "kept", "prompt bytes", "tokens",
+        "section",
+        "source",
+        "file",
+        "bytes",
+        "kept",
+        "prompt bytes",
+        "tokens",
     ])];
     for report in files {
         let (bytes, tokens) = report.in_prompt.map_or_else(

@@ -71,10 +71,7 @@ impl Project {
     fn dsh_in(&self, cwd: &Path, args: &[&str]) -> std::process::Output {
         let mut all = args.to_vec();
         all.extend(["--config", &self.config]);
-        command(&all)
-            .current_dir(cwd)
-            .output()
-            .expect("dsh runs")
+        command(&all).current_dir(cwd).output().expect("dsh runs")
     }
 }
 
@@ -113,9 +110,15 @@ fn explain_and_json_list_each_file_with_bytes_tokens_and_what_was_kept() {
     // The nearest file is served first: it is cut to the 40 bytes, and
     // the root's has nothing left.
     let sub = line("project:sub/AGENTS.md");
-    assert!(sub.contains(&sub_file) && sub.contains("cut: 40 of 61 bytes"), "{sub}");
+    assert!(
+        sub.contains(&sub_file) && sub.contains("cut: 40 of 61 bytes"),
+        "{sub}"
+    );
     let root = line("project:AGENTS.md ");
-    assert!(root.contains(&root_file) && root.contains("cut: 0 of 25 bytes"), "{root}");
+    assert!(
+        root.contains(&root_file) && root.contains("cut: 0 of 25 bytes"),
+        "{root}"
+    );
 
     let output = project.dsh_in(&project.cwd(), &["prompt", "--format", "json"]);
     assert_status(&output, 0);
@@ -201,7 +204,10 @@ fn claude_md_is_the_fallback_and_enabled_false_reads_nothing() {
     let text = stdout(&output);
     assert!(!text.contains("Root:") && !text.contains("Sub:"), "{text}");
     let explain = stdout(&disabled.dsh_in(&disabled.cwd(), &["prompt", "--format", "explain"]));
-    assert!(explain.contains("(none: `enabled = false` in [instructions])"), "{explain}");
+    assert!(
+        explain.contains("(none: `enabled = false` in [instructions])"),
+        "{explain}"
+    );
 }
 
 #[test]
@@ -272,7 +278,12 @@ async fn hello(cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), Erro
 fn systems(recorded: &Path) -> Vec<String> {
     common::recorded_requests(recorded)
         .iter()
-        .map(|request| request["system"].as_str().expect("a system prompt").to_owned())
+        .map(|request| {
+            request["system"]
+                .as_str()
+                .expect("a system prompt")
+                .to_owned()
+        })
         .collect()
 }
 
@@ -319,7 +330,10 @@ async fn an_appended_system_prompt_follows_the_persona_verbatim() {
         let id = session(
             &cx,
             &project.cwd(),
-            Some(text_prompt(SystemPromptMode::Append, "Zed says: <<keep>> this.")),
+            Some(text_prompt(
+                SystemPromptMode::Append,
+                "Zed says: <<keep>> this.",
+            )),
         )
         .await?;
         hello(&cx, &id).await?;
@@ -327,7 +341,10 @@ async fn an_appended_system_prompt_follows_the_persona_verbatim() {
     })
     .await;
     let advertised = serde_json::to_value(advertised).expect("JSON");
-    assert_eq!(advertised, serde_json::json!({ "mode": { "override": {} } }));
+    assert_eq!(
+        advertised,
+        serde_json::json!({ "mode": { "override": {} } })
+    );
     let system = &systems(&recorded)[0];
     assert!(
         system.starts_with(
@@ -337,7 +354,10 @@ async fn an_appended_system_prompt_follows_the_persona_verbatim() {
         "{system}"
     );
     // Everything else stays: the tools' guidance, the project's files.
-    assert!(system.contains("`read`") || system.contains("read"), "{system}");
+    assert!(
+        system.contains("`read`") || system.contains("read"),
+        "{system}"
+    );
     assert!(system.ends_with(SUB_TEXT), "{system}");
 }
 
@@ -399,11 +419,15 @@ async fn an_unsupported_mode_or_block_is_an_error_and_no_session() {
         .collect();
     assert_eq!(messages[0].0, -32602);
     assert!(
-        messages[0].1.contains("`systemPrompt.mode` `replace` is not supported"),
+        messages[0]
+            .1
+            .contains("`systemPrompt.mode` `replace` is not supported"),
         "{messages:?}"
     );
     assert!(
-        messages[1].1.contains("`systemPrompt.content[1]` is a `image` block"),
+        messages[1]
+            .1
+            .contains("`systemPrompt.content[1]` is a `image` block"),
         "{messages:?}"
     );
     assert!(messages[2].1.contains("is empty"), "{messages:?}");
