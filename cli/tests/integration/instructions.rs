@@ -433,3 +433,32 @@ async fn an_unsupported_mode_or_block_is_an_error_and_no_session() {
     assert!(messages[2].1.contains("is empty"), "{messages:?}");
     assert!(messages.iter().all(|(code, _)| *code == -32602));
 }
+
+#[tokio::test]
+async fn an_acp_session_reads_its_files_once_when_it_starts() {
+    let project = Project::new("");
+    write(
+        &project.dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"1\"\n[[answers]]\ntext = \"2\"\n[[answers]]\ntext = \"3\"\n",
+    );
+    let recorded = project.dir.path().join("requests.jsonl");
+    let root_file = project.root().join("AGENTS.md");
+    with_dsh(&project.config, &recorded, async |cx| {
+        initialize(&cx).await?;
+        let first = session(&cx, &project.cwd(), None).await?;
+        hello(&cx, &first).await?;
+        write(&root_file, "Root: changed.\n");
+        // The running session keeps what it read: its prompt stays
+        // byte-stable for the provider's cache.
+        hello(&cx, &first).await?;
+        // A new session reads the file as it is now.
+        let second = session(&cx, &project.cwd(), None).await?;
+        hello(&cx, &second).await?;
+        Ok(())
+    })
+    .await;
+    let systems = systems(&recorded);
+    assert_eq!(systems[0], systems[1]);
+    assert!(systems[1].contains(ROOT_TEXT), "{}", systems[1]);
+    assert!(systems[2].contains("Root: changed.\n"), "{}", systems[2]);
+}
