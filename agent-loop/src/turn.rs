@@ -388,10 +388,7 @@ impl AgentLoop {
                 hook(session, text);
             }
         };
-        let answer = self
-            .inner
-            .adapter
-            .complete_streaming(request, &on_text, cancel);
+        let answer = self.inner.adapter.complete(request, &on_text, cancel);
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(TurnError::Cancelled),
