@@ -36,7 +36,8 @@
 //! at a character boundary) and ends with a visible marker line naming the
 //! file, the bytes kept of how many, and the line to `read` on from; a file
 //! with no budget left is the marker alone. The markers are not counted
-//! in the budget. Nothing is cut silently: [`InstructionFile::is_cut`]
+//! in the budget. Only as much of a file as the budget can keep is read,
+//! so a huge file costs its share of the budget, not its size. Nothing is cut silently: [`InstructionFile::is_cut`]
 //! says which were, for every report.
 //!
 //! Files are read once, when [`Instructions::discover`] runs — once per
@@ -303,13 +304,13 @@ impl Instructions {
         let mut budget = config.max_bytes;
         let mut files = Vec::with_capacity(nearest_first.len());
         for (source, path, section) in nearest_first {
-            let text = read_text(&path)?;
-            let (kept_text, kept) = spend(&text, &mut budget, &path);
+            let (text, bytes) = read_text(&path, budget)?;
+            let (kept_text, kept) = spend(&text, bytes, &mut budget, &path);
             files.push(InstructionFile {
                 section,
                 order: 0,
                 source,
-                bytes: text.len(),
+                bytes,
                 kept,
                 text: kept_text,
                 path,
@@ -447,24 +448,58 @@ fn section_path(relative: &Path) -> String {
         .collect()
 }
 
-/// The file's text; an unreadable or non-UTF-8 file is an error naming it.
-fn read_text(path: &Path) -> Result<String, InstructionsError> {
-    let bytes = std::fs::read(path).map_err(|source| InstructionsError::Read {
+/// The file's text, as much of it as `budget` can keep (and a character's
+/// bytes more, to cut at a character), and its size in bytes: a huge file
+/// costs the budget, not its size. An unreadable file, or one that is not
+/// UTF-8 in what is read, is an error naming it.
+fn read_text(path: &Path, budget: usize) -> Result<(String, usize), InstructionsError> {
+    use std::io::Read as _;
+
+    let read_error = |source| InstructionsError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    String::from_utf8(bytes).map_err(|error| InstructionsError::NotUtf8 {
-        path: path.to_path_buf(),
-        offset: error.utf8_error().valid_up_to(),
-    })
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let size = file.metadata().map_err(read_error)?.len();
+    let limit = u64::try_from(budget).unwrap_or(u64::MAX).saturating_add(4);
+    let mut bytes = Vec::new();
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    // The size may have changed since `metadata`: what was read counts.
+    let read_whole = u64::try_from(bytes.len()).unwrap_or(u64::MAX) < limit;
+    let total = if read_whole {
+        bytes.len()
+    } else {
+        usize::try_from(size).unwrap_or(usize::MAX).max(bytes.len())
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, total)),
+        // A character cut by the read limit, past what the budget keeps.
+        Err(error) if !read_whole && error.utf8_error().error_len().is_none() => {
+            let valid = error.utf8_error().valid_up_to();
+            let mut bytes = error.into_bytes();
+            bytes.truncate(valid);
+            let text = String::from_utf8(bytes).map_err(|error| InstructionsError::NotUtf8 {
+                path: path.to_path_buf(),
+                offset: error.utf8_error().valid_up_to(),
+            })?;
+            Ok((text, total))
+        }
+        Err(error) => Err(InstructionsError::NotUtf8 {
+            path: path.to_path_buf(),
+            offset: error.utf8_error().valid_up_to(),
+        }),
+    }
 }
 
-/// What of `text` the remaining `budget` keeps, with the marker when it is
-/// cut, and how many bytes of `text` that is; takes them from `budget`.
-fn spend(text: &str, budget: &mut usize, path: &Path) -> (String, usize) {
-    if text.len() <= *budget {
-        *budget -= text.len();
-        return (text.to_owned(), text.len());
+/// What of `text` (the start of a file of `total` bytes) the remaining
+/// `budget` keeps, with the marker when it is cut, and how many bytes of
+/// the file that is; takes them from `budget`.
+fn spend(text: &str, total: usize, budget: &mut usize, path: &Path) -> (String, usize) {
+    if total <= *budget && text.len() == total {
+        *budget -= total;
+        return (text.to_owned(), total);
     }
     let mut kept = (*budget).min(text.len());
     while !text.is_char_boundary(kept) {
@@ -483,7 +518,7 @@ fn spend(text: &str, budget: &mut usize, path: &Path) -> (String, usize) {
     if !shown.is_empty() && !shown.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&cut_marker(path, kept, text.len(), next_line));
+    out.push_str(&cut_marker(path, kept, total, next_line));
     (out, kept)
 }
 
@@ -524,7 +559,12 @@ mod tests {
     #[test]
     fn a_cut_keeps_whole_lines_and_says_where_the_rest_is() {
         let mut budget = 10;
-        let (text, kept) = spend("one\ntwo\nthree\n", &mut budget, Path::new("/p/AGENTS.md"));
+        let (text, kept) = spend(
+            "one\ntwo\nthree\n",
+            14,
+            &mut budget,
+            Path::new("/p/AGENTS.md"),
+        );
         assert_eq!(kept, 8);
         assert_eq!(budget, 2);
         assert!(text.starts_with("one\ntwo\n[dsh cut"), "{text}");
@@ -535,7 +575,7 @@ mod tests {
     #[test]
     fn a_cut_inside_the_first_line_stops_at_a_character() {
         let mut budget = 3;
-        let (text, kept) = spend("été long", &mut budget, Path::new("/p/A.md"));
+        let (text, kept) = spend("été long", 10, &mut budget, Path::new("/p/A.md"));
         // `é` is two bytes: three bytes hold `é` and `t`.
         assert_eq!(kept, 3);
         assert!(text.starts_with("ét\n[dsh cut"), "{text}");

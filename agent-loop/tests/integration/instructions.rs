@@ -420,3 +420,34 @@ fn a_client_override_replaces_the_agents_instructions_and_keeps_the_projects() {
     drop(kept);
     assert!(started.render().starts_with("You are dsh."));
 }
+
+#[test]
+fn a_huge_file_is_read_only_as_far_as_the_budget_reaches() {
+    let nested = Nested::new();
+    // A megabyte of `é` (two bytes each) after a first line, and a byte
+    // that is not UTF-8 far past the budget: only the budget is read.
+    let mut bytes = b"First line.\n".to_vec();
+    bytes.extend("é".repeat(512 * 1024).as_bytes());
+    bytes.push(0xff);
+    std::fs::write(nested.cwd().join("AGENTS.md"), &bytes).expect("write");
+    // 12 bytes of the first line, then 5 of the `é`s: the read stops
+    // inside a character, which is not an error.
+    let budget = config().with_max_bytes(12 + 5);
+    let found = Instructions::discover(&budget, &nested.cwd(), None).expect("discovered");
+    let file = found
+        .file("project:sub/deeper/AGENTS.md")
+        .expect("the file");
+    assert_eq!((file.kept, file.bytes), (12, bytes.len()));
+    assert!(
+        file.text.starts_with("First line.\n[dsh cut"),
+        "{}",
+        file.text
+    );
+    assert!(
+        file.text.contains(&format!("12 of {} bytes", bytes.len())),
+        "{}",
+        file.text
+    );
+    // The parents' files had no budget left.
+    assert!(found.files().iter().all(|file| file.is_cut()));
+}
