@@ -47,7 +47,7 @@ fn assert_later_characters(is_name: fn(&str) -> bool, first: &str, continues: fn
 #[test]
 fn the_grammars_are_stated_for_error_messages() {
     assert_eq!(VARIABLE_NAME_GRAMMAR, "[a-z][a-z0-9_]*");
-    assert_eq!(SECTION_NAME_GRAMMAR, "[A-Za-z][A-Za-z0-9_.:-]*");
+    assert_eq!(SECTION_NAME_GRAMMAR, "[A-Za-z][A-Za-z0-9_.:/-]*");
 }
 
 #[test]
