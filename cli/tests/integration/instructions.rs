@@ -93,6 +93,43 @@ fn prompt_in_a_nested_directory_ends_with_both_files_in_order_verbatim() {
 }
 
 #[test]
+fn the_users_global_file_comes_before_the_projects() {
+    let project = Project::new("");
+    let config_home = project.dir.path().join("config");
+    mkdirs(&config_home.join("dsh"));
+    write(
+        &config_home.join("dsh/AGENTS.md"),
+        "User: answer briefly.\n",
+    );
+    let output = command(&["prompt", "--format", "json", "--config", &project.config])
+        .current_dir(project.cwd())
+        .env("XDG_CONFIG_HOME", &config_home)
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let sections: Vec<(&str, &str)> = json["instructions"]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|file| {
+            (
+                file["section"].as_str().expect("section"),
+                file["source"].as_str().expect("source"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            ("user:AGENTS.md", "user"),
+            ("project:AGENTS.md", "project"),
+            ("project:sub/AGENTS.md", "project")
+        ]
+    );
+}
+
+#[test]
 fn explain_and_json_list_each_file_with_bytes_tokens_and_what_was_kept() {
     let project = Project::new("[instructions]\nmax_bytes = 40\n");
     let output = project.dsh_in(&project.cwd(), &["prompt", "--format", "explain"]);
