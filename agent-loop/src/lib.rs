@@ -119,10 +119,12 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod anthropic;
 mod approval;
 mod config;
 mod context;
 mod error;
+mod http;
 mod id;
 mod openai;
 mod prompt;
@@ -133,11 +135,12 @@ mod tokens;
 mod turn;
 
 pub use agent::{Agent, AgentId, AgentOptions};
+pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, ModelError, TokenizerError, TurnError};
+pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};

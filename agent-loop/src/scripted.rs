@@ -231,6 +231,7 @@ mod tests {
             system: None,
             tools: Vec::new(),
             messages: Vec::new(),
+            session: None,
         }
     }
 

@@ -164,6 +164,7 @@ fn request(system: Option<&str>, text: &str) -> ModelRequest {
         system: system.map(str::to_owned),
         tools: Vec::new(),
         messages: vec![Message::User { text: text.into() }],
+        session: None,
     }
 }
 
