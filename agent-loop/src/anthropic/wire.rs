@@ -395,12 +395,10 @@ struct StartedMessage {
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Delta {
-    TextDelta {
-        text: String,
-    },
-    InputJsonDelta {
-        partial_json: String,
-    },
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
     /// `thinking_delta`, `signature_delta`, `citations_delta`: not part of
     /// the answer dsh keeps.
     #[serde(other)]
@@ -492,13 +490,10 @@ impl StreamedMessage {
                     )
                 })?;
                 match (block, delta) {
-                    (PartialBlock::Text, Delta::TextDelta { text }) => {
+                    (PartialBlock::Text, Delta::Text { text }) => {
                         return Ok(self.push_text(&text));
                     }
-                    (
-                        PartialBlock::ToolUse { json, .. },
-                        Delta::InputJsonDelta { partial_json },
-                    ) => {
+                    (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
                         json.push_str(&partial_json);
                     }
                     (_, Delta::Other) | (PartialBlock::Other, _) => {}
