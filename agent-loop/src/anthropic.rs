@@ -1,49 +1,8 @@
 //! `AnthropicAdapter`: Anthropic's Messages API, with its prompt-cache
 //! breakpoints placed where dsh knows the request is stable.
 //!
-//! # Cache breakpoints
-//!
-//! The Messages API caches a request's prefix — tools, then the system
-//! prompt, then the messages, in that order — up to each block marked
-//! with `cache_control`, at most four marks a request. A later request
-//! that starts with the same bytes up to a mark reads that prefix from the
-//! cache (a tenth of the price of input) instead of processing it again;
-//! writing costs a quarter more than input, once. The adapter marks:
-//!
-//! 1. **the last tool**: the tools alone. dsh sends a step's tools in the
-//!    order its assembly chose, byte for byte the same from step to step,
-//!    so this prefix outlives any change after it — another agent of the
-//!    deployment with the same tools, a system prompt edited between runs.
-//! 2. **the last system block**: tools and system prompt. The system
-//!    prompt is byte-stable for a session: what changes while it runs
-//!    (the working directory, the date, a task list) is appended to the
-//!    conversation's tail, never rendered into the prompt. So every
-//!    request of a session, and the first request of the next session of
-//!    the same agent, reads this prefix.
-//! 3. **the last block of the last message**: the whole request, written
-//!    for the next one to read — the next step of the turn, or the next
-//!    turn, extends exactly this.
-//! 4. **the last block of the previous request's last message**, while the
-//!    conversation grows: the message just before the newest assistant
-//!    answer, since that answer is what the previous request returned.
-//!    The previous request wrote its whole prefix there (mark 3 of the
-//!    request before), so this request reads it with an exact hit. Without
-//!    it, the hit would depend on the API's look-back from mark 3, which
-//!    checks only about twenty blocks: a step that answered many tool
-//!    calls at once appends more than that, and would pay for the whole
-//!    conversation again.
-//!
-//! Marks 1 and 2 are left out when there are no tools or no system
-//! prompt, mark 4 when no assistant answer is in the conversation yet (a
-//! session's first request); never more than four. Peers place them by
-//! rule of thumb (the last two user messages, the first two system
-//! messages, the last message only); these follow from what dsh keeps
-//! stable. A prefix shorter than the model's minimum (about a thousand
-//! tokens) is not cached, and costs nothing extra.
-//!
-//! Every mark has the same lifetime, [`CacheTtl`]: five minutes (the
-//! API's default; each read renews it), or an hour for sessions with long
-//! pauses, which costs twice the input price to write.
+//! The rule that places the cache breakpoints, and why, is documented on
+//! [`AnthropicAdapter`].
 
 mod wire;
 
@@ -234,8 +193,8 @@ impl Default for AnthropicConfig {
 /// alternating `user` and `assistant` messages of content blocks: tool
 /// calls as `tool_use` blocks, their results as `tool_result` blocks
 /// (`is_error` for a call that failed), the results of one answer's calls
-/// together in one user message. It marks up to four cache breakpoints by
-/// the rule of the [module's documentation](self).
+/// together in one user message. It marks up to four cache breakpoints,
+/// by the rule below.
 ///
 /// It streams: text reaches the sink as each `text_delta` arrives; a tool
 /// call's input is assembled from its `input_json_delta` pieces, and the
@@ -254,6 +213,49 @@ impl Default for AnthropicConfig {
 /// API's message. The API key is sent only as a header marked sensitive:
 /// it is in no error, no `Debug` output and no recorded request.
 ///
+/// # Cache breakpoints
+///
+/// The Messages API caches a request's prefix — tools, then the system
+/// prompt, then the messages, in that order — up to each block marked
+/// with `cache_control`, at most four marks a request. A later request
+/// that starts with the same bytes up to a mark reads that prefix from the
+/// cache (a tenth of the price of input) instead of processing it again;
+/// writing costs a quarter more than input, once. The adapter marks:
+///
+/// 1. **the last tool**: the tools alone. dsh sends a step's tools in the
+///    order its assembly chose, byte for byte the same from step to step,
+///    so this prefix outlives any change after it — another agent of the
+///    deployment with the same tools, a system prompt edited between runs.
+/// 2. **the last system block**: tools and system prompt. The system
+///    prompt is byte-stable for a session: what changes while it runs
+///    (the working directory, the date, a task list) is appended to the
+///    conversation's tail, never rendered into the prompt. So every
+///    request of a session, and the first request of the next session of
+///    the same agent, reads this prefix.
+/// 3. **the last block of the last message**: the whole request, written
+///    for the next one to read — the next step of the turn, or the next
+///    turn, extends exactly this.
+/// 4. **the last block of the previous request's last message**, while the
+///    conversation grows: the message just before the newest assistant
+///    answer, since that answer is what the previous request returned.
+///    The previous request wrote its whole prefix there (mark 3 of the
+///    request before), so this request reads it with an exact hit. Without
+///    it, the hit would depend on the API's look-back from mark 3, which
+///    checks only about twenty blocks: a step that answered many tool
+///    calls at once appends more than that, and would pay for the whole
+///    conversation again.
+///
+/// Marks 1 and 2 are left out when there are no tools or no system
+/// prompt, mark 4 when no assistant answer is in the conversation yet (a
+/// session's first request); never more than four. Peers place them by
+/// rule of thumb (the last two user messages, the first two system
+/// messages, the last message only); these follow from what dsh keeps
+/// stable. A prefix shorter than the model's minimum (about a thousand
+/// tokens) is not cached, and costs nothing extra.
+///
+/// Every mark has the same lifetime, [`CacheTtl`]: five minutes (the
+/// API's default; each read renews it), or an hour for sessions with long
+/// pauses, which costs twice the input price to write.///
 /// ```
 /// use dsh_agent_loop::{AnthropicAdapter, AnthropicConfig};
 ///
