@@ -96,6 +96,11 @@
 //!   its key read from a named environment variable. It streams: the text
 //!   reaches the loop's [`on_text`](AgentLoop::on_text) hook piece by piece
 //!   as the server sends it (a server that does not stream answers whole).
+//!   Each request names its session as `prompt_cache_key`.
+//! - [`AnthropicAdapter`] talks to Anthropic's Messages API: it streams
+//!   too, retries a busy API, and places the prompt cache's breakpoints
+//!   where dsh keeps the request stable (the rule, and why, is on the
+//!   type). [`Usage`] then says what the cache read and what it wrote.
 //!
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
 //! table; the `dsh` command deserializes this schema, with places kept.
