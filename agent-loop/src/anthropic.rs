@@ -78,8 +78,8 @@ pub struct AnthropicConfig {
     /// How long the cached prefixes live.
     #[serde(default)]
     pub cache_ttl: CacheTtl,
-    /// How long one request may take, in milliseconds, until the last
-    /// event of its answer.
+    /// How long one attempt of a request may take, in milliseconds, until
+    /// the last event of its answer (a retry gets the same time again).
     #[serde(default = "AnthropicConfig::default_timeout_ms")]
     pub timeout_ms: u64,
     /// How many times a request the API is too busy for (HTTP 429, 529,
