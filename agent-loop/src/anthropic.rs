@@ -552,17 +552,7 @@ fn gave_up(error: ModelError, retries: u32) -> ModelError {
 
 #[async_trait]
 impl ModelAdapter for AnthropicAdapter {
-    /// Streams, and drops the pieces: one request path for both methods.
     async fn complete(
-        &self,
-        request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.complete_streaming(request, &|_: &str| {}, cancel)
-            .await
-    }
-
-    async fn complete_streaming(
         &self,
         request: &ModelRequest,
         on_text: TextSink<'_>,

@@ -175,7 +175,7 @@ async fn stream(
     let pieces = Mutex::new(Vec::new());
     let on_text = |piece: &str| pieces.lock().push(piece.to_owned());
     let response = adapter
-        .complete_streaming(request, &on_text, &CancellationToken::new())
+        .complete(request, &on_text, &CancellationToken::new())
         .await;
     (response, pieces.into_inner())
 }
