@@ -787,6 +787,23 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_input_cut_short_says_to_raise_max_tokens() {
+        let error = stream(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ca"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+                   "usage": {"output_tokens": 1024}}),
+            json!({"type": "message_stop"}),
+        ])
+        .err()
+        .unwrap_or_default();
+        assert!(error.contains("`toolu_9` (`bash`, block 0)"), "{error}");
+        assert!(error.contains("raise `max_tokens`"), "{error}");
+    }
+
+    #[test]
     fn a_whole_message_is_read_too() -> Result<(), String> {
         let answer = response(
             br#"{"id": "msg_1", "type": "message", "role": "assistant", "content": [

@@ -414,6 +414,38 @@ async fn a_529_is_retried_after_its_retry_after() -> TestResult {
     Ok(())
 }
 
+/// Cancelling while the adapter waits out a `retry-after` ends the wait:
+/// the request is cancelled, not retried.
+#[tokio::test]
+async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
+    let (adapter, server) = local_adapter([
+        Canned::error(529, "overloaded_error", "Overloaded").with_header("retry-after", "30"),
+        text_answer("too late"),
+    ])
+    .await?;
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        let server = Arc::clone(&server);
+        tokio::spawn(async move {
+            while server.received.lock().is_empty() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            cancel.cancel();
+        })
+    };
+    let response = adapter
+        .complete(&request("hi"), &|_: &str| {}, &cancel)
+        .await;
+    canceller.await?;
+    assert!(
+        matches!(response, Err(ModelError::Cancelled)),
+        "{response:?}"
+    );
+    assert_eq!(server.received.lock().len(), 1, "not retried");
+    Ok(())
+}
+
 /// A busy API that stays busy: the last error, saying the retries were
 /// spent.
 #[tokio::test]
