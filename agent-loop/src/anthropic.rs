@@ -227,11 +227,11 @@ impl Default for AnthropicConfig {
 ///    so this prefix outlives any change after it — another agent of the
 ///    deployment with the same tools, a system prompt edited between runs.
 /// 2. **the last system block**: tools and system prompt. The system
-///    prompt is byte-stable for a session: what changes while it runs
-///    (the working directory, the date, a task list) is appended to the
-///    conversation's tail, never rendered into the prompt. So every
-///    request of a session, and the first request of the next session of
-///    the same agent, reads this prefix.
+///    prompt is byte-stable for a session: what changes while it runs (a
+///    task list, any runtime context) is appended to the conversation's
+///    tail as a snapshot message, never rendered into the prompt. So
+///    every request of a session reads this prefix, and so does the first
+///    request of the next session whose prompt is the same.
 /// 3. **the last block of the last message**: the whole request, written
 ///    for the next one to read — the next step of the turn, or the next
 ///    turn, extends exactly this.
@@ -250,12 +250,13 @@ impl Default for AnthropicConfig {
 /// session's first request); never more than four. Peers place them by
 /// rule of thumb (the last two user messages, the first two system
 /// messages, the last message only); these follow from what dsh keeps
-/// stable. A prefix shorter than the model's minimum (about a thousand
-/// tokens) is not cached, and costs nothing extra.
+/// stable. A prefix shorter than the model's minimum (1,024 tokens or
+/// more, by model) is not cached, and costs nothing extra.
 ///
 /// Every mark has the same lifetime, [`CacheTtl`]: five minutes (the
 /// API's default; each read renews it), or an hour for sessions with long
-/// pauses, which costs twice the input price to write.///
+/// pauses, which costs twice the input price to write.
+///
 /// ```
 /// use dsh_agent_loop::{AnthropicAdapter, AnthropicConfig};
 ///
