@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -20,6 +20,7 @@ use dsh_agent_loop::{
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use support::Echo;
@@ -33,6 +34,9 @@ struct Canned {
     headers: Vec<(&'static str, &'static str)>,
     content_type: &'static str,
     body: String,
+    /// When set, the body stops after its first event until this fires,
+    /// then sends the rest.
+    gate: Option<Arc<Notify>>,
 }
 
 impl Canned {
@@ -51,7 +55,16 @@ impl Canned {
             headers: Vec::new(),
             content_type: "text/event-stream; charset=utf-8",
             body,
+            gate: None,
         }
+    }
+
+    /// Holds the rest of the body back after the first `events` until
+    /// `gate` fires.
+    fn gated_after(mut self, events: usize, gate: Arc<Notify>) -> Self {
+        self.gate = Some(gate);
+        self.body = self.body.replacen("\n\n", "\n\n\u{0}", events);
+        self
     }
 
     /// An API error: `{"type": "error", "error": {"type": kind, "message": message}}`.
@@ -61,6 +74,7 @@ impl Canned {
             headers: Vec::new(),
             content_type: "application/json",
             body: json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
+            gate: None,
         }
     }
 
@@ -109,10 +123,31 @@ async fn messages(State(server): State<Arc<Server>>, headers: HeaderMap, body: B
 
 impl IntoResponse for Canned {
     fn into_response(self) -> Response {
+        let body = match self.gate {
+            None => Body::from(self.body),
+            Some(gate) => {
+                // Split where `gated_after` marked: everything before the
+                // last mark goes at once, the rest after the gate.
+                let (now, later) = self.body.rsplit_once('\u{0}').unwrap_or((&self.body, ""));
+                let now = now.replace('\u{0}', "");
+                let later = later.to_owned();
+                Body::from_stream(futures::stream::unfold(
+                    (Some(now), Some(later), gate),
+                    |(now, later, gate)| async move {
+                        if let Some(now) = now {
+                            return Some((Ok::<_, std::io::Error>(now), (None, later, gate)));
+                        }
+                        let later = later?;
+                        gate.notified().await;
+                        Some((Ok(later), (None, None, gate)))
+                    },
+                ))
+            }
+        };
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, self.content_type)],
-            self.body,
+            body,
         )
             .into_response();
         for (name, value) in self.headers {
@@ -281,6 +316,43 @@ async fn text_streams_to_the_sink_piece_by_piece() -> TestResult {
         }),
         "no `tools` key when there are no tools"
     );
+    Ok(())
+}
+
+/// The first piece of text reaches the sink while the server still holds
+/// the rest of the answer back: the server sends the rest only once the
+/// sink has it, so an adapter that waited for the whole answer would time
+/// out instead.
+#[tokio::test]
+async fn text_reaches_the_sink_before_the_answer_is_complete() -> TestResult {
+    let gate = Arc::new(Notify::new());
+    let (base_url, _server) = serve([Canned::events(
+        [
+            message_start(start_usage()),
+            text_start(0),
+            text_delta(0, "First, "),
+            text_delta(0, "then the rest."),
+            block_stop(0),
+        ]
+        .into_iter()
+        .chain(message_end("end_turn", 5)),
+    )
+    .gated_after(3, Arc::clone(&gate))])
+    .await?;
+    let config = AnthropicConfig::default()
+        .with_base_url(base_url)
+        .with_timeout(Duration::from_secs(10));
+    let adapter = AnthropicAdapter::new(config, None)?;
+    let pieces = Mutex::new(Vec::new());
+    let on_text = |piece: &str| {
+        pieces.lock().push(piece.to_owned());
+        gate.notify_one();
+    };
+    let response = adapter
+        .complete(&request("hi"), &on_text, &CancellationToken::new())
+        .await?;
+    assert_eq!(response.text, "First, then the rest.");
+    assert_eq!(pieces.into_inner(), ["First, ", "then the rest."]);
     Ok(())
 }
 
