@@ -30,7 +30,9 @@ pub enum CacheTtl {
     #[serde(rename = "5m")]
     FiveMinutes,
     /// `"1h"`: an hour, for sessions with long pauses between turns; a
-    /// write costs twice the input price.
+    /// write costs twice the input price. Requests then carry
+    /// `anthropic-beta: extended-cache-ttl-2025-04-11`, which the API
+    /// asks for.
     #[serde(rename = "1h")]
     OneHour,
 }
@@ -299,6 +301,10 @@ impl fmt::Debug for AnthropicAdapter {
 /// The API version the wire format of this adapter is written for.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The beta that admits `"ttl": "1h"` in `cache_control`; without it the
+/// API rejects the request.
+const EXTENDED_CACHE_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
+
 /// Why one attempt failed: worth another, or final.
 enum Failure {
     /// The API was too busy; `retry_after` is what it asked to wait.
@@ -408,6 +414,9 @@ impl AnthropicAdapter {
             .body(body.to_vec());
         if let Some(key) = &self.api_key {
             http = http.header("x-api-key", key.clone());
+        }
+        if self.cache_ttl == CacheTtl::OneHour {
+            http = http.header("anthropic-beta", EXTENDED_CACHE_TTL_BETA);
         }
         let response = http
             .send()

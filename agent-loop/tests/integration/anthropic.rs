@@ -302,6 +302,10 @@ async fn text_streams_to_the_sink_piece_by_piece() -> TestResult {
     let sent = &received[0];
     assert_eq!(sent.headers["x-api-key"], KEY);
     assert_eq!(sent.headers["anthropic-version"], "2023-06-01");
+    assert!(
+        sent.headers.get("anthropic-beta").is_none(),
+        "five minutes needs no beta"
+    );
     assert_eq!(
         sent.body,
         json!({
@@ -642,6 +646,12 @@ async fn a_three_request_conversation_places_its_breakpoints_by_the_rule() -> Te
         .run_turn(&agent, &mut session, "again", &cancel)
         .await?;
 
+    for received in server.received.lock().iter() {
+        assert_eq!(
+            received.headers["anthropic-beta"],
+            "extended-cache-ttl-2025-04-11"
+        );
+    }
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 3);
     let mark = json!({"type": "ephemeral", "ttl": "1h"});
