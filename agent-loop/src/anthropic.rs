@@ -210,7 +210,8 @@ impl Default for AnthropicConfig {
 ///
 /// A busy API (HTTP 429 or 529, an `overloaded_error` before any text
 /// arrived) is asked again, after its `retry-after` or a doubling wait,
-/// up to [`max_retries`](AnthropicConfig::max_retries) times. Every other
+/// up to [`max_retries`](AnthropicConfig::max_retries) times; an error
+/// status with `x-should-retry` is retried, or not, as that header says. Every other
 /// failure is one [`ModelError`] naming the status or the event and the
 /// API's message. The API key is sent only as a header marked sensitive:
 /// it is in no error, no `Debug` output and no recorded request.
@@ -427,14 +428,17 @@ impl AnthropicAdapter {
             return self.read_stream(response, on_text).await;
         }
         let retry_after = http::retry_after(response.headers());
+        let should_retry = should_retry(response.headers());
         let body = response
             .bytes()
             .await
             .map_err(|error| self.endpoint.transport(&error))?;
         if !status.is_success() {
             let error = self.endpoint.status(status.as_u16(), &body);
-            let busy =
-                matches!(status.as_u16(), 429 | 529) || wire::is_overloaded_error_body(&body);
+            // The API's own word wins; else its busy statuses and errors.
+            let busy = should_retry.unwrap_or_else(|| {
+                matches!(status.as_u16(), 429 | 529) || wire::is_overloaded_error_body(&body)
+            });
             return Err(if busy {
                 Failure::Busy { error, retry_after }
             } else {
@@ -529,6 +533,16 @@ impl AnthropicAdapter {
             },
             other => other,
         }
+    }
+}
+
+/// The API's `x-should-retry` header: whether it says to send the request
+/// again, when it says.
+fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }
 

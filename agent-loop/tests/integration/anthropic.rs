@@ -522,6 +522,29 @@ async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
     Ok(())
 }
 
+/// The API's `x-should-retry` wins over the status: a 529 it says not to
+/// retry is the answer, a 500 it says to retry is sent again.
+#[tokio::test]
+async fn x_should_retry_decides_over_the_status() -> TestResult {
+    let (adapter, server) = local_adapter([
+        Canned::error(529, "overloaded_error", "Overloaded").with_header("x-should-retry", "false"),
+        Canned::error(500, "api_error", "Internal server error")
+            .with_header("x-should-retry", "true"),
+        text_answer("Recovered."),
+    ])
+    .await?;
+    let (first, _) = stream(&adapter, &request("hi")).await;
+    assert!(
+        matches!(first, Err(ModelError::Status { status: 529, .. })),
+        "{first:?}"
+    );
+    assert_eq!(server.received.lock().len(), 1);
+    let (second, _) = stream(&adapter, &request("hi")).await;
+    assert_eq!(second?.text, "Recovered.");
+    assert_eq!(server.received.lock().len(), 3);
+    Ok(())
+}
+
 /// A busy API that stays busy: the last error, saying the retries were
 /// spent.
 #[tokio::test]
