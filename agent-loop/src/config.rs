@@ -330,6 +330,56 @@ mod tests {
     }
 
     #[test]
+    fn an_anthropic_table_needs_only_a_model() -> Result<(), Box<dyn std::error::Error>> {
+        let config = parse(
+            "[adapter.anthropic]\nmodel = \"claude-sonnet-4-5\"\n\
+             api_key_env = \"DSH_TEST_UNSET_ANTHROPIC_KEY\"\ncache_ttl = \"1h\"\n",
+        )?;
+        assert!(matches!(
+            config,
+            AdapterConfig::Anthropic {
+                cache_ttl: Some(CacheTtl::OneHour),
+                ..
+            }
+        ));
+        config.check_in(Path::new(""))?;
+        let missing = build_error(&config);
+        assert!(
+            missing.contains("DSH_TEST_UNSET_ANTHROPIC_KEY"),
+            "{missing}"
+        );
+        // Any model of the table is an estimate, unless a tokenizer is named.
+        assert_eq!(
+            config.tokenizer_for("not-a-claude-name")?.choice(),
+            crate::TokenizerChoice::Estimate
+        );
+        let named = parse("[adapter.anthropic]\ntokenizer = \"cl100k_base\"\n")?;
+        assert_eq!(
+            named.tokenizer_for("claude-sonnet-4-5")?,
+            Tokenizer::configured(Encoding::Cl100kBase)
+        );
+        let wrong = parse("[adapter.anthropic]\ncache_ttl = \"2h\"\n")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(wrong.contains("`5m` or `1h`"), "{wrong}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_openai_cache_key_can_be_turned_off() -> Result<(), toml::de::Error> {
+        let off = parse("[adapter.openai]\nbase_url = \"http://x\"\nprompt_cache_key = false\n")?;
+        assert!(matches!(
+            off,
+            AdapterConfig::OpenAi {
+                prompt_cache_key: Some(false),
+                ..
+            }
+        ));
+        Ok(())
+    }
+
+    #[test]
     fn a_relative_script_is_found_beside_the_config() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         std::fs::write(dir.path().join("demo.toml"), "[[answers]]\ntext = \"hi\"\n")?;
