@@ -373,6 +373,7 @@ impl AgentLoop {
             system: (!system.is_empty()).then_some(system),
             tools: assembly.tools.clone(),
             messages,
+            session: Some(session.id().clone()),
         };
         Ok((assembly, request))
     }
