@@ -13,7 +13,10 @@
 //!   says. Context the workspace supplies stays: the instruction files
 //!   (`project:…`, `user:…`) and MCP servers' instructions (`mcp:…`); see
 //!   [`is_workspace_context`]. The tools stay too: overriding instructions
-//!   does not change what the agent can do.
+//!   does not change what the agent can do. An agent with an active
+//!   complete section ([`PromptSection::complete`]) keeps it: a complete
+//!   section is the whole prompt by the deployment's decision, rendered as
+//!   resolved, before any listener.
 //!
 //! Either way the text is inserted verbatim, never read as a template.
 //!
