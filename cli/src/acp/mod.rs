@@ -14,6 +14,7 @@
 
 mod approval;
 mod mcp;
+mod system_prompt;
 mod updates;
 
 use std::collections::HashMap;
@@ -23,11 +24,11 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
     InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    StopReason,
+    SessionCapabilities, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, InstructionsConfig, Session, SessionId, TurnError};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -52,6 +53,11 @@ struct Inner {
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The MCP servers: the deployment's and each session's.
     mcp: AcpMcp,
+    /// How each session finds its instruction files.
+    instructions: InstructionsConfig,
+    /// The client's name, from `initialize`: the owner of its system
+    /// prompt.
+    client: Mutex<String>,
 }
 
 /// One ACP session.
@@ -61,6 +67,8 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// What the session brought to its prompt, registered while it lives.
+    _brought: system_prompt::Brought,
 }
 
 impl Server {
@@ -71,6 +79,7 @@ impl Server {
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
         mcp: AcpMcp,
+        instructions: InstructionsConfig,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -79,6 +88,8 @@ impl Server {
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
                 mcp,
+                instructions,
+                client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
     }
@@ -92,11 +103,15 @@ impl Server {
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        let init = self.clone();
         Agent
             .v1()
             .name("dsh")
             .on_receive_request(
-                async |request: InitializeRequest, responder, _cx| {
+                async move |request: InitializeRequest, responder, _cx| {
+                    if let Some(client) = &request.client_info {
+                        *init.inner.client.lock() = client.name.clone();
+                    }
                     responder.respond(initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -157,19 +172,17 @@ impl Server {
             Err(error) => return responder.respond_with_error(error),
         };
         let session = Session::new().with_cwd(&cwd);
+        let (system_prompt, servers) = (request.system_prompt, request.mcp_servers);
         let mut failures = self.inner.mcp.optional_failures.clone();
-        if request.mcp_servers.is_empty() && failures.is_empty() {
-            return responder.respond_with_result(self.open_session(session));
+        if servers.is_empty() && failures.is_empty() {
+            return responder.respond_with_result(self.open_session(session, system_prompt));
         }
         let server = self.clone();
         cx.clone().spawn(async move {
             let id = session.id().clone();
             let mcp = &server.inner.mcp;
-            failures.extend(
-                mcp.start_session_servers(id.as_str(), &cwd, request.mcp_servers)
-                    .await,
-            );
-            let opened = server.open_session(session);
+            failures.extend(mcp.start_session_servers(id.as_str(), &cwd, servers).await);
+            let opened = server.open_session(session, system_prompt);
             if opened.is_err() {
                 mcp.servers.end_session(id.as_str()).await;
             }
@@ -188,14 +201,26 @@ impl Server {
     }
 
     /// Opens `session`, once its prompt renders.
-    fn open_session(&self, session: Session) -> Result<NewSessionResponse, Error> {
+    fn open_session(
+        &self,
+        session: Session,
+        system_prompt: Option<schema::SystemPrompt>,
+    ) -> Result<NewSessionResponse, Error> {
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &session,
+            &client,
+            system_prompt,
+        )?;
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
-        if let Err(error) = render_prompt(&assembly) {
+        if let Err(errors) = render_prompt(&assembly) {
             return Err(Error::new(
                 ErrorCode::INTERNAL_ERROR,
-                format!("the agent's prompt does not render: {error}"),
+                format!("the agent's prompt does not render:\n{errors}"),
             ));
         }
         let id = session.id().clone();
@@ -204,6 +229,7 @@ impl Server {
             Slot {
                 session: Some(session),
                 turn: None,
+                _brought: brought,
             },
         );
         Ok(NewSessionResponse::new(id.to_string()))
@@ -313,12 +339,16 @@ impl Server {
 
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
 /// no session loading, text and resource links in prompts, MCP servers
-/// over stdio and streamable HTTP (not the older SSE).
+/// over stdio and streamable HTTP (not the older SSE), the client's system
+/// prompt in both modes.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(request.protocol_version)
         .agent_capabilities(
             AgentCapabilities::new()
-                .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false)),
+                .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false))
+                .session_capabilities(
+                    SessionCapabilities::new().system_prompt(system_prompt::capabilities()),
+                ),
         )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }

@@ -12,8 +12,10 @@ mod common;
 
 mod acp;
 mod acp_mcp;
+mod anthropic;
 mod check;
 mod context;
+mod instructions;
 mod mcp;
 mod prompt;
 mod run;
