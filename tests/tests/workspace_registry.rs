@@ -16,6 +16,7 @@ use dsh_agent_loop as _;
 use dsh_prompt_template as _;
 use dsh_tool_bash as _;
 use dsh_tool_fs as _;
+use dsh_tool_mcp as _;
 use dsh_tool_subagent as _;
 use dsh_tool_todo as _;
 use dsh_tools as _;
@@ -56,6 +57,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("tools/fs", "dsh-tool-fs", Reach::Linked),
     ("tools/todo", "dsh-tool-todo", Reach::Linked),
     ("tools/subagent", "dsh-tool-subagent", Reach::Linked),
+    ("tools/mcp", "dsh-tool-mcp", Reach::Linked),
     ("cli", "dsh-cli", Reach::Binary),
     ("tests", "dsh-tests", Reach::ThisCrate),
     ("benches", "dsh-benches", Reach::Benchmarks),
