@@ -82,6 +82,7 @@ mod arguments;
 mod error;
 mod panic;
 mod registry;
+mod report;
 mod selection;
 mod tool;
 
@@ -90,5 +91,6 @@ pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
 pub use panic::panic_message;
 pub use registry::ToolRegistry;
+pub use report::{FileChange, FileChanges, ToolLocation};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};
