@@ -13,6 +13,7 @@
 //! that ACP session.
 
 mod approval;
+mod fs;
 mod updates;
 
 use std::collections::HashMap;
@@ -20,8 +21,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    self, AgentCapabilities, CancelNotification, ContentBlock, FileSystemCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
+    PromptRequest, PromptResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
     StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -32,6 +34,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use self::approval::AskTheClient;
+use self::fs::SessionFiles;
 use self::updates::Updates;
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
@@ -47,11 +50,16 @@ struct Inner {
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// The client's file-system capabilities, from `initialize`.
+    client_fs: Mutex<FileSystemCapabilities>,
 }
 
 /// One ACP session.
 #[derive(Debug)]
 struct Slot {
+    /// Its `additionalDirectories`, where the file tools change files
+    /// without asking.
+    roots: Vec<PathBuf>,
     /// The loop's session; taken out while a turn runs on it.
     session: Option<Session>,
     /// The running turn's token.
@@ -72,6 +80,7 @@ impl Server {
                 agent,
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
+                client_fs: Mutex::new(FileSystemCapabilities::new()),
             }),
         }
     }
@@ -79,12 +88,13 @@ impl Server {
     /// The protocol's agent side, ready to connect to a transport (stdio,
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
-        let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
             .on_receive_request(
-                async |request: InitializeRequest, responder, _cx| {
+                async move |request: InitializeRequest, responder, _cx| {
+                    *init.inner.client_fs.lock() = request.client_capabilities.fs.clone();
                     responder.respond(initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -131,6 +141,7 @@ impl Server {
     /// where its tools run.
     fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = session_cwd(request.cwd)?;
+        let roots = fs::additional_directories(request.additional_directories)?;
         let session = Session::new().with_cwd(&cwd);
         // The prompt renders now or never: say so here, not at the first
         // prompt.
@@ -145,6 +156,7 @@ impl Server {
         self.inner.sessions.lock().insert(
             id.clone(),
             Slot {
+                roots,
                 session: Some(session),
                 turn: None,
             },
@@ -166,7 +178,7 @@ impl Server {
         };
         let id = SessionId::new(request.session_id.0.clone());
         let cancel = CancellationToken::new();
-        let session = {
+        let (session, roots) = {
             let mut sessions = self.inner.sessions.lock();
             let Some(slot) = sessions.get_mut(&id) else {
                 return responder.respond_with_error(
@@ -183,13 +195,15 @@ impl Server {
                 ));
             };
             slot.turn = Some(cancel.clone());
-            session
+            (session, slot.roots.clone())
         };
         let server = self.clone();
         // `$/cancel_request` of the prompt cancels the turn too.
         let cancelled = responder.cancellation();
         cx.clone().spawn(async move {
-            let stop = server.turn(session, &input, &cancel, &cancelled, &cx).await;
+            let stop = server
+                .turn(session, roots, &input, &cancel, &cancelled, &cx)
+                .await;
             responder.respond_with_result(stop.map(PromptResponse::new))
         })
     }
@@ -199,6 +213,7 @@ impl Server {
     async fn turn(
         &self,
         mut session: Session,
+        roots: Vec<PathBuf>,
         input: &str,
         cancel: &CancellationToken,
         cancelled: &RequestCancellation,
@@ -209,6 +224,14 @@ impl Server {
             session.id().clone(),
             acp_id.clone(),
             self.inner.agent_loop.tools().clone(),
+            session.cwd(),
+            cx.clone(),
+        );
+        let files = SessionFiles::new(
+            &self.inner.client_fs.lock(),
+            roots,
+            acp_id.clone(),
+            updates.clone(),
             cx.clone(),
         );
         let (events, text, progress) = (updates.clone(), updates.clone(), updates.clone());
@@ -220,6 +243,7 @@ impl Server {
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
+            .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
 
         let result = {
@@ -255,10 +279,13 @@ impl Server {
 }
 
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP.
+/// no session loading, text and resource links in prompts, no MCP, a
+/// session's `additionalDirectories`.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
+    let sessions = SessionCapabilities::new()
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(AgentCapabilities::new())
+        .agent_capabilities(AgentCapabilities::new().session_capabilities(sessions))
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
 

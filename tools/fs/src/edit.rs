@@ -18,12 +18,6 @@ use crate::{path_argument, titled};
 /// The `edit` tool's name.
 pub const EDIT_TOOL_NAME: &str = "edit";
 
-/// Section `tool:edit`: the habits across calls of `edit`.
-#[dsh_system_prompt::prompt_section(name = "tool:edit", order = 102, tool = "edit")]
-pub const EDIT_HABIT: &str = "To change part of an existing file, use edit rather than rewriting \
-the whole file. After an edit fails, read the file again before the next attempt instead of \
-guessing its text.";
-
 /// The arguments of one `edit` call.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

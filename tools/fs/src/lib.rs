@@ -102,12 +102,12 @@ use serde::Deserialize;
 
 pub use crate::access::{DiskFiles, FileAccess, FileError, MAX_FILE_BYTES, file_access};
 pub use crate::change::ChangeError;
-pub use crate::edit::{EDIT_HABIT, EDIT_TOOL_NAME, EditArgs, EditTool};
+pub use crate::edit::{EDIT_TOOL_NAME, EditArgs, EditTool};
 pub use crate::observe::Observations;
 pub use crate::read::ReadError;
 use crate::read::{Limits, read_window, window_of};
 pub use crate::workspace::{OutsideWorkspace, outside_workspace};
-pub use crate::write::{WRITE_HABIT, WRITE_TOOL_NAME, WriteArgs, WriteTool};
+pub use crate::write::{WRITE_TOOL_NAME, WriteArgs, WriteTool};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "read";
@@ -134,6 +134,17 @@ const COUNT_BYTES: u64 = 256 * 1024 * 1024;
 #[dsh_system_prompt::prompt_section(name = "tool:read", order = 100, tool = "read")]
 pub const READ_HABIT: &str = "Use read, not shell commands like cat, head or tail, to look at text \
 files. Its results have line numbers; page through long files with offset and limit.";
+
+/// Section `tool:write`: the habit across calls of the changing tools.
+#[dsh_system_prompt::prompt_section(name = "tool:write", order = 101, tool = "write")]
+pub const WRITE_HABIT: &str = "Read a file before you change it, and read it again when it may \
+have changed since: changes to a file this session has not seen as it is now are refused.";
+
+/// Section `tool:edit`: the habits across calls of `edit`.
+#[dsh_system_prompt::prompt_section(name = "tool:edit", order = 102, tool = "edit")]
+pub const EDIT_HABIT: &str = "To change part of an existing file, use edit rather than rewriting \
+the whole file. After an edit fails, read the file again before the next attempt instead of \
+guessing its text.";
 
 /// The arguments of one call.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -17,11 +17,6 @@ use crate::{path_argument, titled};
 /// The `write` tool's name.
 pub const WRITE_TOOL_NAME: &str = "write";
 
-/// Section `tool:write`: the habit across calls of the changing tools.
-#[dsh_system_prompt::prompt_section(name = "tool:write", order = 101, tool = "write")]
-pub const WRITE_HABIT: &str = "Read a file before you change it, and read it again when it may \
-have changed since: changes to a file this session has not seen as it is now are refused.";
-
 /// The arguments of one `write` call.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
