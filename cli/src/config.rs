@@ -925,6 +925,22 @@ persona = "x"
     }
 
     #[test]
+    fn the_acp_agent_example_asks_before_commands_and_file_changes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/acp-agent/dsh.toml");
+        let deployment = Deployment::load(Some(&path), BUILTINS).expect("valid");
+        assert_eq!(deployment.ask_first, ["bash", "edit", "write"]);
+        let tools: Vec<&str> = deployment.agents[0]
+            .tools
+            .iter()
+            .map(|tool| tool.get_ref().as_str())
+            .collect();
+        assert!(
+            tools.contains(&"write") && tools.contains(&"edit"),
+            "{tools:?}"
+        );
+    }
+
+    #[test]
     fn write_and_edit_take_absolute_roots() {
         let text = GOOD.replace(
             "[tools.task]",

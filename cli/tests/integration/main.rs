@@ -13,6 +13,7 @@ mod common;
 mod acp;
 mod check;
 mod context;
+mod files;
 mod prompt;
 mod run;
 mod trace;
