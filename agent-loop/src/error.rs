@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use dsh_system_prompt::RenderError;
+use dsh_system_prompt::{RenderError, RenderErrors};
 
 use crate::TurnEndReason;
 
@@ -170,14 +170,20 @@ fn known_tokenizers() -> String {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TurnError {
-    /// The step's prompt did not render, so no request was sent.
-    #[error("step {step}: the system prompt did not render, so no request was sent: {source}{}", render_hint(.source))]
+    /// The step's prompt (or its runtime contexts) did not render, so no
+    /// request was sent.
+    #[error(
+        "step {step}: the system prompt did not render, so no request was sent: {}{source}{}",
+        if .source.len() > 1 { "\n" } else { "" },
+        render_hint(.source)
+    )]
     Render {
         /// The step, from 1.
         step: u32,
-        /// The render error; it names the section and the variable.
+        /// Every problem of the prompt, then of the contexts; each names
+        /// its section and its variable.
         #[source]
-        source: Box<RenderError>,
+        source: RenderErrors,
     },
     /// The model adapter failed.
     #[error("step {step}: {source}")]
@@ -225,11 +231,14 @@ impl TurnError {
 
 /// The fix for the render failure the loop can explain: a session without
 /// a working directory.
-fn render_hint(error: &RenderError) -> &'static str {
-    match error {
-        RenderError::ValuelessVariable { reference, .. } if reference == crate::CWD_VARIABLE => {
-            "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"
-        }
-        _ => "",
+fn render_hint(errors: &RenderErrors) -> &'static str {
+    let homeless = errors.iter().any(|error| {
+        matches!(error, RenderError::ValuelessVariable { reference, .. }
+            if reference == crate::CWD_VARIABLE)
+    });
+    if homeless {
+        "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"
+    } else {
+        ""
     }
 }

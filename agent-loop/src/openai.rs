@@ -77,12 +77,11 @@ impl OpenAiConfig {
 /// parameters; tool calls and tool results map both ways.
 ///
 /// It streams: every request asks for `"stream": true`, and
-/// [`complete_streaming`](ModelAdapter::complete_streaming) passes each
+/// [`complete`](ModelAdapter::complete) passes each
 /// piece of text to its sink as the server sends it, while tool calls are
 /// assembled from their deltas and returned, in order, with the whole
 /// answer. A server that ignores `stream` and sends one `application/json`
-/// chat completion works too (its text reaches the sink at once);
-/// [`complete`](ModelAdapter::complete) streams and drops the pieces.
+/// chat completion works too (its text reaches the sink at once).
 ///
 /// The token usage the server reports — the last chunk of a stream (asked
 /// for with `stream_options.include_usage`) or the `usage` of a plain
@@ -279,17 +278,7 @@ impl OpenAiAdapter {
 
 #[async_trait]
 impl ModelAdapter for OpenAiAdapter {
-    /// Streams, and drops the pieces: one request path for both methods.
     async fn complete(
-        &self,
-        request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.complete_streaming(request, &|_: &str| {}, cancel)
-            .await
-    }
-
-    async fn complete_streaming(
         &self,
         request: &ModelRequest,
         on_text: TextSink<'_>,

@@ -166,14 +166,15 @@ impl Usage {
 
 /// A model backend: turns one [`ModelRequest`] into one [`ModelResponse`].
 ///
-/// The loop calls [`complete_streaming`](Self::complete_streaming) once
-/// per step; its default calls [`complete`](Self::complete). An adapter
-/// should stop early with [`ModelError::Cancelled`] when `cancel` fires; the
-/// loop also stops waiting for it then, so an adapter that ignores the
-/// token only wastes the work.
+/// One method: the loop calls [`complete`](Self::complete) once per step,
+/// with the hook the answer's text goes to as it arrives and the step's
+/// cancel signal, so a wrapper (a recorder, a retry) forwards one thing.
+/// An adapter should stop early with [`ModelError::Cancelled`] when
+/// `cancel` fires; the loop also stops waiting for it then, so an adapter
+/// that ignores the token only wastes the work.
 ///
 /// ```
-/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, async_trait};
+/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, async_trait};
 /// use tokio_util::sync::CancellationToken;
 ///
 /// /// Answers every request with the name of the model it was sent to.
@@ -182,38 +183,30 @@ impl Usage {
 ///
 /// #[async_trait]
 /// impl ModelAdapter for Echo {
-///     async fn complete(&self, request: &ModelRequest, _cancel: &CancellationToken) -> Result<ModelResponse, ModelError> {
-///         Ok(ModelResponse::text(format!("this is {}", request.model)))
+///     async fn complete(
+///         &self,
+///         request: &ModelRequest,
+///         on_text: TextSink<'_>,
+///         _cancel: &CancellationToken,
+///     ) -> Result<ModelResponse, ModelError> {
+///         let answer = format!("this is {}", request.model);
+///         on_text(&answer);
+///         Ok(ModelResponse::text(answer))
 ///     }
 /// }
 /// ```
 #[async_trait]
 pub trait ModelAdapter: Send + Sync + 'static {
-    /// Sends one request and waits for the model's answer.
-    async fn complete(
-        &self,
-        request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError>;
-
     /// Sends one request and passes the answer's text to `on_text` piece
     /// by piece as the model writes it; the pieces, joined, are the
-    /// response's [`text`](ModelResponse::text). The loop calls this one.
-    ///
-    /// The default waits for [`complete`](Self::complete) and passes its
-    /// whole text at once; an adapter that can stream overrides it.
-    async fn complete_streaming(
+    /// response's [`text`](ModelResponse::text). An adapter that cannot
+    /// stream passes the whole text once, when it has it.
+    async fn complete(
         &self,
         request: &ModelRequest,
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        let answer = self.complete(request, cancel).await?;
-        if !answer.text.is_empty() {
-            on_text(&answer.text);
-        }
-        Ok(answer)
-    }
+    ) -> Result<ModelResponse, ModelError>;
 }
 
 /// Where an adapter sends the text of an answer as it arrives.

@@ -113,21 +113,10 @@ impl ModelAdapter for Recording {
     async fn complete(
         &self,
         request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.record(request)?;
-        self.inner.complete(request, cancel).await
-    }
-
-    async fn complete_streaming(
-        &self,
-        request: &ModelRequest,
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         self.record(request)?;
-        self.inner
-            .complete_streaming(request, on_text, cancel)
-            .await
+        self.inner.complete(request, on_text, cancel).await
     }
 }

@@ -198,7 +198,9 @@ async fn complete(
     adapter: &OpenAiAdapter,
     request: &ModelRequest,
 ) -> Result<ModelResponse, ModelError> {
-    adapter.complete(request, &CancellationToken::new()).await
+    adapter
+        .complete(request, &|_: &str| {}, &CancellationToken::new())
+        .await
 }
 
 /// One server-sent event whose data is `chunk`.
@@ -245,7 +247,7 @@ async fn stream(
         pieces.lock().push(piece.to_owned());
         also(piece);
     };
-    let response = adapter.complete_streaming(request, &on_text, cancel).await;
+    let response = adapter.complete(request, &on_text, cancel).await;
     (response, pieces.into_inner())
 }
 
@@ -552,7 +554,9 @@ async fn cancellation_stops_waiting_for_the_server() -> TestResult {
         })
     };
     let started = std::time::Instant::now();
-    let result = adapter.complete(&request(None, "hi"), &cancel).await;
+    let result = adapter
+        .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
+        .await;
     canceller.await?;
     assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
     assert!(started.elapsed() < Duration::from_secs(4));

@@ -17,7 +17,7 @@ use crate::canonical_request;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
-use crate::prompt_problems::render_problems;
+use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::PromptTokens;
 use crate::runtime;
 
@@ -28,7 +28,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
-                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
+                .map_err(|errors| prompt_problems(deployment, agent, &errors))?;
             // The prompt byte for byte; a terminal also gets a final newline
             // so the shell's prompt does not stick to the last line.
             if std::io::stdout().is_terminal() && !text.ends_with('\n') {
@@ -39,7 +39,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
         }
         Format::Explain => {
             let prompt = render_prompt_with_spans(&assembly)
-                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
+                .map_err(|errors| prompt_problems(deployment, agent, &errors))?;
             let tokens =
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
             let scope = runtime::loop_agent(agent).scope().clone();
