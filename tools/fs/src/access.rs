@@ -166,11 +166,18 @@ impl From<ReadError> for FileError {
                 path,
                 source,
             },
-            // A whole-file read has no window to be past.
-            ReadError::OffsetPastEnd { path, .. } => Self::Io {
+            // A whole-file read has no window to be past; should one
+            // be reported, it is said as it is.
+            ReadError::OffsetPastEnd {
+                path,
+                offset,
+                lines,
+            } => Self::Io {
                 action: "read",
                 path,
-                source: io::Error::other("unexpected window"),
+                source: io::Error::other(format!(
+                    "line {offset} is past the end, which has {lines} lines"
+                )),
             },
         }
     }
@@ -198,26 +205,31 @@ impl DiskFiles {
 #[async_trait]
 impl FileAccess for DiskFiles {
     async fn read_text(&self, path: &Path) -> Result<String, FileError> {
-        let path = path.to_owned();
-        blocking(move || read_whole(&path)).await
+        let owned = path.to_owned();
+        blocking("read", path, move || read_whole(&owned)).await
     }
 
     async fn write_text(&self, path: &Path, text: &str) -> Result<(), FileError> {
-        let (path, text) = (path.to_owned(), text.to_owned());
-        blocking(move || replace_file(&path, |file| file.write_all(text.as_bytes()))).await
+        let (owned, text) = (path.to_owned(), text.to_owned());
+        blocking("write", path, move || {
+            replace_file(&owned, |file| file.write_all(text.as_bytes()))
+        })
+        .await
     }
 }
 
-/// Runs blocking file work where blocking is allowed.
+/// Runs blocking work on the file at `path` where blocking is allowed.
 async fn blocking<T: Send + 'static>(
+    action: &'static str,
+    path: &Path,
     work: impl FnOnce() -> Result<T, FileError> + Send + 'static,
 ) -> Result<T, FileError> {
     tokio::task::spawn_blocking(work)
         .await
         .unwrap_or_else(|error| {
             Err(FileError::Io {
-                action: "reach",
-                path: PathBuf::new(),
+                action,
+                path: path.to_owned(),
                 source: io::Error::other(format!("the file task failed: {error}")),
             })
         })

@@ -545,3 +545,27 @@ async fn a_long_change_is_shown_bounded() {
         shown.ends_with("[… lines 41-500 are not shown; call read with offset=41 to see them]")
     );
 }
+
+#[tokio::test]
+async fn a_file_larger_than_a_whole_file_change_holds_is_refused() {
+    let project = Project::new();
+    let size = dsh_tool_fs::MAX_FILE_BYTES + 1;
+    let file = std::fs::File::create(project.path("huge.log")).expect("create");
+    file.set_len(size).expect("grow");
+    // A sparse file of zeros reads as binary; the size is checked first.
+    let result = project.write("huge.log", "small\n").await;
+    assert_error(
+        &result,
+        &format!(
+            "tool `write` failed: `{}` has {size} bytes, more than the {} a whole-file change holds; change it with a command instead",
+            project.path("huge.log").display(),
+            dsh_tool_fs::MAX_FILE_BYTES
+        ),
+    );
+    assert_eq!(
+        std::fs::metadata(project.path("huge.log"))
+            .expect("stat")
+            .len(),
+        size
+    );
+}
