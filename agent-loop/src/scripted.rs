@@ -242,6 +242,7 @@ mod tests {
             system: None,
             tools: Vec::new(),
             messages: Vec::new(),
+            session: None,
         }
     }
 

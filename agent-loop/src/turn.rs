@@ -389,6 +389,7 @@ impl AgentLoop {
             system: (!system.is_empty()).then_some(system),
             tools: assembly.tools.clone(),
             messages,
+            session: Some(session.id().clone()),
         };
         Ok((assembly, request))
     }

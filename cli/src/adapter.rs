@@ -56,6 +56,15 @@ pub(crate) fn build(
             (AdapterConfig::OpenAi { base_url, .. }, ModelError::InvalidBaseUrl { .. }) => file
                 .problem(error.to_string())
                 .label(base_url.span(), "not an http(s) URL"),
+            (
+                AdapterConfig::Anthropic {
+                    base_url: Some(base_url),
+                    ..
+                },
+                ModelError::InvalidBaseUrl { .. },
+            ) => file
+                .problem(error.to_string())
+                .label(base_url.span(), "not an http(s) URL"),
             (AdapterConfig::Scripted { answers, .. }, _) => file
                 .problem(error.to_string())
                 .label(answers.span(), "this script")

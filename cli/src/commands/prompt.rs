@@ -107,6 +107,7 @@ fn choice_name(choice: TokenizerChoice) -> &'static str {
     match choice {
         TokenizerChoice::Configured => "configured",
         TokenizerChoice::Model => "model",
+        TokenizerChoice::Estimate => "estimate",
         // `Default`, and any way of choosing a later loop adds.
         _ => "default",
     }
@@ -227,6 +228,10 @@ fn tokenizer_origin(deployment: &Deployment, agent: &AgentSpec, tokenizer: Token
     match tokenizer.choice() {
         TokenizerChoice::Configured => format!("{encoding} (`tokenizer` in {table})"),
         TokenizerChoice::Model => format!("{encoding} (selected by model `{model}`)"),
+        TokenizerChoice::Estimate => format!(
+            "{encoding} (an estimate: Anthropic ships no offline tokenizer for model `{model}`, \
+             so these counts are {encoding} estimates; the API's own counts are in `dsh run --trace`)"
+        ),
         _ => format!(
             "{encoding} (the default: no tokenizer is known for model `{model}`; \
              set `tokenizer` in {table} to choose one)"
