@@ -14,6 +14,7 @@
 
 mod approval;
 mod fs;
+mod system_prompt;
 mod updates;
 
 use std::collections::HashMap;
@@ -28,7 +29,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, InstructionsConfig, Session, SessionId, TurnError};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -52,6 +53,11 @@ struct Inner {
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The client's file-system capabilities, from `initialize`.
     client_fs: Mutex<FileSystemCapabilities>,
+    /// How each session finds its instruction files.
+    instructions: InstructionsConfig,
+    /// The client's name, from `initialize`: the owner of its system
+    /// prompt.
+    client: Mutex<String>,
 }
 
 /// One ACP session.
@@ -64,6 +70,8 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// What the session brought to its prompt, registered while it lives.
+    _brought: system_prompt::Brought,
 }
 
 impl Server {
@@ -73,6 +81,7 @@ impl Server {
         agent_loop: AgentLoop,
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
+        instructions: InstructionsConfig,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -81,6 +90,8 @@ impl Server {
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
+                instructions,
+                client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
     }
@@ -88,13 +99,17 @@ impl Server {
     /// The protocol's agent side, ready to connect to a transport (stdio,
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
-        let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
+        let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        let init = self.clone();
         Agent
             .v1()
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, _cx| {
                     *init.inner.client_fs.lock() = request.client_capabilities.fs.clone();
+                    if let Some(client) = &request.client_info {
+                        *init.inner.client.lock() = client.name.clone();
+                    }
                     responder.respond(initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -143,6 +158,14 @@ impl Server {
         let cwd = session_cwd(request.cwd)?;
         let roots = fs::additional_directories(request.additional_directories)?;
         let session = Session::new().with_cwd(&cwd);
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &session,
+            &client,
+            request.system_prompt,
+        )?;
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
@@ -159,6 +182,7 @@ impl Server {
                 roots,
                 session: Some(session),
                 turn: None,
+                _brought: brought,
             },
         );
         Ok(NewSessionResponse::new(id.to_string()))
@@ -279,10 +303,12 @@ impl Server {
 }
 
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP, a
-/// session's `additionalDirectories`.
+/// no session loading, text and resource links in prompts, no MCP, the
+/// client's system prompt in both modes, a session's
+/// `additionalDirectories`.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     let sessions = SessionCapabilities::new()
+        .system_prompt(system_prompt::capabilities())
         .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     InitializeResponse::new(request.protocol_version)
         .agent_capabilities(AgentCapabilities::new().session_capabilities(sessions))

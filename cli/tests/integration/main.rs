@@ -15,6 +15,7 @@ mod anthropic;
 mod check;
 mod context;
 mod files;
+mod instructions;
 mod prompt;
 mod run;
 mod trace;
