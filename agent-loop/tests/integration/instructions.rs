@@ -155,6 +155,8 @@ fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
         [
             "agent:persona",
             "tool:read",
+            "tool:write",
+            "tool:edit",
             "tool:bash",
             "project:AGENTS.md",
             "project:sub/AGENTS.md"
