@@ -21,6 +21,7 @@ mod diagnostics;
 mod prompt_problems;
 mod prompt_tokens;
 mod runtime;
+mod signals;
 mod trace;
 
 use std::process::ExitCode;

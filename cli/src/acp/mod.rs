@@ -13,6 +13,8 @@
 //! that ACP session.
 
 mod approval;
+mod shutdown;
+pub(crate) mod transport;
 mod updates;
 
 use std::collections::HashMap;

@@ -13,6 +13,7 @@ mod common;
 mod acp;
 mod check;
 mod context;
+mod harden;
 mod prompt;
 mod run;
 mod trace;

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -24,6 +25,26 @@ use crate::{SubagentCapabilities, SubagentError, SubagentProvider, SubagentRun, 
 /// How long a cancelled child may take to answer `cancelled` before it is
 /// stopped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// How many child agents of this process are running: a child counts from
+/// its start until its connection is closed and its process stopped.
+static LIVE_CHILDREN: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one running child while it lives.
+struct LiveChild;
+
+impl LiveChild {
+    fn new() -> Self {
+        LIVE_CHILDREN.fetch_add(1, Ordering::AcqRel);
+        Self
+    }
+}
+
+impl Drop for LiveChild {
+    fn drop(&mut self) {
+        LIVE_CHILDREN.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// Runs each task in an ACP agent started as a subprocess
 /// (`["dsh", "acp", "--config", "child.toml"]`, or any other agent that
@@ -76,6 +97,26 @@ impl AcpProvider {
     /// The command its children run.
     pub fn command(&self) -> &[String] {
         &self.command
+    }
+
+    /// How long a disposed child may take, at most, to stop on its own
+    /// (answer `session/cancel`, then exit when its stdin closes) before
+    /// its process group is killed.
+    pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+    /// Waits until no child agent of this process runs, at most `within`;
+    /// returns whether none does. A front end calls it before it exits:
+    /// a child stopped gently stops its own tools' processes, which a
+    /// child killed outright cannot.
+    pub async fn wait_for_children(within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        while LIVE_CHILDREN.load(Ordering::Acquire) > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
     }
 }
 
@@ -154,6 +195,7 @@ struct Child {
 
 impl Child {
     async fn run(self) -> Ended {
+        let _live = LiveChild::new();
         let agent =
             AcpAgent::new(AcpAgentConfig::new(&self.program).args(self.args.iter().cloned()));
         // The text of the child's answer since its last tool call: what it
