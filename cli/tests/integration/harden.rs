@@ -218,3 +218,206 @@ fn an_invalid_utf8_line_is_a_parse_error_and_the_server_goes_on() {
     let (code, stderr) = acp.wait();
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
 }
+
+/// The processes of process group `group` that still run.
+fn group_members(group: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let Some((_, rest)) = stat.rsplit_once(')') else {
+                    return false;
+                };
+                // state, ppid, pgrp
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                fields.first() != Some(&"Z") && fields.get(2) == Some(&group.to_string().as_str())
+            })
+        })
+        .collect()
+}
+
+/// A parent `dsh acp` whose agent asks `helper`, an `acp` child running
+/// `dsh acp` on a deployment whose model runs a long command that writes
+/// its pid and its parent's (the child dsh) to `pids`.
+fn parent_child_tree(dir: &Path) -> (String, PathBuf) {
+    let child_dir = dir.join("child");
+    std::fs::create_dir_all(&child_dir).expect("child dir");
+    let pids = dir.join("pids");
+    let child_config = deployment(
+        &child_dir,
+        &bash_answer(&format!("echo $$ $PPID > {}; sleep 60", pids.display())),
+        "",
+        &["bash"],
+    );
+    let tables = format!(
+        "[tools.helper]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = {:?}\n",
+        [env!("CARGO_BIN_EXE_dsh"), "acp", "--config", &child_config]
+    );
+    let config = deployment(
+        dir,
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"helper\"\narguments = { prompt = \"wait\" }\n",
+        &tables,
+        &["helper"],
+    );
+    (config, pids)
+}
+
+/// Starts the tree and waits until the grandchild command runs: the
+/// parent's session, and the pids of the command and the child dsh.
+fn start_tree(dir: &Path) -> (Acp, u32, u32) {
+    let (config, pids) = parent_child_tree(dir);
+    let mut acp = Acp::start(&config);
+    acp.initialize();
+    let session = acp.new_session(1, dir);
+    acp.prompt(2, &session, "ask the helper");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (command, child) = loop {
+        if let Some((command, child)) = std::fs::read_to_string(&pids)
+            .ok()
+            .and_then(|text| {
+                let (a, b) = text.trim().split_once(' ')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+        {
+            break (command, child);
+        }
+        assert!(Instant::now() < deadline, "the grandchild never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (acp, command, child)
+}
+
+#[track_caller]
+fn assert_tree_gone(parent: u32, child: u32, command: u32) {
+    assert_ends(parent, "the parent dsh");
+    assert_ends(child, "the child dsh acp");
+    assert_ends(command, "the grandchild command");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !group_members(command).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        group_members(command),
+        Vec::<u32>::new(),
+        "a process of the command's group outlived dsh"
+    );
+}
+
+// ---- The class: no process of the tree survives ----
+
+#[test]
+fn closing_stdin_stops_every_process_of_the_tree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut acp, command, child) = start_tree(dir.path());
+    let parent = acp.child.id();
+    acp.close_stdin();
+    let (code, stderr) = acp.wait();
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_tree_gone(parent, child, command);
+}
+
+#[test]
+fn sigterm_stops_every_process_of_the_tree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (acp, command, child) = start_tree(dir.path());
+    let parent = acp.child.id();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &parent.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let (code, stderr) = acp.wait();
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_tree_gone(parent, child, command);
+}
+
+#[test]
+fn sighup_stops_the_running_command_of_dsh_acp() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    let config = deployment(
+        dir.path(),
+        &bash_answer(&format!("echo $$ > {}; sleep 60", pid_file.display())),
+        "",
+        &["bash"],
+    );
+    let mut acp = Acp::start(&config);
+    acp.initialize();
+    let session = acp.new_session(1, dir.path());
+    acp.prompt(2, &session, "run it");
+    let pid = pid_in(&pid_file);
+    let parent = acp.child.id();
+    std::process::Command::new("kill")
+        .args(["-HUP", &parent.to_string()])
+        .status()
+        .expect("kill runs");
+    let (code, stderr) = acp.wait();
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_ends(pid, "the turn's command");
+}
+
+// ---- 8. Bounded input ----
+
+#[test]
+fn a_line_over_the_cap_is_refused_with_a_short_echo_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
+    let mut acp = Acp::start(&config);
+    acp.initialize();
+    // 17 MiB of a JSON string: over the 16 MiB a line may have.
+    let mut line = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":\"".to_vec();
+    line.resize(17 * 1024 * 1024, b'a');
+    line.extend_from_slice(b"\"}");
+    acp.send_bytes(&line);
+    let error = acp.next();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    let text = error.to_string();
+    assert!(text.contains("limit"), "the error names the limit: {text}");
+    assert!(text.len() < 2000, "the echo is short: {} bytes", text.len());
+    // A long line that is not JSON: the echo is cut too.
+    acp.send_bytes(&vec![b'x'; 100_000]);
+    let error = acp.next();
+    assert_eq!(error["error"]["code"], -32700);
+    assert!(error.to_string().len() < 2000, "{error}");
+    let session = acp.new_session(4, dir.path());
+    assert!(!session.is_empty());
+    acp.close_stdin();
+    assert_eq!(acp.wait().0, Some(0));
+}
+
+// ---- 6. Signals end `dsh run` cleanly ----
+
+#[test]
+fn sigterm_and_sighup_stop_the_running_command_of_dsh_run() {
+    for signal in ["-TERM", "-HUP"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("pid");
+        let config = deployment(
+            dir.path(),
+            &bash_answer(&format!("echo $$ > {}; sleep 60", pid_file.display())),
+            "",
+            &["bash"],
+        );
+        let mut run = common::command(&["run", "--config", &config, "-p", "go"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("dsh run starts");
+        let pid = pid_in(&pid_file);
+        std::process::Command::new("kill")
+            .args([signal, &run.id().to_string()])
+            .status()
+            .expect("kill runs");
+        let status = run.wait().expect("dsh run ends");
+        let mut stderr = String::new();
+        if let Some(mut pipe) = run.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        assert_eq!(status.code(), Some(1), "{signal}: {stderr}");
+        assert!(stderr.contains("stopped by SIG"), "{signal}: {stderr}");
+        assert_ends(pid, "the command of `dsh run`");
+    }
+}
