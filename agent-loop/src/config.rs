@@ -99,6 +99,20 @@ impl<S: Borrow<str>> AdapterConfig<S> {
         }
     }
 
+    /// The environment variables that hold this adapter's secrets (its
+    /// API key): what a tool's subprocess must not inherit, and what a
+    /// request log must not contain. A new adapter with a secret adds its
+    /// arm here, and every front end that strips or redacts secrets covers
+    /// it.
+    pub fn secret_env_vars(&self) -> Vec<&str> {
+        match self {
+            Self::OpenAi { api_key_env, .. } => {
+                api_key_env.iter().map(|var| var.borrow()).collect()
+            }
+            Self::Scripted { .. } => Vec::new(),
+        }
+    }
+
     /// The `tokenizer` key as written, when the table sets one.
     pub fn tokenizer_name(&self) -> Option<&S> {
         match self {
@@ -188,6 +202,18 @@ mod tests {
             .err()
             .map(|error| error.to_string())
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_adapters_secret_variables_are_its_key_variables() -> Result<(), toml::de::Error> {
+        let openai =
+            parse("[adapter.openai]\nbase_url = \"http://x\"\napi_key_env = \"MY_KEY\"\n")?;
+        assert_eq!(openai.secret_env_vars(), ["MY_KEY"]);
+        let local = parse("[adapter.openai]\nbase_url = \"http://x\"\n")?;
+        assert!(local.secret_env_vars().is_empty());
+        let scripted = parse("[adapter.scripted]\nanswers = \"a.toml\"\n")?;
+        assert!(scripted.secret_env_vars().is_empty());
+        Ok(())
     }
 
     #[test]

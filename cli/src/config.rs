@@ -78,6 +78,9 @@ use layers::{PresetFile, ToolOrderList, check_layer};
 pub(crate) use layers::{LayerSpec, SectionSpec};
 pub(crate) use string_offsets::string_file_range;
 
+/// The built-in tool whose table takes `env_remove`.
+const BASH_TOOL: &str = "bash";
+
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
 pub(crate) const EMBEDDED: &str = include_str!(concat!(
@@ -106,6 +109,9 @@ pub(crate) struct Deployment {
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub(crate) ask_first: Vec<String>,
+    /// `[tools.bash] env_remove`: variables `bash` commands run without,
+    /// besides the adapter's secrets (`secret_env_vars`).
+    pub(crate) bash_env_remove: Vec<String>,
     /// What the deployment adds to the global layer: its `tool_order`.
     pub(crate) global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
@@ -136,6 +142,8 @@ struct ToolTable {
     command: Option<Spanned<Vec<Spanned<String>>>>,
     child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
     permission: Option<Spanned<Permission>>,
+    /// For `[tools.bash]`: environment variables its commands run without.
+    env_remove: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// A configured tool instance, checked.
@@ -291,7 +299,7 @@ impl Deployment {
             broken: HashSet::new(),
             problems: Vec::new(),
         };
-        let ask_first = checks.tool_tables(tools);
+        let (ask_first, bash_env_remove) = checks.tool_tables(tools);
         let tokenizer = checks.tokenizer(&adapter);
         let global_layer = check_layer(
             &file,
@@ -328,6 +336,7 @@ impl Deployment {
                 tokenizer,
                 tools,
                 ask_first,
+                bash_env_remove,
                 global_layer,
                 presets,
                 agents,
@@ -477,9 +486,14 @@ struct Checks<'a> {
 impl Checks<'_> {
     /// The `[tools.<name>]` tables: a built-in's has only `permission`; an
     /// instance's has a `kind` and a `provider`, and its child table's
-    /// tools are tools. Returns the tools that ask first.
-    fn tool_tables(&mut self, tables: BTreeMap<String, Spanned<ToolTable>>) -> Vec<String> {
+    /// tools are tools; only `bash`'s has `env_remove`. Returns the tools
+    /// that ask first, and the variables `bash` runs without.
+    fn tool_tables(
+        &mut self,
+        tables: BTreeMap<String, Spanned<ToolTable>>,
+    ) -> (Vec<String>, Vec<String>) {
         let mut ask_first = Vec::new();
+        let mut bash_env_remove = Vec::new();
         for (name, table) in tables {
             let span = table.span();
             let ToolTable {
@@ -488,7 +502,25 @@ impl Checks<'_> {
                 command,
                 child,
                 permission,
+                env_remove,
             } = table.into_inner();
+            if let Some(env_remove) = env_remove {
+                if name == BASH_TOOL {
+                    bash_env_remove
+                        .extend(env_remove.into_inner().into_iter().map(Spanned::into_inner));
+                } else {
+                    self.problems.push(
+                        self.file
+                            .problem(format!(
+                                "`env_remove` is a setting of `[tools.{BASH_TOOL}]`, not of `[tools.{name}]`"
+                            ))
+                            .label(env_remove.span(), "here")
+                            .help(format!(
+                                "move it to `[tools.{BASH_TOOL}]`: the variables its commands run without"
+                            )),
+                    );
+                }
+            }
             if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
                 ask_first.push(name.clone());
             }
@@ -547,7 +579,7 @@ impl Checks<'_> {
             };
             self.instances.insert(name, Spanned::new(span, instance));
         }
-        ask_first
+        (ask_first, bash_env_remove)
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,

@@ -29,17 +29,17 @@ use dsh_tool_todo as _;
 
 /// The tools every deployment has without configuring them, in the order
 /// the model is told about them; `todo` is the todo tool among them.
-fn builtin_tools(todo: Arc<TodoWriteTool>) -> Vec<Arc<dyn Tool>> {
+fn builtin_tools(todo: Arc<TodoWriteTool>, bash_env_remove: &[String]) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(dsh_tool_fs::ReadTool::new()),
-        Arc::new(dsh_tool_bash::BashTool::new()),
+        Arc::new(dsh_tool_bash::BashTool::new().without_env(bash_env_remove)),
         todo,
     ]
 }
 
 /// The names of the built-in tools, as their crates define them.
 pub(crate) fn builtin_tool_names() -> Vec<String> {
-    builtin_tools(Arc::new(TodoWriteTool::new()))
+    builtin_tools(Arc::new(TodoWriteTool::new()), &[])
         .iter()
         .map(|tool| tool.name().to_owned())
         .collect()
@@ -100,7 +100,16 @@ impl Runtime {
                 "the todo list context cannot be registered: {error}"
             ))]
         })?;
-        for tool in builtin_tools(todo) {
+        // Commands never see the adapter's secrets (its API key), nor
+        // what the deployment lists in `[tools.bash] env_remove`.
+        let bash_env_remove: Vec<String> = deployment
+            .adapter
+            .secret_env_vars()
+            .into_iter()
+            .map(str::to_owned)
+            .chain(deployment.bash_env_remove.iter().cloned())
+            .collect();
+        for tool in builtin_tools(todo, &bash_env_remove) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
                 vec![Problem::new(format!(

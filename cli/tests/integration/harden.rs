@@ -275,13 +275,10 @@ fn start_tree(dir: &Path) -> (Acp, u32, u32) {
     acp.prompt(2, &session, "ask the helper");
     let deadline = Instant::now() + Duration::from_secs(60);
     let (command, child) = loop {
-        if let Some((command, child)) = std::fs::read_to_string(&pids)
-            .ok()
-            .and_then(|text| {
-                let (a, b) = text.trim().split_once(' ')?;
-                Some((a.parse().ok()?, b.parse().ok()?))
-            })
-        {
+        if let Some((command, child)) = std::fs::read_to_string(&pids).ok().and_then(|text| {
+            let (a, b) = text.trim().split_once(' ')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        }) {
             break (command, child);
         }
         assert!(Instant::now() < deadline, "the grandchild never ran");
@@ -420,4 +417,103 @@ fn sigterm_and_sighup_stop_the_running_command_of_dsh_run() {
         assert!(stderr.contains("stopped by SIG"), "{signal}: {stderr}");
         assert_ends(pid, "the command of `dsh run`");
     }
+}
+
+// ---- 5. Secrets never reach the model or the log ----
+
+/// A chat-completions server whose model first runs `command` with
+/// `bash`, then answers; it keeps every request it got.
+fn model_running(command: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::extract::{Json, State};
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+    let seen: Seen = Seen::default();
+    let app = axum::Router::new()
+        .route(
+            "/v1/chat/completions",
+            axum::routing::post(
+                async move |State(seen): State<Seen>, Json(request): Json<Value>| {
+                    let mut seen = seen.lock().expect("requests");
+                    seen.push(request);
+                    let message = if seen.len() == 1 {
+                        json!({"role": "assistant", "content": null, "tool_calls": [{
+                            "id": "call_1", "type": "function",
+                            "function": {"name": "bash",
+                                         "arguments": json!({"command": command}).to_string()}}]})
+                    } else {
+                        json!({"role": "assistant", "content": "done"})
+                    };
+                    Json(json!({"id": "x", "object": "chat.completion",
+                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}))
+                },
+            ),
+        )
+        .with_state(seen.clone());
+    (common::serve(app), seen)
+}
+
+#[test]
+fn bash_runs_without_the_api_key_and_no_request_log_holds_it() {
+    const KEY: &str = "sk-secret-0123456789abcdef";
+    const OTHER: &str = "token-listed-in-env-remove";
+    let (base_url, seen) =
+        model_running("echo \"key=$DSH_TEST_SECRET_KEY other=$DSH_TEST_OTHER_TOKEN\"");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.openai]\nbase_url = {base_url:?}\nmodel = \"m\"\n\
+             api_key_env = \"DSH_TEST_SECRET_KEY\"\n\
+             [tools.bash]\nenv_remove = [\"DSH_TEST_OTHER_TOKEN\"]\n\
+             [[agents]]\nid = \"a\"\ntools = [\"bash\"]\npersona = \"You help.\"\n"
+        ),
+    );
+    let log = dir.path().join("requests.jsonl");
+    let cwd = dir.path().display().to_string();
+    let output = common::command(&[
+        "run",
+        "--config",
+        &config,
+        "--cwd",
+        &cwd,
+        "--record-requests",
+        &log.display().to_string(),
+        "-p",
+        "print the key",
+    ])
+    .env("DSH_TEST_SECRET_KEY", KEY)
+    .env("DSH_TEST_OTHER_TOKEN", OTHER)
+    .output()
+    .expect("dsh runs");
+    common::assert_status(&output, 0);
+
+    let seen = seen.lock().expect("requests");
+    assert_eq!(seen.len(), 2);
+    let conversation = seen[1].to_string();
+    assert!(
+        conversation.contains("key= other="),
+        "the command ran, without either variable: {conversation}"
+    );
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    for secret in [KEY, OTHER] {
+        assert!(!conversation.contains(secret), "{secret} reached the model");
+        assert!(!logged.contains(secret), "{secret} reached the log");
+    }
+}
+
+#[test]
+fn env_remove_belongs_to_the_bash_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(
+        dir.path(),
+        "answers = []\n",
+        "[tools.read]\nenv_remove = [\"X\"]\n",
+        &["bash"],
+    );
+    let output = common::dsh(&["check", "--config", &config]);
+    common::assert_status(&output, 1);
+    let stderr = common::stderr(&output);
+    assert!(
+        stderr.contains("`env_remove` is a setting of `[tools.bash]`"),
+        "{stderr}"
+    );
 }
