@@ -76,7 +76,7 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
-pub(crate) use string_offsets::string_file_range;
+pub(crate) use string_offsets::StringFileMap;
 
 /// The built-in tool whose table takes `env_remove`.
 const BASH_TOOL: &str = "bash";

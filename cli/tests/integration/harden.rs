@@ -517,3 +517,76 @@ fn env_remove_belongs_to_the_bash_table() {
         "{stderr}"
     );
 }
+
+// ---- 3. A diagnostic past column 65,535 ----
+
+#[test]
+fn a_problem_past_column_65535_is_shown_with_its_snippet_clipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::write(&dir.path().join("answers.toml"), "answers = []\n");
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"a\"\ntools = []\npersona = \"{} <<nope>>\"\n",
+            "x".repeat(70_000)
+        ),
+    );
+    let output = common::dsh(&["check", "--config", &config]);
+    common::assert_status(&output, 1);
+    let stderr = common::stderr(&output);
+    assert!(
+        stderr.contains("unknown variable `<<nope>>`"),
+        "the problem is shown: {stderr}"
+    );
+    assert!(stderr.contains(":7:70013]"), "at its real column: {stderr}");
+    assert!(stderr.contains("…x"), "the snippet is clipped: {stderr}");
+    assert!(stderr.len() < 2_000, "{} bytes", stderr.len());
+}
+
+// ---- 10. Reports: linear, capped, escaped ----
+
+#[test]
+fn a_report_shows_50_problems_then_counts_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::write(&dir.path().join("answers.toml"), "answers = []\n");
+    let references: Vec<String> = (0..16_000).map(|n| format!("<<bad{n}>>")).collect();
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"a\"\ntools = []\npersona = \"\"\"{}\"\"\"\n",
+            references.join("\n")
+        ),
+    );
+    let output = common::dsh(&["check", "--config", &config]);
+    common::assert_status(&output, 1);
+    let stderr = common::stderr(&output);
+    assert_eq!(stderr.matches("unknown variable").count(), 50);
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("and 15950 more problems (fix these first)"),
+        "{}",
+        &stderr[stderr.len().saturating_sub(300)..]
+    );
+}
+
+#[test]
+fn terminal_escapes_from_the_file_are_shown_escaped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("dsh.toml");
+    std::fs::write(
+        &config,
+        "[adapter.scripted]\nanswers = \"a.toml\"\n# \x1b]0;pwned\x07 \x1b[2J\n[[agents]]\n",
+    )
+    .expect("write");
+    let output = common::dsh(&["check", "--config", &config.display().to_string()]);
+    common::assert_status(&output, 1);
+    let stderr = common::stderr(&output);
+    assert!(
+        !stderr.contains('\x1b') && !stderr.contains('\x07'),
+        "raw escapes reached the terminal: {stderr:?}"
+    );
+    assert!(stderr.contains("\\u{1b}"), "shown escaped: {stderr}");
+}

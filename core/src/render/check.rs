@@ -1,9 +1,8 @@
 //! `check_prompt`: every problem of every section, where a render stops at
 //! the first.
 
-use dsh_prompt_template::{ParseErrors, Reference, Template, position_of};
+use dsh_prompt_template::{ParseErrors, Position, Positions, Reference, Template, position_of};
 
-use crate::render::lookup;
 use crate::{AssembledSection, PromptAssembly, RenderError, RenderErrors, closest};
 
 /// Checks everything [`render_prompt`](crate::render_prompt) checks, and
@@ -62,9 +61,13 @@ pub fn check_prompt(assembly: &PromptAssembly) -> Result<(), RenderErrors> {
                 &parsed
             }
         };
+        // References come in order: their positions cost one pass over
+        // the text, however many are wrong.
+        let mut positions = Positions::new(text);
         for reference in template.references(text) {
-            if let Err(error) = lookup(assembly, section, &reference) {
-                errors.push(error);
+            if !matches!(assembly.variables.get(reference.name), Some(Some(_))) {
+                let position = positions.at(reference.offset);
+                errors.push(reference_error_at(assembly, section, &reference, position));
             }
         }
     }
@@ -107,6 +110,17 @@ pub(super) fn reference_error(
     reference: &Reference<'_>,
 ) -> RenderError {
     let position = position_of(section.text(), reference.offset);
+    reference_error_at(assembly, section, reference, position)
+}
+
+/// [`reference_error`], its position known.
+#[cold]
+fn reference_error_at(
+    assembly: &PromptAssembly,
+    section: &AssembledSection,
+    reference: &Reference<'_>,
+    position: Position,
+) -> RenderError {
     // `<<` + name + `>>`.
     let span = reference.offset..reference.offset + reference.name.len() + 4;
     let section_name = section.name().to_string();
