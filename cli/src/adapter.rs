@@ -32,6 +32,7 @@ pub(crate) fn for_running(
     let model = build(deployment, Purpose::Run)?;
     Ok(match record {
         Some(path) => {
+            crate::outputs::check_output(deployment, path, "--record-requests")?;
             // The adapter's secrets, so that no request log ever holds
             // one, whatever route it took into the conversation.
             let secrets = deployment

@@ -254,12 +254,17 @@ impl Deployment {
     pub(crate) fn load(path: Option<&Path>, builtin_tools: &[&str]) -> Result<Self, Vec<Problem>> {
         let (file, dir) = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    vec![Problem::new(format!(
-                        "cannot read deployment `{}`: {error}",
-                        path.display()
-                    ))]
-                })?;
+                // Only a regular file, and at most a cap: a FIFO would hang,
+                // `/dev/zero` would fill memory.
+                let text = dsh_tools::read_input_file(path, dsh_tools::MAX_INPUT_FILE_BYTES)
+                    .map_err(|error| {
+                        vec![Problem::new(match error {
+                            dsh_tools::InputFileError::Io { source, .. } => {
+                                format!("cannot read deployment `{}`: {source}", path.display())
+                            }
+                            other => format!("cannot read deployment: {other}"),
+                        })]
+                    })?;
                 // `dsh.toml` has the parent `""`, which joins like `.`
                 // without adding `./` to the paths shown.
                 let dir = path.parent().map(Path::to_path_buf);

@@ -18,6 +18,7 @@ mod canonical_request;
 mod commands;
 mod config;
 mod diagnostics;
+mod outputs;
 mod prompt_problems;
 mod prompt_tokens;
 mod runtime;

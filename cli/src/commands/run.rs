@@ -48,6 +48,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .map_err(|problem| vec![problem])?;
     let trace = Arc::new(match &args.trace {
         Some(path) => {
+            crate::outputs::check_output(deployment, path, "--trace")
+                .map_err(|problem| vec![problem])?;
             Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
         }
         None => Trace::summary_only(Counting::Bytes),

@@ -590,3 +590,75 @@ fn terminal_escapes_from_the_file_are_shown_escaped() {
     );
     assert!(stderr.contains("\\u{1b}"), "shown escaped: {stderr}");
 }
+
+// ---- 7. Outputs never replace what the deployment reads ----
+
+#[test]
+fn trace_and_record_requests_never_replace_a_file_the_deployment_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"hi\"\n", "", &["bash"]);
+    let answers = dir.path().join("answers.toml");
+    let before = std::fs::read_to_string(&config).expect("config");
+    let answers_before = std::fs::read_to_string(&answers).expect("answers");
+    // The same files under other names, too.
+    let other_name = dir.path().join(".").join("dsh.toml");
+    for (flag, target) in [
+        ("--trace", config.clone()),
+        ("--record-requests", config.clone()),
+        ("--trace", answers.display().to_string()),
+        ("--record-requests", other_name.display().to_string()),
+    ] {
+        let output = common::dsh(&["run", "--config", &config, flag, &target, "-p", "hi"]);
+        common::assert_status(&output, 1);
+        let stderr = common::stderr(&output);
+        assert!(
+            stderr.contains("which the deployment reads"),
+            "{flag} {target}: {stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&config).expect("config"), before);
+        assert_eq!(
+            std::fs::read_to_string(&answers).expect("answers"),
+            answers_before
+        );
+    }
+}
+
+// ---- 11. Inputs that are not regular files ----
+
+#[test]
+fn a_deployment_or_answers_path_that_is_no_regular_file_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("fifo.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.display().to_string();
+    for (path, kind) in [
+        (fifo.as_str(), "a FIFO"),
+        ("/dev/zero", "a character device"),
+    ] {
+        let output = common::dsh(&["check", "--config", path]);
+        common::assert_status(&output, 1);
+        let stderr = common::stderr(&output);
+        assert!(stderr.contains(kind), "{path}: {stderr}");
+    }
+    // The adapter's script, too.
+    let config = common::config(
+        dir.path(),
+        "[adapter.scripted]\nanswers = \"/dev/zero\"\nmodel = \"m\"\n\
+         [[agents]]\nid = \"a\"\ntools = []\npersona = \"Hi.\"\n",
+    );
+    let output = common::dsh(&["run", "--config", &config, "-p", "hi"]);
+    common::assert_status(&output, 1);
+    let stderr = common::stderr(&output);
+    assert!(stderr.contains("a character device"), "{stderr}");
+    // Too large.
+    let big = dir.path().join("big.toml");
+    let file = std::fs::File::create(&big).expect("create");
+    file.set_len(17 * 1024 * 1024).expect("grow");
+    let output = common::dsh(&["check", "--config", &big.display().to_string()]);
+    common::assert_status(&output, 1);
+    assert!(common::stderr(&output).contains("larger than"));
+}
