@@ -570,12 +570,6 @@ impl Checks<'_> {
                 self.broken.insert(name);
                 continue;
             };
-            if let Some(child_tools) = child
-                .as_ref()
-                .and_then(|child| child.get_ref().tools.as_ref())
-            {
-                self.tool_list(&format!("the children of `{name}`"), child_tools);
-            }
             let instance = ToolInstance {
                 kind: *kind.get_ref(),
                 provider,
@@ -584,7 +578,91 @@ impl Checks<'_> {
             };
             self.instances.insert(name, Spanned::new(span, instance));
         }
+        self.children_tools();
         (ask_first, bash_env_remove)
+    }
+
+    /// The tools the children of each instance list, once every instance
+    /// is known (so one instance may list another, whatever their order),
+    /// and the cycles among them: children that can start themselves, or
+    /// each other, recurse without end.
+    fn children_tools(&mut self) {
+        let lists: Vec<(String, Vec<Spanned<String>>)> = self
+            .instances
+            .iter()
+            .filter_map(|(name, instance)| {
+                let tools = instance.get_ref().child.as_ref()?.get_ref().tools.clone()?;
+                Some((name.clone(), tools))
+            })
+            .collect();
+        for (name, tools) in &lists {
+            self.tool_list(&format!("the children of `{name}`"), tools);
+        }
+        // Edges: an instance's children list another instance (or itself).
+        let edges = |from: &str| -> Vec<&Spanned<String>> {
+            lists
+                .iter()
+                .find(|(name, _)| name == from)
+                .map(|(_, tools)| {
+                    tools
+                        .iter()
+                        .filter(|tool| self.instances.contains_key(tool.get_ref()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut reported: HashSet<Vec<String>> = HashSet::new();
+        for (start, _) in &lists {
+            // Depth-first from `start`, looking for a way back to it.
+            let mut stack: Vec<(String, Vec<&Spanned<String>>)> = vec![(start.clone(), Vec::new())];
+            let mut visited = HashSet::new();
+            while let Some((at, path)) = stack.pop() {
+                for edge in edges(&at) {
+                    let next = edge.get_ref();
+                    let mut path = path.clone();
+                    path.push(edge);
+                    if next == start {
+                        let mut cycle: Vec<String> =
+                            path.iter().map(|tool| tool.get_ref().clone()).collect();
+                        cycle.sort();
+                        if reported.insert(cycle) {
+                            let problem = self.cycle(start, &path);
+                            self.problems.push(problem);
+                        }
+                    } else if visited.insert(next.clone()) {
+                        stack.push((next.clone(), path));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The problem of children that start each other: `path` are the tool
+    /// entries from `start`'s children back to `start`.
+    fn cycle(&self, start: &str, path: &[&Spanned<String>]) -> Problem {
+        let first = path[0];
+        let message = if path.len() == 1 {
+            format!(
+                "the children of `{start}` list `{start}` itself: each child could start \
+                 another without end"
+            )
+        } else {
+            let mut chain = format!("`{start}`");
+            for tool in path {
+                chain.push_str(&format!(" → `{}`", tool.get_ref()));
+            }
+            format!(
+                "subagents start each other in a cycle ({chain}): they could recurse without end"
+            )
+        };
+        self.file
+            .problem(message)
+            .label(first.span(), "starts the cycle")
+            .help(format!(
+                "remove `{}` from the children's `tools`; a child that must delegate \
+                 should use another instance whose children do not",
+                first.get_ref()
+            ))
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,

@@ -662,3 +662,57 @@ fn a_deployment_or_answers_path_that_is_no_regular_file_is_refused() {
     common::assert_status(&output, 1);
     assert!(common::stderr(&output).contains("larger than"));
 }
+
+// ---- 9 and 4. `dsh check` on subagent children's tools ----
+
+/// `dsh check` of a deployment with the spawn instances `instances`
+/// (name, the tools of its children); its status and stderr.
+fn check_children(instances: &[(&str, &[&str])]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut tables = String::new();
+    for (name, tools) in instances {
+        tables.push_str(&format!(
+            "[tools.{name}]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
+             [tools.{name}.child]\ntools = {tools:?}\n"
+        ));
+    }
+    let names: Vec<&str> = instances.iter().map(|(name, _)| *name).collect();
+    let config = deployment(dir.path(), "answers = []\n", &tables, &names);
+    let output = common::dsh(&["check", "--config", &config]);
+    (output.status.code(), common::stderr(&output))
+}
+
+#[test]
+fn a_child_may_list_another_instance_whatever_their_names() {
+    // `a` before `b` and `b` before `a`, alphabetically.
+    for instances in [
+        [("a", &["b"][..]), ("b", &["bash"][..])],
+        [("z", &["b"][..]), ("b", &["bash"][..])],
+    ] {
+        let (code, stderr) = check_children(&instances);
+        assert_eq!(code, Some(0), "{instances:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_child_listing_its_own_tool_is_a_cycle_not_an_unknown_tool() {
+    let (code, stderr) = check_children(&[("task", &["bash", "task"])]);
+    assert_eq!(code, Some(1));
+    assert!(!stderr.contains("unknown tool"), "{stderr}");
+    assert!(
+        stderr.contains("the children of `task` list `task` itself"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn children_that_start_each_other_are_a_cycle() {
+    let (code, stderr) = check_children(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr.matches("in a cycle").count(),
+        1,
+        "one report: {stderr}"
+    );
+    assert!(stderr.contains("`a` → `b` → `c` → `a`"), "{stderr}");
+}
