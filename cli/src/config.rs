@@ -112,6 +112,9 @@ pub(crate) struct Deployment {
     /// `[tools.bash] env_remove`: variables `bash` commands run without,
     /// besides the adapter's secrets (`secret_env_vars`).
     pub(crate) bash_env_remove: Vec<String>,
+    /// `max_subagent_depth`: how deep subagents may nest, for every
+    /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
+    pub(crate) max_subagent_depth: u32,
     /// What the deployment adds to the global layer: its `tool_order`.
     pub(crate) global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
@@ -127,6 +130,8 @@ struct DeploymentFile {
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolTable>>,
     tool_order: Option<ToolOrderList>,
+    /// How deep subagents may nest.
+    max_subagent_depth: Option<u32>,
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
@@ -294,6 +299,7 @@ impl Deployment {
             adapter,
             tools,
             tool_order,
+            max_subagent_depth,
             presets,
             agents,
         } = parsed;
@@ -342,6 +348,8 @@ impl Deployment {
                 tools,
                 ask_first,
                 bash_env_remove,
+                max_subagent_depth: max_subagent_depth
+                    .unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
                 global_layer,
                 presets,
                 agents,

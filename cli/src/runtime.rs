@@ -338,7 +338,9 @@ fn register_instance(
         }
         None => (provider.get_ref().as_str(), providers),
     };
-    let config = SubagentToolConfig::new(binding).named(name);
+    let config = SubagentToolConfig::new(binding)
+        .named(name)
+        .with_max_depth(deployment.max_subagent_depth);
     SubagentTool::install(&config, providers, tools).map_err(|error| {
         let problem = deployment.file.problem(error.to_string());
         match error {

@@ -14,11 +14,16 @@ use serde_json::{Value, json};
 /// A deployment in `dir`: scripted `answers`, one agent `editor` with
 /// `tools`, and any extra `tables`. Returns the config's path.
 fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {
+    deployment_with(dir, "", answers, tables, tools)
+}
+
+/// [`deployment`] with top-level keys `top` first.
+fn deployment_with(dir: &Path, top: &str, answers: &str, tables: &str, tools: &[&str]) -> String {
     common::write(&dir.join("answers.toml"), answers);
     common::config(
         dir,
         &format!(
-            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"scripted\"\n{tables}\n\
+            "{top}[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"scripted\"\n{tables}\n\
              [[agents]]\nid = \"editor\"\ntools = {tools:?}\n\
              persona = \"You are an editor's agent on <<model>> in <<cwd>>.\"\n"
         ),
@@ -715,4 +720,89 @@ fn children_that_start_each_other_are_a_cycle() {
         "one report: {stderr}"
     );
     assert!(stderr.contains("`a` → `b` → `c` → `a`"), "{stderr}");
+}
+
+// ---- 4. Subagent recursion is bounded at run time ----
+
+/// A scripted answer calling `tool` with a prompt.
+fn call(tool: &str) -> String {
+    format!(
+        "[[answers]]\n[[answers.tool_calls]]\nname = {tool:?}\narguments = {{ prompt = \"go deeper\" }}\n"
+    )
+}
+
+/// The texts of the tool results in recorded requests.
+fn tool_results(requests: &[Value]) -> Vec<String> {
+    requests
+        .iter()
+        .flat_map(|request| request["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|message| message["role"] == "tool")
+        .filter_map(|message| message["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_spawn_child_that_starts_itself_stops_at_the_depth_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The child inherits its parent's tools, `task` included.
+    let answers = format!(
+        "{}{}{}[[answers]]\ntext = \"level 2\"\n[[answers]]\ntext = \"level 1\"\n\
+         [[answers]]\ntext = \"top\"\n",
+        call("task"),
+        call("task"),
+        call("task")
+    );
+    let config = deployment_with(
+        dir.path(),
+        "max_subagent_depth = 2\n",
+        &answers,
+        "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n",
+        &["task"],
+    );
+    let (stdout, requests) = common::run_prompt(dir.path(), &config, None, "recurse");
+    assert!(stdout.ends_with("top\n"), "{stdout}");
+    let results = tool_results(&requests);
+    assert!(
+        results
+            .iter()
+            .any(|text| text.contains("subagent level 3, over the limit of 2")),
+        "the third level was refused: {results:?}"
+    );
+}
+
+#[test]
+fn an_acp_child_running_the_same_deployment_inherits_the_depth() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let child_log = dir.path().join("child.jsonl");
+    let config_path = dir.path().join("dsh.toml");
+    let command = [
+        env!("CARGO_BIN_EXE_dsh").to_owned(),
+        "acp".to_owned(),
+        "--config".to_owned(),
+        config_path.display().to_string(),
+        "--record-requests".to_owned(),
+        child_log.display().to_string(),
+    ];
+    // Parent and child read the same script from its start: call the
+    // helper, then answer.
+    let config = deployment_with(
+        dir.path(),
+        "max_subagent_depth = 1\n",
+        &format!("{}[[answers]]\ntext = \"done\"\n", call("helper")),
+        &format!(
+            "[tools.helper]\nkind = \"subagent\"\nprovider = \"acp\"\n\
+             command = {command:?}\n"
+        ),
+        &["helper"],
+    );
+    let (stdout, _) = common::run_prompt(dir.path(), &config, None, "recurse");
+    assert_eq!(stdout, "done\n");
+    let child = common::recorded_requests(&child_log);
+    let results = tool_results(&child);
+    assert!(
+        results
+            .iter()
+            .any(|text| text.contains("subagent level 2, over the limit of 1")),
+        "the child, at depth 1, could not start another: {results:?}"
+    );
 }

@@ -155,6 +155,7 @@ impl SubagentProvider for AcpProvider {
             cwd,
             prompt: task.prompt,
             cancel: task.cancel.child_token(),
+            depth: task.depth,
         };
         let cancel = child.cancel.clone();
         Ok(Box::new(AcpRun {
@@ -191,13 +192,18 @@ struct Child {
     cwd: PathBuf,
     prompt: String,
     cancel: CancellationToken,
+    /// The child's subagent depth, which its process inherits.
+    depth: u32,
 }
 
 impl Child {
     async fn run(self) -> Ended {
         let _live = LiveChild::new();
-        let agent =
-            AcpAgent::new(AcpAgentConfig::new(&self.program).args(self.args.iter().cloned()));
+        let agent = AcpAgent::new(
+            AcpAgentConfig::new(&self.program)
+                .args(self.args.iter().cloned())
+                .env(crate::DEPTH_ENV, self.depth.to_string()),
+        );
         // The text of the child's answer since its last tool call: what it
         // ends with is its final message.
         let answer = Arc::new(Mutex::new(String::new()));
