@@ -149,6 +149,8 @@ struct ToolTable {
     permission: Option<Spanned<Permission>>,
     /// For `[tools.bash]`: environment variables its commands run without.
     env_remove: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer.
+    timeout_secs: Option<Spanned<u64>>,
 }
 
 /// A configured tool instance, checked.
@@ -160,6 +162,9 @@ pub(crate) struct ToolInstance {
     pub(crate) provider: Spanned<String>,
     /// For `provider = "acp"`: the argv of the ACP agent to start.
     pub(crate) command: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer, in
+    /// seconds (`AcpProvider::DEFAULT_TIMEOUT` when left out).
+    pub(crate) timeout_secs: Option<Spanned<u64>>,
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent — the spawn provider's own schema, with
     /// places kept.
@@ -516,6 +521,7 @@ impl Checks<'_> {
                 child,
                 permission,
                 env_remove,
+                timeout_secs,
             } = table.into_inner();
             if let Some(env_remove) = env_remove {
                 if name == BASH_TOOL {
@@ -578,10 +584,28 @@ impl Checks<'_> {
                 self.broken.insert(name);
                 continue;
             };
+            if let Some(timeout) = &timeout_secs
+                && (provider.get_ref() != "acp" || *timeout.get_ref() == 0)
+            {
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "`timeout_secs` of `[tools.{name}]` must be a positive number of \
+                             seconds, for an `acp` instance"
+                        ))
+                        .label(timeout.span(), "here")
+                        .label(provider.span(), "provider")
+                        .help(
+                            "it bounds how long an `acp` child may take to answer; \
+                             in-process children are bounded by the turn's cancellation",
+                        ),
+                );
+            }
             let instance = ToolInstance {
                 kind: *kind.get_ref(),
                 provider,
                 command,
+                timeout_secs,
                 child,
             };
             self.instances.insert(name, Spanned::new(span, instance));

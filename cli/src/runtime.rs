@@ -246,7 +246,11 @@ impl<'a> OwnKey<'a> {
     }
 
     /// A `command` makes an ACP provider whose children run that command.
-    fn command(name: &'a str, command: &'a toml::Spanned<Vec<toml::Spanned<String>>>) -> Self {
+    fn command(
+        name: &'a str,
+        command: &'a toml::Spanned<Vec<toml::Spanned<String>>>,
+        timeout_secs: Option<u64>,
+    ) -> Self {
         Self {
             key: "command",
             what: "a `command`",
@@ -259,7 +263,11 @@ impl<'a> OwnKey<'a> {
             ),
             build: Box::new(move || {
                 let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
-                Ok(Arc::new(AcpProvider::new(argv)?.named(name)))
+                let mut provider = AcpProvider::new(argv)?.named(name);
+                if let Some(seconds) = timeout_secs {
+                    provider = provider.with_timeout(std::time::Duration::from_secs(seconds));
+                }
+                Ok(Arc::new(provider))
             }),
         }
     }
@@ -315,7 +323,15 @@ fn register_instance(
     // of its own.
     let own = match (&instance.get_ref().child, &instance.get_ref().command) {
         (Some(child), _) => Some(OwnKey::child(name, child)),
-        (None, Some(command)) => Some(OwnKey::command(name, command)),
+        (None, Some(command)) => Some(OwnKey::command(
+            name,
+            command,
+            instance
+                .get_ref()
+                .timeout_secs
+                .as_ref()
+                .map(|seconds| *seconds.get_ref()),
+        )),
         (None, None) if provider.get_ref() == AcpProvider::NAME => {
             return Err(deployment
                 .file

@@ -806,3 +806,36 @@ fn an_acp_child_running_the_same_deployment_inherits_the_depth() {
         "the child, at depth 1, could not start another: {results:?}"
     );
 }
+
+// ---- 6. An `acp` child that never answers ----
+
+#[test]
+fn an_acp_child_that_never_answers_times_out_and_is_stopped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("pid");
+    // A "child agent" that reads nothing and answers nothing.
+    let command = [
+        "bash".to_owned(),
+        "-c".to_owned(),
+        format!("echo $$ > {}; exec sleep 60", pid_file.display()),
+    ];
+    let config = deployment(
+        dir.path(),
+        &format!("{}[[answers]]\ntext = \"gave up\"\n", call("helper")),
+        &format!(
+            "[tools.helper]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = {command:?}\n\
+             timeout_secs = 1\n"
+        ),
+        &["helper"],
+    );
+    let (stdout, requests) = common::run_prompt(dir.path(), &config, None, "ask");
+    assert_eq!(stdout, "gave up\n");
+    let results = tool_results(&requests);
+    assert!(
+        results
+            .iter()
+            .any(|text| text.contains("did not answer within 1 s")),
+        "{results:?}"
+    );
+    assert_ends(pid_in(&pid_file), "the child that never answered");
+}

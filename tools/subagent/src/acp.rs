@@ -61,6 +61,7 @@ impl Drop for LiveChild {
 pub struct AcpProvider {
     name: String,
     command: Vec<String>,
+    timeout: Duration,
 }
 
 impl AcpProvider {
@@ -85,7 +86,19 @@ impl AcpProvider {
         Ok(Self {
             name: Self::NAME.to_owned(),
             command,
+            timeout: Self::DEFAULT_TIMEOUT,
         })
+    }
+
+    /// How long a child may take to answer its task, from its start,
+    /// unless [`with_timeout`](Self::with_timeout) says otherwise.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+    /// Gives each child at most `timeout` to answer: past it, the child is
+    /// sent `session/cancel`, then stopped, and the call fails saying so.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// Renames the provider (a deployment names it after its instance).
@@ -156,6 +169,7 @@ impl SubagentProvider for AcpProvider {
             prompt: task.prompt,
             cancel: task.cancel.child_token(),
             depth: task.depth,
+            timeout: self.timeout,
         };
         let cancel = child.cancel.clone();
         Ok(Box::new(AcpRun {
@@ -194,6 +208,8 @@ struct Child {
     cancel: CancellationToken,
     /// The child's subagent depth, which its process inherits.
     depth: u32,
+    /// How long it may take to answer.
+    timeout: Duration,
 }
 
 impl Child {
@@ -260,14 +276,26 @@ impl Child {
     /// sends the task; cancelling sends `session/cancel` and waits a moment
     /// for the child to answer.
     async fn session(&self, cx: &ConnectionTo<Agent>) -> Result<StopReason, Error> {
-        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-            .block_task()
-            .await?;
-        let session = cx
-            .send_request(NewSessionRequest::new(&self.cwd))
-            .block_task()
-            .await?
-            .session_id;
+        let deadline = tokio::time::sleep(self.timeout);
+        tokio::pin!(deadline);
+        let timed_out = || {
+            Error::internal_error().data(format!(
+                "the agent did not answer within {} s (`timeout_secs`); it was stopped",
+                self.timeout.as_secs_f64()
+            ))
+        };
+        let started = async {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            cx.send_request(NewSessionRequest::new(&self.cwd))
+                .block_task()
+                .await
+        };
+        let session = tokio::select! {
+            started = started => started?.session_id,
+            () = &mut deadline => return Err(timed_out()),
+        };
         let prompt = PromptRequest::new(
             session.clone(),
             vec![ContentBlock::from(self.prompt.as_str())],
@@ -276,6 +304,11 @@ impl Child {
         tokio::pin!(turn);
         tokio::select! {
             response = &mut turn => Ok(response?.stop_reason),
+            () = &mut deadline => {
+                cx.send_notification(CancelNotification::new(session))?;
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut turn).await;
+                Err(timed_out())
+            }
             () = self.cancel.cancelled() => {
                 cx.send_notification(CancelNotification::new(session))?;
                 match tokio::time::timeout(CANCEL_GRACE, &mut turn).await {
