@@ -839,3 +839,27 @@ fn an_acp_child_that_never_answers_times_out_and_is_stopped() {
     );
     assert_ends(pid_in(&pid_file), "the child that never answered");
 }
+
+// ---- 13. The persona renders first ----
+
+#[test]
+fn a_deployment_section_ordered_before_the_persona_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for order in [-5, 0] {
+        let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
+        let text = std::fs::read_to_string(&config).expect("config");
+        common::write(
+            Path::new(&config),
+            &format!(
+                "{text}[[agents.sections]]\nname = \"aaa:first\"\norder = {order}\ntext = \"Before.\"\n"
+            ),
+        );
+        let output = common::dsh(&["check", "--config", &config]);
+        common::assert_status(&output, 1);
+        let stderr = common::stderr(&output);
+        assert!(
+            stderr.contains(&format!("has order {order}, before the persona")),
+            "{stderr}"
+        );
+    }
+}
