@@ -60,6 +60,8 @@
 //! every problem they find).
 
 mod layers;
+#[cfg(test)]
+mod property_tests;
 mod string_offsets;
 
 use std::borrow::Cow;

@@ -361,8 +361,8 @@ fn clip_long_lines(problem: &Problem) -> Option<Problem> {
         &text[start..end],
         if cut_after { "…" } else { "" }
     );
-    // Excerpt offset = file offset - shift.
-    let shift = start - lead.len();
+    // An excerpt offset is the file offset, less `start`, plus the lead.
+    let excerpt_offset = |offset: usize| offset.clamp(start, end) - start + lead.len();
     let (line_number, column) = file.position(start);
     let lead_columns = usize::from(cut_before);
     let origin_shift = isize::try_from(column).unwrap_or(isize::MAX)
@@ -376,8 +376,8 @@ fn clip_long_lines(problem: &Problem) -> Option<Problem> {
     let labels = on_line
         .iter()
         .map(|label| {
-            let from = label.offset().clamp(start, end) - shift;
-            let to = (label.offset() + label.len()).clamp(start, end) - shift;
+            let from = excerpt_offset(label.offset());
+            let to = excerpt_offset(label.offset() + label.len());
             let span = SourceSpan::new(from.into(), to - from);
             if label.primary() {
                 LabeledSpan::new_primary_with_span(label.label().map(str::to_owned), span)
@@ -430,5 +430,27 @@ mod tests {
         let problem = file.problem("bad").label(at..at + 7, "here");
         let rendered = Reporter::plain().render(&problem);
         assert!(rendered.contains("[dsh.toml:2:10]"), "{rendered}");
+    }
+
+    #[test]
+    fn a_label_near_the_start_of_a_long_line_is_clipped_without_underflow() {
+        let text = format!("a{}", "b".repeat(5000));
+        let file = SourceFile::new("dsh.toml", text);
+        for at in [0, 1, 2, 41, 42, 4999] {
+            let problem = file.problem("bad").label(at..at + 1, "here");
+            let rendered = Reporter::plain().render(&problem);
+            assert!(
+                rendered.contains(&format!("[dsh.toml:1:{}]", at + 1)),
+                "{rendered}"
+            );
+            assert!(rendered.len() < 2000, "{rendered}");
+        }
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let problem = Problem::new("bad \x1b[2J name");
+        let rendered = Reporter::plain().render(&problem);
+        assert_eq!(rendered, "error: bad \\u{1b}[2J name\n");
     }
 }
