@@ -34,7 +34,8 @@ pub(crate) struct SourceFile {
     text: Arc<str>,
     /// For an excerpt of one line of a file (a clipped snippet): the line
     /// it is on, and what to add to an excerpt column to get the file's.
-    origin: Option<(usize, isize)>,
+    /// (Boxed: a `Problem` stays small enough to return by value.)
+    origin: Option<Box<(usize, isize)>>,
 }
 
 impl SourceFile {
@@ -62,8 +63,8 @@ impl SourceFile {
     /// too (see the `SourceCode` impl).
     pub(crate) fn position(&self, offset: usize) -> (usize, usize) {
         let position = position_of(self.text(), offset);
-        match self.origin {
-            Some((line, shift)) => (
+        match self.origin.as_deref() {
+            Some(&(line, shift)) => (
                 line + position.line - 1,
                 position.column.saturating_add_signed(shift),
             ),
@@ -371,7 +372,7 @@ fn clip_long_lines(problem: &Problem) -> Option<Problem> {
     let clipped_file = SourceFile {
         name: Arc::clone(&file.name),
         text: excerpt.into(),
-        origin: Some((line_number, origin_shift)),
+        origin: Some(Box::new((line_number, origin_shift))),
     };
     let labels = on_line
         .iter()
