@@ -2,7 +2,7 @@
 //! configures, and the agents it serves.
 //!
 //! ```toml
-//! [adapter.openai]                  # or [adapter.scripted] answers = "answers.toml"
+//! [adapter.openai]                  # or [adapter.anthropic], or [adapter.scripted] answers = "answers.toml"
 //! base_url = "https://api.openai.com/v1"
 //! model = "gpt-5"                   # the default model of every agent
 //! api_key_env = "OPENAI_API_KEY"
@@ -36,6 +36,17 @@
 //! max_prompt_tokens = 4000          # optional: `dsh check` fails when the prompt and tools exceed it
 //! ```
 //!
+//! The project's own instruction files (`AGENTS.md`, `CLAUDE.md`), read
+//! for each session from its working directory, are configured by
+//! `[instructions]`, the agent loop's `InstructionsConfig`:
+//!
+//! ```toml
+//! [instructions]
+//! files = ["AGENTS.md", "CLAUDE.md"]   # the first name present in a directory is its file
+//! max_bytes = 32768                    # the budget over all files, spent nearest first
+//! enabled = true
+//! ```
+//!
 //! Per-agent variants without copies — `preset = "…"` naming a
 //! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
 //! and a deployment-wide `tool_order` — are described in
@@ -44,7 +55,9 @@
 //! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
 //! `cl100k_base`); left out, each agent's model selects it, and a model no
 //! table knows is counted with `o200k_base`, which `dsh prompt --format
-//! explain` says. `max_prompt_tokens` is a budget for what an agent sends
+//! explain` says. Claude models, and every model of `[adapter.anthropic]`,
+//! are counted with `o200k_base` as an estimate (Anthropic ships no
+//! offline tokenizer), which `explain` says too. `max_prompt_tokens` is a budget for what an agent sends
 //! before any message: its system prompt plus its tools' schemas, counted
 //! with that tokenizer. `dsh check` fails at the key when they exceed it and
 //! names the largest parts; it applies to the agent itself, not to the
@@ -68,7 +81,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, Encoding, PERSONA_SECTION, Tokenizer};
+use dsh_agent_loop::{AdapterConfig, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer};
 use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
@@ -78,7 +91,7 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
-pub(crate) use string_offsets::StringFileMap;
+pub(crate) use string_offsets::{StringFileMap, string_file_range};
 
 /// The built-in tool whose table takes `env_remove`.
 const BASH_TOOL: &str = "bash";
@@ -122,6 +135,9 @@ pub(crate) struct Deployment {
     /// The `[presets.<id>]`, checked.
     pub(crate) presets: BTreeMap<String, LayerSpec>,
     pub(crate) agents: Vec<AgentSpec>,
+    /// `[instructions]`, checked: how each session finds its instruction
+    /// files.
+    pub(crate) instructions: InstructionsConfig,
 }
 
 /// The deployment file as written.
@@ -137,6 +153,7 @@ struct DeploymentFile {
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
+    instructions: Option<Spanned<InstructionsConfig>>,
 }
 
 /// `[tools.<name>]` as written: a built-in tool's settings, or a tool
@@ -309,6 +326,7 @@ impl Deployment {
             max_subagent_depth,
             presets,
             agents,
+            instructions,
         } = parsed;
         let mut checks = Checks {
             file: &file,
@@ -341,6 +359,19 @@ impl Deployment {
             })
             .collect();
         let agents = checks.agents(agents, &adapter, &presets);
+        let instructions = match instructions {
+            Some(table) => match table.get_ref().check() {
+                Ok(()) => table.into_inner(),
+                Err(error) => {
+                    checks.problems.push(
+                        file.problem(error.to_string())
+                            .label(table.span(), "in this table"),
+                    );
+                    InstructionsConfig::default()
+                }
+            },
+            None => InstructionsConfig::default(),
+        };
         let Checks {
             instances: tools,
             problems,
@@ -360,6 +391,7 @@ impl Deployment {
                 global_layer,
                 presets,
                 agents,
+                instructions,
             })
         } else {
             Err(problems)
@@ -411,6 +443,7 @@ impl Deployment {
     pub(crate) fn adapter_table(&self) -> &'static str {
         match &self.adapter {
             AdapterConfig::OpenAi { .. } => "[adapter.openai]",
+            AdapterConfig::Anthropic { .. } => "[adapter.anthropic]",
             AdapterConfig::Scripted { .. } => "[adapter.scripted]",
             // A kind of adapter a later loop adds.
             _ => "the `[adapter.*]` table",
@@ -418,9 +451,13 @@ impl Deployment {
     }
 
     /// How the tokens of `agent`'s prompt are counted: the file's
-    /// `tokenizer`, else the one its model selects.
+    /// `tokenizer`, else the one its model selects (an `o200k_base`
+    /// estimate for every model of `[adapter.anthropic]`).
     pub(crate) fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
-        Tokenizer::select(agent.model.get_ref(), self.tokenizer)
+        match (&self.adapter, self.tokenizer) {
+            (AdapterConfig::Anthropic { .. }, None) => Tokenizer::estimate(),
+            _ => Tokenizer::select(agent.model.get_ref(), self.tokenizer),
+        }
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its

@@ -116,6 +116,8 @@ pub(crate) struct Problem {
     source: Option<SourceFile>,
     labels: Vec<LabeledSpan>,
     help: Option<String>,
+    /// A warning is reported, and does not fail the command.
+    warning: bool,
 }
 
 impl Problem {
@@ -126,7 +128,15 @@ impl Problem {
             source: None,
             labels: Vec::new(),
             help: None,
+            warning: false,
         }
+    }
+
+    /// Makes it a warning: reported as one, and the command still
+    /// succeeds.
+    pub(crate) fn warning(mut self) -> Self {
+        self.warning = true;
+        self
     }
 
     /// Underlines `span` of the problem's file with `label`. The first
@@ -163,6 +173,10 @@ impl fmt::Display for Problem {
 impl std::error::Error for Problem {}
 
 impl Diagnostic for Problem {
+    fn severity(&self) -> Option<miette::Severity> {
+        self.warning.then_some(miette::Severity::Warning)
+    }
+
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help
             .as_ref()
@@ -226,7 +240,8 @@ impl Reporter {
     /// terminal.
     pub(crate) fn render(&self, problem: &Problem) -> String {
         if problem.source.is_none() {
-            let mut out = format!("error: {}\n", problem.message);
+            let kind = if problem.warning { "warning" } else { "error" };
+            let mut out = format!("{kind}: {}\n", problem.message);
             if let Some(help) = &problem.help {
                 out.push_str(&format!("  help: {help}\n"));
             }
@@ -401,6 +416,7 @@ fn clip_long_lines(problem: &Problem) -> Option<Problem> {
         });
     }
     Some(Problem {
+        warning: problem.warning,
         message: problem.message.clone(),
         source: Some(clipped_file),
         labels,

@@ -85,6 +85,7 @@ mod registry;
 mod render;
 mod scope;
 mod section;
+mod sentences;
 mod statics;
 mod suggestion;
 mod text;
@@ -121,11 +122,12 @@ pub use registry::{
     ChangeAction, ChangeEvent, Contribution, Registration, SectionOrigin, SystemPrompt,
 };
 pub use render::{
-    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_context, render_prompt,
+    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_context, render_prompt,
     render_prompt_with_spans,
 };
 pub use scope::{Scope, ScopeId};
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
+pub use sentences::{MIN_SENTENCE_WORDS, RepeatedSentence, repeated_sentences};
 pub use suggestion::closest;
 pub use text::Text;
 pub use tool_order::{ToolOrder, ToolOrderError, UNLISTED_TOOLS};

@@ -10,7 +10,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anthropic;
 mod context;
+mod instructions;
 mod openai;
 mod prompt;
 mod tool_guidance;

@@ -21,7 +21,7 @@ use crate::adapter;
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
-use crate::prompt_problems::render_problems;
+use crate::prompt_problems::prompt_problems;
 use crate::runtime;
 use crate::signals::EndingSignals;
 
@@ -31,9 +31,11 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the
     // file, before an editor connects.
-    let assembly = runtime.assemble(agent, Some(&absolute_cwd(None)?));
-    if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(deployment, agent, &assembly, &error));
+    // Instruction files are each session's own, read when it starts.
+    let bare = runtime::Runtime::without_instructions(Some(&absolute_cwd(None)?));
+    let assembly = runtime.assemble(agent, &bare);
+    if let Err(errors) = render_prompt(&assembly) {
+        return Err(prompt_problems(deployment, agent, &errors));
     }
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
@@ -43,6 +45,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         agent_loop,
         runtime::loop_agent(agent),
         deployment.ask_first.clone(),
+        deployment.instructions.clone(),
     );
 
     let tokio = async_runtime()?;

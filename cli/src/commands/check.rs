@@ -5,14 +5,16 @@
 
 use std::collections::HashSet;
 
-use dsh_system_prompt::{PromptAssembly, check_prompt, render_prompt_with_spans};
+use dsh_system_prompt::{PromptAssembly, RenderedPrompt, render_context, render_prompt_with_spans};
 use toml::Spanned;
 
 use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment, LayerSpec};
-use crate::diagnostics::Problem;
+use crate::diagnostics::{Problem, Reporter};
+use crate::duplicate_sentences;
+use crate::instruction_report;
 use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::{Part, PromptTokens};
 use crate::runtime::{self, Runtime};
@@ -24,6 +26,11 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let deployment = runtime::load(args.deployment.config.as_deref())?;
     let runtime = Runtime::new(&deployment)?;
     let cwd = session_cwd(&args.cwd)?;
+    let started = runtime.start_session(cwd.as_deref())?;
+    let found = started.instructions.found();
+    // Warnings are reported and do not fail the check.
+    let mut warnings = instruction_report::cut_warnings(found, &runtime.instructions);
+    let mut repeated = HashSet::new();
     let mut problems = Vec::new();
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
@@ -32,14 +39,35 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let children = agents.len() - deployment.agents.len();
     agents.extend(preset_checks(&deployment, &agents));
     for agent in &agents {
-        let assembly = runtime.assemble(agent, cwd.as_deref());
-        // One pass finds every problem of every section; it fails exactly
-        // when the render would.
-        if let Err(errors) = check_prompt(&assembly) {
-            problems.extend(prompt_problems(&deployment, agent, &errors));
-        } else if let Some(problem) = over_budget(&deployment, agent, &assembly) {
-            problems.push(problem);
+        let assembly = runtime.assemble(agent, &started);
+        // A failed render reports every problem of every section; the
+        // contexts' come after the prompt's.
+        let context = render_context(&assembly).err().into_iter().flatten();
+        match render_prompt_with_spans(&assembly) {
+            Ok(prompt) => {
+                let context: Vec<_> = context.collect();
+                problems.extend(prompt_problems(&deployment, agent, &context));
+                if context.is_empty()
+                    && let Some(problem) = over_budget(&deployment, agent, &assembly, &prompt)
+                {
+                    problems.push(problem);
+                }
+            }
+            Err(mut errors) => {
+                errors.extend(context);
+                problems.extend(prompt_problems(&deployment, agent, &errors));
+            }
         }
+        warnings.extend(duplicate_sentences::warnings(
+            &deployment,
+            agent,
+            &assembly,
+            found,
+            &mut repeated,
+        ));
+    }
+    if !warnings.is_empty() {
+        Reporter::for_stderr().report(&warnings);
     }
     if !problems.is_empty() {
         return Err(problems);
@@ -69,24 +97,23 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
 
 /// The problem of an agent whose system prompt and tool schemas take more
 /// tokens than its `max_prompt_tokens`, at that key, naming the largest
-/// parts; `None` within the budget, or without one. Only a prompt that
-/// renders is counted.
+/// parts; `None` within the budget, or without one.
 fn over_budget(
     deployment: &Deployment,
     agent: &AgentSpec,
     assembly: &PromptAssembly,
+    prompt: &RenderedPrompt,
 ) -> Option<Problem> {
     let budget = agent.max_prompt_tokens.as_ref()?;
-    let prompt = render_prompt_with_spans(assembly).ok()?;
     let tokenizer = deployment.tokenizer_for(agent);
-    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
+    let tokens = PromptTokens::count(tokenizer, prompt, &assembly.tools);
     let limit = *budget.get_ref();
     let total = tokens.total();
     if u64::try_from(total).is_ok_and(|total| total <= limit) {
         return None;
     }
     let largest: Vec<String> = tokens
-        .largest(&prompt, &assembly.tools, LARGEST_PARTS)
+        .largest(prompt, &assembly.tools, LARGEST_PARTS)
         .into_iter()
         .map(|(part, tokens)| match part {
             Part::Section(name) => format!("section `{name}` {tokens}"),

@@ -17,6 +17,17 @@ use toml_parser::{ParseError, Source};
 
 use crate::diagnostics::SourceFile;
 
+/// The file range of the part of the TOML string `value` that decoded to
+/// `decoded`; the whole value when the string cannot be mapped. For many
+/// ranges of one value, build a [`StringFileMap`] once.
+pub(crate) fn string_file_range(
+    file: &SourceFile,
+    value: &Spanned<String>,
+    decoded: Range<usize>,
+) -> Range<usize> {
+    StringFileMap::new(file, value).file_range(decoded)
+}
+
 /// Where the parts of one TOML string value are in the file: the string
 /// is decoded once, for however many ranges are looked up.
 #[derive(Debug, Clone)]

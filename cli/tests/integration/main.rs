@@ -11,9 +11,11 @@
 mod common;
 
 mod acp;
+mod anthropic;
 mod check;
 mod context;
 mod harden;
+mod instructions;
 mod prompt;
 mod run;
 mod trace;
