@@ -120,6 +120,8 @@
 
 mod agent;
 mod approval;
+mod budget;
+pub mod compaction;
 mod config;
 mod context;
 mod error;
@@ -135,6 +137,11 @@ mod turn;
 pub use agent::{Agent, AgentId, AgentOptions};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
+pub use budget::{
+    Assessment, CompactAt, ContextBudget, KnownSize, MESSAGE_FRAMING_TOKENS, WindowSource,
+    context_window_for,
+};
+pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
 pub use error::{BoxError, ModelError, TokenizerError, TurnError};
@@ -142,6 +149,8 @@ pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
-pub use session::{CONTEXT_CLEARED, CONTEXT_HEADER, Event, Session, SessionId, TurnEndReason};
+pub use session::{
+    CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, Session, SessionId, TurnEndReason,
+};
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
 pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};
