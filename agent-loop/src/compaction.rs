@@ -121,9 +121,13 @@ pub const ELIDED_BYTES: usize = 400;
 /// ```
 /// use dsh_agent_loop::elided_result;
 ///
-/// let marker = elided_result("read", "1\tfn main() {\n2\t}\n3\t\n4\t\n5\t\n6\t// more\n");
-/// assert!(marker.starts_with("[elided by compaction: the `read` result of 35 bytes, 6 lines"));
-/// assert!(marker.ends_with("5\t"));
+/// let result: String = (1..=40).map(|line| format!("{line}\tlet x = {line};\n")).collect();
+/// let marker = elided_result("read", &result);
+/// assert!(marker.starts_with(&format!(
+///     "[elided by compaction: the `read` result of {} bytes, 40 lines;",
+///     result.len()
+/// )));
+/// assert!(marker.ends_with("\n1\tlet x = 1;\n2\tlet x = 2;\n3\tlet x = 3;\n4\tlet x = 4;\n5\tlet x = 5;"));
 /// ```
 pub fn elided_result(tool: &str, text: &str) -> String {
     let lines = text.lines().count();
