@@ -135,8 +135,15 @@ impl<S: Borrow<str>> AdapterConfig<S> {
     /// `context_window` and `compact_at`, else the model's window and the
     /// default; counted with [`tokenizer_for`](Self::tokenizer_for).
     pub fn budget_for(&self, model: &str) -> Result<ContextBudget, TokenizerError> {
+        let (window, compact_at) = self.context_budget();
+        Ok(ContextBudget::for_model(model, window, compact_at)
+            .with_tokenizer(self.tokenizer_for(model)?))
+    }
+
+    /// The table's `context_window` and `compact_at`, as written.
+    pub fn context_budget(&self) -> (Option<u64>, Option<CompactAt>) {
         // A new adapter kind adds its two keys here, and nothing else.
-        let (window, compact_at) = match self {
+        match self {
             Self::OpenAi {
                 context_window,
                 compact_at,
@@ -147,9 +154,7 @@ impl<S: Borrow<str>> AdapterConfig<S> {
                 compact_at,
                 ..
             } => (*context_window, *compact_at),
-        };
-        Ok(ContextBudget::for_model(model, window, compact_at)
-            .with_tokenizer(self.tokenizer_for(model)?))
+        }
     }
 
     /// Builds the adapter; relative paths are taken as they are.

@@ -43,6 +43,11 @@
 //!   (`usage.prompt_tokens`, `usage.prompt_tokens_details.cached_tokens`),
 //!   beside the prediction; `null` when it reported nothing. The API's
 //!   count also has the chat format's own tokens, so it is a little larger.
+//! - `compacted`: present on the first request after the loop compacted
+//!   the session (`Event::Compacted`): `trigger` (`"budget"` or
+//!   `"request"`), `before_tokens`, `after_tokens` (the loop's counts),
+//!   `elided` (tool results) and `summarized`. Its `prefix_broke_in` is
+//!   then `"messages"`: compaction rewrites only the history.
 //!
 //! Without `--trace`, tokens are not counted at all, and only the bytes
 //! reach the summary.
@@ -54,7 +59,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use dsh_agent_loop::{Encoding, Message, StepPrompt, Tokenizer, Usage};
+use dsh_agent_loop::{
+    CompactionReport, CompactionTrigger, Encoding, Message, StepPrompt, Tokenizer, Usage,
+};
 use dsh_system_prompt::{ToolSchema, render_prompt_with_spans};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -107,6 +114,18 @@ pub(crate) struct TraceLine {
     pub(crate) changed_section: Option<String>,
     pub(crate) api_prompt_tokens: Option<u64>,
     pub(crate) api_cached_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) compacted: Option<Compacted>,
+}
+
+/// A compaction, as the trace marks the request after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct Compacted {
+    trigger: CompactionTrigger,
+    before_tokens: u64,
+    after_tokens: u64,
+    elided: usize,
+    summarized: bool,
 }
 
 /// A session's trace and its summary; shared by the loop's hooks.
@@ -123,6 +142,8 @@ struct State {
     last: HashMap<String, LastRequest>,
     /// Each session's request whose answer is not in yet.
     pending: HashMap<String, TraceLine>,
+    /// Each session's compaction that its next request is to mark.
+    compacted: HashMap<String, Compacted>,
     summary: Summary,
     /// The first failure to write the file; reported at the end.
     write_error: Option<String>,
@@ -277,6 +298,7 @@ impl Trace {
             changed_section,
             api_prompt_tokens: None,
             api_cached_tokens: None,
+            compacted: state.compacted.remove(request.session),
         };
         if compared {
             state.summary.add(&line);
@@ -288,6 +310,19 @@ impl Trace {
             .pending
             .insert(request.session.to_owned(), line.clone());
         line
+    }
+
+    /// The loop compacted `session` (its `on_event` hook saw
+    /// `Event::Compacted`): the session's next request is marked.
+    pub(crate) fn compacted(&self, session: &str, report: &CompactionReport) {
+        let mark = Compacted {
+            trigger: report.trigger,
+            before_tokens: report.before_tokens,
+            after_tokens: report.after_tokens,
+            elided: report.elided,
+            summarized: report.summarized,
+        };
+        self.state.lock().compacted.insert(session.to_owned(), mark);
     }
 
     /// The loop's `on_response` hook: the answer to the session's pending

@@ -12,6 +12,7 @@ mod common;
 
 mod acp;
 mod check;
+mod compaction;
 mod context;
 mod prompt;
 mod run;
