@@ -30,6 +30,15 @@
 //! what the model read. Front ends see the event through
 //! [`on_event`](AgentLoop::on_event), and [`CompactionReport`] words it.
 //!
+//! For a session store: `Event::Compacted` is serialized like every
+//! event (`{"type":"compacted","trigger":…,"summary":…,"replaced":…,
+//! "elided":[…],…}`); `replaced` and `elided` are positions in the log, so
+//! the store records events in order, never drops the ones a compaction
+//! stands for, and reloads with [`Session::with_history`]: the reloaded
+//! session's [`messages`](Session::messages) are what the model read. A
+//! replay to an editor maps the event to the same line the live session
+//! showed ([`CompactionReport`]).
+//!
 //! [`AgentLoop::compact`] does the same on request (`/compact`), summarizing
 //! every turn. If the summary request fails, nothing is recorded: the turn
 //! (or the request) fails with [`TurnError::Compaction`], naming the

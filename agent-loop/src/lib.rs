@@ -106,8 +106,20 @@
 //! model's name: [`Tokenizer::for_model`] selects it from the name (the
 //! deployment's [`AdapterConfig`] may name another), and says when it fell
 //! back to [`Tokenizer::DEFAULT`]. Counting is for front ends that ask
-//! (explaining or budgeting a prompt, tracing a session); no step counts
-//! anything.
+//! (explaining or budgeting a prompt, tracing a session), and for a step
+//! whose request could reach its agent's [`ContextBudget`].
+//!
+//! # Long sessions
+//!
+//! Each agent has a [`ContextBudget`]: its model's context window (from
+//! the deployment, or [`context_window_for`]'s table) and when to compact.
+//! Before a step's request is sent, the loop checks it against the budget
+//! — counting tokens only when the size the API last reported plus the
+//! new messages' bytes could reach it — and compacts the history when it
+//! does ([`compaction`]): old tool results elided first, then the oldest
+//! turns summarized by the model. The system prompt and the tools are
+//! never touched. Each compaction is one [`Event::Compacted`] in the log;
+//! [`AgentLoop::compact`] compacts on request.
 //!
 //! # Cancellation
 //!

@@ -415,3 +415,30 @@ async fn the_instruction_section_renders_only_for_a_compaction_request()
     assert_eq!(render_prompt(&request)?, compaction::COMPACTION_INSTRUCTION);
     Ok(())
 }
+
+/// What a session store does: record every event as JSON, in order, and
+/// reload them. The reloaded session reads as the live one did.
+#[tokio::test]
+async fn a_compacted_log_reloads_to_the_same_conversation() -> Result<(), Box<dyn std::error::Error>>
+{
+    let (_requests, session, _context) = summarized_session().await?;
+    let lines: Vec<String> = session
+        .events()
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()?;
+    let compacted = lines
+        .iter()
+        .find(|line| line.contains("\"type\":\"compacted\""))
+        .ok_or("a compacted event")?;
+    assert!(compacted.contains("\"summary\":\"SUMMARY"), "{compacted}");
+    assert!(compacted.contains("\"replaced\":"), "{compacted}");
+    let events: Vec<Event> = lines
+        .iter()
+        .map(|line| serde_json::from_str(line))
+        .collect::<Result<_, _>>()?;
+    let reloaded = Session::new().with_history(events);
+    assert_eq!(reloaded.messages(), session.messages());
+    assert_eq!(reloaded.events(), session.events(), "the full history is kept");
+    Ok(())
+}
