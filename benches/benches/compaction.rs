@@ -32,9 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dsh_agent_loop::{
-    Assessment, ContextBudget, Event, KnownSize, Message, Session, Tokenizer, ToolCall,
-};
+use dsh_agent_loop::{Assessment, ContextBudget, Event, KnownSize, Session, Tokenizer, ToolCall};
 use dsh_system_prompt::ToolSchema;
 
 const STEPS: usize = 30;
@@ -82,7 +80,11 @@ fn session(steps: usize) -> Session {
             text: format!("Let me read file {step}."),
         });
         events.push(Event::ToolCall {
-            call: ToolCall::new(&id, "read", format!("{{\"file_path\":\"src/file_{step}.rs\"}}")),
+            call: ToolCall::new(
+                &id,
+                "read",
+                format!("{{\"file_path\":\"src/file_{step}.rs\"}}"),
+            ),
         });
         events.push(Event::ToolResult {
             call_id: id,
@@ -94,17 +96,18 @@ fn session(steps: usize) -> Session {
     Session::new().with_history(events)
 }
 
+#[allow(
+    clippy::print_stdout,
+    reason = "the bench reports the request it measures"
+)]
 fn compaction(c: &mut Criterion) {
     let system = "You are a coding agent. ".repeat(55);
     let tools = tools();
     let before = session(STEPS).messages();
     let messages = session(STEPS + 1).messages();
     let tokenizer = Tokenizer::for_model("gpt-5");
-    let size = ContextBudget::for_model("gpt-5", Some(1_000_000), None).count_request(
-        &system,
-        &tools,
-        &before,
-    );
+    let size = ContextBudget::for_model("gpt-5", Some(1_000_000), None)
+        .count_request(&system, &tools, &before);
     let known = KnownSize {
         tokens: size,
         messages: before.len(),
@@ -162,7 +165,11 @@ fn compaction(c: &mut Criterion) {
         b.iter(|| {
             // The canonical parts of the whole request…
             let mut parts = vec![system.clone()];
-            parts.extend(tools.iter().map(|tool| serde_json::to_string(&**tool).expect("JSON")));
+            parts.extend(
+                tools
+                    .iter()
+                    .map(|tool| serde_json::to_string(&**tool).expect("JSON")),
+            );
             parts.extend(
                 black_box(&messages)
                     .iter()

@@ -439,6 +439,10 @@ async fn a_compacted_log_reloads_to_the_same_conversation() -> Result<(), Box<dy
         .collect::<Result<_, _>>()?;
     let reloaded = Session::new().with_history(events);
     assert_eq!(reloaded.messages(), session.messages());
-    assert_eq!(reloaded.events(), session.events(), "the full history is kept");
+    assert_eq!(
+        reloaded.events(),
+        session.events(),
+        "the full history is kept"
+    );
     Ok(())
 }
