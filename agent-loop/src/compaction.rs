@@ -338,10 +338,7 @@ impl AgentLoop {
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionReport>, TurnError> {
         let assembly = self.assemble(agent, session);
-        let render_error = |source| TurnError::Render {
-            step: 0,
-            source: Box::new(source),
-        };
+        let render_error = |source| TurnError::Render { step: 0, source };
         let system = render_prompt(&assembly).map_err(render_error)?;
         let context = dsh_system_prompt::render_context(&assembly).map_err(render_error)?;
         let fixed = Fixed {
@@ -438,12 +435,8 @@ impl AgentLoop {
             source: Box::new(source),
         };
         let assembly = self.prompt().assemble(&compaction_context());
-        let system = render_prompt(&assembly).map_err(|source| {
-            failed(TurnError::Render {
-                step,
-                source: Box::new(source),
-            })
-        })?;
+        let system = render_prompt(&assembly)
+            .map_err(|source| failed(TurnError::Render { step, source }))?;
         let request = ModelRequest {
             model: agent.model().to_owned(),
             system: Some(system),
@@ -451,6 +444,9 @@ impl AgentLoop {
             messages: vec![Message::User {
                 text: transcript(events, &plan.elided, cut),
             }],
+            // Not the session's cache: this prefix is the instruction's,
+            // and sharing the key would only crowd the session's own.
+            session: None,
         };
         let answer = match self.ask(step, &request, &|_| {}, cancel).await {
             Ok(answer) => answer,

@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anthropic;
 mod compaction;
 mod context;
 mod openai;
