@@ -53,7 +53,9 @@
 //!   the session (`Event::Compacted`): `trigger` (`"budget"` or
 //!   `"request"`), `before_tokens`, `after_tokens` (the loop's counts),
 //!   `elided` (tool results) and `summarized`. Its `prefix_broke_in` is
-//!   then `"messages"`: compaction rewrites only the history.
+//!   then `"messages"`: compaction rewrites only the history. The summary
+//!   request itself is not a step's and has no line of its own
+//!   (`--record-requests` keeps it).
 //!
 //! Without `--trace`, tokens are not counted at all, and only the bytes
 //! reach the summary.
