@@ -13,6 +13,7 @@ mod support;
 mod anthropic;
 mod compaction;
 mod context;
+mod instructions;
 mod openai;
 mod prompt;
 mod tool_guidance;

@@ -14,6 +14,7 @@
 
 mod approval;
 mod commands;
+mod system_prompt;
 mod updates;
 
 use std::collections::HashMap;
@@ -23,11 +24,11 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
     InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    StopReason,
+    SessionCapabilities, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, InstructionsConfig, Session, SessionId, TurnError};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -48,6 +49,11 @@ struct Inner {
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// How each session finds its instruction files.
+    instructions: InstructionsConfig,
+    /// The client's name, from `initialize`: the owner of its system
+    /// prompt.
+    client: Mutex<String>,
 }
 
 /// One ACP session.
@@ -57,6 +63,8 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// What the session brought to its prompt, registered while it lives.
+    _brought: system_prompt::Brought,
 }
 
 impl Server {
@@ -66,6 +74,7 @@ impl Server {
         agent_loop: AgentLoop,
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
+        instructions: InstructionsConfig,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -73,6 +82,8 @@ impl Server {
                 agent,
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
+                instructions,
+                client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
     }
@@ -81,11 +92,15 @@ impl Server {
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        let init = self.clone();
         Agent
             .v1()
             .name("dsh")
             .on_receive_request(
-                async |request: InitializeRequest, responder, _cx| {
+                async move |request: InitializeRequest, responder, _cx| {
+                    if let Some(client) = &request.client_info {
+                        *init.inner.client.lock() = client.name.clone();
+                    }
                     responder.respond(initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -139,6 +154,14 @@ impl Server {
     fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = session_cwd(request.cwd)?;
         let session = Session::new().with_cwd(&cwd);
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &session,
+            &client,
+            request.system_prompt,
+        )?;
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
@@ -154,6 +177,7 @@ impl Server {
             Slot {
                 session: Some(session),
                 turn: None,
+                _brought: brought,
             },
         );
         Ok(NewSessionResponse::new(id.to_string()))
@@ -282,10 +306,13 @@ impl Server {
 }
 
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP.
+/// no session loading, text and resource links in prompts, no MCP, the
+/// client's system prompt in both modes.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(AgentCapabilities::new())
+        .agent_capabilities(AgentCapabilities::new().session_capabilities(
+            SessionCapabilities::new().system_prompt(system_prompt::capabilities()),
+        ))
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
 

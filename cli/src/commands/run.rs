@@ -38,7 +38,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
-    let assembly = runtime.assemble(agent, Some(&cwd));
+    let started = runtime.start_session(Some(&cwd))?;
+    let assembly = runtime.assemble(agent, &started);
     if let Err(errors) = render_prompt(&assembly) {
         return Err(prompt_problems(deployment, agent, &errors));
     }
@@ -58,7 +59,11 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Arc::clone(&console),
         Arc::clone(&console),
     );
-    let session = runtime::session(Some(&cwd));
+    // The instruction files stay registered while the session runs.
+    let runtime::StartedSession {
+        session,
+        instructions: _instructions,
+    } = started;
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event({

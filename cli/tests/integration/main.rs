@@ -15,6 +15,7 @@ mod anthropic;
 mod check;
 mod compaction;
 mod context;
+mod instructions;
 mod prompt;
 mod run;
 mod trace;
