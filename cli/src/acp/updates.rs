@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields,
 };
-use dsh_agent_loop::{Event, SessionId, ToolCall};
+use dsh_agent_loop::{CompactionReport, Event, SessionId, ToolCall};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{FileChange, ToolKind, ToolRegistry};
 use parking_lot::Mutex;
@@ -123,8 +123,21 @@ impl Updates {
                     self.send(SessionUpdate::Plan(plan));
                 }
             }
+            Event::Compacted { .. } => {
+                if let Some(report) = CompactionReport::of(event) {
+                    self.say(&report.to_string());
+                }
+            }
             _ => {}
         }
+    }
+
+    /// A line of dsh's own in the session (not the model's): a message
+    /// of its own.
+    pub(super) fn say(&self, line: &str) {
+        self.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            schema::ContentBlock::from(format!("[{line}]\n\n")),
+        )));
     }
 
     /// What a running call of this session reports it is doing.
