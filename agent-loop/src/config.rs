@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AnthropicAdapter, AnthropicConfig, CacheTtl, Encoding, ModelAdapter, ModelError, OpenAiAdapter,
-    OpenAiConfig, ScriptedAdapter, Tokenizer, TokenizerError,
+    AnthropicAdapter, AnthropicConfig, CacheTtl, CompactAt, ContextBudget, Encoding, ModelAdapter,
+    ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter, Tokenizer, TokenizerError,
 };
 
 /// The model adapter of a deployment, and the default model of its agents:
@@ -79,6 +79,13 @@ pub enum AdapterConfig<S = String> {
         /// Whether requests carry `prompt_cache_key` = the session's id
         /// ([`OpenAiConfig::prompt_cache_key`]); on when left out.
         prompt_cache_key: Option<bool>,
+        /// The model's context window in tokens, for a model the table
+        /// of [`context_window_for`](crate::context_window_for) does not
+        /// know (or knows wrong).
+        context_window: Option<u64>,
+        /// The fraction of the window at which the loop compacts
+        /// ([`CompactAt::DEFAULT`] when left out).
+        compact_at: Option<CompactAt>,
     },
     /// `[adapter.anthropic]`: Anthropic's Messages API
     /// ([`AnthropicAdapter`]), its cache breakpoints placed by what dsh
@@ -109,6 +116,10 @@ pub enum AdapterConfig<S = String> {
         /// ([`TokenizerChoice::Estimate`](crate::TokenizerChoice::Estimate)),
         /// since Anthropic ships no offline tokenizer.
         tokenizer: Option<S>,
+        /// The context window, as for `openai`.
+        context_window: Option<u64>,
+        /// When to compact, as for `openai`.
+        compact_at: Option<CompactAt>,
     },
     /// `[adapter.scripted]`: canned answers from a script file
     /// ([`Script`](crate::Script)): deterministic and offline.
@@ -120,6 +131,10 @@ pub enum AdapterConfig<S = String> {
         model: Option<S>,
         /// The [`Encoding`] tokens are counted with, as for `openai`.
         tokenizer: Option<S>,
+        /// The context window, as for `openai`.
+        context_window: Option<u64>,
+        /// When to compact, as for `openai`.
+        compact_at: Option<CompactAt>,
     },
 }
 
@@ -138,6 +153,29 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             Self::OpenAi { model, .. }
             | Self::Anthropic { model, .. }
             | Self::Scripted { model, .. } => model.as_ref(),
+        }
+    }
+
+    /// The environment variables that hold this adapter's secrets (its
+    /// API key): what a tool's subprocess must not inherit, and what a
+    /// request log must not contain. A new adapter with a secret adds its
+    /// arm here, and every front end that strips or redacts secrets covers
+    /// it.
+    pub fn secret_env_vars(&self) -> Vec<&str> {
+        match self {
+            Self::OpenAi { api_key_env, .. } => {
+                api_key_env.iter().map(|var| var.borrow()).collect()
+            }
+            // Anthropic reads its default variable when the table names
+            // none: that one is the secret then.
+            Self::Anthropic { api_key_env, .. } => vec![
+                api_key_env
+                    .as_ref()
+                    .map_or(crate::AnthropicConfig::DEFAULT_API_KEY_ENV, |var| {
+                        var.borrow()
+                    }),
+            ],
+            Self::Scripted { .. } => Vec::new(),
         }
     }
 
@@ -170,6 +208,37 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             (Self::Anthropic { .. }, None) => Tokenizer::estimate(),
             (_, None) => Tokenizer::for_model(model),
         })
+    }
+
+    /// The context budget of an agent on `model`: the table's
+    /// `context_window` and `compact_at`, else the model's window and the
+    /// default; counted with [`tokenizer_for`](Self::tokenizer_for).
+    pub fn budget_for(&self, model: &str) -> Result<ContextBudget, TokenizerError> {
+        let (window, compact_at) = self.context_budget();
+        Ok(ContextBudget::for_model(model, window, compact_at)
+            .with_tokenizer(self.tokenizer_for(model)?))
+    }
+
+    /// The table's `context_window` and `compact_at`, as written.
+    pub fn context_budget(&self) -> (Option<u64>, Option<CompactAt>) {
+        // A new adapter kind adds its two keys here, and nothing else.
+        match self {
+            Self::OpenAi {
+                context_window,
+                compact_at,
+                ..
+            }
+            | Self::Anthropic {
+                context_window,
+                compact_at,
+                ..
+            }
+            | Self::Scripted {
+                context_window,
+                compact_at,
+                ..
+            } => (*context_window, *compact_at),
+        }
     }
 
     /// Builds the adapter; relative paths are taken as they are.
@@ -275,6 +344,23 @@ mod tests {
     }
 
     #[test]
+    fn an_adapters_secret_variables_are_its_key_variables() -> Result<(), toml::de::Error> {
+        let openai =
+            parse("[adapter.openai]\nbase_url = \"http://x\"\napi_key_env = \"MY_KEY\"\n")?;
+        assert_eq!(openai.secret_env_vars(), ["MY_KEY"]);
+        let local = parse("[adapter.openai]\nbase_url = \"http://x\"\n")?;
+        assert!(local.secret_env_vars().is_empty());
+        let scripted = parse("[adapter.scripted]\nanswers = \"a.toml\"\n")?;
+        assert!(scripted.secret_env_vars().is_empty());
+        // Anthropic's default variable is its secret when none is named.
+        let anthropic = parse("[adapter.anthropic]\nmodel = \"claude-x\"\n")?;
+        assert_eq!(anthropic.secret_env_vars(), ["ANTHROPIC_API_KEY"]);
+        let named = parse("[adapter.anthropic]\nmodel = \"c\"\napi_key_env = \"K\"\n")?;
+        assert_eq!(named.secret_env_vars(), ["K"]);
+        Ok(())
+    }
+
+    #[test]
     fn unknown_fields_are_rejected() {
         let error = parse("[adapter.openai]\nbase_url = \"http://x\"\napi_key = \"sk\"\n")
             .err()
@@ -314,6 +400,25 @@ mod tests {
                 name: "gpt2".to_owned()
             })
         );
+        Ok(())
+    }
+
+    #[test]
+    fn the_budget_is_the_tables_or_the_models() -> Result<(), Box<dyn std::error::Error>> {
+        let plain = parse("[adapter.openai]\nbase_url = \"http://x\"\n")?;
+        assert_eq!(plain.budget_for("gpt-4o")?.window(), Some(128_000));
+        assert_eq!(plain.budget_for("gpt-4o")?.threshold(), Some(108_800));
+        let configured = parse(
+            "[adapter.scripted]\nanswers = \"a.toml\"\ncontext_window = 2000\ncompact_at = 0.5\n",
+        )?;
+        let budget = configured.budget_for("dsh-scripted")?;
+        assert_eq!(budget.window(), Some(2_000));
+        assert_eq!(budget.threshold(), Some(1_000));
+        let error = parse("[adapter.scripted]\nanswers = \"a.toml\"\ncompact_at = 2\n")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("compact_at"), "{error}");
         Ok(())
     }
 

@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Agent, AgentContextExt, Approval, CallingTurn, Event, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, ToolApproval, ToolCall,
-    TurnEndReason, TurnError,
+    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, TextSink, ToolApproval,
+    ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -26,6 +26,7 @@ type ResponseHook = Arc<dyn Fn(&StepResponse<'_>) + Send + Sync>;
 type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
 type TextHook = Arc<dyn Fn(&SessionId, &str) + Send + Sync>;
 type ProgressHook = Arc<dyn Fn(&SessionId, &ToolCall, &str) + Send + Sync>;
+type CallContextHook = Arc<dyn Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync>;
 
 /// What the hook before each step sees: exactly what the step is about to
 /// send — the rendered prompt, the assembly it came from, the messages.
@@ -107,6 +108,7 @@ struct Inner {
     on_text: Option<TextHook>,
     on_progress: Option<ProgressHook>,
     approval: Option<Arc<dyn ToolApproval>>,
+    call_context: Option<CallContextHook>,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -147,6 +149,7 @@ impl AgentLoop {
                 on_text: None,
                 on_progress: None,
                 approval: None,
+                call_context: None,
             }),
         }
     }
@@ -215,6 +218,19 @@ impl AgentLoop {
     /// does not run, and the model reads the reason as its result.
     pub fn with_approval(mut self, approval: Arc<dyn ToolApproval>) -> Self {
         Arc::make_mut(&mut self.inner).approval = Some(approval);
+        self
+    }
+
+    /// Runs `hook` on the context of each tool call, right before the
+    /// tool runs: a front end attaches what its tools may use there (an
+    /// editor's view of the files, where changes are shown), with the
+    /// session and the call to decide by. It runs inline, so keep it quick
+    /// and free of panics.
+    pub fn on_tool_call_context(
+        mut self,
+        hook: impl Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync + 'static,
+    ) -> Self {
+        Arc::make_mut(&mut self.inner).call_context = Some(Arc::new(hook));
         self
     }
 
@@ -294,8 +310,11 @@ impl AgentLoop {
                 return Err(TurnError::Cancelled);
             }
             self.record(session, Event::StepStart { step });
-            let (assembly, request) = self.prepare_request(step, agent, session, &facts)?;
+            let (assembly, request) = self
+                .prepare_request(step, agent, session, &facts, cancel)
+                .await?;
             let answer = self.ask_model(step, session.id(), &request, cancel).await?;
+            crate::compaction::note_usage(session, &request, &answer);
             self.show_response(step, agent, &facts, &answer)?;
             self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
@@ -333,12 +352,16 @@ impl AgentLoop {
     /// When the assembly's runtime context differs from the last snapshot
     /// the conversation carries, the new snapshot is appended to it first,
     /// at the tail: the system prompt stays byte for byte what it was.
-    fn prepare_request(
+    /// Then, when the request reaches the agent's budget, the conversation
+    /// is compacted (the pre-step seam, `compaction.rs`), and the runtime
+    /// context re-emitted if the summary replaced it.
+    async fn prepare_request(
         &self,
         step: u32,
         agent: &Agent,
         session: &mut Session,
         facts: &SessionFacts,
+        cancel: &CancellationToken,
     ) -> Result<(PromptAssembly, ModelRequest), TurnError> {
         let cx = Self::context(agent, session);
         let assembly = contain(step, "a prompt provider", || {
@@ -354,9 +377,25 @@ impl AgentLoop {
             (Ok(_), Err(source)) => return Err(TurnError::Render { step, source }),
         };
         if session.context().unwrap_or_default() != context {
-            self.record(session, Event::Context { text: context });
+            self.record(
+                session,
+                Event::Context {
+                    text: context.clone(),
+                },
+            );
         }
-        let messages = session.messages();
+        let mut messages = session.messages();
+        let fixed = crate::compaction::Fixed {
+            system: &system,
+            tools: &assembly.tools,
+            context: &context,
+        };
+        let compacted = self
+            .compact_for_budget(step, agent, session, fixed, &messages, cancel)
+            .await?;
+        if compacted {
+            messages = session.messages();
+        }
         if let Some(hook) = &self.inner.before_step {
             let prompt = StepPrompt {
                 agent,
@@ -392,7 +431,21 @@ impl AgentLoop {
                 hook(session, text);
             }
         };
-        let answer = self.inner.adapter.complete(request, &on_text, cancel);
+        self.ask(step, request, &on_text, cancel).await
+    }
+
+    /// Sends one request to the adapter — the one place that does, for a
+    /// step's request and a compaction's summary request alike; a
+    /// cancellation, an adapter error or a panic of the adapter is the
+    /// error.
+    pub(crate) async fn ask(
+        &self,
+        step: u32,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, TurnError> {
+        let answer = self.inner.adapter.complete(request, on_text, cancel);
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(TurnError::Cancelled),
@@ -520,6 +573,9 @@ impl AgentLoop {
             cx.extensions
                 .insert(ToolProgress::new(move |text| hook(&session, &call, text)));
         }
+        if let Some(hook) = &self.inner.call_context {
+            hook(&calling.session, call, &mut cx);
+        }
 
         let run = AssertUnwindSafe(run_tool(&self.inner.tools, call, &cx)).catch_unwind();
         tokio::pin!(run);
@@ -557,7 +613,7 @@ impl AgentLoop {
         self.record(session, event);
     }
 
-    fn record(&self, session: &mut Session, event: Event) {
+    pub(crate) fn record(&self, session: &mut Session, event: Event) {
         if let Some(hook) = &self.inner.on_event {
             hook(session.id(), &event);
         }

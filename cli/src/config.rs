@@ -28,6 +28,10 @@
 //! [tools.bash]                      # a built-in's table: only `permission`
 //! permission = "ask"                # ask the user before each call (`dsh acp`); default "allow"
 //!
+//! [tools.write]                     # `write` and `edit` also take `roots`:
+//! roots = ["/tmp"]                  # absolute directories outside the session's working
+//!                                   # directory where they change files without asking
+//!
 //! [[agents]]
 //! id = "coder"
 //! model = "gpt-5"                   # optional: overrides the adapter's model
@@ -78,13 +82,17 @@
 
 mod layers;
 pub(crate) mod mcp;
+#[cfg(test)]
+mod property_tests;
 mod string_offsets;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer};
+use dsh_agent_loop::{
+    AdapterConfig, ContextBudget, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer,
+};
 use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
@@ -94,7 +102,10 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
-pub(crate) use string_offsets::string_file_range;
+pub(crate) use string_offsets::{StringFileMap, string_file_range};
+
+/// The built-in tool whose table takes `env_remove`.
+const BASH_TOOL: &str = "bash";
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
@@ -124,6 +135,14 @@ pub(crate) struct Deployment {
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub(crate) ask_first: Vec<String>,
+    /// The `roots` of `[tools.write]` and `[tools.edit]`, by tool.
+    pub(crate) roots: BTreeMap<String, Vec<PathBuf>>,
+    /// `[tools.bash] env_remove`: variables `bash` commands run without,
+    /// besides the adapter's secrets (`secret_env_vars`).
+    pub(crate) bash_env_remove: Vec<String>,
+    /// `max_subagent_depth`: how deep subagents may nest, for every
+    /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
+    pub(crate) max_subagent_depth: u32,
     /// What the deployment adds to the global layer: its `tool_order`.
     pub(crate) global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
@@ -144,6 +163,8 @@ struct DeploymentFile {
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolTable>>,
     tool_order: Option<ToolOrderList>,
+    /// How deep subagents may nest.
+    max_subagent_depth: Option<u32>,
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
@@ -162,6 +183,11 @@ struct ToolTable {
     command: Option<Spanned<Vec<Spanned<String>>>>,
     child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
     permission: Option<Spanned<Permission>>,
+    roots: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `[tools.bash]`: environment variables its commands run without.
+    env_remove: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer.
+    timeout_secs: Option<Spanned<u64>>,
 }
 
 /// A configured tool instance, checked.
@@ -173,6 +199,9 @@ pub(crate) struct ToolInstance {
     pub(crate) provider: Spanned<String>,
     /// For `provider = "acp"`: the argv of the ACP agent to start.
     pub(crate) command: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer, in
+    /// seconds (`AcpProvider::DEFAULT_TIMEOUT` when left out).
+    pub(crate) timeout_secs: Option<Spanned<u64>>,
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent — the spawn provider's own schema, with
     /// places kept.
@@ -272,12 +301,17 @@ impl Deployment {
     pub(crate) fn load(path: Option<&Path>, builtin_tools: &[&str]) -> Result<Self, Vec<Problem>> {
         let (file, dir) = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    vec![Problem::new(format!(
-                        "cannot read deployment `{}`: {error}",
-                        path.display()
-                    ))]
-                })?;
+                // Only a regular file, and at most a cap: a FIFO would hang,
+                // `/dev/zero` would fill memory.
+                let text = dsh_tools::read_input_file(path, dsh_tools::MAX_INPUT_FILE_BYTES)
+                    .map_err(|error| {
+                        vec![Problem::new(match error {
+                            dsh_tools::InputFileError::Io { source, .. } => {
+                                format!("cannot read deployment `{}`: {source}", path.display())
+                            }
+                            other => format!("cannot read deployment: {other}"),
+                        })]
+                    })?;
                 // `dsh.toml` has the parent `""`, which joins like `.`
                 // without adding `./` to the paths shown.
                 let dir = path.parent().map(Path::to_path_buf);
@@ -307,6 +341,7 @@ impl Deployment {
             adapter,
             tools,
             tool_order,
+            max_subagent_depth,
             presets,
             agents,
             mcp,
@@ -316,12 +351,13 @@ impl Deployment {
             file: &file,
             builtin_tools,
             instances: BTreeMap::new(),
+            roots: BTreeMap::new(),
             broken: HashSet::new(),
             mcp_servers: mcp.keys().cloned().collect(),
             problems: Vec::new(),
         };
         let mcp = mcp::check_servers(&file, dir.as_deref(), mcp, &mut checks.problems);
-        let ask_first = checks.tool_tables(tools);
+        let (ask_first, bash_env_remove) = checks.tool_tables(tools);
         let tokenizer = checks.tokenizer(&adapter);
         let global_layer = check_layer(
             &file,
@@ -360,6 +396,7 @@ impl Deployment {
         };
         let Checks {
             instances: tools,
+            roots,
             problems,
             ..
         } = checks;
@@ -371,6 +408,10 @@ impl Deployment {
                 tokenizer,
                 tools,
                 ask_first,
+                roots,
+                bash_env_remove,
+                max_subagent_depth: max_subagent_depth
+                    .unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
                 global_layer,
                 presets,
                 agents,
@@ -432,6 +473,15 @@ impl Deployment {
             // A kind of adapter a later loop adds.
             _ => "the `[adapter.*]` table",
         }
+    }
+
+    /// The context budget of `agent`: the adapter table's `context_window`
+    /// and `compact_at`, else its model's, counted with
+    /// [`tokenizer_for`](Self::tokenizer_for).
+    pub(crate) fn budget_for(&self, agent: &AgentSpec) -> ContextBudget {
+        let (window, compact_at) = self.adapter.context_budget();
+        ContextBudget::for_model(agent.model.get_ref(), window, compact_at)
+            .with_tokenizer(self.tokenizer_for(agent))
     }
 
     /// How the tokens of `agent`'s prompt are counted: the file's
@@ -519,6 +569,8 @@ struct Checks<'a> {
     builtin_tools: &'a [&'a str],
     /// The `[tools.<name>]` instances, checked.
     instances: BTreeMap<String, Spanned<ToolInstance>>,
+    /// The `roots` of the tables that take them, checked.
+    roots: BTreeMap<String, Vec<PathBuf>>,
     /// The instance tables with a problem, reported already.
     broken: HashSet<String>,
     /// The names of the `[mcp.<name>]` tables.
@@ -529,9 +581,14 @@ struct Checks<'a> {
 impl Checks<'_> {
     /// The `[tools.<name>]` tables: a built-in's has only `permission`; an
     /// instance's has a `kind` and a `provider`, and its child table's
-    /// tools are tools. Returns the tools that ask first.
-    fn tool_tables(&mut self, tables: BTreeMap<String, Spanned<ToolTable>>) -> Vec<String> {
+    /// tools are tools; only `bash`'s has `env_remove`. Returns the tools
+    /// that ask first, and the variables `bash` runs without.
+    fn tool_tables(
+        &mut self,
+        tables: BTreeMap<String, Spanned<ToolTable>>,
+    ) -> (Vec<String>, Vec<String>) {
         let mut ask_first = Vec::new();
+        let mut bash_env_remove = Vec::new();
         for (name, table) in tables {
             let span = table.span();
             let ToolTable {
@@ -540,9 +597,32 @@ impl Checks<'_> {
                 command,
                 child,
                 permission,
+                roots,
+                env_remove,
+                timeout_secs,
             } = table.into_inner();
+            if let Some(env_remove) = env_remove {
+                if name == BASH_TOOL {
+                    bash_env_remove
+                        .extend(env_remove.into_inner().into_iter().map(Spanned::into_inner));
+                } else {
+                    self.problems.push(
+                        self.file
+                            .problem(format!(
+                                "`env_remove` is a setting of `[tools.{BASH_TOOL}]`, not of `[tools.{name}]`"
+                            ))
+                            .label(env_remove.span(), "here")
+                            .help(format!(
+                                "move it to `[tools.{BASH_TOOL}]`: the variables its commands run without"
+                            )),
+                    );
+                }
+            }
             if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
                 ask_first.push(name.clone());
+            }
+            if let Some(roots) = roots {
+                self.roots(&name, roots);
             }
             if self.builtin_tools.contains(&name.as_str()) {
                 // The built-in's guidance section is bound to its name.
@@ -585,21 +665,152 @@ impl Checks<'_> {
                 self.broken.insert(name);
                 continue;
             };
-            if let Some(child_tools) = child
-                .as_ref()
-                .and_then(|child| child.get_ref().tools.as_ref())
+            if let Some(timeout) = &timeout_secs
+                && (provider.get_ref() != "acp" || *timeout.get_ref() == 0)
             {
-                self.tool_list(&format!("the children of `{name}`"), child_tools);
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "`timeout_secs` of `[tools.{name}]` must be a positive number of \
+                             seconds, for an `acp` instance"
+                        ))
+                        .label(timeout.span(), "here")
+                        .label(provider.span(), "provider")
+                        .help(
+                            "it bounds how long an `acp` child may take to answer; \
+                             in-process children are bounded by the turn's cancellation",
+                        ),
+                );
             }
             let instance = ToolInstance {
                 kind: *kind.get_ref(),
                 provider,
                 command,
+                timeout_secs,
                 child,
             };
             self.instances.insert(name, Spanned::new(span, instance));
         }
-        ask_first
+        self.children_tools();
+        (ask_first, bash_env_remove)
+    }
+
+    /// The tools the children of each instance list, once every instance
+    /// is known (so one instance may list another, whatever their order),
+    /// and the cycles among them: children that can start themselves, or
+    /// each other, recurse without end.
+    fn children_tools(&mut self) {
+        let lists: Vec<(String, Vec<Spanned<String>>)> = self
+            .instances
+            .iter()
+            .filter_map(|(name, instance)| {
+                let tools = instance.get_ref().child.as_ref()?.get_ref().tools.clone()?;
+                Some((name.clone(), tools))
+            })
+            .collect();
+        for (name, tools) in &lists {
+            self.tool_list(&format!("the children of `{name}`"), tools);
+        }
+        // Edges: an instance's children list another instance (or itself).
+        let edges = |from: &str| -> Vec<&Spanned<String>> {
+            lists
+                .iter()
+                .find(|(name, _)| name == from)
+                .map(|(_, tools)| {
+                    tools
+                        .iter()
+                        .filter(|tool| self.instances.contains_key(tool.get_ref()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut reported: HashSet<Vec<String>> = HashSet::new();
+        for (start, _) in &lists {
+            // Depth-first from `start`, looking for a way back to it.
+            let mut stack: Vec<(String, Vec<&Spanned<String>>)> = vec![(start.clone(), Vec::new())];
+            let mut visited = HashSet::new();
+            while let Some((at, path)) = stack.pop() {
+                for edge in edges(&at) {
+                    let next = edge.get_ref();
+                    let mut path = path.clone();
+                    path.push(edge);
+                    if next == start {
+                        let mut cycle: Vec<String> =
+                            path.iter().map(|tool| tool.get_ref().clone()).collect();
+                        cycle.sort();
+                        if reported.insert(cycle) {
+                            let problem = self.cycle(start, &path);
+                            self.problems.push(problem);
+                        }
+                    } else if visited.insert(next.clone()) {
+                        stack.push((next.clone(), path));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The problem of children that start each other: `path` are the tool
+    /// entries from `start`'s children back to `start`.
+    fn cycle(&self, start: &str, path: &[&Spanned<String>]) -> Problem {
+        let first = path[0];
+        let message = if path.len() == 1 {
+            format!(
+                "the children of `{start}` list `{start}` itself: each child could start \
+                 another without end"
+            )
+        } else {
+            let mut chain = format!("`{start}`");
+            for tool in path {
+                chain.push_str(&format!(" → `{}`", tool.get_ref()));
+            }
+            format!(
+                "subagents start each other in a cycle ({chain}): they could recurse without end"
+            )
+        };
+        self.file
+            .problem(message)
+            .label(first.span(), "starts the cycle")
+            .help(format!(
+                "remove `{}` from the children's `tools`; a child that must delegate \
+                 should use another instance whose children do not",
+                first.get_ref()
+            ))
+    }
+
+    /// A table's `roots`: only `write` and `edit` take them, and each is
+    /// an absolute directory.
+    fn roots(&mut self, name: &str, roots: Spanned<Vec<Spanned<String>>>) {
+        const TAKE_ROOTS: [&str; 2] = [dsh_tool_fs::WRITE_TOOL_NAME, dsh_tool_fs::EDIT_TOOL_NAME];
+        if !TAKE_ROOTS.contains(&name) {
+            self.problems.push(
+                self.file
+                    .problem(format!("`[tools.{name}]` takes no `roots`"))
+                    .label(roots.span(), "not for this tool")
+                    .help(
+                        "`roots` lists the directories outside the working directory where                          `write` and `edit` change files; set it in `[tools.write]` or                          `[tools.edit]`",
+                    ),
+            );
+            return;
+        }
+        let mut checked = Vec::new();
+        for root in roots.into_inner() {
+            let path = PathBuf::from(root.get_ref());
+            if path.is_absolute() {
+                checked.push(path);
+            } else {
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "root `{}` of `[tools.{name}]` is not an absolute path",
+                            root.get_ref()
+                        ))
+                        .label(root.span(), "relative")
+                        .help("write the directory's absolute path, like `/tmp`"),
+                );
+            }
+        }
+        self.roots.insert(name.to_owned(), checked);
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,
@@ -800,7 +1011,7 @@ impl Checks<'_> {
 mod tests {
     use super::*;
 
-    const BUILTINS: &[&str] = &["bash", "read", "todo_write"];
+    const BUILTINS: &[&str] = &["bash", "edit", "read", "todo_write", "write"];
 
     fn parse(text: &str) -> Result<Deployment, Vec<Problem>> {
         Deployment::parse(SourceFile::new("dsh.toml", text), None, BUILTINS)
@@ -941,6 +1152,47 @@ persona = "x"
             "[tools.bash]\npermission = \"sometimes\"\n[tools.task]",
         );
         assert!(messages(&text)[0].contains("unknown variant `sometimes`"));
+    }
+
+    #[test]
+    fn the_acp_agent_example_asks_before_commands_and_file_changes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/acp-agent/dsh.toml");
+        let deployment = Deployment::load(Some(&path), BUILTINS).expect("valid");
+        assert_eq!(deployment.ask_first, ["bash", "edit", "write"]);
+        let tools: Vec<&str> = deployment.agents[0]
+            .tools
+            .iter()
+            .map(|tool| tool.get_ref().as_str())
+            .collect();
+        assert!(
+            tools.contains(&"write") && tools.contains(&"edit"),
+            "{tools:?}"
+        );
+    }
+
+    #[test]
+    fn write_and_edit_take_absolute_roots() {
+        let text = GOOD.replace(
+            "[tools.task]",
+            "[tools.write]\nroots = [\"/tmp\", \"/srv/data\"]\n[tools.edit]\nroots = []\n[tools.task]",
+        );
+        let deployment = parse(&text).expect("valid");
+        assert_eq!(
+            deployment.roots["write"],
+            [PathBuf::from("/tmp"), PathBuf::from("/srv/data")]
+        );
+        assert!(deployment.roots["edit"].is_empty());
+        let text = GOOD.replace(
+            "[tools.task]",
+            "[tools.write]\nroots = [\"tmp\"]\n[tools.bash]\nroots = [\"/tmp\"]\n[tools.task]",
+        );
+        assert_eq!(
+            messages(&text),
+            [
+                "`[tools.bash]` takes no `roots`",
+                "root `tmp` of `[tools.write]` is not an absolute path"
+            ]
+        );
     }
 
     #[test]

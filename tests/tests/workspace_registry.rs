@@ -169,6 +169,7 @@ struct Expected {
 const PROMPT_RS: &str = include_str!("../../agent-loop/src/prompt.rs");
 const BASH_RS: &str = include_str!("../../tools/bash/src/lib.rs");
 const FS_RS: &str = include_str!("../../tools/fs/src/lib.rs");
+const COMPACTION_RS: &str = include_str!("../../agent-loop/src/compaction.rs");
 
 const fn agent_loop(item: &'static str, declaration: &'static str) -> Expected {
     Expected {
@@ -227,6 +228,20 @@ fn the_full_static_registry_builds_with_the_expected_owners() {
             None,
             agent_loop("dsh_agent_loop::prompt::persona", "fn persona("),
         ),
+        // Empty, so not active, but in every assembly: the compaction
+        // request's instruction (`dsh_agent_loop::compaction`).
+        (
+            "compaction:instruction",
+            0,
+            None,
+            Expected {
+                krate: "dsh-agent-loop",
+                item: "dsh_agent_loop::compaction::compaction_instruction",
+                file: "agent-loop/src/compaction.rs",
+                source: COMPACTION_RS,
+                declaration: "fn compaction_instruction(",
+            },
+        ),
         (
             "tool:read",
             100,
@@ -237,6 +252,30 @@ fn the_full_static_registry_builds_with_the_expected_owners() {
                 file: "tools/fs/src/lib.rs",
                 source: FS_RS,
                 declaration: "pub const READ_HABIT: &str",
+            },
+        ),
+        (
+            "tool:write",
+            101,
+            Some("write"),
+            Expected {
+                krate: "dsh-tool-fs",
+                item: "dsh_tool_fs::WRITE_HABIT",
+                file: "tools/fs/src/lib.rs",
+                source: FS_RS,
+                declaration: "pub const WRITE_HABIT: &str",
+            },
+        ),
+        (
+            "tool:edit",
+            102,
+            Some("edit"),
+            Expected {
+                krate: "dsh-tool-fs",
+                item: "dsh_tool_fs::EDIT_HABIT",
+                file: "tools/fs/src/lib.rs",
+                source: FS_RS,
+                declaration: "pub const EDIT_HABIT: &str",
             },
         ),
         (
@@ -308,6 +347,8 @@ fn every_tool_bound_section_names_a_tool_of_the_workspace() {
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(dsh_tool_bash::BashTool::new()),
         Box::new(dsh_tool_fs::ReadTool::new()),
+        Box::new(dsh_tool_fs::WriteTool::new()),
+        Box::new(dsh_tool_fs::EditTool::new()),
         Box::new(dsh_tool_todo::TodoWriteTool::new()),
     ];
     let provided: BTreeSet<&str> = tools.iter().map(|tool| tool.name()).collect();

@@ -13,8 +13,12 @@
 //! that ACP session.
 
 mod approval;
+mod commands;
+mod fs;
 mod mcp;
+mod shutdown;
 mod system_prompt;
+pub(crate) mod transport;
 mod updates;
 
 use std::collections::HashMap;
@@ -22,9 +26,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    SessionCapabilities, StopReason,
+    self, AgentCapabilities, CancelNotification, ContentBlock, FileSystemCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
+    PromptRequest, PromptResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
@@ -36,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use self::mcp::AcpMcp;
 
 use self::approval::AskTheClient;
+use self::fs::SessionFiles;
 use self::updates::Updates;
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
@@ -53,6 +59,8 @@ struct Inner {
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The MCP servers: the deployment's and each session's.
     mcp: AcpMcp,
+    /// The client's file-system capabilities, from `initialize`.
+    client_fs: Mutex<FileSystemCapabilities>,
     /// How each session finds its instruction files.
     instructions: InstructionsConfig,
     /// The client's name, from `initialize`: the owner of its system
@@ -63,6 +71,9 @@ struct Inner {
 /// One ACP session.
 #[derive(Debug)]
 struct Slot {
+    /// Its `additionalDirectories`, where the file tools change files
+    /// without asking.
+    roots: Vec<PathBuf>,
     /// The loop's session; taken out while a turn runs on it.
     session: Option<Session>,
     /// The running turn's token.
@@ -88,6 +99,7 @@ impl Server {
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
                 mcp,
+                client_fs: Mutex::new(FileSystemCapabilities::new()),
                 instructions,
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
@@ -109,6 +121,7 @@ impl Server {
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, _cx| {
+                    *init.inner.client_fs.lock() = request.client_capabilities.fs.clone();
                     if let Some(client) = &request.client_info {
                         *init.inner.client.lock() = client.name.clone();
                     }
@@ -171,23 +184,37 @@ impl Server {
             Ok(cwd) => cwd,
             Err(error) => return responder.respond_with_error(error),
         };
+        let roots = match fs::additional_directories(request.additional_directories) {
+            Ok(roots) => roots,
+            Err(error) => return responder.respond_with_error(error),
+        };
         let session = Session::new().with_cwd(&cwd);
         let (system_prompt, servers) = (request.system_prompt, request.mcp_servers);
         let mut failures = self.inner.mcp.optional_failures.clone();
         if servers.is_empty() && failures.is_empty() {
-            return responder.respond_with_result(self.open_session(session, system_prompt));
+            let opened = self.open_session(session, roots, system_prompt);
+            let id = opened.as_ref().ok().map(|new| new.session_id.clone());
+            responder.respond_with_result(opened)?;
+            if let Some(id) = id {
+                commands::announce(&cx, id);
+            }
+            return Ok(());
         }
         let server = self.clone();
         cx.clone().spawn(async move {
             let id = session.id().clone();
             let mcp = &server.inner.mcp;
             failures.extend(mcp.start_session_servers(id.as_str(), &cwd, servers).await);
-            let opened = server.open_session(session, system_prompt);
+            let opened = server.open_session(session, roots, system_prompt);
             if opened.is_err() {
                 mcp.servers.end_session(id.as_str()).await;
             }
             let said = opened.is_ok() && !failures.is_empty();
+            let announced = opened.as_ref().ok().map(|new| new.session_id.clone());
             responder.respond_with_result(opened)?;
+            if let Some(announced) = announced {
+                commands::announce(&cx, announced);
+            }
             if said {
                 let notification = schema::SessionNotification::new(
                     schema::SessionId::new(id.to_string()),
@@ -204,6 +231,7 @@ impl Server {
     fn open_session(
         &self,
         session: Session,
+        roots: Vec<PathBuf>,
         system_prompt: Option<schema::SystemPrompt>,
     ) -> Result<NewSessionResponse, Error> {
         let client = self.inner.client.lock().clone();
@@ -227,6 +255,7 @@ impl Server {
         self.inner.sessions.lock().insert(
             id.clone(),
             Slot {
+                roots,
                 session: Some(session),
                 turn: None,
                 _brought: brought,
@@ -249,7 +278,7 @@ impl Server {
         };
         let id = SessionId::new(request.session_id.0.clone());
         let cancel = CancellationToken::new();
-        let session = {
+        let (session, roots) = {
             let mut sessions = self.inner.sessions.lock();
             let Some(slot) = sessions.get_mut(&id) else {
                 return responder.respond_with_error(
@@ -266,13 +295,15 @@ impl Server {
                 ));
             };
             slot.turn = Some(cancel.clone());
-            session
+            (session, slot.roots.clone())
         };
         let server = self.clone();
         // `$/cancel_request` of the prompt cancels the turn too.
         let cancelled = responder.cancellation();
         cx.clone().spawn(async move {
-            let stop = server.turn(session, &input, &cancel, &cancelled, &cx).await;
+            let stop = server
+                .turn(session, roots, &input, &cancel, &cancelled, &cx)
+                .await;
             responder.respond_with_result(stop.map(PromptResponse::new))
         })
     }
@@ -282,6 +313,7 @@ impl Server {
     async fn turn(
         &self,
         mut session: Session,
+        roots: Vec<PathBuf>,
         input: &str,
         cancel: &CancellationToken,
         cancelled: &RequestCancellation,
@@ -292,9 +324,22 @@ impl Server {
             session.id().clone(),
             acp_id.clone(),
             self.inner.agent_loop.tools().clone(),
+            session.cwd(),
             cx.clone(),
         );
-        let (events, text, progress) = (updates.clone(), updates.clone(), updates.clone());
+        let files = SessionFiles::new(
+            &self.inner.client_fs.lock(),
+            roots,
+            acp_id.clone(),
+            updates.clone(),
+            cx.clone(),
+        );
+        let (events, text, progress, said) = (
+            updates.clone(),
+            updates.clone(),
+            updates.clone(),
+            updates.clone(),
+        );
         let approval = AskTheClient::new(acp_id, self.inner.ask_first.clone(), updates, cx.clone());
         let agent_loop = self
             .inner
@@ -303,10 +348,26 @@ impl Server {
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
+            .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
 
         let result = {
-            let turn = agent_loop.run_turn(&self.inner.agent, &mut session, input, cancel);
+            let agent = &self.inner.agent;
+            let session = &mut session;
+            let turn = async {
+                if commands::is_compact(input) {
+                    let report = agent_loop.compact(agent, session, cancel).await?;
+                    if report.is_none() {
+                        said.say("nothing to compact");
+                    }
+                    Ok(())
+                } else {
+                    agent_loop
+                        .run_turn(agent, session, input, cancel)
+                        .await
+                        .map(|_| ())
+                }
+            };
             tokio::pin!(turn);
             loop {
                 tokio::select! {
@@ -340,15 +401,16 @@ impl Server {
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
 /// no session loading, text and resource links in prompts, MCP servers
 /// over stdio and streamable HTTP (not the older SSE), the client's system
-/// prompt in both modes.
+/// prompt in both modes, a session's `additionalDirectories`.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
+    let sessions = SessionCapabilities::new()
+        .system_prompt(system_prompt::capabilities())
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     InitializeResponse::new(request.protocol_version)
         .agent_capabilities(
             AgentCapabilities::new()
                 .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false))
-                .session_capabilities(
-                    SessionCapabilities::new().system_prompt(system_prompt::capabilities()),
-                ),
+                .session_capabilities(sessions),
         )
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
@@ -407,7 +469,7 @@ fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
 /// whatever failed underneath; a turn that failed otherwise is an error
 /// with the one line `dsh run` prints.
 fn stop_reason(
-    result: Result<dsh_agent_loop::TurnSummary, TurnError>,
+    result: Result<(), TurnError>,
     cancel: &CancellationToken,
 ) -> Result<StopReason, Error> {
     if cancel.is_cancelled() {

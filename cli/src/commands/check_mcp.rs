@@ -16,6 +16,7 @@ pub(super) fn start(
     problems: &mut Vec<Problem>,
 ) -> Result<tokio::runtime::Runtime, Vec<Problem>> {
     let tokio = async_runtime()?;
+    tokio.block_on(async { crate::runtime::mcp::stop_servers_on_signals() });
     let started = tokio.block_on(start_deployment_servers(
         deployment,
         &runtime.mcp,

@@ -48,7 +48,6 @@ pub(crate) async fn start_deployment_servers(
     if picked.is_empty() {
         return started;
     }
-    stop_servers_on_signals();
     let mut configs: Vec<(&McpSpec, ServerConfig)> = Vec::new();
     for spec in picked {
         match spec.server_config(&deployment.file) {
@@ -131,12 +130,13 @@ fn quoted(names: &[String]) -> String {
     crate::config::quoted_list(&names)
 }
 
-/// From the first server on, the signals that end dsh (`SIGTERM`,
-/// `SIGHUP`, `SIGQUIT`) first kill every server's process group: the
-/// servers run in groups of their own, which no signal to dsh reaches.
-/// Ctrl-C (`SIGINT`) is the commands' own to handle; they stop their
-/// servers on the way out.
-fn stop_servers_on_signals() {
+/// For a command without signal handling of its own (`dsh check`, `dsh
+/// prompt`; `dsh run` and `dsh acp` end gracefully on their signals and
+/// stop their servers on the way out): from its first server on, the
+/// signals that end dsh (`SIGTERM`, `SIGHUP`, `SIGQUIT`) first kill every
+/// server's process group — the servers run in groups of their own, which
+/// no signal to dsh reaches — and then end dsh as the signal would.
+pub(crate) fn stop_servers_on_signals() {
     use std::sync::Once;
     use tokio::signal::unix::{SignalKind, signal};
     static WATCHING: Once = Once::new();
@@ -176,6 +176,7 @@ pub(crate) fn start_for_command(
         return Ok(None);
     }
     let tokio = crate::commands::async_runtime()?;
+    tokio.block_on(async { stop_servers_on_signals() });
     let started = tokio.block_on(start_deployment_servers(
         deployment,
         &runtime.mcp,

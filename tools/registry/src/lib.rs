@@ -80,15 +80,19 @@
 
 mod arguments;
 mod error;
+mod input_file;
 mod panic;
 mod registry;
+mod report;
 mod selection;
 mod tool;
 
 pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
+pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_input_file};
 pub use panic::panic_message;
 pub use registry::{ToolRegistry, ToolResolver};
+pub use report::{FileChange, FileChanges, ToolLocation};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};
