@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 use dsh_agent_loop::{Tokenizer, TokenizerChoice};
-use dsh_system_prompt::{
-    Owner, PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, Scope, ScopeId, SectionOrigin,
-    render_context, render_prompt, render_prompt_with_spans,
+use dsh_system_prompt::inspect::{
+    RenderedPrompt, SEPARATOR_OWNER, SectionOrigin, render_prompt_with_spans, section_origins,
 };
+use dsh_system_prompt::{Owner, PromptAssembly, Scope, ScopeId, render_context, render_prompt};
 use serde_json::{Value, json};
 
 use crate::args::{Format, PromptArgs};
@@ -43,7 +43,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
             let tokens =
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
             let scope = runtime::loop_agent(agent).scope().clone();
-            let origins = runtime.prompt.section_origins(&scope);
+            let origins = section_origins(&runtime.prompt, &scope);
             let mut out = String::new();
             explain_agent(&mut out, deployment, agent, &prompt, &tokens);
             explain_layers(&mut out, &scope, &origins);
