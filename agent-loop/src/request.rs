@@ -8,7 +8,7 @@ use dsh_system_prompt::ToolSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::ModelError;
+use crate::{ModelError, SessionId};
 
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +81,12 @@ pub struct ModelRequest {
     pub tools: Vec<Arc<ToolSchema>>,
     /// The conversation so far.
     pub messages: Vec<Message>,
+    /// The session the request belongs to; `None` for a request outside
+    /// any session. An adapter may name it to the API so that a session's
+    /// requests reach the same prompt cache (OpenAI's
+    /// `prompt_cache_key`); it is never part of what the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
 }
 
 /// A model's answer to one request.
@@ -130,21 +136,35 @@ impl ModelResponse {
 ///
 /// let usage = Usage::new(1_200, 40).with_cached_prompt_tokens(1_024);
 /// assert_eq!(usage.cached_prompt_tokens, Some(1_024));
+///
+/// // Anthropic's API also says what the request wrote to its cache.
+/// let written = Usage::new(1_200, 40).with_cache_creation_prompt_tokens(1_150);
+/// assert_eq!(written.cache_creation_prompt_tokens, Some(1_150));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Usage {
     /// The tokens of the request: system prompt, tools and messages, with
-    /// the API's own framing.
+    /// the API's own framing — all of them, those the cache served or
+    /// stored included (Anthropic's `input_tokens`,
+    /// `cache_creation_input_tokens` and `cache_read_input_tokens` added
+    /// up).
     pub prompt_tokens: u64,
     /// The tokens of the answer.
     pub completion_tokens: u64,
     /// Of the prompt's tokens, how many the API served from its prompt
-    /// cache (OpenAI's `usage.prompt_tokens_details.cached_tokens`); `None`
-    /// when the API does not say.
+    /// cache (OpenAI's `usage.prompt_tokens_details.cached_tokens`,
+    /// Anthropic's `cache_read_input_tokens`); `None` when the API does not
+    /// say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_prompt_tokens: Option<u64>,
+    /// Of the prompt's tokens, how many the API wrote to its prompt cache
+    /// for later requests to read (Anthropic's
+    /// `cache_creation_input_tokens`, billed above plain input); `None`
+    /// when the API does not say (OpenAI's caches without telling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_prompt_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -154,12 +174,19 @@ impl Usage {
             prompt_tokens,
             completion_tokens,
             cached_prompt_tokens: None,
+            cache_creation_prompt_tokens: None,
         }
     }
 
     /// Sets how many prompt tokens the cache served.
     pub fn with_cached_prompt_tokens(mut self, cached: u64) -> Self {
         self.cached_prompt_tokens = Some(cached);
+        self
+    }
+
+    /// Sets how many prompt tokens were written to the cache.
+    pub fn with_cache_creation_prompt_tokens(mut self, written: u64) -> Self {
+        self.cache_creation_prompt_tokens = Some(written);
         self
     }
 }

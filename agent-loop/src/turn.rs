@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Agent, AgentContextExt, Approval, CallingTurn, Event, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, ToolApproval, ToolCall,
-    TurnEndReason, TurnError,
+    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, TextSink, ToolApproval,
+    ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -295,8 +295,11 @@ impl AgentLoop {
                 return Err(TurnError::Cancelled);
             }
             self.record(session, Event::StepStart { step });
-            let (assembly, request) = self.prepare_request(step, agent, session, &facts)?;
+            let (assembly, request) = self
+                .prepare_request(step, agent, session, &facts, cancel)
+                .await?;
             let answer = self.ask_model(step, session.id(), &request, cancel).await?;
+            crate::compaction::note_usage(session, &request, &answer);
             self.show_response(step, agent, &facts, &answer)?;
             self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
@@ -334,12 +337,16 @@ impl AgentLoop {
     /// When the assembly's runtime context differs from the last snapshot
     /// the conversation carries, the new snapshot is appended to it first,
     /// at the tail: the system prompt stays byte for byte what it was.
-    fn prepare_request(
+    /// Then, when the request reaches the agent's budget, the conversation
+    /// is compacted (the pre-step seam, `compaction.rs`), and the runtime
+    /// context re-emitted if the summary replaced it.
+    async fn prepare_request(
         &self,
         step: u32,
         agent: &Agent,
         session: &mut Session,
         facts: &SessionFacts,
+        cancel: &CancellationToken,
     ) -> Result<(PromptAssembly, ModelRequest), TurnError> {
         let cx = Self::context(agent, session);
         let assembly = contain(step, "a prompt provider", || {
@@ -355,9 +362,25 @@ impl AgentLoop {
             (Ok(_), Err(source)) => return Err(TurnError::Render { step, source }),
         };
         if session.context().unwrap_or_default() != context {
-            self.record(session, Event::Context { text: context });
+            self.record(
+                session,
+                Event::Context {
+                    text: context.clone(),
+                },
+            );
         }
-        let messages = session.messages();
+        let mut messages = session.messages();
+        let fixed = crate::compaction::Fixed {
+            system: &system,
+            tools: &assembly.tools,
+            context: &context,
+        };
+        let compacted = self
+            .compact_for_budget(step, agent, session, fixed, &messages, cancel)
+            .await?;
+        if compacted {
+            messages = session.messages();
+        }
         if let Some(hook) = &self.inner.before_step {
             let prompt = StepPrompt {
                 agent,
@@ -374,6 +397,7 @@ impl AgentLoop {
             system: (!system.is_empty()).then_some(system),
             tools: assembly.tools.clone(),
             messages,
+            session: Some(session.id().clone()),
         };
         Ok((assembly, request))
     }
@@ -392,7 +416,21 @@ impl AgentLoop {
                 hook(session, text);
             }
         };
-        let answer = self.inner.adapter.complete(request, &on_text, cancel);
+        self.ask(step, request, &on_text, cancel).await
+    }
+
+    /// Sends one request to the adapter — the one place that does, for a
+    /// step's request and a compaction's summary request alike; a
+    /// cancellation, an adapter error or a panic of the adapter is the
+    /// error.
+    pub(crate) async fn ask(
+        &self,
+        step: u32,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, TurnError> {
+        let answer = self.inner.adapter.complete(request, on_text, cancel);
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(TurnError::Cancelled),
@@ -557,7 +595,7 @@ impl AgentLoop {
         self.record(session, event);
     }
 
-    fn record(&self, session: &mut Session, event: Event) {
+    pub(crate) fn record(&self, session: &mut Session, event: Event) {
         if let Some(hook) = &self.inner.on_event {
             hook(session.id(), &event);
         }

@@ -2,7 +2,7 @@
 //! configures, and the agents it serves.
 //!
 //! ```toml
-//! [adapter.openai]                  # or [adapter.scripted] answers = "answers.toml"
+//! [adapter.openai]                  # or [adapter.anthropic], or [adapter.scripted] answers = "answers.toml"
 //! base_url = "https://api.openai.com/v1"
 //! model = "gpt-5"                   # the default model of every agent
 //! api_key_env = "OPENAI_API_KEY"
@@ -36,6 +36,17 @@
 //! max_prompt_tokens = 4000          # optional: `dsh check` fails when the prompt and tools exceed it
 //! ```
 //!
+//! The project's own instruction files (`AGENTS.md`, `CLAUDE.md`), read
+//! for each session from its working directory, are configured by
+//! `[instructions]`, the agent loop's `InstructionsConfig`:
+//!
+//! ```toml
+//! [instructions]
+//! files = ["AGENTS.md", "CLAUDE.md"]   # the first name present in a directory is its file
+//! max_bytes = 32768                    # the budget over all files, spent nearest first
+//! enabled = true
+//! ```
+//!
 //! Per-agent variants without copies — `preset = "…"` naming a
 //! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
 //! and a deployment-wide `tool_order` — are described in
@@ -44,7 +55,9 @@
 //! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
 //! `cl100k_base`); left out, each agent's model selects it, and a model no
 //! table knows is counted with `o200k_base`, which `dsh prompt --format
-//! explain` says. `max_prompt_tokens` is a budget for what an agent sends
+//! explain` says. Claude models, and every model of `[adapter.anthropic]`,
+//! are counted with `o200k_base` as an estimate (Anthropic ships no
+//! offline tokenizer), which `explain` says too. `max_prompt_tokens` is a budget for what an agent sends
 //! before any message: its system prompt plus its tools' schemas, counted
 //! with that tokenizer. `dsh check` fails at the key when they exceed it and
 //! names the largest parts; it applies to the agent itself, not to the
@@ -60,13 +73,17 @@
 //! every problem they find).
 
 mod layers;
+#[cfg(test)]
+mod property_tests;
 mod string_offsets;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, Encoding, PERSONA_SECTION, Tokenizer};
+use dsh_agent_loop::{
+    AdapterConfig, ContextBudget, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer,
+};
 use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::quoted_list;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
@@ -77,7 +94,10 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
-pub(crate) use string_offsets::string_file_range;
+pub(crate) use string_offsets::{StringFileMap, string_file_range};
+
+/// The built-in tool whose table takes `env_remove`.
+const BASH_TOOL: &str = "bash";
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
@@ -107,11 +127,20 @@ pub(crate) struct Deployment {
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub(crate) ask_first: Vec<String>,
+    /// `[tools.bash] env_remove`: variables `bash` commands run without,
+    /// besides the adapter's secrets (`secret_env_vars`).
+    pub(crate) bash_env_remove: Vec<String>,
+    /// `max_subagent_depth`: how deep subagents may nest, for every
+    /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
+    pub(crate) max_subagent_depth: u32,
     /// What the deployment adds to the global layer: its `tool_order`.
     pub(crate) global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
     pub(crate) presets: BTreeMap<String, LayerSpec>,
     pub(crate) agents: Vec<AgentSpec>,
+    /// `[instructions]`, checked: how each session finds its instruction
+    /// files.
+    pub(crate) instructions: InstructionsConfig,
 }
 
 /// The deployment file as written.
@@ -122,9 +151,12 @@ struct DeploymentFile {
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolTable>>,
     tool_order: Option<ToolOrderList>,
+    /// How deep subagents may nest.
+    max_subagent_depth: Option<u32>,
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
+    instructions: Option<Spanned<InstructionsConfig>>,
 }
 
 /// `[tools.<name>]` as written: a built-in tool's settings, or a tool
@@ -137,6 +169,10 @@ struct ToolTable {
     command: Option<Spanned<Vec<Spanned<String>>>>,
     child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
     permission: Option<Spanned<Permission>>,
+    /// For `[tools.bash]`: environment variables its commands run without.
+    env_remove: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer.
+    timeout_secs: Option<Spanned<u64>>,
 }
 
 /// A configured tool instance, checked.
@@ -148,6 +184,9 @@ pub(crate) struct ToolInstance {
     pub(crate) provider: Spanned<String>,
     /// For `provider = "acp"`: the argv of the ACP agent to start.
     pub(crate) command: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer, in
+    /// seconds (`AcpProvider::DEFAULT_TIMEOUT` when left out).
+    pub(crate) timeout_secs: Option<Spanned<u64>>,
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent — the spawn provider's own schema, with
     /// places kept.
@@ -247,12 +286,17 @@ impl Deployment {
     pub(crate) fn load(path: Option<&Path>, builtin_tools: &[&str]) -> Result<Self, Vec<Problem>> {
         let (file, dir) = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    vec![Problem::new(format!(
-                        "cannot read deployment `{}`: {error}",
-                        path.display()
-                    ))]
-                })?;
+                // Only a regular file, and at most a cap: a FIFO would hang,
+                // `/dev/zero` would fill memory.
+                let text = dsh_tools::read_input_file(path, dsh_tools::MAX_INPUT_FILE_BYTES)
+                    .map_err(|error| {
+                        vec![Problem::new(match error {
+                            dsh_tools::InputFileError::Io { source, .. } => {
+                                format!("cannot read deployment `{}`: {source}", path.display())
+                            }
+                            other => format!("cannot read deployment: {other}"),
+                        })]
+                    })?;
                 // `dsh.toml` has the parent `""`, which joins like `.`
                 // without adding `./` to the paths shown.
                 let dir = path.parent().map(Path::to_path_buf);
@@ -282,8 +326,10 @@ impl Deployment {
             adapter,
             tools,
             tool_order,
+            max_subagent_depth,
             presets,
             agents,
+            instructions,
         } = parsed;
         let mut checks = Checks {
             file: &file,
@@ -292,7 +338,7 @@ impl Deployment {
             broken: HashSet::new(),
             problems: Vec::new(),
         };
-        let ask_first = checks.tool_tables(tools);
+        let (ask_first, bash_env_remove) = checks.tool_tables(tools);
         let tokenizer = checks.tokenizer(&adapter);
         let global_layer = check_layer(
             &file,
@@ -316,6 +362,19 @@ impl Deployment {
             })
             .collect();
         let agents = checks.agents(agents, &adapter, &presets);
+        let instructions = match instructions {
+            Some(table) => match table.get_ref().check() {
+                Ok(()) => table.into_inner(),
+                Err(error) => {
+                    checks.problems.push(
+                        file.problem(error.to_string())
+                            .label(table.span(), "in this table"),
+                    );
+                    InstructionsConfig::default()
+                }
+            },
+            None => InstructionsConfig::default(),
+        };
         let Checks {
             instances: tools,
             problems,
@@ -329,9 +388,13 @@ impl Deployment {
                 tokenizer,
                 tools,
                 ask_first,
+                bash_env_remove,
+                max_subagent_depth: max_subagent_depth
+                    .unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
                 global_layer,
                 presets,
                 agents,
+                instructions,
             })
         } else {
             Err(problems)
@@ -383,16 +446,30 @@ impl Deployment {
     pub(crate) fn adapter_table(&self) -> &'static str {
         match &self.adapter {
             AdapterConfig::OpenAi { .. } => "[adapter.openai]",
+            AdapterConfig::Anthropic { .. } => "[adapter.anthropic]",
             AdapterConfig::Scripted { .. } => "[adapter.scripted]",
             // A kind of adapter a later loop adds.
             _ => "the `[adapter.*]` table",
         }
     }
 
+    /// The context budget of `agent`: the adapter table's `context_window`
+    /// and `compact_at`, else its model's, counted with
+    /// [`tokenizer_for`](Self::tokenizer_for).
+    pub(crate) fn budget_for(&self, agent: &AgentSpec) -> ContextBudget {
+        let (window, compact_at) = self.adapter.context_budget();
+        ContextBudget::for_model(agent.model.get_ref(), window, compact_at)
+            .with_tokenizer(self.tokenizer_for(agent))
+    }
+
     /// How the tokens of `agent`'s prompt are counted: the file's
-    /// `tokenizer`, else the one its model selects.
+    /// `tokenizer`, else the one its model selects (an `o200k_base`
+    /// estimate for every model of `[adapter.anthropic]`).
     pub(crate) fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
-        Tokenizer::select(agent.model.get_ref(), self.tokenizer)
+        match (&self.adapter, self.tokenizer) {
+            (AdapterConfig::Anthropic { .. }, None) => Tokenizer::estimate(),
+            _ => Tokenizer::select(agent.model.get_ref(), self.tokenizer),
+        }
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its
@@ -463,9 +540,14 @@ struct Checks<'a> {
 impl Checks<'_> {
     /// The `[tools.<name>]` tables: a built-in's has only `permission`; an
     /// instance's has a `kind` and a `provider`, and its child table's
-    /// tools are tools. Returns the tools that ask first.
-    fn tool_tables(&mut self, tables: BTreeMap<String, Spanned<ToolTable>>) -> Vec<String> {
+    /// tools are tools; only `bash`'s has `env_remove`. Returns the tools
+    /// that ask first, and the variables `bash` runs without.
+    fn tool_tables(
+        &mut self,
+        tables: BTreeMap<String, Spanned<ToolTable>>,
+    ) -> (Vec<String>, Vec<String>) {
         let mut ask_first = Vec::new();
+        let mut bash_env_remove = Vec::new();
         for (name, table) in tables {
             let span = table.span();
             let ToolTable {
@@ -474,7 +556,26 @@ impl Checks<'_> {
                 command,
                 child,
                 permission,
+                env_remove,
+                timeout_secs,
             } = table.into_inner();
+            if let Some(env_remove) = env_remove {
+                if name == BASH_TOOL {
+                    bash_env_remove
+                        .extend(env_remove.into_inner().into_iter().map(Spanned::into_inner));
+                } else {
+                    self.problems.push(
+                        self.file
+                            .problem(format!(
+                                "`env_remove` is a setting of `[tools.{BASH_TOOL}]`, not of `[tools.{name}]`"
+                            ))
+                            .label(env_remove.span(), "here")
+                            .help(format!(
+                                "move it to `[tools.{BASH_TOOL}]`: the variables its commands run without"
+                            )),
+                    );
+                }
+            }
             if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
                 ask_first.push(name.clone());
             }
@@ -519,21 +620,117 @@ impl Checks<'_> {
                 self.broken.insert(name);
                 continue;
             };
-            if let Some(child_tools) = child
-                .as_ref()
-                .and_then(|child| child.get_ref().tools.as_ref())
+            if let Some(timeout) = &timeout_secs
+                && (provider.get_ref() != "acp" || *timeout.get_ref() == 0)
             {
-                self.tool_list(&format!("the children of `{name}`"), child_tools);
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "`timeout_secs` of `[tools.{name}]` must be a positive number of \
+                             seconds, for an `acp` instance"
+                        ))
+                        .label(timeout.span(), "here")
+                        .label(provider.span(), "provider")
+                        .help(
+                            "it bounds how long an `acp` child may take to answer; \
+                             in-process children are bounded by the turn's cancellation",
+                        ),
+                );
             }
             let instance = ToolInstance {
                 kind: *kind.get_ref(),
                 provider,
                 command,
+                timeout_secs,
                 child,
             };
             self.instances.insert(name, Spanned::new(span, instance));
         }
-        ask_first
+        self.children_tools();
+        (ask_first, bash_env_remove)
+    }
+
+    /// The tools the children of each instance list, once every instance
+    /// is known (so one instance may list another, whatever their order),
+    /// and the cycles among them: children that can start themselves, or
+    /// each other, recurse without end.
+    fn children_tools(&mut self) {
+        let lists: Vec<(String, Vec<Spanned<String>>)> = self
+            .instances
+            .iter()
+            .filter_map(|(name, instance)| {
+                let tools = instance.get_ref().child.as_ref()?.get_ref().tools.clone()?;
+                Some((name.clone(), tools))
+            })
+            .collect();
+        for (name, tools) in &lists {
+            self.tool_list(&format!("the children of `{name}`"), tools);
+        }
+        // Edges: an instance's children list another instance (or itself).
+        let edges = |from: &str| -> Vec<&Spanned<String>> {
+            lists
+                .iter()
+                .find(|(name, _)| name == from)
+                .map(|(_, tools)| {
+                    tools
+                        .iter()
+                        .filter(|tool| self.instances.contains_key(tool.get_ref()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut reported: HashSet<Vec<String>> = HashSet::new();
+        for (start, _) in &lists {
+            // Depth-first from `start`, looking for a way back to it.
+            let mut stack: Vec<(String, Vec<&Spanned<String>>)> = vec![(start.clone(), Vec::new())];
+            let mut visited = HashSet::new();
+            while let Some((at, path)) = stack.pop() {
+                for edge in edges(&at) {
+                    let next = edge.get_ref();
+                    let mut path = path.clone();
+                    path.push(edge);
+                    if next == start {
+                        let mut cycle: Vec<String> =
+                            path.iter().map(|tool| tool.get_ref().clone()).collect();
+                        cycle.sort();
+                        if reported.insert(cycle) {
+                            let problem = self.cycle(start, &path);
+                            self.problems.push(problem);
+                        }
+                    } else if visited.insert(next.clone()) {
+                        stack.push((next.clone(), path));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The problem of children that start each other: `path` are the tool
+    /// entries from `start`'s children back to `start`.
+    fn cycle(&self, start: &str, path: &[&Spanned<String>]) -> Problem {
+        let first = path[0];
+        let message = if path.len() == 1 {
+            format!(
+                "the children of `{start}` list `{start}` itself: each child could start \
+                 another without end"
+            )
+        } else {
+            let mut chain = format!("`{start}`");
+            for tool in path {
+                chain.push_str(&format!(" → `{}`", tool.get_ref()));
+            }
+            format!(
+                "subagents start each other in a cycle ({chain}): they could recurse without end"
+            )
+        };
+        self.file
+            .problem(message)
+            .label(first.span(), "starts the cycle")
+            .help(format!(
+                "remove `{}` from the children's `tools`; a child that must delegate \
+                 should use another instance whose children do not",
+                first.get_ref()
+            ))
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,

@@ -18,9 +18,13 @@ mod canonical_request;
 mod commands;
 mod config;
 mod diagnostics;
+mod duplicate_sentences;
+mod instruction_report;
+mod outputs;
 mod prompt_problems;
 mod prompt_tokens;
 mod runtime;
+mod signals;
 mod trace;
 
 use std::process::ExitCode;

@@ -86,6 +86,7 @@ mod registry;
 mod render;
 mod scope;
 mod section;
+mod sentences;
 mod statics;
 pub mod suggestion;
 mod text;
@@ -122,5 +123,6 @@ pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, System
 pub use render::{render_context, render_prompt};
 pub use scope::{Scope, ScopeId};
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
+pub use sentences::{MIN_SENTENCE_WORDS, RepeatedSentence, repeated_sentences};
 pub use text::Text;
 pub use tool_order::{ToolOrder, ToolOrderError, UNLISTED_TOOLS};

@@ -10,7 +10,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anthropic;
+mod compaction;
 mod context;
+mod instructions;
 mod openai;
 mod prompt;
 mod tool_guidance;

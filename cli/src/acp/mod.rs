@@ -13,6 +13,10 @@
 //! that ACP session.
 
 mod approval;
+mod commands;
+mod shutdown;
+mod system_prompt;
+pub(crate) mod transport;
 mod updates;
 
 use std::collections::HashMap;
@@ -22,11 +26,11 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
     InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    StopReason,
+    SessionCapabilities, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, InstructionsConfig, Session, SessionId, TurnError};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -47,6 +51,11 @@ struct Inner {
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// How each session finds its instruction files.
+    instructions: InstructionsConfig,
+    /// The client's name, from `initialize`: the owner of its system
+    /// prompt.
+    client: Mutex<String>,
 }
 
 /// One ACP session.
@@ -56,6 +65,8 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// What the session brought to its prompt, registered while it lives.
+    _brought: system_prompt::Brought,
 }
 
 impl Server {
@@ -65,6 +76,7 @@ impl Server {
         agent_loop: AgentLoop,
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
+        instructions: InstructionsConfig,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -72,6 +84,8 @@ impl Server {
                 agent,
                 ask_first,
                 sessions: Mutex::new(HashMap::new()),
+                instructions,
+                client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
     }
@@ -80,18 +94,28 @@ impl Server {
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        let init = self.clone();
         Agent
             .v1()
             .name("dsh")
             .on_receive_request(
-                async |request: InitializeRequest, responder, _cx| {
+                async move |request: InitializeRequest, responder, _cx| {
+                    if let Some(client) = &request.client_info {
+                        *init.inner.client.lock() = client.name.clone();
+                    }
                     responder.respond(initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |request: NewSessionRequest, responder, _cx| {
-                    responder.respond_with_result(new.new_session(request))
+                async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let response = new.new_session(request);
+                    let id = response.as_ref().ok().map(|new| new.session_id.clone());
+                    responder.respond_with_result(response)?;
+                    if let Some(id) = id {
+                        commands::announce(&cx, id);
+                    }
+                    Ok(())
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -132,6 +156,14 @@ impl Server {
     fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = session_cwd(request.cwd)?;
         let session = Session::new().with_cwd(&cwd);
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &session,
+            &client,
+            request.system_prompt,
+        )?;
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
@@ -147,6 +179,7 @@ impl Server {
             Slot {
                 session: Some(session),
                 turn: None,
+                _brought: brought,
             },
         );
         Ok(NewSessionResponse::new(id.to_string()))
@@ -211,7 +244,12 @@ impl Server {
             self.inner.agent_loop.tools().clone(),
             cx.clone(),
         );
-        let (events, text, progress) = (updates.clone(), updates.clone(), updates.clone());
+        let (events, text, progress, said) = (
+            updates.clone(),
+            updates.clone(),
+            updates.clone(),
+            updates.clone(),
+        );
         let approval = AskTheClient::new(acp_id, self.inner.ask_first.clone(), updates, cx.clone());
         let agent_loop = self
             .inner
@@ -223,7 +261,22 @@ impl Server {
             .with_approval(Arc::new(approval));
 
         let result = {
-            let turn = agent_loop.run_turn(&self.inner.agent, &mut session, input, cancel);
+            let agent = &self.inner.agent;
+            let session = &mut session;
+            let turn = async {
+                if commands::is_compact(input) {
+                    let report = agent_loop.compact(agent, session, cancel).await?;
+                    if report.is_none() {
+                        said.say("nothing to compact");
+                    }
+                    Ok(())
+                } else {
+                    agent_loop
+                        .run_turn(agent, session, input, cancel)
+                        .await
+                        .map(|_| ())
+                }
+            };
             tokio::pin!(turn);
             loop {
                 tokio::select! {
@@ -255,10 +308,13 @@ impl Server {
 }
 
 /// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP.
+/// no session loading, text and resource links in prompts, no MCP, the
+/// client's system prompt in both modes.
 fn initialize(request: &InitializeRequest) -> InitializeResponse {
     InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(AgentCapabilities::new())
+        .agent_capabilities(AgentCapabilities::new().session_capabilities(
+            SessionCapabilities::new().system_prompt(system_prompt::capabilities()),
+        ))
         .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
 }
 
@@ -316,7 +372,7 @@ fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
 /// whatever failed underneath; a turn that failed otherwise is an error
 /// with the one line `dsh run` prints.
 fn stop_reason(
-    result: Result<dsh_agent_loop::TurnSummary, TurnError>,
+    result: Result<(), TurnError>,
     cancel: &CancellationToken,
 ) -> Result<StopReason, Error> {
     if cancel.is_cancelled() {

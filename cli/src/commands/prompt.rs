@@ -5,11 +5,15 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use dsh_agent_loop::{Tokenizer, TokenizerChoice};
+use dsh_agent_loop::{
+    COMPACTION_SECTION, ContextBudget, Tokenizer, TokenizerChoice, compaction_context,
+};
 use dsh_system_prompt::inspect::{
     RenderedPrompt, SEPARATOR_OWNER, SectionOrigin, render_prompt_with_spans, section_origins,
 };
-use dsh_system_prompt::{Owner, PromptAssembly, Scope, ScopeId, render_context, render_prompt};
+use dsh_system_prompt::{
+    Owner, PromptAssembly, Scope, ScopeId, SystemPrompt, render_context, render_prompt,
+};
 use serde_json::{Value, json};
 
 use crate::args::{Format, PromptArgs};
@@ -17,6 +21,7 @@ use crate::canonical_request;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
+use crate::instruction_report::{self, FileReport};
 use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::PromptTokens;
 use crate::runtime;
@@ -24,7 +29,8 @@ use crate::runtime;
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
-    let assembly = runtime.assemble(agent, cwd.as_deref());
+    let started = runtime.start_session(cwd.as_deref())?;
+    let assembly = runtime.assemble(agent, &started);
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
@@ -44,10 +50,14 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
             let scope = runtime::loop_agent(agent).scope().clone();
             let origins = section_origins(&runtime.prompt, &scope);
+            let found = started.instructions.found();
+            let files = instruction_report::reports(found, Some((&prompt, &tokens)));
+            let none = instruction_report::none_found(found, &runtime.instructions);
             let mut out = String::new();
             explain_agent(&mut out, deployment, agent, &prompt, &tokens);
             explain_layers(&mut out, &scope, &origins);
-            explain(&mut out, &assembly, &prompt, &tokens);
+            explain(&mut out, &assembly, &prompt, &tokens, (&files, &none));
+            explain_compaction(&mut out, &runtime.prompt, deployment.budget_for(agent));
             print(&out)
         }
         Format::Json => {
@@ -57,10 +67,27 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
                 ))]
             };
             let mut json = serde_json::to_value(&assembly).map_err(cannot)?;
+            let tokenizer = deployment.tokenizer_for(agent);
+            let rendered = render_prompt_with_spans(&assembly).ok();
+            let counted = rendered.as_ref().map(|prompt| {
+                (
+                    prompt,
+                    PromptTokens::count(tokenizer, prompt, &assembly.tools),
+                )
+            });
+            let counted = counted.as_ref().map(|(prompt, tokens)| (*prompt, tokens));
             if let Value::Object(object) = &mut json {
                 object.insert(
                     "tokens".to_owned(),
-                    tokens_json(deployment.tokenizer_for(agent), &assembly),
+                    tokens_json(tokenizer, &assembly, counted),
+                );
+                object.insert(
+                    "instructions".to_owned(),
+                    instruction_report::json(
+                        started.instructions.found(),
+                        &runtime.instructions,
+                        counted,
+                    ),
                 );
             }
             let json = serde_json::to_string_pretty(&json).map_err(cannot)?;
@@ -73,11 +100,14 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
 /// was chosen, each rendered section's (by name), the separators', the
 /// system prompt's, each tool schema's, and the total; `null` when the
 /// prompt does not render (the assembly is still printed, to see why).
-fn tokens_json(tokenizer: Tokenizer, assembly: &PromptAssembly) -> Value {
-    let Ok(prompt) = render_prompt_with_spans(assembly) else {
+fn tokens_json(
+    tokenizer: Tokenizer,
+    assembly: &PromptAssembly,
+    counted: Option<(&RenderedPrompt, &PromptTokens)>,
+) -> Value {
+    let Some((prompt, tokens)) = counted else {
         return Value::Null;
     };
-    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
     let sections: Vec<Value> = prompt
         .sections
         .iter()
@@ -107,6 +137,7 @@ fn choice_name(choice: TokenizerChoice) -> &'static str {
     match choice {
         TokenizerChoice::Configured => "configured",
         TokenizerChoice::Model => "model",
+        TokenizerChoice::Estimate => "estimate",
         // `Default`, and any way of choosing a later loop adds.
         _ => "default",
     }
@@ -119,8 +150,10 @@ fn explain(
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
     tokens: &PromptTokens,
+    instructions: (&[FileReport<'_>], &str),
 ) {
     explain_sections(out, assembly, prompt, tokens);
+    explain_instructions(out, instructions.0, instructions.1);
     explain_variables(out, assembly);
     explain_tools(out, assembly, tokens);
     explain_contexts(out, assembly);
@@ -227,6 +260,10 @@ fn tokenizer_origin(deployment: &Deployment, agent: &AgentSpec, tokenizer: Token
     match tokenizer.choice() {
         TokenizerChoice::Configured => format!("{encoding} (`tokenizer` in {table})"),
         TokenizerChoice::Model => format!("{encoding} (selected by model `{model}`)"),
+        TokenizerChoice::Estimate => format!(
+            "{encoding} (an estimate: Anthropic ships no offline tokenizer for model `{model}`, \
+             so these counts are {encoding} estimates; the API's own counts are in `dsh run --trace`)"
+        ),
         _ => format!(
             "{encoding} (the default: no tokenizer is known for model `{model}`; \
              set `tokenizer` in {table} to choose one)"
@@ -309,6 +346,9 @@ fn explain_sections(
             Some(tool) if !assembly.has_tool(tool) => {
                 format!("bound to tool `{tool}`, which this agent does not have")
             }
+            _ if section.name().as_ref() == COMPACTION_SECTION => {
+                "the compaction request's prompt, not this agent's (see below)".to_owned()
+            }
             _ => "empty after interpolation".to_owned(),
         };
         let _ = writeln!(
@@ -318,6 +358,45 @@ fn explain_sections(
             section.owner().krate
         );
     }
+}
+
+/// The session's instruction files: each one's section, file, size,
+/// what the budget kept, and its bytes and tokens in the prompt.
+fn explain_instructions(out: &mut String, files: &[FileReport<'_>], none: &str) {
+    let _ = writeln!(
+        out,
+        "\ninstruction files (read when the session starts; the budget is spent nearest first)\n"
+    );
+    if files.is_empty() {
+        let _ = writeln!(out, "{none}");
+        return;
+    }
+    let mut rows = vec![row([
+        "section",
+        "source",
+        "file",
+        "bytes",
+        "kept",
+        "prompt bytes",
+        "tokens",
+    ])];
+    for report in files {
+        let (bytes, tokens) = report.in_prompt.map_or_else(
+            || ("-".to_owned(), "-".to_owned()),
+            |(bytes, tokens)| (bytes.to_string(), tokens.to_string()),
+        );
+        rows.push(row([
+            report.file.section.clone(),
+            report.source().to_owned(),
+            report.file.path.display().to_string(),
+            report.file.bytes.to_string(),
+            report.kept(),
+            bytes,
+            tokens,
+        ]));
+    }
+    // Numeric: bytes, prompt bytes, tokens.
+    table(out, &rows, &[3, 5, 6]);
 }
 
 /// Every variable, its value for this assembly, and its owner.
@@ -417,6 +496,56 @@ fn explain_contexts(out: &mut String, assembly: &PromptAssembly) {
     }
     // Numeric: order, bytes now.
     table(out, &rows, &[0, 5]);
+}
+
+/// The agent's context budget, and what the compaction request is told:
+/// the section(s) of an assembly made for it, which never render into the
+/// agent's prompt.
+fn explain_compaction(out: &mut String, prompt: &SystemPrompt, budget: ContextBudget) {
+    let _ = write!(out, "\ncontext budget: {budget}");
+    if budget.window().is_none() {
+        let _ = write!(
+            out,
+            "; compacting only on request (`/compact`): set `context_window` in the adapter's table"
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "\ncompaction request (what the model is told when it summarizes old turns; \
+         not in the system prompt)\n"
+    );
+    let assembly = prompt.assemble(&compaction_context());
+    let Ok(rendered) = render_prompt_with_spans(&assembly) else {
+        let _ = writeln!(out, "(does not render)");
+        return;
+    };
+    let tokenizer = budget.tokenizer();
+    let mut rows = vec![row([
+        "order",
+        "section",
+        "owner crate",
+        "owner item",
+        "bytes",
+        "tokens",
+    ])];
+    for section in &rendered.sections {
+        let Some(part) = assembly.sections.get(&section.name) else {
+            continue;
+        };
+        rows.push(row([
+            part.order().to_string(),
+            section.name.to_string(),
+            part.owner().krate.to_string(),
+            part.owner().item.to_string(),
+            section.range.len().to_string(),
+            tokenizer
+                .count(&rendered.text[section.range.clone()])
+                .to_string(),
+        ]));
+    }
+    // Numeric: order, bytes, tokens.
+    table(out, &rows, &[0, 4, 5]);
 }
 
 fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {

@@ -15,9 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    AgentLoop, Approval, Event, SessionFacts, ToolApproval, ToolCall, TurnError, async_trait,
+    AgentLoop, Approval, CompactionReport, Event, SessionFacts, ToolApproval, ToolCall, TurnError,
+    async_trait,
 };
 use dsh_system_prompt::render_prompt;
+use dsh_tool_subagent::AcpProvider;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
 use tokio::io::AsyncBufReadExt;
@@ -29,6 +31,7 @@ use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
+use crate::signals::EndingSignals;
 use crate::trace::{Counting, Trace};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
@@ -37,7 +40,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
-    let assembly = runtime.assemble(agent, Some(&cwd));
+    let started = runtime.start_session(Some(&cwd))?;
+    let assembly = runtime.assemble(agent, &started);
     if let Err(errors) = render_prompt(&assembly) {
         return Err(prompt_problems(deployment, agent, &errors));
     }
@@ -46,6 +50,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .map_err(|problem| vec![problem])?;
     let trace = Arc::new(match &args.trace {
         Some(path) => {
+            crate::outputs::check_output(deployment, path, "--trace")
+                .map_err(|problem| vec![problem])?;
             Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
         }
         None => Trace::summary_only(Counting::Bytes),
@@ -57,10 +63,22 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Arc::clone(&console),
         Arc::clone(&console),
     );
-    let session = runtime::session(Some(&cwd));
+    // The instruction files stay registered while the session runs.
+    let runtime::StartedSession {
+        session,
+        instructions: _instructions,
+    } = started;
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
-        .on_event(move |_, event| events.event(event))
+        .on_event({
+            let trace = Arc::clone(&trace);
+            move |session, event| {
+                if let Some(report) = CompactionReport::of(event) {
+                    trace.compacted(session.as_str(), &report);
+                }
+                events.event(event);
+            }
+        })
         .on_text(move |_, piece| text.text(piece))
         .on_tool_progress(move |session, call, text| {
             if *session == id {
@@ -86,7 +104,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             ask_first: deployment.ask_first.clone(),
         }));
     }
-    let loop_agent = runtime::loop_agent(agent);
+    let loop_agent = runtime::loop_agent(agent).with_budget(deployment.budget_for(agent));
 
     let tokio = async_runtime()?;
     let outcome = tokio.block_on(async {
@@ -95,10 +113,21 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             agent: loop_agent,
             session,
             console,
+            ending: EndingSignals::listen()?,
+            ended: None,
         };
-        match &args.prompt {
+        let outcome = match &args.prompt {
             Some(prompt) => chat.one_turn(prompt).await,
             None => chat.lines().await,
+        };
+        // Child agents of the last turn stop gently, so that they stop
+        // their own tools' processes.
+        AcpProvider::wait_for_children(AcpProvider::STOP_GRACE).await;
+        match chat.ended {
+            Some(signal) => Err(vec![Problem::new(format!(
+                "stopped by {signal}: the running turn was cancelled"
+            ))]),
+            None => outcome,
         }
     });
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
@@ -136,11 +165,18 @@ fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
     Ok(cwd)
 }
 
+/// The input line that compacts the session instead of starting a turn.
+const COMPACT_COMMAND: &str = "/compact";
+
 struct Chat {
     agent_loop: AgentLoop,
     agent: dsh_agent_loop::Agent,
     session: dsh_agent_loop::Session,
     console: Arc<Console>,
+    /// `SIGTERM` and `SIGHUP`: cancel the running turn, then end.
+    ending: EndingSignals,
+    /// The ending signal received, if any.
+    ended: Option<&'static str>,
 }
 
 impl Chat {
@@ -167,6 +203,10 @@ impl Chat {
             let line = tokio::select! {
                 line = lines.next_line() => line,
                 _ = tokio::signal::ctrl_c() => Ok(None),
+                signal = self.ending.recv() => {
+                    self.ended = Some(signal);
+                    Ok(None)
+                }
             };
             let line = match line {
                 Ok(Some(line)) => line,
@@ -184,7 +224,15 @@ impl Chat {
             if line.trim().is_empty() {
                 continue;
             }
-            match self.turn(&line).await {
+            let outcome = if line.trim() == COMPACT_COMMAND {
+                self.compact().await
+            } else {
+                self.turn(&line).await
+            };
+            if self.ended.is_some() {
+                break;
+            }
+            match outcome {
                 Ok(()) => {}
                 // Cancelling is what the user asked for, not a failure.
                 Err(TurnError::Cancelled) => out(&mut std::io::stderr(), "turn cancelled\n"),
@@ -203,6 +251,33 @@ impl Chat {
         }
     }
 
+    /// `/compact`: compacts the session now; Ctrl-C or an ending signal
+    /// cancels it. The
+    /// event's line says what it did; nothing to compact says so.
+    async fn compact(&mut self) -> Result<(), TurnError> {
+        let cancel = CancellationToken::new();
+        self.console.spin("compacting…".to_owned());
+        let compact = self
+            .agent_loop
+            .compact(&self.agent, &mut self.session, &cancel);
+        tokio::pin!(compact);
+        let result = loop {
+            tokio::select! {
+                result = &mut compact => break result,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = self.ending.recv(), if self.ended.is_none() => {
+                    self.ended = Some(signal);
+                    cancel.cancel();
+                }
+            }
+        };
+        self.console.idle();
+        if let Ok(None) = result {
+            out(&mut std::io::stderr(), "nothing to compact\n");
+        }
+        result.map(|_| ())
+    }
+
     /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.
     async fn turn(&mut self, input: &str) -> Result<(), TurnError> {
         let cancel = CancellationToken::new();
@@ -214,6 +289,10 @@ impl Chat {
             tokio::select! {
                 result = &mut turn => break result,
                 _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = self.ending.recv(), if self.ended.is_none() => {
+                    self.ended = Some(signal);
+                    cancel.cancel();
+                }
             }
         };
         self.console.idle();
@@ -295,6 +374,12 @@ impl Console {
                 );
             }
             Event::TurnEnd { .. } => self.idle(),
+            Event::Compacted { .. } => {
+                self.idle();
+                if let Some(report) = CompactionReport::of(event) {
+                    out(&mut std::io::stderr(), &format!("{report}\n"));
+                }
+            }
             _ => {}
         }
     }

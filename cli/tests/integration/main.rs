@@ -11,8 +11,12 @@
 mod common;
 
 mod acp;
+mod anthropic;
 mod check;
+mod compaction;
 mod context;
+mod harden;
+mod instructions;
 mod prompt;
 mod run;
 mod trace;

@@ -1,9 +1,9 @@
 //! Every problem of a part, found once a render has failed: where the
 //! render stops at a part's first problem, this reads the whole part.
 
-use dsh_prompt_template::{ParseErrors, Reference, Template, position_of};
+use dsh_prompt_template::{ParseErrors, Position, Positions, Reference, Template, position_of};
 
-use crate::render::{lookup, shows};
+use crate::render::shows;
 use crate::suggestion::closest;
 use crate::{AssembledSection, PromptAssembly, ReferenceSite, RenderError};
 
@@ -33,20 +33,26 @@ pub(super) fn of_part(
             &parsed
         }
     };
+    // References come in order: their positions cost one pass over the
+    // text, however many are wrong (a position each from the start was
+    // quadratic: 16,000 bad references took minutes).
+    let mut positions = Positions::new(text);
     for reference in template.references(text) {
-        if let Err(error) = lookup(assembly, part, &reference) {
-            errors.push(error);
+        if !matches!(assembly.variables.get(reference.name), Some(Some(_))) {
+            let position = positions.at(reference.offset);
+            errors.push(reference_error_at(assembly, part, &reference, position));
         }
     }
 }
 
 /// The error of an assembly that shows two complete sections, which
 /// cannot both be the whole prompt; `None` for any other. A complete
-/// section bound to a tool the assembly lacks does not show, so it is not
-/// counted.
+/// section bound to a tool the assembly lacks does not show, and one with
+/// no text is not active, so neither is counted.
 pub(super) fn complete_conflict(assembly: &PromptAssembly) -> Option<RenderError> {
-    let mut complete = (assembly.sections.iter())
-        .filter(|section| section.is_complete() && shows(assembly, section));
+    let mut complete = (assembly.sections.iter()).filter(|section| {
+        section.is_complete() && !section.text().is_empty() && shows(assembly, section)
+    });
     let (first, second) = (complete.next()?, complete.next()?);
     Some(RenderError::CompleteSections {
         section: first.name().to_string(),
@@ -75,12 +81,24 @@ pub(super) fn reference_error(
     section: &AssembledSection,
     reference: &Reference<'_>,
 ) -> RenderError {
+    let position = position_of(section.text(), reference.offset);
+    reference_error_at(assembly, section, reference, position)
+}
+
+/// [`reference_error`], its position known.
+#[cold]
+fn reference_error_at(
+    assembly: &PromptAssembly,
+    section: &AssembledSection,
+    reference: &Reference<'_>,
+    position: Position,
+) -> RenderError {
     let site = ReferenceSite {
         kind: section.kind(),
         section: section.name().to_string(),
         owner: section.owner().clone(),
         reference: reference.name.to_owned(),
-        position: position_of(section.text(), reference.offset),
+        position,
         // `<<` + name + `>>`.
         span: reference.offset..reference.offset + reference.name.len() + 4,
     };

@@ -162,7 +162,13 @@ impl SpawnProvider {
             preset,
         } = self.child.child_of(AgentFields::of(parent));
         let id = Self::child_id(parent.id().as_str(), &self.name);
+        // The parent's context budget is its model's as the deployment
+        // configures it: a child on the same model has the same window.
+        let same_model = model == parent.model();
         let mut agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
+        if same_model {
+            agent = agent.with_budget(*parent.budget());
+        }
         if let Some(preset) = preset {
             agent = agent.with_preset(preset);
         }
@@ -311,14 +317,16 @@ impl InProcessRun {
         // A child of the call's token: cancelling the parent's turn
         // cancels the child, and disposing the child leaves the parent be.
         let cancel = task.cancel.child_token();
-        let turn = tokio::spawn({
+        // The child's turn, and the subagent calls it makes, run at its
+        // depth.
+        let turn = tokio::spawn(crate::depth::at_depth(task.depth, {
             let cancel = cancel.clone();
             async move {
                 agent_loop
                     .run_turn(&agent, &mut session, task.prompt, &cancel)
                     .await
             }
-        });
+        }));
         Self {
             provider: provider.to_owned(),
             cancel,
