@@ -218,16 +218,14 @@ pub enum TokenizerError {
 /// ` (did you mean `o200k_base`?)`, when a known name is close.
 fn tokenizer_suggestion(name: &str) -> String {
     let names = crate::Encoding::ALL.map(crate::Encoding::name);
-    dsh_system_prompt::closest(name, names)
+    dsh_system_prompt::suggestion::closest(name, names)
         .map(|closest| format!(" (did you mean `{closest}`?)"))
         .unwrap_or_default()
 }
 
 /// `o200k_base`, `cl100k_base`.
 fn known_tokenizers() -> String {
-    crate::Encoding::ALL
-        .map(|encoding| format!("`{}`", encoding.name()))
-        .join(", ")
+    dsh_system_prompt::template::quoted_list(crate::Encoding::ALL.map(crate::Encoding::name))
 }
 
 /// Why a turn did not complete.
@@ -317,8 +315,8 @@ impl TurnError {
 /// a working directory.
 fn render_hint(errors: &RenderErrors) -> &'static str {
     let homeless = errors.iter().any(|error| {
-        matches!(error, RenderError::ValuelessVariable { reference, .. }
-            if reference == crate::CWD_VARIABLE)
+        matches!(error, RenderError::ValuelessVariable { site, .. }
+            if site.reference == crate::CWD_VARIABLE)
     });
     if homeless {
         "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"

@@ -11,7 +11,7 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use dsh_system_prompt::RenderedPrompt;
+use dsh_system_prompt::inspect::RenderedPrompt;
 use tiktoken_rs::CoreBPE;
 
 use crate::TokenizerError;

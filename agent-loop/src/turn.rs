@@ -6,6 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dsh_system_prompt::template::quoted_list;
 use dsh_system_prompt::{
     AssembleContext, PromptAssembly, SystemPrompt, render_context, render_prompt,
 };
@@ -645,13 +646,8 @@ fn unavailable(assembly: &PromptAssembly, name: &str) -> String {
     if assembly.tools.is_empty() {
         message.push_str("it has no tools");
     } else {
-        let names: Vec<String> = assembly
-            .tools
-            .iter()
-            .map(|tool| format!("`{}`", tool.name))
-            .collect();
         message.push_str("its tools are ");
-        message.push_str(&names.join(", "));
+        message.push_str(&quoted_list(assembly.tools.iter().map(|tool| &tool.name)));
     }
     message
 }

@@ -24,9 +24,8 @@
 //!   preset → agent), the preset and the agent each shadowing a section and
 //!   the agent a variable with the same text.
 //! - `dsh_changing`: the same registry, its first variable changing value
-//!   at every assembly, so no render recalls the previous one (the render
-//!   plan's memory of its last prompt, `core/src/render/plan.rs`, never
-//!   hits).
+//!   at every assembly (a render remembers nothing, so this costs what
+//!   `dsh` costs; it stays as the history's comparison point).
 //! - `minijinja`: strict undefined behaviour, the section texts joined by a
 //!   blank line into one precompiled template, rendered with a prebuilt
 //!   context `Value`.
@@ -51,9 +50,8 @@ use std::time::Duration;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, Throughput};
 use dsh_benches::{Workload, WorkloadPrompt};
-use dsh_system_prompt::{
-    AssembleContext, PromptAssembly, ToolSchema, render_prompt, render_prompt_with_spans,
-};
+use dsh_system_prompt::inspect::render_prompt_with_spans;
+use dsh_system_prompt::{AssembleContext, PromptAssembly, ToolSchema, render_prompt};
 
 const WORKLOADS: [&str; 3] = ["W1", "W2", "W3"];
 const SEPARATOR: &str = "\n\n";

@@ -31,9 +31,8 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dsh_agent_loop::Tokenizer;
 use dsh_benches::{Workload, WorkloadPrompt};
-use dsh_system_prompt::{
-    AssembleContext, PromptAssembly, ToolSchema, render_prompt, render_prompt_with_spans,
-};
+use dsh_system_prompt::inspect::render_prompt_with_spans;
+use dsh_system_prompt::{AssembleContext, PromptAssembly, ToolSchema, render_prompt};
 
 /// The workload `name`'s registry, its tool schemas prebuilt.
 fn load(name: &str) -> WorkloadPrompt {

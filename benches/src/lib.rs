@@ -1,7 +1,7 @@
 //! Benchmarks of the dsh workspace. Its code is what the benchmarks share:
 //! the loader of the shared workloads ([`Workload::load`]), the registry
 //! holding one ([`WorkloadPrompt`]) and the criterion settings
-//! ([`criterion`]); its benchmarks are under `benches/`, each with the
+//! ([`criterion()`]); its benchmarks are under `benches/`, each with the
 //! command that runs it in its module documentation:
 //!
 //! - `assemble`: `SystemPrompt::assemble` + `render_prompt` on the shared

@@ -54,7 +54,7 @@
 //! Per-agent variants without copies — `preset = "…"` naming a
 //! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
 //! and a deployment-wide `tool_order` — are described in
-//! [`layers`](self::layers).
+//! [`layers`].
 //!
 //! MCP servers — `[mcp.<name>]` with a `command` or a `url`, listed by an
 //! agent as `"mcp:<name>"` in its `tools` — are described in
@@ -93,7 +93,8 @@ use std::path::{Path, PathBuf};
 use dsh_agent_loop::{
     AdapterConfig, ContextBudget, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer,
 };
-use dsh_system_prompt::closest;
+use dsh_system_prompt::suggestion::closest;
+use dsh_system_prompt::template::quoted_list;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
 use toml::Spanned;
@@ -515,13 +516,7 @@ impl Deployment {
         if let Some(child) = children.iter().find(|child| child.id.get_ref() == id) {
             return Ok(Cow::Owned(child.clone()));
         }
-        let ids = |agents: &[AgentSpec]| -> String {
-            agents
-                .iter()
-                .map(|agent| format!("`{}`", agent.id.get_ref()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let ids = |agents: &[AgentSpec]| quoted_list(agents.iter().map(|agent| agent.id.get_ref()));
         let mut message = format!(
             "no agent `{id}` in {}; its agents are {}",
             self.file.name(),
@@ -532,15 +527,6 @@ impl Deployment {
         }
         Err(Problem::new(message))
     }
-}
-
-/// `a`, `b`, `c`.
-pub(crate) fn quoted_list(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|name| format!("`{name}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A short label for the span of a deserializer error.
@@ -948,7 +934,7 @@ impl Checks<'_> {
         })
     }
 
-    /// A list of tool names, `whose` (`agent \`coder\``): each listed
+    /// A list of tool names, `whose` (``agent `coder` ``): each listed
     /// once, each a built-in or a `[tools.<name>]` instance.
     fn tool_list(&mut self, whose: &str, list: &[Spanned<String>]) {
         let mut seen = HashSet::new();

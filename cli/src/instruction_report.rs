@@ -5,7 +5,7 @@
 //! model, these say it to the deployment's author.
 
 use dsh_agent_loop::{InstructionFile, InstructionSource, Instructions, InstructionsConfig};
-use dsh_system_prompt::RenderedPrompt;
+use dsh_system_prompt::inspect::RenderedPrompt;
 use serde_json::{Value, json};
 
 use crate::diagnostics::Problem;

@@ -51,16 +51,16 @@ pub(crate) fn prompt_problems<'e>(
                     problems.push(syntax_problem(file, whose, at(error.span.clone()), error));
                 }
             }
-            RenderError::UnknownVariable {
-                reference, span, ..
-            } => problems.push(
-                file.problem(format!("unknown variable `<<{reference}>>` in {whose}"))
-                    .label(at(span.clone()), "not a registered variable")
-                    .help(error.help().unwrap_or_default()),
+            RenderError::UnknownVariable { site, .. } => problems.push(
+                file.problem(format!(
+                    "unknown variable `<<{}>>` in {whose}",
+                    site.reference
+                ))
+                .label(at(site.span.clone()), "not a registered variable")
+                .help(error.help().unwrap_or_default()),
             ),
-            RenderError::ValuelessVariable {
-                reference, span, ..
-            } => {
+            RenderError::ValuelessVariable { site, .. } => {
+                let reference = &site.reference;
                 let help = if reference == CWD_VARIABLE {
                     format!(
                         "the session has no working directory: give it one with `--cwd DIR`, \
@@ -71,7 +71,7 @@ pub(crate) fn prompt_problems<'e>(
                 };
                 problems.push(
                     file.problem(format!("`<<{reference}>>` has no value in {whose}"))
-                        .label(at(span.clone()), "no value for this session")
+                        .label(at(site.span.clone()), "no value for this session")
                         .help(help),
                 );
             }

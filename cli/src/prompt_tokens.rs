@@ -12,7 +12,8 @@
 use std::sync::Arc;
 
 use dsh_agent_loop::Tokenizer;
-use dsh_system_prompt::{RenderedPrompt, ToolSchema};
+use dsh_system_prompt::ToolSchema;
+use dsh_system_prompt::inspect::RenderedPrompt;
 
 use crate::canonical_request;
 
@@ -98,7 +99,7 @@ impl PromptTokens {
 #[cfg(test)]
 mod tests {
     use dsh_system_prompt::{
-        AssembleContext, PromptSection, SystemPrompt, render_prompt_with_spans,
+        AssembleContext, PromptSection, SystemPrompt, inspect::render_prompt_with_spans,
     };
 
     use super::*;

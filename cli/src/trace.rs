@@ -75,7 +75,8 @@ use std::sync::Arc;
 use dsh_agent_loop::{
     CompactionReport, CompactionTrigger, Encoding, Message, StepPrompt, Tokenizer, Usage,
 };
-use dsh_system_prompt::{ToolSchema, render_prompt_with_spans};
+use dsh_system_prompt::ToolSchema;
+use dsh_system_prompt::inspect::render_prompt_with_spans;
 use parking_lot::Mutex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};

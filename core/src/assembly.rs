@@ -1,13 +1,12 @@
 //! `PromptAssembly`: the owned snapshot one assembly produces.
 
 use std::panic::Location;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use dsh_prompt_template::Template;
 use rustc_hash::FxHashMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 
-use crate::render::plan::RenderPlan;
 use crate::{Extensions, Owner, Text, ToolSchema};
 
 /// What a part of an assembly is: a section of the system prompt, or a
@@ -163,58 +162,13 @@ impl AssembledSection {
 /// Shared with the registry until first mutated (copy on write), so an
 /// assembly of fixed sections costs one reference count, not one copy per
 /// section.
-#[derive(Clone, Default)]
-pub struct Sections(Arc<SectionList>);
-
-/// A list of sections, and what the registry compiled from it for
-/// rendering: one reference count for both. The compiled form is the
-/// render module's (see `render::plan` for the invariant it rests on). It
-/// is set while the list is the registry's, or the registry's with the
-/// texts of provided sections set, and dropped at the first mutable
-/// access, so a changed list is never rendered along it.
-#[derive(Default)]
-pub(crate) struct SectionList {
-    pub(crate) list: Vec<AssembledSection>,
-    pub(crate) compiled: OnceLock<Compiled>,
-}
-
-impl Clone for SectionList {
-    /// A copy is made to be changed: it is no longer what was compiled.
-    fn clone(&self) -> Self {
-        Self {
-            list: self.list.clone(),
-            compiled: OnceLock::new(),
-        }
-    }
-}
-
-/// A registry state's sections compiled for rendering.
-pub(crate) type Compiled = Arc<RenderPlan>;
-
-impl std::fmt::Debug for Sections {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Sections").field(&self.0.list).finish()
-    }
-}
+#[derive(Clone, Debug, Default)]
+pub struct Sections(Arc<Vec<AssembledSection>>);
 
 impl Sections {
-    /// The registry's sections, shared, with what it compiled from them.
-    pub(crate) fn registry(sections: Arc<SectionList>) -> Self {
-        Self(sections)
-    }
-
-    /// The registry's sections with the texts of provided sections set,
-    /// and what it compiled from its own.
-    pub(crate) fn provided(list: Vec<AssembledSection>, compiled: Compiled) -> Self {
-        Self(Arc::new(SectionList {
-            list,
-            compiled: OnceLock::from(compiled),
-        }))
-    }
-
-    /// What the registry compiled from these sections, while unchanged.
-    pub(crate) fn compiled_form(&self) -> Option<&RenderPlan> {
-        self.0.compiled.get().map(|compiled| &**compiled)
+    /// The sections of `list`, shared: the registry's, or a copy of them.
+    pub(crate) fn shared(list: Arc<Vec<AssembledSection>>) -> Self {
+        Self(list)
     }
 
     /// The section named `name`.
@@ -253,9 +207,7 @@ impl Sections {
     /// The sections as a vector, to change freely. Rendering follows the
     /// vector's order: keep it sorted, or [`insert`](Self::insert) instead.
     pub fn to_mut(&mut self) -> &mut Vec<AssembledSection> {
-        let sections = Arc::make_mut(&mut self.0);
-        sections.compiled = OnceLock::new();
-        &mut sections.list
+        Arc::make_mut(&mut self.0)
     }
 }
 
@@ -263,7 +215,7 @@ impl std::ops::Deref for Sections {
     type Target = [AssembledSection];
 
     fn deref(&self) -> &[AssembledSection] {
-        &self.0.list
+        &self.0
     }
 }
 
@@ -298,11 +250,6 @@ impl VariableLayout {
         self.names.iter()
     }
 
-    /// The index of the variable named `name`.
-    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        self.index.get(name).copied()
-    }
-
     fn push(&mut self, name: Text, owner: Option<Owner>) -> usize {
         let at = self.names.len();
         self.index.insert(name.clone(), at);
@@ -312,10 +259,6 @@ impl VariableLayout {
     }
 }
 
-/// The values of an assembly, in layout order: inline up to four, the
-/// variables most agents have, so that assembling them allocates nothing.
-pub(crate) type Values = smallvec::SmallVec<[Option<Text>; 4]>;
-
 /// The variables of an assembly: every registered variable, resolved for
 /// this assembly. A variable is either valued (`Some`) or registered but
 /// valueless for this assembly (`None`) — the session has no working
@@ -323,7 +266,8 @@ pub(crate) type Values = smallvec::SmallVec<[Option<Text>; 4]>;
 #[derive(Clone, Debug, Default)]
 pub struct Variables {
     layout: Arc<VariableLayout>,
-    values: Values,
+    /// The values, in layout order.
+    values: Vec<Option<Text>>,
 }
 
 /// One variable of an assembly.
@@ -343,24 +287,9 @@ impl Variables {
         Self::default()
     }
 
-    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Values) -> Self {
+    pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<Text>>) -> Self {
         debug_assert_eq!(layout.names.len(), values.len());
         Self { layout, values }
-    }
-
-    /// The layout the values are indexed by.
-    pub(crate) fn layout(&self) -> &Arc<VariableLayout> {
-        &self.layout
-    }
-
-    /// The value of the variable at `at` in the layout.
-    pub(crate) fn value_at(&self, at: usize) -> Option<&str> {
-        self.values[at].as_deref()
-    }
-
-    /// Every value, in layout order.
-    pub(crate) fn values(&self) -> &[Option<Text>] {
-        &self.values
     }
 
     /// Whether a variable of that name is registered.

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use dsh_prompt_template::{ESCAPE_HINT, ErrorList, ParseErrors, Position};
+use dsh_prompt_template::{ESCAPE_HINT, ErrorList, ParseErrors, Position, quoted_list};
 
 use crate::scope::in_layer;
 use crate::{Owner, PartKind, ScopeId};
@@ -14,59 +14,16 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
-    /// A section of that name is already registered in that layer.
+    /// A contribution of that kind and name is already registered in that
+    /// layer.
     #[error(
-        "section `{name}` is already registered{} by {existing}; section names are unique {}",
+        "{kind} `{name}` is already registered{} by {existing}; {kind} names are unique {}",
         in_layer(.layer),
         within(.layer)
     )]
-    DuplicateSection {
-        /// The name registered twice.
-        name: String,
-        /// The layer; `None` is the global one.
-        layer: Option<ScopeId>,
-        /// Who registered it first.
-        existing: Owner,
-    },
-    /// A runtime context of that name is already registered in that layer.
-    #[error(
-        "context `{name}` is already registered{} by {existing}; context names are unique {}",
-        in_layer(.layer),
-        within(.layer)
-    )]
-    DuplicateContext {
-        /// The name registered twice.
-        name: String,
-        /// The layer; `None` is the global one.
-        layer: Option<ScopeId>,
-        /// Who registered it first.
-        existing: Owner,
-    },
-    /// A variable of that name is already registered in that layer.
-    #[error(
-        "variable `{name}` is already registered{}{}; variable names are unique {}",
-        in_layer(.layer),
-        owned_by(.existing),
-        within(.layer)
-    )]
-    DuplicateVariable {
-        /// The name registered twice.
-        name: String,
-        /// The layer; `None` is the global one.
-        layer: Option<ScopeId>,
-        /// Who registered it first, when known.
-        existing: Option<Owner>,
-    },
-    /// A tool provider or waterfall listener of that name is already
-    /// registered in that layer.
-    #[error(
-        "{contribution} `{name}` is already registered{} by {existing}; names are unique {}",
-        in_layer(.layer),
-        within(.layer)
-    )]
-    DuplicateName {
-        /// `tool provider` or `waterfall listener`.
-        contribution: &'static str,
+    Duplicate {
+        /// What was registered twice.
+        kind: NameKind,
         /// The name registered twice.
         name: String,
         /// The layer; `None` is the global one.
@@ -95,8 +52,8 @@ pub enum RegistryError {
          rename one of them (names are unique across every linked crate)"
     )]
     DuplicateStatic {
-        /// `section` or `variable`.
-        kind: &'static str,
+        /// A section, a context or a variable.
+        kind: NameKind,
         /// The name declared twice.
         name: String,
         /// One declaration.
@@ -154,6 +111,44 @@ pub enum RegistryError {
     },
 }
 
+/// The kinds of contribution whose names are unique in a layer, as
+/// [`RegistryError::Duplicate`] names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NameKind {
+    /// A section of the system prompt.
+    Section,
+    /// A runtime context.
+    Context,
+    /// A variable.
+    Variable,
+    /// A tool provider.
+    ToolProvider,
+    /// A waterfall listener.
+    WaterfallListener,
+}
+
+impl From<PartKind> for NameKind {
+    fn from(kind: PartKind) -> Self {
+        match kind {
+            PartKind::Section => Self::Section,
+            PartKind::Context => Self::Context,
+        }
+    }
+}
+
+impl std::fmt::Display for NameKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Section => "section",
+            Self::Context => "context",
+            Self::Variable => "variable",
+            Self::ToolProvider => "tool provider",
+            Self::WaterfallListener => "waterfall listener",
+        })
+    }
+}
+
 fn registered_by(owner: &Option<Owner>) -> String {
     owner
         .as_ref()
@@ -169,11 +164,23 @@ fn within(layer: &Option<ScopeId>) -> &'static str {
     }
 }
 
-fn owned_by(owner: &Option<Owner>) -> String {
-    owner
-        .as_ref()
-        .map(|owner| format!(" by {owner}"))
-        .unwrap_or_default()
+/// Where a reference is: the part whose text holds it, and its place in
+/// that text. Shared by the errors of a reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReferenceSite {
+    /// Section or context.
+    pub kind: PartKind,
+    /// The section whose text holds the reference.
+    pub section: String,
+    /// Who contributed the section.
+    pub owner: Owner,
+    /// The referenced name.
+    pub reference: String,
+    /// Where the reference is inside the section's text.
+    pub position: Position,
+    /// The reference's bytes (`<<name>>`) in the section's text.
+    pub span: Range<usize>,
 }
 
 /// Rendering failed: the prompt would have been wrong, so there is none.
@@ -182,23 +189,18 @@ fn owned_by(owner: &Option<Owner>) -> String {
 pub enum RenderError {
     /// A reference to a variable that is not registered.
     #[error(
-        "{kind} `{section}` ({owner}) references unknown variable `<<{reference}>>` at {position}; {}{}",
+        "{} `{}` ({}) references unknown variable `<<{}>>` at {}; {}{}",
+        .site.kind,
+        .site.section,
+        .site.owner,
+        .site.reference,
+        .site.position,
         registered_list(.registered),
         did_you_mean(.suggestion)
     )]
     UnknownVariable {
-        /// Section or context.
-        kind: PartKind,
-        /// The section whose text holds the reference.
-        section: String,
-        /// Who contributed the section.
-        owner: Owner,
-        /// The referenced name.
-        reference: String,
-        /// Where the reference is inside the section's text.
-        position: Position,
-        /// The reference's bytes (`<<name>>`) in the section's text.
-        span: Range<usize>,
+        /// Where the reference is.
+        site: ReferenceSite,
         /// The registered variables, sorted.
         registered: Vec<String>,
         /// The registered variable closest to the reference, if any is close.
@@ -207,23 +209,19 @@ pub enum RenderError {
     /// A reference to a registered variable that has no value for this
     /// assembly.
     #[error(
-        "{kind} `{section}` ({owner}) references `<<{reference}>>` at {position}, \
-         but variable `{reference}` has no value for this assembly{}",
+        "{} `{}` ({}) references `<<{}>>` at {}, but variable `{}` has no value for this \
+         assembly{}",
+        .site.kind,
+        .site.section,
+        .site.owner,
+        .site.reference,
+        .site.position,
+        .site.reference,
         registered_by(.variable_owner)
     )]
     ValuelessVariable {
-        /// Section or context.
-        kind: PartKind,
-        /// The section whose text holds the reference.
-        section: String,
-        /// Who contributed the section.
-        owner: Owner,
-        /// The referenced name.
-        reference: String,
-        /// Where the reference is inside the section's text.
-        position: Position,
-        /// The reference's bytes (`<<name>>`) in the section's text.
-        span: Range<usize>,
+        /// Where the reference is.
+        site: ReferenceSite,
         /// Who registered the variable, when known.
         variable_owner: Option<Owner>,
     },
@@ -261,20 +259,20 @@ impl RenderError {
     /// The section the error is about.
     pub fn section(&self) -> &str {
         match self {
-            Self::UnknownVariable { section, .. }
-            | Self::ValuelessVariable { section, .. }
-            | Self::Template { section, .. }
-            | Self::CompleteSections { section, .. } => section,
+            Self::UnknownVariable { site, .. } | Self::ValuelessVariable { site, .. } => {
+                &site.section
+            }
+            Self::Template { section, .. } | Self::CompleteSections { section, .. } => section,
         }
     }
 
     /// Who contributed the section the error is about.
     pub fn owner(&self) -> &Owner {
         match self {
-            Self::UnknownVariable { owner, .. }
-            | Self::ValuelessVariable { owner, .. }
-            | Self::Template { owner, .. }
-            | Self::CompleteSections { owner, .. } => owner,
+            Self::UnknownVariable { site, .. } | Self::ValuelessVariable { site, .. } => {
+                &site.owner
+            }
+            Self::Template { owner, .. } | Self::CompleteSections { owner, .. } => owner,
         }
     }
 
@@ -283,8 +281,8 @@ impl RenderError {
     /// error has a span of its own.
     pub fn span(&self) -> Option<Range<usize>> {
         match self {
-            Self::UnknownVariable { span, .. } | Self::ValuelessVariable { span, .. } => {
-                Some(span.clone())
+            Self::UnknownVariable { site, .. } | Self::ValuelessVariable { site, .. } => {
+                Some(site.span.clone())
             }
             Self::Template { .. } | Self::CompleteSections { .. } => None,
         }
@@ -309,13 +307,13 @@ impl RenderError {
                 })
             }
             Self::ValuelessVariable {
-                reference,
+                site,
                 variable_owner,
-                ..
             } => Some(format!(
                 "variable `{reference}`{} has no value for this assembly; \
                  drop `<<{reference}>>`, or {ESCAPE_HINT}",
-                registered_by(variable_owner)
+                registered_by(variable_owner),
+                reference = site.reference,
             )),
             Self::Template { .. } => None,
             Self::CompleteSections { other, .. } => Some(format!(
@@ -339,8 +337,7 @@ fn registered_list(registered: &[String]) -> String {
     if registered.is_empty() {
         return "no variables are registered".to_owned();
     }
-    let names: Vec<String> = registered.iter().map(|name| format!("`{name}`")).collect();
-    format!("registered variables: {}", names.join(", "))
+    format!("registered variables: {}", quoted_list(registered))
 }
 
 fn did_you_mean(suggestion: &Option<String>) -> String {

@@ -15,7 +15,7 @@
 //! use std::sync::Arc;
 //!
 //! let prompt = SystemPrompt::empty();
-//! let _model = prompt.variable("model", |_| Some("gpt-5".to_owned()))?;
+//! let _model = prompt.variable("model", |_| Some("gpt-5".into()))?;
 //! let _persona = prompt.section(PromptSection::new("agent:persona", 0, "You are a coding agent running <<model>>."))?;
 //! let _habit = prompt.section(
 //!     PromptSection::new("tool:bash", 105, "Check the `[exit code: N]` marker of every result.")
@@ -81,13 +81,14 @@
 mod assembly;
 mod context;
 mod error;
+pub mod inspect;
 mod registry;
 mod render;
 mod scope;
 mod section;
 mod sentences;
 mod statics;
-mod suggestion;
+pub mod suggestion;
 mod text;
 mod tool_order;
 
@@ -117,17 +118,11 @@ pub use dsh_prompt_template as template;
 pub use dsh_system_prompt_macros::{
     prompt_context, prompt_section, prompt_template, prompt_variable,
 };
-pub use error::{BoxError, RegistryError, RenderError, RenderErrors};
-pub use registry::{
-    ChangeAction, ChangeEvent, Contribution, Registration, SectionOrigin, SystemPrompt,
-};
-pub use render::{
-    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_context, render_prompt,
-    render_prompt_with_spans,
-};
+pub use error::{BoxError, NameKind, ReferenceSite, RegistryError, RenderError, RenderErrors};
+pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
+pub use render::{render_context, render_prompt};
 pub use scope::{Scope, ScopeId};
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
 pub use sentences::{MIN_SENTENCE_WORDS, RepeatedSentence, repeated_sentences};
-pub use suggestion::closest;
 pub use text::Text;
 pub use tool_order::{ToolOrder, ToolOrderError, UNLISTED_TOOLS};

@@ -21,39 +21,15 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
 use crate::{
-    AssembleContext, BoxError, Owner, PartKind, PromptAssembly, PromptSection, RegistryError,
-    Scope, ScopeId, Text, ToolOrder, ToolSchema,
+    AssembleContext, BoxError, NameKind, Owner, PartKind, PromptAssembly, PromptSection,
+    RegistryError, Scope, ScopeId, Text, ToolOrder, ToolSchema,
 };
 use state::{Named, State, VariableEntry, push_named, section_entry};
 
 pub use handle::Registration;
 pub use notify::{ChangeAction, ChangeEvent, Contribution};
 
-/// Where one section of a scope's assemblies comes from
-/// ([`SystemPrompt::section_origins`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SectionOrigin {
-    /// The section's name.
-    pub name: Text,
-    /// Its order.
-    pub order: i32,
-    /// The tool it is bound to, if any.
-    pub tool: Option<Text>,
-    /// Whether it is complete (see [`PromptSection::complete`]).
-    pub complete: bool,
-    /// Who registered it.
-    pub owner: Owner,
-    /// The layer it is registered in; `None` is the global one.
-    pub layer: Option<ScopeId>,
-    /// The sections of the same name in outer layers it shadows, nearest
-    /// first: each one's layer and owner.
-    pub shadows: Vec<(Option<ScopeId>, Owner)>,
-}
-
-/// Writes its value into the assembly's slot: a value returned through
-/// memory would be read back wider than it was written, a stall per value.
-type VariableProvider = Arc<dyn Fn(&AssembleContext, &mut Option<Text>) + Send + Sync>;
+type VariableProvider = Arc<dyn Fn(&AssembleContext) -> Option<Text> + Send + Sync>;
 type ToolProvider = Arc<dyn Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync>;
 type AssembleListener =
     Arc<dyn Fn(&AssembleContext, &mut PromptAssembly) -> ControlFlow<()> + Send + Sync>;
@@ -78,7 +54,7 @@ type ChangeListener = Arc<dyn Fn(&ChangeEvent) -> Result<(), BoxError> + Send + 
 /// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_prompt};
 ///
 /// let prompt = SystemPrompt::empty();
-/// let cwd = prompt.variable("cwd", |_| Some("/work".to_owned()))?;
+/// let cwd = prompt.variable("cwd", |_| Some("/work".into()))?;
 /// let section = prompt.section(PromptSection::new("workspace", 10, "You work in <<cwd>>."))?;
 /// assert_eq!(render_prompt(&prompt.assemble(&AssembleContext::default()))?, "You work in /work.");
 ///
@@ -194,14 +170,13 @@ impl SystemPrompt {
     /// Its owner is the code at `location`.
     fn register_named<T>(
         &self,
-        contribution: Contribution,
+        (kind, contribution): (NameKind, Contribution),
         name: Text,
         location: &'static Location<'static>,
         value: T,
         list: impl FnOnce(&mut State) -> &mut Vec<Named<T>>,
     ) -> Result<Registration, RegistryError> {
         let id = self.next_id();
-        let kind = contribution.kind();
         let entry = Named {
             id,
             layer: self.layer.clone(),
@@ -273,15 +248,26 @@ impl SystemPrompt {
     }
 
     /// Registers a variable, referenced from section text as `<<name>>`.
-    /// The provider is asked at each assembly; `None` means "no value for
-    /// this assembly", and rendering a reference to it is then an error.
-    /// A provider may return a `String` or a [`Text`]; a known value kept
-    /// as `Text` is shared, not copied, at every assembly.
+    /// The provider is asked at each assembly and returns the value;
+    /// `None` means "no value for this assembly", and rendering a reference
+    /// to it is then an error. A value is a [`Text`]: `"…".into()` or
+    /// `string.into()`; a known value kept as `Text` is shared, not copied,
+    /// at every assembly. Neither form needs a type annotation:
+    ///
+    /// ```
+    /// use dsh_system_prompt::SystemPrompt;
+    ///
+    /// let prompt = SystemPrompt::empty();
+    /// let _cwd = prompt.variable("cwd", |_| None)?;
+    /// let _model = prompt.variable("model", |_| Some("m".into()))?;
+    /// let _user = prompt.variable("user", |_| Some(format!("{}-{}", "dev", 1).into()))?;
+    /// # Ok::<(), dsh_system_prompt::RegistryError>(())
+    /// ```
     #[track_caller]
-    pub fn variable<V: Into<Text>>(
+    pub fn variable(
         &self,
         name: impl Into<Text>,
-        provider: impl Fn(&AssembleContext) -> Option<V> + Send + Sync + 'static,
+        provider: impl Fn(&AssembleContext) -> Option<Text> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
         let owner = Owner::at(Location::caller(), name.clone());
@@ -289,16 +275,15 @@ impl SystemPrompt {
     }
 
     /// Registers a variable with its owner named.
-    pub fn variable_owned_by<V: Into<Text>>(
+    pub fn variable_owned_by(
         &self,
         name: impl Into<Text>,
         owner: Owner,
-        provider: impl Fn(&AssembleContext) -> Option<V> + Send + Sync + 'static,
+        provider: impl Fn(&AssembleContext) -> Option<Text> + Send + Sync + 'static,
     ) -> Result<Registration, RegistryError> {
         let name = name.into();
         let id = self.next_id();
-        let provider: VariableProvider =
-            Arc::new(move |cx, slot: &mut Option<Text>| *slot = provider(cx).map(Into::into));
+        let provider: VariableProvider = Arc::new(provider);
         let contribution = Contribution::Variable {
             name: name.to_string(),
         };
@@ -309,7 +294,7 @@ impl SystemPrompt {
                 id,
                 layer,
                 name,
-                owner: Some(owner),
+                owner,
                 provider,
             });
             Ok(())
@@ -333,7 +318,8 @@ impl SystemPrompt {
             name: name.to_string(),
         };
         let provider: ToolProvider = Arc::new(provider);
-        self.register_named(contribution, name, Location::caller(), provider, |state| {
+        let kind = (NameKind::ToolProvider, contribution);
+        self.register_named(kind, name, Location::caller(), provider, |state| {
             &mut state.tools
         })
     }
@@ -358,7 +344,8 @@ impl SystemPrompt {
             name: name.to_string(),
         };
         let listener: AssembleListener = Arc::new(listener);
-        self.register_named(contribution, name, Location::caller(), listener, |state| {
+        let kind = (NameKind::WaterfallListener, contribution);
+        self.register_named(kind, name, Location::caller(), listener, |state| {
             &mut state.assemble_listeners
         })
     }
@@ -368,19 +355,27 @@ impl SystemPrompt {
     /// tools are sorted by name. One a layer.
     #[track_caller]
     pub fn tool_order(&self, order: ToolOrder) -> Result<Registration, RegistryError> {
-        self.register_named(
-            Contribution::ToolOrder,
-            Text::from_static("tool_order"),
-            Location::caller(),
-            Arc::new(order),
-            |state| &mut state.tool_orders,
-        )
-        .map_err(|error| match error {
-            RegistryError::DuplicateName {
-                layer, existing, ..
-            } => RegistryError::ToolOrderTwice { layer, existing },
-            error => error,
-        })
+        let id = self.next_id();
+        let name = Text::from_static("tool_order");
+        let entry = Named {
+            id,
+            layer: self.layer.clone(),
+            owner: Owner::at(Location::caller(), name.clone()),
+            name,
+            value: Arc::new(order),
+        };
+        self.register(Contribution::ToolOrder, |state| {
+            let orders = &mut state.tool_orders;
+            if let Some(existing) = orders.iter().find(|own| own.layer == entry.layer) {
+                return Err(RegistryError::ToolOrderTwice {
+                    layer: entry.layer,
+                    existing: existing.owner.clone(),
+                });
+            }
+            orders.push(entry);
+            Ok(())
+        })?;
+        Ok(self.handle(id))
     }
 
     /// Registers a change listener, told of every later registration and
@@ -415,9 +410,19 @@ impl SystemPrompt {
         contexts: Vec<crate::statics::StaticSectionEntry>,
         variables: Vec<crate::statics::StaticVariableEntry>,
     ) -> Result<(), RegistryError> {
-        crate::statics::check_unique("section", sections.iter().map(|s| (&s.name, &s.owner)))?;
-        crate::statics::check_unique("context", contexts.iter().map(|s| (&s.name, &s.owner)))?;
-        crate::statics::check_unique("variable", variables.iter().map(|v| (v.name, &v.owner)))?;
+        use crate::statics::check_unique;
+        check_unique(
+            NameKind::Section,
+            sections.iter().map(|s| (&s.name, &s.owner)),
+        )?;
+        check_unique(
+            NameKind::Context,
+            contexts.iter().map(|s| (&s.name, &s.owner)),
+        )?;
+        check_unique(
+            NameKind::Variable,
+            variables.iter().map(|v| (v.name, &v.owner)),
+        )?;
         let _writer = self.inner.write.lock();
         let current = self.inner.state.load_full();
         let mut next = State::clone(&current);
@@ -439,10 +444,8 @@ impl SystemPrompt {
                 id: self.next_id(),
                 layer: None,
                 name: Text::from_static(variable.name),
-                owner: Some(variable.owner),
-                provider: Arc::new(move |cx, slot: &mut Option<Text>| {
-                    *slot = provider(cx).map(Text::from);
-                }),
+                owner: variable.owner,
+                provider: Arc::new(move |cx| provider(cx).map(Text::from)),
             });
         }
         next.derive();
@@ -456,7 +459,6 @@ impl SystemPrompt {
         state
             .global
             .sections
-            .list
             .iter()
             .map(|section| section.name().clone())
             .collect()
@@ -468,18 +470,14 @@ impl SystemPrompt {
         let section = state
             .global
             .sections
-            .list
             .iter()
             .find(|section| *section.name() == name)?;
         Some(section.owner().clone())
     }
 
-    /// Where each section of the assemblies of `scope` comes from — its
-    /// layer, and the sections of outer layers it shadows — in render
-    /// order, before any waterfall listener runs. For front ends that
-    /// explain a prompt, and for code that shadows a section keeping its
-    /// order and tool.
-    pub fn section_origins(&self, scope: &Scope) -> Vec<SectionOrigin> {
+    /// Where each section of the assemblies of `scope` comes from: see
+    /// [`inspect::section_origins`](crate::inspect::section_origins).
+    pub(crate) fn section_origins(&self, scope: &Scope) -> Vec<crate::inspect::SectionOrigin> {
         self.inner.state.load().section_origins(scope)
     }
 

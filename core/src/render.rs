@@ -1,14 +1,10 @@
 //! `render_prompt`: the one composition path from assembly to prompt text,
 //! which fails with every problem of the prompt.
 //!
-//! Two modules below this one render too, and nothing outside them does:
-//! [`plan`] compiles a registry state's sections into literal runs and
-//! variable indices (the fast path), and [`problems`] finds every problem
-//! of a part once a render has failed. Errors are built by one function a
-//! kind, in [`problems`], so a render's problems read the same whichever
-//! path met them first.
+//! A render writes parts until one fails; [`problems`] then reads that
+//! part and every later one whole, so a failure reports every problem.
+//! Errors are built by one function a kind, in [`problems`].
 
-pub(crate) mod plan;
 mod problems;
 
 use std::ops::Range;
@@ -16,7 +12,6 @@ use std::ops::Range;
 use dsh_prompt_template::{Reference, Template};
 
 use crate::{AssembledSection, Owner, PromptAssembly, RenderError, RenderErrors, Text};
-use plan::{RenderPlan, Step};
 
 /// The blank line between two sections.
 pub(crate) const SEPARATOR: &str = "\n\n";
@@ -52,7 +47,7 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// use dsh_system_prompt::{AssembleContext, PromptSection, RenderError, SystemPrompt, render_prompt};
 ///
 /// let prompt = SystemPrompt::empty();
-/// let _model = prompt.variable("model", |_| Some("gpt-5".to_owned()))?;
+/// let _model = prompt.variable("model", |_| Some("gpt-5".into()))?;
 /// let _persona = prompt.section(PromptSection::provided("agent:persona", 0, |_| {
 ///     "You are <<modle>> in <<cwd>>.".to_owned()
 /// }))?;
@@ -70,58 +65,14 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_prompt};
 ///
 /// let prompt = SystemPrompt::empty();
-/// let _model = prompt.variable("model", |_| Some("gpt-5".to_owned()))?;
+/// let _model = prompt.variable("model", |_| Some("gpt-5".into()))?;
 /// let _persona = prompt.section(PromptSection::new("agent:persona", 0, "You are <<model>>."))?;
 /// let assembly = prompt.assemble(&AssembleContext::default());
 /// assert_eq!(render_prompt(&assembly)?, "You are gpt-5.");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderErrors> {
-    if let Some(plan) = RenderPlan::of(assembly)
-        && let Some(Ok(rendered)) =
-            plan.render_or_recall(assembly, || render_planned(assembly, plan))
-    {
-        return Ok(rendered);
-    }
     render(assembly, |_, _| {})
-}
-
-/// Renders along the registry's compiled plan. `None` when a fused section
-/// references a valueless variable, and an error when a section rendered
-/// the general way fails: the general path then reports every problem,
-/// exactly as it would have without a plan.
-fn render_planned(
-    assembly: &PromptAssembly,
-    plan: &RenderPlan,
-) -> Option<Result<String, RenderError>> {
-    let sections = &*assembly.sections;
-    let literals = plan.literals();
-    let mut capacity = literals.len() + literals.len() / 8;
-    for &at in plan.general() {
-        capacity += sections[at].text().len() + SEPARATOR.len();
-    }
-    let mut out = String::with_capacity(capacity);
-    let mut copied = 0;
-    for step in plan.steps() {
-        match *step {
-            Step::Literal(end) => {
-                out.push_str(&literals[copied..end]);
-                copied = end;
-            }
-            Step::Value(at) => out.push_str(assembly.variables.value_at(at)?),
-            Step::Run => {
-                if !out.is_empty() {
-                    out.push_str(SEPARATOR);
-                }
-            }
-            Step::Section(at) => {
-                if let Err(error) = render_section(assembly, &sections[at], &mut out, |_, _| {}) {
-                    return Some(Err(error));
-                }
-            }
-        }
-    }
-    Some(Ok(out))
 }
 
 /// Renders an assembly's runtime contexts: each interpolated strictly, like

@@ -179,7 +179,7 @@ pub(crate) fn variables() -> Vec<StaticVariableEntry> {
 /// found, the declarations are sorted and the first duplicate in that
 /// order is reported, so the message does not depend on link order.
 pub(crate) fn check_unique<'a, N: AsRef<str>>(
-    kind: &'static str,
+    kind: crate::NameKind,
     declarations: impl Iterator<Item = (N, &'a Owner)>,
 ) -> Result<(), RegistryError> {
     let mut declarations: Vec<(N, &Owner)> = declarations.collect();
@@ -244,11 +244,11 @@ mod tests {
         let a = owner("dsh-tool-bash", 10);
         let b = owner("dsh-tool-fs", 20);
         let forward = check_unique(
-            "section",
+            crate::NameKind::Section,
             [("tool:x", &a), ("tool:y", &b), ("tool:x", &b)].into_iter(),
         );
         let backward = check_unique(
-            "section",
+            crate::NameKind::Section,
             [("tool:x", &b), ("tool:y", &b), ("tool:x", &a)].into_iter(),
         );
         for result in [&forward, &backward] {
@@ -261,7 +261,7 @@ mod tests {
             else {
                 panic!("expected DuplicateStatic, got {result:?}");
             };
-            assert_eq!((*kind, name.as_str()), ("section", "tool:x"));
+            assert_eq!((*kind, name.as_str()), (crate::NameKind::Section, "tool:x"));
             assert_eq!(
                 (first, second),
                 (&a, &b),
@@ -281,7 +281,13 @@ mod tests {
                 "{needle:?} missing from {message}"
             );
         }
-        assert!(check_unique("variable", [("a", &a), ("b", &a)].into_iter()).is_ok());
+        assert!(
+            check_unique(
+                crate::NameKind::Variable,
+                [("a", &a), ("b", &a)].into_iter()
+            )
+            .is_ok()
+        );
     }
 
     /// Installs static sections and contexts, no variables, into `prompt`.
@@ -294,7 +300,7 @@ mod tests {
     }
 
     /// Whether `err` is a duplicate static of `kind`.
-    fn is_duplicate(err: &RegistryError, of: &str) -> bool {
+    fn is_duplicate(err: &RegistryError, of: crate::NameKind) -> bool {
         matches!(err, RegistryError::DuplicateStatic { kind, .. } if *kind == of)
     }
 
@@ -306,7 +312,7 @@ mod tests {
             static_section("tool:x", 2, "dsh-tool-fs"),
         ];
         let err = install(&prompt, sections, Vec::new()).unwrap_err();
-        assert!(is_duplicate(&err, "section"), "{err:?}");
+        assert!(is_duplicate(&err, crate::NameKind::Section), "{err:?}");
         assert!(prompt.section_names().is_empty());
     }
 
@@ -335,6 +341,6 @@ mod tests {
             static_section("todo", 2, "b"),
         ];
         let err = install(&SystemPrompt::empty(), Vec::new(), contexts).unwrap_err();
-        assert!(is_duplicate(&err, "context"), "{err:?}");
+        assert!(is_duplicate(&err, crate::NameKind::Context), "{err:?}");
     }
 }

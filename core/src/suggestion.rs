@@ -6,7 +6,7 @@
 /// close candidates, the last.
 ///
 /// ```
-/// use dsh_system_prompt::closest;
+/// use dsh_system_prompt::suggestion::closest;
 ///
 /// assert_eq!(closest("modle", ["cwd", "model"]), Some("model"));
 /// assert_eq!(closest("budget", ["cwd", "model"]), None);

@@ -2,11 +2,10 @@
 //! prompt. The list is part of the request prefix a provider caches, so
 //! its order is chosen, never an accident of registration.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use arc_swap::ArcSwapOption;
-
-use crate::{Text, ToolSchema, closest};
+use crate::suggestion::closest;
+use crate::{Text, ToolSchema};
 
 /// The entry of a [`ToolOrder`] that stands for every tool it does not
 /// list: they go there, sorted by name.
@@ -101,8 +100,7 @@ fn quoted(names: &[String]) -> String {
     if names.is_empty() {
         return "none: no tool is registered".to_owned();
     }
-    let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
-    names.join(", ")
+    dsh_prompt_template::quoted_list(names)
 }
 
 impl ToolOrder {
@@ -185,30 +183,14 @@ impl ToolOrder {
         (0..marker).chain((0..self.after.len()).map(move |at| marker + 1 + at))
     }
 
-    /// Where each of `tools` goes: `placed[at]` is the index in `tools` of
-    /// the tool that goes at `at`. Tools already in order stay where they
-    /// are, so the common case costs one comparison a tool.
-    ///
-    /// An order without a list compares names alone (W1 in BENCHMARKS.md:
-    /// 346 ns sorting by [`key`](Self::key), 291 ns by name, 269 ns not
-    /// sorting).
-    fn placement(&self, tools: &[Arc<ToolSchema>]) -> Vec<usize> {
-        let mut placed: Vec<usize> = (0..tools.len()).collect();
-        let name = |at: &usize| tools[*at].name.as_str();
-        if self.before.is_empty() && self.after.is_empty() {
-            if !placed.is_sorted_by(|a, b| name(a) <= name(b)) {
-                // Tool names are unique in an assembly: no order to keep.
-                placed.sort_unstable_by(|a, b| name(a).cmp(name(b)));
-            }
-        } else {
-            let key = |at: &usize| self.key(&tools[*at]);
-            if !placed.is_sorted_by(|a, b| key(a) <= key(b)) {
-                placed.sort_by(|a, b| key(a).cmp(&key(b)));
-            }
-        }
-        placed
+    /// Puts `tools` in this order (a stable sort: tools of the same name,
+    /// which an assembly should not have, keep their providers' order).
+    pub(crate) fn sort(&self, tools: &mut [Arc<ToolSchema>]) {
+        tools.sort_by(|a, b| self.key(a).cmp(&self.key(b)));
     }
 
+    /// A tool's place: listed before the marker (by position), unlisted (by
+    /// name), or listed after it (by position).
     fn key<'a>(&self, tool: &'a ToolSchema) -> (u8, usize, &'a str) {
         let name = tool.name.as_str();
         if let Some(at) = self.before.iter().position(|listed| *listed == name) {
@@ -225,100 +207,4 @@ impl Default for ToolOrder {
     fn default() -> Self {
         Self::by_name()
     }
-}
-
-/// A tool order as assemblies apply it: with the placements it found.
-///
-/// Providers usually return the same tools at every assembly, each the
-/// same `Arc`. The first list placed is kept for good, and the last other
-/// list placed until the next one (their tools held, so no other tool can
-/// take their addresses), each with the swaps that placed it: a list of the
-/// same tools at the same positions is placed by those swaps, with no
-/// comparison of names. A tool changed behind its `Arc` is a new `Arc`
-/// while a kept list shares the old one, so it is never mistaken for it.
-///
-/// Reading the first placement is a plain load; the last one is read
-/// through an `ArcSwap` (two atomic operations), only when the first does
-/// not match.
-#[derive(Default)]
-pub(crate) struct ToolPlacement {
-    order: Arc<ToolOrder>,
-    first: OnceLock<Placement>,
-    last: ArcSwapOption<Placement>,
-}
-
-struct Placement {
-    given: Vec<Arc<ToolSchema>>,
-    swaps: Vec<(usize, usize)>,
-}
-
-impl Placement {
-    /// Places `tools` by the kept swaps, if they are the kept list.
-    fn replay(&self, tools: &mut [Arc<ToolSchema>]) -> bool {
-        let same = self.given.len() == tools.len()
-            && self
-                .given
-                .iter()
-                .zip(&*tools)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        if same {
-            for &(a, b) in &self.swaps {
-                tools.swap(a, b);
-            }
-        }
-        same
-    }
-}
-
-impl ToolPlacement {
-    pub(crate) fn new(order: Arc<ToolOrder>) -> Self {
-        Self {
-            order,
-            first: OnceLock::new(),
-            last: ArcSwapOption::empty(),
-        }
-    }
-
-    /// Puts `tools` in the order.
-    pub(crate) fn place(&self, tools: &mut [Arc<ToolSchema>]) {
-        if let Some(first) = self.first.get()
-            && first.replay(tools)
-        {
-            return;
-        }
-        if let Some(last) = &*self.last.load()
-            && last.replay(tools)
-        {
-            return;
-        }
-        let placement = Placement {
-            given: tools.to_vec(),
-            swaps: swaps_to(&self.order.placement(tools)),
-        };
-        placement.replay(tools);
-        if let Err(placement) = self.first.set(placement) {
-            self.last.store(Some(Arc::new(placement)));
-        }
-    }
-}
-
-/// The swaps that turn a list into `placed` (a permutation: `placed[at]` is
-/// the index of the item that goes at `at`), at most one a position.
-fn swaps_to(placed: &[usize]) -> Vec<(usize, usize)> {
-    // Where each item is, and which item is at each position, as the swaps
-    // go.
-    let mut position: Vec<usize> = (0..placed.len()).collect();
-    let mut item: Vec<usize> = position.clone();
-    let mut swaps = Vec::new();
-    for (at, &wanted) in placed.iter().enumerate() {
-        let from = position[wanted];
-        if from != at {
-            let displaced = item[at];
-            item.swap(at, from);
-            position[wanted] = at;
-            position[displaced] = from;
-            swaps.push((at, from));
-        }
-    }
-    swaps
 }

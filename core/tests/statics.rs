@@ -93,12 +93,18 @@ fn a_runtime_duplicate_of_a_static_name_fails_naming_the_static_owner() {
     let err = prompt
         .section(PromptSection::new("statics:early", 0, "again"))
         .unwrap_err();
-    let RegistryError::DuplicateSection { name, existing, .. } = &err else {
+    let RegistryError::Duplicate {
+        kind: dsh_system_prompt::NameKind::Section,
+        name,
+        existing,
+        ..
+    } = &err
+    else {
         panic!("expected DuplicateSection, got {err:?}");
     };
     assert_eq!(name, "statics:early");
     assert_eq!(existing.item, "statics::EARLY");
-    let err = prompt.variable("shell", |_| None::<String>).unwrap_err();
+    let err = prompt.variable("shell", |_| None).unwrap_err();
     assert!(
         err.to_string().contains("statics::shell"),
         "the duplicate names the static variable's owner: {err}"

@@ -5,11 +5,11 @@
 //! are required, and what their values may be is decided in `valid.rs`, so
 //! that every mistake is reported, not the first.
 
-use proc_macro2::{Spacing, TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
-use syn::{Expr, Lit, Path, Token};
+use syn::{Expr, Path, Token};
 
 /// The macros, as diagnostics name them.
 pub(crate) const PROMPT_SECTION: &str = "prompt_section";
@@ -66,52 +66,8 @@ impl Args {
     /// Parses `key = value, …`. Fails only on tokens that are not
     /// comma-separated arguments at all.
     pub(crate) fn parse(tokens: TokenStream) -> syn::Result<Self> {
-        let entries = match Self::recognize(&tokens) {
-            Some(entries) => entries,
-            None => Punctuated::<Arg, Token![,]>::parse_terminated.parse2(tokens.clone())?,
-        };
+        let entries = Punctuated::<Arg, Token![,]>::parse_terminated.parse2(tokens.clone())?;
         Ok(Self { tokens, entries })
-    }
-
-    /// The common case, read token by token: every argument a known key,
-    /// `=`, and one literal. The result is what syn's parse gives for the
-    /// same tokens (a literal value is an `Expr::Lit`), for a fraction of
-    /// its cost, which for a crate of many sections is a measurable share of
-    /// its build (see `benches/BUILD_RESULTS.md`). Anything else, `None`:
-    /// syn parses it, and reports what it cannot parse.
-    pub(crate) fn recognize(tokens: &TokenStream) -> Option<Punctuated<Arg, Token![,]>> {
-        let mut entries = Punctuated::new();
-        let mut tokens = tokens.clone().into_iter();
-        while let Some(token) = tokens.next() {
-            let TokenTree::Ident(key) = token else {
-                return None;
-            };
-            if !SECTION_ARGUMENTS.contains(&key.to_string().as_str()) {
-                return None;
-            }
-            match tokens.next()? {
-                TokenTree::Punct(eq) if eq.as_char() == '=' && eq.spacing() == Spacing::Alone => {}
-                _ => return None,
-            }
-            let TokenTree::Literal(literal) = tokens.next()? else {
-                return None;
-            };
-            entries.push_value(Arg {
-                key: Path::from(key),
-                value: ArgValue::Given(Expr::Lit(syn::ExprLit {
-                    attrs: Vec::new(),
-                    lit: Lit::new(literal),
-                })),
-            });
-            match tokens.next() {
-                None => break,
-                Some(TokenTree::Punct(comma)) if comma.as_char() == ',' => {
-                    entries.push_punct(Token![,](comma.span()));
-                }
-                Some(_) => return None,
-            }
-        }
-        Some(entries)
     }
 }
 

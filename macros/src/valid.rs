@@ -92,14 +92,6 @@ impl SectionInput {
         let attr = part.attr;
         let cfgs = self.item.cfgs();
         let (ident, text) = match &self.item {
-            // Its type is `&str` and its text a literal: what `Const` and
-            // `Static` check below, known from the tokens.
-            Item::Text(item) => (
-                item.ident.clone(),
-                SectionText::Fixed {
-                    references: check_template(&item.literal, &mut errors),
-                },
-            ),
             Item::Const(item) => {
                 check_text_type(&item.ty, "const", part, &mut errors);
                 (item.ident.clone(), fixed_text(&item.expr, &mut errors))
@@ -799,10 +791,6 @@ fn check_variable_name(ident: &Ident, name: &str, errors: &mut Errors) {
 /// rejected at its keyword.
 fn reject_item(item: &Item, macro_name: &str, expected: &str, errors: &mut Errors) {
     let (keyword, what): (TokenStream, &str) = match item {
-        Item::Text(item) if item.keyword == "const" => {
-            (item.keyword.to_token_stream(), "a `const`")
-        }
-        Item::Text(item) => (item.keyword.to_token_stream(), "a `static`"),
         Item::Const(item) => (item.const_token.to_token_stream(), "a `const`"),
         Item::Static(item) => (item.static_token.to_token_stream(), "a `static`"),
         Item::Fn(item) => (item.sig.fn_token.to_token_stream(), "a fn"),

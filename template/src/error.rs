@@ -98,6 +98,32 @@ impl std::error::Error for ParseError {}
 /// Every syntax error of one template, in order of position. Never empty.
 pub type ParseErrors = ErrorList<ParseError>;
 
+/// Names as every message of the workspace lists them: each in
+/// backticks, joined by `, ` (the one formatter of such lists, so they all
+/// read the same). Empty for no names: say what none means where it is
+/// called.
+///
+/// ```
+/// use dsh_prompt_template::quoted_list;
+///
+/// assert_eq!(quoted_list(["cwd", "model"]), "`cwd`, `model`");
+/// assert_eq!(quoted_list(Vec::<String>::new()), "");
+/// ```
+pub fn quoted_list<I>(names: I) -> String
+where
+    I: IntoIterator,
+    I::Item: fmt::Display,
+{
+    use fmt::Write as _;
+    let mut list = String::new();
+    for (at, name) in names.into_iter().enumerate() {
+        let separator = if at > 0 { ", " } else { "" };
+        // Writing to a `String` cannot fail.
+        let _ = write!(list, "{separator}`{name}`");
+    }
+    list
+}
+
 /// A list of errors that is never empty, in the order a pass found them:
 /// what a check that reports every problem, not just the first, returns.
 ///

@@ -49,7 +49,9 @@ mod names;
 mod parse;
 
 pub use error::ESCAPE_HINT;
-pub use error::{ErrorList, InterpolateError, ParseError, ParseErrorKind, ParseErrors, Position};
+pub use error::{
+    ErrorList, InterpolateError, ParseError, ParseErrorKind, ParseErrors, Position, quoted_list,
+};
 pub use names::{SECTION_NAME_GRAMMAR, VARIABLE_NAME_GRAMMAR, is_section_name, is_variable_name};
 
 use std::borrow::Cow;

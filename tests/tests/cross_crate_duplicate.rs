@@ -20,7 +20,10 @@ fn a_section_name_declared_by_two_crates_fails_the_registry_naming_both() {
     else {
         panic!("expected a duplicate static, got {error:?}");
     };
-    assert_eq!((*kind, name.as_str()), ("section", "fixture:duplicate"));
+    assert_eq!(
+        (*kind, name.as_str()),
+        (dsh_system_prompt::NameKind::Section, "fixture:duplicate")
+    );
     let mut crates = [first.krate.as_str(), second.krate.as_str()];
     crates.sort_unstable();
     assert_eq!(

@@ -140,8 +140,8 @@ async fn a_render_failure_reports_every_problem_of_prompt_and_contexts() -> Test
     let problems: Vec<(&str, &str)> = source
         .iter()
         .map(|error| match error {
-            RenderError::UnknownVariable { reference, .. } => ("unknown", reference.as_str()),
-            RenderError::ValuelessVariable { reference, .. } => ("valueless", reference.as_str()),
+            RenderError::UnknownVariable { site, .. } => ("unknown", site.reference.as_str()),
+            RenderError::ValuelessVariable { site, .. } => ("valueless", site.reference.as_str()),
             _ => ("other", error.section()),
         })
         .collect();
@@ -179,8 +179,8 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
     };
     assert_eq!(source.len(), 1, "{source:?}");
     assert!(
-        matches!(source.first(), RenderError::ValuelessVariable { section, reference, .. }
-            if section == "agent:persona" && reference == "cwd"),
+        matches!(source.first(), RenderError::ValuelessVariable { site, .. }
+            if site.section == "agent:persona" && site.reference == "cwd"),
         "{source:?}"
     );
     let message = error.to_string();

@@ -5,7 +5,8 @@
 
 use std::collections::HashSet;
 
-use dsh_system_prompt::{PromptAssembly, RenderedPrompt, render_context, render_prompt_with_spans};
+use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
+use dsh_system_prompt::{PromptAssembly, render_context};
 use toml::Spanned;
 
 use crate::adapter::{self, Purpose};

@@ -8,9 +8,11 @@ use std::io::IsTerminal;
 use dsh_agent_loop::{
     COMPACTION_SECTION, ContextBudget, Tokenizer, TokenizerChoice, compaction_context,
 };
+use dsh_system_prompt::inspect::{
+    RenderedPrompt, SEPARATOR_OWNER, SectionOrigin, render_prompt_with_spans, section_origins,
+};
 use dsh_system_prompt::{
-    Owner, PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, Scope, ScopeId, SectionOrigin,
-    SystemPrompt, render_context, render_prompt, render_prompt_with_spans,
+    Owner, PromptAssembly, Scope, ScopeId, SystemPrompt, render_context, render_prompt,
 };
 use serde_json::{Value, json};
 
@@ -50,7 +52,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
             let tokens =
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
             let scope = runtime::loop_agent(agent).scope().clone();
-            let origins = runtime.prompt.section_origins(&scope);
+            let origins = section_origins(&runtime.prompt, &scope);
             let found = started.instructions.found();
             let files = instruction_report::reports(found, Some((&prompt, &tokens)));
             let none = instruction_report::none_found(found, &runtime.instructions);

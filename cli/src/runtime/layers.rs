@@ -4,13 +4,15 @@
 //! `agent:<id>`. The checks that need the registry happen here: a shadow
 //! with nothing to shadow, a tool order naming no tool.
 
+use dsh_system_prompt::inspect::{SectionOrigin, section_origins};
+use dsh_system_prompt::suggestion::closest;
+use dsh_system_prompt::template::quoted_list;
 use dsh_system_prompt::{
-    Owner, PromptSection, Registration, RegistryError, Scope, ScopeId, SectionOrigin, SystemPrompt,
-    closest,
+    NameKind, Owner, PromptSection, Registration, RegistryError, Scope, ScopeId, SystemPrompt,
 };
 use dsh_tools::ToolRegistry;
 
-use crate::config::{Deployment, LayerSpec, SectionSpec, quoted_list};
+use crate::config::{Deployment, LayerSpec, SectionSpec};
 use crate::diagnostics::Problem;
 
 /// One layer to register: whose it is ("agent `reviewer`"), the scope it
@@ -91,7 +93,7 @@ pub(super) fn register_layers(
                 },
             }
         }
-        let origins = prompt.section_origins(&layer.outer);
+        let origins = section_origins(prompt, &layer.outer);
         for section in &layer.spec.sections {
             match register_section(&handle, deployment, &layer, &origins, section) {
                 Ok(registration) => registrations.push(registration),
@@ -158,9 +160,11 @@ fn register_section(
     }
     handle.section(part).map_err(|error| {
         let (span, label) = match error {
-            RegistryError::InvalidSectionName { .. } | RegistryError::DuplicateSection { .. } => {
-                (section.name.span(), "this name")
-            }
+            RegistryError::InvalidSectionName { .. }
+            | RegistryError::Duplicate {
+                kind: NameKind::Section,
+                ..
+            } => (section.name.span(), "this name"),
             _ => (section.text.span(), "this text"),
         };
         file.problem(format!("{}: {error}", layer.whose))
@@ -199,7 +203,7 @@ text = "Only this, for this agent."
         let _layers = register_layers(&prompt, &ToolRegistry::new(), &deployment)
             .expect("the layers register");
 
-        let origins = prompt.section_origins(&Scope::new([ScopeId::agent("minimal")]));
+        let origins = section_origins(&prompt, &Scope::new([ScopeId::agent("minimal")]));
         let only = origins
             .iter()
             .find(|origin| origin.name == "only")

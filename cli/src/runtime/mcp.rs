@@ -127,7 +127,7 @@ fn unknown_allowed(deployment: &Deployment, spec: &McpSpec, server: &McpServer) 
 
 fn quoted(names: &[String]) -> String {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    crate::config::quoted_list(&names)
+    dsh_system_prompt::template::quoted_list(&names)
 }
 
 /// For a command without signal handling of its own (`dsh check`, `dsh

@@ -4,8 +4,6 @@
 use std::sync::Arc;
 
 use super::{SystemPrompt, ToolProvider};
-use crate::assembly::Values;
-use crate::render::plan::RenderPlan;
 use crate::render::shows;
 use crate::{
     AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolSchema, Variables,
@@ -20,55 +18,39 @@ impl SystemPrompt {
     /// interpolated), every variable is resolved, tools are collected, then
     /// the waterfall listeners run. When a complete section is active, it
     /// is then the only section. Last, the tools are placed by the nearest
-    /// [`ToolOrder`] (by name without one). The result is an owned
+    /// [`ToolOrder`](crate::ToolOrder) (by name without one). The result is an owned
     /// snapshot; [`render_prompt`](crate::render_prompt) turns it into
     /// text.
     pub fn assemble(&self, cx: &AssembleContext) -> PromptAssembly {
         let state = self.inner.state.load();
         let resolved = state.resolved(cx.scope());
-        let plan = (resolved.sections.compiled)
-            .get_or_init(|| RenderPlan::compile(&resolved.sections.list, &resolved.layout));
-        let sections = if resolved.provided.is_empty() {
-            Sections::registry(Arc::clone(&resolved.sections))
-        } else {
-            // Provided sections are not in the plan's fused runs: it renders
-            // them from the sections it is given, with their new text. The
-            // list is copied (each section a few reference counts: names,
-            // owners and texts are `Text`), not the prose.
-            let mut sections = resolved.sections.list.clone();
+        let mut sections = Sections::shared(Arc::clone(&resolved.sections));
+        if !resolved.provided.is_empty() {
+            // The list is copied (each section a few reference counts:
+            // names, owners and texts are `Text`), not the prose.
+            let sections = sections.to_mut();
             for (at, provider) in &resolved.provided {
                 sections[*at].set_text(provider(cx));
             }
-            Sections::provided(sections, Arc::clone(plan))
-        };
-        // What a complete section is before the listeners could touch it.
-        // (An empty list is not collected: a `collect` of nothing still
-        // costs some sixty instructions, a sixth of an assembly's own.)
-        let mut complete: Vec<AssembledSection> = match resolved.complete.as_slice() {
-            [] => Vec::new(),
-            complete => complete.iter().map(|&at| sections[at].clone()).collect(),
-        };
-        // Each provider writes its slot (see `VariableProvider`), and the
-        // slots are made in place: a vector returned from a constructor is
-        // copied through memory and read back wider than it was written.
-        let mut values = Values::new();
-        values.resize_with(resolved.variables.len(), || None);
-        for (slot, provider) in values.iter_mut().zip(&resolved.variables) {
-            provider(cx, slot);
         }
-        let contexts = match resolved.contexts.as_slice() {
-            [] => Vec::new(),
-            contexts => contexts
-                .iter()
-                .map(|(context, provider)| {
-                    let mut context = context.clone();
-                    if let Some(provider) = provider {
-                        context.set_text(provider(cx));
-                    }
-                    context
-                })
-                .collect(),
-        };
+        // What a complete section is before the listeners could touch it.
+        let mut complete: Vec<AssembledSection> = (resolved.complete.iter())
+            .map(|&at| sections[at].clone())
+            .collect();
+        let values = resolved
+            .variables
+            .iter()
+            .map(|provider| provider(cx))
+            .collect();
+        let contexts = (resolved.contexts.iter())
+            .map(|(context, provider)| {
+                let mut context = context.clone();
+                if let Some(provider) = provider {
+                    context.set_text(provider(cx));
+                }
+                context
+            })
+            .collect();
         let mut assembly = PromptAssembly {
             sections,
             variables: Variables::with_layout(Arc::clone(&resolved.layout), values),
@@ -90,7 +72,7 @@ impl SystemPrompt {
         if !complete.is_empty() {
             *assembly.sections.to_mut() = complete;
         }
-        resolved.tool_order.place(&mut assembly.tools);
+        resolved.tool_order.sort(&mut assembly.tools);
         assembly
     }
 }

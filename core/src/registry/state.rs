@@ -3,18 +3,18 @@
 //! assemblies share derived from it once — for the global layer at once,
 //! for each scope chain at its first assembly.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use dsh_prompt_template::{Template, is_section_name, is_variable_name};
 use parking_lot::RwLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
-use crate::assembly::{SectionList, VariableLayout};
+use crate::assembly::VariableLayout;
+use crate::inspect::SectionOrigin;
 use crate::section::{SectionText, TextProvider};
-use crate::tool_order::ToolPlacement;
 use crate::{
-    AssembledSection, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId, SectionOrigin,
+    AssembledSection, NameKind, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId,
     Text, ToolOrder,
 };
 
@@ -61,7 +61,7 @@ pub(super) struct VariableEntry {
     pub(super) id: Id,
     pub(super) layer: Option<ScopeId>,
     pub(super) name: Text,
-    pub(super) owner: Option<Owner>,
+    pub(super) owner: Owner,
     pub(super) provider: VariableProvider,
 }
 
@@ -77,13 +77,12 @@ pub(super) struct Named<T> {
 }
 
 /// What every assembly of one scope chain starts from: each name's
-/// contribution of the nearest layer, and what is compiled from them.
+/// contribution of the nearest layer.
 #[derive(Default)]
 pub(super) struct Resolved {
     /// The sections as an assembly holds them, shared by every assembly
-    /// until one changes them, and (at the first assembly) compiled for
-    /// rendering.
-    pub(super) sections: Arc<SectionList>,
+    /// until one changes them.
+    pub(super) sections: Arc<Vec<AssembledSection>>,
     /// Which entries of `sections` need their text provided.
     pub(super) provided: Vec<(usize, TextProvider)>,
     /// Which entries of `sections` are complete.
@@ -96,7 +95,7 @@ pub(super) struct Resolved {
     pub(super) tools: Vec<ToolProvider>,
     pub(super) listeners: Vec<AssembleListener>,
     /// The nearest layer's tool order, or [`ToolOrder::by_name`].
-    pub(super) tool_order: ToolPlacement,
+    pub(super) tool_order: Arc<ToolOrder>,
 }
 
 /// A resolution as an assembly holds it: the state's global one
@@ -242,20 +241,11 @@ impl State {
         else {
             return Ok(());
         };
-        let name = section.name.to_string();
-        let existing = existing.section.owner().clone();
-        let layer = layer.clone();
-        Err(match kind {
-            PartKind::Section => RegistryError::DuplicateSection {
-                name,
-                layer,
-                existing,
-            },
-            PartKind::Context => RegistryError::DuplicateContext {
-                name,
-                layer,
-                existing,
-            },
+        Err(RegistryError::Duplicate {
+            kind: kind.into(),
+            name: section.name.to_string(),
+            layer: layer.clone(),
+            existing: existing.section.owner().clone(),
         })
     }
 
@@ -274,7 +264,8 @@ impl State {
             .iter()
             .find(|entry| entry.name == name && entry.layer == *layer)
         {
-            Some(existing) => Err(RegistryError::DuplicateVariable {
+            Some(existing) => Err(RegistryError::Duplicate {
+                kind: NameKind::Variable,
                 name: name.to_owned(),
                 layer: layer.clone(),
                 existing: existing.owner.clone(),
@@ -285,19 +276,18 @@ impl State {
 }
 
 /// Checks that `entry`'s name is free in its layer of `entries`, then
-/// appends it: how tool providers, waterfall listeners and tool orders are
-/// registered. `contribution` names the kind in the error.
+/// appends it: how tool providers and waterfall listeners are registered.
 pub(super) fn push_named<T>(
     entries: &mut Vec<Named<T>>,
     entry: Named<T>,
-    contribution: &'static str,
+    kind: NameKind,
 ) -> Result<(), RegistryError> {
     if let Some(existing) = entries
         .iter()
         .find(|own| own.name == entry.name && own.layer == entry.layer)
     {
-        return Err(RegistryError::DuplicateName {
-            contribution,
+        return Err(RegistryError::Duplicate {
+            kind,
             name: entry.name.to_string(),
             layer: entry.layer,
             existing: existing.owner.clone(),
@@ -320,10 +310,7 @@ impl Resolved {
             (entry.section.name(), &entry.layer)
         });
         Self {
-            sections: Arc::new(SectionList {
-                list: sections.iter().map(|entry| entry.section.clone()).collect(),
-                compiled: OnceLock::new(),
-            }),
+            sections: Arc::new(sections.iter().map(|entry| entry.section.clone()).collect()),
             provided: sections
                 .iter()
                 .enumerate()
@@ -342,7 +329,7 @@ impl Resolved {
             layout: Arc::new(VariableLayout::new(
                 variables
                     .iter()
-                    .map(|entry| (entry.name.clone(), entry.owner.clone())),
+                    .map(|entry| (entry.name.clone(), Some(entry.owner.clone()))),
             )),
             variables: variables
                 .iter()
@@ -356,11 +343,9 @@ impl Resolved {
                 .into_iter()
                 .map(|entry| Arc::clone(&entry.value))
                 .collect(),
-            tool_order: ToolPlacement::new(
-                nearest(&state.tool_orders, scope, by_name)
-                    .first()
-                    .map_or_else(Arc::default, |entry| Arc::clone(&entry.value)),
-            ),
+            tool_order: nearest(&state.tool_orders, scope, by_name)
+                .first()
+                .map_or_else(Arc::default, |entry| Arc::clone(&entry.value)),
         }
     }
 }

@@ -4,7 +4,8 @@
 use dsh_prompt_template::{ParseErrors, Position, Positions, Reference, Template, position_of};
 
 use crate::render::shows;
-use crate::{AssembledSection, PromptAssembly, RenderError, closest};
+use crate::suggestion::closest;
+use crate::{AssembledSection, PromptAssembly, ReferenceSite, RenderError};
 
 /// Appends every problem of `part` to `errors`: its syntax errors, then
 /// each unknown or valueless reference in the order they appear (in a
@@ -92,30 +93,25 @@ fn reference_error_at(
     reference: &Reference<'_>,
     position: Position,
 ) -> RenderError {
-    // `<<` + name + `>>`.
-    let span = reference.offset..reference.offset + reference.name.len() + 4;
-    let section_name = section.name().to_string();
-    let owner = section.owner().clone();
+    let site = ReferenceSite {
+        kind: section.kind(),
+        section: section.name().to_string(),
+        owner: section.owner().clone(),
+        reference: reference.name.to_owned(),
+        position,
+        // `<<` + name + `>>`.
+        span: reference.offset..reference.offset + reference.name.len() + 4,
+    };
     if assembly.variables.contains(reference.name) {
         return RenderError::ValuelessVariable {
-            kind: section.kind(),
-            section: section_name,
-            owner,
-            reference: reference.name.to_owned(),
-            position,
-            span,
+            site,
             variable_owner: assembly.variables.owner(reference.name).cloned(),
         };
     }
     let mut registered: Vec<String> = assembly.variables.names().map(str::to_owned).collect();
     registered.sort_unstable();
     RenderError::UnknownVariable {
-        kind: section.kind(),
-        section: section_name,
-        owner,
-        reference: reference.name.to_owned(),
-        position,
-        span,
+        site,
         suggestion: closest(reference.name, &registered).cloned(),
         registered,
     }

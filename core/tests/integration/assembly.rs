@@ -6,9 +6,10 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use dsh_system_prompt::inspect::render_prompt_with_spans;
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderError,
-    SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
+    SystemPrompt, ToolSchema, render_prompt,
 };
 use serde_json::json;
 use support::{Caller, registry, render_default, section_names, tool, tool_names};
@@ -194,7 +195,7 @@ fn a_waterfall_listener_adds_variables_that_rendering_sees() {
     // Without the listener, the reference is unknown...
     let err = render_default(&prompt).unwrap_err();
     assert!(
-        matches!(&err, RenderError::UnknownVariable { reference, .. } if reference == "budget"),
+        matches!(&err, RenderError::UnknownVariable { site, .. } if site.reference == "budget"),
         "{err:?}"
     );
 
@@ -627,8 +628,8 @@ fn a_bound_sections_references_are_not_checked_when_its_tool_is_absent() {
     let _tools = prompt.tools("tools#636", |_| vec![tool("bash")]).unwrap();
     let err = render_default(&prompt).unwrap_err();
     assert!(
-        matches!(&err, RenderError::UnknownVariable { reference, section, .. }
-            if reference == "shell" && section == "tool:bash"),
+        matches!(&err, RenderError::UnknownVariable { site, .. }
+            if site.reference == "shell" && site.section == "tool:bash"),
         "{err:?}"
     );
 }

@@ -1,10 +1,11 @@
 //! `render_prompt` fails with every problem of every section at once, each
 //! with its section, owner, span and suggestion.
 
+use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::{ESCAPE_HINT, ParseErrorKind};
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, Owner, PromptAssembly, PromptSection, RenderError,
-    SystemPrompt, closest, render_prompt,
+    SystemPrompt, render_prompt,
 };
 use proptest::prelude::*;
 
@@ -21,11 +22,11 @@ fn summary(assembly: &PromptAssembly) -> Vec<Summary> {
         .iter()
         .map(|error| {
             let (kind, spans) = match error {
-                RenderError::UnknownVariable { span, .. } => {
-                    ("unknown", vec![(span.start, span.end)])
+                RenderError::UnknownVariable { site, .. } => {
+                    ("unknown", vec![(site.span.start, site.span.end)])
                 }
-                RenderError::ValuelessVariable { span, .. } => {
-                    ("valueless", vec![(span.start, span.end)])
+                RenderError::ValuelessVariable { site, .. } => {
+                    ("valueless", vec![(site.span.start, site.span.end)])
                 }
                 RenderError::Template { errors, .. } => (
                     "syntax",
@@ -92,9 +93,9 @@ fn each_problem_carries_its_suggestion_owner_and_help() {
     let prompt = SystemPrompt::empty();
     let owner = Owner::new("dsh-test", "the variable", "vars.rs", 7);
     let _cwd = prompt
-        .variable_owned_by("cwd", owner.clone(), |_| None::<String>)
+        .variable_owned_by("cwd", owner.clone(), |_| None)
         .unwrap();
-    let _model = prompt.variable("model", |_| Some("m".to_owned())).unwrap();
+    let _model = prompt.variable("model", |_| Some("m".into())).unwrap();
     let _persona = prompt
         .section(PromptSection::provided("agent:persona", 0, |_| {
             "On <<modle>> in\n<<cwd>>, <<zzz>>.".to_owned()
@@ -109,15 +110,14 @@ fn each_problem_carries_its_suggestion_owner_and_help() {
     let RenderError::UnknownVariable {
         suggestion,
         registered,
-        position,
-        ..
+        site,
     } = modle
     else {
         panic!("{modle:?}");
     };
     assert_eq!(suggestion.as_deref(), Some("model"));
     assert_eq!(registered, &["cwd", "model"]);
-    assert_eq!((position.line, position.column), (1, 4));
+    assert_eq!((site.position.line, site.position.column), (1, 4));
     assert!(modle.owner().file.ends_with("checking.rs"), "{modle:?}");
     assert_eq!(
         modle.help().unwrap(),
@@ -126,14 +126,13 @@ fn each_problem_carries_its_suggestion_owner_and_help() {
 
     let RenderError::ValuelessVariable {
         variable_owner,
-        position,
-        ..
+        site,
     } = cwd
     else {
         panic!("{cwd:?}");
     };
     assert_eq!(variable_owner.as_ref(), Some(&owner));
-    assert_eq!((position.line, position.column), (2, 1));
+    assert_eq!((site.position.line, site.position.column), (2, 1));
     let help = cwd.help().unwrap();
     assert!(help.contains("`the variable` of dsh-test"), "{help}");
     assert!(help.ends_with(ESCAPE_HINT), "{help}");

@@ -13,9 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 
+use dsh_system_prompt::NameKind;
+use dsh_system_prompt::inspect::render_prompt_with_spans;
 use dsh_system_prompt::{
     AssembleContext, ChangeAction, PromptAssembly, PromptSection, Registration, RegistryError,
-    RenderError, SystemPrompt, ToolSchema, render_prompt, render_prompt_with_spans,
+    RenderError, SystemPrompt, ToolSchema, render_prompt,
 };
 use support::{Slot, within_deadline};
 
@@ -81,7 +83,7 @@ fn variable_writer(prompt: &SystemPrompt, writer: usize, reads: &AtomicUsize) ->
         let (variable, section) = pair_names(writer, k);
         let value = value_of(&variable);
         let variable_handle = prompt
-            .variable(variable.clone(), move |_| Some(value.clone()))
+            .variable(variable.clone(), move |_| Some(value.clone().into()))
             .unwrap();
         let text = format!("<<{variable}>>");
         // Orders repeat across pairs and go negative, so sorting by name
@@ -99,11 +101,17 @@ fn variable_writer(prompt: &SystemPrompt, writer: usize, reads: &AtomicUsize) ->
         // publication of a registration are one step.
         assert!(matches!(
             prompt.section(PromptSection::new(section.clone(), 0, "dup")),
-            Err(RegistryError::DuplicateSection { .. })
+            Err(RegistryError::Duplicate {
+                kind: NameKind::Section,
+                ..
+            })
         ));
         assert!(matches!(
-            prompt.variable(variable.clone(), |_| None::<String>),
-            Err(RegistryError::DuplicateVariable { .. })
+            prompt.variable(variable.clone(), |_| None),
+            Err(RegistryError::Duplicate {
+                kind: NameKind::Variable,
+                ..
+            })
         ));
 
         live.push_back((section_handle, variable_handle));
@@ -322,8 +330,8 @@ fn of_threads_racing_to_register_one_name_exactly_one_wins() {
                                 0,
                                 format!("thread {thread}"),
                             ));
-                            let variable =
-                                prompt.variable("contested", move |_| Some(thread.to_string()));
+                            let variable = prompt
+                                .variable("contested", move |_| Some(thread.to_string().into()));
                             (section, variable)
                         })
                     })
@@ -337,13 +345,25 @@ fn of_threads_racing_to_register_one_name_exactly_one_wins() {
             for (section, variable) in &results {
                 if let Err(err) = section {
                     assert!(
-                        matches!(err, RegistryError::DuplicateSection { .. }),
+                        matches!(
+                            err,
+                            RegistryError::Duplicate {
+                                kind: NameKind::Section,
+                                ..
+                            }
+                        ),
                         "{err:?}"
                     );
                 }
                 if let Err(err) = variable {
                     assert!(
-                        matches!(err, RegistryError::DuplicateVariable { .. }),
+                        matches!(
+                            err,
+                            RegistryError::Duplicate {
+                                kind: NameKind::Variable,
+                                ..
+                            }
+                        ),
                         "{err:?}"
                     );
                 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use dsh_system_prompt::NameKind;
 use dsh_system_prompt::{
     AssembleContext, PartKind, PromptAssembly, PromptSection, RegistryError, RenderError,
     SystemPrompt, ToolSchema, render_context, render_prompt,
@@ -66,10 +67,7 @@ fn a_context_error_names_the_context() {
     assert!(
         matches!(
             &error,
-            RenderError::UnknownVariable {
-                kind: PartKind::Context,
-                ..
-            }
+            RenderError::UnknownVariable { site, .. } if site.kind == PartKind::Context
         ),
         "{error:?}"
     );
@@ -92,7 +90,7 @@ fn context_names_are_unique_among_contexts_only() {
         .context(PromptSection::new("todo", 2, "again"))
         .unwrap_err();
     assert!(
-        matches!(&error, RegistryError::DuplicateContext { name, .. } if name == "todo"),
+        matches!(&error, RegistryError::Duplicate { kind: NameKind::Context, name, .. } if name == "todo"),
         "{error:?}"
     );
     assert_mentions(

@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use dsh_system_prompt::NameKind;
 use dsh_system_prompt::{
     AssembleContext, BoxError, ChangeAction, ChangeEvent, Contribution, Owner, PromptSection,
     Registration, RegistryError, RenderErrors, SystemPrompt, ToolSchema, render_prompt,
@@ -273,7 +274,7 @@ fn a_text_provider_is_called_at_each_assembly_with_that_assemblys_context() {
 fn variable_and_tool_providers_see_the_assemblys_context() {
     let prompt = SystemPrompt::empty();
     let _user = prompt
-        .variable("user", |cx| cx.get::<Caller>().map(|c| c.0.to_owned()))
+        .variable("user", |cx| cx.get::<Caller>().map(|c| c.0.into()))
         .unwrap();
     let _tools = prompt
         .tools("tools#275", |cx| match cx.get::<Caller>() {
@@ -300,11 +301,7 @@ fn a_bare_default_context_assembles_and_renders() {
     let prompt = SystemPrompt::empty();
     let _model = prompt
         .variable("model", |cx| {
-            Some(
-                cx.get::<Caller>()
-                    .map_or("default-model", |c| c.0)
-                    .to_owned(),
-            )
+            Some(cx.get::<Caller>().map_or("default-model", |c| c.0).into())
         })
         .unwrap();
     let _persona = prompt
@@ -339,7 +336,13 @@ fn a_duplicate_section_name_fails_naming_it_and_leaves_the_registry_unchanged() 
         PromptSection::provided("agent:persona", 0, |_| "provided".to_owned()),
     ] {
         let err = prompt.section(duplicate).unwrap_err();
-        let RegistryError::DuplicateSection { name, existing, .. } = &err else {
+        let RegistryError::Duplicate {
+            kind: NameKind::Section,
+            name,
+            existing,
+            ..
+        } = &err
+        else {
             panic!("expected DuplicateSection, got {err:?}");
         };
         assert_eq!(name, "agent:persona");
@@ -358,13 +361,18 @@ fn a_duplicate_variable_name_fails_naming_it_and_leaves_the_registry_unchanged()
     let before = snapshot(&prompt);
 
     let err = prompt
-        .variable("model", |_| Some("another-model".to_owned()))
+        .variable("model", |_| Some("another-model".into()))
         .unwrap_err();
-    let RegistryError::DuplicateVariable { name, existing, .. } = &err else {
+    let RegistryError::Duplicate {
+        kind: NameKind::Variable,
+        name,
+        existing,
+        ..
+    } = &err
+    else {
         panic!("expected DuplicateVariable, got {err:?}");
     };
     assert_eq!(name, "model");
-    let existing = existing.as_ref().expect("a runtime variable has an owner");
     assert!(existing.file.ends_with("registration.rs"), "{existing:?}");
     assert!(err.to_string().contains("`model`"), "{err}");
 
@@ -383,7 +391,7 @@ fn an_invalid_variable_name_fails_naming_it_and_leaves_the_registry_unchanged() 
 
     for invalid in ["Model", "a-b", "", "2fa", "a b", "_x", "modèle"] {
         let err = prompt
-            .variable(invalid.to_owned(), |_| Some("value".to_owned()))
+            .variable(invalid.to_owned(), |_| Some("value".into()))
             .unwrap_err();
         let RegistryError::InvalidVariableName { name } = &err else {
             panic!("expected InvalidVariableName for {invalid:?}, got {err:?}");
@@ -476,7 +484,7 @@ fn a_runtime_registration_is_owned_by_the_code_that_registers_it() {
     let owned = PromptSection::new("owned", 0, "text");
     let _section = prompt.section(owned).unwrap();
     let line = line!() - 1;
-    let _variable = prompt.variable("owned_var", |_| None::<String>).unwrap();
+    let _variable = prompt.variable("owned_var", |_| None).unwrap();
     let variable_line = line!() - 1;
 
     let owner = prompt.section_owner("owned").unwrap();
@@ -525,8 +533,8 @@ fn dropping_a_registration_removes_exactly_that_contribution() {
         .section(PromptSection::new("b", 1, "B <<x>>"))
         .unwrap();
     let c = prompt.section(PromptSection::new("c", 2, "C")).unwrap();
-    let x = prompt.variable("x", |_| Some("x".to_owned())).unwrap();
-    let y = prompt.variable("y", |_| Some("y".to_owned())).unwrap();
+    let x = prompt.variable("x", |_| Some("x".into())).unwrap();
+    let y = prompt.variable("y", |_| Some("y".into())).unwrap();
     let reads = prompt.tools("reads", move |_| vec![read.clone()]).unwrap();
     let bashes = prompt.tools("bashes", move |_| vec![bash.clone()]).unwrap();
     let listener = prompt
@@ -621,7 +629,7 @@ fn a_change_event_is_emitted_on_every_register_and_unregister() {
     let persona = prompt
         .section(PromptSection::new("agent:persona", 0, "P"))
         .unwrap();
-    let model = prompt.variable("model", |_| None::<String>).unwrap();
+    let model = prompt.variable("model", |_| None).unwrap();
     let tools = prompt.tools("tools#617", |_| Vec::new()).unwrap();
     let waterfall = prompt
         .on_assemble("listener#619", |_, _| std::ops::ControlFlow::Continue(()))
@@ -633,7 +641,7 @@ fn a_change_event_is_emitted_on_every_register_and_unregister() {
             .section(PromptSection::new("agent:persona", 0, "again"))
             .is_err()
     );
-    assert!(prompt.variable("Model", |_| None::<String>).is_err());
+    assert!(prompt.variable("Model", |_| None).is_err());
     assert!(
         prompt
             .section(PromptSection::new("bad", 0, "<<>>"))
@@ -724,7 +732,7 @@ fn a_failing_change_listener_rolls_the_registration_back_and_its_error_reaches_t
     );
 
     let err = prompt
-        .variable("forbidden_var", |_| Some("v".to_owned()))
+        .variable("forbidden_var", |_| Some("v".into()))
         .unwrap_err();
     assert!(
         matches!(err, RegistryError::ChangeListener { .. }),
@@ -746,7 +754,7 @@ fn a_failing_change_listener_rolls_the_registration_back_and_its_error_reaches_t
         .section(PromptSection::new("forbidden", 1, "F"))
         .unwrap();
     let _var = prompt
-        .variable("forbidden_var", |_| Some("v".to_owned()))
+        .variable("forbidden_var", |_| Some("v".into()))
         .unwrap();
     assert_eq!(
         snapshot(&prompt).section_names,
@@ -903,7 +911,7 @@ fn a_provider_returning_none_is_recorded_as_registered_but_valueless() {
     let prompt = SystemPrompt::empty();
     let _cwd = prompt
         .variable("cwd", |cx| {
-            cx.get::<Caller>().map(|c| format!("/home/{}", c.0))
+            cx.get::<Caller>().map(|c| format!("/home/{}", c.0).into())
         })
         .unwrap();
 

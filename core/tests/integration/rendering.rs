@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
+use dsh_system_prompt::ReferenceSite;
+use dsh_system_prompt::inspect::render_prompt_with_spans;
 use dsh_system_prompt::template::{ParseErrorKind, escape_literal};
 use dsh_system_prompt::{
     AssembleContext, PromptSection, RegistryError, RenderError, SystemPrompt, ToolSchema,
-    render_prompt, render_prompt_with_spans,
+    render_prompt,
 };
 use proptest::prelude::*;
 
@@ -182,14 +184,18 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     );
     let err = render_default(&prompt).unwrap_err();
     let RenderError::UnknownVariable {
-        kind,
-        section,
-        reference,
-        position,
-        span,
+        site:
+            ReferenceSite {
+                kind,
+                section,
+                reference,
+                position,
+                span,
+                owner,
+                ..
+            },
         registered,
         suggestion,
-        owner,
     } = &err
     else {
         panic!("expected UnknownVariable, got {err:?}");
@@ -217,10 +223,9 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
 fn an_unknown_reference_with_no_variables_says_none_are_registered() {
     let err = render(&[("s", "Hi <<model>>")], &[]).unwrap_err();
     let RenderError::UnknownVariable {
-        reference,
+        site: ReferenceSite { reference, .. },
         registered,
         suggestion,
-        ..
     } = &err
     else {
         panic!("expected UnknownVariable, got {err:?}");
@@ -278,11 +283,14 @@ fn a_valueless_reference_names_the_reference_and_the_section() {
     );
     let err = render_default(&prompt).unwrap_err();
     let RenderError::ValuelessVariable {
-        section,
-        reference,
-        position,
+        site:
+            ReferenceSite {
+                section,
+                reference,
+                position,
+                ..
+            },
         variable_owner,
-        ..
     } = &err
     else {
         panic!("expected ValuelessVariable, got {err:?}");
@@ -421,9 +429,9 @@ fn a_fixed_section_with_the_same_malformed_text_is_refused_at_registration() {
 fn spans_slice_the_text_to_exactly_each_rendered_section() {
     let prompt = SystemPrompt::empty();
     let _model = prompt
-        .variable("model", |_| Some("modèle-5 ✓".to_owned()))
+        .variable("model", |_| Some("modèle-5 ✓".into()))
         .unwrap();
-    let _empty = prompt.variable("empty", |_| Some(String::new())).unwrap();
+    let _empty = prompt.variable("empty", |_| Some("".into())).unwrap();
     let _handles = [
         prompt.section(PromptSection::new(
             "agent:persona",
@@ -520,19 +528,18 @@ proptest! {
     }
 }
 
-/// `render_prompt` takes a compiled plan for fixed sections; the spans
-/// variant always takes the general path. Both must agree on every mix of
-/// fixed, provided, tool-bound, empty-valued and valueless sections.
+/// `render_prompt` and its spans variant agree on every mix of fixed,
+/// provided, tool-bound, empty-valued and valueless sections.
 #[test]
-fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
+fn every_mix_of_sections_renders_the_same_with_and_without_spans() {
     let prompt = SystemPrompt::empty();
     let mut keep = Vec::new();
     keep.push(
         prompt
-            .variable("full", |_| Some("value <<x>>".to_owned()))
+            .variable("full", |_| Some("value <<x>>".into()))
             .unwrap(),
     );
-    keep.push(prompt.variable("empty", |_| Some(String::new())).unwrap());
+    keep.push(prompt.variable("empty", |_| Some("".into())).unwrap());
     for (at, text) in [
         "a <<full>> b",
         "<<empty>>",
@@ -567,7 +574,7 @@ fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
     for _ in 0..2 {
         let assembly = prompt.assemble(&AssembleContext::default());
         let plain = render_prompt(&assembly).unwrap();
-        let spanned = dsh_system_prompt::render_prompt_with_spans(&assembly).unwrap();
+        let spanned = dsh_system_prompt::inspect::render_prompt_with_spans(&assembly).unwrap();
         assert_eq!(plain, spanned.text);
         assert_eq!(
             plain,
@@ -576,7 +583,7 @@ fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
     }
 
     // A valueless variable gives the same error on both paths.
-    keep.push(prompt.variable("none", |_| None::<String>).unwrap());
+    keep.push(prompt.variable("none", |_| None).unwrap());
     keep.push(
         prompt
             .section(PromptSection::new("late", 99, "<<none>>"))
@@ -584,77 +591,10 @@ fn the_compiled_plan_renders_exactly_what_the_general_path_renders() {
     );
     let assembly = prompt.assemble(&AssembleContext::default());
     let plain = render_prompt(&assembly).unwrap_err();
-    let spanned = dsh_system_prompt::render_prompt_with_spans(&assembly).unwrap_err();
+    let spanned = dsh_system_prompt::inspect::render_prompt_with_spans(&assembly).unwrap_err();
     assert_eq!(plain, spanned);
     assert!(matches!(
         support::only(plain),
         RenderError::ValuelessVariable { .. }
     ));
-}
-
-proptest! {
-    /// A plan recalls its last prompt when an assembly's inputs are the
-    /// same, and only then: over any sequence of variable values, provided
-    /// texts and tools present (from small sets, so inputs repeat, in runs
-    /// and not), `render_prompt` gives what the general path gives, which
-    /// recalls nothing. Assemblies are rendered out of order too.
-    #[test]
-    fn a_recalled_prompt_is_the_prompt_of_the_same_inputs(
-        steps in proptest::collection::vec((0..3usize, 0..3usize, any::<bool>(), any::<bool>()), 1..24),
-    ) {
-        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-        const VALUES: [&str; 3] = ["one", "two", ""];
-        const TEXTS: [&str; 3] = ["text <<v>>", "other", ""];
-        let value = Arc::new(AtomicUsize::new(0));
-        let text = Arc::new(AtomicUsize::new(0));
-        let tool = Arc::new(AtomicBool::new(false));
-        let prompt = SystemPrompt::empty();
-        let (v, t, b) = (Arc::clone(&value), Arc::clone(&text), Arc::clone(&tool));
-        let _keep = [
-            prompt.variable("v", move |_| Some(VALUES[v.load(Ordering::Relaxed)])).unwrap(),
-            prompt.section(PromptSection::new("fixed", 0, "fixed <<v>>")).unwrap(),
-            prompt
-                .section(PromptSection::provided("provided", 1, move |_| {
-                    TEXTS[t.load(Ordering::Relaxed)].to_owned()
-                }))
-                .unwrap(),
-            prompt.section(PromptSection::new("bound", 2, "use it").bound_to_tool("it")).unwrap(),
-            prompt
-                .tools("it", move |_| {
-                    if b.load(Ordering::Relaxed) {
-                        vec![Arc::new(ToolSchema::new("it", "", serde_json::json!({})))]
-                    } else {
-                        Vec::new()
-                    }
-                })
-                .unwrap(),
-        ];
-        // Enough steps for the plan to remember its renders (small plans
-        // do not, and this test could not fail on them): each padding
-        // section is a literal, a reference and a separator.
-        let _padding: Vec<_> = (0..16)
-            .map(|at| {
-                prompt
-                    .section(PromptSection::new(format!("pad{at:02}"), 10, "pad <<v>>"))
-                    .unwrap()
-            })
-            .collect();
-        let mut held = None;
-        for (at_value, at_text, with_tool, hold) in steps {
-            value.store(at_value, Ordering::Relaxed);
-            text.store(at_text, Ordering::Relaxed);
-            tool.store(with_tool, Ordering::Relaxed);
-            let assembly = prompt.assemble(&AssembleContext::default());
-            let expected = render_prompt_with_spans(&assembly).unwrap().text;
-            prop_assert_eq!(render_prompt(&assembly).unwrap(), expected.clone());
-            // Render an earlier assembly again, after this one.
-            if let Some((earlier, its_prompt)) = held.take() {
-                prop_assert_eq!(render_prompt(&earlier).unwrap(), its_prompt);
-            }
-            if hold {
-                held = Some((assembly, expected));
-            }
-        }
-    }
 }

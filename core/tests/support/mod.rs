@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderError,
-    RenderErrors, SystemPrompt, ToolSchema, render_prompt,
+    RenderErrors, SystemPrompt, Text, ToolSchema, render_prompt,
 };
 
 /// A typed field a caller adds to the context.
@@ -135,7 +135,7 @@ pub(crate) fn registry(
     // Plain loops, not closures: a closure would not pass the caller's
     // location on to `variable` and `section`.
     for (name, value) in variables {
-        let value = value.map(str::to_owned);
+        let value = value.map(|value| Text::from(value.to_owned()));
         handles.push(
             prompt
                 .variable(name.to_string(), move |_| value.clone())

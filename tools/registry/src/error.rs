@@ -145,8 +145,10 @@ fn available_tools(available: &[String]) -> String {
     if available.is_empty() {
         return "no tools are available".to_owned();
     }
-    let names: Vec<String> = available.iter().map(|name| format!("`{name}`")).collect();
-    format!("available tools: {}", names.join(", "))
+    format!(
+        "available tools: {}",
+        dsh_system_prompt::template::quoted_list(available)
+    )
 }
 
 /// Registering a tool failed; the registry is unchanged.

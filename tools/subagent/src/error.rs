@@ -75,6 +75,8 @@ fn registered_list(registered: &[String]) -> String {
     if registered.is_empty() {
         return " (no subagent providers are registered)".to_owned();
     }
-    let names: Vec<String> = registered.iter().map(|name| format!("`{name}`")).collect();
-    format!(" (registered providers: {})", names.join(", "))
+    format!(
+        " (registered providers: {})",
+        dsh_system_prompt::template::quoted_list(registered)
+    )
 }

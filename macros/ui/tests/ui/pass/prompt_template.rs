@@ -10,7 +10,7 @@ const PERSONA: &str = prompt_template!("You are <<agent_name>>; write `cat \\<<E
 fn main() {
     let prompt = SystemPrompt::empty();
     let _name = prompt
-        .variable("agent_name", |_| Some("coder".to_owned()))
+        .variable("agent_name", |_| Some("coder".into()))
         .expect("variable");
     let _persona = prompt
         .section(PromptSection::new("agent:persona", 0, PERSONA))

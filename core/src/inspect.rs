@@ -1,0 +1,59 @@
+//! Inspection, for front ends that explain a prompt: where each section
+//! comes from ([`section_origins`]), and where each rendered section
+//! landed in the prompt ([`render_prompt_with_spans`]), so every byte (and
+//! token) can be attributed to its owner, the separators to
+//! [`SEPARATOR_OWNER`].
+//!
+//! An agent needs none of it: [`render_prompt`](crate::render_prompt) is
+//! the prompt.
+//!
+//! ```
+//! use dsh_system_prompt::inspect::{render_prompt_with_spans, section_origins};
+//! use dsh_system_prompt::{AssembleContext, PromptSection, Scope, SystemPrompt};
+//!
+//! let prompt = SystemPrompt::empty();
+//! let _a = prompt.section(PromptSection::new("a", 0, "First."))?;
+//! let _b = prompt.section(PromptSection::new("b", 1, "Second."))?;
+//! let rendered = render_prompt_with_spans(&prompt.assemble(&AssembleContext::default()))?;
+//! assert_eq!(&rendered.text[rendered.sections[1].range.clone()], "Second.");
+//! let origins = section_origins(&prompt, &Scope::global());
+//! assert_eq!(origins[0].layer, None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub use crate::render::{
+    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_prompt_with_spans,
+};
+
+use crate::{Owner, Scope, ScopeId, SystemPrompt, Text};
+
+/// Where one section of a scope's assemblies comes from
+/// ([`section_origins`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SectionOrigin {
+    /// The section's name.
+    pub name: Text,
+    /// Its order.
+    pub order: i32,
+    /// The tool it is bound to, if any.
+    pub tool: Option<Text>,
+    /// Whether it is complete (see
+    /// [`PromptSection::complete`](crate::PromptSection::complete)).
+    pub complete: bool,
+    /// Who registered it.
+    pub owner: Owner,
+    /// The layer it is registered in; `None` is the global one.
+    pub layer: Option<ScopeId>,
+    /// The sections of the same name in outer layers it shadows, nearest
+    /// first: each one's layer and owner.
+    pub shadows: Vec<(Option<ScopeId>, Owner)>,
+}
+
+/// Where each section of the assemblies of `scope` comes from — its
+/// layer, and the sections of outer layers it shadows — in render order,
+/// before any waterfall listener runs. For front ends that explain a
+/// prompt, and for code that shadows a section keeping its order and tool.
+pub fn section_origins(prompt: &SystemPrompt, scope: &Scope) -> Vec<SectionOrigin> {
+    prompt.section_origins(scope)
+}
