@@ -60,6 +60,7 @@
 //! every problem they find).
 
 mod layers;
+mod sessions;
 mod string_offsets;
 
 use std::borrow::Cow;
@@ -76,6 +77,7 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
+pub(crate) use sessions::SessionStore;
 pub(crate) use string_offsets::string_file_range;
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
@@ -111,6 +113,8 @@ pub(crate) struct Deployment {
     /// The `[presets.<id>]`, checked.
     pub(crate) presets: BTreeMap<String, LayerSpec>,
     pub(crate) agents: Vec<AgentSpec>,
+    /// `[sessions]`: where its sessions are recorded.
+    pub(crate) sessions: SessionStore,
 }
 
 /// The deployment file as written.
@@ -124,6 +128,8 @@ struct DeploymentFile {
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
+    #[serde(default)]
+    sessions: sessions::SessionsTable,
 }
 
 /// `[tools.<name>]` as written: a built-in tool's settings, or a tool
@@ -283,7 +289,9 @@ impl Deployment {
             tool_order,
             presets,
             agents,
+            sessions,
         } = parsed;
+        let sessions = sessions.resolve(dir.as_deref());
         let mut checks = Checks {
             file: &file,
             builtin_tools,
@@ -331,6 +339,7 @@ impl Deployment {
                 global_layer,
                 presets,
                 agents,
+                sessions,
             })
         } else {
             Err(problems)

@@ -17,7 +17,7 @@
 //! writer.append(&Event::UserMessage { text: "Fix the build.".into() })?;
 //! drop(writer);
 //!
-//! let info = store.latest_in("/work".as_ref())?.expect("the session");
+//! let info = store.latest_in("/work".as_ref(), None)?.expect("the session");
 //! assert_eq!(info.title, "Fix the build.");
 //! let (loaded, _writer) = store.resume(&info.id)?;
 //! // A turn with no end (the process died) is closed on loading.

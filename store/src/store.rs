@@ -116,6 +116,8 @@ pub struct SessionInfo {
 pub struct ListQuery {
     /// Only sessions of this working directory.
     pub cwd: Option<PathBuf>,
+    /// Only sessions of this agent.
+    pub agent: Option<String>,
     /// Only sessions updated before this (the cursor of the page before:
     /// its last session's `(updated_at_ms, id)`).
     pub before: Option<(i64, String)>,
@@ -351,6 +353,10 @@ impl Store {
             params.push(Box::new(path_text(cwd)));
             sql.push_str(&format!(" AND cwd = ?{}", params.len()));
         }
+        if let Some(agent) = &query.agent {
+            params.push(Box::new(agent.clone()));
+            sql.push_str(&format!(" AND agent = ?{}", params.len()));
+        }
         if let Some((updated, id)) = &query.before {
             params.push(Box::new(*updated));
             params.push(Box::new(id.clone()));
@@ -373,10 +379,16 @@ impl Store {
             .map_err(self.failed("while listing sessions"))
     }
 
-    /// The most recently updated session of the working directory `cwd`.
-    pub fn latest_in(&self, cwd: &Path) -> Result<Option<SessionInfo>, StoreError> {
+    /// The most recently updated session of the working directory `cwd`
+    /// (of `agent`'s, if given).
+    pub fn latest_in(
+        &self,
+        cwd: &Path,
+        agent: Option<&str>,
+    ) -> Result<Option<SessionInfo>, StoreError> {
         let query = ListQuery {
             cwd: Some(cwd.to_owned()),
+            agent: agent.map(str::to_owned),
             limit: Some(1),
             ..ListQuery::default()
         };

@@ -241,7 +241,11 @@ fn list_filters_by_cwd_and_pages() {
         ["prompt 0"]
     );
     assert_eq!(
-        store.latest_in(Path::new("/b")).unwrap().unwrap().title,
+        store
+            .latest_in(Path::new("/b"), Some("coder"))
+            .unwrap()
+            .unwrap()
+            .title,
         "prompt 3"
     );
 }

@@ -15,8 +15,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    AgentLoop, Approval, Event, SessionFacts, ToolApproval, ToolCall, TurnError, async_trait,
+    AgentLoop, Approval, Event, Session, SessionFacts, ToolApproval, ToolCall, TurnError,
+    async_trait,
 };
+use dsh_session_store::Store;
 use dsh_system_prompt::render_prompt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
@@ -26,9 +28,11 @@ use tokio_util::sync::CancellationToken;
 use crate::adapter;
 use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
+use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
 use crate::runtime;
+use crate::store;
 use crate::trace::{Counting, Trace};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
@@ -57,7 +61,13 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Arc::clone(&console),
         Arc::clone(&console),
     );
-    let session = runtime::session(Some(&cwd));
+    let store = store::open(deployment, args.store.no_store).map_err(|problem| vec![problem])?;
+    let RunSession {
+        session,
+        recorded,
+        history,
+    } = run_session(args, store.as_ref(), deployment, agent, &cwd)?;
+    console.replay(&history);
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event(move |_, event| events.event(event))
@@ -105,6 +115,11 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     // for it.
     tokio.shutdown_background();
     let (summary, incomplete) = trace.finish();
+    let unrecorded = recorded.as_ref().and_then(store::Recorded::failure);
+    let incomplete = match (incomplete, unrecorded) {
+        (Some(problem), _) | (None, Some(problem)) => Some(problem),
+        (None, None) => None,
+    };
     // A session whose requests all failed has nothing to say of caching;
     // its error is the one line to read.
     if summary.answered > 0 {
@@ -118,6 +133,77 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         }
         (outcome, None) => outcome,
     }
+}
+
+/// The loop session `dsh run` runs.
+struct RunSession {
+    session: Session,
+    /// The store's side, when the store is on.
+    recorded: Option<store::Recorded>,
+    /// What a resumed session said and did before.
+    history: Vec<Event>,
+}
+
+/// The loop session to run: recorded into the store when it is on — a new
+/// one, or with `--continue`/`--resume` a recorded one with its history;
+/// a plain one when it is off.
+fn run_session(
+    args: &RunArgs,
+    store: Option<&Store>,
+    deployment: &Deployment,
+    agent: &AgentSpec,
+    cwd: &Path,
+) -> Result<RunSession, Vec<Problem>> {
+    let resume = &args.resume;
+    let Some(store) = store else {
+        if resume.continue_latest || resume.resume.is_some() {
+            return Err(vec![
+                Problem::new("`--continue` and `--resume` need the session store, which is off")
+                    .help("drop `--no-store`, or `[sessions] enabled = false` from the deployment"),
+            ]);
+        }
+        return Ok(RunSession {
+            session: runtime::session(Some(cwd)),
+            recorded: None,
+            history: Vec::new(),
+        });
+    };
+    let id = if resume.continue_latest {
+        let latest = store
+            .latest_in(cwd, Some(agent.id.get_ref()))
+            .map_err(|error| vec![store::problem(error)])?;
+        let Some(latest) = latest else {
+            return Err(vec![
+                Problem::new(format!(
+                    "no recorded session of agent `{}` in `{}` to continue",
+                    agent.id.get_ref(),
+                    cwd.display()
+                ))
+                .help("`dsh sessions` lists the recorded sessions; `--resume ID` continues one"),
+            ]);
+        };
+        Some(latest.id)
+    } else {
+        resume.resume.clone()
+    };
+    let Some(id) = id else {
+        let (session, recorded) =
+            store::start(store, deployment, agent, Some(cwd)).map_err(|p| vec![p])?;
+        return Ok(RunSession {
+            session,
+            recorded: Some(recorded),
+            history: Vec::new(),
+        });
+    };
+    let resumed = store::resume(store, &id, deployment, agent).map_err(|p| vec![p])?;
+    for note in &resumed.notes {
+        out(&mut std::io::stderr(), &format!("note: {note}\n"));
+    }
+    Ok(RunSession {
+        session: resumed.session,
+        recorded: Some(resumed.recorded),
+        history: resumed.loaded.events,
+    })
 }
 
 /// The session's working directory: the one given, or the current one. It
@@ -266,6 +352,24 @@ impl Console {
             spinner: Mutex::new(None),
             streaming: AtomicBool::new(false),
             reporter: Reporter::for_stderr(),
+        }
+    }
+
+    /// A resumed session's history, on stderr: what was said and done
+    /// before, so the user knows where the conversation stands.
+    fn replay(&self, history: &[Event]) {
+        let mut stderr = std::io::stderr();
+        for event in history {
+            match event {
+                Event::UserMessage { text } => {
+                    out(&mut stderr, &format!("> {}\n", one_line(text, 160)))
+                }
+                Event::AssistantMessage { text } if !text.is_empty() => {
+                    out(&mut stderr, &format!("{text}\n"));
+                }
+                Event::ToolCall { .. } | Event::ToolResult { .. } => self.event(event),
+                _ => {}
+            }
         }
     }
 

@@ -15,4 +15,5 @@ mod check;
 mod context;
 mod prompt;
 mod run;
+mod sessions;
 mod trace;
