@@ -58,26 +58,108 @@ impl Recorded {
     }
 }
 
-/// Starts a new recorded session of `agent` in `cwd`: the loop's session
-/// (the store's id, its recorder installed), and the store's side.
-pub(crate) fn start(
-    store: &Store,
-    deployment: &Deployment,
-    agent: &AgentSpec,
-    cwd: Option<&Path>,
-) -> Result<(Session, Recorded), Problem> {
-    let mut new = NewSession::new(agent.id.get_ref().as_str(), agent.model.get_ref().as_str())
-        .with_deployment(deployment_path(deployment), deployment_hash(deployment));
-    if let Some(cwd) = cwd {
-        new = new.with_cwd(cwd);
+/// One agent's sessions in a store: what a new one records about itself,
+/// and how a recorded one comes back.
+#[derive(Clone, Debug)]
+pub(crate) struct Recording {
+    store: Store,
+    /// What each new session records: the agent, its model, the
+    /// deployment and its hash.
+    template: NewSession,
+}
+
+/// Why a recorded session cannot come back.
+#[derive(Debug)]
+pub(crate) enum ResumeError {
+    /// The store said no (unknown, open elsewhere, failed).
+    Store(StoreError),
+    /// It is another agent's session.
+    OtherAgent { id: String, agent: String },
+}
+
+impl ResumeError {
+    pub(crate) fn problem(self, agent: &str) -> Problem {
+        match self {
+            Self::Store(error) => problem(error),
+            Self::OtherAgent { id, agent: other } => Problem::new(format!(
+                "session `{id}` is a session of agent `{other}`, not of `{agent}`"
+            ))
+            .help(format!("pass `--agent {other}`")),
+        }
     }
-    let writer = Arc::new(store.create(&new).map_err(problem)?);
-    let session = Session::with_id(writer.session_id()).with_recorder(writer.recorder());
-    let session = match cwd {
-        Some(cwd) => session.with_cwd(cwd),
-        None => session,
-    };
-    Ok((session, Recorded { writer }))
+}
+
+impl Recording {
+    /// Sessions of `agent` of `deployment`, in `store`.
+    pub(crate) fn new(store: Store, deployment: &Deployment, agent: &AgentSpec) -> Self {
+        let template = NewSession::new(agent.id.get_ref().as_str(), agent.model.get_ref().as_str())
+            .with_deployment(deployment_path(deployment), deployment_hash(deployment));
+        Self { store, template }
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The agent whose sessions these are.
+    pub(crate) fn agent(&self) -> &str {
+        &self.template.agent
+    }
+
+    /// Starts a new recorded session in `cwd`: the loop's session (the
+    /// store's id, its recorder installed), and the store's side.
+    pub(crate) fn start(&self, cwd: Option<&Path>) -> Result<(Session, Recorded), StoreError> {
+        let mut new = self.template.clone();
+        new.cwd = cwd.map(Path::to_path_buf);
+        let writer = Arc::new(self.store.create(&new)?);
+        let session = Session::with_id(writer.session_id()).with_recorder(writer.recorder());
+        let session = match cwd {
+            Some(cwd) => session.with_cwd(cwd),
+            None => session,
+        };
+        Ok((session, Recorded { writer }))
+    }
+
+    /// Brings the recorded session `id` back: its history, its working
+    /// directory (`cwd` if given, else the recorded one), and a recorder
+    /// appending to it.
+    pub(crate) fn resume(&self, id: &str, cwd: Option<&Path>) -> Result<Resumed, ResumeError> {
+        let info = self.store.info(id).map_err(ResumeError::Store)?;
+        if info.agent != self.template.agent {
+            return Err(ResumeError::OtherAgent {
+                id: id.to_owned(),
+                agent: info.agent,
+            });
+        }
+        let (loaded, writer) = self.store.resume(id).map_err(ResumeError::Store)?;
+        let writer = Arc::new(writer);
+        let mut notes: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
+        if !loaded.closed.is_empty() {
+            notes.push(format!(
+                "session `{id}` was cut off mid-turn (dsh stopped); its open tool calls are \
+                 marked interrupted"
+            ));
+        }
+        if loaded.info.deployment_hash != self.template.deployment_hash {
+            notes.push(format!(
+                "the deployment changed since session `{id}` was recorded: it continues on \
+                 the new prompt"
+            ));
+        }
+        let session = Session::with_id(writer.session_id())
+            .with_recorder(writer.recorder())
+            .with_history(loaded.events.iter().cloned());
+        let session = match cwd.or(loaded.info.cwd.as_deref()) {
+            Some(cwd) => session.with_cwd(cwd),
+            None => session,
+        };
+        Ok(Resumed {
+            session,
+            recorded: Recorded { writer },
+            loaded,
+            notes,
+        })
+    }
 }
 
 /// What bringing a session back found worth telling.
@@ -87,55 +169,9 @@ pub(crate) struct Resumed {
     pub(crate) session: Session,
     pub(crate) recorded: Recorded,
     pub(crate) loaded: LoadedSession,
-    /// Lines to show the user: skipped records, a changed deployment.
+    /// Lines to show the user: skipped records, a cut-off turn, a changed
+    /// deployment.
     pub(crate) notes: Vec<String>,
-}
-
-/// Brings the recorded session `id` back for `agent`: its history, its
-/// working directory, and a recorder appending to it.
-pub(crate) fn resume(
-    store: &Store,
-    id: &str,
-    deployment: &Deployment,
-    agent: &AgentSpec,
-) -> Result<Resumed, Problem> {
-    let info = store.info(id).map_err(problem)?;
-    if info.agent != *agent.id.get_ref() {
-        return Err(Problem::new(format!(
-            "session `{id}` is a session of agent `{}`, not of `{}`",
-            info.agent,
-            agent.id.get_ref()
-        ))
-        .help(format!("pass `--agent {}`", info.agent)));
-    }
-    let (loaded, writer) = store.resume(id).map_err(problem)?;
-    let writer = Arc::new(writer);
-    let mut notes: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
-    if !loaded.closed.is_empty() {
-        notes.push(format!(
-            "session `{id}` was cut off mid-turn (dsh stopped); its open tool calls are \
-             marked interrupted"
-        ));
-    }
-    if loaded.info.deployment_hash.as_deref() != Some(deployment_hash(deployment).as_str()) {
-        notes.push(format!(
-            "the deployment changed since session `{id}` was recorded: it continues on \
-             the new prompt"
-        ));
-    }
-    let session = Session::with_id(writer.session_id())
-        .with_recorder(writer.recorder())
-        .with_history(loaded.events.iter().cloned());
-    let session = match &loaded.info.cwd {
-        Some(cwd) => session.with_cwd(cwd),
-        None => session,
-    };
-    Ok(Resumed {
-        session,
-        recorded: Recorded { writer },
-        loaded,
-        notes,
-    })
 }
 
 /// The deployment's file as a session records it: absolute, or the

@@ -13,6 +13,7 @@
 //! that ACP session.
 
 mod approval;
+mod sessions;
 mod updates;
 
 use std::collections::HashMap;
@@ -20,8 +21,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    self, AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    self, CancelNotification, ContentBlock, DeleteSessionRequest, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
     StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -33,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::approval::AskTheClient;
 use self::updates::Updates;
+use crate::store::{Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]
@@ -46,6 +49,8 @@ struct Inner {
     agent: dsh_agent_loop::Agent,
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
+    /// Where sessions are recorded; `None` with the store off.
+    recording: Option<Recording>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
 }
 
@@ -56,6 +61,9 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// The store's side of the session, when it is recorded: its writer
+    /// holds the session's lock while the slot lives.
+    recorded: Option<Recorded>,
 }
 
 impl Server {
@@ -65,12 +73,14 @@ impl Server {
         agent_loop: AgentLoop,
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
+        recording: Option<Recording>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 agent_loop,
                 agent,
                 ask_first,
+                recording,
                 sessions: Mutex::new(HashMap::new()),
             }),
         }
@@ -79,13 +89,38 @@ impl Server {
     /// The protocol's agent side, ready to connect to a transport (stdio,
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
-        let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
+        let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
+        let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
             .on_receive_request(
-                async |request: InitializeRequest, responder, _cx| {
-                    responder.respond(initialize(&request))
+                async move |request: InitializeRequest, responder, _cx| {
+                    responder.respond(init.initialize(&request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    responder.respond_with_result(load.load_session(request, &cx))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ListSessionsRequest, responder, _cx| {
+                    responder.respond_with_result(list.list_sessions(request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ResumeSessionRequest, responder, _cx| {
+                    responder.respond_with_result(resume.resume_session(request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: DeleteSessionRequest, responder, _cx| {
+                    responder.respond_with_result(delete.delete_session(request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -131,7 +166,15 @@ impl Server {
     /// where its tools run.
     fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = session_cwd(request.cwd)?;
-        let session = Session::new().with_cwd(&cwd);
+        let (session, recorded) = match &self.inner.recording {
+            Some(recording) => {
+                let (session, recorded) = recording
+                    .start(Some(&cwd))
+                    .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+                (session, Some(recorded))
+            }
+            None => (Session::new().with_cwd(&cwd), None),
+        };
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
@@ -147,6 +190,7 @@ impl Server {
             Slot {
                 session: Some(session),
                 turn: None,
+                recorded,
             },
         );
         Ok(NewSessionResponse::new(id.to_string()))
@@ -235,6 +279,10 @@ impl Server {
         if let Some(slot) = self.inner.sessions.lock().get_mut(session.id()) {
             slot.turn = None;
             slot.session = Some(session);
+            // stdout is the protocol's: the store's failure goes to stderr.
+            if let Some(problem) = slot.recorded.as_ref().and_then(Recorded::failure) {
+                crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+            }
         }
         stop_reason(result, cancel)
     }
@@ -254,12 +302,15 @@ impl Server {
     }
 }
 
-/// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP.
-fn initialize(request: &InitializeRequest) -> InitializeResponse {
-    InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(AgentCapabilities::new())
-        .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+impl Server {
+    /// `initialize`: the version the SDK negotiated, and what dsh can do —
+    /// with the store on, load, list, resume and delete sessions
+    /// ([`sessions`]); text and resource links in prompts; no MCP.
+    fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+        InitializeResponse::new(request.protocol_version)
+            .agent_capabilities(sessions::capabilities(self.inner.recording.as_ref()))
+            .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+    }
 }
 
 /// A session's working directory: absolute, and a directory.

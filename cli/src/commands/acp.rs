@@ -15,6 +15,7 @@ use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::render_problems;
 use crate::runtime;
+use crate::store;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
@@ -29,11 +30,15 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
+    let recording = store::open(deployment, args.store.no_store)
+        .map_err(|problem| vec![problem])?
+        .map(|store| store::Recording::new(store, deployment, agent));
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let server = Server::new(
         agent_loop,
         runtime::loop_agent(agent),
         deployment.ask_first.clone(),
+        recording,
     );
 
     let tokio = async_runtime()?;

@@ -18,7 +18,6 @@ use dsh_agent_loop::{
     AgentLoop, Approval, Event, Session, SessionFacts, ToolApproval, ToolCall, TurnError,
     async_trait,
 };
-use dsh_session_store::Store;
 use dsh_system_prompt::render_prompt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
@@ -28,7 +27,6 @@ use tokio_util::sync::CancellationToken;
 use crate::adapter;
 use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
-use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::render_problems;
 use crate::runtime;
@@ -61,12 +59,14 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Arc::clone(&console),
         Arc::clone(&console),
     );
-    let store = store::open(deployment, args.store.no_store).map_err(|problem| vec![problem])?;
+    let recording = store::open(deployment, args.store.no_store)
+        .map_err(|problem| vec![problem])?
+        .map(|store| store::Recording::new(store, deployment, agent));
     let RunSession {
         session,
         recorded,
         history,
-    } = run_session(args, store.as_ref(), deployment, agent, &cwd)?;
+    } = run_session(args, recording.as_ref(), &cwd)?;
     console.replay(&history);
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
@@ -149,13 +149,11 @@ struct RunSession {
 /// a plain one when it is off.
 fn run_session(
     args: &RunArgs,
-    store: Option<&Store>,
-    deployment: &Deployment,
-    agent: &AgentSpec,
+    recording: Option<&store::Recording>,
     cwd: &Path,
 ) -> Result<RunSession, Vec<Problem>> {
     let resume = &args.resume;
-    let Some(store) = store else {
+    let Some(recording) = recording else {
         if resume.continue_latest || resume.resume.is_some() {
             return Err(vec![
                 Problem::new("`--continue` and `--resume` need the session store, which is off")
@@ -169,14 +167,15 @@ fn run_session(
         });
     };
     let id = if resume.continue_latest {
-        let latest = store
-            .latest_in(cwd, Some(agent.id.get_ref()))
+        let latest = recording
+            .store()
+            .latest_in(cwd, Some(recording.agent()))
             .map_err(|error| vec![store::problem(error)])?;
         let Some(latest) = latest else {
             return Err(vec![
                 Problem::new(format!(
                     "no recorded session of agent `{}` in `{}` to continue",
-                    agent.id.get_ref(),
+                    recording.agent(),
                     cwd.display()
                 ))
                 .help("`dsh sessions` lists the recorded sessions; `--resume ID` continues one"),
@@ -187,15 +186,18 @@ fn run_session(
         resume.resume.clone()
     };
     let Some(id) = id else {
-        let (session, recorded) =
-            store::start(store, deployment, agent, Some(cwd)).map_err(|p| vec![p])?;
+        let (session, recorded) = recording
+            .start(Some(cwd))
+            .map_err(|error| vec![store::problem(error)])?;
         return Ok(RunSession {
             session,
             recorded: Some(recorded),
             history: Vec::new(),
         });
     };
-    let resumed = store::resume(store, &id, deployment, agent).map_err(|p| vec![p])?;
+    let resumed = recording
+        .resume(&id, None)
+        .map_err(|error| vec![error.problem(recording.agent())])?;
     for note in &resumed.notes {
         out(&mut std::io::stderr(), &format!("note: {note}\n"));
     }
