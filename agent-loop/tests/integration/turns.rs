@@ -616,8 +616,7 @@ async fn the_recorder_gets_each_event_before_the_hook_shows_it() -> TestResult {
         call("c1", "echo", r#"{"text": "pong"}"#),
         ModelResponse::text("done"),
     ]));
-    let (agent_loop, _installed) =
-        support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
     let order = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = {
         let order = Arc::clone(&order);
