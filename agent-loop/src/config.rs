@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Encoding, ModelAdapter, ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter, Tokenizer,
-    TokenizerError,
+    AnthropicAdapter, AnthropicConfig, CacheTtl, Encoding, ModelAdapter, ModelError, OpenAiAdapter,
+    OpenAiConfig, ScriptedAdapter, Tokenizer, TokenizerError,
 };
 
 /// The model adapter of a deployment, and the default model of its agents:
@@ -31,6 +31,13 @@ use crate::{
 ///     api_key_env = "OPENAI_API_KEY"
 /// "#)?;
 /// assert_eq!(openai.adapter.model().map(String::as_str), Some("gpt-5"));
+///
+/// let anthropic: Deployment = toml::from_str(r#"
+///     [adapter.anthropic]
+///     model = "claude-sonnet-4-5"
+///     cache_ttl = "1h"
+/// "#)?;
+/// assert!(matches!(anthropic.adapter, AdapterConfig::Anthropic { .. }));
 ///
 /// let scripted: Deployment = toml::from_str(r#"
 ///     [adapter.scripted]
@@ -69,6 +76,39 @@ pub enum AdapterConfig<S = String> {
         /// `cl100k_base`); left out, each agent's model selects it
         /// ([`Tokenizer::for_model`]).
         tokenizer: Option<S>,
+        /// Whether requests carry `prompt_cache_key` = the session's id
+        /// ([`OpenAiConfig::prompt_cache_key`]); on when left out.
+        prompt_cache_key: Option<bool>,
+    },
+    /// `[adapter.anthropic]`: Anthropic's Messages API
+    /// ([`AnthropicAdapter`]), its cache breakpoints placed by what dsh
+    /// keeps stable.
+    Anthropic {
+        /// The default model of the deployment's agents
+        /// (`claude-sonnet-4-5`).
+        model: Option<S>,
+        /// The environment variable that holds the API key
+        /// ([`AnthropicConfig::DEFAULT_API_KEY_ENV`] when left out).
+        api_key_env: Option<S>,
+        /// The API's base URL, without `/v1`
+        /// ([`AnthropicConfig::DEFAULT_BASE_URL`] when left out).
+        base_url: Option<S>,
+        /// The most tokens one answer may take
+        /// ([`AnthropicConfig::DEFAULT_MAX_TOKENS`] when left out).
+        max_tokens: Option<u32>,
+        /// How long cached prefixes live, `"5m"` (when left out) or
+        /// `"1h"`.
+        cache_ttl: Option<CacheTtl>,
+        /// How long one request may take, in milliseconds.
+        timeout_ms: Option<u64>,
+        /// How many times a busy API is asked again
+        /// ([`AnthropicConfig::DEFAULT_MAX_RETRIES`] when left out).
+        max_retries: Option<u32>,
+        /// The [`Encoding`] tokens are counted with; left out, Claude
+        /// models are estimated with `o200k_base`
+        /// ([`TokenizerChoice::Estimate`](crate::TokenizerChoice::Estimate)),
+        /// since Anthropic ships no offline tokenizer.
+        tokenizer: Option<S>,
     },
     /// `[adapter.scripted]`: canned answers from a script file
     /// ([`Script`](crate::Script)): deterministic and offline.
@@ -95,14 +135,18 @@ impl<S: Borrow<str>> AdapterConfig<S> {
     /// one.
     pub fn model(&self) -> Option<&S> {
         match self {
-            Self::OpenAi { model, .. } | Self::Scripted { model, .. } => model.as_ref(),
+            Self::OpenAi { model, .. }
+            | Self::Anthropic { model, .. }
+            | Self::Scripted { model, .. } => model.as_ref(),
         }
     }
 
     /// The `tokenizer` key as written, when the table sets one.
     pub fn tokenizer_name(&self) -> Option<&S> {
         match self {
-            Self::OpenAi { tokenizer, .. } | Self::Scripted { tokenizer, .. } => tokenizer.as_ref(),
+            Self::OpenAi { tokenizer, .. }
+            | Self::Anthropic { tokenizer, .. }
+            | Self::Scripted { tokenizer, .. } => tokenizer.as_ref(),
         }
     }
 
@@ -116,8 +160,16 @@ impl<S: Borrow<str>> AdapterConfig<S> {
 
     /// How the tokens of an agent on `model` are counted: with the table's
     /// `tokenizer`, else with the encoding `model` selects.
+    ///
+    /// Under `[adapter.anthropic]` every model's tokens are an estimate
+    /// ([`Tokenizer::estimate`]) unless the table names a tokenizer: the
+    /// API serves Claude models only, and none has an offline tokenizer.
     pub fn tokenizer_for(&self, model: &str) -> Result<Tokenizer, TokenizerError> {
-        Ok(Tokenizer::select(model, self.tokenizer()?))
+        Ok(match (self, self.tokenizer()?) {
+            (_, Some(configured)) => Tokenizer::configured(configured),
+            (Self::Anthropic { .. }, None) => Tokenizer::estimate(),
+            (_, None) => Tokenizer::for_model(model),
+        })
     }
 
     /// Builds the adapter; relative paths are taken as they are.
@@ -149,6 +201,7 @@ impl<S: Borrow<str>> AdapterConfig<S> {
                 base_url,
                 api_key_env,
                 timeout_ms,
+                prompt_cache_key,
                 ..
             } => {
                 let mut config = OpenAiConfig::new(base_url.borrow());
@@ -158,9 +211,40 @@ impl<S: Borrow<str>> AdapterConfig<S> {
                 if let Some(timeout_ms) = timeout_ms {
                     config = config.with_timeout(Duration::from_millis(*timeout_ms));
                 }
+                if let Some(send) = prompt_cache_key {
+                    config = config.with_prompt_cache_key(*send);
+                }
                 match key {
                     ApiKey::FromEnv => Arc::new(OpenAiAdapter::from_env(config)?),
                     ApiKey::Unread => Arc::new(OpenAiAdapter::new(config, None)?),
+                }
+            }
+            Self::Anthropic {
+                api_key_env,
+                base_url,
+                max_tokens,
+                cache_ttl,
+                timeout_ms,
+                max_retries,
+                ..
+            } => {
+                let defaults = AnthropicConfig::default();
+                let config = AnthropicConfig {
+                    base_url: base_url
+                        .as_ref()
+                        .map_or(defaults.base_url, |url| url.borrow().to_owned()),
+                    api_key_env: api_key_env
+                        .as_ref()
+                        .map_or(defaults.api_key_env, |var| var.borrow().to_owned()),
+                    max_tokens: max_tokens.unwrap_or(defaults.max_tokens),
+                    cache_ttl: cache_ttl.unwrap_or(defaults.cache_ttl),
+                    timeout_ms: timeout_ms.unwrap_or(defaults.timeout_ms),
+                    max_retries: max_retries.unwrap_or(defaults.max_retries),
+                    retry_base_ms: defaults.retry_base_ms,
+                };
+                match key {
+                    ApiKey::FromEnv => Arc::new(AnthropicAdapter::from_env(config)?),
+                    ApiKey::Unread => Arc::new(AnthropicAdapter::new(config, None)?),
                 }
             }
         })
@@ -242,6 +326,56 @@ mod tests {
         config.check_in(Path::new(""))?;
         let missing = build_error(&config);
         assert!(missing.contains("DSH_TEST_UNSET_KEY"), "{missing}");
+        Ok(())
+    }
+
+    #[test]
+    fn an_anthropic_table_needs_only_a_model() -> Result<(), Box<dyn std::error::Error>> {
+        let config = parse(
+            "[adapter.anthropic]\nmodel = \"claude-sonnet-4-5\"\n\
+             api_key_env = \"DSH_TEST_UNSET_ANTHROPIC_KEY\"\ncache_ttl = \"1h\"\n",
+        )?;
+        assert!(matches!(
+            config,
+            AdapterConfig::Anthropic {
+                cache_ttl: Some(CacheTtl::OneHour),
+                ..
+            }
+        ));
+        config.check_in(Path::new(""))?;
+        let missing = build_error(&config);
+        assert!(
+            missing.contains("DSH_TEST_UNSET_ANTHROPIC_KEY"),
+            "{missing}"
+        );
+        // Any model of the table is an estimate, unless a tokenizer is named.
+        assert_eq!(
+            config.tokenizer_for("not-a-claude-name")?.choice(),
+            crate::TokenizerChoice::Estimate
+        );
+        let named = parse("[adapter.anthropic]\ntokenizer = \"cl100k_base\"\n")?;
+        assert_eq!(
+            named.tokenizer_for("claude-sonnet-4-5")?,
+            Tokenizer::configured(Encoding::Cl100kBase)
+        );
+        let wrong = parse("[adapter.anthropic]\ncache_ttl = \"2h\"\n")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(wrong.contains("`5m` or `1h`"), "{wrong}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_openai_cache_key_can_be_turned_off() -> Result<(), toml::de::Error> {
+        let off = parse("[adapter.openai]\nbase_url = \"http://x\"\nprompt_cache_key = false\n")?;
+        assert!(matches!(
+            off,
+            AdapterConfig::OpenAi {
+                prompt_cache_key: Some(false),
+                ..
+            }
+        ));
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use dsh_system_prompt::RenderError;
+use dsh_system_prompt::{RenderError, RenderErrors};
 
 use crate::TurnEndReason;
 
@@ -27,13 +27,15 @@ pub enum ModelError {
     /// The configured base URL is not an http(s) URL.
     #[error(
         "invalid model server URL `{url}`: {message}; set `base_url` to an http(s) URL \
-         such as `https://api.openai.com/v1`"
+         such as `{}`", api.example_base_url()
     )]
     InvalidBaseUrl {
         /// The configured URL.
         url: String,
         /// What is wrong with it.
         message: String,
+        /// The API the adapter speaks, for the example URL.
+        api: ModelApi,
     },
     /// The server could not be reached, or the connection failed.
     #[error(
@@ -46,7 +48,7 @@ pub enum ModelError {
         message: String,
     },
     /// The server answered with an HTTP error status.
-    #[error("the model server at {url} answered HTTP {status}: {message}; {}", status_hint(*.status))]
+    #[error("the model server at {url} answered HTTP {status}: {message}; {}", status_hint(*.status, *.api))]
     Status {
         /// The request's URL.
         url: String,
@@ -54,6 +56,8 @@ pub enum ModelError {
         status: u16,
         /// The server's error message, or the start of its body.
         message: String,
+        /// The API the adapter speaks, for the hint.
+        api: ModelApi,
     },
     /// The server did not answer in time.
     #[error(
@@ -66,15 +70,31 @@ pub enum ModelError {
         /// The configured timeout.
         timeout_ms: u64,
     },
-    /// The server's answer is not a chat completion.
+    /// The server's answer is not one of the API the adapter speaks.
     #[error(
-        "the model server at {url} sent an answer that is not a chat completion: {message}; \
-         check that `base_url` points at an OpenAI-compatible API (it usually ends in `/v1`)"
+        "the model server at {url} sent an answer that is not {}: {message}; \
+         check that `base_url` points at {}", api.answer(), api.base_url_hint()
     )]
     InvalidResponse {
         /// The request's URL.
         url: String,
         /// What is wrong with the answer, and where.
+        message: String,
+        /// The API the adapter speaks.
+        api: ModelApi,
+    },
+    /// The server reported an error in the middle of a streamed answer
+    /// (the Messages API's `error` event).
+    #[error(
+        "the model server at {url} stopped its answer with an error: {kind}: {message}; {}",
+        error_event_hint(kind)
+    )]
+    ErrorEvent {
+        /// The request's URL.
+        url: String,
+        /// The error's type, as the API names it (`overloaded_error`).
+        kind: String,
+        /// The API's message.
         message: String,
     },
     /// The server's streamed answer broke off before it was complete: the
@@ -117,16 +137,64 @@ pub enum ModelError {
     Other(#[source] BoxError),
 }
 
-fn status_hint(status: u16) -> &'static str {
-    match status {
-        400 => {
+/// The API a model adapter speaks: what its errors say it expected, and
+/// how they say to fix `base_url`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ModelApi {
+    /// OpenAI-compatible chat completions
+    /// ([`OpenAiAdapter`](crate::OpenAiAdapter)).
+    OpenAiChatCompletions,
+    /// Anthropic's Messages API ([`AnthropicAdapter`](crate::AnthropicAdapter)).
+    AnthropicMessages,
+}
+
+impl ModelApi {
+    fn example_base_url(self) -> &'static str {
+        match self {
+            Self::OpenAiChatCompletions => "https://api.openai.com/v1",
+            Self::AnthropicMessages => "https://api.anthropic.com",
+        }
+    }
+
+    fn answer(self) -> &'static str {
+        match self {
+            Self::OpenAiChatCompletions => "a chat completion",
+            Self::AnthropicMessages => "a Messages API answer",
+        }
+    }
+
+    fn base_url_hint(self) -> &'static str {
+        match self {
+            Self::OpenAiChatCompletions => "an OpenAI-compatible API (it usually ends in `/v1`)",
+            Self::AnthropicMessages => {
+                "Anthropic's Messages API (`https://api.anthropic.com`, without `/v1`)"
+            }
+        }
+    }
+}
+
+fn status_hint(status: u16, api: ModelApi) -> &'static str {
+    match (status, api) {
+        (400, _) => {
             "the server rejected the request; check that the model supports tools and that `base_url` is right"
         }
-        401 | 403 => "check the API key in the variable named by `api_key_env`",
-        404 => "check `base_url` (it usually ends in `/v1`) and the agent's `model`",
-        408 | 429 => "the server is busy or rate-limiting; wait and try again",
-        500..=599 => "the server failed; try again later",
+        (401 | 403, _) => "check the API key in the variable named by `api_key_env`",
+        (404, ModelApi::AnthropicMessages) => {
+            "check `base_url` (requests go to `{base_url}/v1/messages`) and the agent's `model`"
+        }
+        (404, _) => "check `base_url` (it usually ends in `/v1`) and the agent's `model`",
+        (408 | 429, _) => "the server is busy or rate-limiting; wait and try again",
+        (529, _) => "the API is overloaded; wait and try again",
+        (500..=599, _) => "the server failed; try again later",
         _ => "check the server's documentation for this status",
+    }
+}
+
+fn error_event_hint(kind: &str) -> &'static str {
+    match kind {
+        "overloaded_error" | "rate_limit_error" => "the API is busy; wait and try again",
+        _ => "try again, and check the API's status page if it keeps happening",
     }
 }
 
@@ -170,14 +238,20 @@ fn known_tokenizers() -> String {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TurnError {
-    /// The step's prompt did not render, so no request was sent.
-    #[error("step {step}: the system prompt did not render, so no request was sent: {source}{}", render_hint(.source))]
+    /// The step's prompt (or its runtime contexts) did not render, so no
+    /// request was sent.
+    #[error(
+        "step {step}: the system prompt did not render, so no request was sent: {}{source}{}",
+        if .source.len() > 1 { "\n" } else { "" },
+        render_hint(.source)
+    )]
     Render {
         /// The step, from 1.
         step: u32,
-        /// The render error; it names the section and the variable.
+        /// Every problem of the prompt, then of the contexts; each names
+        /// its section and its variable.
         #[source]
-        source: Box<RenderError>,
+        source: RenderErrors,
     },
     /// The model adapter failed.
     #[error("step {step}: {source}")]
@@ -225,11 +299,14 @@ impl TurnError {
 
 /// The fix for the render failure the loop can explain: a session without
 /// a working directory.
-fn render_hint(error: &RenderError) -> &'static str {
-    match error {
-        RenderError::ValuelessVariable { reference, .. } if reference == crate::CWD_VARIABLE => {
-            "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"
-        }
-        _ => "",
+fn render_hint(errors: &RenderErrors) -> &'static str {
+    let homeless = errors.iter().any(|error| {
+        matches!(error, RenderError::ValuelessVariable { reference, .. }
+            if reference == crate::CWD_VARIABLE)
+    });
+    if homeless {
+        "; the session has no working directory: give it one, or drop `<<cwd>>` from the text"
+    } else {
+        ""
     }
 }

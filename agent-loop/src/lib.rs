@@ -96,6 +96,11 @@
 //!   its key read from a named environment variable. It streams: the text
 //!   reaches the loop's [`on_text`](AgentLoop::on_text) hook piece by piece
 //!   as the server sends it (a server that does not stream answers whole).
+//!   Each request names its session as `prompt_cache_key`.
+//! - [`AnthropicAdapter`] talks to Anthropic's Messages API: it streams
+//!   too, retries a busy API, and places the prompt cache's breakpoints
+//!   where dsh keeps the request stable (the rule, and why, is on the
+//!   type). [`Usage`] then says what the cache read and what it wrote.
 //!
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
 //! table; the `dsh` command deserializes this schema, with places kept.
@@ -119,10 +124,12 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod anthropic;
 mod approval;
 mod config;
 mod context;
 mod error;
+mod http;
 mod id;
 mod openai;
 mod prompt;
@@ -133,11 +140,12 @@ mod tokens;
 mod turn;
 
 pub use agent::{Agent, AgentId, AgentOptions};
+pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, ModelError, TokenizerError, TurnError};
+pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};

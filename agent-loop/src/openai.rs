@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
+use crate::http::{self, Endpoint};
 use crate::{
-    Message, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall, Usage,
+    Message, ModelAdapter, ModelApi, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall,
+    Usage,
 };
 
 /// How to reach an OpenAI-compatible chat-completions API. The model comes
@@ -21,6 +23,7 @@ use crate::{
 /// base_url = "https://api.openai.com/v1"
 /// api_key_env = "OPENAI_API_KEY"
 /// timeout_ms = 120000
+/// prompt_cache_key = true
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,6 +38,14 @@ pub struct OpenAiConfig {
     /// piece of its answer, when it streams.
     #[serde(default = "OpenAiConfig::default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Whether each request carries `prompt_cache_key`, set to the id of
+    /// its session ([`ModelRequest::session`]): OpenAI routes the requests
+    /// of one key to the same prompt cache, so a session's requests find
+    /// what the one before cached (codex and opencode send it too). On by
+    /// default; turn it off for a server that rejects fields it does not
+    /// know.
+    #[serde(default = "OpenAiConfig::default_prompt_cache_key")]
+    pub prompt_cache_key: bool,
 }
 
 impl OpenAiConfig {
@@ -46,6 +57,10 @@ impl OpenAiConfig {
         Self::DEFAULT_TIMEOUT_MS
     }
 
+    fn default_prompt_cache_key() -> bool {
+        true
+    }
+
     /// A configuration for the API at `base_url`, with no API key and the
     /// default timeout.
     pub fn new(base_url: impl Into<String>) -> Self {
@@ -53,6 +68,7 @@ impl OpenAiConfig {
             base_url: base_url.into(),
             api_key_env: None,
             timeout_ms: Self::DEFAULT_TIMEOUT_MS,
+            prompt_cache_key: true,
         }
     }
 
@@ -67,6 +83,12 @@ impl OpenAiConfig {
         self.timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         self
     }
+
+    /// Sets whether requests carry `prompt_cache_key` (on by default).
+    pub fn with_prompt_cache_key(mut self, send: bool) -> Self {
+        self.prompt_cache_key = send;
+        self
+    }
 }
 
 /// A model adapter for OpenAI-compatible chat-completions APIs (OpenAI,
@@ -77,18 +99,18 @@ impl OpenAiConfig {
 /// parameters; tool calls and tool results map both ways.
 ///
 /// It streams: every request asks for `"stream": true`, and
-/// [`complete_streaming`](ModelAdapter::complete_streaming) passes each
+/// [`complete`](ModelAdapter::complete) passes each
 /// piece of text to its sink as the server sends it, while tool calls are
 /// assembled from their deltas and returned, in order, with the whole
 /// answer. A server that ignores `stream` and sends one `application/json`
-/// chat completion works too (its text reaches the sink at once);
-/// [`complete`](ModelAdapter::complete) streams and drops the pieces.
+/// chat completion works too (its text reaches the sink at once).
 ///
 /// The token usage the server reports — the last chunk of a stream (asked
 /// for with `stream_options.include_usage`) or the `usage` of a plain
 /// completion — is the response's [`usage`](ModelResponse::usage), with
 /// `usage.prompt_tokens_details.cached_tokens`, what the server's prompt
-/// cache served, when it says.
+/// cache served, when it says. Each request names its session as its
+/// `prompt_cache_key`, unless [`OpenAiConfig::prompt_cache_key`] is off.
 ///
 /// HTTP errors, answers that are not chat completions, streams that break
 /// off before their `[DONE]`, timeouts (the whole answer, streamed or not,
@@ -109,9 +131,9 @@ impl OpenAiConfig {
 /// ```
 pub struct OpenAiAdapter {
     client: reqwest::Client,
-    endpoint: String,
+    endpoint: Endpoint,
     api_key: Option<String>,
-    timeout_ms: u64,
+    prompt_cache_key: bool,
 }
 
 impl fmt::Debug for OpenAiAdapter {
@@ -120,7 +142,7 @@ impl fmt::Debug for OpenAiAdapter {
         f.debug_struct("OpenAiAdapter")
             .field("endpoint", &self.endpoint)
             .field("api_key", &self.api_key.as_ref().map(|_| "…"))
-            .field("timeout_ms", &self.timeout_ms)
+            .field("prompt_cache_key", &self.prompt_cache_key)
             .finish()
     }
 }
@@ -142,37 +164,23 @@ impl OpenAiAdapter {
     /// An adapter with the API key given (`None`: send no key);
     /// `config.api_key_env` is not read.
     pub fn new(config: OpenAiConfig, api_key: Option<String>) -> Result<Self, ModelError> {
-        let invalid = |message: String| ModelError::InvalidBaseUrl {
-            url: config.base_url.clone(),
-            message,
-        };
-        let url =
-            reqwest::Url::parse(&config.base_url).map_err(|error| invalid(error.to_string()))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid(format!(
-                "the scheme `{}` is not http or https",
-                url.scheme()
-            )));
-        }
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(config.timeout_ms))
-            .build()
-            .map_err(|error| ModelError::Unreachable {
-                url: config.base_url.clone(),
-                message: chain(&error),
-            })?;
+        let (client, endpoint) = Endpoint::connect(
+            &config.base_url,
+            "/chat/completions",
+            config.timeout_ms,
+            ModelApi::OpenAiChatCompletions,
+        )?;
         Ok(Self {
             client,
-            endpoint: format!("{}/chat/completions", config.base_url.trim_end_matches('/')),
+            endpoint,
             api_key,
-            timeout_ms: config.timeout_ms,
+            prompt_cache_key: config.prompt_cache_key,
         })
     }
 
     /// The URL requests are posted to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        &self.endpoint.url
     }
 
     /// Posts the request and reads the answer: a stream of chunks when the
@@ -183,30 +191,33 @@ impl OpenAiAdapter {
         request: &ModelRequest,
         on_text: TextSink<'_>,
     ) -> Result<ModelResponse, ModelError> {
+        let cache_key = self
+            .prompt_cache_key
+            .then_some(request.session.as_ref())
+            .flatten();
         let mut http = self
             .client
-            .post(&self.endpoint)
-            .json(&wire::request(request));
+            .post(&self.endpoint.url)
+            .json(&wire::request(request, cache_key));
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
-        let response = http.send().await.map_err(|error| self.transport(&error))?;
+        let response = http
+            .send()
+            .await
+            .map_err(|error| self.endpoint.transport(&error))?;
         let status = response.status();
-        if status.is_success() && is_event_stream(response.headers()) {
+        if status.is_success() && http::is_event_stream(response.headers()) {
             return self.read_stream(response, on_text).await;
         }
         let body = response
             .bytes()
             .await
-            .map_err(|error| self.transport(&error))?;
+            .map_err(|error| self.endpoint.transport(&error))?;
         if !status.is_success() {
-            return Err(ModelError::Status {
-                url: self.endpoint.clone(),
-                status: status.as_u16(),
-                message: wire::error_message(&body),
-            });
+            return Err(self.endpoint.status(status.as_u16(), &body));
         }
-        let answer = wire::response(&body).map_err(|message| self.invalid(message))?;
+        let answer = wire::response(&body).map_err(|message| self.endpoint.invalid(message))?;
         if !answer.text.is_empty() {
             on_text(&answer.text);
         }
@@ -223,73 +234,30 @@ impl OpenAiAdapter {
         let mut events = pin!(SseByteStream::new(response.bytes_stream()));
         let mut answer = wire::StreamedAnswer::default();
         while let Some(event) = events.next().await {
-            let event = event.map_err(|error| self.broken_stream(error))?;
+            let event = event.map_err(|error| self.endpoint.broken_stream(error))?;
             // A block without data (an `id:` or `retry:` alone) carries no chunk.
             let Some(data) = event.data else { continue };
             if data.trim() == "[DONE]" {
-                return answer.finish().map_err(|message| self.invalid(message));
+                return answer
+                    .finish()
+                    .map_err(|message| self.endpoint.invalid(message));
             }
-            let piece = answer.add(&data).map_err(|message| self.invalid(message))?;
+            let piece = answer
+                .add(&data)
+                .map_err(|message| self.endpoint.invalid(message))?;
             if !piece.is_empty() {
                 on_text(piece);
             }
         }
-        Err(ModelError::Interrupted {
-            url: self.endpoint.clone(),
-            message: "the stream ended without `data: [DONE]`".to_owned(),
-        })
-    }
-
-    fn transport(&self, error: &reqwest::Error) -> ModelError {
-        if error.is_timeout() {
-            ModelError::Timeout {
-                url: self.endpoint.clone(),
-                timeout_ms: self.timeout_ms,
-            }
-        } else {
-            ModelError::Unreachable {
-                url: self.endpoint.clone(),
-                message: chain(error),
-            }
-        }
-    }
-
-    /// A stream that failed part-way: the connection (or the request's
-    /// timeout), or bytes that are not UTF-8 text.
-    fn broken_stream(&self, error: sse_stream::Error) -> ModelError {
-        match error {
-            sse_stream::Error::Body(error) => match error.downcast_ref::<reqwest::Error>() {
-                Some(error) if error.is_timeout() => self.transport(error),
-                _ => ModelError::Interrupted {
-                    url: self.endpoint.clone(),
-                    message: chain(&*error),
-                },
-            },
-            other => self.invalid(format!("the event stream does not decode: {other}")),
-        }
-    }
-
-    fn invalid(&self, message: String) -> ModelError {
-        ModelError::InvalidResponse {
-            url: self.endpoint.clone(),
-            message,
-        }
+        Err(self
+            .endpoint
+            .interrupted("the stream ended without `data: [DONE]`"))
     }
 }
 
 #[async_trait]
 impl ModelAdapter for OpenAiAdapter {
-    /// Streams, and drops the pieces: one request path for both methods.
     async fn complete(
-        &self,
-        request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.complete_streaming(request, &|_: &str| {}, cancel)
-            .await
-    }
-
-    async fn complete_streaming(
         &self,
         request: &ModelRequest,
         on_text: TextSink<'_>,
@@ -304,47 +272,15 @@ impl ModelAdapter for OpenAiAdapter {
     }
 }
 
-/// Whether a response's `Content-Type` is `text/event-stream`.
-fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
-    headers
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("text/event-stream"))
-}
-
-/// Makes `ring` the process's rustls crypto provider, unless the program
-/// has installed one of its own (which then stays). reqwest is built
-/// without a provider of its own (see the workspace's Cargo.toml for why
-/// `ring`) and refuses to build a client when the process has none.
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Err: another thread installed one in between, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
-/// An error and its causes, on one line: reqwest's own message says only
-/// "error sending request", the cause says why.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
-}
-
 /// The chat-completions wire format.
 mod wire {
     use std::collections::BTreeMap;
 
-    use serde::de::DeserializeOwned;
     use serde::{Deserialize, Serialize};
 
     use super::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
+    use crate::SessionId;
+    use crate::http::parse;
 
     #[derive(Serialize)]
     struct ChatRequest<'a> {
@@ -357,6 +293,9 @@ mod wire {
         // request and one way to read its answer.
         stream: bool,
         stream_options: StreamOptions,
+        /// The session's id, so its requests reach the same prompt cache.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        prompt_cache_key: Option<&'a SessionId>,
     }
 
     #[derive(Serialize)]
@@ -411,7 +350,10 @@ mod wire {
         parameters: &'a serde_json::Value,
     }
 
-    pub(super) fn request(request: &ModelRequest) -> impl Serialize + '_ {
+    pub(super) fn request<'a>(
+        request: &'a ModelRequest,
+        prompt_cache_key: Option<&'a SessionId>,
+    ) -> impl Serialize + 'a {
         let system = request
             .system
             .as_deref()
@@ -462,6 +404,7 @@ mod wire {
             stream_options: StreamOptions {
                 include_usage: true,
             },
+            prompt_cache_key,
         }
     }
 
@@ -542,24 +485,6 @@ mod wire {
             message.tool_calls.unwrap_or_default(),
             response.usage,
         ))
-    }
-
-    /// Parses JSON into a `T`; the error names the path of a wrong field,
-    /// or quotes the start of `what` when it is not JSON at all.
-    fn parse<T: DeserializeOwned>(json: &[u8], what: &str) -> Result<T, String> {
-        let deserializer = &mut serde_json::Deserializer::from_slice(json);
-        serde_path_to_error::deserialize(deserializer).map_err(|error| {
-            let path = error.path().to_string();
-            let inner = error.into_inner();
-            if inner.is_syntax() || inner.is_eof() {
-                format!(
-                    "invalid JSON ({inner}), {what} starts with {:?}",
-                    excerpt(json)
-                )
-            } else {
-                format!("at `{path}`: {inner}")
-            }
-        })
     }
 
     /// The answer of a completion, streamed or not.
@@ -702,50 +627,9 @@ mod wire {
         }
     }
 
-    /// The error message of an error body: `error.message`, `error`, or
-    /// `message` of a JSON body, else the body's start.
-    pub(super) fn error_message(body: &[u8]) -> String {
-        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
-            let message = value
-                .pointer("/error/message")
-                .or_else(|| value.get("error"))
-                .or_else(|| value.get("message"))
-                .and_then(serde_json::Value::as_str);
-            if let Some(message) = message {
-                return message.to_owned();
-            }
-        }
-        match excerpt(body) {
-            text if text.is_empty() => "(empty body)".to_owned(),
-            text => text,
-        }
-    }
-
-    /// The start of a body, for messages.
-    fn excerpt(body: &[u8]) -> String {
-        const LIMIT: usize = 200;
-        let text = String::from_utf8_lossy(body);
-        let text = text.trim();
-        match text.char_indices().nth(LIMIT) {
-            Some((end, _)) => format!("{}…", &text[..end]),
-            None => text.to_owned(),
-        }
-    }
-
     #[cfg(test)]
     mod tests {
         use super::*;
-
-        #[test]
-        fn error_messages_come_from_the_body() {
-            assert_eq!(
-                error_message(br#"{"error": {"message": "bad key", "type": "auth"}}"#),
-                "bad key"
-            );
-            assert_eq!(error_message(br#"{"error": "overloaded"}"#), "overloaded");
-            assert_eq!(error_message(b"upstream down\n"), "upstream down");
-            assert_eq!(error_message(b""), "(empty body)");
-        }
 
         #[test]
         fn a_missing_field_is_named_with_its_path() {

@@ -8,7 +8,7 @@ use dsh_system_prompt::ToolSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::ModelError;
+use crate::{ModelError, SessionId};
 
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +81,12 @@ pub struct ModelRequest {
     pub tools: Vec<Arc<ToolSchema>>,
     /// The conversation so far.
     pub messages: Vec<Message>,
+    /// The session the request belongs to; `None` for a request outside
+    /// any session. An adapter may name it to the API so that a session's
+    /// requests reach the same prompt cache (OpenAI's
+    /// `prompt_cache_key`); it is never part of what the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
 }
 
 /// A model's answer to one request.
@@ -130,21 +136,35 @@ impl ModelResponse {
 ///
 /// let usage = Usage::new(1_200, 40).with_cached_prompt_tokens(1_024);
 /// assert_eq!(usage.cached_prompt_tokens, Some(1_024));
+///
+/// // Anthropic's API also says what the request wrote to its cache.
+/// let written = Usage::new(1_200, 40).with_cache_creation_prompt_tokens(1_150);
+/// assert_eq!(written.cache_creation_prompt_tokens, Some(1_150));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct Usage {
     /// The tokens of the request: system prompt, tools and messages, with
-    /// the API's own framing.
+    /// the API's own framing — all of them, those the cache served or
+    /// stored included (Anthropic's `input_tokens`,
+    /// `cache_creation_input_tokens` and `cache_read_input_tokens` added
+    /// up).
     pub prompt_tokens: u64,
     /// The tokens of the answer.
     pub completion_tokens: u64,
     /// Of the prompt's tokens, how many the API served from its prompt
-    /// cache (OpenAI's `usage.prompt_tokens_details.cached_tokens`); `None`
-    /// when the API does not say.
+    /// cache (OpenAI's `usage.prompt_tokens_details.cached_tokens`,
+    /// Anthropic's `cache_read_input_tokens`); `None` when the API does not
+    /// say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_prompt_tokens: Option<u64>,
+    /// Of the prompt's tokens, how many the API wrote to its prompt cache
+    /// for later requests to read (Anthropic's
+    /// `cache_creation_input_tokens`, billed above plain input); `None`
+    /// when the API does not say (OpenAI's caches without telling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_prompt_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -154,6 +174,7 @@ impl Usage {
             prompt_tokens,
             completion_tokens,
             cached_prompt_tokens: None,
+            cache_creation_prompt_tokens: None,
         }
     }
 
@@ -162,18 +183,25 @@ impl Usage {
         self.cached_prompt_tokens = Some(cached);
         self
     }
+
+    /// Sets how many prompt tokens were written to the cache.
+    pub fn with_cache_creation_prompt_tokens(mut self, written: u64) -> Self {
+        self.cache_creation_prompt_tokens = Some(written);
+        self
+    }
 }
 
 /// A model backend: turns one [`ModelRequest`] into one [`ModelResponse`].
 ///
-/// The loop calls [`complete_streaming`](Self::complete_streaming) once
-/// per step; its default calls [`complete`](Self::complete). An adapter
-/// should stop early with [`ModelError::Cancelled`] when `cancel` fires; the
-/// loop also stops waiting for it then, so an adapter that ignores the
-/// token only wastes the work.
+/// One method: the loop calls [`complete`](Self::complete) once per step,
+/// with the hook the answer's text goes to as it arrives and the step's
+/// cancel signal, so a wrapper (a recorder, a retry) forwards one thing.
+/// An adapter should stop early with [`ModelError::Cancelled`] when
+/// `cancel` fires; the loop also stops waiting for it then, so an adapter
+/// that ignores the token only wastes the work.
 ///
 /// ```
-/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, async_trait};
+/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, async_trait};
 /// use tokio_util::sync::CancellationToken;
 ///
 /// /// Answers every request with the name of the model it was sent to.
@@ -182,38 +210,30 @@ impl Usage {
 ///
 /// #[async_trait]
 /// impl ModelAdapter for Echo {
-///     async fn complete(&self, request: &ModelRequest, _cancel: &CancellationToken) -> Result<ModelResponse, ModelError> {
-///         Ok(ModelResponse::text(format!("this is {}", request.model)))
+///     async fn complete(
+///         &self,
+///         request: &ModelRequest,
+///         on_text: TextSink<'_>,
+///         _cancel: &CancellationToken,
+///     ) -> Result<ModelResponse, ModelError> {
+///         let answer = format!("this is {}", request.model);
+///         on_text(&answer);
+///         Ok(ModelResponse::text(answer))
 ///     }
 /// }
 /// ```
 #[async_trait]
 pub trait ModelAdapter: Send + Sync + 'static {
-    /// Sends one request and waits for the model's answer.
-    async fn complete(
-        &self,
-        request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError>;
-
     /// Sends one request and passes the answer's text to `on_text` piece
     /// by piece as the model writes it; the pieces, joined, are the
-    /// response's [`text`](ModelResponse::text). The loop calls this one.
-    ///
-    /// The default waits for [`complete`](Self::complete) and passes its
-    /// whole text at once; an adapter that can stream overrides it.
-    async fn complete_streaming(
+    /// response's [`text`](ModelResponse::text). An adapter that cannot
+    /// stream passes the whole text once, when it has it.
+    async fn complete(
         &self,
         request: &ModelRequest,
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        let answer = self.complete(request, cancel).await?;
-        if !answer.text.is_empty() {
-            on_text(&answer.text);
-        }
-        Ok(answer)
-    }
+    ) -> Result<ModelResponse, ModelError>;
 }
 
 /// Where an adapter sends the text of an answer as it arrives.

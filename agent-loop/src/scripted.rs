@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::{ModelAdapter, ModelError, ModelRequest, ModelResponse, ToolCall};
+use crate::{ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall};
 
 /// A model that answers from a queue of canned answers, in order, and
 /// records every request it gets. Deterministic and offline.
@@ -75,26 +75,37 @@ impl ScriptedAdapter {
 
 #[async_trait]
 impl ModelAdapter for ScriptedAdapter {
+    /// Passes the answer's whole text to `on_text` at once: a script has
+    /// no pieces.
     async fn complete(
         &self,
         request: &ModelRequest,
+        on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         if cancel.is_cancelled() {
             return Err(ModelError::Cancelled);
         }
-        let mut state = self.state.lock();
-        state.requests.push(request.clone());
-        match state.answers.pop_front() {
-            Some(answer) => {
-                state.given += 1;
-                Ok(answer)
+        let answer = {
+            let mut state = self.state.lock();
+            state.requests.push(request.clone());
+            match state.answers.pop_front() {
+                Some(answer) => {
+                    state.given += 1;
+                    answer
+                }
+                None => {
+                    return Err(ModelError::ScriptExhausted {
+                        request: state.requests.len(),
+                        answers: state.given,
+                    });
+                }
             }
-            None => Err(ModelError::ScriptExhausted {
-                request: state.requests.len(),
-                answers: state.given,
-            }),
+        };
+        if !answer.text.is_empty() {
+            on_text(&answer.text);
         }
+        Ok(answer)
     }
 }
 
@@ -231,6 +242,7 @@ mod tests {
             system: None,
             tools: Vec::new(),
             messages: Vec::new(),
+            session: None,
         }
     }
 
@@ -238,9 +250,9 @@ mod tests {
     async fn answers_in_order_then_says_the_script_is_exhausted() {
         let adapter = ScriptedAdapter::new([ModelResponse::text("one")]);
         let cancel = CancellationToken::new();
-        let first = adapter.complete(&request(), &cancel).await;
+        let first = adapter.complete(&request(), &|_: &str| {}, &cancel).await;
         assert_eq!(first.ok(), Some(ModelResponse::text("one")));
-        let second = adapter.complete(&request(), &cancel).await;
+        let second = adapter.complete(&request(), &|_: &str| {}, &cancel).await;
         let Err(error) = second else {
             panic!("expected the script to be exhausted");
         };

@@ -113,6 +113,12 @@ pub enum TokenizerChoice {
     Model,
     /// No table knows the model: [`Tokenizer::DEFAULT`], a guess.
     Default,
+    /// A Claude model (a name that starts with `claude`), or any model of
+    /// the `[adapter.anthropic]` table: Anthropic ships no offline
+    /// tokenizer, so the counts are estimates with `o200k_base`
+    /// ([`Tokenizer::ESTIMATE`]); the API's own counts, in a trace, are
+    /// the real ones.
+    Estimate,
 }
 
 /// Counts tokens the way an agent's model reads them: one [`Encoding`],
@@ -145,18 +151,34 @@ impl Tokenizer {
     /// OpenAI's current models.
     pub const DEFAULT: Encoding = Encoding::O200kBase;
 
+    /// The encoding Claude models are estimated with: `o200k_base`, the
+    /// larger vocabulary of this build, whose counts fall nearer Claude's
+    /// own.
+    pub const ESTIMATE: Encoding = Encoding::O200kBase;
+
     /// The tokenizer of `model`: its encoding, or [`DEFAULT`](Self::DEFAULT)
     /// when no table knows it.
     pub fn for_model(model: &str) -> Self {
+        let name = model.rsplit('/').next().unwrap_or(model);
         match Encoding::for_model(model) {
             Some(encoding) => Self {
                 encoding,
                 choice: TokenizerChoice::Model,
             },
+            None if name.to_lowercase().starts_with("claude") => Self::estimate(),
             None => Self {
                 encoding: Self::DEFAULT,
                 choice: TokenizerChoice::Default,
             },
+        }
+    }
+
+    /// The tokenizer of a model whose vendor ships none offline (Claude's):
+    /// [`ESTIMATE`](Self::ESTIMATE), saying it estimates.
+    pub fn estimate() -> Self {
+        Self {
+            encoding: Self::ESTIMATE,
+            choice: TokenizerChoice::Estimate,
         }
     }
 
@@ -304,6 +326,16 @@ mod tests {
             let tokenizer = Tokenizer::for_model(model);
             assert_eq!(tokenizer.encoding(), Tokenizer::DEFAULT, "{model}");
             assert!(tokenizer.is_default(), "{model}");
+        }
+    }
+
+    #[test]
+    fn claude_models_are_estimated_and_say_so() {
+        for model in ["claude-sonnet-4-5", "anthropic/Claude-3-5-haiku"] {
+            let tokenizer = Tokenizer::for_model(model);
+            assert_eq!(tokenizer.encoding(), Encoding::O200kBase, "{model}");
+            assert_eq!(tokenizer.choice(), TokenizerChoice::Estimate, "{model}");
+            assert!(!tokenizer.is_default(), "{model}");
         }
     }
 

@@ -344,12 +344,15 @@ impl AgentLoop {
         let assembly = contain(step, "a prompt provider", || {
             self.inner.prompt.assemble(&cx)
         })?;
-        let render_error = |source| TurnError::Render {
-            step,
-            source: Box::new(source),
+        // Every problem of both, so one failed step says all that is wrong.
+        let (system, context) = match (render_prompt(&assembly), render_context(&assembly)) {
+            (Ok(system), Ok(context)) => (system, context),
+            (Err(mut source), context) => {
+                source.extend(context.err().into_iter().flatten());
+                return Err(TurnError::Render { step, source });
+            }
+            (Ok(_), Err(source)) => return Err(TurnError::Render { step, source }),
         };
-        let system = render_prompt(&assembly).map_err(render_error)?;
-        let context = render_context(&assembly).map_err(render_error)?;
         if session.context().unwrap_or_default() != context {
             self.record(session, Event::Context { text: context });
         }
@@ -370,6 +373,7 @@ impl AgentLoop {
             system: (!system.is_empty()).then_some(system),
             tools: assembly.tools.clone(),
             messages,
+            session: Some(session.id().clone()),
         };
         Ok((assembly, request))
     }
@@ -388,10 +392,7 @@ impl AgentLoop {
                 hook(session, text);
             }
         };
-        let answer = self
-            .inner
-            .adapter
-            .complete_streaming(request, &on_text, cancel);
+        let answer = self.inner.adapter.complete(request, &on_text, cancel);
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(TurnError::Cancelled),

@@ -56,6 +56,15 @@ pub(crate) fn build(
             (AdapterConfig::OpenAi { base_url, .. }, ModelError::InvalidBaseUrl { .. }) => file
                 .problem(error.to_string())
                 .label(base_url.span(), "not an http(s) URL"),
+            (
+                AdapterConfig::Anthropic {
+                    base_url: Some(base_url),
+                    ..
+                },
+                ModelError::InvalidBaseUrl { .. },
+            ) => file
+                .problem(error.to_string())
+                .label(base_url.span(), "not an http(s) URL"),
             (AdapterConfig::Scripted { answers, .. }, _) => file
                 .problem(error.to_string())
                 .label(answers.span(), "this script")
@@ -113,21 +122,10 @@ impl ModelAdapter for Recording {
     async fn complete(
         &self,
         request: &ModelRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        self.record(request)?;
-        self.inner.complete(request, cancel).await
-    }
-
-    async fn complete_streaming(
-        &self,
-        request: &ModelRequest,
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         self.record(request)?;
-        self.inner
-            .complete_streaming(request, on_text, cancel)
-            .await
+        self.inner.complete(request, on_text, cancel).await
     }
 }

@@ -2,7 +2,7 @@
 //! configures, and the agents it serves.
 //!
 //! ```toml
-//! [adapter.openai]                  # or [adapter.scripted] answers = "answers.toml"
+//! [adapter.openai]                  # or [adapter.anthropic], or [adapter.scripted] answers = "answers.toml"
 //! base_url = "https://api.openai.com/v1"
 //! model = "gpt-5"                   # the default model of every agent
 //! api_key_env = "OPENAI_API_KEY"
@@ -44,7 +44,9 @@
 //! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
 //! `cl100k_base`); left out, each agent's model selects it, and a model no
 //! table knows is counted with `o200k_base`, which `dsh prompt --format
-//! explain` says. `max_prompt_tokens` is a budget for what an agent sends
+//! explain` says. Claude models, and every model of `[adapter.anthropic]`,
+//! are counted with `o200k_base` as an estimate (Anthropic ships no
+//! offline tokenizer), which `explain` says too. `max_prompt_tokens` is a budget for what an agent sends
 //! before any message: its system prompt plus its tools' schemas, counted
 //! with that tokenizer. `dsh check` fails at the key when they exceed it and
 //! names the largest parts; it applies to the agent itself, not to the
@@ -391,6 +393,7 @@ impl Deployment {
     pub(crate) fn adapter_table(&self) -> &'static str {
         match &self.adapter {
             AdapterConfig::OpenAi { .. } => "[adapter.openai]",
+            AdapterConfig::Anthropic { .. } => "[adapter.anthropic]",
             AdapterConfig::Scripted { .. } => "[adapter.scripted]",
             // A kind of adapter a later loop adds.
             _ => "the `[adapter.*]` table",
@@ -398,9 +401,13 @@ impl Deployment {
     }
 
     /// How the tokens of `agent`'s prompt are counted: the file's
-    /// `tokenizer`, else the one its model selects.
+    /// `tokenizer`, else the one its model selects (an `o200k_base`
+    /// estimate for every model of `[adapter.anthropic]`).
     pub(crate) fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
-        Tokenizer::select(agent.model.get_ref(), self.tokenizer)
+        match (&self.adapter, self.tokenizer) {
+            (AdapterConfig::Anthropic { .. }, None) => Tokenizer::estimate(),
+            _ => Tokenizer::select(agent.model.get_ref(), self.tokenizer),
+        }
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its

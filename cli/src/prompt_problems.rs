@@ -1,8 +1,8 @@
 //! A prompt's problems, placed in the deployment file.
 //!
-//! What is wrong is core's to say: `check_prompt` returns every problem of
-//! every section, each with its span inside the section's text, its
-//! suggestion and its owner. This module only maps the spans of the
+//! What is wrong is core's to say: a failed `render_prompt` returns every
+//! problem of every section, each with its span inside the section's text,
+//! its suggestion and its owner. This module only maps the spans of the
 //! sections the deployment writes (the persona, which is an agent's
 //! `persona` string verbatim, and the `sections` of the agent's layers)
 //! into the TOML file, and words each problem for a deployment's author.
@@ -10,31 +10,15 @@
 use std::ops::Range;
 
 use dsh_agent_loop::CWD_VARIABLE;
+use dsh_system_prompt::RenderError;
 use dsh_system_prompt::template::{self, ParseError, ParseErrorKind};
-use dsh_system_prompt::{PromptAssembly, RenderError, check_prompt};
 
 use crate::config::{self, Deployment};
 use crate::diagnostics::{Problem, SourceFile};
 
-/// Every problem of the prompt whose render failed with `error`, each
-/// pointing at its place in the deployment file when it is in an agent's
-/// persona.
-pub(crate) fn render_problems(
-    deployment: &Deployment,
-    agent: &config::AgentSpec,
-    assembly: &PromptAssembly,
-    error: &RenderError,
-) -> Vec<Problem> {
-    match check_prompt(assembly) {
-        Err(errors) => prompt_problems(deployment, agent, &errors),
-        // The check's first problem is the render's error, so this does
-        // not happen; should it ever, the render's error still reaches the
-        // user.
-        Ok(()) => prompt_problems(deployment, agent, [error]),
-    }
-}
-
-/// One problem a syntax error and one a bad reference, in core's order.
+/// One problem a syntax error and one a bad reference, in core's order,
+/// each pointing at its place in the deployment file when it is in a text
+/// the deployment writes.
 pub(crate) fn prompt_problems<'e>(
     deployment: &Deployment,
     agent: &config::AgentSpec,

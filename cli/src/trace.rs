@@ -19,7 +19,7 @@
 //!  "tokenizer":"o200k_base","system_prompt_sha256":"9f2c…","tools_sha256":"4a1b…",
 //!  "bytes":7412,"tokens":1630,"shared_prefix_bytes":7120,"shared_prefix_tokens":1571,
 //!  "prefix_broke_in":null,"changed_section":null,
-//!  "api_prompt_tokens":1702,"api_cached_tokens":1536}
+//!  "api_prompt_tokens":1702,"api_cached_tokens":1536,"api_cache_creation_tokens":null}
 //! ```
 //!
 //! - `request`: the request's number in this process, from 1, in the order
@@ -39,10 +39,16 @@
 //!   `"system_prompt"`, `"tools"` or `"messages"`. `changed_section`: when
 //!   that is the system prompt, the first section, in the prompt's order,
 //!   whose text changed, or that was added or removed.
-//! - `api_prompt_tokens`, `api_cached_tokens`: what the API reported
-//!   (`usage.prompt_tokens`, `usage.prompt_tokens_details.cached_tokens`),
-//!   beside the prediction; `null` when it reported nothing. The API's
-//!   count also has the chat format's own tokens, so it is a little larger.
+//! - `api_prompt_tokens`, `api_cached_tokens`, `api_cache_creation_tokens`:
+//!   what the API reported, beside the prediction — all the request's
+//!   input tokens, those its prompt cache served (read), and those it
+//!   wrote to its cache for the next request (OpenAI's
+//!   `usage.prompt_tokens_details.cached_tokens`; Anthropic's
+//!   `cache_read_input_tokens` and `cache_creation_input_tokens`, which
+//!   its `input_tokens` leaves out and `api_prompt_tokens` adds back);
+//!   `null` when it reported nothing (OpenAI never reports writes). The
+//!   API's count also has the format's own tokens, so it is a little
+//!   larger; for Claude models the prediction is an `o200k_base` estimate.
 //!
 //! Without `--trace`, tokens are not counted at all, and only the bytes
 //! reach the summary.
@@ -107,6 +113,7 @@ pub(crate) struct TraceLine {
     pub(crate) changed_section: Option<String>,
     pub(crate) api_prompt_tokens: Option<u64>,
     pub(crate) api_cached_tokens: Option<u64>,
+    pub(crate) api_cache_creation_tokens: Option<u64>,
 }
 
 /// A session's trace and its summary; shared by the loop's hooks.
@@ -277,6 +284,7 @@ impl Trace {
             changed_section,
             api_prompt_tokens: None,
             api_cached_tokens: None,
+            api_cache_creation_tokens: None,
         };
         if compared {
             state.summary.add(&line);
@@ -301,6 +309,9 @@ impl Trace {
         if line.step == step {
             line.api_prompt_tokens = usage.map(|usage| usage.prompt_tokens);
             line.api_cached_tokens = usage.and_then(|usage| usage.cached_prompt_tokens);
+            line.api_cache_creation_tokens =
+                usage.and_then(|usage| usage.cache_creation_prompt_tokens);
+            state.summary.add_usage(&line);
         }
         self.write(&mut state, &line);
     }
@@ -442,6 +453,21 @@ pub(crate) struct Summary {
     /// `None` when tokens are not counted.
     token_shares: Option<f64>,
     first_break: Option<Break>,
+    /// What the API said of its cache, over the requests it said it for.
+    cache: Option<ApiCache>,
+}
+
+/// The API's prompt-cache counts added up, beside what dsh predicted for
+/// the same requests.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct ApiCache {
+    prompt_tokens: u64,
+    read: u64,
+    /// `None` when the API never says what it wrote (OpenAI).
+    written: Option<u64>,
+    /// The shared prefixes dsh measured: tokens when counting, else bytes.
+    predicted: usize,
+    predicted_in_tokens: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -469,6 +495,27 @@ impl Summary {
         }
     }
 
+    /// Adds what the API said of its cache for `line`'s request, if it
+    /// said anything of it.
+    fn add_usage(&mut self, line: &TraceLine) {
+        let (Some(prompt), Some(read)) = (line.api_prompt_tokens, line.api_cached_tokens) else {
+            return;
+        };
+        let cache = self.cache.get_or_insert_default();
+        cache.prompt_tokens += prompt;
+        cache.read += read;
+        if let Some(written) = line.api_cache_creation_tokens {
+            *cache.written.get_or_insert(0) += written;
+        }
+        match line.shared_prefix_tokens {
+            Some(tokens) => {
+                cache.predicted += tokens;
+                cache.predicted_in_tokens = true;
+            }
+            None => cache.predicted += line.shared_prefix_bytes,
+        }
+    }
+
     /// The mean share of bytes of the requests after their session's
     /// first that the request before had sent; `None` before a second.
     pub(crate) fn mean_cacheable_bytes(&self) -> Option<f64> {
@@ -489,7 +536,8 @@ impl fmt::Display for Summary {
         let plural = if self.requests == 1 { "" } else { "s" };
         write!(f, "session: {} request{plural}", self.requests)?;
         let Some(bytes) = self.mean_cacheable_bytes() else {
-            return f.write_str(", none with a request before it to share a prefix with");
+            f.write_str(", none with a request before it to share a prefix with")?;
+            return self.write_cache(f);
         };
         let compared = self.compared as f64;
         write!(f, ", mean cacheable prefix {:.1}% of bytes", 100.0 * bytes)?;
@@ -497,7 +545,7 @@ impl fmt::Display for Summary {
             write!(f, " and {:.1}% of tokens", 100.0 * tokens / compared)?;
         }
         match &self.first_break {
-            None => f.write_str(", the cache never broke"),
+            None => f.write_str(", the cache never broke")?,
             Some(Break {
                 request,
                 section: Some(section),
@@ -505,16 +553,45 @@ impl fmt::Display for Summary {
             }) => write!(
                 f,
                 ", first broken at request {request} by section `{section}` of the system prompt"
-            ),
+            )?,
             Some(Break { request, kind, .. }) => {
                 let place = match kind {
                     PartKind::SystemPrompt => "the system prompt",
                     PartKind::Tool => "the tools",
                     PartKind::Message => "the messages",
                 };
-                write!(f, ", first broken at request {request} in {place}")
+                write!(f, ", first broken at request {request} in {place}")?;
             }
         }
+        self.write_cache(f)
+    }
+}
+
+impl Summary {
+    /// `; the API's cache read R of P prompt tokens and wrote W (dsh
+    /// predicted a shared prefix of N tokens)`, when the API said.
+    fn write_cache(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(cache) = &self.cache else {
+            return Ok(());
+        };
+        write!(
+            f,
+            "; the API's cache read {} of {} prompt tokens",
+            cache.read, cache.prompt_tokens
+        )?;
+        if let Some(written) = cache.written {
+            write!(f, " and wrote {written}")?;
+        }
+        let unit = if cache.predicted_in_tokens {
+            "tokens"
+        } else {
+            "bytes"
+        };
+        write!(
+            f,
+            " (dsh predicted a shared prefix of {} {unit})",
+            cache.predicted
+        )
     }
 }
 
@@ -695,6 +772,69 @@ mod tests {
         assert_eq!(lines[1]["request"], 2);
         assert_eq!(lines[1]["api_cached_tokens"], serde_json::Value::Null);
         Ok(())
+    }
+
+    #[test]
+    fn cache_reads_and_writes_reach_the_line_and_the_summary()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("trace.jsonl");
+        let trace = Trace::to_file(&path, None)?;
+        let first = observe(&trace, &[PERSONA, READ], 1);
+        trace.answered(
+            "s",
+            1,
+            Some(
+                Usage::new(1_000, 5)
+                    .with_cached_prompt_tokens(0)
+                    .with_cache_creation_prompt_tokens(990),
+            ),
+        );
+        let second = observe(&trace, &[PERSONA, READ], 3);
+        trace.answered(
+            "s",
+            1,
+            Some(
+                Usage::new(1_040, 5)
+                    .with_cached_prompt_tokens(990)
+                    .with_cache_creation_prompt_tokens(45),
+            ),
+        );
+        let (summary, problem) = trace.finish();
+        assert!(problem.is_none());
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)?
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        assert_eq!(lines[0]["api_cache_creation_tokens"], 990);
+        assert_eq!(lines[1]["api_cached_tokens"], 990);
+        assert_eq!(lines[1]["api_cache_creation_tokens"], 45);
+        let predicted = second.shared_prefix_tokens.unwrap_or_default();
+        assert_eq!(second.shared_prefix_tokens, first.tokens);
+        assert!(
+            summary.to_string().ends_with(&format!(
+                "; the API's cache read 990 of 2040 prompt tokens and wrote 1035 \
+                 (dsh predicted a shared prefix of {predicted} tokens)"
+            )),
+            "{summary}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn an_api_that_reports_only_reads_shows_only_reads() {
+        let trace = Trace::summary_only(Counting::Bytes);
+        observe(&trace, &[PERSONA], 1);
+        trace.answered(
+            "s",
+            1,
+            Some(Usage::new(40, 2).with_cached_prompt_tokens(32)),
+        );
+        assert_summary_ends_with(
+            &trace,
+            "share a prefix with; the API's cache read 32 of 40 prompt tokens \
+             (dsh predicted a shared prefix of 0 bytes)",
+        );
     }
 
     #[test]

@@ -330,8 +330,8 @@ impl RenderError {
 /// section, a section's syntax errors before its reference errors, and
 /// references in the order they appear. Never empty.
 ///
-/// [`check_prompt`](crate::check_prompt) returns it. Its first error is the
-/// one [`render_prompt`](crate::render_prompt) returns. The list is the
+/// [`render_prompt`](crate::render_prompt) and
+/// [`render_context`](crate::render_context) fail with it. The list is the
 /// grammar's [`ErrorList`], the shape of every all-problems report.
 pub type RenderErrors = ErrorList<RenderError>;
 

@@ -121,7 +121,7 @@ pub use registry::{
     ChangeAction, ChangeEvent, Contribution, Registration, SectionOrigin, SystemPrompt,
 };
 pub use render::{
-    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, check_prompt, render_context, render_prompt,
+    RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_context, render_prompt,
     render_prompt_with_spans,
 };
 pub use scope::{Scope, ScopeId};

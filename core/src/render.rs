@@ -1,24 +1,22 @@
-//! `render_prompt`: the one composition path from assembly to prompt text;
-//! `check_prompt`: every problem a render would meet, found the same way.
+//! `render_prompt`: the one composition path from assembly to prompt text,
+//! which fails with every problem of the prompt.
 //!
 //! Two modules below this one render too, and nothing outside them does:
 //! [`plan`] compiles a registry state's sections into literal runs and
-//! variable indices (the fast path), and [`check`] collects every problem
-//! of a failing render. Errors of all three are built by one function a
-//! kind, in [`check`], so the first problem `check_prompt` finds is the
-//! error `render_prompt` returns.
+//! variable indices (the fast path), and [`problems`] finds every problem
+//! of a part once a render has failed. Errors are built by one function a
+//! kind, in [`problems`], so a render's problems read the same whichever
+//! path met them first.
 
-mod check;
 pub(crate) mod plan;
+mod problems;
 
 use std::ops::Range;
 
 use dsh_prompt_template::{Reference, Template};
 
-use crate::{AssembledSection, Owner, PromptAssembly, RenderError, Text};
+use crate::{AssembledSection, Owner, PromptAssembly, RenderError, RenderErrors, Text};
 use plan::{RenderPlan, Step};
-
-pub use check::check_prompt;
 
 /// The blank line between two sections.
 pub(crate) const SEPARATOR: &str = "\n\n";
@@ -41,6 +39,33 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// assembly are skipped; sections that are empty after interpolation are
 /// dropped (nothing is trimmed); the rest are joined by one blank line.
 ///
+/// A prompt that cannot render fails with every problem ([`RenderErrors`]),
+/// in render order: two complete sections first, then section by section
+/// a section's syntax errors before its references, each naming its
+/// section, its owner and its place in the section's text
+/// ([`RenderError::span`]), with the suggestion a typo deserves. A
+/// malformed section's references are checked too, as if its malformed
+/// parts were plain text; a section bound to a tool that is not in the
+/// assembly is not checked, since it does not render.
+///
+/// ```
+/// use dsh_system_prompt::{AssembleContext, PromptSection, RenderError, SystemPrompt, render_prompt};
+///
+/// let prompt = SystemPrompt::empty();
+/// let _model = prompt.variable("model", |_| Some("gpt-5".to_owned()))?;
+/// let _persona = prompt.section(PromptSection::provided("agent:persona", 0, |_| {
+///     "You are <<modle>> in <<cwd>>.".to_owned()
+/// }))?;
+/// let errors = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+/// let spans: Vec<_> = errors.iter().map(|error| error.span()).collect();
+/// assert_eq!(spans, [Some(8..17), Some(21..28)]);
+/// assert!(matches!(
+///     errors.first(),
+///     RenderError::UnknownVariable { suggestion: Some(name), .. } if name == "model"
+/// ));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// ```
 /// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_prompt};
 ///
@@ -51,17 +76,19 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// assert_eq!(render_prompt(&assembly)?, "You are gpt-5.");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderError> {
+pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderErrors> {
     if let Some(plan) = RenderPlan::of(assembly)
-        && let Some(rendered) = plan.render_or_recall(assembly, || render_planned(assembly, plan))
+        && let Some(Ok(rendered)) =
+            plan.render_or_recall(assembly, || render_planned(assembly, plan))
     {
-        return rendered;
+        return Ok(rendered);
     }
     render(assembly, |_, _| {})
 }
 
 /// Renders along the registry's compiled plan. `None` when a fused section
-/// references a valueless variable: the general path then reports it,
+/// references a valueless variable, and an error when a section rendered
+/// the general way fails: the general path then reports every problem,
 /// exactly as it would have without a plan.
 fn render_planned(
     assembly: &PromptAssembly,
@@ -98,8 +125,9 @@ fn render_planned(
 }
 
 /// Renders an assembly's runtime contexts: each interpolated strictly, like
-/// a section (errors name the context: "context `todo`"), those bound to
-/// a tool not in the assembly skipped, empty ones dropped, the rest joined
+/// a section (errors name the context: "context `todo`"; a failure
+/// reports every problem, as [`render_prompt`] does), those bound to a
+/// tool not in the assembly skipped, empty ones dropped, the rest joined
 /// by a blank line. Empty when there is nothing to say.
 ///
 /// This is not part of the system prompt: the agent loop sends it as its
@@ -116,12 +144,8 @@ fn render_planned(
 /// assert_eq!(render_context(&assembly)?, "1. [>] Fix the bug");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn render_context(assembly: &PromptAssembly) -> Result<String, RenderError> {
-    let mut out = String::new();
-    for context in &assembly.contexts {
-        render_section(assembly, context, &mut out, |_, _| {})?;
-    }
-    Ok(out)
+pub fn render_context(assembly: &PromptAssembly) -> Result<String, RenderErrors> {
+    render_parts(assembly, &assembly.contexts, Vec::new(), |_, _| {})
 }
 
 /// The rendered prompt with each section's byte range, so callers can
@@ -147,7 +171,7 @@ pub struct RenderedSection {
 
 /// Renders like [`render_prompt`], and also returns each rendered
 /// section's byte range.
-pub fn render_prompt_with_spans(assembly: &PromptAssembly) -> Result<RenderedPrompt, RenderError> {
+pub fn render_prompt_with_spans(assembly: &PromptAssembly) -> Result<RenderedPrompt, RenderErrors> {
     let mut sections = Vec::with_capacity(assembly.sections.len());
     let text = render(assembly, |section, range| {
         sections.push(RenderedSection {
@@ -159,23 +183,37 @@ pub fn render_prompt_with_spans(assembly: &PromptAssembly) -> Result<RenderedPro
     Ok(RenderedPrompt { text, sections })
 }
 
+/// Renders an assembly's sections, or finds every problem of them.
 fn render(
     assembly: &PromptAssembly,
+    rendered: impl FnMut(&AssembledSection, Range<usize>),
+) -> Result<String, RenderErrors> {
+    let conflict = problems::complete_conflict(assembly).into_iter().collect();
+    render_parts(assembly, &assembly.sections, conflict, rendered)
+}
+
+/// Renders `parts` in order until one fails; from then on, nothing is
+/// rendered and every problem of that part and of the parts after it is
+/// collected, so a failure reports every problem, in render order, at no
+/// cost to a render that succeeds. `errors` are problems found before any
+/// part (two complete sections).
+fn render_parts(
+    assembly: &PromptAssembly,
+    parts: &[AssembledSection],
+    mut errors: Vec<RenderError>,
     mut rendered: impl FnMut(&AssembledSection, Range<usize>),
-) -> Result<String, RenderError> {
-    let sections = &*assembly.sections;
-    if let Some(error) = check::complete_conflict(assembly) {
-        return Err(error);
-    }
+) -> Result<String, RenderErrors> {
     // Values usually make the prompt longer than its texts; reserve for the
     // texts and some growth so most prompts need a single allocation.
-    let texts: usize = sections.iter().map(|section| section.text().len()).sum();
-    let mut out = String::with_capacity(texts + texts / 8 + SEPARATOR.len() * sections.len());
-
-    for section in sections {
-        render_section(assembly, section, &mut out, &mut rendered)?;
+    let texts: usize = parts.iter().map(|part| part.text().len()).sum();
+    let mut out = String::with_capacity(texts + texts / 8 + SEPARATOR.len() * parts.len());
+    for part in parts {
+        if errors.is_empty() && render_section(assembly, part, &mut out, &mut rendered).is_ok() {
+            continue;
+        }
+        problems::of_part(assembly, part, &mut errors);
     }
-    Ok(out)
+    RenderErrors::new(errors).map_or(Ok(out), Err)
 }
 
 /// Whether a section shows in an assembly's prompt: it is bound to no tool,
@@ -221,14 +259,14 @@ fn interpolate(
         Some(template) => template.render_into(text, out, lookup),
         None => {
             let template =
-                Template::parse(text).map_err(|errors| check::syntax_error(section, errors))?;
+                Template::parse(text).map_err(|errors| problems::syntax_error(section, errors))?;
             template.render_into(text, out, lookup)
         }
     }
 }
 
 /// The value of a reference, or the error that names what is wrong with
-/// it: the lookup of the render and of [`check_prompt`] alike.
+/// it: the lookup of the render and of its report of every problem alike.
 fn lookup<'a>(
     assembly: &'a PromptAssembly,
     section: &AssembledSection,
@@ -236,6 +274,6 @@ fn lookup<'a>(
 ) -> Result<&'a str, RenderError> {
     match assembly.variables.get(reference.name) {
         Some(Some(value)) => Ok(value),
-        _ => Err(check::reference_error(assembly, section, reference)),
+        _ => Err(problems::reference_error(assembly, section, reference)),
     }
 }

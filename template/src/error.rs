@@ -149,6 +149,14 @@ impl<E> IntoIterator for ErrorList<E> {
     }
 }
 
+/// Appends the errors of a later pass (still never empty): how two
+/// all-problems reports become one, in order.
+impl<E> Extend<E> for ErrorList<E> {
+    fn extend<I: IntoIterator<Item = E>>(&mut self, errors: I) {
+        self.errors.extend(errors);
+    }
+}
+
 impl<E: fmt::Display> fmt::Display for ErrorList<E> {
     /// One error a line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anthropic;
 mod context;
 mod openai;
 mod prompt;

@@ -164,6 +164,7 @@ fn request(system: Option<&str>, text: &str) -> ModelRequest {
         system: system.map(str::to_owned),
         tools: Vec::new(),
         messages: vec![Message::User { text: text.into() }],
+        session: None,
     }
 }
 
@@ -198,7 +199,9 @@ async fn complete(
     adapter: &OpenAiAdapter,
     request: &ModelRequest,
 ) -> Result<ModelResponse, ModelError> {
-    adapter.complete(request, &CancellationToken::new()).await
+    adapter
+        .complete(request, &|_: &str| {}, &CancellationToken::new())
+        .await
 }
 
 /// One server-sent event whose data is `chunk`.
@@ -245,7 +248,7 @@ async fn stream(
         pieces.lock().push(piece.to_owned());
         also(piece);
     };
-    let response = adapter.complete_streaming(request, &on_text, cancel).await;
+    let response = adapter.complete(request, &on_text, cancel).await;
     (response, pieces.into_inner())
 }
 
@@ -552,7 +555,9 @@ async fn cancellation_stops_waiting_for_the_server() -> TestResult {
         })
     };
     let started = std::time::Instant::now();
-    let result = adapter.complete(&request(None, "hi"), &cancel).await;
+    let result = adapter
+        .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
+        .await;
     canceller.await?;
     assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
     assert!(started.elapsed() < Duration::from_secs(4));
@@ -808,4 +813,41 @@ fn configuration_errors_say_what_to_fix() {
         .unwrap_or_default();
     assert!(bad_url.contains("`localhost:8080/v1`"), "{bad_url}");
     assert!(bad_url.contains("base_url"), "{bad_url}");
+}
+
+/// Each request names its session as `prompt_cache_key`, so a session's
+/// requests reach the same prompt cache; a deployment can turn it off for
+/// a server that rejects fields it does not know.
+#[tokio::test]
+async fn the_session_is_the_prompt_cache_key_unless_turned_off() -> TestResult {
+    let answer = || Canned::json(completion(json!({"role": "assistant", "content": "ok"})));
+    let (base_url, server) = serve([answer(), answer(), answer()]).await?;
+    let agent = Agent::new("coder", AgentOptions::new("test-model"));
+    let cancel = CancellationToken::new();
+    for send in [true, false] {
+        let config = OpenAiConfig::new(&base_url).with_prompt_cache_key(send);
+        let adapter = Arc::new(OpenAiAdapter::new(config, None)?);
+        let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter)?;
+        let mut session = Session::new();
+        agent_loop
+            .run_turn(&agent, &mut session, "hi", &cancel)
+            .await?;
+        let received = server.received.lock();
+        let body = &received.last().ok_or("no request")?.0;
+        if send {
+            assert_eq!(body["prompt_cache_key"], session.id().as_str());
+        } else {
+            assert!(body.get("prompt_cache_key").is_none(), "{body}");
+        }
+    }
+    // A request outside any session carries no key.
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    complete(&adapter, &request(None, "hi")).await?;
+    assert!(
+        server.received.lock()[2]
+            .0
+            .get("prompt_cache_key")
+            .is_none()
+    );
+    Ok(())
 }

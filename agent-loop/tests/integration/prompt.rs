@@ -116,6 +116,51 @@ async fn an_empty_prompt_sends_no_system_message() -> TestResult {
     Ok(())
 }
 
+/// A step that cannot render says everything that is wrong with the
+/// prompt and the contexts, not the first problem only.
+#[tokio::test]
+async fn a_render_failure_reports_every_problem_of_prompt_and_contexts() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([]));
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), adapter.clone())?;
+    let _todo =
+        agent_loop
+            .prompt()
+            .context(PromptSection::new("test:todo", 10, "Due <<tomorrow>>."))?;
+    let agent = Agent::new(
+        "coder",
+        AgentOptions::new("m").with_persona("You are <<modle>> in <<cwd>>."),
+    );
+    let error = support::turn(&agent_loop, &agent, &mut Session::new(), "hi")
+        .await
+        .err()
+        .ok_or("the turn should fail to render")?;
+    let TurnError::Render { source, .. } = &error else {
+        return Err(format!("expected a render error, got {error:?}").into());
+    };
+    let problems: Vec<(&str, &str)> = source
+        .iter()
+        .map(|error| match error {
+            RenderError::UnknownVariable { reference, .. } => ("unknown", reference.as_str()),
+            RenderError::ValuelessVariable { reference, .. } => ("valueless", reference.as_str()),
+            _ => ("other", error.section()),
+        })
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            ("unknown", "modle"),
+            ("valueless", "cwd"),
+            ("unknown", "tomorrow")
+        ]
+    );
+    let message = error.to_string();
+    assert!(message.contains("`<<modle>>`"), "{message}");
+    assert!(message.contains("context `test:todo`"), "{message}");
+    assert!(message.contains("no working directory"), "{message}");
+    assert!(adapter.requests().is_empty(), "no request may be sent");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("fine")]));
@@ -132,8 +177,9 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
     let TurnError::Render { source, .. } = &error else {
         return Err(format!("expected a render error, got {error:?}").into());
     };
+    assert_eq!(source.len(), 1, "{source:?}");
     assert!(
-        matches!(&**source, RenderError::ValuelessVariable { section, reference, .. }
+        matches!(source.first(), RenderError::ValuelessVariable { section, reference, .. }
             if section == "agent:persona" && reference == "cwd"),
         "{source:?}"
     );

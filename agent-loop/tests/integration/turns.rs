@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, ScriptedAdapter, Session, ToolCall, TurnEndReason, TurnError, TurnSummary,
-    Usage, async_trait,
+    ModelResponse, ScriptedAdapter, Session, TextSink, ToolCall, TurnEndReason, TurnError,
+    TurnSummary, Usage, async_trait,
 };
 use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
@@ -251,6 +251,7 @@ impl ModelAdapter for Fragile {
     async fn complete(
         &self,
         request: &ModelRequest,
+        _on_text: TextSink<'_>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -324,6 +325,7 @@ impl ModelAdapter for Silent {
     async fn complete(
         &self,
         _request: &ModelRequest,
+        _on_text: TextSink<'_>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         futures::future::pending().await

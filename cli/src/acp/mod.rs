@@ -178,10 +178,10 @@ impl Server {
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
-        if let Err(error) = render_prompt(&assembly) {
+        if let Err(errors) = render_prompt(&assembly) {
             return Err(Error::new(
                 ErrorCode::INTERNAL_ERROR,
-                format!("the agent's prompt does not render: {error}"),
+                format!("the agent's prompt does not render:\n{errors}"),
             ));
         }
         let id = session.id().clone();

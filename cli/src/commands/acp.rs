@@ -13,7 +13,7 @@ use crate::adapter;
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
-use crate::prompt_problems::render_problems;
+use crate::prompt_problems::prompt_problems;
 use crate::runtime;
 use crate::store;
 
@@ -24,8 +24,8 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // with one would fail every session: say so now, with the place in the
     // file, before an editor connects.
     let assembly = runtime.assemble(agent, Some(&absolute_cwd(None)?));
-    if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(deployment, agent, &assembly, &error));
+    if let Err(errors) = render_prompt(&assembly) {
+        return Err(prompt_problems(deployment, agent, &errors));
     }
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())

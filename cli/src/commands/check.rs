@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use dsh_system_prompt::{PromptAssembly, check_prompt, render_prompt_with_spans};
+use dsh_system_prompt::{PromptAssembly, RenderedPrompt, render_context, render_prompt_with_spans};
 use toml::Spanned;
 
 use crate::adapter::{self, Purpose};
@@ -33,12 +33,23 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     agents.extend(preset_checks(&deployment, &agents));
     for agent in &agents {
         let assembly = runtime.assemble(agent, cwd.as_deref());
-        // One pass finds every problem of every section; it fails exactly
-        // when the render would.
-        if let Err(errors) = check_prompt(&assembly) {
-            problems.extend(prompt_problems(&deployment, agent, &errors));
-        } else if let Some(problem) = over_budget(&deployment, agent, &assembly) {
-            problems.push(problem);
+        // A failed render reports every problem of every section; the
+        // contexts' come after the prompt's.
+        let context = render_context(&assembly).err().into_iter().flatten();
+        match render_prompt_with_spans(&assembly) {
+            Ok(prompt) => {
+                let context: Vec<_> = context.collect();
+                problems.extend(prompt_problems(&deployment, agent, &context));
+                if context.is_empty()
+                    && let Some(problem) = over_budget(&deployment, agent, &assembly, &prompt)
+                {
+                    problems.push(problem);
+                }
+            }
+            Err(mut errors) => {
+                errors.extend(context);
+                problems.extend(prompt_problems(&deployment, agent, &errors));
+            }
         }
     }
     if !problems.is_empty() {
@@ -69,24 +80,23 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
 
 /// The problem of an agent whose system prompt and tool schemas take more
 /// tokens than its `max_prompt_tokens`, at that key, naming the largest
-/// parts; `None` within the budget, or without one. Only a prompt that
-/// renders is counted.
+/// parts; `None` within the budget, or without one.
 fn over_budget(
     deployment: &Deployment,
     agent: &AgentSpec,
     assembly: &PromptAssembly,
+    prompt: &RenderedPrompt,
 ) -> Option<Problem> {
     let budget = agent.max_prompt_tokens.as_ref()?;
-    let prompt = render_prompt_with_spans(assembly).ok()?;
     let tokenizer = deployment.tokenizer_for(agent);
-    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
+    let tokens = PromptTokens::count(tokenizer, prompt, &assembly.tools);
     let limit = *budget.get_ref();
     let total = tokens.total();
     if u64::try_from(total).is_ok_and(|total| total <= limit) {
         return None;
     }
     let largest: Vec<String> = tokens
-        .largest(&prompt, &assembly.tools, LARGEST_PARTS)
+        .largest(prompt, &assembly.tools, LARGEST_PARTS)
         .into_iter()
         .map(|(part, tokens)| match part {
             Part::Section(name) => format!("section `{name}` {tokens}"),

@@ -17,7 +17,7 @@ use crate::canonical_request;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
-use crate::prompt_problems::render_problems;
+use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::PromptTokens;
 use crate::runtime;
 
@@ -28,7 +28,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
-                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
+                .map_err(|errors| prompt_problems(deployment, agent, &errors))?;
             // The prompt byte for byte; a terminal also gets a final newline
             // so the shell's prompt does not stick to the last line.
             if std::io::stdout().is_terminal() && !text.ends_with('\n') {
@@ -39,7 +39,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
         }
         Format::Explain => {
             let prompt = render_prompt_with_spans(&assembly)
-                .map_err(|error| render_problems(deployment, agent, &assembly, &error))?;
+                .map_err(|errors| prompt_problems(deployment, agent, &errors))?;
             let tokens =
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
             let scope = runtime::loop_agent(agent).scope().clone();
@@ -107,6 +107,7 @@ fn choice_name(choice: TokenizerChoice) -> &'static str {
     match choice {
         TokenizerChoice::Configured => "configured",
         TokenizerChoice::Model => "model",
+        TokenizerChoice::Estimate => "estimate",
         // `Default`, and any way of choosing a later loop adds.
         _ => "default",
     }
@@ -227,6 +228,10 @@ fn tokenizer_origin(deployment: &Deployment, agent: &AgentSpec, tokenizer: Token
     match tokenizer.choice() {
         TokenizerChoice::Configured => format!("{encoding} (`tokenizer` in {table})"),
         TokenizerChoice::Model => format!("{encoding} (selected by model `{model}`)"),
+        TokenizerChoice::Estimate => format!(
+            "{encoding} (an estimate: Anthropic ships no offline tokenizer for model `{model}`, \
+             so these counts are {encoding} estimates; the API's own counts are in `dsh run --trace`)"
+        ),
         _ => format!(
             "{encoding} (the default: no tokenizer is known for model `{model}`; \
              set `tokenizer` in {table} to choose one)"

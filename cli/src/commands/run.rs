@@ -28,7 +28,7 @@ use crate::adapter;
 use crate::args::RunArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
-use crate::prompt_problems::render_problems;
+use crate::prompt_problems::prompt_problems;
 use crate::runtime;
 use crate::store;
 use crate::trace::{Counting, Trace};
@@ -40,8 +40,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
     let assembly = runtime.assemble(agent, Some(&cwd));
-    if let Err(error) = render_prompt(&assembly) {
-        return Err(render_problems(deployment, agent, &assembly, &error));
+    if let Err(errors) = render_prompt(&assembly) {
+        return Err(prompt_problems(deployment, agent, &errors));
     }
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())

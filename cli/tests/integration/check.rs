@@ -30,6 +30,7 @@ fn good_deployments_pass() {
         "examples/coding-agent/dsh.toml",
         "examples/acp-agent/dsh.toml",
         "examples/review-team/dsh.toml",
+        "examples/anthropic/dsh.toml",
         "cli/tests/fixtures/layers-hidden-tool.toml",
     ] {
         let output = dsh(&["check", "--config", config, "--cwd", "/work/project"]);

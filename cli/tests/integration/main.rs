@@ -11,6 +11,7 @@
 mod common;
 
 mod acp;
+mod anthropic;
 mod check;
 mod context;
 mod prompt;

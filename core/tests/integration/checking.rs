@@ -1,11 +1,10 @@
-//! `check_prompt`: every problem of every section at once, each with its
-//! section, owner, span and suggestion; its first problem is the error
-//! `render_prompt` reports.
+//! `render_prompt` fails with every problem of every section at once, each
+//! with its section, owner, span and suggestion.
 
 use dsh_system_prompt::template::{ESCAPE_HINT, ParseErrorKind};
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, Owner, PromptAssembly, PromptSection, RenderError,
-    SystemPrompt, check_prompt, closest, render_prompt,
+    SystemPrompt, closest, render_prompt,
 };
 use proptest::prelude::*;
 
@@ -17,7 +16,7 @@ type Summary = (String, &'static str, Vec<(usize, usize)>);
 
 /// Every problem of `assembly`, summarized.
 fn summary(assembly: &PromptAssembly) -> Vec<Summary> {
-    let errors = check_prompt(assembly).expect_err("problems");
+    let errors = render_prompt(assembly).expect_err("problems");
     errors
         .iter()
         .map(|error| {
@@ -45,8 +44,8 @@ fn summary(assembly: &PromptAssembly) -> Vec<Summary> {
 #[test]
 fn a_good_assembly_has_no_problems() {
     let good = assembly(&[("a", "A <<x>>"), ("b", "B")], &[("x", Some("1"))]);
-    assert_eq!(check_prompt(&good), Ok(()));
-    assert_eq!(check_prompt(&PromptAssembly::new()), Ok(()));
+    assert_eq!(render_prompt(&good).as_deref(), Ok("A 1\n\nB"));
+    assert_eq!(render_prompt(&PromptAssembly::new()).as_deref(), Ok(""));
 }
 
 #[test]
@@ -68,7 +67,7 @@ fn every_problem_of_every_section_is_reported_in_render_order() {
             ("second".to_owned(), "unknown", vec![(14, 24)]),
         ]
     );
-    let errors = check_prompt(&assembly).unwrap_err();
+    let errors = render_prompt(&assembly).unwrap_err();
     assert_eq!(errors.len(), 4);
     // The spans slice the references out of the sections' texts.
     for error in &errors {
@@ -101,7 +100,7 @@ fn each_problem_carries_its_suggestion_owner_and_help() {
             "On <<modle>> in\n<<cwd>>, <<zzz>>.".to_owned()
         }))
         .unwrap();
-    let errors = check_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
+    let errors = render_prompt(&prompt.assemble(&AssembleContext::default())).unwrap_err();
     let errors: Vec<&RenderError> = errors.iter().collect();
     let [modle, cwd, zzz] = errors[..] else {
         panic!("three problems: {errors:?}");
@@ -147,7 +146,7 @@ fn each_problem_carries_its_suggestion_owner_and_help() {
 
 #[test]
 fn with_no_variables_the_help_says_none_are_registered() {
-    let errors = check_prompt(&assembly(&[("a", "<<x>>")], &[])).unwrap_err();
+    let errors = render_prompt(&assembly(&[("a", "<<x>>")], &[])).unwrap_err();
     assert_eq!(
         errors.first().help().unwrap(),
         format!("no variables are registered; {ESCAPE_HINT}")
@@ -156,7 +155,7 @@ fn with_no_variables_the_help_says_none_are_registered() {
 
 #[test]
 fn a_malformed_section_names_every_syntax_error() {
-    let errors = check_prompt(&assembly(&[("a", "<<Model>> <<<x>>>")], &[])).unwrap_err();
+    let errors = render_prompt(&assembly(&[("a", "<<Model>> <<<x>>>")], &[])).unwrap_err();
     let RenderError::Template { errors, owner, .. } = errors.first() else {
         panic!("{errors:?}");
     };
@@ -181,8 +180,7 @@ fn guidance_of_an_absent_tool_is_not_checked() {
     assembly
         .sections
         .insert(AssembledSection::new("tool:bash", 105, "<<nope>>").bound_to_tool("bash"));
-    assert_eq!(check_prompt(&assembly), Ok(()));
-    assert!(render_prompt(&assembly).is_ok());
+    assert_eq!(render_prompt(&assembly).as_deref(), Ok("fine"));
 }
 
 /// The registry's compiled plan fuses fixed sections; checking sees through
@@ -197,10 +195,9 @@ fn fixed_registry_sections_are_checked_like_any_other() {
         &[("cwd", None)],
     );
     let assembly = prompt.assemble(&AssembleContext::default());
-    let errors = check_prompt(&assembly).unwrap_err();
+    let errors = render_prompt(&assembly).unwrap_err();
     let sections: Vec<&str> = errors.iter().map(RenderError::section).collect();
     assert_eq!(sections, ["a", "b"]);
-    assert_eq!(errors.first(), &render_prompt(&assembly).unwrap_err());
 }
 
 #[test]
@@ -230,18 +227,27 @@ fn section_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    /// `check_prompt` fails exactly when `render_prompt` does, and its
-    /// first problem is the render's error.
+    /// A render's problems are the problems of each section rendered
+    /// alone, in order: a section's first problem never hides the next
+    /// one, nor the next section's.
     #[test]
-    fn the_first_problem_is_the_render_error(texts in prop::collection::vec(section_text(), 0..4)) {
+    fn every_section_reports_its_problems(texts in prop::collection::vec(section_text(), 0..4)) {
         let names: Vec<String> = (0..texts.len()).map(|at| format!("s{at}")).collect();
         let sections: Vec<(&str, &str)> =
             names.iter().map(String::as_str).zip(texts.iter().map(String::as_str)).collect();
-        let assembly = assembly(&sections, &[("a", Some("A")), ("none", None)]);
-        match (render_prompt(&assembly), check_prompt(&assembly)) {
-            (Ok(_), Ok(())) => {}
-            (Err(error), Err(errors)) => prop_assert_eq!(&error, errors.first()),
-            (render, check) => prop_assert!(false, "render {:?}, check {:?}", render, check),
+        let whole = assembly(&sections, &[("a", Some("A")), ("none", None)]);
+        let alone: Vec<RenderError> = names
+            .iter()
+            .filter_map(|name| {
+                let mut alone = whole.clone();
+                alone.sections.retain(|section| section.name().as_str() == name);
+                render_prompt(&alone).err()
+            })
+            .flatten()
+            .collect();
+        match render_prompt(&whole) {
+            Ok(_) => prop_assert!(alone.is_empty(), "{:?}", alone),
+            Err(errors) => prop_assert_eq!(errors.into_iter().collect::<Vec<_>>(), alone),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use dsh_system_prompt::{
     AssembleContext, BoxError, ChangeAction, ChangeEvent, Contribution, Owner, PromptSection,
-    Registration, RegistryError, RenderError, SystemPrompt, ToolSchema, render_prompt,
+    Registration, RegistryError, RenderErrors, SystemPrompt, ToolSchema, render_prompt,
 };
 use proptest::strategy::Strategy;
 use support::{
@@ -22,7 +22,7 @@ struct Snapshot {
     sections: Vec<support::SectionRow>,
     variables: Vec<support::VariableRow>,
     tools: Vec<String>,
-    rendered: Result<String, RenderError>,
+    rendered: Result<String, RenderErrors>,
     section_names: Vec<String>,
     variable_names: Vec<String>,
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderError,
-    SystemPrompt, ToolSchema, render_prompt,
+    RenderErrors, SystemPrompt, ToolSchema, render_prompt,
 };
 
 /// A typed field a caller adds to the context.
@@ -149,13 +149,20 @@ pub(crate) fn registry(
 }
 
 /// The prompt of `prompt` for a caller that adds nothing to the context:
-/// assembled with the default context, then rendered.
+/// assembled with the default context, then rendered; its one problem,
+/// for the tests of one problem.
 #[allow(
     clippy::result_large_err,
-    reason = "returns what render_prompt returns"
+    reason = "returns the one problem render_prompt reports"
 )]
 pub(crate) fn render_default(prompt: &SystemPrompt) -> Result<String, RenderError> {
-    render_prompt(&prompt.assemble(&AssembleContext::default()))
+    render_prompt(&prompt.assemble(&AssembleContext::default())).map_err(only)
+}
+
+/// The one problem of a failed render; fails the test if there are more.
+pub(crate) fn only(errors: RenderErrors) -> RenderError {
+    assert_eq!(errors.len(), 1, "expected one problem, got:\n{errors}");
+    errors.first().clone()
 }
 
 /// Asserts that `message` contains every one of `needles`.

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, ScriptedAdapter, Session, ToolCall, TurnError, TurnSummary, async_trait,
+    ModelResponse, ScriptedAdapter, Session, TextSink, ToolCall, TurnError, TurnSummary,
+    async_trait,
 };
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
@@ -348,6 +349,7 @@ impl ModelAdapter for HangsForChildren {
     async fn complete(
         &self,
         request: &ModelRequest,
+        _on_text: TextSink<'_>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
         if request.model == "parent" {

@@ -49,7 +49,7 @@ fn main() {
     let error = render_prompt(&prompt.assemble(&cx)).unwrap_err();
     assert!(
         matches!(
-            &error,
+            error.first(),
             RenderError::CompleteSections { section, other, .. }
                 if section == "agent:persona" && other == "other"
         ),

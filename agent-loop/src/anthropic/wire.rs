@@ -1,0 +1,822 @@
+//! The Messages API wire format: the request with its cache breakpoints,
+//! the events of a streamed answer, and a whole answer.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::CacheTtl;
+use crate::http::parse;
+use crate::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
+
+#[derive(Serialize)]
+struct MessagesRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    // Always: a caller that wants no pieces drops them, so there is one
+    // request and one way to read its answer.
+    stream: bool,
+}
+
+/// A cache breakpoint: the prefix up to the block that carries it is
+/// cached.
+#[derive(Clone, Copy, Serialize)]
+struct CacheControl {
+    r#type: &'static str,
+    /// Left out for five minutes, the API's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl: Option<&'static str>,
+}
+
+impl CacheControl {
+    fn new(ttl: CacheTtl) -> Self {
+        Self {
+            r#type: "ephemeral",
+            ttl: match ttl {
+                CacheTtl::FiveMinutes => None,
+                CacheTtl::OneHour => Some("1h"),
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: Role,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: serde_json::Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        // The API takes a result without content; it rejects an empty
+        // text.
+        #[serde(skip_serializing_if = "str::is_empty")]
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl Block<'_> {
+    fn mark(&mut self, mark: CacheControl) {
+        let (Self::Text { cache_control, .. }
+        | Self::ToolUse { cache_control, .. }
+        | Self::ToolResult { cache_control, .. }) = self;
+        *cache_control = Some(mark);
+    }
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+/// The request for `request`, its breakpoints placed (see the module
+/// documentation of the adapter for the rule).
+pub(super) fn request(
+    request: &ModelRequest,
+    max_tokens: u32,
+    ttl: CacheTtl,
+) -> impl Serialize + '_ {
+    let mark = CacheControl::new(ttl);
+    let mut tools: Vec<WireTool<'_>> = request
+        .tools
+        .iter()
+        .map(|tool| WireTool {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.parameters,
+            cache_control: None,
+        })
+        .collect();
+    let mut system: Vec<Block<'_>> = request
+        .system
+        .as_deref()
+        .filter(|text| !text.is_empty())
+        .map(|text| Block::Text {
+            text,
+            cache_control: None,
+        })
+        .into_iter()
+        .collect();
+    let mut messages = messages(&request.messages);
+
+    if let Some(tool) = tools.last_mut() {
+        tool.cache_control = Some(mark);
+    }
+    if let Some(block) = system.last_mut() {
+        block.mark(mark);
+    }
+    for index in message_breakpoints(&messages) {
+        if let Some(block) = messages
+            .get_mut(index)
+            .and_then(|message| message.content.last_mut())
+        {
+            block.mark(mark);
+        }
+    }
+    MessagesRequest {
+        model: &request.model,
+        max_tokens,
+        system,
+        messages,
+        tools,
+        stream: true,
+    }
+}
+
+/// The messages whose last block gets a breakpoint: the last message, and
+/// the one before the newest assistant answer before it — the previous
+/// request's last message, since that answer is what it returned.
+fn message_breakpoints(messages: &[WireMessage<'_>]) -> Vec<usize> {
+    let Some(last) = messages.len().checked_sub(1) else {
+        return Vec::new();
+    };
+    let previous = messages[..last]
+        .iter()
+        .rposition(|message| matches!(message.role, Role::Assistant))
+        .and_then(|answer| answer.checked_sub(1));
+    previous.into_iter().chain([last]).collect()
+}
+
+/// The conversation as the API takes it: roles alternate, a tool result
+/// is a block of a user message, and the results of one answer's calls
+/// share one message. Consecutive messages of one role are joined, as the
+/// API would join them; empty texts, which it rejects, are left out, and a
+/// message left with no block at all with them.
+fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
+    let mut messages: Vec<WireMessage<'_>> = Vec::new();
+    for message in conversation {
+        let (role, blocks) = match message {
+            Message::User { text } => (Role::User, vec![text_block(text)]),
+            Message::Assistant { text, tool_calls } => (
+                Role::Assistant,
+                std::iter::once(text_block(text))
+                    .chain(tool_calls.iter().map(|call| {
+                        Some(Block::ToolUse {
+                            id: &call.id,
+                            name: &call.name,
+                            input: tool_input(&call.arguments),
+                            cache_control: None,
+                        })
+                    }))
+                    .collect(),
+            ),
+            Message::Tool {
+                call_id,
+                text,
+                is_error,
+                ..
+            } => (
+                Role::User,
+                vec![Some(Block::ToolResult {
+                    tool_use_id: call_id,
+                    content: text,
+                    is_error: *is_error,
+                    cache_control: None,
+                })],
+            ),
+        };
+        let blocks = blocks.into_iter().flatten();
+        match messages.last_mut() {
+            Some(last) if std::mem::discriminant(&last.role) == std::mem::discriminant(&role) => {
+                last.content.extend(blocks);
+            }
+            _ => {
+                let content: Vec<Block<'_>> = blocks.collect();
+                if !content.is_empty() {
+                    messages.push(WireMessage { role, content });
+                }
+            }
+        }
+    }
+    messages
+}
+
+fn text_block(text: &str) -> Option<Block<'_>> {
+    (!text.is_empty()).then_some(Block::Text {
+        text,
+        cache_control: None,
+    })
+}
+
+/// A tool call's input as the API takes it: a JSON object. The model
+/// wrote the arguments this adapter read back (or an empty text, for a
+/// call without input); anything else is sent as `{}`, since the API
+/// rejects a request whose `tool_use` input is not an object, and the
+/// call's result already says its arguments were wrong.
+fn tool_input(arguments: &str) -> serde_json::Value {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(object @ serde_json::Value::Object(_)) => object,
+        _ => serde_json::Value::Object(serde_json::Map::new()),
+    }
+}
+
+/// Whether an error body is the API's `overloaded_error`.
+pub(super) fn is_overloaded_error_body(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| {
+            value
+                .pointer("/error/type")
+                .and_then(serde_json::Value::as_str)
+                .map(|kind| kind == "overloaded_error")
+        })
+        .unwrap_or(false)
+}
+
+/// The usage of `message_start`, `message_delta` or a whole message.
+/// `input_tokens` excludes what the cache read or wrote.
+#[derive(Clone, Copy, Default, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// `later`'s counts where it has them, else these: `message_delta`
+    /// repeats (cumulatively) what changed since `message_start`.
+    fn update(&mut self, later: Self) {
+        self.input_tokens = later.input_tokens.or(self.input_tokens);
+        self.output_tokens = later.output_tokens.or(self.output_tokens);
+        self.cache_creation_input_tokens = later
+            .cache_creation_input_tokens
+            .or(self.cache_creation_input_tokens);
+        self.cache_read_input_tokens = later
+            .cache_read_input_tokens
+            .or(self.cache_read_input_tokens);
+    }
+}
+
+impl From<WireUsage> for Usage {
+    fn from(wire: WireUsage) -> Self {
+        let read = wire.cache_read_input_tokens;
+        let written = wire.cache_creation_input_tokens;
+        let prompt = wire.input_tokens.unwrap_or(0) + read.unwrap_or(0) + written.unwrap_or(0);
+        let mut usage = Usage::new(prompt, wire.output_tokens.unwrap_or(0));
+        if let Some(read) = read {
+            usage = usage.with_cached_prompt_tokens(read);
+        }
+        if let Some(written) = written {
+            usage = usage.with_cache_creation_prompt_tokens(written);
+        }
+        usage
+    }
+}
+
+/// A content block of an answer, whole (a message that was not streamed)
+/// or as `content_block_start` opens it.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Option<serde_json::Value>,
+    },
+    /// A kind this adapter does not ask for (`thinking`, a server tool's
+    /// block): not part of the answer dsh keeps.
+    #[serde(other)]
+    Other,
+}
+
+/// A whole message, from a server that did not stream.
+#[derive(Deserialize)]
+struct WholeMessage {
+    content: Vec<ContentBlock>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+/// Parses a whole message; the error says what is wrong and where.
+pub(super) fn response(body: &[u8]) -> Result<ModelResponse, String> {
+    let message: WholeMessage = parse(body, "body")?;
+    let mut answer = ModelResponse::default();
+    for block in message.content {
+        match block {
+            ContentBlock::Text { text } => answer.text.push_str(&text),
+            ContentBlock::ToolUse { id, name, input } => answer.tool_calls.push(ToolCall {
+                id,
+                name,
+                arguments: input.map_or_else(|| "{}".to_owned(), |input| input.to_string()),
+            }),
+            ContentBlock::Other => {}
+        }
+    }
+    answer.usage = message.usage.map(Usage::from);
+    Ok(answer)
+}
+
+/// One event of a streamed answer; its `type` is also its SSE `event:`
+/// name, so the data alone says which.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StreamEvent {
+    MessageStart {
+        message: StartedMessage,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: Delta,
+    },
+    ContentBlockStop {
+        #[allow(dead_code, reason = "read to check the event's shape")]
+        index: usize,
+    },
+    MessageDelta {
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        error: ApiError,
+    },
+    /// The API may add event types; it asks clients to pass over those
+    /// they do not know.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct StartedMessage {
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Delta {
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    /// `thinking_delta`, `signature_delta`, `citations_delta`: not part of
+    /// the answer dsh keeps.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct ApiError {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    message: String,
+}
+
+/// A block of a streamed answer so far.
+enum PartialBlock {
+    Text,
+    ToolUse {
+        id: String,
+        name: String,
+        /// The input `content_block_start` carried (`{}` when the input
+        /// streams in deltas).
+        start: Option<serde_json::Value>,
+        json: String,
+    },
+    Other,
+}
+
+/// What one event of the stream brought.
+pub(super) enum Step<'a> {
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// Nothing to show: a block opened or closed, a tool call's input
+    /// grew, usage, a ping.
+    Nothing,
+    /// `message_stop`: the answer is complete.
+    Stop,
+    /// An `error` event: the answer ends with this error.
+    Error { kind: String, message: String },
+}
+
+/// A streamed answer so far: its text, its blocks by index, its usage.
+#[derive(Default)]
+pub(super) struct StreamedMessage {
+    text: String,
+    blocks: BTreeMap<usize, PartialBlock>,
+    usage: Option<WireUsage>,
+    events: usize,
+}
+
+impl StreamedMessage {
+    /// Adds the data of the next event.
+    pub(super) fn add(&mut self, data: &str) -> Result<Step<'_>, String> {
+        self.events += 1;
+        let event: StreamEvent = parse(data.as_bytes(), "its data")
+            .map_err(|message| format!("event {} of the stream: {message}", self.events))?;
+        match event {
+            StreamEvent::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    self.usage.get_or_insert_default().update(usage);
+                }
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                let block = match content_block {
+                    ContentBlock::Text { text } if !text.is_empty() => {
+                        self.blocks.insert(index, PartialBlock::Text);
+                        return Ok(self.push_text(&text));
+                    }
+                    ContentBlock::Text { .. } => PartialBlock::Text,
+                    ContentBlock::ToolUse { id, name, input } => PartialBlock::ToolUse {
+                        id,
+                        name,
+                        start: input,
+                        json: String::new(),
+                    },
+                    ContentBlock::Other => PartialBlock::Other,
+                };
+                self.blocks.insert(index, block);
+            }
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                let block = self.blocks.get_mut(&index).ok_or_else(|| {
+                    format!(
+                        "event {} of the stream: a delta for block {index}, which no \
+                         `content_block_start` opened",
+                        self.events
+                    )
+                })?;
+                match (block, delta) {
+                    (PartialBlock::Text, Delta::Text { text }) => {
+                        return Ok(self.push_text(&text));
+                    }
+                    (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                        json.push_str(&partial_json);
+                    }
+                    (_, Delta::Other) | (PartialBlock::Other, _) => {}
+                    _ => {
+                        return Err(format!(
+                            "event {} of the stream: a delta of the wrong kind for block {index}",
+                            self.events
+                        ));
+                    }
+                }
+            }
+            StreamEvent::MessageDelta { usage } => {
+                if let Some(usage) = usage {
+                    self.usage.get_or_insert_default().update(usage);
+                }
+            }
+            StreamEvent::MessageStop => return Ok(Step::Stop),
+            StreamEvent::Error { error } => {
+                return Ok(Step::Error {
+                    kind: error.kind,
+                    message: error.message,
+                });
+            }
+            StreamEvent::ContentBlockStop { .. } | StreamEvent::Ping | StreamEvent::Other => {}
+        }
+        Ok(Step::Nothing)
+    }
+
+    fn push_text(&mut self, piece: &str) -> Step<'_> {
+        let start = self.text.len();
+        self.text.push_str(piece);
+        Step::Text(&self.text[start..])
+    }
+
+    /// Whether any text has been passed on yet.
+    pub(super) fn has_text(&self) -> bool {
+        !self.text.is_empty()
+    }
+
+    /// The whole answer, its tool calls in block order; an error when a
+    /// tool call's input is not JSON.
+    pub(super) fn finish(self) -> Result<ModelResponse, String> {
+        let mut answer = ModelResponse::text(self.text);
+        for (index, block) in self.blocks {
+            let PartialBlock::ToolUse {
+                id,
+                name,
+                start,
+                json,
+            } = block
+            else {
+                continue;
+            };
+            let arguments = if json.is_empty() {
+                start.map_or_else(|| "{}".to_owned(), |input| input.to_string())
+            } else {
+                json
+            };
+            if serde_json::from_str::<serde_json::Value>(&arguments).is_err() {
+                return Err(format!(
+                    "the input of tool call `{id}` (`{name}`, block {index}) is not JSON: \
+                     {arguments:?}; if the answer stopped at `max_tokens`, raise `max_tokens`"
+                ));
+            }
+            answer.tool_calls.push(ToolCall::new(id, name, arguments));
+        }
+        answer.usage = self.usage.map(Usage::from);
+        Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use dsh_system_prompt::ToolSchema;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn wire(request: &ModelRequest, ttl: CacheTtl) -> Value {
+        serde_json::to_value(super::request(request, 1024, ttl)).unwrap_or_default()
+    }
+
+    /// The paths of every `cache_control` in a request body.
+    fn breakpoints(body: &Value) -> Vec<String> {
+        let mut found = Vec::new();
+        for (at, tool) in body["tools"].as_array().into_iter().flatten().enumerate() {
+            if tool.get("cache_control").is_some() {
+                found.push(format!("tools[{at}]"));
+            }
+        }
+        for (at, block) in body["system"].as_array().into_iter().flatten().enumerate() {
+            if block.get("cache_control").is_some() {
+                found.push(format!("system[{at}]"));
+            }
+        }
+        for (m, message) in body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            for (b, block) in message["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                if block.get("cache_control").is_some() {
+                    found.push(format!("messages[{m}].content[{b}]"));
+                }
+            }
+        }
+        found
+    }
+
+    fn request(messages: Vec<Message>) -> ModelRequest {
+        ModelRequest {
+            model: "claude-test".into(),
+            system: Some("You are terse.".into()),
+            tools: vec![
+                Arc::new(ToolSchema::new("read", "Reads.", json!({"type": "object"}))),
+                Arc::new(ToolSchema::new("bash", "Runs.", json!({"type": "object"}))),
+            ],
+            messages,
+            session: None,
+        }
+    }
+
+    fn user(text: &str) -> Message {
+        Message::User { text: text.into() }
+    }
+
+    fn answer(text: &str, calls: &[&str]) -> Message {
+        Message::Assistant {
+            text: text.into(),
+            tool_calls: calls
+                .iter()
+                .map(|id| ToolCall::new(*id, "read", r#"{"path":"a"}"#))
+                .collect(),
+        }
+    }
+
+    fn result(id: &str, is_error: bool) -> Message {
+        Message::Tool {
+            call_id: id.into(),
+            name: "read".into(),
+            text: format!("result of {id}"),
+            is_error,
+        }
+    }
+
+    #[test]
+    fn a_first_request_marks_tools_system_and_its_last_message() {
+        let body = wire(&request(vec![user("hi")]), CacheTtl::FiveMinutes);
+        assert_eq!(
+            breakpoints(&body),
+            ["tools[1]", "system[0]", "messages[0].content[0]"]
+        );
+        assert_eq!(
+            body["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+    }
+
+    #[test]
+    fn a_later_request_also_marks_where_the_previous_one_ended() {
+        let body = wire(
+            &request(vec![
+                user("hi"),
+                answer("", &["a", "b"]),
+                result("a", false),
+                result("b", true),
+            ]),
+            CacheTtl::OneHour,
+        );
+        assert_eq!(
+            breakpoints(&body),
+            [
+                "tools[1]",
+                "system[0]",
+                "messages[0].content[0]",
+                "messages[2].content[1]"
+            ]
+        );
+        assert_eq!(
+            body["messages"][2],
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "result of a"},
+                {"type": "tool_result", "tool_use_id": "b", "content": "result of b", "is_error": true,
+                 "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+            ]})
+        );
+    }
+
+    #[test]
+    fn without_tools_or_system_prompt_there_are_fewer_marks() {
+        let mut bare = request(vec![user("a"), answer("b", &[]), user("c")]);
+        bare.tools.clear();
+        bare.system = None;
+        let body = wire(&bare, CacheTtl::FiveMinutes);
+        assert_eq!(
+            breakpoints(&body),
+            ["messages[0].content[0]", "messages[2].content[0]"]
+        );
+        assert!(body.get("tools").is_none() && body.get("system").is_none());
+    }
+
+    #[test]
+    fn empty_texts_are_left_out_and_bad_tool_input_is_an_empty_object() {
+        let body = wire(
+            &request(vec![
+                user("go"),
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall::new("x", "read", "not json")],
+                },
+                result("x", true),
+            ]),
+            CacheTtl::FiveMinutes,
+        );
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([{"type": "tool_use", "id": "x", "name": "read", "input": {}}])
+        );
+    }
+
+    fn stream(events: &[Value]) -> Result<(Vec<String>, ModelResponse), String> {
+        let mut message = StreamedMessage::default();
+        let mut pieces = Vec::new();
+        for event in events {
+            match message.add(&event.to_string())? {
+                Step::Text(piece) => pieces.push(piece.to_owned()),
+                Step::Stop => return Ok((pieces, message.finish()?)),
+                Step::Error { kind, message } => return Err(format!("{kind}: {message}")),
+                Step::Nothing => {}
+            }
+        }
+        Err("no message_stop".into())
+    }
+
+    #[test]
+    fn usage_adds_up_the_cache_and_takes_the_last_output_count() -> Result<(), String> {
+        let (_, answer) = stream(&[
+            json!({"type": "message_start", "message": {"usage": {
+                "input_tokens": 10, "cache_creation_input_tokens": 200,
+                "cache_read_input_tokens": 3000, "output_tokens": 1}}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                   "usage": {"output_tokens": 42}}),
+            json!({"type": "message_stop"}),
+        ])?;
+        assert_eq!(
+            answer.usage,
+            Some(
+                Usage::new(3210, 42)
+                    .with_cached_prompt_tokens(3000)
+                    .with_cache_creation_prompt_tokens(200)
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_delta_for_an_unopened_block_is_named() {
+        let error = stream(&[json!({"type": "content_block_delta", "index": 2,
+                                    "delta": {"type": "text_delta", "text": "x"}})])
+        .err()
+        .unwrap_or_default();
+        assert!(error.contains("block 2"), "{error}");
+        assert!(error.starts_with("event 1 of the stream"), "{error}");
+    }
+
+    #[test]
+    fn unknown_events_and_blocks_are_passed_over() -> Result<(), String> {
+        let (pieces, answer) = stream(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "thinking", "thinking": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+            json!({"type": "some_future_event"}),
+            json!({"type": "content_block_start", "index": 1,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 1,
+                   "delta": {"type": "text_delta", "text": "Hi"}}),
+            json!({"type": "message_stop"}),
+        ])?;
+        assert_eq!(pieces, ["Hi"]);
+        assert_eq!(answer, ModelResponse::text("Hi"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_tool_input_cut_short_says_to_raise_max_tokens() {
+        let error = stream(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ca"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+                   "usage": {"output_tokens": 1024}}),
+            json!({"type": "message_stop"}),
+        ])
+        .err()
+        .unwrap_or_default();
+        assert!(error.contains("`toolu_9` (`bash`, block 0)"), "{error}");
+        assert!(error.contains("raise `max_tokens`"), "{error}");
+    }
+
+    #[test]
+    fn a_whole_message_is_read_too() -> Result<(), String> {
+        let answer = response(
+            br#"{"id": "msg_1", "type": "message", "role": "assistant", "content": [
+                {"type": "text", "text": "Reading."},
+                {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a"}}
+            ], "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 7}}"#,
+        )?;
+        assert_eq!(
+            answer,
+            ModelResponse::text("Reading.")
+                .with_tool_call(ToolCall::new("toolu_1", "read", r#"{"path":"a"}"#))
+                .with_usage(Usage::new(5, 7))
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,105 @@
+//! Every problem of a part, found once a render has failed: where the
+//! render stops at a part's first problem, this reads the whole part.
+
+use dsh_prompt_template::{ParseErrors, Reference, Template, position_of};
+
+use crate::render::{lookup, shows};
+use crate::{AssembledSection, PromptAssembly, RenderError, closest};
+
+/// Appends every problem of `part` to `errors`: its syntax errors, then
+/// each unknown or valueless reference in the order they appear (in a
+/// malformed text, as if its malformed parts were plain text). A part
+/// that does not show has none: it is not rendered.
+#[cold]
+pub(super) fn of_part(
+    assembly: &PromptAssembly,
+    part: &AssembledSection,
+    errors: &mut Vec<RenderError>,
+) {
+    if !shows(assembly, part) {
+        return;
+    }
+    let text = part.text().as_str();
+    let parsed;
+    let template = match part.template() {
+        Some(template) => template,
+        None => {
+            let (template, syntax) = Template::parse_recovering(text);
+            if let Some(syntax) = syntax {
+                errors.push(syntax_error(part, syntax));
+            }
+            parsed = template;
+            &parsed
+        }
+    };
+    for reference in template.references(text) {
+        if let Err(error) = lookup(assembly, part, &reference) {
+            errors.push(error);
+        }
+    }
+}
+
+/// The error of an assembly that shows two complete sections, which
+/// cannot both be the whole prompt; `None` for any other. A complete
+/// section bound to a tool the assembly lacks does not show, so it is not
+/// counted.
+pub(super) fn complete_conflict(assembly: &PromptAssembly) -> Option<RenderError> {
+    let mut complete = (assembly.sections.iter())
+        .filter(|section| section.is_complete() && shows(assembly, section));
+    let (first, second) = (complete.next()?, complete.next()?);
+    Some(RenderError::CompleteSections {
+        section: first.name().to_string(),
+        owner: first.owner().clone(),
+        other: second.name().to_string(),
+        other_owner: second.owner().clone(),
+    })
+}
+
+/// The error of a section whose text is malformed.
+#[cold]
+pub(super) fn syntax_error(section: &AssembledSection, errors: ParseErrors) -> RenderError {
+    RenderError::Template {
+        kind: section.kind(),
+        section: section.name().to_string(),
+        owner: section.owner().clone(),
+        errors,
+    }
+}
+
+/// The error of a reference that has no value: unknown, or registered and
+/// valueless for this assembly.
+#[cold]
+pub(super) fn reference_error(
+    assembly: &PromptAssembly,
+    section: &AssembledSection,
+    reference: &Reference<'_>,
+) -> RenderError {
+    let position = position_of(section.text(), reference.offset);
+    // `<<` + name + `>>`.
+    let span = reference.offset..reference.offset + reference.name.len() + 4;
+    let section_name = section.name().to_string();
+    let owner = section.owner().clone();
+    if assembly.variables.contains(reference.name) {
+        return RenderError::ValuelessVariable {
+            kind: section.kind(),
+            section: section_name,
+            owner,
+            reference: reference.name.to_owned(),
+            position,
+            span,
+            variable_owner: assembly.variables.owner(reference.name).cloned(),
+        };
+    }
+    let mut registered: Vec<String> = assembly.variables.names().map(str::to_owned).collect();
+    registered.sort_unstable();
+    RenderError::UnknownVariable {
+        kind: section.kind(),
+        section: section_name,
+        owner,
+        reference: reference.name.to_owned(),
+        position,
+        span,
+        suggestion: closest(reference.name, &registered).cloned(),
+        registered,
+    }
+}
