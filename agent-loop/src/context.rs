@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dsh_system_prompt::AssembleContext;
+use dsh_system_prompt::{AssembleContext, Scope, ScopeId};
 use dsh_tools::ToolSession;
 
 use crate::{Agent, AgentLoop, Event, Session, SessionId};
@@ -38,7 +38,7 @@ impl SessionFacts {
 ///
 /// ```
 /// use dsh_agent_loop::{Agent, AgentContextExt, AgentOptions, Session};
-/// use dsh_system_prompt::AssembleContext;
+/// use dsh_system_prompt::{AssembleContext, Scope, ScopeId};
 ///
 /// let agent = Agent::new("coder", AgentOptions::new("gpt-5"));
 /// let session = Session::new().with_cwd("/work");
@@ -53,10 +53,13 @@ pub trait AgentContextExt {
     /// The session this assembly is for.
     fn session(&self) -> Option<&SessionFacts>;
     /// Adds the agent, and with it the agent's tool set and its scope
-    /// ([`Agent::scope`]).
+    /// ([`Agent::scope`]), followed by the session's layer when the
+    /// session is already added.
     fn with_agent(self, agent: Agent) -> Self;
-    /// Adds the facts of the session, and its key for tools' state
-    /// ([`ToolSession`]).
+    /// Adds the facts of the session, its key for tools' state
+    /// ([`ToolSession`]), and its layer ([`ScopeId::session`]) as the
+    /// nearest of the scope: what the session brings (its instruction
+    /// files, a client's system prompt) is seen by its assemblies only.
     fn with_session(self, session: &Session) -> Self;
 }
 
@@ -71,7 +74,11 @@ impl AgentContextExt for AssembleContext {
 
     fn with_agent(self, agent: Agent) -> Self {
         let selection = agent.tool_selection().cloned();
-        let cx = self.with_scope(agent.scope().clone()).with(agent);
+        let scope = match self.session() {
+            Some(session) => with_session_layer(agent.scope(), &session.id),
+            None => agent.scope().clone(),
+        };
+        let cx = self.with_scope(scope).with(agent);
         match selection {
             Some(selection) => cx.with_shared(selection),
             None => cx,
@@ -79,9 +86,25 @@ impl AgentContextExt for AssembleContext {
     }
 
     fn with_session(self, session: &Session) -> Self {
-        self.with(SessionFacts::of(session))
+        let scope = with_session_layer(self.scope(), session.id());
+        self.with_scope(scope)
+            .with(SessionFacts::of(session))
             .with(ToolSession::new(session.id().as_str()))
     }
+}
+
+/// `scope` with the layer of session `id` as its nearest, in place of any
+/// other session's.
+fn with_session_layer(scope: &Scope, id: &SessionId) -> Scope {
+    let own = ScopeId::session(id.as_str());
+    Scope::new(
+        scope
+            .layers()
+            .iter()
+            .filter(|layer| !layer.as_str().starts_with("session:"))
+            .cloned()
+            .chain([own]),
+    )
 }
 
 /// The turn that makes a tool call, as the loop attaches it to every

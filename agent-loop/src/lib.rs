@@ -126,11 +126,13 @@
 mod agent;
 mod anthropic;
 mod approval;
+mod client_prompt;
 mod config;
 mod context;
 mod error;
 mod http;
 mod id;
+mod instructions;
 mod openai;
 mod prompt;
 mod request;
@@ -143,9 +145,17 @@ pub use agent::{Agent, AgentId, AgentOptions};
 pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
+pub use client_prompt::{
+    CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
+    is_workspace_context,
+};
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
+pub use error::{BoxError, InstructionsError, ModelApi, ModelError, TokenizerError, TurnError};
+pub use instructions::{
+    INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
+    PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
+};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};

@@ -36,6 +36,17 @@
 //! max_prompt_tokens = 4000          # optional: `dsh check` fails when the prompt and tools exceed it
 //! ```
 //!
+//! The project's own instruction files (`AGENTS.md`, `CLAUDE.md`), read
+//! for each session from its working directory, are configured by
+//! `[instructions]`, the agent loop's `InstructionsConfig`:
+//!
+//! ```toml
+//! [instructions]
+//! files = ["AGENTS.md", "CLAUDE.md"]   # the first name present in a directory is its file
+//! max_bytes = 32768                    # the budget over all files, spent nearest first
+//! enabled = true
+//! ```
+//!
 //! Per-agent variants without copies — `preset = "…"` naming a
 //! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
 //! and a deployment-wide `tool_order` — are described in
@@ -69,7 +80,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, Encoding, PERSONA_SECTION, Tokenizer};
+use dsh_agent_loop::{AdapterConfig, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer};
 use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
@@ -117,6 +128,9 @@ pub(crate) struct Deployment {
     pub(crate) agents: Vec<AgentSpec>,
     /// `[sessions]`: where its sessions are recorded.
     pub(crate) sessions: SessionStore,
+    /// `[instructions]`, checked: how each session finds its instruction
+    /// files.
+    pub(crate) instructions: InstructionsConfig,
 }
 
 /// The deployment file as written.
@@ -132,6 +146,7 @@ struct DeploymentFile {
     agents: Vec<AgentFile>,
     #[serde(default)]
     sessions: sessions::SessionsTable,
+    instructions: Option<Spanned<InstructionsConfig>>,
 }
 
 /// `[tools.<name>]` as written: a built-in tool's settings, or a tool
@@ -292,6 +307,7 @@ impl Deployment {
             presets,
             agents,
             sessions,
+            instructions,
         } = parsed;
         let sessions = sessions.resolve(dir.as_deref());
         let mut checks = Checks {
@@ -325,6 +341,19 @@ impl Deployment {
             })
             .collect();
         let agents = checks.agents(agents, &adapter, &presets);
+        let instructions = match instructions {
+            Some(table) => match table.get_ref().check() {
+                Ok(()) => table.into_inner(),
+                Err(error) => {
+                    checks.problems.push(
+                        file.problem(error.to_string())
+                            .label(table.span(), "in this table"),
+                    );
+                    InstructionsConfig::default()
+                }
+            },
+            None => InstructionsConfig::default(),
+        };
         let Checks {
             instances: tools,
             problems,
@@ -342,6 +371,7 @@ impl Deployment {
                 presets,
                 agents,
                 sessions,
+                instructions,
             })
         } else {
             Err(problems)

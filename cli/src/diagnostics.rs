@@ -94,6 +94,8 @@ pub(crate) struct Problem {
     source: Option<SourceFile>,
     labels: Vec<LabeledSpan>,
     help: Option<String>,
+    /// A warning is reported, and does not fail the command.
+    warning: bool,
 }
 
 impl Problem {
@@ -104,7 +106,15 @@ impl Problem {
             source: None,
             labels: Vec::new(),
             help: None,
+            warning: false,
         }
+    }
+
+    /// Makes it a warning: reported as one, and the command still
+    /// succeeds.
+    pub(crate) fn warning(mut self) -> Self {
+        self.warning = true;
+        self
     }
 
     /// Underlines `span` of the problem's file with `label`. The first
@@ -141,6 +151,10 @@ impl fmt::Display for Problem {
 impl std::error::Error for Problem {}
 
 impl Diagnostic for Problem {
+    fn severity(&self) -> Option<miette::Severity> {
+        self.warning.then_some(miette::Severity::Warning)
+    }
+
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help
             .as_ref()
@@ -195,7 +209,8 @@ impl Reporter {
     /// a file, else a diagnostic with the file excerpt.
     pub(crate) fn render(&self, problem: &Problem) -> String {
         if problem.source.is_none() {
-            let mut out = format!("error: {}\n", problem.message);
+            let kind = if problem.warning { "warning" } else { "error" };
+            let mut out = format!("{kind}: {}\n", problem.message);
             if let Some(help) = &problem.help {
                 out.push_str(&format!("  help: {help}\n"));
             }

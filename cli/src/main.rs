@@ -20,6 +20,8 @@ mod canonical_request;
 mod commands;
 mod config;
 mod diagnostics;
+mod duplicate_sentences;
+mod instruction_report;
 mod prompt_problems;
 mod prompt_tokens;
 mod runtime;

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use dsh_agent_loop::{AgentLoop, AgentOptions, Session};
-use dsh_system_prompt::{PromptAssembly, Registration, SystemPrompt};
+use dsh_agent_loop::{AgentOptions, InstructionsConfig, Session};
+use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
     AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProvider,
     SubagentProviders, SubagentTool, SubagentToolConfig,
@@ -19,6 +19,9 @@ use crate::config::{self, AgentSpec, Deployment};
 use crate::diagnostics::Problem;
 
 mod layers;
+mod session;
+
+pub(crate) use session::StartedSession;
 
 // Crates whose only prompt contributions are static sections are linked
 // here by name, or `inventory` would never see them. The tool crates are
@@ -82,6 +85,8 @@ pub(crate) struct Runtime {
     _todo_context: Registration,
     /// Keep the deployment's layers (sections, tool orders) registered.
     _layers: Vec<Registration>,
+    /// How each session finds its instruction files.
+    pub(crate) instructions: InstructionsConfig,
 }
 
 impl Runtime {
@@ -154,16 +159,8 @@ impl Runtime {
             _installed: installed,
             _todo_context: todo_context,
             _layers: layers,
+            instructions: deployment.instructions.clone(),
         })
-    }
-
-    /// Assembles the prompt of `agent` for a session in `cwd` (or with no
-    /// working directory).
-    pub(crate) fn assemble(&self, agent: &AgentSpec, cwd: Option<&Path>) -> PromptAssembly {
-        // The context the loop's steps assemble with, so what `dsh prompt`
-        // prints is what `dsh run` sends.
-        let cx = AgentLoop::context(&loop_agent(agent), &session(cwd));
-        self.prompt.assemble(&cx)
     }
 }
 

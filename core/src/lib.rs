@@ -85,6 +85,7 @@ mod registry;
 mod render;
 mod scope;
 mod section;
+mod sentences;
 mod statics;
 mod suggestion;
 mod text;
@@ -126,6 +127,7 @@ pub use render::{
 };
 pub use scope::{Scope, ScopeId};
 pub use section::{Owner, PromptSection, SectionText, TextProvider, ToolSchema};
+pub use sentences::{MIN_SENTENCE_WORDS, RepeatedSentence, repeated_sentences};
 pub use suggestion::closest;
 pub use text::Text;
 pub use tool_order::{ToolOrder, ToolOrderError, UNLISTED_TOOLS};

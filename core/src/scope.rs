@@ -7,8 +7,9 @@ use std::sync::Arc;
 use crate::Text;
 
 /// One layer of registrations other than the global one: an agent
-/// (`agent:reviewer`), or a preset several agents share
-/// (`preset:review`).
+/// (`agent:reviewer`), a preset several agents share (`preset:review`),
+/// or one session (`session:<id>`: what the session brings, such as its
+/// working directory's instruction files, dropped with it).
 ///
 /// A registration made into a scope (through
 /// [`SystemPrompt::in_scope`](crate::SystemPrompt::in_scope)) is seen only
@@ -31,6 +32,13 @@ impl ScopeId {
     /// The layer of a preset: `preset:<id>`.
     pub fn preset(id: &str) -> Self {
         Self(Text::from(format!("preset:{id}")))
+    }
+
+    /// The layer of one session: `session:<id>`. It is the nearest layer
+    /// of the session's assemblies, so another session never sees what is
+    /// registered into it.
+    pub fn session(id: &str) -> Self {
+        Self(Text::from(format!("session:{id}")))
     }
 
     /// The layer's name (`agent:reviewer`).

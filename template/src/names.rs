@@ -4,7 +4,7 @@
 pub const VARIABLE_NAME_GRAMMAR: &str = "[a-z][a-z0-9_]*";
 
 /// The grammar of a section name, for error messages.
-pub const SECTION_NAME_GRAMMAR: &str = "[A-Za-z][A-Za-z0-9_.:-]*";
+pub const SECTION_NAME_GRAMMAR: &str = "[A-Za-z][A-Za-z0-9_.:/-]*";
 
 /// Whether `name` is a valid variable name: `[a-z][a-z0-9_]*`.
 ///
@@ -24,14 +24,16 @@ pub fn is_variable_name(name: &str) -> bool {
 }
 
 /// Whether `name` is a valid section name: an ASCII letter, then ASCII
-/// letters, digits, `_`, `.`, `:` or `-` (`tool:bash`, `agent:persona`,
-/// `my_crate::guidance::HABIT`).
+/// letters, digits, `_`, `.`, `:`, `/` or `-` (`tool:bash`, `agent:persona`,
+/// `my_crate::guidance::HABIT`, `project:crates/net/AGENTS.md` — a
+/// project's instruction file is named by its path).
 ///
 /// ```
 /// use dsh_prompt_template::is_section_name;
 ///
 /// assert!(is_section_name("tool:bash"));
 /// assert!(is_section_name("dsh_tool_bash::EXIT_CODE_HABIT"));
+/// assert!(is_section_name("project:crates/net/AGENTS.md"));
 /// assert!(!is_section_name("tool bash"));
 /// assert!(!is_section_name(":bash"));
 /// assert!(!is_section_name(""));
@@ -39,5 +41,5 @@ pub fn is_variable_name(name: &str) -> bool {
 pub fn is_section_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
-        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'/' | b'-'))
 }

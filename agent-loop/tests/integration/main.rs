@@ -12,6 +12,7 @@ mod support;
 
 mod anthropic;
 mod context;
+mod instructions;
 mod openai;
 mod prompt;
 mod tool_guidance;

@@ -14,6 +14,7 @@
 
 mod approval;
 mod sessions;
+mod system_prompt;
 mod updates;
 
 use std::collections::HashMap;
@@ -28,7 +29,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, InstructionsConfig, Session, SessionId, TurnError};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -52,6 +53,11 @@ struct Inner {
     /// Where sessions are recorded; `None` with the store off.
     recording: Option<Recording>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// How each session finds its instruction files.
+    instructions: InstructionsConfig,
+    /// The client's name, from `initialize`: the owner of its system
+    /// prompt.
+    client: Mutex<String>,
 }
 
 /// One ACP session.
@@ -64,6 +70,8 @@ struct Slot {
     /// The store's side of the session, when it is recorded: its writer
     /// holds the session's lock while the slot lives.
     recorded: Option<Recorded>,
+    /// What the session brought to its prompt, registered while it lives.
+    _brought: system_prompt::Brought,
 }
 
 impl Server {
@@ -73,6 +81,7 @@ impl Server {
         agent_loop: AgentLoop,
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
+        instructions: InstructionsConfig,
         recording: Option<Recording>,
     ) -> Self {
         Self {
@@ -82,6 +91,8 @@ impl Server {
                 ask_first,
                 recording,
                 sessions: Mutex::new(HashMap::new()),
+                instructions,
+                client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
     }
@@ -96,6 +107,9 @@ impl Server {
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, _cx| {
+                    if let Some(client) = &request.client_info {
+                        *init.inner.client.lock() = client.name.clone();
+                    }
                     responder.respond(init.initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -175,6 +189,14 @@ impl Server {
             }
             None => (Session::new().with_cwd(&cwd), None),
         };
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &session,
+            &client,
+            request.system_prompt,
+        )?;
         // The prompt renders now or never: say so here, not at the first
         // prompt.
         let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
@@ -191,6 +213,7 @@ impl Server {
                 session: Some(session),
                 turn: None,
                 recorded,
+                _brought: brought,
             },
         );
         Ok(NewSessionResponse::new(id.to_string()))
@@ -305,7 +328,8 @@ impl Server {
 impl Server {
     /// `initialize`: the version the SDK negotiated, and what dsh can do —
     /// with the store on, load, list, resume and delete sessions
-    /// ([`sessions`]); text and resource links in prompts; no MCP.
+    /// ([`sessions`]); text and resource links in prompts; no MCP; the
+    /// client's system prompt in both modes.
     fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(sessions::capabilities(self.inner.recording.as_ref()))

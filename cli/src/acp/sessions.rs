@@ -20,7 +20,7 @@ use dsh_agent_loop::{Event, SessionId};
 use dsh_session_store::{ListQuery, StoreError};
 
 use super::updates::Updates;
-use super::{Server, Slot, session_cwd};
+use super::{Server, Slot, session_cwd, system_prompt};
 use crate::store::{Recording, ResumeError};
 
 /// How many sessions one `session/list` page holds.
@@ -29,13 +29,14 @@ const PAGE: usize = 50;
 /// What dsh can do with sessions: loading, listing, resuming and deleting
 /// them when there is a store to keep them.
 pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
+    let capabilities = SessionCapabilities::new().system_prompt(system_prompt::capabilities());
     if recording.is_none() {
-        return AgentCapabilities::new();
+        return AgentCapabilities::new().session_capabilities(capabilities);
     }
     AgentCapabilities::new()
         .load_session(true)
         .session_capabilities(
-            SessionCapabilities::new()
+            capabilities
                 .list(SessionListCapabilities::new())
                 .resume(SessionResumeCapabilities::new())
                 .delete(SessionDeleteCapabilities::new()),
@@ -50,7 +51,8 @@ impl Server {
         request: LoadSessionRequest,
         cx: &ConnectionTo<Client>,
     ) -> Result<LoadSessionResponse, Error> {
-        let history = self.open_recorded(&request.session_id, request.cwd)?;
+        let history =
+            self.open_recorded(&request.session_id, request.cwd, request.system_prompt)?;
         let id = SessionId::new(request.session_id.0.clone());
         let updates = Updates::new(
             id,
@@ -67,7 +69,7 @@ impl Server {
         &self,
         request: ResumeSessionRequest,
     ) -> Result<ResumeSessionResponse, Error> {
-        self.open_recorded(&request.session_id, request.cwd)?;
+        self.open_recorded(&request.session_id, request.cwd, request.system_prompt)?;
         Ok(ResumeSessionResponse::new())
     }
 
@@ -154,6 +156,7 @@ impl Server {
         &self,
         acp_id: &schema::SessionId,
         cwd: std::path::PathBuf,
+        system_prompt: Option<schema::SystemPrompt>,
     ) -> Result<Vec<Event>, Error> {
         let recording = self.recording()?;
         let cwd = session_cwd(cwd)?;
@@ -174,6 +177,16 @@ impl Server {
                 | ResumeError::OtherAgent { .. } => not_found(acp_id),
                 ResumeError::Store(error) => store_error(error),
             })?;
+        // Like a new session, it brings its instruction files and the
+        // client's system prompt, read now.
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &resumed.session,
+            &client,
+            system_prompt,
+        )?;
         let history = resumed.loaded.events;
         self.inner.sessions.lock().insert(
             id,
@@ -181,6 +194,7 @@ impl Server {
                 session: Some(resumed.session),
                 turn: None,
                 recorded: Some(resumed.recorded),
+                _brought: brought,
             },
         );
         Ok(history)

@@ -23,7 +23,9 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the
     // file, before an editor connects.
-    let assembly = runtime.assemble(agent, Some(&absolute_cwd(None)?));
+    // Instruction files are each session's own, read when it starts.
+    let bare = runtime::Runtime::without_instructions(Some(&absolute_cwd(None)?));
+    let assembly = runtime.assemble(agent, &bare);
     if let Err(errors) = render_prompt(&assembly) {
         return Err(prompt_problems(deployment, agent, &errors));
     }
@@ -38,6 +40,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         agent_loop,
         runtime::loop_agent(agent),
         deployment.ask_first.clone(),
+        deployment.instructions.clone(),
         recording,
     );
 

@@ -12,7 +12,9 @@ use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment, LayerSpec};
-use crate::diagnostics::Problem;
+use crate::diagnostics::{Problem, Reporter};
+use crate::duplicate_sentences;
+use crate::instruction_report;
 use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::{Part, PromptTokens};
 use crate::runtime::{self, Runtime};
@@ -24,6 +26,11 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let deployment = runtime::load(args.deployment.config.as_deref())?;
     let runtime = Runtime::new(&deployment)?;
     let cwd = session_cwd(&args.cwd)?;
+    let started = runtime.start_session(cwd.as_deref())?;
+    let found = started.instructions.found();
+    // Warnings are reported and do not fail the check.
+    let mut warnings = instruction_report::cut_warnings(found, &runtime.instructions);
+    let mut repeated = HashSet::new();
     let mut problems = Vec::new();
     if let Err(problem) = adapter::build(&deployment, Purpose::Check) {
         problems.push(problem);
@@ -32,7 +39,7 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let children = agents.len() - deployment.agents.len();
     agents.extend(preset_checks(&deployment, &agents));
     for agent in &agents {
-        let assembly = runtime.assemble(agent, cwd.as_deref());
+        let assembly = runtime.assemble(agent, &started);
         // A failed render reports every problem of every section; the
         // contexts' come after the prompt's.
         let context = render_context(&assembly).err().into_iter().flatten();
@@ -51,6 +58,16 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
                 problems.extend(prompt_problems(&deployment, agent, &errors));
             }
         }
+        warnings.extend(duplicate_sentences::warnings(
+            &deployment,
+            agent,
+            &assembly,
+            found,
+            &mut repeated,
+        ));
+    }
+    if !warnings.is_empty() {
+        Reporter::for_stderr().report(&warnings);
     }
     if !problems.is_empty() {
         return Err(problems);

@@ -17,6 +17,7 @@ use crate::canonical_request;
 use crate::commands::{Outcome, print, session_cwd};
 use crate::config::{AgentSpec, Deployment};
 use crate::diagnostics::Problem;
+use crate::instruction_report::{self, FileReport};
 use crate::prompt_problems::prompt_problems;
 use crate::prompt_tokens::PromptTokens;
 use crate::runtime;
@@ -24,7 +25,8 @@ use crate::runtime;
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
-    let assembly = runtime.assemble(agent, cwd.as_deref());
+    let started = runtime.start_session(cwd.as_deref())?;
+    let assembly = runtime.assemble(agent, &started);
     match args.format {
         Format::Text => {
             let text = render_prompt(&assembly)
@@ -44,10 +46,13 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
                 PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
             let scope = runtime::loop_agent(agent).scope().clone();
             let origins = runtime.prompt.section_origins(&scope);
+            let found = started.instructions.found();
+            let files = instruction_report::reports(found, Some((&prompt, &tokens)));
+            let none = instruction_report::none_found(found, &runtime.instructions);
             let mut out = String::new();
             explain_agent(&mut out, deployment, agent, &prompt, &tokens);
             explain_layers(&mut out, &scope, &origins);
-            explain(&mut out, &assembly, &prompt, &tokens);
+            explain(&mut out, &assembly, &prompt, &tokens, (&files, &none));
             print(&out)
         }
         Format::Json => {
@@ -57,10 +62,27 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
                 ))]
             };
             let mut json = serde_json::to_value(&assembly).map_err(cannot)?;
+            let tokenizer = deployment.tokenizer_for(agent);
+            let rendered = render_prompt_with_spans(&assembly).ok();
+            let counted = rendered.as_ref().map(|prompt| {
+                (
+                    prompt,
+                    PromptTokens::count(tokenizer, prompt, &assembly.tools),
+                )
+            });
+            let counted = counted.as_ref().map(|(prompt, tokens)| (*prompt, tokens));
             if let Value::Object(object) = &mut json {
                 object.insert(
                     "tokens".to_owned(),
-                    tokens_json(deployment.tokenizer_for(agent), &assembly),
+                    tokens_json(tokenizer, &assembly, counted),
+                );
+                object.insert(
+                    "instructions".to_owned(),
+                    instruction_report::json(
+                        started.instructions.found(),
+                        &runtime.instructions,
+                        counted,
+                    ),
                 );
             }
             let json = serde_json::to_string_pretty(&json).map_err(cannot)?;
@@ -73,11 +95,14 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
 /// was chosen, each rendered section's (by name), the separators', the
 /// system prompt's, each tool schema's, and the total; `null` when the
 /// prompt does not render (the assembly is still printed, to see why).
-fn tokens_json(tokenizer: Tokenizer, assembly: &PromptAssembly) -> Value {
-    let Ok(prompt) = render_prompt_with_spans(assembly) else {
+fn tokens_json(
+    tokenizer: Tokenizer,
+    assembly: &PromptAssembly,
+    counted: Option<(&RenderedPrompt, &PromptTokens)>,
+) -> Value {
+    let Some((prompt, tokens)) = counted else {
         return Value::Null;
     };
-    let tokens = PromptTokens::count(tokenizer, &prompt, &assembly.tools);
     let sections: Vec<Value> = prompt
         .sections
         .iter()
@@ -120,8 +145,10 @@ fn explain(
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
     tokens: &PromptTokens,
+    instructions: (&[FileReport<'_>], &str),
 ) {
     explain_sections(out, assembly, prompt, tokens);
+    explain_instructions(out, instructions.0, instructions.1);
     explain_variables(out, assembly);
     explain_tools(out, assembly, tokens);
     explain_contexts(out, assembly);
@@ -323,6 +350,45 @@ fn explain_sections(
             section.owner().krate
         );
     }
+}
+
+/// The session's instruction files: each one's section, file, size,
+/// what the budget kept, and its bytes and tokens in the prompt.
+fn explain_instructions(out: &mut String, files: &[FileReport<'_>], none: &str) {
+    let _ = writeln!(
+        out,
+        "\ninstruction files (read when the session starts; the budget is spent nearest first)\n"
+    );
+    if files.is_empty() {
+        let _ = writeln!(out, "{none}");
+        return;
+    }
+    let mut rows = vec![row([
+        "section",
+        "source",
+        "file",
+        "bytes",
+        "kept",
+        "prompt bytes",
+        "tokens",
+    ])];
+    for report in files {
+        let (bytes, tokens) = report.in_prompt.map_or_else(
+            || ("-".to_owned(), "-".to_owned()),
+            |(bytes, tokens)| (bytes.to_string(), tokens.to_string()),
+        );
+        rows.push(row([
+            report.file.section.clone(),
+            report.source().to_owned(),
+            report.file.path.display().to_string(),
+            report.file.bytes.to_string(),
+            report.kept(),
+            bytes,
+            tokens,
+        ]));
+    }
+    // Numeric: bytes, prompt bytes, tokens.
+    table(out, &rows, &[3, 5, 6]);
 }
 
 /// Every variable, its value for this assembly, and its owner.

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    AgentLoop, Approval, Event, Session, SessionFacts, ToolApproval, ToolCall, TurnError,
-    async_trait,
+    AgentLoop, Approval, Event, Session, SessionFacts, SessionInstructions, ToolApproval, ToolCall,
+    TurnError, async_trait,
 };
 use dsh_system_prompt::render_prompt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
@@ -39,7 +39,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
-    let assembly = runtime.assemble(agent, Some(&cwd));
+    let started: runtime::StartedSession = runtime.start_session(Some(&cwd))?;
+    let assembly = runtime.assemble(agent, &started);
     if let Err(errors) = render_prompt(&assembly) {
         return Err(prompt_problems(deployment, agent, &errors));
     }
@@ -67,6 +68,13 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         recorded,
         history,
     } = run_session(args, recording.as_ref(), &cwd)?;
+    // The instruction files stay registered while the session runs: the
+    // ones of the session that runs (its id is the store's, and a resumed
+    // one reads its own working directory's), not the checked one's.
+    drop(started);
+    let _instructions =
+        SessionInstructions::start(&runtime.instructions, &runtime.prompt, &session)
+            .map_err(|error| vec![Problem::new(error.to_string())])?;
     console.replay(&history);
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)

@@ -28,6 +28,9 @@ pub fn command(args: &[&str]) -> Command {
         .args(args)
         .current_dir(workspace())
         .env("NO_COLOR", "1")
+        // No user's global instruction file: tests see only the files
+        // they write.
+        .env("XDG_CONFIG_HOME", workspace().join("target/no-user-config"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("CLICOLOR_FORCE")
         .env(

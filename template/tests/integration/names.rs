@@ -47,7 +47,7 @@ fn assert_later_characters(is_name: fn(&str) -> bool, first: &str, continues: fn
 #[test]
 fn the_grammars_are_stated_for_error_messages() {
     assert_eq!(VARIABLE_NAME_GRAMMAR, "[a-z][a-z0-9_]*");
-    assert_eq!(SECTION_NAME_GRAMMAR, "[A-Za-z][A-Za-z0-9_.:-]*");
+    assert_eq!(SECTION_NAME_GRAMMAR, "[A-Za-z][A-Za-z0-9_.:/-]*");
 }
 
 #[test]
@@ -83,6 +83,7 @@ fn section_names_accept_the_documented_examples() {
             "dsh_tool_bash::EXIT_CODE_HABIT",
             "A",
             "v1.2-rc",
+            "project:crates/net/AGENTS.md",
         ],
         &[
             "",
@@ -91,7 +92,7 @@ fn section_names_accept_the_documented_examples() {
             "_x",
             "-x",
             "tool bash",
-            "tool/bash",
+            "/bash",
             "outil:répertoire",
         ],
     );
@@ -105,7 +106,7 @@ fn a_section_name_starts_with_an_ascii_letter() {
 #[test]
 fn a_section_name_continues_with_letters_digits_or_separators() {
     assert_later_characters(is_section_name, "A", |c| {
-        c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')
+        c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-')
     });
 }
 

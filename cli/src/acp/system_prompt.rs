@@ -1,0 +1,117 @@
+//! What an ACP session brings to its prompt when it starts: the
+//! instruction files of its `cwd`, and the client's own `systemPrompt`
+//! (schema 1.17, advertised with `sessionCapabilities.systemPrompt`, both
+//! modes). Both are registered into the session's layer and dropped with
+//! the session; the rules (where files are found, what an override keeps)
+//! are the agent loop's (`SessionInstructions`, `ClientPrompt`), this
+//! module maps the protocol onto them.
+//!
+//! A mode dsh does not support, an empty `content` or a block other than
+//! text is `-32602` and no session, as the protocol requires.
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, SessionSystemPromptCapabilities, SessionSystemPromptModeCapabilities,
+    SessionSystemPromptOverrideCapabilities, SystemPrompt as AcpSystemPrompt, SystemPromptMode,
+};
+use agent_client_protocol::{Error, ErrorCode};
+use dsh_agent_loop::{
+    ClientPrompt, ClientPromptMode, InstructionsConfig, Session, SessionInstructions,
+};
+use dsh_system_prompt::{Registration, SystemPrompt};
+
+/// The client's name when `initialize` named none.
+pub(super) const UNNAMED_CLIENT: &str = "the ACP client";
+
+/// `sessionCapabilities.systemPrompt`: `append`, and `override`.
+pub(super) fn capabilities() -> SessionSystemPromptCapabilities {
+    SessionSystemPromptCapabilities::new().mode(
+        SessionSystemPromptModeCapabilities::new()
+            .override_(SessionSystemPromptOverrideCapabilities::new()),
+    )
+}
+
+/// What one session brings, registered while it lives.
+#[derive(Debug)]
+pub(super) struct Brought {
+    _instructions: SessionInstructions,
+    _client: Vec<Registration>,
+}
+
+/// Checks the client's `systemPrompt` (before anything is registered: a
+/// refused one leaves no trace), then reads the instruction files of
+/// `session` and registers both into its layer of `prompt`.
+pub(super) fn bring(
+    prompt: &SystemPrompt,
+    config: &InstructionsConfig,
+    session: &Session,
+    client: &str,
+    system_prompt: Option<AcpSystemPrompt>,
+) -> Result<Brought, Error> {
+    let client_prompt = system_prompt
+        .map(|system_prompt| client_prompt(client, system_prompt))
+        .transpose()?;
+    let instructions = SessionInstructions::start(config, prompt, session)
+        .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+    let client = match client_prompt {
+        Some(client_prompt) => client_prompt
+            .register(prompt, session.id())
+            .map_err(|error| {
+                Error::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the client's system prompt cannot be registered: {error}"),
+                )
+            })?,
+        None => Vec::new(),
+    };
+    Ok(Brought {
+        _instructions: instructions,
+        _client: client,
+    })
+}
+
+/// The client's `systemPrompt` as the loop's `ClientPrompt`: its text
+/// blocks joined by a blank line.
+fn client_prompt(client: &str, system_prompt: AcpSystemPrompt) -> Result<ClientPrompt, Error> {
+    let invalid = |message: String| {
+        Error::new(ErrorCode::INVALID_PARAMS, message)
+            .data(serde_json::json!({ "field": "systemPrompt" }))
+    };
+    let mode = match &system_prompt.mode {
+        SystemPromptMode::Append => ClientPromptMode::Append,
+        SystemPromptMode::Override => ClientPromptMode::Override,
+        other => {
+            let name = serde_json::to_value(other)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_owned))
+                .unwrap_or_else(|| format!("{other:?}"));
+            return Err(invalid(format!(
+                "`systemPrompt.mode` `{name}` is not supported; dsh supports `append` and \
+                 `override`"
+            )));
+        }
+    };
+    if system_prompt.content.is_empty() {
+        return Err(invalid(
+            "`systemPrompt.content` is empty; send at least one `text` block, or leave \
+             `systemPrompt` out"
+                .to_owned(),
+        ));
+    }
+    let mut texts = Vec::with_capacity(system_prompt.content.len());
+    for (at, block) in system_prompt.content.iter().enumerate() {
+        match block {
+            ContentBlock::Text(text) => texts.push(text.text.as_str()),
+            other => {
+                let kind = serde_json::to_value(other)
+                    .ok()
+                    .and_then(|value| value.get("type")?.as_str().map(str::to_owned))
+                    .unwrap_or_else(|| "unknown".to_owned());
+                return Err(invalid(format!(
+                    "`systemPrompt.content[{at}]` is a `{kind}` block; a system prompt takes \
+                     `text` blocks only"
+                )));
+            }
+        }
+    }
+    Ok(ClientPrompt::new(client, mode, texts.join("\n\n")))
+}

@@ -1,0 +1,163 @@
+//! One fact, one owner — checked by `dsh check`: a warning for each
+//! sentence two owners of an agent's prompt both state. Core finds the
+//! sentences (`repeated_sentences`); this module says who the owners are
+//! — the persona, every section, every instruction file, every tool's
+//! description — and points into the deployment file where an owner is
+//! written there.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use dsh_agent_loop::Instructions;
+use dsh_system_prompt::{PromptAssembly, repeated_sentences};
+use toml::Spanned;
+
+use crate::config::{self, AgentSpec, Deployment};
+use crate::diagnostics::Problem;
+
+/// Who states a text, as the warning names it, and where the deployment
+/// writes it (when it does).
+#[derive(Clone)]
+struct Stated<'d> {
+    /// "the persona of agent `coder`", "instruction file `/p/AGENTS.md`".
+    who: String,
+    /// The deployment's string that holds the text, when it does.
+    written: Option<&'d Spanned<String>>,
+    /// Whether it is a tool's description.
+    tool: bool,
+}
+
+/// Whether two texts have the same owner. Tool descriptions are compared
+/// with every other owner, not with each other: instances of one tool
+/// crate (`task` and `fork`, both the subagent tool) describe themselves
+/// from the same sentences, one owner speaking for each instance, and a
+/// tool's schema does not say which crate it is from.
+impl PartialEq for Stated<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.tool && other.tool) || self.who == other.who
+    }
+}
+
+/// Every owner's text in the prompt of `agent`: the sections (an
+/// instruction file's as the file says it; the deployment's as written),
+/// then the tools' descriptions. A new kind of owner whose text is not a
+/// section joins the check with one more `extend` here.
+fn stated<'d>(
+    deployment: &'d Deployment,
+    agent: &'d AgentSpec,
+    assembly: &'d PromptAssembly,
+    instructions: &'d Instructions,
+) -> Vec<(Stated<'d>, &'d str)> {
+    let mut texts = Vec::new();
+    texts.extend(assembly.sections.iter().map(|section| {
+        let name = section.name().as_str();
+        if let Some(file) = instructions.file(name) {
+            let who = format!("instruction file `{}`", file.path.display());
+            let stated = Stated {
+                who,
+                written: None,
+                tool: false,
+            };
+            return (stated, file.text.as_str());
+        }
+        match agent.deployment_text(deployment, name) {
+            Some((who, text)) => (
+                Stated {
+                    who,
+                    written: Some(text),
+                    tool: false,
+                },
+                text.get_ref().as_str(),
+            ),
+            None => {
+                let owner = section.owner();
+                let who = format!("section `{name}` of {}", owner.krate);
+                let stated = Stated {
+                    who,
+                    written: None,
+                    tool: false,
+                };
+                (stated, section.text().as_ref())
+            }
+        }
+    }));
+    texts.extend(assembly.tools.iter().map(|tool| {
+        let who = format!("the description of tool `{}`", tool.name);
+        let stated = Stated {
+            who,
+            written: None,
+            tool: true,
+        };
+        (stated, tool.description.as_str())
+    }));
+    texts
+}
+
+/// A warning for each sentence two owners of `agent`'s prompt state,
+/// except those in `seen` (already reported for another agent), which
+/// it extends.
+pub(crate) fn warnings(
+    deployment: &Deployment,
+    agent: &AgentSpec,
+    assembly: &PromptAssembly,
+    instructions: &Instructions,
+    seen: &mut HashSet<(String, String, String)>,
+) -> Vec<Problem> {
+    let texts = stated(deployment, agent, assembly, instructions);
+    let mut problems = Vec::new();
+    for repeated in repeated_sentences(texts.iter().map(|(who, text)| (who.clone(), *text))) {
+        let (first, first_at) = &repeated.first;
+        let (second, second_at) = &repeated.second;
+        let key = (
+            repeated.normalized.clone(),
+            first.who.clone(),
+            second.who.clone(),
+        );
+        if !seen.insert(key) {
+            continue;
+        }
+        let quote = |stated: &Stated<'_>, at: &Range<usize>| -> String {
+            let text = texts
+                .iter()
+                .find(|(who, _)| who.who == stated.who)
+                .map_or("", |(_, text)| text);
+            text.get(at.clone())
+                .unwrap_or(&repeated.normalized)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let message = format!(
+            "the same sentence is stated by {} and by {}: \"{}\"",
+            first.who,
+            second.who,
+            quote(first, first_at)
+        );
+        let mut problem = Problem::new(message.clone());
+        let mut labelled = false;
+        for (stated, at) in [(first, first_at), (second, second_at)] {
+            if let Some(text) = stated.written {
+                let span = config::string_file_range(&deployment.file, text, at.clone());
+                problem = if labelled {
+                    problem.label(span, "and here")
+                } else {
+                    deployment
+                        .file
+                        .problem(message.clone())
+                        .label(span, "stated here")
+                };
+                labelled = true;
+            }
+        }
+        problems.push(
+            problem
+                .help(
+                    "one fact, one owner: keep the sentence where it belongs (what a tool does in \
+                     its description, a habit with its tool, a project's convention in its \
+                     AGENTS.md, the agent's identity in its persona) and remove the other",
+                )
+                .warning(),
+        );
+    }
+    problems
+}

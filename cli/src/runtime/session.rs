@@ -1,0 +1,52 @@
+//! A session as a command starts it: in its working directory, with its
+//! instruction files read once and registered into its layer, where they
+//! stay while the session lives. `dsh prompt` and `dsh check` start one
+//! the way `dsh run` does, so what they show is what a session gets.
+
+use std::path::Path;
+
+use dsh_agent_loop::{AgentLoop, Session, SessionInstructions};
+use dsh_system_prompt::PromptAssembly;
+
+use super::{Runtime, loop_agent, session};
+use crate::config::AgentSpec;
+use crate::diagnostics::Problem;
+
+/// A started session and what it brings to its prompt.
+#[derive(Debug)]
+pub(crate) struct StartedSession {
+    pub(crate) session: Session,
+    /// Its instruction files: registered while this lives.
+    pub(crate) instructions: SessionInstructions,
+}
+
+impl Runtime {
+    /// Starts a session in `cwd` (or with no working directory): reads
+    /// its instruction files and registers them into its layer.
+    pub(crate) fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
+        let session = session(cwd);
+        let instructions = SessionInstructions::start(&self.instructions, &self.prompt, &session)
+            .map_err(|error| vec![Problem::new(error.to_string())])?;
+        Ok(StartedSession {
+            session,
+            instructions,
+        })
+    }
+
+    /// A session in `cwd` that reads no instruction file: to check, before
+    /// any session starts, what every session's prompt has in common.
+    pub(crate) fn without_instructions(cwd: Option<&Path>) -> StartedSession {
+        StartedSession {
+            session: session(cwd),
+            instructions: SessionInstructions::none(),
+        }
+    }
+
+    /// Assembles the prompt of `agent` in `started`, with the context the
+    /// loop's steps assemble with, so what `dsh prompt` prints is what
+    /// `dsh run` sends.
+    pub(crate) fn assemble(&self, agent: &AgentSpec, started: &StartedSession) -> PromptAssembly {
+        let cx = AgentLoop::context(&loop_agent(agent), &started.session);
+        self.prompt.assemble(&cx)
+    }
+}

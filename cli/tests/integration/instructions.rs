@@ -1,0 +1,501 @@
+//! The project's own instructions through the real `dsh`: `AGENTS.md`
+//! files found from the working directory by `dsh prompt` and `dsh
+//! check`, each session's own under `dsh acp`, the editor's
+//! `systemPrompt` in both modes, and the duplicate-sentence warning.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ImageContent, Implementation, InitializeRequest, InitializeResponse,
+    NewSessionRequest, PromptRequest, SessionId, SystemPrompt, SystemPromptMode,
+};
+use agent_client_protocol::{AcpAgent, Agent, Client, Error};
+use serde_json::Value;
+
+use common::{assert_status, command, stderr, stdout, write};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn mkdirs(path: &Path) {
+    std::fs::create_dir_all(path).expect("create a directory");
+}
+
+/// A project in a temporary directory: `.git`, a root `AGENTS.md`, a
+/// `sub/AGENTS.md`, the working directory `sub/deeper`, and beside the
+/// project a deployment whose persona says `persona`.
+struct Project {
+    dir: tempfile::TempDir,
+    config: String,
+}
+
+const ROOT_TEXT: &str = "Root: build with `make`.\n";
+const SUB_TEXT: &str = "Sub: run `cat <<EOF` freely, and never edit <<model>> files.\n";
+
+impl Project {
+    fn new(tables: &str) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path().join("project");
+        mkdirs(&root.join(".git"));
+        mkdirs(&root.join("sub/deeper"));
+        write(&root.join("AGENTS.md"), ROOT_TEXT);
+        write(&root.join("sub/AGENTS.md"), SUB_TEXT);
+        write(
+            &dir.path().join("answers.toml"),
+            "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+        );
+        let config = common::config(
+            dir.path(),
+            &format!(
+                "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n{tables}\n\
+                 [[agents]]\nid = \"coder\"\ntools = [\"read\", \"bash\"]\n\
+                 persona = \"You are a careful agent. Always run the tests before you commit.\"\n"
+            ),
+        );
+        Self { dir, config }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.root().join("sub/deeper")
+    }
+
+    /// `dsh` with `args` and `--config`, run in `cwd`.
+    fn dsh_in(&self, cwd: &Path, args: &[&str]) -> std::process::Output {
+        let mut all = args.to_vec();
+        all.extend(["--config", &self.config]);
+        command(&all).current_dir(cwd).output().expect("dsh runs")
+    }
+}
+
+#[test]
+fn prompt_in_a_nested_directory_ends_with_both_files_in_order_verbatim() {
+    let project = Project::new("");
+    // From the current directory, with no `--cwd`.
+    let output = project.dsh_in(&project.cwd(), &["prompt"]);
+    assert_status(&output, 0);
+    let text = stdout(&output);
+    assert!(
+        text.ends_with(&format!("{ROOT_TEXT}\n\n{SUB_TEXT}")),
+        "{text}"
+    );
+    // `--cwd` says the same from anywhere.
+    let cwd = project.cwd().display().to_string();
+    let elsewhere = project.dsh_in(project.dir.path(), &["prompt", "--cwd", &cwd]);
+    assert_eq!(stdout(&elsewhere), text);
+}
+
+#[test]
+fn the_users_global_file_comes_before_the_projects() {
+    let project = Project::new("");
+    let config_home = project.dir.path().join("config");
+    mkdirs(&config_home.join("dsh"));
+    write(
+        &config_home.join("dsh/AGENTS.md"),
+        "User: answer briefly.\n",
+    );
+    let output = command(&["prompt", "--format", "json", "--config", &project.config])
+        .current_dir(project.cwd())
+        .env("XDG_CONFIG_HOME", &config_home)
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let sections: Vec<(&str, &str)> = json["instructions"]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|file| {
+            (
+                file["section"].as_str().expect("section"),
+                file["source"].as_str().expect("source"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            ("user:AGENTS.md", "user"),
+            ("project:AGENTS.md", "project"),
+            ("project:sub/AGENTS.md", "project")
+        ]
+    );
+}
+
+#[test]
+fn explain_and_json_list_each_file_with_bytes_tokens_and_what_was_kept() {
+    let project = Project::new("[instructions]\nmax_bytes = 40\n");
+    let output = project.dsh_in(&project.cwd(), &["prompt", "--format", "explain"]);
+    assert_status(&output, 0);
+    let explain = stdout(&output);
+    let root_file = project.root().join("AGENTS.md").display().to_string();
+    let sub_file = project.root().join("sub/AGENTS.md").display().to_string();
+    let line = |section: &str| {
+        explain
+            .lines()
+            .find(|line| line.starts_with(section) && line.contains("project  /"))
+            .unwrap_or_else(|| panic!("no row for {section} in:\n{explain}"))
+            .to_owned()
+    };
+    // The nearest file is served first: it is cut to the 40 bytes, and
+    // the root's has nothing left.
+    let sub = line("project:sub/AGENTS.md");
+    assert!(
+        sub.contains(&sub_file) && sub.contains("cut: 40 of 61 bytes"),
+        "{sub}"
+    );
+    let root = line("project:AGENTS.md ");
+    assert!(
+        root.contains(&root_file) && root.contains("cut: 0 of 25 bytes"),
+        "{root}"
+    );
+
+    let output = project.dsh_in(&project.cwd(), &["prompt", "--format", "json"]);
+    assert_status(&output, 0);
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let files = json["instructions"]["files"].as_array().expect("files");
+    let summary: Vec<(String, u64, u64, bool)> = files
+        .iter()
+        .map(|file| {
+            (
+                file["section"].as_str().expect("section").to_owned(),
+                file["bytes"].as_u64().expect("bytes"),
+                file["kept"].as_u64().expect("kept"),
+                file["cut"].as_bool().expect("cut"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("project:AGENTS.md".to_owned(), 25, 0, true),
+            ("project:sub/AGENTS.md".to_owned(), 61, 40, true),
+        ]
+    );
+    for file in files {
+        assert!(file["tokens"].as_u64().expect("tokens") > 0, "{file}");
+        assert!(file["prompt_bytes"].as_u64().expect("bytes") > 0, "{file}");
+    }
+    assert_eq!(json["instructions"]["max_bytes"], 40);
+}
+
+#[test]
+fn check_warns_for_each_cut_file_and_still_passes() {
+    let project = Project::new("[instructions]\nmax_bytes = 30\n");
+    let output = project.dsh_in(&project.cwd(), &["check"]);
+    assert_status(&output, 0);
+    let err = stderr(&output);
+    for file in ["AGENTS.md", "sub/AGENTS.md"] {
+        let path = project.root().join(file).display().to_string();
+        assert!(
+            err.contains(&format!("warning: instruction file `{path}` is cut")),
+            "{err}"
+        );
+    }
+    assert!(err.contains("`max_bytes = 30`"), "{err}");
+}
+
+#[test]
+fn check_warns_when_two_owners_state_the_same_sentence() {
+    let project = Project::new("");
+    write(
+        &project.root().join("sub/AGENTS.md"),
+        "- Always run the  tests before you COMMIT.\n",
+    );
+    let output = project.dsh_in(&project.cwd(), &["check"]);
+    assert_status(&output, 0);
+    // The report wraps long lines; read them joined.
+    let err = stderr(&output).replace("\n  │ ", "");
+    let sub_file = project.root().join("sub/AGENTS.md").display().to_string();
+    assert!(
+        err.contains(&format!(
+            "the same sentence is stated by the persona of agent `coder` and by instruction \
+             file `{sub_file}`: \"Always run the tests before you commit.\""
+        )),
+        "{err}"
+    );
+    // It points into the deployment file, at the persona's sentence.
+    assert!(err.contains("dsh.toml:"), "{err}");
+    assert!(err.contains("stated here"), "{err}");
+    assert!(err.contains("one fact, one owner"), "{err}");
+}
+
+#[test]
+fn claude_md_is_the_fallback_and_enabled_false_reads_nothing() {
+    let project = Project::new("");
+    std::fs::remove_file(project.root().join("sub/AGENTS.md")).expect("removed");
+    write(&project.root().join("sub/CLAUDE.md"), "From CLAUDE.md.\n");
+    let output = project.dsh_in(&project.cwd(), &["prompt"]);
+    assert!(stdout(&output).ends_with(&format!("{ROOT_TEXT}\n\nFrom CLAUDE.md.\n")));
+
+    let disabled = Project::new("[instructions]\nenabled = false\n");
+    let output = disabled.dsh_in(&disabled.cwd(), &["prompt"]);
+    assert_status(&output, 0);
+    let text = stdout(&output);
+    assert!(!text.contains("Root:") && !text.contains("Sub:"), "{text}");
+    let explain = stdout(&disabled.dsh_in(&disabled.cwd(), &["prompt", "--format", "explain"]));
+    assert!(
+        explain.contains("(none: `enabled = false` in [instructions])"),
+        "{explain}"
+    );
+}
+
+#[test]
+fn a_file_name_that_is_a_path_is_a_config_error() {
+    let project = Project::new("[instructions]\nfiles = [\"AGENTS.md\", \"docs/AGENTS.md\"]\n");
+    let output = project.dsh_in(&project.cwd(), &["check"]);
+    assert_status(&output, 1);
+    let err = stderr(&output);
+    assert!(
+        err.contains("`files[1]` of [instructions] is `docs/AGENTS.md`, which is not a file name"),
+        "{err}"
+    );
+}
+
+/// Runs `op` as a client named `zed` of `dsh acp --config config`,
+/// recording the model requests to `recorded`, with no user file.
+async fn with_dsh<T>(
+    config: &str,
+    recorded: &Path,
+    op: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<T, Error>,
+) -> T {
+    let no_user = common::workspace().join("target/no-user-config");
+    let agent = AcpAgent::from_args([
+        "env".to_owned(),
+        format!("XDG_CONFIG_HOME={}", no_user.display()),
+        env!("CARGO_BIN_EXE_dsh").to_owned(),
+        "acp".to_owned(),
+        "--config".to_owned(),
+        config.to_owned(),
+        "--record-requests".to_owned(),
+        recorded.display().to_string(),
+    ])
+    .expect("an agent command");
+    let run = Client
+        .v1()
+        .connect_with(agent, async |cx: ConnectionTo<Agent>| op(cx).await);
+    tokio::time::timeout(TIMEOUT, run)
+        .await
+        .expect("the session finishes in time")
+        .expect("the client side succeeds")
+}
+
+async fn initialize(cx: &ConnectionTo<Agent>) -> Result<InitializeResponse, Error> {
+    cx.send_request(
+        InitializeRequest::new(ProtocolVersion::V1)
+            .client_info(Implementation::new("zed", "0.200.0")),
+    )
+    .block_task()
+    .await
+}
+
+async fn session(
+    cx: &ConnectionTo<Agent>,
+    cwd: &Path,
+    system_prompt: Option<SystemPrompt>,
+) -> Result<SessionId, Error> {
+    let request = NewSessionRequest::new(cwd).system_prompt(system_prompt);
+    Ok(cx.send_request(request).block_task().await?.session_id)
+}
+
+async fn hello(cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), Error> {
+    let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("hello")]);
+    cx.send_request(request).block_task().await?;
+    Ok(())
+}
+
+/// The system prompt of each recorded request.
+fn systems(recorded: &Path) -> Vec<String> {
+    common::recorded_requests(recorded)
+        .iter()
+        .map(|request| {
+            request["system"]
+                .as_str()
+                .expect("a system prompt")
+                .to_owned()
+        })
+        .collect()
+}
+
+fn text_prompt(mode: SystemPromptMode, text: &str) -> SystemPrompt {
+    SystemPrompt::new(vec![ContentBlock::from(text)]).mode(mode)
+}
+
+#[tokio::test]
+async fn two_acp_sessions_in_two_projects_get_their_own_files() {
+    let (one, two) = (Project::new(""), Project::new(""));
+    write(&two.root().join("AGENTS.md"), "Project two: use tabs.\n");
+    std::fs::remove_file(two.root().join("sub/AGENTS.md")).expect("removed");
+    let recorded = one.dir.path().join("requests.jsonl");
+    with_dsh(&one.config, &recorded, async |cx| {
+        initialize(&cx).await?;
+        let first = session(&cx, &one.cwd(), None).await?;
+        let second = session(&cx, &two.cwd(), None).await?;
+        hello(&cx, &first).await?;
+        hello(&cx, &second).await?;
+        Ok(())
+    })
+    .await;
+    let systems = systems(&recorded);
+    assert!(
+        systems[0].ends_with(&format!("{ROOT_TEXT}\n\n{SUB_TEXT}")),
+        "{}",
+        systems[0]
+    );
+    assert!(!systems[0].contains("Project two"), "{}", systems[0]);
+    assert!(
+        systems[1].ends_with("Project two: use tabs.\n"),
+        "{}",
+        systems[1]
+    );
+    assert!(!systems[1].contains("Root:"), "{}", systems[1]);
+}
+
+#[tokio::test]
+async fn an_appended_system_prompt_follows_the_persona_verbatim() {
+    let project = Project::new("");
+    let recorded = project.dir.path().join("requests.jsonl");
+    let advertised = with_dsh(&project.config, &recorded, async |cx| {
+        let init = initialize(&cx).await?;
+        let id = session(
+            &cx,
+            &project.cwd(),
+            Some(text_prompt(
+                SystemPromptMode::Append,
+                "Zed says: <<keep>> this.",
+            )),
+        )
+        .await?;
+        hello(&cx, &id).await?;
+        Ok(init.agent_capabilities.session_capabilities.system_prompt)
+    })
+    .await;
+    let advertised = serde_json::to_value(advertised).expect("JSON");
+    assert_eq!(
+        advertised,
+        serde_json::json!({ "mode": { "override": {} } })
+    );
+    let system = &systems(&recorded)[0];
+    assert!(
+        system.starts_with(
+            "You are a careful agent. Always run the tests before you commit.\n\n\
+             Zed says: <<keep>> this.\n\n"
+        ),
+        "{system}"
+    );
+    // Everything else stays: the tools' guidance, the project's files.
+    assert!(
+        system.contains("`read`") || system.contains("read"),
+        "{system}"
+    );
+    assert!(system.ends_with(SUB_TEXT), "{system}");
+}
+
+#[tokio::test]
+async fn an_override_replaces_the_persona_and_guidance_and_keeps_the_projects_files() {
+    let project = Project::new("");
+    let recorded = project.dir.path().join("requests.jsonl");
+    with_dsh(&project.config, &recorded, async |cx| {
+        initialize(&cx).await?;
+        let system_prompt = SystemPrompt::new(vec![
+            ContentBlock::from("You are Zed's agent."),
+            ContentBlock::from("Be terse."),
+        ])
+        .mode(SystemPromptMode::Override);
+        let id = session(&cx, &project.cwd(), Some(system_prompt)).await?;
+        hello(&cx, &id).await?;
+        Ok(())
+    })
+    .await;
+    let requests = common::recorded_requests(&recorded);
+    assert_eq!(
+        requests[0]["system"],
+        format!("You are Zed's agent.\n\nBe terse.\n\n{ROOT_TEXT}\n\n{SUB_TEXT}")
+    );
+    // The tools are still offered: an override changes instructions only.
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(tools, ["bash", "read"]);
+}
+
+#[tokio::test]
+async fn an_unsupported_mode_or_block_is_an_error_and_no_session() {
+    let project = Project::new("");
+    let recorded = project.dir.path().join("requests.jsonl");
+    let errors = with_dsh(&project.config, &recorded, async |cx| {
+        initialize(&cx).await?;
+        let mode: SystemPromptMode =
+            serde_json::from_value(serde_json::json!("replace")).expect("an unknown mode");
+        let unknown_mode = session(&cx, &project.cwd(), Some(text_prompt(mode, "x"))).await;
+        let image = SystemPrompt::new(vec![
+            ContentBlock::from("x"),
+            ContentBlock::Image(ImageContent::new("aGk=", "image/png")),
+        ]);
+        let image = session(&cx, &project.cwd(), Some(image)).await;
+        let empty = session(&cx, &project.cwd(), Some(SystemPrompt::new(Vec::new()))).await;
+        Ok([unknown_mode, image, empty])
+    })
+    .await;
+    let messages: Vec<(i32, String)> = errors
+        .into_iter()
+        .map(|result| {
+            let error = result.expect_err("no session");
+            (i32::from(error.code), error.message)
+        })
+        .collect();
+    assert_eq!(messages[0].0, -32602);
+    assert!(
+        messages[0]
+            .1
+            .contains("`systemPrompt.mode` `replace` is not supported"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1]
+            .1
+            .contains("`systemPrompt.content[1]` is a `image` block"),
+        "{messages:?}"
+    );
+    assert!(messages[2].1.contains("is empty"), "{messages:?}");
+    assert!(messages.iter().all(|(code, _)| *code == -32602));
+}
+
+#[tokio::test]
+async fn an_acp_session_reads_its_files_once_when_it_starts() {
+    let project = Project::new("");
+    write(
+        &project.dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"1\"\n[[answers]]\ntext = \"2\"\n[[answers]]\ntext = \"3\"\n",
+    );
+    let recorded = project.dir.path().join("requests.jsonl");
+    let root_file = project.root().join("AGENTS.md");
+    with_dsh(&project.config, &recorded, async |cx| {
+        initialize(&cx).await?;
+        let first = session(&cx, &project.cwd(), None).await?;
+        hello(&cx, &first).await?;
+        write(&root_file, "Root: changed.\n");
+        // The running session keeps what it read: its prompt stays
+        // byte-stable for the provider's cache.
+        hello(&cx, &first).await?;
+        // A new session reads the file as it is now.
+        let second = session(&cx, &project.cwd(), None).await?;
+        hello(&cx, &second).await?;
+        Ok(())
+    })
+    .await;
+    let systems = systems(&recorded);
+    assert_eq!(systems[0], systems[1]);
+    assert!(systems[1].contains(ROOT_TEXT), "{}", systems[1]);
+    assert!(systems[2].contains("Root: changed.\n"), "{}", systems[2]);
+}
