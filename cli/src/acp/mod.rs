@@ -190,22 +190,38 @@ impl Server {
             None => (Session::new().with_cwd(&cwd), None),
         };
         let client = self.inner.client.lock().clone();
-        let brought = system_prompt::bring(
-            self.inner.agent_loop.prompt(),
-            &self.inner.instructions,
-            &session,
-            &client,
-            request.system_prompt,
-        )?;
-        // The prompt renders now or never: say so here, not at the first
-        // prompt.
-        let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
-        if let Err(errors) = render_prompt(&assembly) {
-            return Err(Error::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("the agent's prompt does not render:\n{errors}"),
-            ));
-        }
+        let brought = (|| {
+            let brought = system_prompt::bring(
+                self.inner.agent_loop.prompt(),
+                &self.inner.instructions,
+                &session,
+                &client,
+                request.system_prompt,
+            )?;
+            // The prompt renders now or never: say so here, not at the
+            // first prompt.
+            let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
+            if let Err(errors) = render_prompt(&assembly) {
+                return Err(Error::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the agent's prompt does not render:\n{errors}"),
+                ));
+            }
+            Ok(brought)
+        })();
+        let brought = match brought {
+            Ok(brought) => brought,
+            Err(error) => {
+                // No session: leave none in the store either. The session's
+                // recorder holds the writer, and the writer the lock.
+                if let (Some(recording), Some(recorded)) = (&self.inner.recording, recorded) {
+                    let id = recorded.writer.id().to_owned();
+                    drop((session, recorded));
+                    let _ = recording.store().delete(&id);
+                }
+                return Err(error);
+            }
+        };
         let id = session.id().clone();
         self.inner.sessions.lock().insert(
             id.clone(),

@@ -300,3 +300,31 @@ fn no_store_advertises_and_serves_no_sessions() {
     child.wait().expect("dsh acp ends");
     assert!(!dir.path().join("sessions.db").exists());
 }
+
+/// A `session/new` refused (here, an empty `systemPrompt`) leaves no
+/// session in the store.
+#[tokio::test]
+async fn a_refused_new_session_is_not_recorded() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture("answers = []\n", "", &["bash"]);
+    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let mut request = NewSessionRequest::new(project.path());
+        request.system_prompt = Some(agent_client_protocol::v1::schema::SystemPrompt::new(
+            Vec::new(),
+        ));
+        let refused = cx.send_request(request).block_task().await;
+        assert!(refused.is_err(), "an empty systemPrompt is refused");
+        let listed = cx
+            .send_request(ListSessionsRequest::new())
+            .block_task()
+            .await?;
+        assert!(listed.sessions.is_empty(), "{:?}", listed.sessions);
+        Ok(())
+    })
+    .await;
+}
