@@ -141,6 +141,29 @@ impl<S: Borrow<str>> AdapterConfig<S> {
         }
     }
 
+    /// The environment variables that hold this adapter's secrets (its
+    /// API key): what a tool's subprocess must not inherit, and what a
+    /// request log must not contain. A new adapter with a secret adds its
+    /// arm here, and every front end that strips or redacts secrets covers
+    /// it.
+    pub fn secret_env_vars(&self) -> Vec<&str> {
+        match self {
+            Self::OpenAi { api_key_env, .. } => {
+                api_key_env.iter().map(|var| var.borrow()).collect()
+            }
+            // Anthropic reads its default variable when the table names
+            // none: that one is the secret then.
+            Self::Anthropic { api_key_env, .. } => vec![
+                api_key_env
+                    .as_ref()
+                    .map_or(crate::AnthropicConfig::DEFAULT_API_KEY_ENV, |var| {
+                        var.borrow()
+                    }),
+            ],
+            Self::Scripted { .. } => Vec::new(),
+        }
+    }
+
     /// The `tokenizer` key as written, when the table sets one.
     pub fn tokenizer_name(&self) -> Option<&S> {
         match self {
@@ -272,6 +295,23 @@ mod tests {
             .err()
             .map(|error| error.to_string())
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_adapters_secret_variables_are_its_key_variables() -> Result<(), toml::de::Error> {
+        let openai =
+            parse("[adapter.openai]\nbase_url = \"http://x\"\napi_key_env = \"MY_KEY\"\n")?;
+        assert_eq!(openai.secret_env_vars(), ["MY_KEY"]);
+        let local = parse("[adapter.openai]\nbase_url = \"http://x\"\n")?;
+        assert!(local.secret_env_vars().is_empty());
+        let scripted = parse("[adapter.scripted]\nanswers = \"a.toml\"\n")?;
+        assert!(scripted.secret_env_vars().is_empty());
+        // Anthropic's default variable is its secret when none is named.
+        let anthropic = parse("[adapter.anthropic]\nmodel = \"claude-x\"\n")?;
+        assert_eq!(anthropic.secret_env_vars(), ["ANTHROPIC_API_KEY"]);
+        let named = parse("[adapter.anthropic]\nmodel = \"c\"\napi_key_env = \"K\"\n")?;
+        assert_eq!(named.secret_env_vars(), ["K"]);
+        Ok(())
     }
 
     #[test]

@@ -191,7 +191,9 @@ impl Script {
             path: path.to_path_buf(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
+        // A FIFO or a device would hang or fill memory: refused.
+        let text = dsh_tools::read_input_file(path, dsh_tools::MAX_INPUT_FILE_BYTES)
+            .map_err(|error| failed(error.to_string()))?;
         if path
             .extension()
             .is_some_and(|extension| extension == "json")

@@ -31,7 +31,19 @@ pub(crate) fn for_running(
 ) -> Result<Arc<dyn ModelAdapter>, Problem> {
     let model = build(deployment, Purpose::Run)?;
     Ok(match record {
-        Some(path) => Arc::new(Recording::new(model, path)?),
+        Some(path) => {
+            crate::outputs::check_output(deployment, path, "--record-requests")?;
+            // The adapter's secrets, so that no request log ever holds
+            // one, whatever route it took into the conversation.
+            let secrets = deployment
+                .adapter
+                .secret_env_vars()
+                .into_iter()
+                .filter_map(|name| Some((name.to_owned(), std::env::var(name).ok()?)))
+                .filter(|(_, value)| value.len() >= MIN_REDACTED_LEN)
+                .collect();
+            Arc::new(Recording::new(model, path)?.redacting(secrets))
+        }
         None => model,
     })
 }
@@ -80,7 +92,15 @@ pub(crate) fn build(
 pub(crate) struct Recording {
     inner: Arc<dyn ModelAdapter>,
     file: Mutex<File>,
+    /// Secret values (and their variables' names), replaced in each line
+    /// by `[redacted $NAME]`.
+    secrets: Vec<(String, String)>,
 }
+
+/// Secret values shorter than this are not redacted: replacing every
+/// occurrence of a two-letter value would garble the log, and no real API
+/// key is that short.
+const MIN_REDACTED_LEN: usize = 8;
 
 impl Recording {
     pub(crate) fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
@@ -93,15 +113,27 @@ impl Recording {
         Ok(Self {
             inner,
             file: Mutex::new(file),
+            secrets: Vec::new(),
         })
+    }
+
+    /// Redacts the values of `secrets` (name, value) in every line.
+    pub(crate) fn redacting(mut self, secrets: Vec<(String, String)>) -> Self {
+        self.secrets = secrets;
+        self
     }
 }
 
 impl Recording {
     /// Appends `request` to the file, as one JSON line.
     fn record(&self, request: &ModelRequest) -> Result<(), ModelError> {
-        let line =
+        let mut line =
             serde_json::to_string(request).map_err(|error| ModelError::Other(error.into()))?;
+        for (name, value) in &self.secrets {
+            if line.contains(value.as_str()) {
+                line = line.replace(value.as_str(), &format!("[redacted ${name}]"));
+            }
+        }
         let mut file = self.file.lock();
         writeln!(file, "{line}")
             .and_then(|()| file.flush())

@@ -73,6 +73,8 @@
 //! every problem they find).
 
 mod layers;
+#[cfg(test)]
+mod property_tests;
 mod sessions;
 mod string_offsets;
 
@@ -91,7 +93,10 @@ use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
 pub(crate) use sessions::SessionStore;
-pub(crate) use string_offsets::string_file_range;
+pub(crate) use string_offsets::{StringFileMap, string_file_range};
+
+/// The built-in tool whose table takes `env_remove`.
+const BASH_TOOL: &str = "bash";
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
@@ -121,6 +126,12 @@ pub(crate) struct Deployment {
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub(crate) ask_first: Vec<String>,
+    /// `[tools.bash] env_remove`: variables `bash` commands run without,
+    /// besides the adapter's secrets (`secret_env_vars`).
+    pub(crate) bash_env_remove: Vec<String>,
+    /// `max_subagent_depth`: how deep subagents may nest, for every
+    /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
+    pub(crate) max_subagent_depth: u32,
     /// What the deployment adds to the global layer: its `tool_order`.
     pub(crate) global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
@@ -141,6 +152,8 @@ struct DeploymentFile {
     #[serde(default)]
     tools: BTreeMap<String, Spanned<ToolTable>>,
     tool_order: Option<ToolOrderList>,
+    /// How deep subagents may nest.
+    max_subagent_depth: Option<u32>,
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
@@ -159,6 +172,10 @@ struct ToolTable {
     command: Option<Spanned<Vec<Spanned<String>>>>,
     child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
     permission: Option<Spanned<Permission>>,
+    /// For `[tools.bash]`: environment variables its commands run without.
+    env_remove: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer.
+    timeout_secs: Option<Spanned<u64>>,
 }
 
 /// A configured tool instance, checked.
@@ -170,6 +187,9 @@ pub(crate) struct ToolInstance {
     pub(crate) provider: Spanned<String>,
     /// For `provider = "acp"`: the argv of the ACP agent to start.
     pub(crate) command: Option<Spanned<Vec<Spanned<String>>>>,
+    /// For `provider = "acp"`: how long a child may take to answer, in
+    /// seconds (`AcpProvider::DEFAULT_TIMEOUT` when left out).
+    pub(crate) timeout_secs: Option<Spanned<u64>>,
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent — the spawn provider's own schema, with
     /// places kept.
@@ -269,12 +289,17 @@ impl Deployment {
     pub(crate) fn load(path: Option<&Path>, builtin_tools: &[&str]) -> Result<Self, Vec<Problem>> {
         let (file, dir) = match path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    vec![Problem::new(format!(
-                        "cannot read deployment `{}`: {error}",
-                        path.display()
-                    ))]
-                })?;
+                // Only a regular file, and at most a cap: a FIFO would hang,
+                // `/dev/zero` would fill memory.
+                let text = dsh_tools::read_input_file(path, dsh_tools::MAX_INPUT_FILE_BYTES)
+                    .map_err(|error| {
+                        vec![Problem::new(match error {
+                            dsh_tools::InputFileError::Io { source, .. } => {
+                                format!("cannot read deployment `{}`: {source}", path.display())
+                            }
+                            other => format!("cannot read deployment: {other}"),
+                        })]
+                    })?;
                 // `dsh.toml` has the parent `""`, which joins like `.`
                 // without adding `./` to the paths shown.
                 let dir = path.parent().map(Path::to_path_buf);
@@ -304,6 +329,7 @@ impl Deployment {
             adapter,
             tools,
             tool_order,
+            max_subagent_depth,
             presets,
             agents,
             sessions,
@@ -317,7 +343,7 @@ impl Deployment {
             broken: HashSet::new(),
             problems: Vec::new(),
         };
-        let ask_first = checks.tool_tables(tools);
+        let (ask_first, bash_env_remove) = checks.tool_tables(tools);
         let tokenizer = checks.tokenizer(&adapter);
         let global_layer = check_layer(
             &file,
@@ -367,6 +393,9 @@ impl Deployment {
                 tokenizer,
                 tools,
                 ask_first,
+                bash_env_remove,
+                max_subagent_depth: max_subagent_depth
+                    .unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
                 global_layer,
                 presets,
                 agents,
@@ -523,9 +552,14 @@ struct Checks<'a> {
 impl Checks<'_> {
     /// The `[tools.<name>]` tables: a built-in's has only `permission`; an
     /// instance's has a `kind` and a `provider`, and its child table's
-    /// tools are tools. Returns the tools that ask first.
-    fn tool_tables(&mut self, tables: BTreeMap<String, Spanned<ToolTable>>) -> Vec<String> {
+    /// tools are tools; only `bash`'s has `env_remove`. Returns the tools
+    /// that ask first, and the variables `bash` runs without.
+    fn tool_tables(
+        &mut self,
+        tables: BTreeMap<String, Spanned<ToolTable>>,
+    ) -> (Vec<String>, Vec<String>) {
         let mut ask_first = Vec::new();
+        let mut bash_env_remove = Vec::new();
         for (name, table) in tables {
             let span = table.span();
             let ToolTable {
@@ -534,7 +568,26 @@ impl Checks<'_> {
                 command,
                 child,
                 permission,
+                env_remove,
+                timeout_secs,
             } = table.into_inner();
+            if let Some(env_remove) = env_remove {
+                if name == BASH_TOOL {
+                    bash_env_remove
+                        .extend(env_remove.into_inner().into_iter().map(Spanned::into_inner));
+                } else {
+                    self.problems.push(
+                        self.file
+                            .problem(format!(
+                                "`env_remove` is a setting of `[tools.{BASH_TOOL}]`, not of `[tools.{name}]`"
+                            ))
+                            .label(env_remove.span(), "here")
+                            .help(format!(
+                                "move it to `[tools.{BASH_TOOL}]`: the variables its commands run without"
+                            )),
+                    );
+                }
+            }
             if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
                 ask_first.push(name.clone());
             }
@@ -579,21 +632,117 @@ impl Checks<'_> {
                 self.broken.insert(name);
                 continue;
             };
-            if let Some(child_tools) = child
-                .as_ref()
-                .and_then(|child| child.get_ref().tools.as_ref())
+            if let Some(timeout) = &timeout_secs
+                && (provider.get_ref() != "acp" || *timeout.get_ref() == 0)
             {
-                self.tool_list(&format!("the children of `{name}`"), child_tools);
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "`timeout_secs` of `[tools.{name}]` must be a positive number of \
+                             seconds, for an `acp` instance"
+                        ))
+                        .label(timeout.span(), "here")
+                        .label(provider.span(), "provider")
+                        .help(
+                            "it bounds how long an `acp` child may take to answer; \
+                             in-process children are bounded by the turn's cancellation",
+                        ),
+                );
             }
             let instance = ToolInstance {
                 kind: *kind.get_ref(),
                 provider,
                 command,
+                timeout_secs,
                 child,
             };
             self.instances.insert(name, Spanned::new(span, instance));
         }
-        ask_first
+        self.children_tools();
+        (ask_first, bash_env_remove)
+    }
+
+    /// The tools the children of each instance list, once every instance
+    /// is known (so one instance may list another, whatever their order),
+    /// and the cycles among them: children that can start themselves, or
+    /// each other, recurse without end.
+    fn children_tools(&mut self) {
+        let lists: Vec<(String, Vec<Spanned<String>>)> = self
+            .instances
+            .iter()
+            .filter_map(|(name, instance)| {
+                let tools = instance.get_ref().child.as_ref()?.get_ref().tools.clone()?;
+                Some((name.clone(), tools))
+            })
+            .collect();
+        for (name, tools) in &lists {
+            self.tool_list(&format!("the children of `{name}`"), tools);
+        }
+        // Edges: an instance's children list another instance (or itself).
+        let edges = |from: &str| -> Vec<&Spanned<String>> {
+            lists
+                .iter()
+                .find(|(name, _)| name == from)
+                .map(|(_, tools)| {
+                    tools
+                        .iter()
+                        .filter(|tool| self.instances.contains_key(tool.get_ref()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut reported: HashSet<Vec<String>> = HashSet::new();
+        for (start, _) in &lists {
+            // Depth-first from `start`, looking for a way back to it.
+            let mut stack: Vec<(String, Vec<&Spanned<String>>)> = vec![(start.clone(), Vec::new())];
+            let mut visited = HashSet::new();
+            while let Some((at, path)) = stack.pop() {
+                for edge in edges(&at) {
+                    let next = edge.get_ref();
+                    let mut path = path.clone();
+                    path.push(edge);
+                    if next == start {
+                        let mut cycle: Vec<String> =
+                            path.iter().map(|tool| tool.get_ref().clone()).collect();
+                        cycle.sort();
+                        if reported.insert(cycle) {
+                            let problem = self.cycle(start, &path);
+                            self.problems.push(problem);
+                        }
+                    } else if visited.insert(next.clone()) {
+                        stack.push((next.clone(), path));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The problem of children that start each other: `path` are the tool
+    /// entries from `start`'s children back to `start`.
+    fn cycle(&self, start: &str, path: &[&Spanned<String>]) -> Problem {
+        let first = path[0];
+        let message = if path.len() == 1 {
+            format!(
+                "the children of `{start}` list `{start}` itself: each child could start \
+                 another without end"
+            )
+        } else {
+            let mut chain = format!("`{start}`");
+            for tool in path {
+                chain.push_str(&format!(" → `{}`", tool.get_ref()));
+            }
+            format!(
+                "subagents start each other in a cycle ({chain}): they could recurse without end"
+            )
+        };
+        self.file
+            .problem(message)
+            .label(first.span(), "starts the cycle")
+            .help(format!(
+                "remove `{}` from the children's `tools`; a child that must delegate \
+                 should use another instance whose children do not",
+                first.get_ref()
+            ))
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,

@@ -22,9 +22,11 @@ mod config;
 mod diagnostics;
 mod duplicate_sentences;
 mod instruction_report;
+mod outputs;
 mod prompt_problems;
 mod prompt_tokens;
 mod runtime;
+mod signals;
 mod store;
 mod trace;
 

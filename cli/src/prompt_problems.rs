@@ -26,6 +26,8 @@ pub(crate) fn prompt_problems<'e>(
 ) -> Vec<Problem> {
     let file = &deployment.file;
     let mut problems = Vec::new();
+    // Each text is decoded once, however many problems it has.
+    let mut maps: Vec<(Range<usize>, config::StringFileMap)> = Vec::new();
     for error in errors {
         let Some((whose, text)) = agent.deployment_text(deployment, error.section()) else {
             problems.push(Problem::new(format!(
@@ -35,7 +37,14 @@ pub(crate) fn prompt_problems<'e>(
             continue;
         };
         let whose = whose.as_str();
-        let at = |range: Range<usize>| config::string_file_range(file, text, range);
+        let map = match maps.iter().position(|(span, _)| *span == text.span()) {
+            Some(at) => &maps[at].1,
+            None => {
+                maps.push((text.span(), config::StringFileMap::new(file, text)));
+                &maps[maps.len() - 1].1
+            }
+        };
+        let at = |range: Range<usize>| map.file_range(range);
         match error {
             RenderError::Template { errors, .. } => {
                 for error in errors {

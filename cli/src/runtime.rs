@@ -32,17 +32,17 @@ use dsh_tool_todo as _;
 
 /// The tools every deployment has without configuring them, in the order
 /// the model is told about them; `todo` is the todo tool among them.
-fn builtin_tools(todo: Arc<TodoWriteTool>) -> Vec<Arc<dyn Tool>> {
+fn builtin_tools(todo: Arc<TodoWriteTool>, bash_env_remove: &[String]) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(dsh_tool_fs::ReadTool::new()),
-        Arc::new(dsh_tool_bash::BashTool::new()),
+        Arc::new(dsh_tool_bash::BashTool::new().without_env(bash_env_remove)),
         todo,
     ]
 }
 
 /// The names of the built-in tools, as their crates define them.
 pub(crate) fn builtin_tool_names() -> Vec<String> {
-    builtin_tools(Arc::new(TodoWriteTool::new()))
+    builtin_tools(Arc::new(TodoWriteTool::new()), &[])
         .iter()
         .map(|tool| tool.name().to_owned())
         .collect()
@@ -105,7 +105,16 @@ impl Runtime {
                 "the todo list context cannot be registered: {error}"
             ))]
         })?;
-        for tool in builtin_tools(todo) {
+        // Commands never see the adapter's secrets (its API key), nor
+        // what the deployment lists in `[tools.bash] env_remove`.
+        let bash_env_remove: Vec<String> = deployment
+            .adapter
+            .secret_env_vars()
+            .into_iter()
+            .map(str::to_owned)
+            .chain(deployment.bash_env_remove.iter().cloned())
+            .collect();
+        for tool in builtin_tools(todo, &bash_env_remove) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
                 vec![Problem::new(format!(
@@ -234,7 +243,11 @@ impl<'a> OwnKey<'a> {
     }
 
     /// A `command` makes an ACP provider whose children run that command.
-    fn command(name: &'a str, command: &'a toml::Spanned<Vec<toml::Spanned<String>>>) -> Self {
+    fn command(
+        name: &'a str,
+        command: &'a toml::Spanned<Vec<toml::Spanned<String>>>,
+        timeout_secs: Option<u64>,
+    ) -> Self {
         Self {
             key: "command",
             what: "a `command`",
@@ -247,7 +260,11 @@ impl<'a> OwnKey<'a> {
             ),
             build: Box::new(move || {
                 let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
-                Ok(Arc::new(AcpProvider::new(argv)?.named(name)))
+                let mut provider = AcpProvider::new(argv)?.named(name);
+                if let Some(seconds) = timeout_secs {
+                    provider = provider.with_timeout(std::time::Duration::from_secs(seconds));
+                }
+                Ok(Arc::new(provider))
             }),
         }
     }
@@ -303,7 +320,15 @@ fn register_instance(
     // of its own.
     let own = match (&instance.get_ref().child, &instance.get_ref().command) {
         (Some(child), _) => Some(OwnKey::child(name, child)),
-        (None, Some(command)) => Some(OwnKey::command(name, command)),
+        (None, Some(command)) => Some(OwnKey::command(
+            name,
+            command,
+            instance
+                .get_ref()
+                .timeout_secs
+                .as_ref()
+                .map(|seconds| *seconds.get_ref()),
+        )),
         (None, None) if provider.get_ref() == AcpProvider::NAME => {
             return Err(deployment
                 .file
@@ -326,7 +351,9 @@ fn register_instance(
         }
         None => (provider.get_ref().as_str(), providers),
     };
-    let config = SubagentToolConfig::new(binding).named(name);
+    let config = SubagentToolConfig::new(binding)
+        .named(name)
+        .with_max_depth(deployment.max_subagent_depth);
     SubagentTool::install(&config, providers, tools).map_err(|error| {
         let problem = deployment.file.problem(error.to_string());
         match error {

@@ -202,6 +202,7 @@ impl<E: std::error::Error + 'static> std::error::Error for InterpolateError<E> {
 
 /// Turns increasing byte offsets into line:column in one forward pass, so
 /// reporting many errors stays linear in the template's length.
+#[derive(Debug)]
 pub(crate) struct PositionCursor<'s> {
     source: &'s str,
     offset: usize,

@@ -263,9 +263,49 @@ pub fn escape_literal(text: &str) -> Cow<'_, str> {
 /// An offset inside a multi-byte character is moved back to the start of
 /// that character; offsets past the end are clamped to the end.
 pub fn position_of(source: &str, offset: usize) -> Position {
-    let mut offset = offset.min(source.len());
-    while !source.is_char_boundary(offset) {
-        offset -= 1;
+    Positions::new(source).at(offset)
+}
+
+/// [`position_of`] for many offsets of one text: increasing offsets cost
+/// one pass over the text in all, where calling `position_of` for each
+/// would start over every time (quadratic for a text with thousands of
+/// problems). An offset before the previous one starts over.
+///
+/// ```
+/// use dsh_prompt_template::{Positions, position_of};
+/// let text = "a\nbc <<x>>\n<<y>>";
+/// let mut positions = Positions::new(text);
+/// for offset in [5, 12, 3] {
+///     assert_eq!(positions.at(offset), position_of(text, offset));
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Positions<'s> {
+    cursor: error::PositionCursor<'s>,
+    source: &'s str,
+    last: usize,
+}
+
+impl<'s> Positions<'s> {
+    /// Positions in `source`.
+    pub fn new(source: &'s str) -> Self {
+        Self {
+            cursor: error::PositionCursor::new(source),
+            source,
+            last: 0,
+        }
     }
-    error::PositionCursor::new(source).advance_to(offset)
+
+    /// The position of `offset`, as [`position_of`] computes it.
+    pub fn at(&mut self, offset: usize) -> Position {
+        let mut offset = offset.min(self.source.len());
+        while !self.source.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        if offset < self.last {
+            self.cursor = error::PositionCursor::new(self.source);
+        }
+        self.last = offset;
+        self.cursor.advance_to(offset)
+    }
 }

@@ -14,7 +14,9 @@
 
 mod approval;
 mod sessions;
+mod shutdown;
 mod system_prompt;
+pub(crate) mod transport;
 mod updates;
 
 use std::collections::HashMap;

@@ -3,18 +3,27 @@
 //!
 //! stdout carries protocol messages and nothing else; problems before the
 //! server starts go to stderr, like every command's.
+//!
+//! The editor closing stdin, `SIGTERM` and `SIGHUP` all end the server the
+//! same way (`crate::acp::transport`, `crate::acp::shutdown`): running
+//! turns are cancelled and answer `cancelled`, the processes they started
+//! are stopped, and dsh exits with status 0.
 
-use agent_client_protocol::{ConnectTo, Stdio};
+use agent_client_protocol::ConnectTo;
 use dsh_agent_loop::AgentLoop;
 use dsh_system_prompt::render_prompt;
+use dsh_tool_subagent::AcpProvider;
+use tokio_util::sync::CancellationToken;
 
 use crate::acp::Server;
+use crate::acp::transport::StdioTransport;
 use crate::adapter;
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
+use crate::signals::EndingSignals;
 use crate::store;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
@@ -45,19 +54,32 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     );
 
     let tokio = async_runtime()?;
-    let served = tokio.block_on(server.agent().connect_to(Stdio::new()));
-    // The client closed stdin: its turns are over. A turn that ran a
-    // subagent over ACP leaves that child a moment to stop its own work.
-    if server.cancel_all() {
-        tokio.block_on(tokio::time::sleep(AgentLoop::DEFAULT_CANCEL_GRACE));
-    }
+    let served = tokio.block_on(async {
+        let mut signals = EndingSignals::listen()?;
+        let stop = CancellationToken::new();
+        tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                signals.recv().await;
+                stop.cancel();
+            }
+        });
+        let winding = server.clone();
+        let transport =
+            StdioTransport::new(stop).on_input_end(async move || winding.wind_down().await);
+        let served = server.agent().connect_to(transport).await;
+        // A connection that failed dropped its turns: their commands were
+        // killed with them, and their child agents are being stopped.
+        AcpProvider::wait_for_children(AcpProvider::STOP_GRACE).await;
+        served.map_err(|error| {
+            vec![Problem::new(format!(
+                "the ACP connection failed: {}",
+                error.message
+            ))]
+        })
+    });
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
     // for it.
     tokio.shutdown_background();
-    served.map_err(|error| {
-        vec![Problem::new(format!(
-            "the ACP connection failed: {}",
-            error.message
-        ))]
-    })
+    served
 }

@@ -19,6 +19,7 @@ use dsh_agent_loop::{
     TurnError, async_trait,
 };
 use dsh_system_prompt::render_prompt;
+use dsh_tool_subagent::AcpProvider;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
 use tokio::io::AsyncBufReadExt;
@@ -30,6 +31,7 @@ use crate::commands::{Outcome, absolute_cwd, async_runtime};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
+use crate::signals::EndingSignals;
 use crate::store;
 use crate::trace::{Counting, Trace};
 
@@ -49,6 +51,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .map_err(|problem| vec![problem])?;
     let trace = Arc::new(match &args.trace {
         Some(path) => {
+            crate::outputs::check_output(deployment, path, "--trace")
+                .map_err(|problem| vec![problem])?;
             Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
         }
         None => Trace::summary_only(Counting::Bytes),
@@ -113,10 +117,21 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             agent: loop_agent,
             session,
             console,
+            ending: EndingSignals::listen()?,
+            ended: None,
         };
-        match &args.prompt {
+        let outcome = match &args.prompt {
             Some(prompt) => chat.one_turn(prompt).await,
             None => chat.lines().await,
+        };
+        // Child agents of the last turn stop gently, so that they stop
+        // their own tools' processes.
+        AcpProvider::wait_for_children(AcpProvider::STOP_GRACE).await;
+        match chat.ended {
+            Some(signal) => Err(vec![Problem::new(format!(
+                "stopped by {signal}: the running turn was cancelled"
+            ))]),
+            None => outcome,
         }
     });
     // Reading stdin blocks a thread that cannot be interrupted; do not wait
@@ -237,6 +252,10 @@ struct Chat {
     agent: dsh_agent_loop::Agent,
     session: dsh_agent_loop::Session,
     console: Arc<Console>,
+    /// `SIGTERM` and `SIGHUP`: cancel the running turn, then end.
+    ending: EndingSignals,
+    /// The ending signal received, if any.
+    ended: Option<&'static str>,
 }
 
 impl Chat {
@@ -263,6 +282,10 @@ impl Chat {
             let line = tokio::select! {
                 line = lines.next_line() => line,
                 _ = tokio::signal::ctrl_c() => Ok(None),
+                signal = self.ending.recv() => {
+                    self.ended = Some(signal);
+                    Ok(None)
+                }
             };
             let line = match line {
                 Ok(Some(line)) => line,
@@ -280,7 +303,11 @@ impl Chat {
             if line.trim().is_empty() {
                 continue;
             }
-            match self.turn(&line).await {
+            let turn = self.turn(&line).await;
+            if self.ended.is_some() {
+                break;
+            }
+            match turn {
                 Ok(()) => {}
                 // Cancelling is what the user asked for, not a failure.
                 Err(TurnError::Cancelled) => out(&mut std::io::stderr(), "turn cancelled\n"),
@@ -310,6 +337,10 @@ impl Chat {
             tokio::select! {
                 result = &mut turn => break result,
                 _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = self.ending.recv(), if self.ended.is_none() => {
+                    self.ended = Some(signal);
+                    cancel.cancel();
+                }
             }
         };
         self.console.idle();

@@ -90,6 +90,9 @@ impl LayerSpec {
     }
 }
 
+/// The lowest `order` a deployment's section may have: the persona's is 0.
+pub(crate) const MIN_SECTION_ORDER: i32 = 1;
+
 /// `[presets.<id>]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -112,6 +115,25 @@ pub(super) fn check_layer(
 ) -> LayerSpec {
     let mut seen = HashSet::new();
     for section in &sections {
+        // The persona is section `agent:persona` at order 0 and renders
+        // first: a deployment's own sections come after it. (A section that
+        // sorts before it would put text ahead of the agent's identity.)
+        if let Some(order) = &section.order
+            && *order.get_ref() < MIN_SECTION_ORDER
+        {
+            problems.push(
+                file.problem(format!(
+                    "section `{}` of {whose} has order {}, before the persona",
+                    section.name.get_ref(),
+                    order.get_ref()
+                ))
+                .label(order.span(), "renders before the persona")
+                .help(format!(
+                    "the persona (order 0) renders first; give the section an order of \
+                     {MIN_SECTION_ORDER} or more"
+                )),
+            );
+        }
         if !seen.insert(section.name.get_ref().as_str()) {
             problems.push(
                 file.problem(format!(

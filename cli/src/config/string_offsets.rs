@@ -18,22 +18,44 @@ use toml_parser::{ParseError, Source};
 use crate::diagnostics::SourceFile;
 
 /// The file range of the part of the TOML string `value` that decoded to
-/// `decoded`; the whole value when the string cannot be mapped.
+/// `decoded`; the whole value when the string cannot be mapped. For many
+/// ranges of one value, build a [`StringFileMap`] once.
 pub(crate) fn string_file_range(
     file: &SourceFile,
     value: &Spanned<String>,
     decoded: Range<usize>,
 ) -> Range<usize> {
-    let span = value.span();
-    let Some(raw) = file.text().get(span.clone()) else {
-        return span;
-    };
-    match StringOffsets::new(raw, value.get_ref()) {
-        Some(offsets) => {
-            let range = offsets.raw_range(decoded);
-            span.start + range.start..span.start + range.end
+    StringFileMap::new(file, value).file_range(decoded)
+}
+
+/// Where the parts of one TOML string value are in the file: the string
+/// is decoded once, for however many ranges are looked up.
+#[derive(Debug, Clone)]
+pub(crate) struct StringFileMap {
+    span: Range<usize>,
+    offsets: Option<StringOffsets>,
+}
+
+impl StringFileMap {
+    pub(crate) fn new(file: &SourceFile, value: &Spanned<String>) -> Self {
+        let span = value.span();
+        let offsets = file
+            .text()
+            .get(span.clone())
+            .and_then(|raw| StringOffsets::new(raw, value.get_ref()));
+        Self { span, offsets }
+    }
+
+    /// The file range that decoded to `decoded`; the whole value when the
+    /// string cannot be mapped.
+    pub(crate) fn file_range(&self, decoded: Range<usize>) -> Range<usize> {
+        match &self.offsets {
+            Some(offsets) => {
+                let range = offsets.raw_range(decoded);
+                self.span.start + range.start..self.span.start + range.end
+            }
+            None => self.span.clone(),
         }
-        None => span,
     }
 }
 
@@ -106,11 +128,17 @@ impl StringOffsets {
         start..end
     }
 
+    // The pieces are in order and their decoded ranges contiguous, so both
+    // lookups are a binary search: a text with thousands of problems maps
+    // each in logarithmic time.
     fn raw_start(&self, offset: usize) -> usize {
+        let first = self
+            .pieces
+            .partition_point(|piece| piece.decoded.end <= offset);
         match self
             .pieces
-            .iter()
-            .find(|piece| piece.decoded.contains(&offset))
+            .get(first)
+            .filter(|piece| piece.decoded.contains(&offset))
         {
             Some(piece) if piece.verbatim => piece.raw.start + (offset - piece.decoded.start),
             Some(piece) => piece.raw.start,
@@ -119,9 +147,12 @@ impl StringOffsets {
     }
 
     fn raw_end(&self, offset: usize) -> usize {
-        match self
+        let first = self
             .pieces
+            .partition_point(|piece| piece.decoded.end < offset);
+        match self.pieces[first..]
             .iter()
+            .take_while(|piece| piece.decoded.start <= offset)
             .find(|piece| piece.decoded.start < offset && offset <= piece.decoded.end)
         {
             Some(piece) if piece.verbatim => piece.raw.start + (offset - piece.decoded.start),

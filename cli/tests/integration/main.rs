@@ -14,6 +14,7 @@ mod acp;
 mod anthropic;
 mod check;
 mod context;
+mod harden;
 mod instructions;
 mod prompt;
 mod run;

@@ -1,9 +1,9 @@
 //! Every problem of a part, found once a render has failed: where the
 //! render stops at a part's first problem, this reads the whole part.
 
-use dsh_prompt_template::{ParseErrors, Reference, Template, position_of};
+use dsh_prompt_template::{ParseErrors, Position, Positions, Reference, Template, position_of};
 
-use crate::render::{lookup, shows};
+use crate::render::shows;
 use crate::{AssembledSection, PromptAssembly, RenderError, closest};
 
 /// Appends every problem of `part` to `errors`: its syntax errors, then
@@ -32,9 +32,14 @@ pub(super) fn of_part(
             &parsed
         }
     };
+    // References come in order: their positions cost one pass over the
+    // text, however many are wrong (a position each from the start was
+    // quadratic: 16,000 bad references took minutes).
+    let mut positions = Positions::new(text);
     for reference in template.references(text) {
-        if let Err(error) = lookup(assembly, part, &reference) {
-            errors.push(error);
+        if !matches!(assembly.variables.get(reference.name), Some(Some(_))) {
+            let position = positions.at(reference.offset);
+            errors.push(reference_error_at(assembly, part, &reference, position));
         }
     }
 }
@@ -75,6 +80,17 @@ pub(super) fn reference_error(
     reference: &Reference<'_>,
 ) -> RenderError {
     let position = position_of(section.text(), reference.offset);
+    reference_error_at(assembly, section, reference, position)
+}
+
+/// [`reference_error`], its position known.
+#[cold]
+fn reference_error_at(
+    assembly: &PromptAssembly,
+    section: &AssembledSection,
+    reference: &Reference<'_>,
+    position: Position,
+) -> RenderError {
     // `<<` + name + `>>`.
     let span = reference.offset..reference.offset + reference.name.len() + 4;
     let section_name = section.name().to_string();

@@ -13,6 +13,9 @@
 //!   `[exit code: N]`, `[killed by signal: SIGKILL]` or
 //!   `[timed out after N ms]`; success has no marker. Only a failure to
 //!   start `bash`, and cancellation, are tool errors.
+//! - It inherits the process's environment except the variables named by
+//!   [`BashTool::without_env`]: a front end names its model adapter's API
+//!   key there, so a command cannot print the key into the conversation.
 //!
 //! The crate owns prompt section `tool:bash` ([`EXIT_CODE_HABIT`], order
 //! 105, bound to the `bash` tool): the habit across calls of checking
@@ -91,13 +94,41 @@ pub struct BashArgs {
 /// The `bash` tool. Register it in a [`ToolRegistry`](dsh_tools::ToolRegistry).
 #[derive(Debug, Clone, Default)]
 pub struct BashTool {
-    _private: (),
+    /// Variables removed from each command's environment.
+    env_remove: std::sync::Arc<[String]>,
 }
 
 impl BashTool {
     /// The tool.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The tool, running its commands without the environment variables
+    /// `names` (secrets: an API key, a token), added to those removed
+    /// already.
+    ///
+    /// ```
+    /// use dsh_tool_bash::BashTool;
+    /// let tool = BashTool::new().without_env(["OPENAI_API_KEY"]);
+    /// assert_eq!(tool.env_removed(), ["OPENAI_API_KEY"]);
+    /// ```
+    pub fn without_env(self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let mut all: Vec<String> = self.env_remove.to_vec();
+        for name in names {
+            let name = name.into();
+            if !all.contains(&name) {
+                all.push(name);
+            }
+        }
+        Self {
+            env_remove: all.into(),
+        }
+    }
+
+    /// The variables removed from each command's environment.
+    pub fn env_removed(&self) -> &[String] {
+        &self.env_remove
     }
 
     async fn run(&self, args: BashArgs, cx: &ToolCallContext) -> Result<ToolOutput, ToolError> {
@@ -112,6 +143,7 @@ impl BashTool {
             dir.as_deref(),
             timeout,
             OUTPUT_CAP_BYTES,
+            &self.env_remove,
             &cx.cancel,
         )
         .await

@@ -114,6 +114,7 @@ pub(crate) async fn run(
     dir: Option<&Path>,
     timeout: Duration,
     output_cap: usize,
+    env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<Finished, RunError> {
     // One pipe for both streams, as `2>&1` would: the model reads stdout
@@ -135,6 +136,9 @@ pub(crate) async fn run(
         .kill_on_drop(true);
     if let Some(dir) = dir {
         shell.current_dir(dir);
+    }
+    for name in env_remove {
+        shell.env_remove(name);
     }
     let spawned = shell.spawn();
     // The command holds this process's copies of the pipe's write end:

@@ -80,6 +80,7 @@
 
 mod arguments;
 mod error;
+mod input_file;
 mod panic;
 mod registry;
 mod selection;
@@ -88,6 +89,7 @@ mod tool;
 pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
+pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_input_file};
 pub use panic::panic_message;
 pub use registry::ToolRegistry;
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};

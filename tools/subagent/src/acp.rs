@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -25,6 +26,26 @@ use crate::{SubagentCapabilities, SubagentError, SubagentProvider, SubagentRun, 
 /// stopped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
+/// How many child agents of this process are running: a child counts from
+/// its start until its connection is closed and its process stopped.
+static LIVE_CHILDREN: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one running child while it lives.
+struct LiveChild;
+
+impl LiveChild {
+    fn new() -> Self {
+        LIVE_CHILDREN.fetch_add(1, Ordering::AcqRel);
+        Self
+    }
+}
+
+impl Drop for LiveChild {
+    fn drop(&mut self) {
+        LIVE_CHILDREN.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Runs each task in an ACP agent started as a subprocess
 /// (`["dsh", "acp", "--config", "child.toml"]`, or any other agent that
 /// speaks ACP): one process and one session per task, in the caller's
@@ -40,6 +61,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(2);
 pub struct AcpProvider {
     name: String,
     command: Vec<String>,
+    timeout: Duration,
 }
 
 impl AcpProvider {
@@ -64,7 +86,19 @@ impl AcpProvider {
         Ok(Self {
             name: Self::NAME.to_owned(),
             command,
+            timeout: Self::DEFAULT_TIMEOUT,
         })
+    }
+
+    /// How long a child may take to answer its task, from its start,
+    /// unless [`with_timeout`](Self::with_timeout) says otherwise.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+    /// Gives each child at most `timeout` to answer: past it, the child is
+    /// sent `session/cancel`, then stopped, and the call fails saying so.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// Renames the provider (a deployment names it after its instance).
@@ -76,6 +110,26 @@ impl AcpProvider {
     /// The command its children run.
     pub fn command(&self) -> &[String] {
         &self.command
+    }
+
+    /// How long a disposed child may take, at most, to stop on its own
+    /// (answer `session/cancel`, then exit when its stdin closes) before
+    /// its process group is killed.
+    pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+    /// Waits until no child agent of this process runs, at most `within`;
+    /// returns whether none does. A front end calls it before it exits:
+    /// a child stopped gently stops its own tools' processes, which a
+    /// child killed outright cannot.
+    pub async fn wait_for_children(within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        while LIVE_CHILDREN.load(Ordering::Acquire) > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
     }
 }
 
@@ -114,6 +168,8 @@ impl SubagentProvider for AcpProvider {
             cwd,
             prompt: task.prompt,
             cancel: task.cancel.child_token(),
+            depth: task.depth,
+            timeout: self.timeout,
         };
         let cancel = child.cancel.clone();
         Ok(Box::new(AcpRun {
@@ -150,12 +206,20 @@ struct Child {
     cwd: PathBuf,
     prompt: String,
     cancel: CancellationToken,
+    /// The child's subagent depth, which its process inherits.
+    depth: u32,
+    /// How long it may take to answer.
+    timeout: Duration,
 }
 
 impl Child {
     async fn run(self) -> Ended {
-        let agent =
-            AcpAgent::new(AcpAgentConfig::new(&self.program).args(self.args.iter().cloned()));
+        let _live = LiveChild::new();
+        let agent = AcpAgent::new(
+            AcpAgentConfig::new(&self.program)
+                .args(self.args.iter().cloned())
+                .env(crate::DEPTH_ENV, self.depth.to_string()),
+        );
         // The text of the child's answer since its last tool call: what it
         // ends with is its final message.
         let answer = Arc::new(Mutex::new(String::new()));
@@ -212,14 +276,26 @@ impl Child {
     /// sends the task; cancelling sends `session/cancel` and waits a moment
     /// for the child to answer.
     async fn session(&self, cx: &ConnectionTo<Agent>) -> Result<StopReason, Error> {
-        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-            .block_task()
-            .await?;
-        let session = cx
-            .send_request(NewSessionRequest::new(&self.cwd))
-            .block_task()
-            .await?
-            .session_id;
+        let deadline = tokio::time::sleep(self.timeout);
+        tokio::pin!(deadline);
+        let timed_out = || {
+            Error::internal_error().data(format!(
+                "the agent did not answer within {} s (`timeout_secs`); it was stopped",
+                self.timeout.as_secs_f64()
+            ))
+        };
+        let started = async {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            cx.send_request(NewSessionRequest::new(&self.cwd))
+                .block_task()
+                .await
+        };
+        let session = tokio::select! {
+            started = started => started?.session_id,
+            () = &mut deadline => return Err(timed_out()),
+        };
         let prompt = PromptRequest::new(
             session.clone(),
             vec![ContentBlock::from(self.prompt.as_str())],
@@ -228,6 +304,11 @@ impl Child {
         tokio::pin!(turn);
         tokio::select! {
             response = &mut turn => Ok(response?.stop_reason),
+            () = &mut deadline => {
+                cx.send_notification(CancelNotification::new(session))?;
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut turn).await;
+                Err(timed_out())
+            }
             () = self.cancel.cancelled() => {
                 cx.send_notification(CancelNotification::new(session))?;
                 match tokio::time::timeout(CANCEL_GRACE, &mut turn).await {

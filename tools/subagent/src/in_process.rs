@@ -311,14 +311,16 @@ impl InProcessRun {
         // A child of the call's token: cancelling the parent's turn
         // cancels the child, and disposing the child leaves the parent be.
         let cancel = task.cancel.child_token();
-        let turn = tokio::spawn({
+        // The child's turn, and the subagent calls it makes, run at its
+        // depth.
+        let turn = tokio::spawn(crate::depth::at_depth(task.depth, {
             let cancel = cancel.clone();
             async move {
                 agent_loop
                     .run_turn(&agent, &mut session, task.prompt, &cancel)
                     .await
             }
-        });
+        }));
         Self {
             provider: provider.to_owned(),
             cancel,

@@ -86,12 +86,14 @@
 #![deny(missing_docs)]
 
 mod acp;
+mod depth;
 mod error;
 mod in_process;
 mod provider;
 mod tool;
 
 pub use acp::AcpProvider;
+pub use depth::{DEFAULT_MAX_DEPTH, DEPTH_ENV, current_depth};
 pub use error::SubagentError;
 pub use in_process::{AgentFields, ChildAgentConfig, ForkProvider, SpawnProvider};
 pub use provider::{

@@ -51,6 +51,9 @@ pub struct SubagentTask {
     pub cancel: CancellationToken,
     /// Where the child's progress goes, when the caller shows it.
     pub progress: Option<ToolProgress>,
+    /// How deep the child is: its parent's depth plus one (see
+    /// [`current_depth`](crate::current_depth)).
+    pub depth: u32,
 }
 
 impl SubagentTask {
@@ -64,6 +67,7 @@ impl SubagentTask {
             call_id: String::new(),
             cancel: CancellationToken::new(),
             progress: None,
+            depth: 1,
         }
     }
 

@@ -30,6 +30,10 @@ pub struct SubagentToolConfig {
     pub name: String,
     /// The provider the tool is bound to.
     pub provider: String,
+    /// How deep children may nest: a call that would start a child deeper
+    /// than this is refused (see [`current_depth`](crate::current_depth)).
+    #[serde(default = "SubagentToolConfig::default_max_depth")]
+    pub max_depth: u32,
 }
 
 impl SubagentToolConfig {
@@ -40,12 +44,23 @@ impl SubagentToolConfig {
         Self::DEFAULT_NAME.to_owned()
     }
 
+    fn default_max_depth() -> u32 {
+        crate::DEFAULT_MAX_DEPTH
+    }
+
     /// A tool named `subagent`, bound to `provider`.
     pub fn new(provider: impl Into<String>) -> Self {
         Self {
             name: Self::default_name(),
             provider: provider.into(),
+            max_depth: crate::DEFAULT_MAX_DEPTH,
         }
+    }
+
+    /// Limits how deep children may nest.
+    pub fn with_max_depth(mut self, max_depth: u32) -> Self {
+        self.max_depth = max_depth;
+        self
     }
 
     /// Names the tool.
@@ -73,6 +88,7 @@ struct SubagentArgs {
 /// the completed turns, so the prompt states only what is new.
 pub struct SubagentTool {
     name: String,
+    max_depth: u32,
     provider: Arc<dyn SubagentProvider>,
     description: String,
     parameters: serde_json::Value,
@@ -109,6 +125,7 @@ impl SubagentTool {
         }
         Ok(Self {
             name: config.name.clone(),
+            max_depth: config.max_depth,
             description: description(inherits, provider.capabilities().tools),
             provider,
             parameters,
@@ -215,7 +232,19 @@ impl Tool for SubagentTool {
                 "the prompt is empty; write the task for the subagent",
             ));
         }
+        let depth = crate::current_depth().saturating_add(1);
+        if depth > self.max_depth {
+            return Err(ToolError::failed(
+                &self.name,
+                format!(
+                    "not started: the child would be subagent level {depth}, over the limit of \
+                     {} (`max_subagent_depth`); do this task yourself",
+                    self.max_depth
+                ),
+            ));
+        }
         let mut task = SubagentTask::new(args.prompt);
+        task.depth = depth;
         task.parent = cx.get::<CallingTurn>().cloned();
         task.cwd = cx.cwd.clone();
         task.session_id = cx.session_id.clone();

@@ -104,6 +104,15 @@ pub struct TodoWriteArgs {
     pub todos: Vec<TodoItem>,
 }
 
+/// The most tasks a list may have: a plan, not a database. The state is
+/// kept per session and shown to the model after every change, so an
+/// unbounded list would grow both without end.
+pub const MAX_TODOS: usize = 100;
+
+/// The longest a task's `content` may be, in bytes: one imperative
+/// sentence, with room to spare.
+pub const MAX_TODO_BYTES: usize = 1000;
+
 /// A list that breaks a rule of the tool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -124,6 +133,30 @@ pub enum TodoError {
         /// The 1-based number of the task.
         task: usize,
     },
+    /// More tasks than [`MAX_TODOS`].
+    #[error(
+        "the list has {count} tasks, more than the {max} it may have; group small steps \
+         into larger tasks"
+    )]
+    TooMany {
+        /// How many tasks were sent.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A task longer than [`MAX_TODO_BYTES`].
+    #[error(
+        "task {task} is {bytes} bytes long, more than the {max} a task may have; say what \
+         to do in one sentence"
+    )]
+    TooLong {
+        /// The 1-based number of the task.
+        task: usize,
+        /// Its length.
+        bytes: usize,
+        /// The limit.
+        max: usize,
+    },
 }
 
 impl TodoError {
@@ -131,7 +164,10 @@ impl TodoError {
     pub fn field(&self) -> String {
         match self {
             Self::SeveralInProgress { .. } => "todos".to_owned(),
-            Self::EmptyContent { task } => format!("todos[{}].content", task - 1),
+            Self::EmptyContent { task } | Self::TooLong { task, .. } => {
+                format!("todos[{}].content", task - 1)
+            }
+            Self::TooMany { .. } => "todos".to_owned(),
         }
     }
 }
@@ -146,6 +182,21 @@ fn list_numbers(tasks: &[usize]) -> String {
 
 /// Checks the rules a list must keep.
 pub fn check_list(todos: &[TodoItem]) -> Result<(), TodoError> {
+    if todos.len() > MAX_TODOS {
+        return Err(TodoError::TooMany {
+            count: todos.len(),
+            max: MAX_TODOS,
+        });
+    }
+    if let Some((at, item)) =
+        (todos.iter().enumerate()).find(|(_, item)| item.content.len() > MAX_TODO_BYTES)
+    {
+        return Err(TodoError::TooLong {
+            task: at + 1,
+            bytes: item.content.len(),
+            max: MAX_TODO_BYTES,
+        });
+    }
     if let Some(at) = todos.iter().position(|item| item.content.trim().is_empty()) {
         return Err(TodoError::EmptyContent { task: at + 1 });
     }
@@ -330,6 +381,10 @@ impl Tool for TodoWriteTool {
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: TodoWriteArgs = parse_arguments(TOOL_NAME, arguments)?;
+        // Refused before anything is rendered from it.
+        check_list(&args.todos).map_err(|error| {
+            ToolError::invalid_arguments(TOOL_NAME, error.field(), error.to_string())
+        })?;
         let text = render(&args.todos);
         self.replace(&cx.session_id, args.todos).map_err(|error| {
             ToolError::invalid_arguments(TOOL_NAME, error.field(), error.to_string())
@@ -340,7 +395,7 @@ impl Tool for TodoWriteTool {
 
 #[cfg(test)]
 mod tests {
-    use super::{TodoError, TodoItem, TodoStatus, check_list};
+    use super::{MAX_TODO_BYTES, MAX_TODOS, TodoError, TodoItem, TodoStatus, check_list};
 
     fn item(content: &str, status: TodoStatus) -> TodoItem {
         TodoItem {
@@ -379,5 +434,41 @@ mod tests {
         ];
         assert_eq!(check_list(&todos), Ok(()));
         assert_eq!(check_list(&[]), Ok(()));
+    }
+
+    #[test]
+    fn ten_thousand_tasks_are_refused() {
+        let todos: Vec<TodoItem> = (0..10_000)
+            .map(|n| item(&format!("task {n}"), TodoStatus::Pending))
+            .collect();
+        let error = check_list(&todos).expect_err("too many");
+        assert_eq!(
+            error,
+            TodoError::TooMany {
+                count: 10_000,
+                max: MAX_TODOS
+            }
+        );
+        assert_eq!(error.field(), "todos");
+        assert!(error.to_string().contains("more than the 100"), "{error}");
+        assert_eq!(check_list(&todos[..MAX_TODOS]), Ok(()));
+    }
+
+    #[test]
+    fn a_task_of_any_size_is_refused() {
+        let todos = [
+            item("fine", TodoStatus::Pending),
+            item(&"x".repeat(1_000_000), TodoStatus::Pending),
+        ];
+        let error = check_list(&todos).expect_err("too long");
+        assert_eq!(error.field(), "todos[1].content");
+        assert!(
+            error.to_string().contains("task 2 is 1000000 bytes long"),
+            "{error}"
+        );
+        assert_eq!(
+            check_list(&[item(&"x".repeat(MAX_TODO_BYTES), TodoStatus::Pending)]),
+            Ok(())
+        );
     }
 }
