@@ -7,6 +7,7 @@ use dsh_system_prompt::{Scope, ScopeId};
 use dsh_tools::ToolSelection;
 use serde::{Deserialize, Serialize};
 
+use crate::ContextBudget;
 use crate::id::string_id;
 
 string_id! {
@@ -88,6 +89,8 @@ struct AgentInner {
     preset: Option<String>,
     /// Derived from `id` and `preset`: the layers its assemblies see.
     scope: Scope,
+    /// Its model's context budget.
+    budget: ContextBudget,
 }
 
 impl Agent {
@@ -96,6 +99,7 @@ impl Agent {
         let id = id.into();
         Self(Arc::new(AgentInner {
             scope: Scope::new([ScopeId::agent(id.as_str())]),
+            budget: ContextBudget::for_model(&options.model, None, None),
             id,
             options,
             tools: None,
@@ -145,6 +149,19 @@ impl Agent {
     pub fn with_all_tools(mut self) -> Self {
         Arc::make_mut(&mut self.0).tools = None;
         self
+    }
+
+    /// Sets the agent's context budget (by default its model's, from
+    /// [`ContextBudget::for_model`]): the loop compacts a request that
+    /// reaches its [`threshold`](ContextBudget::threshold).
+    pub fn with_budget(mut self, budget: ContextBudget) -> Self {
+        Arc::make_mut(&mut self.0).budget = budget;
+        self
+    }
+
+    /// The agent's context budget.
+    pub fn budget(&self) -> &ContextBudget {
+        &self.0.budget
     }
 
     /// The agent's id.

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AnthropicAdapter, AnthropicConfig, CacheTtl, Encoding, ModelAdapter, ModelError, OpenAiAdapter,
-    OpenAiConfig, ScriptedAdapter, Tokenizer, TokenizerError,
+    AnthropicAdapter, AnthropicConfig, CacheTtl, CompactAt, ContextBudget, Encoding, ModelAdapter,
+    ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter, Tokenizer, TokenizerError,
 };
 
 /// The model adapter of a deployment, and the default model of its agents:
@@ -79,6 +79,13 @@ pub enum AdapterConfig<S = String> {
         /// Whether requests carry `prompt_cache_key` = the session's id
         /// ([`OpenAiConfig::prompt_cache_key`]); on when left out.
         prompt_cache_key: Option<bool>,
+        /// The model's context window in tokens, for a model the table
+        /// of [`context_window_for`](crate::context_window_for) does not
+        /// know (or knows wrong).
+        context_window: Option<u64>,
+        /// The fraction of the window at which the loop compacts
+        /// ([`CompactAt::DEFAULT`] when left out).
+        compact_at: Option<CompactAt>,
     },
     /// `[adapter.anthropic]`: Anthropic's Messages API
     /// ([`AnthropicAdapter`]), its cache breakpoints placed by what dsh
@@ -109,6 +116,10 @@ pub enum AdapterConfig<S = String> {
         /// ([`TokenizerChoice::Estimate`](crate::TokenizerChoice::Estimate)),
         /// since Anthropic ships no offline tokenizer.
         tokenizer: Option<S>,
+        /// The context window, as for `openai`.
+        context_window: Option<u64>,
+        /// When to compact, as for `openai`.
+        compact_at: Option<CompactAt>,
     },
     /// `[adapter.scripted]`: canned answers from a script file
     /// ([`Script`](crate::Script)): deterministic and offline.
@@ -120,6 +131,10 @@ pub enum AdapterConfig<S = String> {
         model: Option<S>,
         /// The [`Encoding`] tokens are counted with, as for `openai`.
         tokenizer: Option<S>,
+        /// The context window, as for `openai`.
+        context_window: Option<u64>,
+        /// When to compact, as for `openai`.
+        compact_at: Option<CompactAt>,
     },
 }
 
@@ -193,6 +208,37 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             (Self::Anthropic { .. }, None) => Tokenizer::estimate(),
             (_, None) => Tokenizer::for_model(model),
         })
+    }
+
+    /// The context budget of an agent on `model`: the table's
+    /// `context_window` and `compact_at`, else the model's window and the
+    /// default; counted with [`tokenizer_for`](Self::tokenizer_for).
+    pub fn budget_for(&self, model: &str) -> Result<ContextBudget, TokenizerError> {
+        let (window, compact_at) = self.context_budget();
+        Ok(ContextBudget::for_model(model, window, compact_at)
+            .with_tokenizer(self.tokenizer_for(model)?))
+    }
+
+    /// The table's `context_window` and `compact_at`, as written.
+    pub fn context_budget(&self) -> (Option<u64>, Option<CompactAt>) {
+        // A new adapter kind adds its two keys here, and nothing else.
+        match self {
+            Self::OpenAi {
+                context_window,
+                compact_at,
+                ..
+            }
+            | Self::Anthropic {
+                context_window,
+                compact_at,
+                ..
+            }
+            | Self::Scripted {
+                context_window,
+                compact_at,
+                ..
+            } => (*context_window, *compact_at),
+        }
     }
 
     /// Builds the adapter; relative paths are taken as they are.
@@ -354,6 +400,25 @@ mod tests {
                 name: "gpt2".to_owned()
             })
         );
+        Ok(())
+    }
+
+    #[test]
+    fn the_budget_is_the_tables_or_the_models() -> Result<(), Box<dyn std::error::Error>> {
+        let plain = parse("[adapter.openai]\nbase_url = \"http://x\"\n")?;
+        assert_eq!(plain.budget_for("gpt-4o")?.window(), Some(128_000));
+        assert_eq!(plain.budget_for("gpt-4o")?.threshold(), Some(108_800));
+        let configured = parse(
+            "[adapter.scripted]\nanswers = \"a.toml\"\ncontext_window = 2000\ncompact_at = 0.5\n",
+        )?;
+        let budget = configured.budget_for("dsh-scripted")?;
+        assert_eq!(budget.window(), Some(2_000));
+        assert_eq!(budget.threshold(), Some(1_000));
+        let error = parse("[adapter.scripted]\nanswers = \"a.toml\"\ncompact_at = 2\n")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("compact_at"), "{error}");
         Ok(())
     }
 

@@ -281,6 +281,22 @@ pub enum TurnError {
         /// The step limit.
         limit: u32,
     },
+    /// The request reached the agent's context budget and compacting it
+    /// failed (the summary request did): nothing was replaced.
+    #[error(
+        "compacting the conversation failed, so nothing was replaced: the request holds \
+         {tokens} tokens against {budget}, and the summary request failed: {source}; \
+         the session is unchanged and serves the next prompt"
+    )]
+    Compaction {
+        /// The request's tokens, as the loop counted them.
+        tokens: u64,
+        /// The agent's budget.
+        budget: crate::ContextBudget,
+        /// Why the summary request failed.
+        #[source]
+        source: Box<TurnError>,
+    },
     /// The turn was cancelled.
     #[error("the turn was cancelled")]
     Cancelled,

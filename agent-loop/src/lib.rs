@@ -111,8 +111,20 @@
 //! model's name: [`Tokenizer::for_model`] selects it from the name (the
 //! deployment's [`AdapterConfig`] may name another), and says when it fell
 //! back to [`Tokenizer::DEFAULT`]. Counting is for front ends that ask
-//! (explaining or budgeting a prompt, tracing a session); no step counts
-//! anything.
+//! (explaining or budgeting a prompt, tracing a session), and for a step
+//! whose request could reach its agent's [`ContextBudget`].
+//!
+//! # Long sessions
+//!
+//! Each agent has a [`ContextBudget`]: its model's context window (from
+//! the deployment, or [`context_window_for`]'s table) and when to compact.
+//! Before a step's request is sent, the loop checks it against the budget
+//! — counting tokens only when the size the API last reported plus the
+//! new messages' bytes could reach it — and compacts the history when it
+//! does ([`compaction`]): old tool results elided first, then the oldest
+//! turns summarized by the model. The system prompt and the tools are
+//! never touched. Each compaction is one [`Event::Compacted`] in the log;
+//! [`AgentLoop::compact`] compacts on request.
 //!
 //! # Cancellation
 //!
@@ -126,7 +138,9 @@
 mod agent;
 mod anthropic;
 mod approval;
+mod budget;
 mod client_prompt;
+pub mod compaction;
 mod config;
 mod context;
 mod error;
@@ -145,10 +159,15 @@ pub use agent::{Agent, AgentId, AgentOptions};
 pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
+pub use budget::{
+    Assessment, CompactAt, ContextBudget, KnownSize, MESSAGE_FRAMING_TOKENS, WindowSource,
+    context_window_for,
+};
 pub use client_prompt::{
     CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
     is_workspace_context,
 };
+pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
 pub use error::{BoxError, InstructionsError, ModelApi, ModelError, TokenizerError, TurnError};
@@ -160,6 +179,8 @@ pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
-pub use session::{CONTEXT_CLEARED, CONTEXT_HEADER, Event, Session, SessionId, TurnEndReason};
+pub use session::{
+    CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, Session, SessionId, TurnEndReason,
+};
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
 pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::budget::KnownSize;
+use crate::compaction::{elided_result, summary_message};
 use crate::id::string_id;
 use crate::{Message, ToolCall};
 
@@ -108,6 +110,45 @@ pub enum Event {
         /// What went wrong, when the reason is not `Completed`.
         error: Option<String>,
     },
+    /// The conversation was compacted (see [`crate::compaction`]): from
+    /// here on the model reads the [`elided`](Self::Compacted::elided)
+    /// tool results as short markers and, with a summary, the summary in
+    /// place of the log's first [`replaced`](Self::Compacted::replaced)
+    /// events. Nothing is deleted: the events it stands for stay in the
+    /// log, and [`Session::messages`] applies every compaction to them,
+    /// so a store that records this event like any other, in order,
+    /// reloads exactly the conversation the model read.
+    Compacted {
+        /// Why: the budget, or the user's request.
+        trigger: CompactionTrigger,
+        /// The request's tokens before compaction, as the loop counts them.
+        before_tokens: u64,
+        /// The request's tokens after it (with the runtime context
+        /// re-emitted, if the summary replaced it).
+        after_tokens: u64,
+        /// The agent's context window, if known.
+        window: Option<u64>,
+        /// The positions in the log of the `ToolResult` events this
+        /// compaction elided.
+        elided: Vec<usize>,
+        /// The model's summary of the replaced events, if it took one.
+        summary: Option<String>,
+        /// With a summary, how many of the log's first events it replaces
+        /// (each a whole turn, and every earlier summary); 0 without.
+        replaced: usize,
+    },
+}
+
+/// Why a conversation was compacted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CompactionTrigger {
+    /// A request reached the agent's budget
+    /// ([`threshold`](crate::ContextBudget::threshold)).
+    Budget,
+    /// The user asked (`/compact`).
+    Request,
 }
 
 /// One conversation of one agent: an id, an optional working directory, and
@@ -129,6 +170,8 @@ pub struct Session {
     cwd: Option<PathBuf>,
     events: Vec<Event>,
     recorder: Option<Recorder>,
+    /// What the API (or a count) last said the session's request took.
+    pub(crate) known_size: Option<KnownSize>,
 }
 
 /// Where a session's events go as they are appended (a session store).
@@ -161,6 +204,7 @@ impl Session {
             cwd: None,
             events: Vec::new(),
             recorder: None,
+            known_size: None,
         }
     }
 
@@ -225,12 +269,17 @@ impl Session {
     }
 
     /// The last runtime-context snapshot the conversation carries, if any
-    /// was ever sent (empty when it was cleared).
+    /// was ever sent (empty when it was cleared) and no compaction's
+    /// summary has replaced it since.
     pub fn context(&self) -> Option<&str> {
-        self.events.iter().rev().find_map(|event| match event {
-            Event::Context { text } => Some(text.as_str()),
-            _ => None,
-        })
+        let start = View::of(&self.events).start;
+        self.events[start..]
+            .iter()
+            .rev()
+            .find_map(|event| match event {
+                Event::Context { text } => Some(text.as_str()),
+                _ => None,
+            })
     }
 
     /// The text of the last assistant message, if any.
@@ -273,41 +322,115 @@ fn context_message(text: &str) -> String {
     }
 }
 
-/// The messages a log holds.
+/// What the compactions of a log make of it: where the conversation the
+/// model reads starts, the summary that stands for what comes before,
+/// and which tool results it reads as markers.
+pub(crate) struct View<'a> {
+    /// The position of the first event the model still reads.
+    pub(crate) start: usize,
+    /// The summary of the events before `start`.
+    pub(crate) summary: Option<&'a str>,
+    /// The positions of elided tool results, sorted.
+    pub(crate) elided: Vec<usize>,
+}
+
+impl<'a> View<'a> {
+    /// The view of `events`: the last summary wins (it summarized every
+    /// earlier one), elisions add up.
+    pub(crate) fn of(events: &'a [Event]) -> Self {
+        let mut view = View {
+            start: 0,
+            summary: None,
+            elided: Vec::new(),
+        };
+        for event in events {
+            if let Event::Compacted {
+                elided,
+                summary,
+                replaced,
+                ..
+            } = event
+            {
+                view.elided.extend_from_slice(elided);
+                if let Some(summary) = summary {
+                    view.summary = Some(summary);
+                    view.start = (*replaced).min(events.len());
+                }
+            }
+        }
+        view.elided.sort_unstable();
+        view.elided.dedup();
+        view
+    }
+
+    pub(crate) fn is_elided(&self, position: usize) -> bool {
+        self.elided.binary_search(&position).is_ok()
+    }
+}
+
+/// The messages a log holds, compactions applied.
 pub(crate) fn messages_of(events: &[Event]) -> Vec<Message> {
+    positioned_messages(events, &View::of(events))
+        .into_iter()
+        .map(|(_, message)| message)
+        .collect()
+}
+
+/// The messages `view` makes of a log, each with the position of the
+/// event it starts at (`None`: the summary).
+pub(crate) fn positioned_messages(
+    events: &[Event],
+    view: &View<'_>,
+) -> Vec<(Option<usize>, Message)> {
     let mut messages = Vec::new();
-    for event in events {
-        match event {
-            Event::UserMessage { text } => messages.push(Message::User { text: text.clone() }),
-            Event::Context { text } => messages.push(Message::User {
+    if let Some(summary) = view.summary {
+        messages.push((
+            None,
+            Message::User {
+                text: summary_message(summary),
+            },
+        ));
+    }
+    for (position, event) in events.iter().enumerate().skip(view.start) {
+        let message = match event {
+            Event::UserMessage { text } => Message::User { text: text.clone() },
+            Event::Context { text } => Message::User {
                 text: context_message(text),
-            }),
-            Event::AssistantMessage { text } => messages.push(Message::Assistant {
+            },
+            Event::AssistantMessage { text } => Message::Assistant {
                 text: text.clone(),
                 tool_calls: Vec::new(),
-            }),
+            },
             Event::ToolCall { call } => match messages.last_mut() {
-                Some(Message::Assistant { tool_calls, .. }) => tool_calls.push(call.clone()),
+                Some((_, Message::Assistant { tool_calls, .. })) => {
+                    tool_calls.push(call.clone());
+                    continue;
+                }
                 // A call always follows its answer in a log the loop wrote;
                 // a seeded history may not, so give it an answer of its own.
-                _ => messages.push(Message::Assistant {
+                _ => Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call.clone()],
-                }),
+                },
             },
             Event::ToolResult {
                 call_id,
                 name,
                 text,
                 is_error,
-            } => messages.push(Message::Tool {
+            } => Message::Tool {
                 call_id: call_id.clone(),
                 name: name.clone(),
-                text: text.clone(),
+                text: if view.is_elided(position) {
+                    elided_result(name, text)
+                } else {
+                    text.clone()
+                },
                 is_error: *is_error,
-            }),
-            Event::StepStart { .. } | Event::TurnEnd { .. } => {}
-        }
+            },
+            Event::StepStart { .. } | Event::TurnEnd { .. } | Event::Compacted { .. } => continue,
+        };
+        messages.push((Some(position), message));
     }
     messages
 }

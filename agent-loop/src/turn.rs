@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Agent, AgentContextExt, Approval, CallingTurn, Event, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, ToolApproval, ToolCall,
-    TurnEndReason, TurnError,
+    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, TextSink, ToolApproval,
+    ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -294,8 +294,11 @@ impl AgentLoop {
                 return Err(TurnError::Cancelled);
             }
             self.record(session, Event::StepStart { step });
-            let (assembly, request) = self.prepare_request(step, agent, session, &facts)?;
+            let (assembly, request) = self
+                .prepare_request(step, agent, session, &facts, cancel)
+                .await?;
             let answer = self.ask_model(step, session.id(), &request, cancel).await?;
+            crate::compaction::note_usage(session, &request, &answer);
             self.show_response(step, agent, &facts, &answer)?;
             self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
@@ -333,12 +336,16 @@ impl AgentLoop {
     /// When the assembly's runtime context differs from the last snapshot
     /// the conversation carries, the new snapshot is appended to it first,
     /// at the tail: the system prompt stays byte for byte what it was.
-    fn prepare_request(
+    /// Then, when the request reaches the agent's budget, the conversation
+    /// is compacted (the pre-step seam, `compaction.rs`), and the runtime
+    /// context re-emitted if the summary replaced it.
+    async fn prepare_request(
         &self,
         step: u32,
         agent: &Agent,
         session: &mut Session,
         facts: &SessionFacts,
+        cancel: &CancellationToken,
     ) -> Result<(PromptAssembly, ModelRequest), TurnError> {
         let cx = Self::context(agent, session);
         let assembly = contain(step, "a prompt provider", || {
@@ -354,9 +361,25 @@ impl AgentLoop {
             (Ok(_), Err(source)) => return Err(TurnError::Render { step, source }),
         };
         if session.context().unwrap_or_default() != context {
-            self.record(session, Event::Context { text: context });
+            self.record(
+                session,
+                Event::Context {
+                    text: context.clone(),
+                },
+            );
         }
-        let messages = session.messages();
+        let mut messages = session.messages();
+        let fixed = crate::compaction::Fixed {
+            system: &system,
+            tools: &assembly.tools,
+            context: &context,
+        };
+        let compacted = self
+            .compact_for_budget(step, agent, session, fixed, &messages, cancel)
+            .await?;
+        if compacted {
+            messages = session.messages();
+        }
         if let Some(hook) = &self.inner.before_step {
             let prompt = StepPrompt {
                 agent,
@@ -392,7 +415,21 @@ impl AgentLoop {
                 hook(session, text);
             }
         };
-        let answer = self.inner.adapter.complete(request, &on_text, cancel);
+        self.ask(step, request, &on_text, cancel).await
+    }
+
+    /// Sends one request to the adapter — the one place that does, for a
+    /// step's request and a compaction's summary request alike; a
+    /// cancellation, an adapter error or a panic of the adapter is the
+    /// error.
+    pub(crate) async fn ask(
+        &self,
+        step: u32,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, TurnError> {
+        let answer = self.inner.adapter.complete(request, on_text, cancel);
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(TurnError::Cancelled),
@@ -559,7 +596,7 @@ impl AgentLoop {
 
     /// Appends `event` to the session (and its recorder), then shows it
     /// to the on-event hook: what a front end shows is already recorded.
-    fn record(&self, session: &mut Session, event: Event) {
+    pub(crate) fn record(&self, session: &mut Session, event: Event) {
         session.push(event);
         if let (Some(hook), Some(event)) = (&self.inner.on_event, session.events().last()) {
             hook(session.id(), event);

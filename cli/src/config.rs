@@ -82,7 +82,9 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer};
+use dsh_agent_loop::{
+    AdapterConfig, ContextBudget, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer,
+};
 use dsh_system_prompt::closest;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
@@ -457,6 +459,15 @@ impl Deployment {
             // A kind of adapter a later loop adds.
             _ => "the `[adapter.*]` table",
         }
+    }
+
+    /// The context budget of `agent`: the adapter table's `context_window`
+    /// and `compact_at`, else its model's, counted with
+    /// [`tokenizer_for`](Self::tokenizer_for).
+    pub(crate) fn budget_for(&self, agent: &AgentSpec) -> ContextBudget {
+        let (window, compact_at) = self.adapter.context_budget();
+        ContextBudget::for_model(agent.model.get_ref(), window, compact_at)
+            .with_tokenizer(self.tokenizer_for(agent))
     }
 
     /// How the tokens of `agent`'s prompt are counted: the file's

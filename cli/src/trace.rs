@@ -49,6 +49,13 @@
 //!   `null` when it reported nothing (OpenAI never reports writes). The
 //!   API's count also has the format's own tokens, so it is a little
 //!   larger; for Claude models the prediction is an `o200k_base` estimate.
+//! - `compacted`: present on the first request after the loop compacted
+//!   the session (`Event::Compacted`): `trigger` (`"budget"` or
+//!   `"request"`), `before_tokens`, `after_tokens` (the loop's counts),
+//!   `elided` (tool results) and `summarized`. Its `prefix_broke_in` is
+//!   then `"messages"`: compaction rewrites only the history. The summary
+//!   request itself is not a step's and has no line of its own
+//!   (`--record-requests` keeps it).
 //!
 //! Without `--trace`, tokens are not counted at all, and only the bytes
 //! reach the summary.
@@ -60,7 +67,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use dsh_agent_loop::{Encoding, Message, StepPrompt, Tokenizer, Usage};
+use dsh_agent_loop::{
+    CompactionReport, CompactionTrigger, Encoding, Message, StepPrompt, Tokenizer, Usage,
+};
 use dsh_system_prompt::{ToolSchema, render_prompt_with_spans};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -114,6 +123,18 @@ pub(crate) struct TraceLine {
     pub(crate) api_prompt_tokens: Option<u64>,
     pub(crate) api_cached_tokens: Option<u64>,
     pub(crate) api_cache_creation_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) compacted: Option<Compacted>,
+}
+
+/// A compaction, as the trace marks the request after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct Compacted {
+    trigger: CompactionTrigger,
+    before_tokens: u64,
+    after_tokens: u64,
+    elided: usize,
+    summarized: bool,
 }
 
 /// A session's trace and its summary; shared by the loop's hooks.
@@ -130,6 +151,8 @@ struct State {
     last: HashMap<String, LastRequest>,
     /// Each session's request whose answer is not in yet.
     pending: HashMap<String, TraceLine>,
+    /// Each session's compaction that its next request is to mark.
+    compacted: HashMap<String, Compacted>,
     summary: Summary,
     /// The first failure to write the file; reported at the end.
     write_error: Option<String>,
@@ -285,6 +308,7 @@ impl Trace {
             api_prompt_tokens: None,
             api_cached_tokens: None,
             api_cache_creation_tokens: None,
+            compacted: state.compacted.remove(request.session),
         };
         if compared {
             state.summary.add(&line);
@@ -296,6 +320,19 @@ impl Trace {
             .pending
             .insert(request.session.to_owned(), line.clone());
         line
+    }
+
+    /// The loop compacted `session` (its `on_event` hook saw
+    /// `Event::Compacted`): the session's next request is marked.
+    pub(crate) fn compacted(&self, session: &str, report: &CompactionReport) {
+        let mark = Compacted {
+            trigger: report.trigger,
+            before_tokens: report.before_tokens,
+            after_tokens: report.after_tokens,
+            elided: report.elided,
+            summarized: report.summarized,
+        };
+        self.state.lock().compacted.insert(session.to_owned(), mark);
     }
 
     /// The loop's `on_response` hook: the answer to the session's pending

@@ -149,7 +149,9 @@ impl PromptSection {
     /// section is discarded, and so are the listeners' edits of it. For an
     /// agent whose prompt must be exactly one text. A complete section
     /// bound to a tool the final assembly lacks does not show, so it is
-    /// not active. Two complete sections active at once fail to render
+    /// not active; nor is a provided one whose text is empty for the
+    /// caller (so a complete section may speak only to the callers it is
+    /// for: the agent loop's compaction instruction). Two complete sections active at once fail to render
     /// ([`RenderError::CompleteSections`](crate::RenderError::CompleteSections)).
     pub fn complete(mut self) -> Self {
         self.complete = true;

@@ -646,6 +646,7 @@ fn is_known_kind(kind: &str) -> bool {
         "tool_call",
         "tool_result",
         "turn_end",
+        "compacted",
     ];
     KNOWN.contains(&kind)
 }

@@ -169,6 +169,7 @@ struct Expected {
 const PROMPT_RS: &str = include_str!("../../agent-loop/src/prompt.rs");
 const BASH_RS: &str = include_str!("../../tools/bash/src/lib.rs");
 const FS_RS: &str = include_str!("../../tools/fs/src/lib.rs");
+const COMPACTION_RS: &str = include_str!("../../agent-loop/src/compaction.rs");
 
 const fn agent_loop(item: &'static str, declaration: &'static str) -> Expected {
     Expected {
@@ -226,6 +227,20 @@ fn the_full_static_registry_builds_with_the_expected_owners() {
             0,
             None,
             agent_loop("dsh_agent_loop::prompt::persona", "fn persona("),
+        ),
+        // Empty, so not active, but in every assembly: the compaction
+        // request's instruction (`dsh_agent_loop::compaction`).
+        (
+            "compaction:instruction",
+            0,
+            None,
+            Expected {
+                krate: "dsh-agent-loop",
+                item: "dsh_agent_loop::compaction::compaction_instruction",
+                file: "agent-loop/src/compaction.rs",
+                source: COMPACTION_RS,
+                declaration: "fn compaction_instruction(",
+            },
         ),
         (
             "tool:read",

@@ -154,6 +154,8 @@ fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
         names,
         [
             "agent:persona",
+            // Registered, but active only in a compaction request.
+            "compaction:instruction",
             "tool:read",
             "tool:bash",
             "project:AGENTS.md",

@@ -11,6 +11,7 @@
 mod support;
 
 mod anthropic;
+mod compaction;
 mod context;
 mod instructions;
 mod openai;

@@ -13,6 +13,7 @@
 //! that ACP session.
 
 mod approval;
+mod commands;
 mod sessions;
 mod shutdown;
 mod system_prompt;
@@ -141,8 +142,14 @@ impl Server {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |request: NewSessionRequest, responder, _cx| {
-                    responder.respond_with_result(new.new_session(request))
+                async move |request: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let response = new.new_session(request);
+                    let id = response.as_ref().ok().map(|new| new.session_id.clone());
+                    responder.respond_with_result(response)?;
+                    if let Some(id) = id {
+                        commands::announce(&cx, id);
+                    }
+                    Ok(())
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -296,7 +303,12 @@ impl Server {
             self.inner.agent_loop.tools().clone(),
             cx.clone(),
         );
-        let (events, text, progress) = (updates.clone(), updates.clone(), updates.clone());
+        let (events, text, progress, said) = (
+            updates.clone(),
+            updates.clone(),
+            updates.clone(),
+            updates.clone(),
+        );
         let approval = AskTheClient::new(acp_id, self.inner.ask_first.clone(), updates, cx.clone());
         let agent_loop = self
             .inner
@@ -308,7 +320,22 @@ impl Server {
             .with_approval(Arc::new(approval));
 
         let result = {
-            let turn = agent_loop.run_turn(&self.inner.agent, &mut session, input, cancel);
+            let agent = &self.inner.agent;
+            let session = &mut session;
+            let turn = async {
+                if commands::is_compact(input) {
+                    let report = agent_loop.compact(agent, session, cancel).await?;
+                    if report.is_none() {
+                        said.say("nothing to compact");
+                    }
+                    Ok(())
+                } else {
+                    agent_loop
+                        .run_turn(agent, session, input, cancel)
+                        .await
+                        .map(|_| ())
+                }
+            };
             tokio::pin!(turn);
             loop {
                 tokio::select! {
@@ -409,7 +436,7 @@ fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
 /// whatever failed underneath; a turn that failed otherwise is an error
 /// with the one line `dsh run` prints.
 fn stop_reason(
-    result: Result<dsh_agent_loop::TurnSummary, TurnError>,
+    result: Result<(), TurnError>,
     cancel: &CancellationToken,
 ) -> Result<StopReason, Error> {
     if cancel.is_cancelled() {

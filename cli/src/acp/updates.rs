@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     self, ContentChunk, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionNotification,
     SessionUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use dsh_agent_loop::{Event, SessionId, ToolCall};
+use dsh_agent_loop::{CompactionReport, Event, SessionId, ToolCall};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{ToolKind, ToolRegistry};
 use parking_lot::Mutex;
@@ -109,6 +109,11 @@ impl Updates {
                     self.send(SessionUpdate::Plan(plan));
                 }
             }
+            Event::Compacted { .. } => {
+                if let Some(report) = CompactionReport::of(event) {
+                    self.say(&report.to_string());
+                }
+            }
             _ => {}
         }
     }
@@ -146,6 +151,14 @@ impl Updates {
                 event => self.event(&session, event),
             }
         }
+    }
+
+    /// A line of dsh's own in the session (not the model's): a message
+    /// of its own.
+    pub(super) fn say(&self, line: &str) {
+        self.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            schema::ContentBlock::from(format!("[{line}]\n\n")),
+        )));
     }
 
     /// What a running call of this session reports it is doing.

@@ -47,7 +47,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let server = Server::new(
         agent_loop,
-        runtime::loop_agent(agent),
+        runtime::loop_agent(agent).with_budget(deployment.budget_for(agent)),
         deployment.ask_first.clone(),
         deployment.instructions.clone(),
         recording,

@@ -5,10 +5,12 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use dsh_agent_loop::{Tokenizer, TokenizerChoice};
+use dsh_agent_loop::{
+    COMPACTION_SECTION, ContextBudget, Tokenizer, TokenizerChoice, compaction_context,
+};
 use dsh_system_prompt::{
     Owner, PromptAssembly, RenderedPrompt, SEPARATOR_OWNER, Scope, ScopeId, SectionOrigin,
-    render_context, render_prompt, render_prompt_with_spans,
+    SystemPrompt, render_context, render_prompt, render_prompt_with_spans,
 };
 use serde_json::{Value, json};
 
@@ -53,6 +55,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
             explain_agent(&mut out, deployment, agent, &prompt, &tokens);
             explain_layers(&mut out, &scope, &origins);
             explain(&mut out, &assembly, &prompt, &tokens, (&files, &none));
+            explain_compaction(&mut out, &runtime.prompt, deployment.budget_for(agent));
             print(&out)
         }
         Format::Json => {
@@ -341,6 +344,9 @@ fn explain_sections(
             Some(tool) if !assembly.has_tool(tool) => {
                 format!("bound to tool `{tool}`, which this agent does not have")
             }
+            _ if section.name().as_ref() == COMPACTION_SECTION => {
+                "the compaction request's prompt, not this agent's (see below)".to_owned()
+            }
             _ => "empty after interpolation".to_owned(),
         };
         let _ = writeln!(
@@ -488,6 +494,56 @@ fn explain_contexts(out: &mut String, assembly: &PromptAssembly) {
     }
     // Numeric: order, bytes now.
     table(out, &rows, &[0, 5]);
+}
+
+/// The agent's context budget, and what the compaction request is told:
+/// the section(s) of an assembly made for it, which never render into the
+/// agent's prompt.
+fn explain_compaction(out: &mut String, prompt: &SystemPrompt, budget: ContextBudget) {
+    let _ = write!(out, "\ncontext budget: {budget}");
+    if budget.window().is_none() {
+        let _ = write!(
+            out,
+            "; compacting only on request (`/compact`): set `context_window` in the adapter's table"
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "\ncompaction request (what the model is told when it summarizes old turns; \
+         not in the system prompt)\n"
+    );
+    let assembly = prompt.assemble(&compaction_context());
+    let Ok(rendered) = render_prompt_with_spans(&assembly) else {
+        let _ = writeln!(out, "(does not render)");
+        return;
+    };
+    let tokenizer = budget.tokenizer();
+    let mut rows = vec![row([
+        "order",
+        "section",
+        "owner crate",
+        "owner item",
+        "bytes",
+        "tokens",
+    ])];
+    for section in &rendered.sections {
+        let Some(part) = assembly.sections.get(&section.name) else {
+            continue;
+        };
+        rows.push(row([
+            part.order().to_string(),
+            section.name.to_string(),
+            part.owner().krate.to_string(),
+            part.owner().item.to_string(),
+            section.range.len().to_string(),
+            tokenizer
+                .count(&rendered.text[section.range.clone()])
+                .to_string(),
+        ]));
+    }
+    // Numeric: order, bytes, tokens.
+    table(out, &rows, &[0, 4, 5]);
 }
 
 fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    AgentLoop, Approval, Event, Session, SessionFacts, SessionInstructions, ToolApproval, ToolCall,
-    TurnError, async_trait,
+    AgentLoop, Approval, CompactionReport, Event, Session, SessionFacts, SessionInstructions,
+    ToolApproval, ToolCall, TurnError, async_trait,
 };
 use dsh_system_prompt::render_prompt;
 use dsh_tool_subagent::AcpProvider;
@@ -82,7 +82,15 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     console.replay(&history);
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
-        .on_event(move |_, event| events.event(event))
+        .on_event({
+            let trace = Arc::clone(&trace);
+            move |session, event| {
+                if let Some(report) = CompactionReport::of(event) {
+                    trace.compacted(session.as_str(), &report);
+                }
+                events.event(event);
+            }
+        })
         .on_text(move |_, piece| text.text(piece))
         .on_tool_progress(move |session, call, text| {
             if *session == id {
@@ -108,7 +116,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             ask_first: deployment.ask_first.clone(),
         }));
     }
-    let loop_agent = runtime::loop_agent(agent);
+    let loop_agent = runtime::loop_agent(agent).with_budget(deployment.budget_for(agent));
 
     let tokio = async_runtime()?;
     let outcome = tokio.block_on(async {
@@ -247,6 +255,9 @@ fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
     Ok(cwd)
 }
 
+/// The input line that compacts the session instead of starting a turn.
+const COMPACT_COMMAND: &str = "/compact";
+
 struct Chat {
     agent_loop: AgentLoop,
     agent: dsh_agent_loop::Agent,
@@ -303,11 +314,15 @@ impl Chat {
             if line.trim().is_empty() {
                 continue;
             }
-            let turn = self.turn(&line).await;
+            let outcome = if line.trim() == COMPACT_COMMAND {
+                self.compact().await
+            } else {
+                self.turn(&line).await
+            };
             if self.ended.is_some() {
                 break;
             }
-            match turn {
+            match outcome {
                 Ok(()) => {}
                 // Cancelling is what the user asked for, not a failure.
                 Err(TurnError::Cancelled) => out(&mut std::io::stderr(), "turn cancelled\n"),
@@ -324,6 +339,33 @@ impl Chat {
         } else {
             Ok(())
         }
+    }
+
+    /// `/compact`: compacts the session now; Ctrl-C or an ending signal
+    /// cancels it. The
+    /// event's line says what it did; nothing to compact says so.
+    async fn compact(&mut self) -> Result<(), TurnError> {
+        let cancel = CancellationToken::new();
+        self.console.spin("compacting…".to_owned());
+        let compact = self
+            .agent_loop
+            .compact(&self.agent, &mut self.session, &cancel);
+        tokio::pin!(compact);
+        let result = loop {
+            tokio::select! {
+                result = &mut compact => break result,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = self.ending.recv(), if self.ended.is_none() => {
+                    self.ended = Some(signal);
+                    cancel.cancel();
+                }
+            }
+        };
+        self.console.idle();
+        if let Ok(None) = result {
+            out(&mut std::io::stderr(), "nothing to compact\n");
+        }
+        result.map(|_| ())
     }
 
     /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.
@@ -440,6 +482,12 @@ impl Console {
                 );
             }
             Event::TurnEnd { .. } => self.idle(),
+            Event::Compacted { .. } => {
+                self.idle();
+                if let Some(report) = CompactionReport::of(event) {
+                    out(&mut std::io::stderr(), &format!("{report}\n"));
+                }
+            }
             _ => {}
         }
     }

@@ -182,9 +182,17 @@ async fn until_running(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
     panic!("the connection ended before a call ran: {seen:?}");
 }
 
-/// The updates as short lines, to compare their order.
+/// The updates as short lines, to compare their order; without the
+/// commands announced once per session (`the_compact_command_...` sees
+/// them).
 fn outline(seen: &[Seen]) -> Vec<String> {
     seen.iter()
+        .filter(|item| {
+            !matches!(
+                item,
+                Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_))
+            )
+        })
         .map(|item| match item {
             Seen::Permission(request) => format!(
                 "permission {}",
@@ -802,4 +810,64 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
          (`[tools.bash] permission = \"ask\"`), and `dsh run` cannot ask for it; \
          run this agent from an editor with `dsh acp`, or set `permission = \"allow\"`"
     );
+}
+
+#[tokio::test]
+async fn the_compact_command_is_announced_and_compacts_the_session() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
+        "[[answers]]\ntext = \"one\"\n\
+         [[answers]]\ntext = \"SUMMARY of one\"\n\
+         [[answers]]\ntext = \"two\"\n",
+        "",
+        &["bash"],
+    );
+    let (stops, seen) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let mut stops = Vec::new();
+        for text in ["first", "/compact", "/compact", "second"] {
+            stops.push(prompt(&cx, &session, text).await?);
+        }
+        Ok((stops, drain(rx)))
+    })
+    .await;
+    assert_eq!(stops, [StopReason::EndTurn; 4]);
+    let commands: Vec<String> = seen
+        .iter()
+        .filter_map(|item| match item {
+            Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(update)) => Some(
+                update
+                    .available_commands
+                    .iter()
+                    .map(|command| command.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(commands, ["compact"], "announced once, after session/new");
+    let lines = outline(&seen);
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert_eq!(lines[0], "text one");
+    assert!(
+        lines[1].starts_with("text [compacted the conversation: ")
+            && lines[1].ends_with("(earlier turns summarized, on request)]\n\n"),
+        "{lines:#?}"
+    );
+    // Nothing new since the first: nothing to compact, nothing asked.
+    assert_eq!(lines[2], "text [nothing to compact]\n\n");
+    assert_eq!(lines[3], "text two");
+    let requests = common::recorded_requests(recorded);
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[1]["system"].as_str(),
+        Some(dsh_agent_loop::compaction::COMPACTION_INSTRUCTION)
+    );
+    assert_eq!(requests[2]["messages"][1]["text"], "second");
 }

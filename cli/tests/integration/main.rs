@@ -13,6 +13,7 @@ mod common;
 mod acp;
 mod anthropic;
 mod check;
+mod compaction;
 mod context;
 mod harden;
 mod instructions;

@@ -82,8 +82,11 @@ impl SystemPrompt {
             }
         }
         // A complete section bound to a tool the assembly lacks does not
-        // show: it is not the prompt then (an empty prompt would be).
-        complete.retain(|section| shows(&assembly, section));
+        // show: it is not the prompt then (an empty prompt would be). Nor
+        // is one whose provider has no text for this caller: a complete
+        // section that speaks only to some callers (the compaction
+        // request's instruction) leaves every other prompt alone.
+        complete.retain(|section| shows(&assembly, section) && !section.text().is_empty());
         if !complete.is_empty() {
             *assembly.sections.to_mut() = complete;
         }

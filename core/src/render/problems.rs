@@ -46,11 +46,12 @@ pub(super) fn of_part(
 
 /// The error of an assembly that shows two complete sections, which
 /// cannot both be the whole prompt; `None` for any other. A complete
-/// section bound to a tool the assembly lacks does not show, so it is not
-/// counted.
+/// section bound to a tool the assembly lacks does not show, and one with
+/// no text is not active, so neither is counted.
 pub(super) fn complete_conflict(assembly: &PromptAssembly) -> Option<RenderError> {
-    let mut complete = (assembly.sections.iter())
-        .filter(|section| section.is_complete() && shows(assembly, section));
+    let mut complete = (assembly.sections.iter()).filter(|section| {
+        section.is_complete() && !section.text().is_empty() && shows(assembly, section)
+    });
     let (first, second) = (complete.next()?, complete.next()?);
     Some(RenderError::CompleteSections {
         section: first.name().to_string(),

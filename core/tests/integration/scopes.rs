@@ -659,6 +659,36 @@ fn a_complete_section_bound_to_an_absent_tool_is_not_active() {
     );
 }
 
+#[test]
+fn a_complete_section_with_no_text_for_the_caller_is_not_active() {
+    #[derive(Clone, Copy)]
+    struct Summarizing;
+    let prompt = SystemPrompt::empty();
+    let _a = prompt.section(section("a", 0, "A")).unwrap();
+    let _only = prompt
+        .section(
+            PromptSection::provided("only", 1, |cx: &AssembleContext| {
+                if cx.get::<Summarizing>().is_some() {
+                    "Summarize.".to_owned()
+                } else {
+                    String::new()
+                }
+            })
+            .complete(),
+        )
+        .unwrap();
+    // Empty for this caller: the other sections are the prompt.
+    assert_eq!(rendered(&prompt, &global()), "A");
+    // With text: it alone is.
+    let summarizing = AssembleContext::new().with(Summarizing);
+    assert_eq!(rendered(&prompt, &summarizing), "Summarize.");
+    // Beside another complete section it is no conflict while empty.
+    let _other = prompt
+        .section(section("other", 2, "Other.").complete())
+        .unwrap();
+    assert_eq!(rendered(&prompt, &global()), "Other.");
+}
+
 // ---------------------------------------------------------------------------
 // Against a reference model: a map per layer, nearest wins
 

@@ -162,7 +162,13 @@ impl SpawnProvider {
             preset,
         } = self.child.child_of(AgentFields::of(parent));
         let id = Self::child_id(parent.id().as_str(), &self.name);
+        // The parent's context budget is its model's as the deployment
+        // configures it: a child on the same model has the same window.
+        let same_model = model == parent.model();
         let mut agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
+        if same_model {
+            agent = agent.with_budget(*parent.budget());
+        }
         if let Some(preset) = preset {
             agent = agent.with_preset(preset);
         }

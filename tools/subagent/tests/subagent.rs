@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, ScriptedAdapter, Session, TextSink, ToolCall, TurnError, TurnSummary,
-    async_trait,
+    Agent, AgentLoop, AgentOptions, ContextBudget, Event, Message, ModelAdapter, ModelError,
+    ModelRequest, ModelResponse, ScriptedAdapter, Session, TextSink, ToolCall, TurnError,
+    TurnSummary, async_trait,
 };
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
@@ -600,4 +600,22 @@ fn a_spawned_child_joins_its_parents_preset() {
     );
     let loner = SpawnProvider::new().child_agent(&Agent::new("coder", AgentOptions::new("m")));
     assert_eq!(loner.preset(), None);
+}
+
+/// A child on its parent's model has its parent's context budget (the
+/// deployment's `context_window`); on another model, that model's.
+#[test]
+fn a_spawned_child_on_its_parents_model_has_its_budget() {
+    let budget = ContextBudget::for_model("m", Some(4_000), None);
+    let parent = Agent::new("coder", AgentOptions::new("m")).with_budget(budget);
+    let child = SpawnProvider::new().named("task").child_agent(&parent);
+    assert_eq!(child.budget(), &budget);
+    let other = SpawnProvider::new()
+        .named("review")
+        .with_child(ChildAgentConfig {
+            model: Some("gpt-4o".into()),
+            ..ChildAgentConfig::default()
+        })
+        .child_agent(&parent);
+    assert_eq!(other.budget().window(), Some(128_000));
 }
