@@ -119,7 +119,15 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(load.load_session(request, &cx))
+                    let id = request.session_id.clone();
+                    let response = load.load_session(request, &cx);
+                    let loaded = response.is_ok();
+                    responder.respond_with_result(response)?;
+                    // A loaded session takes the commands a new one does.
+                    if loaded {
+                        commands::announce(&cx, id);
+                    }
+                    Ok(())
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -130,8 +138,15 @@ impl Server {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |request: ResumeSessionRequest, responder, _cx| {
-                    responder.respond_with_result(resume.resume_session(request))
+                async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let id = request.session_id.clone();
+                    let response = resume.resume_session(request);
+                    let resumed = response.is_ok();
+                    responder.respond_with_result(response)?;
+                    if resumed {
+                        commands::announce(&cx, id);
+                    }
+                    Ok(())
                 },
                 agent_client_protocol::on_receive_request!(),
             )
