@@ -26,6 +26,7 @@ type ResponseHook = Arc<dyn Fn(&StepResponse<'_>) + Send + Sync>;
 type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
 type TextHook = Arc<dyn Fn(&SessionId, &str) + Send + Sync>;
 type ProgressHook = Arc<dyn Fn(&SessionId, &ToolCall, &str) + Send + Sync>;
+type CallContextHook = Arc<dyn Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync>;
 
 /// What the hook before each step sees: exactly what the step is about to
 /// send — the rendered prompt, the assembly it came from, the messages.
@@ -107,6 +108,7 @@ struct Inner {
     on_text: Option<TextHook>,
     on_progress: Option<ProgressHook>,
     approval: Option<Arc<dyn ToolApproval>>,
+    call_context: Option<CallContextHook>,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -147,6 +149,7 @@ impl AgentLoop {
                 on_text: None,
                 on_progress: None,
                 approval: None,
+                call_context: None,
             }),
         }
     }
@@ -215,6 +218,19 @@ impl AgentLoop {
     /// does not run, and the model reads the reason as its result.
     pub fn with_approval(mut self, approval: Arc<dyn ToolApproval>) -> Self {
         Arc::make_mut(&mut self.inner).approval = Some(approval);
+        self
+    }
+
+    /// Runs `hook` on the context of each tool call, right before the
+    /// tool runs: a front end attaches what its tools may use there (an
+    /// editor's view of the files, where changes are shown), with the
+    /// session and the call to decide by. It runs inline, so keep it quick
+    /// and free of panics.
+    pub fn on_tool_call_context(
+        mut self,
+        hook: impl Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync + 'static,
+    ) -> Self {
+        Arc::make_mut(&mut self.inner).call_context = Some(Arc::new(hook));
         self
     }
 
@@ -556,6 +572,9 @@ impl AgentLoop {
                 (Arc::clone(hook), calling.session.id.clone(), call.clone());
             cx.extensions
                 .insert(ToolProgress::new(move |text| hook(&session, &call, text)));
+        }
+        if let Some(hook) = &self.inner.call_context {
+            hook(&calling.session, call, &mut cx);
         }
 
         let run = AssertUnwindSafe(run_tool(&self.inner.tools, call, &cx)).catch_unwind();

@@ -28,6 +28,10 @@
 //! [tools.bash]                      # a built-in's table: only `permission`
 //! permission = "ask"                # ask the user before each call (`dsh acp`); default "allow"
 //!
+//! [tools.write]                     # `write` and `edit` also take `roots`:
+//! roots = ["/tmp"]                  # absolute directories outside the session's working
+//!                                   # directory where they change files without asking
+//!
 //! [[agents]]
 //! id = "coder"
 //! model = "gpt-5"                   # optional: overrides the adapter's model
@@ -128,6 +132,8 @@ pub(crate) struct Deployment {
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub(crate) ask_first: Vec<String>,
+    /// The `roots` of `[tools.write]` and `[tools.edit]`, by tool.
+    pub(crate) roots: BTreeMap<String, Vec<PathBuf>>,
     /// `[tools.bash] env_remove`: variables `bash` commands run without,
     /// besides the adapter's secrets (`secret_env_vars`).
     pub(crate) bash_env_remove: Vec<String>,
@@ -174,6 +180,7 @@ struct ToolTable {
     command: Option<Spanned<Vec<Spanned<String>>>>,
     child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
     permission: Option<Spanned<Permission>>,
+    roots: Option<Spanned<Vec<Spanned<String>>>>,
     /// For `[tools.bash]`: environment variables its commands run without.
     env_remove: Option<Spanned<Vec<Spanned<String>>>>,
     /// For `provider = "acp"`: how long a child may take to answer.
@@ -342,6 +349,7 @@ impl Deployment {
             file: &file,
             builtin_tools,
             instances: BTreeMap::new(),
+            roots: BTreeMap::new(),
             broken: HashSet::new(),
             problems: Vec::new(),
         };
@@ -384,6 +392,7 @@ impl Deployment {
         };
         let Checks {
             instances: tools,
+            roots,
             problems,
             ..
         } = checks;
@@ -395,6 +404,7 @@ impl Deployment {
                 tokenizer,
                 tools,
                 ask_first,
+                roots,
                 bash_env_remove,
                 max_subagent_depth: max_subagent_depth
                     .unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
@@ -555,6 +565,8 @@ struct Checks<'a> {
     builtin_tools: &'a [&'a str],
     /// The `[tools.<name>]` instances, checked.
     instances: BTreeMap<String, Spanned<ToolInstance>>,
+    /// The `roots` of the tables that take them, checked.
+    roots: BTreeMap<String, Vec<PathBuf>>,
     /// The instance tables with a problem, reported already.
     broken: HashSet<String>,
     problems: Vec<Problem>,
@@ -579,6 +591,7 @@ impl Checks<'_> {
                 command,
                 child,
                 permission,
+                roots,
                 env_remove,
                 timeout_secs,
             } = table.into_inner();
@@ -601,6 +614,9 @@ impl Checks<'_> {
             }
             if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
                 ask_first.push(name.clone());
+            }
+            if let Some(roots) = roots {
+                self.roots(&name, roots);
             }
             if self.builtin_tools.contains(&name.as_str()) {
                 // The built-in's guidance section is bound to its name.
@@ -754,6 +770,41 @@ impl Checks<'_> {
                  should use another instance whose children do not",
                 first.get_ref()
             ))
+    }
+
+    /// A table's `roots`: only `write` and `edit` take them, and each is
+    /// an absolute directory.
+    fn roots(&mut self, name: &str, roots: Spanned<Vec<Spanned<String>>>) {
+        const TAKE_ROOTS: [&str; 2] = [dsh_tool_fs::WRITE_TOOL_NAME, dsh_tool_fs::EDIT_TOOL_NAME];
+        if !TAKE_ROOTS.contains(&name) {
+            self.problems.push(
+                self.file
+                    .problem(format!("`[tools.{name}]` takes no `roots`"))
+                    .label(roots.span(), "not for this tool")
+                    .help(
+                        "`roots` lists the directories outside the working directory where                          `write` and `edit` change files; set it in `[tools.write]` or                          `[tools.edit]`",
+                    ),
+            );
+            return;
+        }
+        let mut checked = Vec::new();
+        for root in roots.into_inner() {
+            let path = PathBuf::from(root.get_ref());
+            if path.is_absolute() {
+                checked.push(path);
+            } else {
+                self.problems.push(
+                    self.file
+                        .problem(format!(
+                            "root `{}` of `[tools.{name}]` is not an absolute path",
+                            root.get_ref()
+                        ))
+                        .label(root.span(), "relative")
+                        .help("write the directory's absolute path, like `/tmp`"),
+                );
+            }
+        }
+        self.roots.insert(name.to_owned(), checked);
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,
@@ -936,7 +987,7 @@ impl Checks<'_> {
 mod tests {
     use super::*;
 
-    const BUILTINS: &[&str] = &["bash", "read", "todo_write"];
+    const BUILTINS: &[&str] = &["bash", "edit", "read", "todo_write", "write"];
 
     fn parse(text: &str) -> Result<Deployment, Vec<Problem>> {
         Deployment::parse(SourceFile::new("dsh.toml", text), None, BUILTINS)
@@ -1077,6 +1128,47 @@ persona = "x"
             "[tools.bash]\npermission = \"sometimes\"\n[tools.task]",
         );
         assert!(messages(&text)[0].contains("unknown variant `sometimes`"));
+    }
+
+    #[test]
+    fn the_acp_agent_example_asks_before_commands_and_file_changes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/acp-agent/dsh.toml");
+        let deployment = Deployment::load(Some(&path), BUILTINS).expect("valid");
+        assert_eq!(deployment.ask_first, ["bash", "edit", "write"]);
+        let tools: Vec<&str> = deployment.agents[0]
+            .tools
+            .iter()
+            .map(|tool| tool.get_ref().as_str())
+            .collect();
+        assert!(
+            tools.contains(&"write") && tools.contains(&"edit"),
+            "{tools:?}"
+        );
+    }
+
+    #[test]
+    fn write_and_edit_take_absolute_roots() {
+        let text = GOOD.replace(
+            "[tools.task]",
+            "[tools.write]\nroots = [\"/tmp\", \"/srv/data\"]\n[tools.edit]\nroots = []\n[tools.task]",
+        );
+        let deployment = parse(&text).expect("valid");
+        assert_eq!(
+            deployment.roots["write"],
+            [PathBuf::from("/tmp"), PathBuf::from("/srv/data")]
+        );
+        assert!(deployment.roots["edit"].is_empty());
+        let text = GOOD.replace(
+            "[tools.task]",
+            "[tools.write]\nroots = [\"tmp\"]\n[tools.bash]\nroots = [\"/tmp\"]\n[tools.task]",
+        );
+        assert_eq!(
+            messages(&text),
+            [
+                "`[tools.bash]` takes no `roots`",
+                "root `tmp` of `[tools.write]` is not an absolute path"
+            ]
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! linked crate's static contributions, one tool registry installed as its
 //! tool provider, and the deployment's agents.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_agent_loop::{AgentOptions, InstructionsConfig, Session};
@@ -31,10 +32,29 @@ use dsh_tool_fs as _;
 use dsh_tool_todo as _;
 
 /// The tools every deployment has without configuring them, in the order
-/// the model is told about them; `todo` is the todo tool among them.
-fn builtin_tools(todo: Arc<TodoWriteTool>, bash_env_remove: &[String]) -> Vec<Arc<dyn Tool>> {
+/// the model is told about them; `todo` is the todo tool among them,
+/// `bash_env_remove` what commands run without, and `roots` the
+/// deployment's `roots` of the file tools, by tool. The file tools share
+/// one memory of what each session has seen.
+fn builtin_tools(
+    todo: Arc<TodoWriteTool>,
+    bash_env_remove: &[String],
+    roots: &BTreeMap<String, Vec<PathBuf>>,
+) -> Vec<Arc<dyn Tool>> {
+    let observations = dsh_tool_fs::Observations::new();
+    let roots_of = |tool: &str| roots.get(tool).cloned().unwrap_or_default();
     vec![
-        Arc::new(dsh_tool_fs::ReadTool::new()),
+        Arc::new(dsh_tool_fs::ReadTool::new().with_observations(observations.clone())),
+        Arc::new(
+            dsh_tool_fs::WriteTool::new()
+                .with_observations(observations.clone())
+                .with_roots(roots_of(dsh_tool_fs::WRITE_TOOL_NAME)),
+        ),
+        Arc::new(
+            dsh_tool_fs::EditTool::new()
+                .with_observations(observations)
+                .with_roots(roots_of(dsh_tool_fs::EDIT_TOOL_NAME)),
+        ),
         Arc::new(dsh_tool_bash::BashTool::new().without_env(bash_env_remove)),
         todo,
     ]
@@ -42,7 +62,7 @@ fn builtin_tools(todo: Arc<TodoWriteTool>, bash_env_remove: &[String]) -> Vec<Ar
 
 /// The names of the built-in tools, as their crates define them.
 pub(crate) fn builtin_tool_names() -> Vec<String> {
-    builtin_tools(Arc::new(TodoWriteTool::new()), &[])
+    builtin_tools(Arc::new(TodoWriteTool::new()), &[], &BTreeMap::new())
         .iter()
         .map(|tool| tool.name().to_owned())
         .collect()
@@ -114,7 +134,7 @@ impl Runtime {
             .map(str::to_owned)
             .chain(deployment.bash_env_remove.iter().cloned())
             .collect();
-        for tool in builtin_tools(todo, &bash_env_remove) {
+        for tool in builtin_tools(todo, &bash_env_remove, &deployment.roots) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
                 vec![Problem::new(format!(

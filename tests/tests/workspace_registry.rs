@@ -255,6 +255,30 @@ fn the_full_static_registry_builds_with_the_expected_owners() {
             },
         ),
         (
+            "tool:write",
+            101,
+            Some("write"),
+            Expected {
+                krate: "dsh-tool-fs",
+                item: "dsh_tool_fs::WRITE_HABIT",
+                file: "tools/fs/src/lib.rs",
+                source: FS_RS,
+                declaration: "pub const WRITE_HABIT: &str",
+            },
+        ),
+        (
+            "tool:edit",
+            102,
+            Some("edit"),
+            Expected {
+                krate: "dsh-tool-fs",
+                item: "dsh_tool_fs::EDIT_HABIT",
+                file: "tools/fs/src/lib.rs",
+                source: FS_RS,
+                declaration: "pub const EDIT_HABIT: &str",
+            },
+        ),
+        (
             "tool:bash",
             105,
             Some("bash"),
@@ -323,6 +347,8 @@ fn every_tool_bound_section_names_a_tool_of_the_workspace() {
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(dsh_tool_bash::BashTool::new()),
         Box::new(dsh_tool_fs::ReadTool::new()),
+        Box::new(dsh_tool_fs::WriteTool::new()),
+        Box::new(dsh_tool_fs::EditTool::new()),
         Box::new(dsh_tool_todo::TodoWriteTool::new()),
     ];
     let provided: BTreeSet<&str> = tools.iter().map(|tool| tool.name()).collect();

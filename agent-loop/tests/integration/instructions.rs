@@ -157,6 +157,8 @@ fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
             // Registered, but active only in a compaction request.
             "compaction:instruction",
             "tool:read",
+            "tool:write",
+            "tool:edit",
             "tool:bash",
             "project:AGENTS.md",
             "project:sub/AGENTS.md"

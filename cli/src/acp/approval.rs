@@ -47,6 +47,7 @@ impl AskTheClient {
             .title(shown.title)
             .kind(shown.kind)
             .status(ToolCallStatus::Pending)
+            .locations(shown.locations)
             .raw_input(shown.input);
         let request = RequestPermissionRequest::new(
             self.acp_session.clone(),

@@ -14,6 +14,7 @@
 
 mod approval;
 mod commands;
+mod fs;
 mod sessions;
 mod shutdown;
 mod system_prompt;
@@ -25,8 +26,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    self, CancelNotification, ContentBlock, DeleteSessionRequest, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
     StopReason,
 };
@@ -38,6 +39,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use self::approval::AskTheClient;
+use self::fs::SessionFiles;
 use self::updates::Updates;
 use crate::store::{Recorded, Recording};
 
@@ -56,6 +58,8 @@ struct Inner {
     /// Where sessions are recorded; `None` with the store off.
     recording: Option<Recording>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// The client's file-system capabilities, from `initialize`.
+    client_fs: Mutex<FileSystemCapabilities>,
     /// How each session finds its instruction files.
     instructions: InstructionsConfig,
     /// The client's name, from `initialize`: the owner of its system
@@ -66,6 +70,9 @@ struct Inner {
 /// One ACP session.
 #[derive(Debug)]
 struct Slot {
+    /// Its `additionalDirectories`, where the file tools change files
+    /// without asking.
+    roots: Vec<PathBuf>,
     /// The loop's session; taken out while a turn runs on it.
     session: Option<Session>,
     /// The running turn's token.
@@ -94,6 +101,7 @@ impl Server {
                 ask_first,
                 recording,
                 sessions: Mutex::new(HashMap::new()),
+                client_fs: Mutex::new(FileSystemCapabilities::new()),
                 instructions,
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
@@ -110,6 +118,7 @@ impl Server {
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, _cx| {
+                    *init.inner.client_fs.lock() = request.client_capabilities.fs.clone();
                     if let Some(client) = &request.client_info {
                         *init.inner.client.lock() = client.name.clone();
                     }
@@ -204,6 +213,7 @@ impl Server {
     /// where its tools run.
     fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = session_cwd(request.cwd)?;
+        let roots = fs::additional_directories(request.additional_directories)?;
         let (session, recorded) = match &self.inner.recording {
             Some(recording) => {
                 let (session, recorded) = recording
@@ -250,6 +260,7 @@ impl Server {
         self.inner.sessions.lock().insert(
             id.clone(),
             Slot {
+                roots,
                 session: Some(session),
                 turn: None,
                 recorded,
@@ -273,7 +284,7 @@ impl Server {
         };
         let id = SessionId::new(request.session_id.0.clone());
         let cancel = CancellationToken::new();
-        let session = {
+        let (session, roots) = {
             let mut sessions = self.inner.sessions.lock();
             let Some(slot) = sessions.get_mut(&id) else {
                 return responder.respond_with_error(
@@ -290,13 +301,15 @@ impl Server {
                 ));
             };
             slot.turn = Some(cancel.clone());
-            session
+            (session, slot.roots.clone())
         };
         let server = self.clone();
         // `$/cancel_request` of the prompt cancels the turn too.
         let cancelled = responder.cancellation();
         cx.clone().spawn(async move {
-            let stop = server.turn(session, &input, &cancel, &cancelled, &cx).await;
+            let stop = server
+                .turn(session, roots, &input, &cancel, &cancelled, &cx)
+                .await;
             responder.respond_with_result(stop.map(PromptResponse::new))
         })
     }
@@ -306,6 +319,7 @@ impl Server {
     async fn turn(
         &self,
         mut session: Session,
+        roots: Vec<PathBuf>,
         input: &str,
         cancel: &CancellationToken,
         cancelled: &RequestCancellation,
@@ -316,6 +330,14 @@ impl Server {
             session.id().clone(),
             acp_id.clone(),
             self.inner.agent_loop.tools().clone(),
+            session.cwd(),
+            cx.clone(),
+        );
+        let files = SessionFiles::new(
+            &self.inner.client_fs.lock(),
+            roots,
+            acp_id.clone(),
+            updates.clone(),
             cx.clone(),
         );
         let (events, text, progress, said) = (
@@ -332,6 +354,7 @@ impl Server {
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
+            .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
 
         let result = {
@@ -389,7 +412,8 @@ impl Server {
     /// `initialize`: the version the SDK negotiated, and what dsh can do —
     /// with the store on, load, list, resume and delete sessions
     /// ([`sessions`]); text and resource links in prompts; no MCP; the
-    /// client's system prompt in both modes.
+    /// client's system prompt in both modes, a session's
+    /// `additionalDirectories`.
     fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(sessions::capabilities(self.inner.recording.as_ref()))

@@ -12,15 +12,15 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, DeleteSessionRequest, DeleteSessionResponse, ListSessionsRequest,
     ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
-    SessionResumeCapabilities,
+    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
 };
 use agent_client_protocol::{Error, ErrorCode};
 use dsh_agent_loop::{Event, SessionId};
 use dsh_session_store::{ListQuery, StoreError};
 
 use super::updates::Updates;
-use super::{Server, Slot, session_cwd, system_prompt};
+use super::{Server, Slot, fs, session_cwd, system_prompt};
 use crate::store::{Recording, ResumeError};
 
 /// How many sessions one `session/list` page holds.
@@ -29,7 +29,9 @@ const PAGE: usize = 50;
 /// What dsh can do with sessions: loading, listing, resuming and deleting
 /// them when there is a store to keep them.
 pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
-    let capabilities = SessionCapabilities::new().system_prompt(system_prompt::capabilities());
+    let capabilities = SessionCapabilities::new()
+        .system_prompt(system_prompt::capabilities())
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     if recording.is_none() {
         return AgentCapabilities::new().session_capabilities(capabilities);
     }
@@ -51,13 +53,19 @@ impl Server {
         request: LoadSessionRequest,
         cx: &ConnectionTo<Client>,
     ) -> Result<LoadSessionResponse, Error> {
-        let history =
-            self.open_recorded(&request.session_id, request.cwd, request.system_prompt)?;
+        let cwd = request.cwd.clone();
+        let history = self.open_recorded(
+            &request.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.system_prompt,
+        )?;
         let id = SessionId::new(request.session_id.0.clone());
         let updates = Updates::new(
             id,
             request.session_id,
             self.inner.agent_loop.tools().clone(),
+            Some(&cwd),
             cx.clone(),
         );
         updates.replay(&history);
@@ -69,7 +77,12 @@ impl Server {
         &self,
         request: ResumeSessionRequest,
     ) -> Result<ResumeSessionResponse, Error> {
-        self.open_recorded(&request.session_id, request.cwd, request.system_prompt)?;
+        self.open_recorded(
+            &request.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.system_prompt,
+        )?;
         Ok(ResumeSessionResponse::new())
     }
 
@@ -156,10 +169,12 @@ impl Server {
         &self,
         acp_id: &schema::SessionId,
         cwd: std::path::PathBuf,
+        additional_directories: Vec<std::path::PathBuf>,
         system_prompt: Option<schema::SystemPrompt>,
     ) -> Result<Vec<Event>, Error> {
         let recording = self.recording()?;
         let cwd = session_cwd(cwd)?;
+        let roots = fs::additional_directories(additional_directories)?;
         let id = SessionId::new(acp_id.0.clone());
         if let Some(slot) = self.inner.sessions.lock().get(&id) {
             return match &slot.session {
@@ -195,6 +210,7 @@ impl Server {
                 turn: None,
                 recorded: Some(resumed.recorded),
                 _brought: brought,
+                roots,
             },
         );
         Ok(history)

@@ -1,19 +1,22 @@
 //! A turn's events as `session/update` notifications: the answer's text as
 //! it streams, each tool call from `pending` through `in_progress` to
-//! `completed` or `failed`, and the todo list as the session's plan.
+//! `completed` or `failed` (with its kind and locations, and the files it
+//! changed as diffs), and the todo list as the session's plan.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    self, ContentChunk, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionNotification,
-    SessionUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    self, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields,
 };
 use dsh_agent_loop::{CompactionReport, Event, SessionId, ToolCall};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
-use dsh_tools::{ToolKind, ToolRegistry};
+use dsh_tools::{FileChange, ToolKind, ToolRegistry};
 use parking_lot::Mutex;
 
 /// Sends the updates of one ACP session's turn. Events of other loop
@@ -30,9 +33,14 @@ struct Inner {
     session: SessionId,
     acp_session: schema::SessionId,
     tools: ToolRegistry,
+    /// The session's working directory, which relative paths of calls
+    /// are relative to.
+    cwd: Option<PathBuf>,
     cx: ConnectionTo<Client>,
     /// The calls of the turn by id, for what their results need of them.
     calls: Mutex<HashMap<String, ToolCall>>,
+    /// The diffs of the files each call changed, shown with its result.
+    diffs: Mutex<HashMap<String, Vec<ToolCallContent>>>,
 }
 
 impl Updates {
@@ -40,6 +48,7 @@ impl Updates {
         session: SessionId,
         acp_session: schema::SessionId,
         tools: ToolRegistry,
+        cwd: Option<&Path>,
         cx: ConnectionTo<Client>,
     ) -> Self {
         Self {
@@ -47,8 +56,10 @@ impl Updates {
                 session,
                 acp_session,
                 tools,
+                cwd: cwd.map(Path::to_path_buf),
                 cx,
                 calls: Mutex::new(HashMap::new()),
+                diffs: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -83,6 +94,7 @@ impl Updates {
                     schema::ToolCall::new(call.id.clone(), shown.title)
                         .kind(shown.kind)
                         .status(ToolCallStatus::Pending)
+                        .locations(shown.locations)
                         .raw_input(shown.input),
                 ));
             }
@@ -97,9 +109,11 @@ impl Updates {
                 } else {
                     ToolCallStatus::Completed
                 };
-                let fields = ToolCallUpdateFields::new()
-                    .status(status)
-                    .content(vec![ToolCallContent::from(text.as_str())]);
+                // The content replaces what the call showed: the diffs
+                // stay, before the result's text.
+                let mut content = self.inner.diffs.lock().remove(call_id).unwrap_or_default();
+                content.push(ToolCallContent::from(text.as_str()));
+                let fields = ToolCallUpdateFields::new().status(status).content(content);
                 self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
                     fields,
@@ -172,6 +186,29 @@ impl Updates {
         }
     }
 
+    /// A call of this session changed a file: the diff, and where the
+    /// change starts, so the editor can show and follow it.
+    pub(super) fn changed(&self, call_id: &str, change: &FileChange) {
+        let diff = ToolCallContent::from(
+            Diff::new(change.path.clone(), change.new_text.clone())
+                .old_text(change.old_text.clone()),
+        );
+        let content = {
+            let mut diffs = self.inner.diffs.lock();
+            let diffs = diffs.entry(call_id.to_owned()).or_default();
+            diffs.push(diff);
+            diffs.clone()
+        };
+        let location = ToolCallLocation::new(change.path.clone()).line(change.first_changed_line);
+        let fields = ToolCallUpdateFields::new()
+            .content(content)
+            .locations(vec![location]);
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.to_owned(),
+            fields,
+        )));
+    }
+
     /// A call of this session starts running.
     pub(super) fn started(&self, call: &ToolCall) {
         let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
@@ -185,13 +222,25 @@ impl Updates {
     pub(super) fn describe(&self, call: &ToolCall) -> Shown {
         let input = serde_json::from_str(&call.arguments)
             .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
-        let (title, kind) = match self.inner.tools.get(&call.name) {
-            Some(tool) => (tool.title(&input), tool.kind()),
-            None => (call.name.clone(), ToolKind::Other),
+        let (title, kind, locations) = match self.inner.tools.get(&call.name) {
+            Some(tool) => (tool.title(&input), tool.kind(), tool.locations(&input)),
+            None => (call.name.clone(), ToolKind::Other, Vec::new()),
         };
+        // The editor opens absolute paths.
+        let locations = locations
+            .into_iter()
+            .map(|location| {
+                let path = match &self.inner.cwd {
+                    Some(cwd) => cwd.join(&location.path),
+                    None => location.path,
+                };
+                ToolCallLocation::new(path).line(location.line)
+            })
+            .collect();
         Shown {
             title,
             kind: acp_kind(kind),
+            locations,
             input,
         }
     }
@@ -204,11 +253,13 @@ impl Updates {
 }
 
 /// What the client shows of a call: the tool's title for it, its kind,
-/// and the model's arguments.
+/// its locations, and the model's arguments.
 #[derive(Debug)]
 pub(super) struct Shown {
     pub(super) title: String,
     pub(super) kind: schema::ToolKind,
+    /// The places the call is about, absolute.
+    pub(super) locations: Vec<ToolCallLocation>,
     pub(super) input: serde_json::Value,
 }
 

@@ -449,7 +449,7 @@ fn layer_problems_point_at_their_keys() {
         &stderr(&output),
         &[
             "the `tool_order` of the deployment: the tool order lists `raed` (entry",
-            "did you mean `read`? the tools are `bash`, `read`, `todo_write`",
+            "did you mean `read`? the tools are `bash`, `edit`, `read`, `todo_write`, `write`",
             "section `review:report` of preset `review` shadows no section and",
             "section `tool:bsh` of agent `reviewer` shadows no section and",
             "did you mean `tool:bash`?",

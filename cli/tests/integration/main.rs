@@ -15,6 +15,7 @@ mod anthropic;
 mod check;
 mod compaction;
 mod context;
+mod files;
 mod harden;
 mod instructions;
 mod prompt;

@@ -193,10 +193,10 @@ fn tokens_add_up_and_follow_the_configured_tokenizer() {
 }
 
 /// The coding agent's prompt is its persona (with the model's name), then
-/// the read tool's habit, then the bash tool's habit — and nothing else:
-/// no tool list, no banner, no second copy of any guidance.
+/// the habits of read, write, edit and bash, in that order — and nothing
+/// else: no tool list, no banner, no second copy of any guidance.
 #[test]
-fn coding_agent_text_is_persona_then_read_then_bash() {
+fn coding_agent_text_is_persona_then_read_write_edit_bash() {
     let file = std::fs::read_to_string(workspace().join("examples/coding-agent/dsh.toml"))
         .expect("the example exists");
     let deployment: toml::Table = toml::from_str(&file).expect("the example is TOML");
@@ -208,6 +208,8 @@ fn coding_agent_text_is_persona_then_read_then_bash() {
     let expected = [
         persona.as_str(),
         dsh_tool_fs::READ_HABIT,
+        dsh_tool_fs::WRITE_HABIT,
+        dsh_tool_fs::EDIT_HABIT,
         dsh_tool_bash::EXIT_CODE_HABIT,
     ]
     .join("\n\n");
@@ -247,13 +249,30 @@ fn json_is_the_assembly() {
         serde_json::from_str(&prompt(&["--format", "json"])).expect("valid JSON");
     let sections = names(&json, "sections");
     assert_eq!(sections[0], "agent:persona");
-    assert!(sections.contains(&"tool:read") && sections.contains(&"tool:bash"));
+    let habits: Vec<&str> = sections
+        .iter()
+        .copied()
+        .filter(|name| name.starts_with("tool:"))
+        .collect();
+    assert_eq!(
+        habits,
+        ["tool:read", "tool:write", "tool:edit", "tool:bash"],
+        "the tools' habits, by order"
+    );
     assert_eq!(json["variables"]["model"], "gpt-5");
     assert_eq!(json["variables"]["cwd"], CWD);
     let tools = names(&json, "tools");
     assert_eq!(
         tools,
-        ["bash", "fork", "read", "task", "todo_write"],
+        [
+            "bash",
+            "edit",
+            "fork",
+            "read",
+            "task",
+            "todo_write",
+            "write"
+        ],
         "without a `tool_order`, by name"
     );
     assert_eq!(

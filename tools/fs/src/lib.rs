@@ -1,5 +1,8 @@
-//! The `read` tool of dsh agents: a window of a UTF-8 text file, with line
-//! numbers.
+//! The file tools of dsh agents: `read` (a window of a UTF-8 text file,
+//! with line numbers), `write` (a whole file) and `edit` (exact text
+//! replaced).
+//!
+//! # `read`
 //!
 //! - `file_path` is absolute, or relative to the session's working
 //!   directory; `offset` (the first line, from 1) and `limit` (how many
@@ -16,10 +19,43 @@
 //! - The file is streamed: a window near the start of a huge file reads
 //!   little of it, and memory stays bounded by the caps.
 //!
-//! The crate owns prompt section `tool:read` ([`READ_HABIT`], order 100,
-//! bound to the `read` tool). It is a static contribution, so a binary
-//! must link the crate (`use dsh_tool_fs as _;` if it names nothing else
-//! of it).
+//! # `write` and `edit`
+//!
+//! [`WriteTool`] creates a file or replaces its whole text; [`EditTool`]
+//! replaces text that occurs exactly once (or everywhere, with
+//! `replace_all`). Both:
+//!
+//! - change an existing file only if the session has seen it as it is
+//!   now — read it with `read`, or written it — (the observation policy,
+//!   kept per session in [`Observations`], which the three tools of a
+//!   process share); otherwise the error says to read it first;
+//! - keep a file's line endings (CRLF stays CRLF), its final newline or
+//!   its absence, and its permissions; refuse binary and non-UTF-8 files
+//!   as `read` does; and on disk replace a file atomically (a temporary
+//!   file in the same directory, then a rename), so a crash or a full disk
+//!   never leaves half a file;
+//! - change files inside the session's working directory, or in the
+//!   tool's [`roots`](WriteTool::with_roots); anywhere else (after `..`
+//!   and symbolic links are resolved) only when the front end's
+//!   [`OutsideWorkspace`] allows it — without one, they refuse;
+//! - answer with the changed lines, numbered as `read` numbers them, and
+//!   report the change ([`FileChange`](dsh_tools::FileChange)) to the
+//!   caller's [`FileChanges`](dsh_tools::FileChanges), for a diff view.
+//!
+//! # Through an editor
+//!
+//! A front end that owns the truth about files attaches a [`FileAccess`]
+//! to every call's context: `read` then shows what it returns (unsaved
+//! changes included) and `write` and `edit` start from it and write
+//! through it. Without one, the tools use the disk ([`DiskFiles`]).
+//!
+//! # Prompt sections
+//!
+//! The crate owns sections `tool:read` ([`READ_HABIT`], order 100),
+//! `tool:write` ([`WRITE_HABIT`], 101) and `tool:edit` ([`EDIT_HABIT`],
+//! 102), each bound to its tool. They are static contributions, so a
+//! binary must link the crate (`use dsh_tool_fs as _;` if it names nothing
+//! else of it).
 //!
 //! ```
 //! use dsh_tool_fs::ReadTool;
@@ -46,16 +82,32 @@
 //! ```
 #![deny(missing_docs)]
 
+mod access;
+mod change;
+mod edit;
+mod observe;
 mod read;
+mod text;
+mod workspace;
+mod write;
+
+use std::io::Cursor;
 
 use dsh_tools::{
-    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+    Tool, ToolCallContext, ToolError, ToolKind, ToolLocation, ToolOutput, async_trait,
+    parse_arguments,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use crate::access::{DiskFiles, FileAccess, FileError, MAX_FILE_BYTES, file_access};
+pub use crate::change::ChangeError;
+pub use crate::edit::{EDIT_TOOL_NAME, EditArgs, EditTool};
+pub use crate::observe::Observations;
 pub use crate::read::ReadError;
-use crate::read::{Limits, read_window};
+use crate::read::{Limits, read_window, window_of};
+pub use crate::workspace::{OutsideWorkspace, outside_workspace};
+pub use crate::write::{WRITE_TOOL_NAME, WriteArgs, WriteTool};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "read";
@@ -83,6 +135,17 @@ const COUNT_BYTES: u64 = 256 * 1024 * 1024;
 pub const READ_HABIT: &str = "Use read, not shell commands like cat, head or tail, to look at text \
 files. Its results have line numbers; page through long files with offset and limit.";
 
+/// Section `tool:write`: the habit across calls of the changing tools.
+#[dsh_system_prompt::prompt_section(name = "tool:write", order = 101, tool = "write")]
+pub const WRITE_HABIT: &str = "Read a file before you change it, and read it again when it may \
+have changed since: changes to a file this session has not seen as it is now are refused.";
+
+/// Section `tool:edit`: the habits across calls of `edit`.
+#[dsh_system_prompt::prompt_section(name = "tool:edit", order = 102, tool = "edit")]
+pub const EDIT_HABIT: &str = "To change part of an existing file, use edit rather than rewriting \
+the whole file. After an edit fails, read the file again before the next attempt instead of \
+guessing its text.";
+
 /// The arguments of one call.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -99,15 +162,41 @@ pub struct ReadArgs {
 }
 
 /// The `read` tool. Register it in a [`ToolRegistry`](dsh_tools::ToolRegistry).
+///
+/// What it reads is recorded in its [`Observations`]: share them with
+/// [`WriteTool`] and [`EditTool`], which change only files the session
+/// has read.
 #[derive(Debug, Clone, Default)]
 pub struct ReadTool {
-    _private: (),
+    observations: Observations,
 }
 
 impl ReadTool {
-    /// The tool.
+    /// The tool, with a memory of its own.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Records what it reads in `observations` (shared with `write` and
+    /// `edit`).
+    pub fn with_observations(mut self, observations: Observations) -> Self {
+        self.observations = observations;
+        self
+    }
+}
+
+/// The `file_path` argument of a call, if the model gave one.
+fn path_argument(arguments: &serde_json::Value) -> Option<&str> {
+    arguments
+        .get("file_path")
+        .and_then(serde_json::Value::as_str)
+}
+
+/// `<tool> <file_path>`, or the tool's name without a path.
+fn titled(tool: &str, arguments: &serde_json::Value) -> String {
+    match path_argument(arguments) {
+        Some(path) => format!("{tool} {path}"),
+        None => tool.to_owned(),
     }
 }
 
@@ -144,13 +233,23 @@ impl Tool for ReadTool {
 
     /// `read <file_path>`.
     fn title(&self, arguments: &serde_json::Value) -> String {
-        match arguments
-            .get("file_path")
-            .and_then(serde_json::Value::as_str)
-        {
-            Some(path) => format!("{TOOL_NAME} {path}"),
-            None => TOOL_NAME.to_owned(),
-        }
+        titled(TOOL_NAME, arguments)
+    }
+
+    /// The file, at `offset` when the call gives one.
+    fn locations(&self, arguments: &serde_json::Value) -> Vec<ToolLocation> {
+        let Some(path) = path_argument(arguments) else {
+            return Vec::new();
+        };
+        let location = ToolLocation::new(path);
+        let offset = arguments
+            .get("offset")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|offset| u32::try_from(offset).ok());
+        vec![match offset {
+            Some(line) => location.with_line(line),
+            None => location,
+        }]
     }
 
     async fn execute(
@@ -167,12 +266,27 @@ impl Tool for ReadTool {
             output_bytes: MAX_OUTPUT_BYTES,
             count_bytes: COUNT_BYTES,
         };
-        // File reads block: run them where blocking is allowed.
-        let read = tokio::task::spawn_blocking(move || read_window(&path, offset, limit, limits))
-            .await
-            .map_err(|error| {
-                ToolError::failed(TOOL_NAME, format!("the read task failed: {error}"))
-            })?;
+        // What the session saw is keyed by where the file really is.
+        let real = workspace::real_path(&path);
+        let read = match file_access(cx) {
+            // The front end's text (an editor's buffer), windowed in memory.
+            Some(files) => match files.read_text(&real).await {
+                Ok(text) => window_of(&path, Cursor::new(text), offset, limit, limits),
+                Err(error) => return Err(ToolError::failed(TOOL_NAME, error.to_string())),
+            },
+            // File reads block: run them where blocking is allowed.
+            None => tokio::task::spawn_blocking(move || read_window(&path, offset, limit, limits))
+                .await
+                .map_err(|error| {
+                    ToolError::failed(TOOL_NAME, format!("the read task failed: {error}"))
+                })?,
+        };
+        let read = read.map(|(text, seen)| {
+            if let Some(seen) = seen {
+                self.observations.record(&cx.session_id, &real, seen);
+            }
+            text
+        });
         match read {
             Ok(text) => Ok(ToolOutput::new(text)),
             Err(error @ ReadError::OffsetPastEnd { .. }) => Err(ToolError::invalid_arguments(

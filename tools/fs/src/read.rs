@@ -6,6 +6,8 @@ use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::observe::{Seeing, Seen};
+
 /// The limits of one read.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -19,7 +21,7 @@ pub(crate) struct Limits {
 }
 
 /// How many bytes at the start of a file are checked for a NUL byte.
-const BINARY_SNIFF_BYTES: usize = 8192;
+pub(crate) const BINARY_SNIFF_BYTES: usize = 8192;
 
 /// Why a window could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +111,7 @@ fn special_kind(file_type: std::fs::FileType) -> Option<&'static str> {
 /// Opens `path` for reading only if it is a regular file, without ever
 /// blocking: opening a FIFO for reading blocks until a writer appears, and
 /// reading a device may never end.
-fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     let io_error = |source: io::Error| match source.kind() {
         io::ErrorKind::NotFound => ReadError::NotFound {
             path: path.to_owned(),
@@ -147,21 +149,51 @@ fn open_regular(path: &Path) -> Result<File, ReadError> {
 }
 
 /// Reads lines `offset..offset + limit` of `path` (1-based), numbered and
-/// capped, with a hint when more lines follow.
+/// capped, with a hint when more lines follow; and what the read saw of
+/// the whole file, when it read to its end.
 pub(crate) fn read_window(
     path: &Path,
     offset: u64,
     limit: u64,
     limits: Limits,
-) -> Result<String, ReadError> {
+) -> Result<(String, Option<Seen>), ReadError> {
+    let file = open_regular(path)?;
+    window_of(path, file, offset, limit, limits)
+}
+
+/// A [`Read`] that records what passes through it.
+struct SeeingReader<R> {
+    inner: R,
+    seeing: Seeing,
+}
+
+impl<R: Read> Read for SeeingReader<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        self.seeing.update(&buffer[..read]);
+        Ok(read)
+    }
+}
+
+/// [`read_window`] of the text `source` yields, which is `path`'s.
+pub(crate) fn window_of(
+    path: &Path,
+    source: impl Read,
+    offset: u64,
+    limit: u64,
+    limits: Limits,
+) -> Result<(String, Option<Seen>), ReadError> {
     let io_error = |source| ReadError::Io {
         path: path.to_owned(),
         source,
     };
-    let mut file = open_regular(path)?;
+    let mut source = SeeingReader {
+        inner: source,
+        seeing: Seeing::default(),
+    };
 
     let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
-    (&mut file)
+    (&mut source)
         .take(BINARY_SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(io_error)?;
@@ -171,7 +203,7 @@ pub(crate) fn read_window(
             at,
         });
     }
-    let mut reader = BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(file));
+    let mut reader = BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(&mut source));
 
     let mut text = String::new();
     let mut line = Vec::new();
@@ -222,9 +254,12 @@ pub(crate) fn read_window(
         }
     }
     let total = number;
+    drop(reader);
+    // Only a read to the end saw the whole file.
+    let seen = (!open_count).then(|| source.seeing.finish());
 
     if total == 0 {
-        return Ok(format!("[`{}` is empty]", path.display()));
+        return Ok((format!("[`{}` is empty]", path.display()), seen));
     }
     if offset > total {
         return Err(ReadError::OffsetPastEnd {
@@ -249,7 +284,7 @@ pub(crate) fn read_window(
             last_shown + 1
         ));
     }
-    Ok(text)
+    Ok((text, seen))
 }
 
 /// One line as shown: right-aligned number, a tab, the text; a line over

@@ -83,6 +83,7 @@ mod error;
 mod input_file;
 mod panic;
 mod registry;
+mod report;
 mod selection;
 mod tool;
 
@@ -92,5 +93,6 @@ pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
 pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_input_file};
 pub use panic::panic_message;
 pub use registry::ToolRegistry;
+pub use report::{FileChange, FileChanges, ToolLocation};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use dsh_system_prompt::Extensions;
 use tokio_util::sync::CancellationToken;
 
-use crate::ToolError;
+use crate::{FileChange, FileChanges, ToolError, ToolLocation};
 
 /// A tool the model can call.
 ///
@@ -45,6 +45,15 @@ pub trait Tool: Send + Sync + 'static {
     fn title(&self, arguments: &serde_json::Value) -> String {
         let _ = arguments;
         self.name().to_owned()
+    }
+
+    /// The places one call is about, for a front end that follows the
+    /// agent (an editor opening the file a call reads or edits). None
+    /// unless the tool says; `arguments` are the model's, not yet
+    /// validated, and paths in them are as the model wrote them.
+    fn locations(&self, arguments: &serde_json::Value) -> Vec<ToolLocation> {
+        let _ = arguments;
+        Vec::new()
     }
 
     /// Runs one call. `arguments` has already been validated against
@@ -160,6 +169,14 @@ impl ToolCallContext {
     pub fn report_progress(&self, text: &str) {
         if let Some(progress) = self.get::<ToolProgress>() {
             progress.report(text);
+        }
+    }
+
+    /// Reports a file the call changed to the caller's [`FileChanges`],
+    /// if it attached one; does nothing otherwise.
+    pub fn report_change(&self, change: &FileChange) {
+        if let Some(changes) = self.get::<FileChanges>() {
+            changes.report(change);
         }
     }
 

@@ -1,0 +1,215 @@
+//! The editor's files, for the file tools of an ACP session.
+//!
+//! - With the client's `fs.readTextFile` capability, `read` (and the text
+//!   `write` and `edit` start from) goes through `fs/read_text_file`, so
+//!   the model sees the editor's buffer, unsaved changes included; with
+//!   `fs.writeTextFile`, changes go through `fs/write_text_file` and land
+//!   in the buffer (and its undo). Without a capability, that half is the
+//!   disk's. The observation policy applies to what the client returns.
+//! - The session's `additionalDirectories` join the workspace; a change
+//!   anywhere else is asked with `session/request_permission`.
+//! - A change is reported on its tool call as a `diff` with its location
+//!   ([`Updates::changed`]).
+//!
+//! All of it reaches the tools through each call's context
+//! ([`SessionFiles::attach`]); the tools know nothing of ACP.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    self, FileSystemCapabilities, PermissionOption, PermissionOptionKind, ReadTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, ToolCallLocation, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
+};
+use agent_client_protocol::{Client, Error, ErrorCode};
+use dsh_agent_loop::{SessionFacts, ToolCall};
+use dsh_tool_fs::{DiskFiles, FileAccess, FileError, OutsideWorkspace};
+use dsh_tools::{FileChanges, ToolCallContext, async_trait};
+
+use super::updates::Updates;
+
+const ALLOW: &str = "allow";
+const REJECT: &str = "reject";
+
+/// The session's `additionalDirectories`: absolute, as ACP requires.
+pub(super) fn additional_directories(directories: Vec<PathBuf>) -> Result<Vec<PathBuf>, Error> {
+    for (at, directory) in directories.iter().enumerate() {
+        if !directory.is_absolute() {
+            return Err(Error::new(
+                ErrorCode::INVALID_PARAMS,
+                format!(
+                    "`additionalDirectories[{at}]` must be an absolute path, got `{}`",
+                    directory.display()
+                ),
+            )
+            .data(serde_json::json!({ "field": format!("additionalDirectories[{at}]") })));
+        }
+    }
+    Ok(directories)
+}
+
+/// What the file tools of one ACP session's turn get in each call's
+/// context.
+#[derive(Debug)]
+pub(super) struct SessionFiles {
+    /// The editor's buffers, when the client offers any half of them.
+    editor: Option<Arc<dyn FileAccess>>,
+    boundary: Arc<dyn OutsideWorkspace>,
+    updates: Updates,
+}
+
+impl SessionFiles {
+    pub(super) fn new(
+        capabilities: &FileSystemCapabilities,
+        roots: Vec<PathBuf>,
+        acp_session: schema::SessionId,
+        updates: Updates,
+        cx: ConnectionTo<Client>,
+    ) -> Self {
+        let editor = (capabilities.read_text_file || capabilities.write_text_file).then(|| {
+            Arc::new(EditorFiles {
+                acp_session: acp_session.clone(),
+                reads: capabilities.read_text_file,
+                writes: capabilities.write_text_file,
+                cx: cx.clone(),
+            }) as Arc<dyn FileAccess>
+        });
+        Self {
+            editor,
+            boundary: Arc::new(Boundary {
+                roots,
+                acp_session,
+                cx,
+            }),
+            updates,
+        }
+    }
+
+    /// Attaches the editor's files, the boundary and — for this session's
+    /// own calls, which the client tracks — the change reports to the
+    /// context of `call`.
+    pub(super) fn attach(&self, session: &SessionFacts, call: &ToolCall, cx: &mut ToolCallContext) {
+        if let Some(editor) = &self.editor {
+            cx.extensions.insert(Arc::clone(editor));
+        }
+        cx.extensions.insert(Arc::clone(&self.boundary));
+        if self.updates.is_for(&session.id) {
+            let (updates, call_id) = (self.updates.clone(), call.id.clone());
+            cx.extensions.insert(FileChanges::new(move |change| {
+                updates.changed(&call_id, change);
+            }));
+        }
+    }
+}
+
+/// The editor's buffers, for the halves the client offers; the disk for
+/// the others.
+#[derive(Debug)]
+struct EditorFiles {
+    acp_session: schema::SessionId,
+    reads: bool,
+    writes: bool,
+    cx: ConnectionTo<Client>,
+}
+
+#[async_trait]
+impl FileAccess for EditorFiles {
+    async fn read_text(&self, path: &Path) -> Result<String, FileError> {
+        if !self.reads {
+            return DiskFiles::new().read_text(path).await;
+        }
+        let request = ReadTextFileRequest::new(self.acp_session.clone(), path);
+        match self.cx.send_request(request).block_task().await {
+            Ok(response) => {
+                let bytes = response.content.len() as u64;
+                if bytes > dsh_tool_fs::MAX_FILE_BYTES {
+                    return Err(FileError::TooLarge {
+                        path: path.to_owned(),
+                        bytes,
+                        limit: dsh_tool_fs::MAX_FILE_BYTES,
+                    });
+                }
+                FileError::check_text(path, response.content.into_bytes())
+            }
+            // Clients differ in how they say a file does not exist; one
+            // with no buffer and nothing on disk does not.
+            Err(error)
+                if error.code == ErrorCode::RESOURCE_NOT_FOUND
+                    || std::fs::symlink_metadata(path).is_err() =>
+            {
+                Err(FileError::NotFound {
+                    path: path.to_owned(),
+                })
+            }
+            Err(error) => Err(FileError::Access {
+                action: "read",
+                path: path.to_owned(),
+                message: error.message,
+            }),
+        }
+    }
+
+    async fn write_text(&self, path: &Path, text: &str) -> Result<(), FileError> {
+        if !self.writes {
+            return DiskFiles::new().write_text(path, text).await;
+        }
+        let request = WriteTextFileRequest::new(self.acp_session.clone(), path, text);
+        self.cx
+            .send_request(request)
+            .block_task()
+            .await
+            .map(drop)
+            .map_err(|error| FileError::Access {
+                action: "write",
+                path: path.to_owned(),
+                message: error.message,
+            })
+    }
+}
+
+/// The session's extra roots, and the editor's user for the rest.
+#[derive(Debug)]
+struct Boundary {
+    roots: Vec<PathBuf>,
+    acp_session: schema::SessionId,
+    cx: ConnectionTo<Client>,
+}
+
+#[async_trait]
+impl OutsideWorkspace for Boundary {
+    fn roots(&self) -> Vec<PathBuf> {
+        self.roots.clone()
+    }
+
+    async fn allow(&self, tool: &str, path: &Path, cx: &ToolCallContext) -> Result<(), String> {
+        let fields = ToolCallUpdateFields::new()
+            .title(format!("{tool} {} (outside the workspace)", path.display()))
+            .kind(ToolKind::Edit)
+            .locations(vec![ToolCallLocation::new(path)]);
+        let request = RequestPermissionRequest::new(
+            self.acp_session.clone(),
+            ToolCallUpdate::new(cx.call_id.clone(), fields),
+            vec![
+                PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
+                PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+            ],
+        );
+        match self.cx.send_request(request).block_task().await {
+            Ok(response) => match response.outcome {
+                RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == ALLOW => {
+                    Ok(())
+                }
+                RequestPermissionOutcome::Selected(_) => {
+                    Err("the user declined the change".to_owned())
+                }
+                _ => Err("the permission request was cancelled".to_owned()),
+            },
+            Err(error) => Err(format!(
+                "the user's permission could not be asked: {}",
+                error.message
+            )),
+        }
+    }
+}
