@@ -130,13 +130,13 @@ impl Server {
                 async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
                     let id = request.session_id.clone();
                     let response = load.load_session(request, &cx);
-                    let loaded = response.is_ok();
-                    responder.respond_with_result(response)?;
-                    // A loaded session takes the commands a new one does.
-                    if loaded {
+                    // A loaded session takes the commands a new one does;
+                    // the client knows its id, so they go before the
+                    // answer, with the replay.
+                    if response.is_ok() {
                         commands::announce(&cx, id);
                     }
-                    Ok(())
+                    responder.respond_with_result(response)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -150,12 +150,10 @@ impl Server {
                 async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
                     let id = request.session_id.clone();
                     let response = resume.resume_session(request);
-                    let resumed = response.is_ok();
-                    responder.respond_with_result(response)?;
-                    if resumed {
+                    if response.is_ok() {
                         commands::announce(&cx, id);
                     }
-                    Ok(())
+                    responder.respond_with_result(response)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
