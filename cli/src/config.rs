@@ -79,6 +79,7 @@
 mod layers;
 #[cfg(test)]
 mod property_tests;
+mod sessions;
 mod string_offsets;
 
 use std::borrow::Cow;
@@ -98,6 +99,7 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
+pub(crate) use sessions::SessionStore;
 pub(crate) use string_offsets::{StringFileMap, string_file_range};
 
 /// The built-in tool whose table takes `env_remove`.
@@ -144,6 +146,8 @@ pub(crate) struct Deployment {
     /// The `[presets.<id>]`, checked.
     pub(crate) presets: BTreeMap<String, LayerSpec>,
     pub(crate) agents: Vec<AgentSpec>,
+    /// `[sessions]`: where its sessions are recorded.
+    pub(crate) sessions: SessionStore,
     /// `[instructions]`, checked: how each session finds its instruction
     /// files.
     pub(crate) instructions: InstructionsConfig,
@@ -162,6 +166,8 @@ struct DeploymentFile {
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
     agents: Vec<AgentFile>,
+    #[serde(default)]
+    sessions: sessions::SessionsTable,
     instructions: Option<Spanned<InstructionsConfig>>,
 }
 
@@ -336,8 +342,10 @@ impl Deployment {
             max_subagent_depth,
             presets,
             agents,
+            sessions,
             instructions,
         } = parsed;
+        let sessions = sessions.resolve(dir.as_deref());
         let mut checks = Checks {
             file: &file,
             builtin_tools,
@@ -404,6 +412,7 @@ impl Deployment {
                 global_layer,
                 presets,
                 agents,
+                sessions,
                 instructions,
             })
         } else {

@@ -15,6 +15,7 @@
 mod approval;
 mod commands;
 mod fs;
+mod sessions;
 mod shutdown;
 mod system_prompt;
 pub(crate) mod transport;
@@ -25,9 +26,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    self, AgentCapabilities, CancelNotification, ContentBlock, FileSystemCapabilities,
-    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
     StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -40,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 use self::approval::AskTheClient;
 use self::fs::SessionFiles;
 use self::updates::Updates;
+use crate::store::{Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]
@@ -53,6 +55,8 @@ struct Inner {
     agent: dsh_agent_loop::Agent,
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
+    /// Where sessions are recorded; `None` with the store off.
+    recording: Option<Recording>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The client's file-system capabilities, from `initialize`.
     client_fs: Mutex<FileSystemCapabilities>,
@@ -73,6 +77,9 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// The store's side of the session, when it is recorded: its writer
+    /// holds the session's lock while the slot lives.
+    recorded: Option<Recorded>,
     /// What the session brought to its prompt, registered while it lives.
     _brought: system_prompt::Brought,
 }
@@ -85,12 +92,14 @@ impl Server {
         agent: dsh_agent_loop::Agent,
         ask_first: Vec<String>,
         instructions: InstructionsConfig,
+        recording: Option<Recording>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 agent_loop,
                 agent,
                 ask_first,
+                recording,
                 sessions: Mutex::new(HashMap::new()),
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
                 instructions,
@@ -102,8 +111,8 @@ impl Server {
     /// The protocol's agent side, ready to connect to a transport (stdio,
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
-        let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
-        let init = self.clone();
+        let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
+        let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -113,7 +122,44 @@ impl Server {
                     if let Some(client) = &request.client_info {
                         *init.inner.client.lock() = client.name.clone();
                     }
-                    responder.respond(initialize(&request))
+                    responder.respond(init.initialize(&request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let id = request.session_id.clone();
+                    let response = load.load_session(request, &cx);
+                    // A loaded session takes the commands a new one does;
+                    // the client knows its id, so they go before the
+                    // answer, with the replay.
+                    if response.is_ok() {
+                        commands::announce(&cx, id);
+                    }
+                    responder.respond_with_result(response)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ListSessionsRequest, responder, _cx| {
+                    responder.respond_with_result(list.list_sessions(request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let id = request.session_id.clone();
+                    let response = resume.resume_session(request);
+                    if response.is_ok() {
+                        commands::announce(&cx, id);
+                    }
+                    responder.respond_with_result(response)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: DeleteSessionRequest, responder, _cx| {
+                    responder.respond_with_result(delete.delete_session(request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -166,24 +212,48 @@ impl Server {
     fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = session_cwd(request.cwd)?;
         let roots = fs::additional_directories(request.additional_directories)?;
-        let session = Session::new().with_cwd(&cwd);
+        let (session, recorded) = match &self.inner.recording {
+            Some(recording) => {
+                let (session, recorded) = recording
+                    .start(Some(&cwd))
+                    .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+                (session, Some(recorded))
+            }
+            None => (Session::new().with_cwd(&cwd), None),
+        };
         let client = self.inner.client.lock().clone();
-        let brought = system_prompt::bring(
-            self.inner.agent_loop.prompt(),
-            &self.inner.instructions,
-            &session,
-            &client,
-            request.system_prompt,
-        )?;
-        // The prompt renders now or never: say so here, not at the first
-        // prompt.
-        let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
-        if let Err(errors) = render_prompt(&assembly) {
-            return Err(Error::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("the agent's prompt does not render:\n{errors}"),
-            ));
-        }
+        let brought = (|| {
+            let brought = system_prompt::bring(
+                self.inner.agent_loop.prompt(),
+                &self.inner.instructions,
+                &session,
+                &client,
+                request.system_prompt,
+            )?;
+            // The prompt renders now or never: say so here, not at the
+            // first prompt.
+            let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
+            if let Err(errors) = render_prompt(&assembly) {
+                return Err(Error::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the agent's prompt does not render:\n{errors}"),
+                ));
+            }
+            Ok(brought)
+        })();
+        let brought = match brought {
+            Ok(brought) => brought,
+            Err(error) => {
+                // No session: leave none in the store either. The session's
+                // recorder holds the writer, and the writer the lock.
+                if let (Some(recording), Some(recorded)) = (&self.inner.recording, recorded) {
+                    let id = recorded.writer.id().to_owned();
+                    drop((session, recorded));
+                    let _ = recording.store().delete(&id);
+                }
+                return Err(error);
+            }
+        };
         let id = session.id().clone();
         self.inner.sessions.lock().insert(
             id.clone(),
@@ -191,6 +261,7 @@ impl Server {
                 roots,
                 session: Some(session),
                 turn: None,
+                recorded,
                 _brought: brought,
             },
         );
@@ -312,6 +383,10 @@ impl Server {
         if let Some(slot) = self.inner.sessions.lock().get_mut(session.id()) {
             slot.turn = None;
             slot.session = Some(session);
+            // stdout is the protocol's: the store's failure goes to stderr.
+            if let Some(problem) = slot.recorded.as_ref().and_then(Recorded::failure) {
+                crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+            }
         }
         stop_reason(result, cancel)
     }
@@ -331,17 +406,17 @@ impl Server {
     }
 }
 
-/// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, no MCP, the
-/// client's system prompt in both modes, a session's
-/// `additionalDirectories`.
-fn initialize(request: &InitializeRequest) -> InitializeResponse {
-    let sessions = SessionCapabilities::new()
-        .system_prompt(system_prompt::capabilities())
-        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
-    InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(AgentCapabilities::new().session_capabilities(sessions))
-        .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+impl Server {
+    /// `initialize`: the version the SDK negotiated, and what dsh can do —
+    /// with the store on, load, list, resume and delete sessions
+    /// ([`sessions`]); text and resource links in prompts; no MCP; the
+    /// client's system prompt in both modes, a session's
+    /// `additionalDirectories`.
+    fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+        InitializeResponse::new(request.protocol_version)
+            .agent_capabilities(sessions::capabilities(self.inner.recording.as_ref()))
+            .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+    }
 }
 
 /// A session's working directory: absolute, and a directory.

@@ -24,6 +24,7 @@ use crate::diagnostics::Problem;
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
 use crate::signals::EndingSignals;
+use crate::store;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
@@ -40,12 +41,16 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
+    let recording = store::open(deployment, args.store.no_store)
+        .map_err(|problem| vec![problem])?
+        .map(|store| store::Recording::new(store, deployment, agent));
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let server = Server::new(
         agent_loop,
         runtime::loop_agent(agent).with_budget(deployment.budget_for(agent)),
         deployment.ask_first.clone(),
         deployment.instructions.clone(),
+        recording,
     );
 
     let tokio = async_runtime()?;

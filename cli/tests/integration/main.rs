@@ -20,4 +20,5 @@ mod harden;
 mod instructions;
 mod prompt;
 mod run;
+mod sessions;
 mod trace;
