@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -168,8 +169,19 @@ pub struct Session {
     id: SessionId,
     cwd: Option<PathBuf>,
     events: Vec<Event>,
+    recorder: Option<Recorder>,
     /// What the API (or a count) last said the session's request took.
     pub(crate) known_size: Option<KnownSize>,
+}
+
+/// Where a session's events go as they are appended (a session store).
+#[derive(Clone)]
+struct Recorder(Arc<dyn Fn(&Event) + Send + Sync>);
+
+impl fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Recorder")
+    }
 }
 
 impl Default for Session {
@@ -191,6 +203,7 @@ impl Session {
             id: id.into(),
             cwd: None,
             events: Vec::new(),
+            recorder: None,
             known_size: None,
         }
     }
@@ -206,6 +219,32 @@ impl Session {
     /// session, as a forked child sees them.
     pub fn with_history(mut self, history: impl IntoIterator<Item = Event>) -> Self {
         self.events.extend(history);
+        self
+    }
+
+    /// Passes every event appended from now on to `recorder`, right
+    /// before it joins the log — where a session store writes it, so a
+    /// crash loses at most what the step in flight had not yet appended.
+    /// Events already in the log ([`with_history`](Self::with_history))
+    /// are not passed. A clone of the session records into the same
+    /// recorder. It runs inline: keep it quick and free of panics.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// use dsh_agent_loop::{Event, Session};
+    ///
+    /// let written = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&written);
+    /// let session = Session::new()
+    ///     .with_recorder(move |event: &Event| sink.lock().unwrap().push(event.clone()))
+    ///     // Restored from the store: already written, so not passed again.
+    ///     .with_history([Event::UserMessage { text: "earlier".into() }]);
+    /// assert_eq!(session.events().len(), 1);
+    /// assert!(written.lock().unwrap().is_empty());
+    /// ```
+    pub fn with_recorder(mut self, recorder: impl Fn(&Event) + Send + Sync + 'static) -> Self {
+        self.recorder = Some(Recorder(Arc::new(recorder)));
         self
     }
 
@@ -258,6 +297,9 @@ impl Session {
     }
 
     pub(crate) fn push(&mut self, event: Event) {
+        if let Some(Recorder(recorder)) = &self.recorder {
+            recorder(&event);
+        }
         self.events.push(event);
     }
 }

@@ -614,11 +614,13 @@ impl AgentLoop {
         self.record(session, event);
     }
 
+    /// Appends `event` to the session (and its recorder), then shows it
+    /// to the on-event hook: what a front end shows is already recorded.
     pub(crate) fn record(&self, session: &mut Session, event: Event) {
-        if let Some(hook) = &self.inner.on_event {
-            hook(session.id(), &event);
-        }
         session.push(event);
+        if let (Some(hook), Some(event)) = (&self.inner.on_event, session.events().last()) {
+            hook(session.id(), event);
+        }
     }
 }
 

@@ -13,6 +13,8 @@
 //!   of `fixtures/thousand-sections`;
 //! - `tokens`: counting the tokens of W1's and W2's rendered prompts and
 //!   tool schemas, beside assembling them (`BENCHMARKS.md`);
+//! - `session_store`: recording one event, loading a session of 1,000
+//!   events, opening the store (`BENCHMARKS.md`, issue 38);
 //! - `file_tools`: a call of `read` and of `edit` on a real file, through
 //!   the tool registry (`BENCHMARKS.md`);
 //! - `build-bench/run.sh`: the build time of the macros against plain

@@ -27,6 +27,8 @@ pub(crate) enum Command {
     /// Serve an agent to an editor over the Agent Client Protocol, on
     /// stdin and stdout.
     Acp(AcpArgs),
+    /// List the recorded sessions, the most recent first; or delete some.
+    Sessions(SessionsArgs),
 }
 
 /// Which deployment.
@@ -119,6 +121,64 @@ pub(crate) struct RunArgs {
     /// sent, where that prefix broke, and the API's cached tokens.
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) resume: ResumeArgs,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
+}
+
+/// Which recorded session `dsh run` continues, if any.
+#[derive(Debug, Args)]
+#[group(multiple = false)]
+pub(crate) struct ResumeArgs {
+    /// Continue the most recent session of the agent in the working
+    /// directory, with its whole history.
+    #[arg(long = "continue")]
+    pub(crate) continue_latest: bool,
+    /// Continue the session ID (`dsh sessions` lists them), with its whole
+    /// history.
+    #[arg(long, value_name = "ID")]
+    pub(crate) resume: Option<String>,
+}
+
+/// Whether this process records its sessions.
+#[derive(Debug, Args)]
+pub(crate) struct StoreArgs {
+    /// Record nothing, and resume nothing, in the session store for this
+    /// process (`[sessions] enabled = false` does it for the deployment).
+    #[arg(long)]
+    pub(crate) no_store: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    /// Print the sessions as JSON, one array.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(subcommand)]
+    pub(crate) action: Option<SessionsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsAction {
+    /// Delete a session, or all of them.
+    Delete(DeleteArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DeleteArgs {
+    /// The session to delete.
+    #[arg(
+        value_name = "ID",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub(crate) id: Option<String>,
+    /// Delete every session no other dsh process has open.
+    #[arg(long)]
+    pub(crate) all: bool,
 }
 
 #[derive(Debug, Args)]
@@ -129,4 +189,6 @@ pub(crate) struct AcpArgs {
     /// JSON object a line: exactly what the model was told at each step.
     #[arg(long, value_name = "FILE")]
     pub(crate) record_requests: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) store: StoreArgs,
 }

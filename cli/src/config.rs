@@ -84,6 +84,7 @@ mod layers;
 pub(crate) mod mcp;
 #[cfg(test)]
 mod property_tests;
+mod sessions;
 mod string_offsets;
 
 use std::borrow::Cow;
@@ -103,6 +104,7 @@ use crate::diagnostics::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
 pub(crate) use layers::{LayerSpec, SectionSpec};
+pub(crate) use sessions::SessionStore;
 pub(crate) use string_offsets::{StringFileMap, string_file_range};
 
 /// The built-in tool whose table takes `env_remove`.
@@ -151,6 +153,8 @@ pub(crate) struct Deployment {
     pub(crate) agents: Vec<AgentSpec>,
     /// The `[mcp.<name>]` servers, checked.
     pub(crate) mcp: Vec<mcp::McpSpec>,
+    /// `[sessions]`: where its sessions are recorded.
+    pub(crate) sessions: SessionStore,
     /// `[instructions]`, checked: how each session finds its instruction
     /// files.
     pub(crate) instructions: InstructionsConfig,
@@ -171,6 +175,7 @@ struct DeploymentFile {
     agents: Vec<AgentFile>,
     #[serde(default)]
     mcp: BTreeMap<String, Spanned<mcp::McpTable>>,
+    sessions: sessions::SessionsTable,
     instructions: Option<Spanned<InstructionsConfig>>,
 }
 
@@ -346,8 +351,10 @@ impl Deployment {
             presets,
             agents,
             mcp,
+            sessions,
             instructions,
         } = parsed;
+        let sessions = sessions.resolve(dir.as_deref());
         let mut checks = Checks {
             file: &file,
             builtin_tools,
@@ -417,6 +424,7 @@ impl Deployment {
                 presets,
                 agents,
                 mcp,
+                sessions,
                 instructions,
             })
         } else {

@@ -6,7 +6,9 @@
 //! - `dsh check` renders every agent of a deployment and reports every
 //!   problem, pointing into the TOML file;
 //! - `dsh run` runs an agent through the agent loop;
-//! - `dsh acp` serves an agent to an editor over the Agent Client Protocol.
+//! - `dsh acp` serves an agent to an editor over the Agent Client Protocol;
+//! - `dsh sessions` lists (and deletes) the sessions the store recorded,
+//!   which `dsh run --continue`/`--resume` and `session/load` bring back.
 //!
 //! Exit status: 0 on success, 1 on a prompt, config or run error, 2 on a
 //! usage error.
@@ -25,6 +27,7 @@ mod prompt_problems;
 mod prompt_tokens;
 mod runtime;
 mod signals;
+mod store;
 mod trace;
 
 use std::process::ExitCode;
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Acp(args) => commands::acp::run(args),
+        Command::Sessions(args) => commands::sessions::run(args),
     })
     .unwrap_or_else(|_| {
         Err(vec![Problem::new(

@@ -14,6 +14,7 @@ use dsh_tools::Tool;
 
 use dsh_agent_loop as _;
 use dsh_prompt_template as _;
+use dsh_session_store as _;
 use dsh_tool_bash as _;
 use dsh_tool_fs as _;
 use dsh_tool_mcp as _;
@@ -58,6 +59,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("tools/todo", "dsh-tool-todo", Reach::Linked),
     ("tools/subagent", "dsh-tool-subagent", Reach::Linked),
     ("tools/mcp", "dsh-tool-mcp", Reach::Linked),
+    ("store", "dsh-session-store", Reach::Linked),
     ("cli", "dsh-cli", Reach::Binary),
     ("tests", "dsh-tests", Reach::ThisCrate),
     ("benches", "dsh-benches", Reach::Benchmarks),

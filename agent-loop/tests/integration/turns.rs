@@ -608,3 +608,40 @@ async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> T
     );
     Ok(())
 }
+
+/// A recorded session: the recorder gets every event the turn appends,
+/// before the on-event hook shows it, and none of the history it started
+/// with.
+#[tokio::test]
+async fn the_recorder_gets_each_event_before_the_hook_shows_it() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "echo", r#"{"text": "pong"}"#),
+        ModelResponse::text("done"),
+    ]));
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let agent_loop = {
+        let order = Arc::clone(&order);
+        agent_loop.on_event(move |_, event| order.lock().push(("shown", event.clone())))
+    };
+    let earlier = Event::UserMessage {
+        text: "earlier".into(),
+    };
+    let mut session = Session::new()
+        .with_recorder({
+            let order = Arc::clone(&order);
+            move |event: &Event| order.lock().push(("recorded", event.clone()))
+        })
+        .with_history([earlier.clone()]);
+    support::turn(&agent_loop, &agent(), &mut session, "ping").await?;
+
+    let order = order.lock();
+    let appended = &session.events()[1..];
+    assert_eq!(order.len(), 2 * appended.len(), "{order:?}");
+    for (pair, event) in order.chunks(2).zip(appended) {
+        assert_eq!(pair[0], ("recorded", event.clone()));
+        assert_eq!(pair[1], ("shown", event.clone()));
+    }
+    assert!(!order.iter().any(|(_, event)| *event == earlier));
+    Ok(())
+}

@@ -16,6 +16,7 @@ mod approval;
 mod commands;
 mod fs;
 mod mcp;
+mod sessions;
 mod shutdown;
 mod system_prompt;
 pub(crate) mod transport;
@@ -26,9 +27,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    self, AgentCapabilities, CancelNotification, ContentBlock, FileSystemCapabilities,
-    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
     StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -43,6 +44,7 @@ pub(crate) use self::mcp::AcpMcp;
 use self::approval::AskTheClient;
 use self::fs::SessionFiles;
 use self::updates::Updates;
+use crate::store::{Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]
@@ -56,6 +58,8 @@ struct Inner {
     agent: dsh_agent_loop::Agent,
     /// The tools whose calls the client approves first.
     ask_first: Vec<String>,
+    /// Where sessions are recorded; `None` with the store off.
+    recording: Option<Recording>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The MCP servers: the deployment's and each session's.
     mcp: AcpMcp,
@@ -78,6 +82,9 @@ struct Slot {
     session: Option<Session>,
     /// The running turn's token.
     turn: Option<CancellationToken>,
+    /// The store's side of the session, when it is recorded: its writer
+    /// holds the session's lock while the slot lives.
+    recorded: Option<Recorded>,
     /// What the session brought to its prompt, registered while it lives.
     _brought: system_prompt::Brought,
 }
@@ -91,12 +98,14 @@ impl Server {
         ask_first: Vec<String>,
         mcp: AcpMcp,
         instructions: InstructionsConfig,
+        recording: Option<Recording>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 agent_loop,
                 agent,
                 ask_first,
+                recording,
                 sessions: Mutex::new(HashMap::new()),
                 mcp,
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
@@ -114,8 +123,8 @@ impl Server {
     /// The protocol's agent side, ready to connect to a transport (stdio,
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
-        let (new, prompt, cancel) = (self.clone(), self.clone(), self.clone());
-        let init = self.clone();
+        let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
+        let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -125,7 +134,44 @@ impl Server {
                     if let Some(client) = &request.client_info {
                         *init.inner.client.lock() = client.name.clone();
                     }
-                    responder.respond(initialize(&request))
+                    responder.respond(init.initialize(&request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let id = request.session_id.clone();
+                    let response = load.load_session(request, &cx);
+                    // A loaded session takes the commands a new one does;
+                    // the client knows its id, so they go before the
+                    // answer, with the replay.
+                    if response.is_ok() {
+                        commands::announce(&cx, id);
+                    }
+                    responder.respond_with_result(response)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ListSessionsRequest, responder, _cx| {
+                    responder.respond_with_result(list.list_sessions(request))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let id = request.session_id.clone();
+                    let response = resume.resume_session(request);
+                    if response.is_ok() {
+                        commands::announce(&cx, id);
+                    }
+                    responder.respond_with_result(response)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: DeleteSessionRequest, responder, _cx| {
+                    responder.respond_with_result(delete.delete_session(request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -188,11 +234,14 @@ impl Server {
             Ok(roots) => roots,
             Err(error) => return responder.respond_with_error(error),
         };
-        let session = Session::new().with_cwd(&cwd);
+        let (session, recorded) = match self.create_session(&cwd) {
+            Ok(created) => created,
+            Err(error) => return responder.respond_with_error(error),
+        };
         let (system_prompt, servers) = (request.system_prompt, request.mcp_servers);
         let mut failures = self.inner.mcp.optional_failures.clone();
         if servers.is_empty() && failures.is_empty() {
-            let opened = self.open_session(session, roots, system_prompt);
+            let opened = self.open_session(session, recorded, roots, system_prompt);
             let id = opened.as_ref().ok().map(|new| new.session_id.clone());
             responder.respond_with_result(opened)?;
             if let Some(id) = id {
@@ -205,7 +254,7 @@ impl Server {
             let id = session.id().clone();
             let mcp = &server.inner.mcp;
             failures.extend(mcp.start_session_servers(id.as_str(), &cwd, servers).await);
-            let opened = server.open_session(session, roots, system_prompt);
+            let opened = server.open_session(session, recorded, roots, system_prompt);
             if opened.is_err() {
                 mcp.servers.end_session(id.as_str()).await;
             }
@@ -227,30 +276,60 @@ impl Server {
         })
     }
 
+    /// A new session in `cwd`, recorded when the store is on.
+    fn create_session(&self, cwd: &std::path::Path) -> Result<(Session, Option<Recorded>), Error> {
+        match &self.inner.recording {
+            Some(recording) => {
+                let (session, recorded) = recording
+                    .start(Some(cwd))
+                    .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+                Ok((session, Some(recorded)))
+            }
+            None => Ok((Session::new().with_cwd(cwd), None)),
+        }
+    }
+
     /// Opens `session`, once its prompt renders.
     fn open_session(
         &self,
         session: Session,
+        recorded: Option<Recorded>,
         roots: Vec<PathBuf>,
         system_prompt: Option<schema::SystemPrompt>,
     ) -> Result<NewSessionResponse, Error> {
         let client = self.inner.client.lock().clone();
-        let brought = system_prompt::bring(
-            self.inner.agent_loop.prompt(),
-            &self.inner.instructions,
-            &session,
-            &client,
-            system_prompt,
-        )?;
-        // The prompt renders now or never: say so here, not at the first
-        // prompt.
-        let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
-        if let Err(errors) = render_prompt(&assembly) {
-            return Err(Error::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("the agent's prompt does not render:\n{errors}"),
-            ));
-        }
+        let brought = (|| {
+            let brought = system_prompt::bring(
+                self.inner.agent_loop.prompt(),
+                &self.inner.instructions,
+                &session,
+                &client,
+                system_prompt,
+            )?;
+            // The prompt renders now or never: say so here, not at the
+            // first prompt.
+            let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
+            if let Err(errors) = render_prompt(&assembly) {
+                return Err(Error::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the agent's prompt does not render:\n{errors}"),
+                ));
+            }
+            Ok(brought)
+        })();
+        let brought = match brought {
+            Ok(brought) => brought,
+            Err(error) => {
+                // No session: leave none in the store either. The session's
+                // recorder holds the writer, and the writer the lock.
+                if let (Some(recording), Some(recorded)) = (&self.inner.recording, recorded) {
+                    let id = recorded.writer.id().to_owned();
+                    drop((session, recorded));
+                    let _ = recording.store().delete(&id);
+                }
+                return Err(error);
+            }
+        };
         let id = session.id().clone();
         self.inner.sessions.lock().insert(
             id.clone(),
@@ -258,6 +337,7 @@ impl Server {
                 roots,
                 session: Some(session),
                 turn: None,
+                recorded,
                 _brought: brought,
             },
         );
@@ -379,6 +459,10 @@ impl Server {
         if let Some(slot) = self.inner.sessions.lock().get_mut(session.id()) {
             slot.turn = None;
             slot.session = Some(session);
+            // stdout is the protocol's: the store's failure goes to stderr.
+            if let Some(problem) = slot.recorded.as_ref().and_then(Recorded::failure) {
+                crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+            }
         }
         stop_reason(result, cancel)
     }
@@ -398,21 +482,20 @@ impl Server {
     }
 }
 
-/// `initialize`: the version the SDK negotiated, and what dsh can do —
-/// no session loading, text and resource links in prompts, MCP servers
-/// over stdio and streamable HTTP (not the older SSE), the client's system
-/// prompt in both modes, a session's `additionalDirectories`.
-fn initialize(request: &InitializeRequest) -> InitializeResponse {
-    let sessions = SessionCapabilities::new()
-        .system_prompt(system_prompt::capabilities())
-        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
-    InitializeResponse::new(request.protocol_version)
-        .agent_capabilities(
-            AgentCapabilities::new()
-                .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false))
-                .session_capabilities(sessions),
-        )
-        .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+impl Server {
+    /// `initialize`: the version the SDK negotiated, and what dsh can do —
+    /// with the store on, load, list, resume and delete sessions
+    /// ([`sessions`]); text and resource links in prompts; MCP servers over
+    /// stdio and streamable HTTP (not the older SSE); the client's system
+    /// prompt in both modes, a session's `additionalDirectories`.
+    fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+        InitializeResponse::new(request.protocol_version)
+            .agent_capabilities(
+                sessions::capabilities(self.inner.recording.as_ref())
+                    .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false)),
+            )
+            .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))
+    }
 }
 
 /// A session's working directory: absolute, and a directory.

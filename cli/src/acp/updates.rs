@@ -132,6 +132,41 @@ impl Updates {
         }
     }
 
+    /// A recorded session's history as the updates its turns sent live,
+    /// by the same mapping: the user's messages (which a live turn does
+    /// not echo), each answer's text, each call `pending`, then
+    /// `in_progress` when it ran, then its final status and content, and
+    /// the plans. The one difference: an answer streamed in pieces is
+    /// replayed as one chunk, and a call of a tool the agent did not have
+    /// is shown `in_progress` before it failed.
+    pub(super) fn replay(&self, events: &[Event]) {
+        let session = self.inner.session.clone();
+        for event in events {
+            match event {
+                Event::UserMessage { text } => self.send(SessionUpdate::UserMessageChunk(
+                    ContentChunk::new(schema::ContentBlock::from(text.as_str())),
+                )),
+                Event::AssistantMessage { text } => self.text(&session, text),
+                Event::ToolResult {
+                    call_id,
+                    text,
+                    is_error,
+                    ..
+                } => {
+                    // Calls the approval refused, or the turn's end cut
+                    // off, never ran, and were never `in_progress`.
+                    let ran = !(*is_error && text.starts_with("not run"));
+                    let call = self.inner.calls.lock().get(call_id).cloned();
+                    if let Some(call) = call.filter(|_| ran) {
+                        self.started(&call);
+                    }
+                    self.event(&session, event);
+                }
+                event => self.event(&session, event),
+            }
+        }
+    }
+
     /// A line of dsh's own in the session (not the model's): a message
     /// of its own.
     pub(super) fn say(&self, line: &str) {

@@ -24,6 +24,7 @@ use crate::diagnostics::Problem;
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
 use crate::signals::EndingSignals;
+use crate::store;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
@@ -40,6 +41,9 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
+    let recording = store::open(deployment, args.store.no_store)
+        .map_err(|problem| vec![problem])?
+        .map(|store| store::Recording::new(store, deployment, agent));
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let tokio = async_runtime()?;
     // The agent's deployment servers start once, for every session.
@@ -60,6 +64,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         deployment.ask_first.clone(),
         mcp,
         deployment.instructions.clone(),
+        recording,
     );
 
     let served = tokio.block_on(async {

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    AgentLoop, Approval, CompactionReport, Event, SessionFacts, ToolApproval, ToolCall, TurnError,
-    async_trait,
+    AgentLoop, Approval, CompactionReport, Event, Session, SessionFacts, SessionInstructions,
+    ToolApproval, ToolCall, TurnError, async_trait,
 };
 use dsh_system_prompt::render_prompt;
 use dsh_tool_subagent::AcpProvider;
@@ -32,6 +32,7 @@ use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
 use crate::signals::EndingSignals;
+use crate::store;
 use crate::trace::{Counting, Trace};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
@@ -40,7 +41,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
-    let started = runtime.start_session(Some(&cwd))?;
+    let started: runtime::StartedSession = runtime.start_session(Some(&cwd))?;
     let assembly = runtime.assemble(agent, &started);
     if let Err(errors) = render_prompt(&assembly) {
         return Err(prompt_problems(deployment, agent, &errors));
@@ -66,11 +67,22 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Arc::clone(&console),
         Arc::clone(&console),
     );
-    // The instruction files stay registered while the session runs.
-    let runtime::StartedSession {
+    let recording = store::open(deployment, args.store.no_store)
+        .map_err(|problem| vec![problem])?
+        .map(|store| store::Recording::new(store, deployment, agent));
+    let RunSession {
         session,
-        instructions: _instructions,
-    } = started;
+        recorded,
+        history,
+    } = run_session(args, recording.as_ref(), &cwd)?;
+    // The instruction files stay registered while the session runs: the
+    // ones of the session that runs (its id is the store's, and a resumed
+    // one reads its own working directory's), not the checked one's.
+    drop(started);
+    let _instructions =
+        SessionInstructions::start(&runtime.instructions, &runtime.prompt, &session)
+            .map_err(|error| vec![Problem::new(error.to_string())])?;
+    console.replay(&history);
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
         .on_event({
@@ -151,6 +163,11 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     // for it.
     tokio.shutdown_background();
     let (summary, incomplete) = trace.finish();
+    let unrecorded = recorded.as_ref().and_then(store::Recorded::failure);
+    let incomplete = match (incomplete, unrecorded) {
+        (Some(problem), _) | (None, Some(problem)) => Some(problem),
+        (None, None) => None,
+    };
     // A session whose requests all failed has nothing to say of caching;
     // its error is the one line to read.
     if summary.answered > 0 {
@@ -164,6 +181,79 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         }
         (outcome, None) => outcome,
     }
+}
+
+/// The loop session `dsh run` runs.
+struct RunSession {
+    session: Session,
+    /// The store's side, when the store is on.
+    recorded: Option<store::Recorded>,
+    /// What a resumed session said and did before.
+    history: Vec<Event>,
+}
+
+/// The loop session to run: recorded into the store when it is on — a new
+/// one, or with `--continue`/`--resume` a recorded one with its history;
+/// a plain one when it is off.
+fn run_session(
+    args: &RunArgs,
+    recording: Option<&store::Recording>,
+    cwd: &Path,
+) -> Result<RunSession, Vec<Problem>> {
+    let resume = &args.resume;
+    let Some(recording) = recording else {
+        if resume.continue_latest || resume.resume.is_some() {
+            return Err(vec![
+                Problem::new("`--continue` and `--resume` need the session store, which is off")
+                    .help("drop `--no-store`, or `[sessions] enabled = false` from the deployment"),
+            ]);
+        }
+        return Ok(RunSession {
+            session: runtime::session(Some(cwd)),
+            recorded: None,
+            history: Vec::new(),
+        });
+    };
+    let id = if resume.continue_latest {
+        let latest = recording
+            .store()
+            .latest_in(cwd, Some(recording.agent()))
+            .map_err(|error| vec![store::problem(error)])?;
+        let Some(latest) = latest else {
+            return Err(vec![
+                Problem::new(format!(
+                    "no recorded session of agent `{}` in `{}` to continue",
+                    recording.agent(),
+                    cwd.display()
+                ))
+                .help("`dsh sessions` lists the recorded sessions; `--resume ID` continues one"),
+            ]);
+        };
+        Some(latest.id)
+    } else {
+        resume.resume.clone()
+    };
+    let Some(id) = id else {
+        let (session, recorded) = recording
+            .start(Some(cwd))
+            .map_err(|error| vec![store::problem(error)])?;
+        return Ok(RunSession {
+            session,
+            recorded: Some(recorded),
+            history: Vec::new(),
+        });
+    };
+    let resumed = recording
+        .resume(&id, None)
+        .map_err(|error| vec![error.problem(recording.agent())])?;
+    for note in &resumed.notes {
+        out(&mut std::io::stderr(), &format!("note: {note}\n"));
+    }
+    Ok(RunSession {
+        session: resumed.session,
+        recorded: Some(resumed.recorded),
+        history: resumed.loaded.events,
+    })
 }
 
 /// The session's working directory: the one given, or the current one. It
@@ -362,6 +452,24 @@ impl Console {
             spinner: Mutex::new(None),
             streaming: AtomicBool::new(false),
             reporter: Reporter::for_stderr(),
+        }
+    }
+
+    /// A resumed session's history, on stderr: what was said and done
+    /// before, so the user knows where the conversation stands.
+    fn replay(&self, history: &[Event]) {
+        let mut stderr = std::io::stderr();
+        for event in history {
+            match event {
+                Event::UserMessage { text } => {
+                    out(&mut stderr, &format!("> {}\n", one_line(text, 160)))
+                }
+                Event::AssistantMessage { text } if !text.is_empty() => {
+                    out(&mut stderr, &format!("{text}\n"));
+                }
+                Event::ToolCall { .. } | Event::ToolResult { .. } => self.event(event),
+                _ => {}
+            }
         }
     }
 

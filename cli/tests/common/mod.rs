@@ -15,7 +15,8 @@ pub fn workspace() -> PathBuf {
 }
 
 /// `dsh` with `args`, from the workspace root, without colors and without
-/// any API key of the environment.
+/// any API key of the environment, its session store under the tests'
+/// own directory (never the user's).
 pub fn dsh(args: &[&str]) -> Output {
     command(args).output().expect("dsh runs")
 }
@@ -31,7 +32,11 @@ pub fn command(args: &[&str]) -> Command {
         // they write.
         .env("XDG_CONFIG_HOME", workspace().join("target/no-user-config"))
         .env_remove("OPENAI_API_KEY")
-        .env_remove("CLICOLOR_FORCE");
+        .env_remove("CLICOLOR_FORCE")
+        .env(
+            "XDG_STATE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("state"),
+        );
     command
 }
 

@@ -4,6 +4,9 @@
 
 use crate::common;
 
+#[path = "acp_sessions.rs"]
+mod sessions;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::time::Duration;
@@ -41,6 +44,12 @@ enum Answer {
 fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {
     std::fs::write(dir.join("answers.toml"), answers).expect("write answers");
     let path = dir.join("dsh.toml");
+    // Sessions are recorded beside the deployment, never in the user's store.
+    let tables = if tables.contains("[sessions]") {
+        tables.to_owned()
+    } else {
+        format!("[sessions]\npath = \"sessions.db\"\n{tables}")
+    };
     std::fs::write(
         &path,
         format!(
@@ -260,8 +269,8 @@ async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
     assert_eq!(info.name, "dsh");
     assert_eq!(info.version, env!("CARGO_PKG_VERSION"));
     assert!(
-        !init.agent_capabilities.load_session,
-        "dsh does not load sessions"
+        init.agent_capabilities.load_session,
+        "dsh loads the sessions its store recorded"
     );
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(

@@ -22,4 +22,5 @@ mod instructions;
 mod mcp;
 mod prompt;
 mod run;
+mod sessions;
 mod trace;

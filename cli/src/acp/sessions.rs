@@ -1,0 +1,292 @@
+//! Recorded sessions over ACP: `session/load` (the history replayed as the
+//! `session/update`s its turns sent live, then the answer),
+//! `session/resume` (the same, without the replay), `session/list` (by
+//! `cwd`, a page at a time) and `session/delete` — advertised only while
+//! the store is on.
+//!
+//! A session another dsh process has open is refused, never opened twice:
+//! its writer holds the session's lock.
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    self, AgentCapabilities, DeleteSessionRequest, DeleteSessionResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
+};
+use agent_client_protocol::{Error, ErrorCode};
+use dsh_agent_loop::{Event, SessionId};
+use dsh_session_store::{ListQuery, StoreError};
+
+use super::updates::Updates;
+use super::{Server, Slot, fs, session_cwd, system_prompt};
+use crate::store::{Recording, ResumeError};
+
+/// How many sessions one `session/list` page holds.
+const PAGE: usize = 50;
+
+/// What dsh can do with sessions: loading, listing, resuming and deleting
+/// them when there is a store to keep them.
+pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
+    let capabilities = SessionCapabilities::new()
+        .system_prompt(system_prompt::capabilities())
+        .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
+    if recording.is_none() {
+        return AgentCapabilities::new().session_capabilities(capabilities);
+    }
+    AgentCapabilities::new()
+        .load_session(true)
+        .session_capabilities(
+            capabilities
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new())
+                .delete(SessionDeleteCapabilities::new()),
+        )
+}
+
+impl Server {
+    /// `session/load`: opens the recorded session, replays its history as
+    /// updates, then answers.
+    pub(super) fn load_session(
+        &self,
+        request: LoadSessionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<LoadSessionResponse, Error> {
+        let cwd = request.cwd.clone();
+        let history = self.open_recorded(
+            &request.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.system_prompt,
+        )?;
+        let id = SessionId::new(request.session_id.0.clone());
+        let updates = Updates::new(
+            id,
+            request.session_id,
+            self.inner.agent_loop.tools().clone(),
+            Some(&cwd),
+            cx.clone(),
+        );
+        updates.replay(&history);
+        Ok(LoadSessionResponse::new())
+    }
+
+    /// `session/resume`: opens the recorded session, without replay.
+    pub(super) fn resume_session(
+        &self,
+        request: ResumeSessionRequest,
+    ) -> Result<ResumeSessionResponse, Error> {
+        self.open_recorded(
+            &request.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.system_prompt,
+        )?;
+        Ok(ResumeSessionResponse::new())
+    }
+
+    /// `session/list`: this agent's sessions, of `cwd` if given, the most
+    /// recent first, [`PAGE`] at a time.
+    pub(super) fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        let recording = self.recording()?;
+        let before = request.cursor.as_deref().map(parse_cursor).transpose()?;
+        let mut query = ListQuery::default();
+        query.cwd = request.cwd;
+        query.agent = Some(recording.agent().to_owned());
+        query.before = before;
+        query.limit = Some(PAGE + 1);
+        let mut found = recording.store().list(&query).map_err(store_error)?;
+        let next_cursor = (found.len() > PAGE).then(|| {
+            found.truncate(PAGE);
+            found
+                .last()
+                .map(|last| format!("{}:{}", last.updated_at_ms, last.id))
+        });
+        let sessions = found
+            .into_iter()
+            // ACP sessions have a working directory; a `dsh run --no-cwd`
+            // session has none to show.
+            .filter_map(|info| {
+                let cwd = info.cwd?;
+                Some(
+                    schema::SessionInfo::new(info.id, cwd)
+                        .title((!info.title.is_empty()).then_some(info.title))
+                        .updated_at(iso8601(info.updated_at_ms)),
+                )
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(sessions).next_cursor(next_cursor.flatten()))
+    }
+
+    /// `session/delete`: deletes the recorded session, closing it first if
+    /// this process has it open and idle.
+    pub(super) fn delete_session(
+        &self,
+        request: DeleteSessionRequest,
+    ) -> Result<DeleteSessionResponse, Error> {
+        let recording = self.recording()?;
+        let id = SessionId::new(request.session_id.0.clone());
+        {
+            let mut sessions = self.inner.sessions.lock();
+            if let Some(slot) = sessions.get(&id) {
+                if slot.session.is_none() {
+                    return Err(Error::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "session `{id}` is running a turn; send `session/cancel` and wait \
+                             for its answer before deleting it"
+                        ),
+                    ));
+                }
+                // Dropping the slot drops its writer, and with it the lock.
+                sessions.remove(&id);
+            }
+        }
+        match recording.store().delete(id.as_str()) {
+            Ok(()) => Ok(DeleteSessionResponse::new()),
+            Err(StoreError::NotFound { .. }) => Err(not_found(&request.session_id)),
+            Err(error) => Err(store_error(error)),
+        }
+    }
+
+    fn recording(&self) -> Result<&Recording, Error> {
+        self.inner.recording.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "dsh records no sessions in this process (`--no-store`, or `[sessions] \
+                 enabled = false`), so it cannot load, list, resume or delete them",
+            )
+        })
+    }
+
+    /// Opens the recorded session `id` in `cwd` for prompts; returns its
+    /// history. One this process has open already is returned as it is.
+    fn open_recorded(
+        &self,
+        acp_id: &schema::SessionId,
+        cwd: std::path::PathBuf,
+        additional_directories: Vec<std::path::PathBuf>,
+        system_prompt: Option<schema::SystemPrompt>,
+    ) -> Result<Vec<Event>, Error> {
+        let recording = self.recording()?;
+        let cwd = session_cwd(cwd)?;
+        let roots = fs::additional_directories(additional_directories)?;
+        let id = SessionId::new(acp_id.0.clone());
+        if let Some(slot) = self.inner.sessions.lock().get(&id) {
+            return match &slot.session {
+                Some(session) => Ok(session.events().to_vec()),
+                None => Err(Error::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("session `{id}` is running a turn; wait for its answer"),
+                )),
+            };
+        }
+        let resumed = recording
+            .resume(id.as_str(), Some(&cwd))
+            .map_err(|error| match error {
+                ResumeError::Store(StoreError::NotFound { .. })
+                | ResumeError::OtherAgent { .. } => not_found(acp_id),
+                ResumeError::Store(error) => store_error(error),
+            })?;
+        // Like a new session, it brings its instruction files and the
+        // client's system prompt, read now.
+        let client = self.inner.client.lock().clone();
+        let brought = system_prompt::bring(
+            self.inner.agent_loop.prompt(),
+            &self.inner.instructions,
+            &resumed.session,
+            &client,
+            system_prompt,
+        )?;
+        let history = resumed.loaded.events;
+        self.inner.sessions.lock().insert(
+            id,
+            Slot {
+                session: Some(resumed.session),
+                turn: None,
+                recorded: Some(resumed.recorded),
+                _brought: brought,
+                roots,
+            },
+        );
+        Ok(history)
+    }
+}
+
+/// The error for an unknown session: the protocol's, naming it.
+fn not_found(id: &schema::SessionId) -> Error {
+    let mut error = schema::Error::session_not_found(id.clone());
+    error.message = format!("no session `{}` in the session store", id.0);
+    error.into()
+}
+
+fn store_error(error: StoreError) -> Error {
+    let code = match error {
+        StoreError::InUse { .. } => ErrorCode::INVALID_REQUEST,
+        _ => ErrorCode::INTERNAL_ERROR,
+    };
+    Error::new(code, error.to_string())
+}
+
+/// A `session/list` cursor: the last listed session's `updated_at_ms:id`.
+fn parse_cursor(cursor: &str) -> Result<(i64, String), Error> {
+    cursor
+        .split_once(':')
+        .and_then(|(ms, id)| Some((ms.parse().ok()?, id.to_owned())))
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::INVALID_PARAMS,
+                format!(
+                    "`cursor` `{cursor}` is not one dsh gave; pass the `nextCursor` of the \
+                     page before, or none for the first page"
+                ),
+            )
+        })
+}
+
+/// Milliseconds since the Unix epoch as ISO 8601, UTC
+/// (`2026-12-06T16:24:08.123Z`).
+fn iso8601(ms: i64) -> String {
+    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Howard Hinnant's civil_from_days: days since 1970-01-01 to a date of
+    // the proleptic Gregorian calendar.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        ms_of_day / 3_600_000,
+        ms_of_day / 60_000 % 60,
+        ms_of_day / 1_000 % 60,
+        ms_of_day % 1_000,
+    );
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601(1_796_574_248_123), "2026-12-06T16:24:08.123Z");
+    }
+
+    #[test]
+    fn a_cursor_is_checked() {
+        assert_eq!(parse_cursor("12:abc").unwrap(), (12, "abc".to_owned()));
+        let error = parse_cursor("nonsense").unwrap_err();
+        assert!(error.message.contains("`nonsense`"), "{}", error.message);
+    }
+}

@@ -1,0 +1,133 @@
+//! `dsh sessions`: the sessions the deployment's store recorded, the most
+//! recent first (`--json`: all their fields); `dsh sessions delete ID` and
+//! `delete --all`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use dsh_session_store::{ListQuery, SessionInfo};
+
+use crate::args::{SessionsAction, SessionsArgs};
+use crate::commands::{Outcome, print};
+use crate::diagnostics::Problem;
+use crate::runtime;
+use crate::store;
+
+pub(crate) fn run(args: &SessionsArgs) -> Outcome {
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
+    let store = store::open_for_listing(&deployment).map_err(|problem| vec![problem])?;
+    match &args.action {
+        None => {
+            let sessions = store
+                .list(&ListQuery::default())
+                .map_err(|error| vec![store::problem(error)])?;
+            if args.json {
+                let json = serde_json::to_string_pretty(&sessions)
+                    .map_err(|error| vec![Problem::new(format!("cannot write JSON: {error}"))])?;
+                print(&format!("{json}\n"))
+            } else {
+                print(&table(&sessions, now_ms()))
+            }
+        }
+        Some(SessionsAction::Delete(delete)) => match &delete.id {
+            Some(id) => {
+                store
+                    .delete(id)
+                    .map_err(|error| vec![store::problem(error)])?;
+                print(&format!("deleted session {id}\n"))
+            }
+            None => {
+                let in_use = store
+                    .delete_all()
+                    .map_err(|error| vec![store::problem(error)])?;
+                if in_use.is_empty() {
+                    print("deleted every session\n")
+                } else {
+                    Err(in_use
+                        .iter()
+                        .map(|id| {
+                            Problem::new(format!(
+                                "session `{id}` is open in another dsh process and was kept"
+                            ))
+                        })
+                        .collect())
+                }
+            }
+        },
+    }
+}
+
+/// One line a session: id, agent, age, working directory, title.
+fn table(sessions: &[SessionInfo], now_ms: i64) -> String {
+    if sessions.is_empty() {
+        return "no sessions recorded yet\n".to_owned();
+    }
+    let rows: Vec<[String; 5]> = sessions
+        .iter()
+        .map(|session| {
+            [
+                session.id.clone(),
+                session.agent.clone(),
+                age(now_ms - session.updated_at_ms),
+                session
+                    .cwd
+                    .as_deref()
+                    .map_or_else(|| "-".to_owned(), |cwd| cwd.display().to_string()),
+                session.title.clone(),
+            ]
+        })
+        .collect();
+    let header = ["ID", "AGENT", "AGE", "CWD", "TITLE"].map(str::to_owned);
+    let mut widths = [0; 5];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (at, (cell, width)) in row.iter().zip(widths).enumerate() {
+            if at + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// How long ago, in the largest unit that fits (`42s`, `5m`, `3h`, `2d`).
+fn age(ms: i64) -> String {
+    let seconds = ms.max(0) / 1000;
+    match seconds {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_use_the_largest_unit() {
+        assert_eq!(age(4_000), "4s");
+        assert_eq!(age(125_000), "2m");
+        assert_eq!(age(3 * 3_600_000), "3h");
+        assert_eq!(age(49 * 3_600_000), "2d");
+        assert_eq!(age(-5), "0s", "a clock set back is no negative age");
+    }
+}

@@ -1,0 +1,195 @@
+//! The deployment's session store, wired to the loop: which file
+//! (`[sessions]`, `--no-store`), and loop sessions that record into it —
+//! new ones, and recorded ones brought back with their history.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dsh_agent_loop::Session;
+use dsh_session_store::{LoadedSession, NewSession, SessionWriter, Store, StoreError};
+use sha2::{Digest, Sha256};
+
+use crate::config::{AgentSpec, Deployment, SessionStore};
+use crate::diagnostics::Problem;
+use crate::trace::hex;
+
+/// Opens the deployment's store, or `None` when it is off (`[sessions]
+/// enabled = false`, or `--no-store`).
+pub(crate) fn open(deployment: &Deployment, no_store: bool) -> Result<Option<Store>, Problem> {
+    if no_store {
+        return Ok(None);
+    }
+    let path = match &deployment.sessions {
+        SessionStore::Off => return Ok(None),
+        SessionStore::Default => Store::default_path().map_err(problem)?,
+        SessionStore::At(path) => path.clone(),
+    };
+    Store::open(path).map(Some).map_err(problem)
+}
+
+/// The store `dsh sessions` reads: the deployment's; when the deployment
+/// turned it off, there is nothing to list, and the problem says so.
+pub(crate) fn open_for_listing(deployment: &Deployment) -> Result<Store, Problem> {
+    open(deployment, false)?.ok_or_else(|| {
+        Problem::new(format!(
+            "the deployment `{}` records no sessions (`[sessions] enabled = false`)",
+            deployment.file.name()
+        ))
+        .help("remove `enabled = false` from its `[sessions]` table to record them")
+    })
+}
+
+/// The store's side of a loop session recorded as it runs: its writer,
+/// which holds the session's lock while it lives.
+#[derive(Debug)]
+pub(crate) struct Recorded {
+    pub(crate) writer: Arc<SessionWriter>,
+}
+
+impl Recorded {
+    /// The store's failure to record, once, as a problem to report.
+    pub(crate) fn failure(&self) -> Option<Problem> {
+        self.writer.take_failure().map(|error| {
+            problem(error).help(format!(
+                "events of session `{}` after this one were not recorded",
+                self.writer.id()
+            ))
+        })
+    }
+}
+
+/// One agent's sessions in a store: what a new one records about itself,
+/// and how a recorded one comes back.
+#[derive(Clone, Debug)]
+pub(crate) struct Recording {
+    store: Store,
+    /// What each new session records: the agent, its model, the
+    /// deployment and its hash.
+    template: NewSession,
+}
+
+/// Why a recorded session cannot come back.
+#[derive(Debug)]
+pub(crate) enum ResumeError {
+    /// The store said no (unknown, open elsewhere, failed).
+    Store(StoreError),
+    /// It is another agent's session.
+    OtherAgent { id: String, agent: String },
+}
+
+impl ResumeError {
+    pub(crate) fn problem(self, agent: &str) -> Problem {
+        match self {
+            Self::Store(error) => problem(error),
+            Self::OtherAgent { id, agent: other } => Problem::new(format!(
+                "session `{id}` is a session of agent `{other}`, not of `{agent}`"
+            ))
+            .help(format!("pass `--agent {other}`")),
+        }
+    }
+}
+
+impl Recording {
+    /// Sessions of `agent` of `deployment`, in `store`.
+    pub(crate) fn new(store: Store, deployment: &Deployment, agent: &AgentSpec) -> Self {
+        let template = NewSession::new(agent.id.get_ref().as_str(), agent.model.get_ref().as_str())
+            .with_deployment(deployment_path(deployment), deployment_hash(deployment));
+        Self { store, template }
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The agent whose sessions these are.
+    pub(crate) fn agent(&self) -> &str {
+        &self.template.agent
+    }
+
+    /// Starts a new recorded session in `cwd`: the loop's session (the
+    /// store's id, its recorder installed), and the store's side.
+    pub(crate) fn start(&self, cwd: Option<&Path>) -> Result<(Session, Recorded), StoreError> {
+        let mut new = self.template.clone();
+        new.cwd = cwd.map(Path::to_path_buf);
+        let writer = Arc::new(self.store.create(&new)?);
+        let session = Session::with_id(writer.session_id()).with_recorder(writer.recorder());
+        let session = match cwd {
+            Some(cwd) => session.with_cwd(cwd),
+            None => session,
+        };
+        Ok((session, Recorded { writer }))
+    }
+
+    /// Brings the recorded session `id` back: its history, its working
+    /// directory (`cwd` if given, else the recorded one), and a recorder
+    /// appending to it.
+    pub(crate) fn resume(&self, id: &str, cwd: Option<&Path>) -> Result<Resumed, ResumeError> {
+        let info = self.store.info(id).map_err(ResumeError::Store)?;
+        if info.agent != self.template.agent {
+            return Err(ResumeError::OtherAgent {
+                id: id.to_owned(),
+                agent: info.agent,
+            });
+        }
+        let (loaded, writer) = self.store.resume(id).map_err(ResumeError::Store)?;
+        let writer = Arc::new(writer);
+        let mut notes: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
+        if !loaded.closed.is_empty() {
+            notes.push(format!(
+                "session `{id}` was cut off mid-turn (dsh stopped); its open tool calls are \
+                 marked interrupted"
+            ));
+        }
+        if loaded.info.deployment_hash != self.template.deployment_hash {
+            notes.push(format!(
+                "the deployment changed since session `{id}` was recorded: it continues on \
+                 the new prompt"
+            ));
+        }
+        let session = Session::with_id(writer.session_id())
+            .with_recorder(writer.recorder())
+            .with_history(loaded.events.iter().cloned());
+        let session = match cwd.or(loaded.info.cwd.as_deref()) {
+            Some(cwd) => session.with_cwd(cwd),
+            None => session,
+        };
+        Ok(Resumed {
+            session,
+            recorded: Recorded { writer },
+            loaded,
+            notes,
+        })
+    }
+}
+
+/// What bringing a session back found worth telling.
+#[derive(Debug)]
+pub(crate) struct Resumed {
+    /// The loop's session, with its history and recorder.
+    pub(crate) session: Session,
+    pub(crate) recorded: Recorded,
+    pub(crate) loaded: LoadedSession,
+    /// Lines to show the user: skipped records, a cut-off turn, a changed
+    /// deployment.
+    pub(crate) notes: Vec<String>,
+}
+
+/// The deployment's file as a session records it: absolute, or the
+/// built-in's name.
+fn deployment_path(deployment: &Deployment) -> PathBuf {
+    let name = Path::new(deployment.file.name());
+    match deployment.dir {
+        Some(_) => std::fs::canonicalize(name).unwrap_or_else(|_| name.to_owned()),
+        None => name.to_owned(),
+    }
+}
+
+/// SHA-256 of the deployment's text: what tells a resumed session its
+/// prompt may have changed.
+pub(crate) fn deployment_hash(deployment: &Deployment) -> String {
+    hex(&Sha256::digest(deployment.file.text().as_bytes()))
+}
+
+pub(crate) fn problem(error: StoreError) -> Problem {
+    Problem::new(error.to_string())
+}

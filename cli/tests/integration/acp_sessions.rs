@@ -1,0 +1,353 @@
+//! Recorded sessions over ACP, each request sent to a fresh `dsh acp`
+//! process, as an editor does after a restart: `session/load` replays
+//! what the live turn sent, `session/list`, `session/resume`,
+//! `session/delete`, unknown ids, and a session another process has open.
+
+use agent_client_protocol::v1::schema::{
+    DeleteSessionRequest, ListSessionsRequest, LoadSessionRequest, ResumeSessionRequest,
+};
+
+use super::*;
+
+/// A turn with text, a plan (todo_write) and a bash call, then an answer.
+const ANSWERS: &str = "[[answers]]\ntext = \"Planning.\"\n\
+     [[answers.tool_calls]]\nname = \"todo_write\"\n\
+     arguments = { todos = [{ content = \"Say hi\", status = \"in_progress\" }] }\n\
+     [[answers]]\ntext = \"Running.\"\n\
+     [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo hi\" }\n\
+     [[answers]]\ntext = \"Done.\"\n";
+
+fn updates(seen: Vec<Seen>) -> Vec<SessionUpdate> {
+    seen.into_iter()
+        .map(|item| match item {
+            Seen::Update(_, update) => update,
+            Seen::Permission(request) => panic!("no permission was asked: {request:?}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(ANSWERS, "", &["bash", "todo_write"]);
+    let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        let init = initialize(&cx).await?;
+        let capabilities = init.agent_capabilities;
+        assert!(capabilities.load_session);
+        assert!(capabilities.session_capabilities.list.is_some());
+        assert!(capabilities.session_capabilities.resume.is_some());
+        assert!(capabilities.session_capabilities.delete.is_some());
+        let session = new_session(&cx, project.path()).await?;
+        assert_eq!(prompt(&cx, &session, "Say hi.").await?, StopReason::EndTurn);
+        Ok((session, updates(drain(rx))))
+    })
+    .await;
+    assert!(live.iter().any(|u| matches!(u, SessionUpdate::Plan(_))));
+    assert!(live.iter().any(|u| matches!(u, SessionUpdate::ToolCall(_))));
+
+    // The editor restarted: a new process loads the session.
+    let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        cx.send_request(LoadSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        Ok(updates(drain(rx)))
+    })
+    .await;
+    // The session's commands are announced after `session/new` and after
+    // `session/load` alike; the turn's updates are compared without them.
+    let commands = |updates: &[SessionUpdate]| {
+        updates
+            .iter()
+            .filter(|u| matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
+            .count()
+    };
+    assert_eq!((commands(&live), commands(&replayed)), (1, 1));
+    let without_commands = |updates: Vec<SessionUpdate>| -> Vec<SessionUpdate> {
+        updates
+            .into_iter()
+            .filter(|u| !matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
+            .collect()
+    };
+    let (live, replayed) = (without_commands(live), without_commands(replayed));
+    let (first, rest) = replayed.split_first().expect("updates");
+    assert!(
+        matches!(first, SessionUpdate::UserMessageChunk(chunk)
+            if chunk.content == ContentBlock::from("Say hi.")),
+        "the user's message comes first: {first:?}"
+    );
+    assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
+}
+
+#[tokio::test]
+async fn a_resumed_session_continues_with_its_history() {
+    let fixture = fixture("[[answers]]\ntext = \"one\"\n", "", &["bash"]);
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture;
+    let id = with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        prompt(&cx, &session, "first").await?;
+        Ok(session)
+    })
+    .await;
+    std::fs::write(
+        Path::new(config).with_file_name("answers.toml"),
+        "[[answers]]\ntext = \"two\"\n",
+    )
+    .unwrap();
+    let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        cx.send_request(ResumeSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        prompt(&cx, &id, "second").await?;
+        Ok(outline(&drain(rx)))
+    })
+    .await;
+    assert_eq!(
+        replayed
+            .iter()
+            .filter(|line| !line.starts_with("other"))
+            .collect::<Vec<_>>(),
+        ["text two"],
+        "resume replays nothing (it announces the session's commands)"
+    );
+    let requests = common::recorded_requests(recorded);
+    let texts: Vec<&str> = requests[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "one", "second"]);
+}
+
+#[tokio::test]
+async fn sessions_are_listed_by_cwd_a_page_at_a_time_and_deleted() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture("answers = []\n", "", &["bash"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let other = new_session(&cx, elsewhere.path()).await?;
+        // Older by at least a millisecond than every session after it.
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        let mut ids = Vec::new();
+        for _ in 0..51 {
+            ids.push(new_session(&cx, project.path()).await?);
+        }
+        let list = |cursor: Option<String>| {
+            let mut request = ListSessionsRequest::new();
+            request.cwd = Some(project.path().to_owned());
+            request.cursor = cursor;
+            cx.send_request(request).block_task()
+        };
+        let first = list(None).await?;
+        assert_eq!(first.sessions.len(), 50);
+        assert!(first.sessions.iter().all(|s| s.cwd == project.path()));
+        assert!(first.sessions.iter().all(|s| s.updated_at.is_some()));
+        let second = list(first.next_cursor.clone()).await?;
+        assert_eq!(second.sessions.len(), 1);
+        assert_eq!(second.next_cursor, None);
+        let mut listed: Vec<_> = first
+            .sessions
+            .iter()
+            .chain(&second.sessions)
+            .map(|s| s.session_id.0.to_string())
+            .collect();
+        listed.sort();
+        let mut ids: Vec<String> = ids.iter().map(|id| id.0.to_string()).collect();
+        ids.sort();
+        assert_eq!(listed, ids, "every session once, none of the other cwd");
+        // Unfiltered, the oldest (the other cwd's) is on the second page.
+        let all = cx
+            .send_request(ListSessionsRequest::new())
+            .block_task()
+            .await?;
+        assert!(!all.sessions.iter().any(|s| s.session_id == other));
+        let rest = cx
+            .send_request(ListSessionsRequest::new().cursor(all.next_cursor))
+            .block_task()
+            .await?;
+        assert_eq!(rest.sessions.len(), 2);
+        assert_eq!(rest.sessions[1].session_id, other, "the oldest last");
+
+        cx.send_request(DeleteSessionRequest::new(other.clone()))
+            .block_task()
+            .await?;
+        let error = cx
+            .send_request(LoadSessionRequest::new(other.clone(), elsewhere.path()))
+            .block_task()
+            .await
+            .expect_err("a deleted session is gone");
+        assert_eq!(i32::from(error.code), -32002);
+        assert!(
+            error.message.contains(&other.0.to_string()),
+            "{}",
+            error.message
+        );
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_unknown_session_is_an_error_naming_it() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture("answers = []\n", "", &["bash"]);
+    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        for error in [
+            cx.send_request(LoadSessionRequest::new("no-such-session", project.path()))
+                .block_task()
+                .await
+                .expect_err("unknown"),
+            cx.send_request(ResumeSessionRequest::new("no-such-session", project.path()))
+                .block_task()
+                .await
+                .expect_err("unknown"),
+            cx.send_request(DeleteSessionRequest::new("no-such-session"))
+                .block_task()
+                .await
+                .expect_err("unknown"),
+        ] {
+            assert_eq!(i32::from(error.code), -32002);
+            assert!(
+                error.message.contains("`no-such-session`"),
+                "{}",
+                error.message
+            );
+        }
+        Ok(())
+    })
+    .await;
+}
+
+/// Two editors, one session: the second process is refused while the
+/// first has it open, and the first goes on undisturbed.
+#[tokio::test]
+async fn a_session_open_in_another_process_is_refused() {
+    let fixture = fixture(
+        "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+        "",
+        &["bash"],
+    );
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture;
+    with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        prompt(&cx, &session, "first").await?;
+        let other_recorded = recorded.with_file_name("other.jsonl");
+        let refused = with_dsh(config, &other_recorded, Answer::Allow, async |other, _| {
+            initialize(&other).await?;
+            let load = other
+                .send_request(LoadSessionRequest::new(session.clone(), project.path()))
+                .block_task()
+                .await;
+            let delete = other
+                .send_request(DeleteSessionRequest::new(session.clone()))
+                .block_task()
+                .await;
+            Ok((load.map(|_| ()), delete.map(|_| ())))
+        })
+        .await;
+        for error in [refused.0.expect_err("load"), refused.1.expect_err("delete")] {
+            assert!(
+                error.message.contains("open in another dsh process"),
+                "{}",
+                error.message
+            );
+        }
+        drain(rx);
+        prompt(&cx, &session, "second").await?;
+        assert_eq!(outline(&drain(rx)), ["text two"], "undisturbed");
+        Ok(())
+    })
+    .await;
+}
+
+#[test]
+fn no_store_advertises_and_serves_no_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
+    let mut child = common::spawn(&["acp", "--config", &config, "--no-store"]);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut next = || -> Value {
+        let line = lines.next().expect("a line").expect("readable");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    let request = |id: u32, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    send(
+        &mut stdin,
+        &request(0, "initialize", json!({"protocolVersion": 1})),
+    );
+    let init = next();
+    assert_eq!(
+        init["result"]["agentCapabilities"]["loadSession"], false,
+        "{init}"
+    );
+    send(&mut stdin, &request(1, "session/list", json!({})));
+    let list = next();
+    assert!(
+        list["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("records no sessions")),
+        "{list}"
+    );
+    drop(stdin);
+    child.wait().expect("dsh acp ends");
+    assert!(!dir.path().join("sessions.db").exists());
+}
+
+/// A `session/new` refused (here, an empty `systemPrompt`) leaves no
+/// session in the store.
+#[tokio::test]
+async fn a_refused_new_session_is_not_recorded() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture("answers = []\n", "", &["bash"]);
+    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let mut request = NewSessionRequest::new(project.path());
+        request.system_prompt = Some(agent_client_protocol::v1::schema::SystemPrompt::new(
+            Vec::new(),
+        ));
+        let refused = cx.send_request(request).block_task().await;
+        assert!(refused.is_err(), "an empty systemPrompt is refused");
+        let listed = cx
+            .send_request(ListSessionsRequest::new())
+            .block_task()
+            .await?;
+        assert!(listed.sessions.is_empty(), "{:?}", listed.sessions);
+        Ok(())
+    })
+    .await;
+}

@@ -1,0 +1,316 @@
+//! Sessions that survive their process: `dsh run` records into the store,
+//! `--continue`/`--resume` bring a session back (also after `kill -9`),
+//! `dsh sessions` lists and deletes, `--no-store` and `[sessions]` turn it
+//! off.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{self, assert_status, stderr, stdout, write};
+
+/// A deployment of `runner` with bash and todo_write whose store is
+/// `sessions.db` in `dir` (`extra` is added to `[sessions]`).
+fn deployment(dir: &Path, answers: &str, extra: &str) -> String {
+    common::scripted_config(
+        dir,
+        answers,
+        &format!(
+            "[sessions]\npath = \"sessions.db\"\n{extra}\n{}",
+            common::runner("", &["bash", "todo_write"])
+        ),
+    )
+}
+
+/// `dsh` with `args` in the working directory `cwd`.
+fn dsh_in(cwd: &Path, args: &[&str]) -> Command {
+    let mut command = common::command(args);
+    command.current_dir(cwd);
+    command
+}
+
+fn sessions_json(dir: &Path, config: &str) -> Vec<Value> {
+    let output = dsh_in(dir, &["sessions", "--config", config, "--json"])
+        .output()
+        .unwrap();
+    assert_status(&output, 0);
+    serde_json::from_str::<Value>(&stdout(&output))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn run(dir: &Path, config: &str, args: &[&str]) -> (std::process::Output, Vec<Value>) {
+    let recorded = dir.join("requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let mut all = vec![
+        "run",
+        "--config",
+        config,
+        "--record-requests",
+        &recorded_arg,
+    ];
+    all.extend(args);
+    let output = dsh_in(dir, &all).output().unwrap();
+    (output, common::recorded_requests(&recorded))
+}
+
+#[test]
+fn a_run_is_recorded_and_continued_with_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"First answer.\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["-p", "Remember the word kiwi."]);
+    assert_status(&output, 0);
+
+    let sessions = sessions_json(dir.path(), &config);
+    assert_eq!(sessions.len(), 1);
+    let session = &sessions[0];
+    assert_eq!(session["agent"], "runner");
+    assert_eq!(session["model"], "m");
+    assert_eq!(session["title"], "Remember the word kiwi.");
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    assert_eq!(session["cwd"], cwd.display().to_string());
+
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"kiwi\"\n",
+    );
+    let (output, requests) = run(dir.path(), &config, &["--continue", "-p", "Which word?"]);
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "kiwi\n");
+    assert!(
+        stderr(&output).contains("> Remember the word kiwi."),
+        "the history is shown: {}",
+        stderr(&output)
+    );
+    let messages = requests[0]["messages"].as_array().unwrap();
+    let texts: Vec<&str> = messages
+        .iter()
+        .map(|message| message["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        ["Remember the word kiwi.", "First answer.", "Which word?"]
+    );
+    // Still one session, now with both turns.
+    let sessions = sessions_json(dir.path(), &config);
+    assert_eq!(sessions.len(), 1);
+
+    // `--resume ID` is the same session by its id.
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"still kiwi\"\n",
+    );
+    let (output, requests) = run(dir.path(), &config, &["--resume", &id, "-p", "Again?"]);
+    assert_status(&output, 0);
+    assert_eq!(requests[0]["messages"].as_array().unwrap().len(), 5);
+}
+
+/// `kill -9` while a tool runs: what the step had written stays, the call
+/// is answered as interrupted, and the session continues.
+#[test]
+fn a_killed_run_continues_with_the_call_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\ntext = \"Sleeping now.\"\n\
+         [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
+         [[answers]]\ntext = \"never\"\n",
+        "",
+    );
+    let mut child = dsh_in(dir.path(), &["run", "--config", &config, "-p", "Sleep."])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("→ bash") {
+        let mut line = String::new();
+        if stderr_lines.read_line(&mut line).unwrap() == 0 {
+            panic!("dsh ended before running the tool:\n{seen}");
+        }
+        seen.push_str(&line);
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup of any kind.
+    child.wait().unwrap();
+
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"Woke up.\"\n",
+    );
+    let (output, requests) = run(dir.path(), &config, &["--continue", "-p", "Are you awake?"]);
+    assert_status(&output, 0);
+    let stderr = stderr(&output);
+    assert!(stderr.contains("> Sleep."), "{stderr}");
+    assert!(stderr.contains("cut off mid-turn"), "{stderr}");
+    let messages = requests[0]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4, "{messages:#?}");
+    assert_eq!(messages[0]["text"], "Sleep.");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_eq!(messages[1]["text"], "Sleeping now.");
+    assert_eq!(messages[1]["tool_calls"][0]["name"], "bash");
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["is_error"], true);
+    assert_eq!(
+        messages[2]["text"],
+        dsh_session_store::INTERRUPTED_CALL,
+        "the model learns the call was interrupted"
+    );
+    assert_eq!(messages[3]["text"], "Are you awake?");
+    assert_eq!(stdout(&output), "Woke up.\n");
+}
+
+#[test]
+fn sessions_are_listed_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    for prompt in ["one", "two"] {
+        let (output, _) = run(dir.path(), &config, &["-p", prompt]);
+        assert_status(&output, 0);
+    }
+    let listed = dsh_in(dir.path(), &["sessions", "--config", &config])
+        .output()
+        .unwrap();
+    assert_status(&listed, 0);
+    let text = stdout(&listed);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("ID") && lines[0].ends_with("TITLE"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("runner") && lines[1].ends_with("two"),
+        "{text}"
+    );
+
+    let sessions = sessions_json(dir.path(), &config);
+    let id = sessions[0]["id"].as_str().unwrap();
+    let deleted = dsh_in(dir.path(), &["sessions", "--config", &config, "delete", id])
+        .output()
+        .unwrap();
+    assert_status(&deleted, 0);
+    assert_eq!(sessions_json(dir.path(), &config).len(), 1);
+
+    let unknown = dsh_in(
+        dir.path(),
+        &["sessions", "--config", &config, "delete", "nope"],
+    )
+    .output()
+    .unwrap();
+    assert_status(&unknown, 1);
+    assert!(
+        stderr(&unknown).contains("no session `nope`"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let all = dsh_in(
+        dir.path(),
+        &["sessions", "--config", &config, "delete", "--all"],
+    )
+    .output()
+    .unwrap();
+    assert_status(&all, 0);
+    assert!(sessions_json(dir.path(), &config).is_empty());
+}
+
+#[test]
+fn the_store_is_private_and_in_the_state_directory_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::scripted_config(
+        dir.path(),
+        "[[answers]]\ntext = \"ok\"\n",
+        &common::runner("", &["bash"]),
+    );
+    let state = dir.path().join("state");
+    let output = dsh_in(dir.path(), &["run", "--config", &config, "-p", "hi"])
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert_status(&output, 0);
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&state.join("dsh")), 0o700);
+    assert_eq!(mode(&state.join("dsh/sessions.db")), 0o600);
+}
+
+#[test]
+fn no_store_and_enabled_false_record_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["--no-store", "-p", "hi"]);
+    assert_status(&output, 0);
+    assert!(!dir.path().join("sessions.db").exists());
+    let (output, _) = run(
+        dir.path(),
+        &config,
+        &["--no-store", "--continue", "-p", "hi"],
+    );
+    assert_status(&output, 1);
+    assert!(
+        stderr(&output).contains("need the session store"),
+        "{}",
+        stderr(&output)
+    );
+
+    let off = tempfile::tempdir().unwrap();
+    let config = deployment(
+        off.path(),
+        "[[answers]]\ntext = \"ok\"\n",
+        "enabled = false",
+    );
+    let (output, _) = run(off.path(), &config, &["-p", "hi"]);
+    assert_status(&output, 0);
+    assert!(!off.path().join("sessions.db").exists());
+    let listed = dsh_in(off.path(), &["sessions", "--config", &config])
+        .output()
+        .unwrap();
+    assert_status(&listed, 1);
+    assert!(
+        stderr(&listed).contains("records no sessions"),
+        "{}",
+        stderr(&listed)
+    );
+}
+
+#[test]
+fn continue_without_a_session_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["--continue", "-p", "hi"]);
+    assert_status(&output, 1);
+    assert!(
+        stderr(&output).contains("no recorded session of agent `runner`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_changed_deployment_continues_on_the_new_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
+    assert_status(&output, 0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    write(
+        Path::new(&config),
+        &text.replace("You are a test agent", "You are a changed agent"),
+    );
+    let (output, requests) = run(dir.path(), &config, &["--continue", "-p", "again"]);
+    assert_status(&output, 0);
+    assert!(
+        stderr(&output).contains("the deployment changed since"),
+        "{}",
+        stderr(&output)
+    );
+    let system = requests[0]["system"].as_str().unwrap();
+    assert!(system.contains("You are a changed agent"), "{system}");
+}

@@ -1,0 +1,105 @@
+//! What can go wrong with a session store, each error naming the store's
+//! file, the session, and what to do.
+
+use std::path::PathBuf;
+
+/// A session store's failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No default place for the store: neither `XDG_STATE_HOME` nor
+    /// `HOME` is set.
+    #[error(
+        "no place for the session store: neither `XDG_STATE_HOME` nor `HOME` is set; \
+         set one, name a file with `[sessions] path`, or turn the store off with \
+         `[sessions] enabled = false` or `--no-store`"
+    )]
+    NoDefaultPath,
+    /// The store's directory or file could not be created or opened.
+    #[error("cannot open the session store `{path}`: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// SQLite failed.
+    #[error("the session store `{path}` failed {doing}: {source}")]
+    Sqlite {
+        /// The store's file.
+        path: PathBuf,
+        /// What the store was doing (`while recording an event`).
+        doing: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer dsh: its schema is one this binary
+    /// does not know, so it is left as it is.
+    #[error(
+        "the session store `{path}` has schema version {found}, newer than the {supported} \
+         this dsh knows; it was written by a newer dsh and is left untouched: upgrade dsh, \
+         or name another file with `[sessions] path`"
+    )]
+    TooNew {
+        /// The store's file.
+        path: PathBuf,
+        /// The schema version the file has.
+        found: i64,
+        /// The newest schema version this binary knows.
+        supported: i64,
+    },
+    /// The file is an SQLite database, but not a session store.
+    #[error(
+        "`{path}` is not a dsh session store (it has tables of its own and no schema \
+         version); name another file with `[sessions] path`"
+    )]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No session has this id.
+    #[error("no session `{id}` in the session store `{path}`; `dsh sessions` lists them")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+        /// The store's file.
+        path: PathBuf,
+    },
+    /// Another dsh process has the session open for writing.
+    #[error(
+        "session `{id}` is open in another dsh process; close it there first \
+         (its history can still be read)"
+    )]
+    InUse {
+        /// The session.
+        id: String,
+    },
+    /// An event could not be serialized (it cannot happen with the
+    /// loop's events; reported rather than assumed).
+    #[error("cannot serialize an event of session `{id}`: {source}")]
+    Serialize {
+        /// The session.
+        id: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn sqlite(
+        path: impl Into<PathBuf>,
+        doing: &'static str,
+    ) -> impl FnOnce(rusqlite::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Sqlite {
+            path,
+            doing,
+            source,
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io { path, source }
+    }
+}

@@ -1,0 +1,80 @@
+//! The session store of dsh: every session and its events in one embedded
+//! SQLite file, written as they happen, so a session survives its process.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use dsh_agent_loop::{Event, Session};
+//! use dsh_session_store::{NewSession, Store};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path().join("sessions.db"))?;
+//! let writer = Arc::new(store.create(&NewSession::new("coder", "gpt-5").with_cwd("/work"))?);
+//! // The loop appends events to the session; the recorder writes each.
+//! let session = Session::with_id(writer.session_id()).with_recorder(writer.recorder());
+//! # drop(session);
+//! writer.append(&Event::UserMessage { text: "Fix the build.".into() })?;
+//! drop(writer);
+//!
+//! let info = store.latest_in("/work".as_ref(), None)?.expect("the session");
+//! assert_eq!(info.title, "Fix the build.");
+//! let (loaded, _writer) = store.resume(&info.id)?;
+//! // A turn with no end (the process died) is closed on loading.
+//! assert_eq!(loaded.events.len(), 2);
+//! assert!(matches!(loaded.events[1], Event::TurnEnd { .. }));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The file
+//!
+//! [`Store::default_path`] is `$XDG_STATE_HOME/dsh/sessions.db`
+//! (`~/.local/state/dsh/sessions.db` when unset). [`Store::open`] creates
+//! the directory with mode 0700 and the file with mode 0600 — it holds
+//! conversations — and puts SQLite in WAL mode with a busy timeout, so
+//! several dsh processes share one store: readers never wait, writers
+//! queue. The schema has a version; an older store is migrated forward in
+//! one transaction, and a store a newer dsh wrote is refused
+//! ([`StoreError::TooNew`]) and never rewritten.
+//!
+//! # Sessions and events
+//!
+//! A session row holds its id (a random UUID), agent, working directory,
+//! deployment file and a hash of its content, model, created and updated
+//! times, and title (its first prompt, shortened). Its events are the
+//! loop's [`Event`](dsh_agent_loop::Event)s, each a JSON record tagged
+//! with its kind, each written in its own transaction when the loop
+//! appends it ([`SessionWriter::recorder`]).
+//!
+//! # Nothing lost
+//!
+//! A killed process loses at most what its step in flight had not yet
+//! appended: the model's answer is appended whole once it arrived, each
+//! tool result once the tool returned. [`Store::load`] makes the log whole
+//! again — each call with no result gets a failed one saying it was
+//! interrupted ([`INTERRUPTED_CALL`]), the turn an end — so the session
+//! resumes as a model and its API accept it. A record that cannot be read
+//! (torn, or of a kind a newer dsh wrote) is skipped and reported in
+//! [`LoadedSession::skipped`], never fatal to the rest.
+//!
+//! # One writer per session
+//!
+//! [`Store::create`] and [`Store::resume`] hold the session's lock (an
+//! advisory `flock` beside the store, which the kernel drops when the
+//! process ends, however it ends) for as long as the [`SessionWriter`]
+//! lives. Another process may [`load`](Store::load) it — reading never
+//! writes — but not resume or delete it ([`StoreError::InUse`]).
+#![deny(missing_docs)]
+
+mod error;
+mod recover;
+mod schema;
+mod store;
+mod title;
+
+pub use error::StoreError;
+pub use recover::{INTERRUPTED_CALL, INTERRUPTED_TURN};
+pub use store::{
+    ListQuery, LoadedSession, NewSession, SessionInfo, SessionWriter, SkippedRecord, Store,
+};

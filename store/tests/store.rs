@@ -1,0 +1,373 @@
+//! The store on real files: round trips, torn records, versions, modes,
+//! locks, and several processes writing at once.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use dsh_agent_loop::{Event, ToolCall, TurnEndReason};
+use dsh_session_store::{
+    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, Store, StoreError,
+};
+
+fn a_turn() -> Vec<Event> {
+    vec![
+        Event::UserMessage {
+            text: "list the files\nplease".into(),
+        },
+        Event::StepStart { step: 1 },
+        Event::Context {
+            text: "todo: none".into(),
+        },
+        Event::AssistantMessage {
+            text: "Looking.".into(),
+        },
+        Event::ToolCall {
+            call: ToolCall::new("c1", "bash", r#"{"command":"ls"}"#),
+        },
+        Event::ToolResult {
+            call_id: "c1".into(),
+            name: "bash".into(),
+            text: "a\nb".into(),
+            is_error: false,
+        },
+        Event::StepStart { step: 2 },
+        Event::AssistantMessage {
+            text: "Two files.".into(),
+        },
+        Event::TurnEnd {
+            reason: TurnEndReason::Completed,
+            error: None,
+        },
+    ]
+}
+
+fn store_in(dir: &Path) -> Store {
+    Store::open(dir.join("state/dsh/sessions.db")).expect("the store opens")
+}
+
+fn raw(store: &Store) -> rusqlite::Connection {
+    rusqlite::Connection::open(store.path()).expect("the file opens")
+}
+
+#[test]
+fn a_session_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let new = NewSession::new("coder", "gpt-5")
+        .with_cwd("/work/project")
+        .with_deployment("/work/dsh.toml", "abc123");
+    let writer = store.create(&new).unwrap();
+    for event in a_turn() {
+        writer.append(&event).unwrap();
+    }
+    let id = writer.id().to_owned();
+    drop(writer);
+
+    // Another handle on the same file: nothing lives only in memory.
+    let store = Store::open(store.path()).unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.events, a_turn());
+    assert!(loaded.closed.is_empty() && loaded.skipped.is_empty());
+    let info = loaded.info;
+    assert_eq!(info.agent, "coder");
+    assert_eq!(info.model, "gpt-5");
+    assert_eq!(info.cwd.as_deref(), Some(Path::new("/work/project")));
+    assert_eq!(
+        info.deployment.as_deref(),
+        Some(Path::new("/work/dsh.toml"))
+    );
+    assert_eq!(info.deployment_hash.as_deref(), Some("abc123"));
+    assert_eq!(info.title, "list the files");
+    assert!(info.updated_at_ms >= info.created_at_ms);
+}
+
+#[test]
+fn the_directory_and_the_file_are_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(store.path().parent().unwrap()), 0o700);
+    assert_eq!(mode(store.path()), 0o600);
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    writer.append(&a_turn()[0]).unwrap();
+    let wal = PathBuf::from(format!("{}-wal", store.path().display()));
+    assert_eq!(mode(&wal), 0o600, "the WAL holds conversations too");
+}
+
+#[test]
+fn the_store_is_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let mode: String = raw(&store)
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn a_torn_record_is_reported_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    for event in a_turn() {
+        writer.append(&event).unwrap();
+    }
+    let id = writer.id().to_owned();
+    drop(writer);
+    let conn = raw(&store);
+    // Half a JSON object, and a kind a newer dsh might write.
+    conn.execute(
+        "UPDATE events SET body = '{\"type\":\"assistant_message\",\"te' WHERE session_id = ?1 AND seq = 8",
+        [&id],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO events (session_id, seq, kind, body, at) VALUES (?1, 100, 'compaction', '{\"type\":\"compaction\",\"summary\":\"s\"}', 0)",
+        [&id],
+    )
+    .unwrap();
+
+    let loaded = store.load(&id).unwrap();
+    let mut expected = a_turn();
+    expected.remove(7);
+    assert_eq!(loaded.events, expected, "the rest of the session loads");
+    assert_eq!(loaded.skipped.len(), 2);
+    assert_eq!(loaded.skipped[0].seq, 8);
+    assert!(
+        loaded.skipped[0]
+            .to_string()
+            .contains("does not read as an event"),
+        "{}",
+        loaded.skipped[0]
+    );
+    assert!(
+        loaded.skipped[1]
+            .to_string()
+            .contains("does not know the kind `compaction`"),
+        "{}",
+        loaded.skipped[1]
+    );
+}
+
+#[test]
+fn a_crash_mid_call_resumes_with_the_call_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    // The process died while `c1` ran: no result, no turn end.
+    for event in &a_turn()[..5] {
+        writer.append(event).unwrap();
+    }
+    let id = writer.id().to_owned();
+    drop(writer);
+
+    let (loaded, writer) = store.resume(&id).unwrap();
+    assert_eq!(loaded.events[3], a_turn()[3], "the step's answer stays");
+    assert_eq!(
+        loaded.events[5..],
+        [
+            Event::ToolResult {
+                call_id: "c1".into(),
+                name: "bash".into(),
+                text: INTERRUPTED_CALL.into(),
+                is_error: true,
+            },
+            Event::TurnEnd {
+                reason: TurnEndReason::Error,
+                error: Some(INTERRUPTED_TURN.into()),
+            },
+        ]
+    );
+    drop(writer);
+    // Written back: the stored log is whole now.
+    let again = store.load(&id).unwrap();
+    assert!(again.closed.is_empty());
+    assert_eq!(again.events, loaded.events);
+}
+
+#[test]
+fn a_session_open_elsewhere_is_read_but_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    writer.append(&a_turn()[0]).unwrap();
+    let id = writer.id().to_owned();
+    let other = Store::open(store.path()).unwrap();
+    assert_eq!(other.load(&id).unwrap().events.len(), 2);
+    assert!(matches!(other.resume(&id), Err(StoreError::InUse { .. })));
+    assert!(matches!(other.delete(&id), Err(StoreError::InUse { .. })));
+    // Loading did not write the closing events of the open turn.
+    drop(writer);
+    assert_eq!(other.resume(&id).unwrap().0.closed.len(), 1);
+}
+
+#[test]
+fn list_filters_by_cwd_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let cwd = if n % 2 == 0 { "/a" } else { "/b" };
+        let writer = store
+            .create(&NewSession::new("coder", "m").with_cwd(cwd))
+            .unwrap();
+        writer
+            .append(&Event::UserMessage {
+                text: format!("prompt {n}"),
+            })
+            .unwrap();
+        ids.push(writer.id().to_owned());
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let all = store.list(&ListQuery::default()).unwrap();
+    assert_eq!(all.len(), 5);
+    assert_eq!(all[0].title, "prompt 4", "the newest first");
+
+    let mut query = ListQuery::default();
+    query.cwd = Some("/a".into());
+    query.limit = Some(2);
+    let first = store.list(&query).unwrap();
+    assert_eq!(
+        first.iter().map(|s| s.title.as_str()).collect::<Vec<_>>(),
+        ["prompt 4", "prompt 2"]
+    );
+    let last = first.last().unwrap();
+    query.before = Some((last.updated_at_ms, last.id.clone()));
+    let second = store.list(&query).unwrap();
+    assert_eq!(
+        second.iter().map(|s| s.title.as_str()).collect::<Vec<_>>(),
+        ["prompt 0"]
+    );
+    assert_eq!(
+        store
+            .latest_in(Path::new("/b"), Some("coder"))
+            .unwrap()
+            .unwrap()
+            .title,
+        "prompt 3"
+    );
+}
+
+#[test]
+fn delete_removes_a_session_and_its_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    writer.append(&a_turn()[0]).unwrap();
+    let id = writer.id().to_owned();
+    let kept = store.create(&NewSession::new("coder", "m")).unwrap();
+    drop(writer);
+    store.delete(&id).unwrap();
+    assert!(matches!(store.load(&id), Err(StoreError::NotFound { .. })));
+    let events: i64 = raw(&store)
+        .query_row(
+            "SELECT COUNT(*) FROM events WHERE session_id = ?1",
+            [&id],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(events, 0);
+    let error = store.delete("no-such-id").unwrap_err();
+    assert!(
+        error.to_string().contains("no session `no-such-id`"),
+        "{error}"
+    );
+    // `--all` leaves the one still open.
+    assert_eq!(store.delete_all().unwrap(), [kept.id().to_owned()]);
+}
+
+#[test]
+fn a_newer_store_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let error = Store::open(&path).unwrap_err();
+    assert!(matches!(error, StoreError::TooNew { found: 99, .. }));
+    assert!(error.to_string().contains("schema version 99"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "never rewritten");
+}
+
+#[test]
+fn a_foreign_database_is_not_taken_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (x);")
+        .unwrap();
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::NotAStore { .. })
+    ));
+}
+
+/// The child side of [`two_processes_write_at_once`]: writes one session
+/// of `EVENTS` events into the store named by the environment.
+const CHILD_ENV: &str = "DSH_STORE_TEST_CHILD";
+const EVENTS: usize = 150;
+
+#[test]
+fn child_writer() {
+    let Some(path) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let store = Store::open(PathBuf::from(path)).unwrap();
+    let writer = Arc::new(store.create(&NewSession::new("child", "m")).unwrap());
+    let record = writer.recorder();
+    for n in 0..EVENTS {
+        record(&Event::UserMessage {
+            text: format!("{n}"),
+        });
+    }
+    assert!(writer.take_failure().is_none());
+}
+
+#[test]
+fn two_processes_write_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let spawn = || {
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_writer", "--quiet"])
+            .env(CHILD_ENV, store.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let children = [spawn(), spawn()];
+    // And this process too, at the same time.
+    let writer = store.create(&NewSession::new("parent", "m")).unwrap();
+    for n in 0..EVENTS {
+        writer
+            .append(&Event::UserMessage {
+                text: format!("{n}"),
+            })
+            .unwrap();
+    }
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let sessions = store.list(&ListQuery::default()).unwrap();
+    assert_eq!(sessions.len(), 3);
+    for info in sessions {
+        let loaded = store.load(&info.id).unwrap();
+        assert!(loaded.skipped.is_empty());
+        let texts: Vec<String> = loaded
+            .events
+            .iter()
+            .filter_map(|event| match event {
+                Event::UserMessage { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        let expected: Vec<String> = (0..EVENTS).map(|n| n.to_string()).collect();
+        assert_eq!(texts, expected, "session {} of {}", info.id, info.agent);
+    }
+}
