@@ -175,6 +175,7 @@ struct DeploymentFile {
     agents: Vec<AgentFile>,
     #[serde(default)]
     mcp: BTreeMap<String, Spanned<mcp::McpTable>>,
+    #[serde(default)]
     sessions: sessions::SessionsTable,
     instructions: Option<Spanned<InstructionsConfig>>,
 }
