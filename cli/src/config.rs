@@ -58,7 +58,7 @@
 //!
 //! MCP servers — `[mcp.<name>]` with a `command` or a `url`, listed by an
 //! agent as `"mcp:<name>"` in its `tools` — are described in
-//! [`mcp`](self::mcp).
+//! [`mcp`].
 //!
 //! `tokenizer` names the encoding tokens are counted with (`o200k_base`,
 //! `cl100k_base`); left out, each agent's model selects it, and a model no
