@@ -2,8 +2,9 @@
 //! pointing into the deployment file when the problem has a place there.
 //!
 //! This module knows nothing of deployments or prompts: it reports. What a
-//! prompt's problems are comes from `dsh_system_prompt::check_prompt`;
-//! where they are in the file, from `crate::prompt_problems`.
+//! prompt's problems are comes from the `RenderErrors` of
+//! `dsh_system_prompt::render_prompt`; where they are in the file, from
+//! `crate::prompt_problems`.
 
 use std::fmt;
 use std::io::{IsTerminal, Write};
