@@ -3,7 +3,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Cursor, Read};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::observe::{Seeing, Seen};
@@ -89,25 +89,6 @@ pub enum ReadError {
     },
 }
 
-/// What is at `metadata`, when it is not a regular file.
-fn special_kind(file_type: std::fs::FileType) -> Option<&'static str> {
-    if file_type.is_file() {
-        None
-    } else if file_type.is_dir() {
-        Some("a directory")
-    } else if file_type.is_fifo() {
-        Some("a FIFO (named pipe)")
-    } else if file_type.is_socket() {
-        Some("a socket")
-    } else if file_type.is_block_device() {
-        Some("a block device")
-    } else if file_type.is_char_device() {
-        Some("a character device")
-    } else {
-        Some("not a regular file")
-    }
-}
-
 /// Opens `path` for reading only if it is a regular file, without ever
 /// blocking: opening a FIFO for reading blocks until a writer appears, and
 /// reading a device may never end.
@@ -130,7 +111,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     // `metadata` follows symbolic links, so a link to a FIFO is refused
     // here, before anything opens it.
     let metadata = std::fs::metadata(path).map_err(io_error)?;
-    if let Some(kind) = special_kind(metadata.file_type()) {
+    if let Some(kind) = dsh_tools::special_kind(metadata.file_type()) {
         return Err(refuse(kind));
     }
     // The path may have been replaced since: open without blocking anyway
@@ -142,7 +123,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
         .open(path)
         .map_err(io_error)?;
     let opened = file.metadata().map_err(io_error)?;
-    if let Some(kind) = special_kind(opened.file_type()) {
+    if let Some(kind) = dsh_tools::special_kind(opened.file_type()) {
         return Err(refuse(kind));
     }
     Ok(file)

@@ -102,8 +102,10 @@ pub fn read_input_file(path: &Path, max: u64) -> Result<String, InputFileError> 
     })
 }
 
-/// What a file type is, when it is not a regular file.
-fn special_kind(file_type: std::fs::FileType) -> Option<&'static str> {
+/// What a file type is, when it is not a regular file (`None` for a
+/// regular file): the one wording of every refusal of a non-regular file,
+/// here and in the `read` tool.
+pub fn special_kind(file_type: std::fs::FileType) -> Option<&'static str> {
     if file_type.is_file() {
         None
     } else if file_type.is_dir() {
