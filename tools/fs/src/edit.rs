@@ -13,7 +13,7 @@ use crate::ChangeError;
 use crate::change::Change;
 use crate::observe::Observations;
 use crate::text::{LineEndings, line_of, to_lf};
-use crate::{path_argument, titled};
+use crate::{file_location, titled};
 
 /// The `edit` tool's name.
 pub const EDIT_TOOL_NAME: &str = "edit";
@@ -106,10 +106,7 @@ impl Tool for EditTool {
     }
 
     fn locations(&self, arguments: &serde_json::Value) -> Vec<ToolLocation> {
-        path_argument(arguments)
-            .map(ToolLocation::new)
-            .into_iter()
-            .collect()
+        file_location(arguments)
     }
 
     async fn execute(

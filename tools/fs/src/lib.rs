@@ -192,6 +192,15 @@ fn path_argument(arguments: &serde_json::Value) -> Option<&str> {
         .and_then(serde_json::Value::as_str)
 }
 
+/// The file a call is about, as the front end's location of it (none
+/// without a path).
+fn file_location(arguments: &serde_json::Value) -> Vec<ToolLocation> {
+    path_argument(arguments)
+        .map(ToolLocation::new)
+        .into_iter()
+        .collect()
+}
+
 /// `<tool> <file_path>`, or the tool's name without a path.
 fn titled(tool: &str, arguments: &serde_json::Value) -> String {
     match path_argument(arguments) {

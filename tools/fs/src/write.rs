@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::change::Change;
 use crate::observe::Observations;
 use crate::text::keep_style;
-use crate::{path_argument, titled};
+use crate::{file_location, titled};
 
 /// The `write` tool's name.
 pub const WRITE_TOOL_NAME: &str = "write";
@@ -94,10 +94,7 @@ impl Tool for WriteTool {
     }
 
     fn locations(&self, arguments: &serde_json::Value) -> Vec<ToolLocation> {
-        path_argument(arguments)
-            .map(ToolLocation::new)
-            .into_iter()
-            .collect()
+        file_location(arguments)
     }
 
     async fn execute(
