@@ -180,7 +180,8 @@ pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
 pub use session::{
-    CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, Session, SessionId, TurnEndReason,
+    CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, NOT_RUN, Session, SessionId,
+    TurnEndReason,
 };
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
 pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};

@@ -139,6 +139,32 @@ pub enum Event {
     },
 }
 
+/// How the result of a call that never ran begins: the approval refused
+/// it, the agent lacked the tool, or the turn ended before it. The model
+/// reads why after it; a front end replaying a log learns from it
+/// ([`Event::never_ran`]) that the call never started.
+pub const NOT_RUN: &str = "not run: ";
+
+impl Event {
+    /// Whether this is the result of a call that never started (its text
+    /// begins with [`NOT_RUN`]); `false` for every other event.
+    ///
+    /// ```
+    /// use dsh_agent_loop::{Event, NOT_RUN};
+    ///
+    /// let refused = Event::ToolResult {
+    ///     call_id: "c1".into(),
+    ///     name: "bash".into(),
+    ///     text: format!("{NOT_RUN}the user refused"),
+    ///     is_error: true,
+    /// };
+    /// assert!(refused.never_ran());
+    /// ```
+    pub fn never_ran(&self) -> bool {
+        matches!(self, Self::ToolResult { text, is_error: true, .. } if text.starts_with(NOT_RUN))
+    }
+}
+
 /// Why a conversation was compacted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Agent, AgentContextExt, Approval, CallingTurn, Event, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, Session, SessionFacts, SessionId, TextSink, ToolApproval,
+    ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval,
     ToolCall, TurnEndReason, TurnError,
 };
 
@@ -516,7 +516,7 @@ impl AgentLoop {
                     };
                     self.record_result(session, call, text, true);
                     for call in calls {
-                        let text = "not run: the turn ended before this call".to_owned();
+                        let text = format!("{NOT_RUN}the turn ended before this call");
                         self.record_result(session, call, text, true);
                     }
                     return Err(error);
@@ -556,7 +556,7 @@ impl AgentLoop {
                 Ok(Approval::Allow) => {}
                 Ok(Approval::Deny { reason }) => {
                     return Ok(ToolResult {
-                        text: format!("not run: {reason}"),
+                        text: format!("{NOT_RUN}{reason}"),
                         is_error: true,
                     });
                 }
@@ -644,7 +644,7 @@ async fn run_tool(
 
 /// The answer to a call of a tool the agent may not use.
 fn unavailable(assembly: &PromptAssembly, name: &str) -> String {
-    let mut message = format!("tool `{name}` is not available to this agent; ");
+    let mut message = format!("{NOT_RUN}tool `{name}` is not available to this agent; ");
     if assembly.tools.is_empty() {
         message.push_str("it has no tools");
     } else {

@@ -137,8 +137,7 @@ impl Updates {
     /// not echo), each answer's text, each call `pending`, then
     /// `in_progress` when it ran, then its final status and content, and
     /// the plans. The one difference: an answer streamed in pieces is
-    /// replayed as one chunk, and a call of a tool the agent did not have
-    /// is shown `in_progress` before it failed.
+    /// replayed as one chunk.
     pub(super) fn replay(&self, events: &[Event]) {
         let session = self.inner.session.clone();
         for event in events {
@@ -147,17 +146,12 @@ impl Updates {
                     ContentChunk::new(schema::ContentBlock::from(text.as_str())),
                 )),
                 Event::AssistantMessage { text } => self.text(&session, text),
-                Event::ToolResult {
-                    call_id,
-                    text,
-                    is_error,
-                    ..
-                } => {
-                    // Calls the approval refused, or the turn's end cut
-                    // off, never ran, and were never `in_progress`.
-                    let ran = !(*is_error && text.starts_with("not run"));
+                Event::ToolResult { call_id, .. } => {
+                    // Calls the approval refused, of a tool the agent
+                    // lacked, or that the turn's end cut off, never ran,
+                    // and were never `in_progress`.
                     let call = self.inner.calls.lock().get(call_id).cloned();
-                    if let Some(call) = call.filter(|_| ran) {
+                    if let Some(call) = call.filter(|_| !event.never_ran()) {
                         self.started(&call);
                     }
                     self.event(&session, event);

@@ -9,12 +9,14 @@ use agent_client_protocol::v1::schema::{
 
 use super::*;
 
-/// A turn with text, a plan (todo_write) and a bash call, then an answer.
+/// A turn with text, a plan (todo_write), a bash call and a call of a
+/// tool the agent lacks (which never runs), then an answer.
 const ANSWERS: &str = "[[answers]]\ntext = \"Planning.\"\n\
      [[answers.tool_calls]]\nname = \"todo_write\"\n\
      arguments = { todos = [{ content = \"Say hi\", status = \"in_progress\" }] }\n\
      [[answers]]\ntext = \"Running.\"\n\
      [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo hi\" }\n\
+     [[answers.tool_calls]]\nname = \"read\"\narguments = { path = \"notes.md\" }\n\
      [[answers]]\ntext = \"Done.\"\n";
 
 fn updates(seen: Vec<Seen>) -> Vec<SessionUpdate> {
@@ -48,6 +50,11 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
     .await;
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::Plan(_))));
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::ToolCall(_))));
+    assert!(
+        live.iter().any(|u| matches!(u, SessionUpdate::ToolCallUpdate(update)
+            if update.fields.status == Some(ToolCallStatus::Failed))),
+        "the call of the tool the agent lacks failed: {live:?}"
+    );
 
     // The editor restarted: a new process loads the session.
     let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
