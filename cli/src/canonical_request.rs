@@ -60,12 +60,17 @@ pub(crate) fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message
         kind: PartKind::Tool,
         text: tool_json(tool),
     }));
-    parts.extend(messages.iter().map(|message| Part {
+    parts.extend(messages.iter().map(message_part));
+    parts
+}
+
+/// A message's part: its compact JSON.
+pub(crate) fn message_part(message: &Message) -> Part {
+    Part {
         kind: PartKind::Message,
         // Strings and booleans only: serializing cannot fail.
         text: serde_json::to_string(message).unwrap_or_default(),
-    }));
-    parts
+    }
 }
 
 /// A tool schema's part: its compact JSON.

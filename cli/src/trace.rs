@@ -54,6 +54,11 @@
 //!   `null` when it reported nothing (OpenAI never reports writes). The
 //!   API's count also has the format's own tokens, so it is a little
 //!   larger; for Claude models the prediction is an `o200k_base` estimate.
+//! - A session resumed from the store (`dsh run --continue`/`--resume`)
+//!   compares its first request with the prefix of the last request the
+//!   session recorded (the store keeps it, [`RequestPrefix`]) followed by
+//!   the history it resumes with, so when the deployment changed in
+//!   between, that request says where its prefix broke.
 //! - `compacted`: present on the first request after the loop compacted
 //!   the session (`Event::Compacted`): `trigger` (`"budget"` or
 //!   `"request"`), `before_tokens`, `after_tokens` (the loop's counts),
@@ -75,6 +80,7 @@ use std::sync::Arc;
 use dsh_agent_loop::{
     CompactionReport, CompactionTrigger, Encoding, Message, StepPrompt, Tokenizer, Usage,
 };
+use dsh_session_store::RequestPrefix;
 use dsh_system_prompt::ToolSchema;
 use dsh_system_prompt::inspect::render_prompt_with_spans;
 use parking_lot::Mutex;
@@ -153,10 +159,16 @@ pub(crate) struct Trace {
     state: Mutex<State>,
     /// The MCP server of a tool, by its name, if it has one.
     tool_server: Option<ToolServer>,
+    /// Keeps a session's request prefix when it changes.
+    prefix_recorder: Option<PrefixRecorder>,
 }
 
 /// Names the MCP server of a tool.
 pub(crate) type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Keeps the prefix of a session's request (by the session's id) that
+/// differs from the session's request before it.
+pub(crate) type PrefixRecorder = Box<dyn Fn(&str, &RequestPrefix) + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -203,6 +215,66 @@ impl Trace {
             file: None,
             state: Mutex::new(State::default()),
             tool_server: None,
+            prefix_recorder: None,
+        }
+    }
+
+    /// Hands each request prefix that differs from its session's last one
+    /// to `recorder` (the store keeps it for a resumed session's trace).
+    pub(crate) fn with_prefix_recorder(mut self, recorder: PrefixRecorder) -> Self {
+        self.prefix_recorder = Some(recorder);
+        self
+    }
+
+    /// Makes a resumed session's first request compare with what its
+    /// recorded last request sent: `prefix`, then the messages of the
+    /// `history` it resumes with, less the answer to that request.
+    pub(crate) fn resume(
+        &self,
+        session: &str,
+        model: &str,
+        prefix: &RequestPrefix,
+        history: &[Message],
+    ) {
+        let tokenizer = self.tokenizer(model);
+        let history = match history {
+            [earlier @ .., Message::Assistant { tool_calls, .. }] if tool_calls.is_empty() => {
+                earlier
+            }
+            history => history,
+        };
+        let prompt = Part {
+            kind: PartKind::SystemPrompt,
+            text: prefix.system_prompt.clone(),
+        };
+        let tools = prefix.tools.iter().map(|(_, schema)| Part {
+            kind: PartKind::Tool,
+            text: schema.clone(),
+        });
+        let messages = history.iter().map(canonical_request::message_part);
+        let parts = std::iter::once(prompt)
+            .chain(tools)
+            .chain(messages)
+            .map(|part| CountedPart {
+                tokens: tokenizer.map_or(0, |tokenizer| tokenizer.count(&part.text)),
+                part,
+            })
+            .collect();
+        self.state.lock().last.insert(
+            session.to_owned(),
+            LastRequest {
+                parts,
+                sections: prefix.sections.clone(),
+                tools: prefix.tools.iter().map(|(name, _)| name.clone()).collect(),
+            },
+        );
+    }
+
+    /// The tokenizer a request to `model` is counted with, if counting.
+    fn tokenizer(&self, model: &str) -> Option<Tokenizer> {
+        match self.counting {
+            Counting::Bytes => None,
+            Counting::Tokens { configured } => Some(Tokenizer::select(model, configured)),
         }
     }
 
@@ -256,10 +328,7 @@ impl Trace {
     /// Measures a request against the session's last one; the line waits
     /// for the request's answer.
     pub(crate) fn observe(&self, request: &TracedRequest<'_>) -> TraceLine {
-        let tokenizer = match self.counting {
-            Counting::Bytes => None,
-            Counting::Tokens { configured } => Some(Tokenizer::select(request.model, configured)),
-        };
+        let tokenizer = self.tokenizer(request.model);
         let mut guard = self.state.lock();
         let state = &mut *guard;
         if let Some(waiting) = state.pending.remove(request.session) {
@@ -318,6 +387,19 @@ impl Trace {
             .zip(self.tool_server.as_ref())
             .and_then(|(tool, server_of)| server_of(tool));
         let compared = last.is_some();
+        if let Some(recorder) = &self.prefix_recorder
+            && last.is_none_or(|last| !prefix_of(&last.parts).eq(prefix_of(&parts)))
+        {
+            let prefix = RequestPrefix::new(
+                request.system,
+                sections.clone(),
+                (request.tools.iter())
+                    .zip(prefix_of(&parts).skip(1))
+                    .map(|(tool, part)| (tool.name.clone(), part.text.clone()))
+                    .collect(),
+            );
+            recorder(request.session, &prefix);
+        }
 
         let bytes: usize = parts.iter().map(|counted| counted.part.text.len()).sum();
         let tokens: usize = parts.iter().map(|counted| counted.tokens).sum();
@@ -467,6 +549,14 @@ fn shared_prefix(
         shared.broke_at = Some((current.len(), dropped.part.kind));
     }
     shared
+}
+
+/// The parts of a request a prompt cache can serve whatever the
+/// conversation: the system prompt, then the tools.
+fn prefix_of(parts: &[CountedPart]) -> impl Iterator<Item = &Part> + '_ {
+    (parts.iter())
+        .map(|counted| &counted.part)
+        .take_while(|part| part.kind != PartKind::Message)
 }
 
 /// The system prompt's part of a request.

@@ -58,6 +58,15 @@
 //! (torn, or of a kind a newer dsh wrote) is skipped and reported in
 //! [`LoadedSession::skipped`], never fatal to the rest.
 //!
+//! # The last request's prefix
+//!
+//! Beside its events, a session keeps the prefix of its last model
+//! request — the system prompt, its sections and the tools
+//! ([`RequestPrefix`]), replaced when it changes — so that a session
+//! resumed by another process, perhaps on a changed deployment, can say
+//! where its first request's prefix broke. A prefix that does not read is
+//! skipped like any other record.
+//!
 //! # One writer per session
 //!
 //! [`Store::create`] and [`Store::resume`] hold the session's lock (an
@@ -76,5 +85,6 @@ mod title;
 pub use error::StoreError;
 pub use recover::{INTERRUPTED_CALL, INTERRUPTED_TURN};
 pub use store::{
-    ListQuery, LoadedSession, NewSession, SessionInfo, SessionWriter, SkippedRecord, Store,
+    ListQuery, LoadedSession, NewSession, RequestPrefix, SessionInfo, SessionWriter, SkippedRecord,
+    Store,
 };

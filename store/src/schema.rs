@@ -14,7 +14,7 @@ use crate::StoreError;
 use crate::title::title_of;
 
 /// The schema version this binary writes.
-pub(crate) const CURRENT: i64 = 2;
+pub(crate) const CURRENT: i64 = 3;
 
 /// Version 1: sessions and their events.
 pub(crate) const V1: &str = "
@@ -43,6 +43,16 @@ CREATE TABLE events (
 const V2: &str = "
 ALTER TABLE sessions ADD COLUMN title TEXT NOT NULL DEFAULT '';
 CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC);
+";
+
+/// Version 3: each session's last request prefix (its system prompt and
+/// tools), which the first request of a resumed session is compared with.
+const V3: &str = "
+CREATE TABLE prefixes (
+    session_id TEXT PRIMARY KEY NOT NULL,
+    body TEXT NOT NULL,
+    at INTEGER NOT NULL
+) WITHOUT ROWID;
 ";
 
 /// Brings the database at `path` to [`CURRENT`], or says why not.
@@ -79,6 +89,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
                 tx.execute_batch(V2)?;
                 backfill_titles(tx)
             }
+            2 => tx.execute_batch(V3),
             _ => Ok(()),
         }
     };

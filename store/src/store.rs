@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::fs::{DirBuilder, File, OpenOptions};
+use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use nix::fcntl::{Flock, FlockArg};
 use parking_lot::Mutex;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
 use crate::recover::close_open_turns;
@@ -139,6 +140,43 @@ pub struct LoadedSession {
     pub closed: Vec<Event>,
     /// The records that could not be read, skipped.
     pub skipped: Vec<SkippedRecord>,
+    /// The prefix of the session's last request, if one was recorded
+    /// ([`SessionWriter::record_prefix`]).
+    pub prefix: Option<RequestPrefix>,
+}
+
+/// The start of a model request that a provider's prompt cache can serve —
+/// its system prompt and its tools — as dsh sent it. A session keeps the
+/// prefix of its last request ([`SessionWriter::record_prefix`]), so that
+/// the first request of the session resumed in another process can be
+/// compared with it: when the deployment changed in between, a trace then
+/// shows where the prefix broke.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RequestPrefix {
+    /// The system prompt.
+    pub system_prompt: String,
+    /// Its sections, in order: each one's name and byte range in
+    /// [`system_prompt`](Self::system_prompt).
+    pub sections: Vec<(String, Range<usize>)>,
+    /// The tools, in order: each one's name and its schema as the request
+    /// carried it.
+    pub tools: Vec<(String, String)>,
+}
+
+impl RequestPrefix {
+    /// A prefix of a system prompt, its sections and its tools.
+    pub fn new(
+        system_prompt: impl Into<String>,
+        sections: Vec<(String, Range<usize>)>,
+        tools: Vec<(String, String)>,
+    ) -> Self {
+        Self {
+            system_prompt: system_prompt.into(),
+            sections,
+            tools,
+        }
+    }
 }
 
 /// A record of the store that could not be read as an event: torn,
@@ -148,7 +186,8 @@ pub struct LoadedSession {
 pub struct SkippedRecord {
     /// The session.
     pub session: String,
-    /// The record's position in the session, from 1.
+    /// The record's position in the session, from 1 (0: the request
+    /// prefix, which has none).
     pub seq: i64,
     /// The kind it claims.
     pub kind: String,
@@ -343,11 +382,25 @@ impl Store {
             }
         }
         let closed = close_open_turns(&mut events);
+        let prefix = match self.prefix_of(&conn, id)? {
+            Some(Ok(prefix)) => Some(prefix),
+            Some(Err(reason)) => {
+                skipped.push(SkippedRecord {
+                    session: id.to_owned(),
+                    seq: 0,
+                    kind: PREFIX_KIND.to_owned(),
+                    reason,
+                });
+                None
+            }
+            None => None,
+        };
         Ok(LoadedSession {
             info,
             events,
             closed,
             skipped,
+            prefix,
         })
     }
 
@@ -415,6 +468,7 @@ impl Store {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(self.failed("while deleting a session"))?;
             tx.execute("DELETE FROM events WHERE session_id = ?1", [id])
+                .and_then(|_| tx.execute("DELETE FROM prefixes WHERE session_id = ?1", [id]))
                 .and_then(|_| tx.execute("DELETE FROM sessions WHERE id = ?1", [id]))
                 .and_then(|_| tx.commit())
                 .map_err(self.failed("while deleting a session"))?;
@@ -475,6 +529,46 @@ impl Store {
         })
         .and_then(|_| tx.commit())
         .map_err(self.failed("while recording an event"))
+    }
+
+    /// The recorded prefix of session `id`: `None` when there is none,
+    /// the reason when its record does not read.
+    fn prefix_of(
+        &self,
+        conn: &Connection,
+        id: &str,
+    ) -> Result<Option<Result<RequestPrefix, String>>, StoreError> {
+        let body = conn
+            .query_row(
+                "SELECT body FROM prefixes WHERE session_id = ?1",
+                [id],
+                |row| row.get::<_, rusqlite::types::Value>(0),
+            )
+            .optional()
+            .map_err(self.failed("while loading a session"))?;
+        Ok(body.map(|body| match body {
+            rusqlite::types::Value::Text(body) => serde_json::from_str(&body)
+                .map_err(|error| format!("it does not read as a request prefix: {error}")),
+            _ => Err("its body is not text".to_owned()),
+        }))
+    }
+
+    /// Replaces the recorded prefix of session `id`.
+    fn record_prefix(&self, id: &str, prefix: &RequestPrefix) -> Result<(), StoreError> {
+        let body = serde_json::to_string(prefix).map_err(|source| StoreError::Serialize {
+            id: id.to_owned(),
+            source,
+        })?;
+        self.inner
+            .conn
+            .lock()
+            .execute(
+                "INSERT INTO prefixes (session_id, body, at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (session_id) DO UPDATE SET body = excluded.body, at = excluded.at",
+                (id, body, now_ms()),
+            )
+            .map(drop)
+            .map_err(self.failed("while recording a request prefix"))
     }
 
     fn next_seq(&self, id: &str) -> Result<i64, StoreError> {
@@ -599,6 +693,14 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Records `prefix` as the prefix of the session's last request,
+    /// replacing the one recorded before. Call it when a request's prefix
+    /// differs from the last one recorded: once per process, when the
+    /// prompt does not change.
+    pub fn record_prefix(&self, prefix: &RequestPrefix) -> Result<(), StoreError> {
+        self.store.record_prefix(&self.id, prefix)
+    }
+
     /// A recorder for [`Session::with_recorder`](dsh_agent_loop::Session::with_recorder):
     /// appends each event. The first failure is kept for
     /// [`take_failure`](Self::take_failure), and once one happened the
@@ -636,6 +738,9 @@ enum Failure {
     Unreported(StoreError),
     Reported,
 }
+
+/// The kind a skipped prefix record is reported with.
+const PREFIX_KIND: &str = "request_prefix";
 
 fn is_known_kind(kind: &str) -> bool {
     const KNOWN: &[&str] = &[

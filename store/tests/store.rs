@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dsh_agent_loop::{Event, ToolCall, TurnEndReason};
 use dsh_session_store::{
-    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, Store, StoreError,
+    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RequestPrefix, Store, StoreError,
 };
 
 fn a_turn() -> Vec<Event> {
@@ -256,19 +256,22 @@ fn delete_removes_a_session_and_its_events() {
     let store = store_in(dir.path());
     let writer = store.create(&NewSession::new("coder", "m")).unwrap();
     writer.append(&a_turn()[0]).unwrap();
+    writer.record_prefix(&a_prefix("You code.")).unwrap();
     let id = writer.id().to_owned();
     let kept = store.create(&NewSession::new("coder", "m")).unwrap();
     drop(writer);
     store.delete(&id).unwrap();
     assert!(matches!(store.load(&id), Err(StoreError::NotFound { .. })));
-    let events: i64 = raw(&store)
-        .query_row(
-            "SELECT COUNT(*) FROM events WHERE session_id = ?1",
-            [&id],
-            |row| row.get(0),
-        )
-        .unwrap();
-    assert_eq!(events, 0);
+    for table in ["events", "prefixes"] {
+        let rows: i64 = raw(&store)
+            .query_row(
+                &format!("SELECT COUNT(*) FROM {table} WHERE session_id = ?1"),
+                [&id],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 0, "{table}");
+    }
     let error = store.delete("no-such-id").unwrap_err();
     assert!(
         error.to_string().contains("no session `no-such-id`"),
@@ -370,4 +373,51 @@ fn two_processes_write_at_once() {
         let expected: Vec<String> = (0..EVENTS).map(|n| n.to_string()).collect();
         assert_eq!(texts, expected, "session {} of {}", info.id, info.agent);
     }
+}
+
+fn a_prefix(system_prompt: &str) -> RequestPrefix {
+    RequestPrefix::new(
+        system_prompt,
+        vec![("agent:persona".to_owned(), 0..system_prompt.len())],
+        vec![("bash".to_owned(), r#"{"name":"bash"}"#.to_owned())],
+    )
+}
+
+#[test]
+fn the_last_request_prefix_is_kept_replaced_and_reloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    let id = writer.id().to_owned();
+    assert_eq!(store.load(&id).unwrap().prefix, None);
+    writer.record_prefix(&a_prefix("You code.")).unwrap();
+    writer.record_prefix(&a_prefix("You review.")).unwrap();
+    drop(writer);
+    let (loaded, _writer) = store.resume(&id).unwrap();
+    assert_eq!(loaded.prefix, Some(a_prefix("You review.")), "the last one");
+}
+
+#[test]
+fn a_torn_prefix_is_reported_and_the_session_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    writer.append(&a_turn()[0]).unwrap();
+    writer.record_prefix(&a_prefix("You code.")).unwrap();
+    let id = writer.id().to_owned();
+    drop(writer);
+    raw(&store)
+        .execute(
+            "UPDATE prefixes SET body = '{\"system_prompt\": \"You c' WHERE session_id = ?1",
+            [&id],
+        )
+        .unwrap();
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.prefix, None);
+    assert_eq!(loaded.events.len(), 2, "the prompt, and the end closing it");
+    let [skipped] = loaded.skipped.as_slice() else {
+        panic!("one skipped record: {:?}", loaded.skipped);
+    };
+    assert_eq!(skipped.kind, "request_prefix");
+    assert!(skipped.reason.contains("request prefix"), "{skipped}");
 }

@@ -18,6 +18,7 @@ use dsh_agent_loop::{
     AgentLoop, Approval, CompactionReport, Event, Session, SessionFacts, SessionInstructions,
     ToolApproval, ToolCall, TurnError, async_trait,
 };
+use dsh_session_store::RequestPrefix;
 use dsh_system_prompt::render_prompt;
 use dsh_tool_subagent::AcpProvider;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
@@ -49,18 +50,6 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
 
     let model = adapter::for_running(deployment, args.record_requests.as_deref())
         .map_err(|problem| vec![problem])?;
-    let trace = Arc::new(
-        match &args.trace {
-            Some(path) => {
-                crate::outputs::check_output(deployment, path, "--trace")
-                    .map_err(|problem| vec![problem])?;
-                Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
-            }
-            None => Trace::summary_only(Counting::Bytes),
-        }
-        .with_tool_server(runtime::mcp::tool_server(&runtime.mcp)),
-    );
-
     let console = Arc::new(Console::new());
     let (events, text, progress) = (
         Arc::clone(&console),
@@ -74,7 +63,30 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         session,
         recorded,
         history,
+        prefix,
     } = run_session(args, recording.as_ref(), &cwd)?;
+    let mut trace = match &args.trace {
+        Some(path) => {
+            crate::outputs::check_output(deployment, path, "--trace")
+                .map_err(|problem| vec![problem])?;
+            Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
+        }
+        None => Trace::summary_only(Counting::Bytes),
+    }
+    .with_tool_server(runtime::mcp::tool_server(&runtime.mcp));
+    if let Some(recorded) = &recorded {
+        trace = trace.with_prefix_recorder(prefix_recorder(recorded));
+    }
+    if let Some(prefix) = &prefix {
+        let messages = session.messages();
+        trace.resume(
+            session.id().as_str(),
+            agent.model.get_ref(),
+            prefix,
+            &messages,
+        );
+    }
+    let trace = Arc::new(trace);
     // The instruction files stay registered while the session runs: the
     // ones of the session that runs (its id is the store's, and a resumed
     // one reads its own working directory's), not the checked one's.
@@ -190,6 +202,29 @@ struct RunSession {
     recorded: Option<store::Recorded>,
     /// What a resumed session said and did before.
     history: Vec<Event>,
+    /// The prefix of a resumed session's last request, if recorded.
+    prefix: Option<RequestPrefix>,
+}
+
+/// Keeps each changed prefix of the recorded session's requests in the
+/// store; a failure to is said, and the session goes on (only a later
+/// `--continue`'s trace misses it).
+fn prefix_recorder(recorded: &store::Recorded) -> crate::trace::PrefixRecorder {
+    let writer = Arc::clone(&recorded.writer);
+    let warned = AtomicBool::new(false);
+    Box::new(move |session, prefix| {
+        if session != writer.id() {
+            return;
+        }
+        if let Err(error) = writer.record_prefix(prefix)
+            && !warned.swap(true, Ordering::Relaxed)
+        {
+            out(
+                &mut std::io::stderr(),
+                &format!("warning: the request prefix was not recorded: {error}\n"),
+            );
+        }
+    })
 }
 
 /// The loop session to run: recorded into the store when it is on — a new
@@ -212,6 +247,7 @@ fn run_session(
             session: runtime::session(Some(cwd)),
             recorded: None,
             history: Vec::new(),
+            prefix: None,
         });
     };
     let id = if resume.continue_latest {
@@ -241,6 +277,7 @@ fn run_session(
             session,
             recorded: Some(recorded),
             history: Vec::new(),
+            prefix: None,
         });
     };
     let resumed = recording
@@ -253,6 +290,7 @@ fn run_session(
         session: resumed.session,
         recorded: Some(resumed.recorded),
         history: resumed.loaded.events,
+        prefix: resumed.loaded.prefix,
     })
 }
 

@@ -51,7 +51,8 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::Plan(_))));
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::ToolCall(_))));
     assert!(
-        live.iter().any(|u| matches!(u, SessionUpdate::ToolCallUpdate(update)
+        live.iter()
+            .any(|u| matches!(u, SessionUpdate::ToolCallUpdate(update)
             if update.fields.status == Some(ToolCallStatus::Failed))),
         "the call of the tool the agent lacks failed: {live:?}"
     );

@@ -304,7 +304,13 @@ fn a_changed_deployment_continues_on_the_new_prompt() {
         Path::new(&config),
         &text.replace("You are a test agent", "You are a changed agent"),
     );
-    let (output, requests) = run(dir.path(), &config, &["--continue", "-p", "again"]);
+    let trace = dir.path().join("trace.jsonl");
+    let trace_arg = trace.display().to_string();
+    let (output, requests) = run(
+        dir.path(),
+        &config,
+        &["--continue", "--trace", &trace_arg, "-p", "again"],
+    );
     assert_status(&output, 0);
     assert!(
         stderr(&output).contains("the deployment changed since"),
@@ -313,4 +319,55 @@ fn a_changed_deployment_continues_on_the_new_prompt() {
     );
     let system = requests[0]["system"].as_str().unwrap();
     assert!(system.contains("You are a changed agent"), "{system}");
+    // The first request is compared with the last one the earlier process
+    // sent: the prefix broke in the persona, after "You are a ".
+    let first = first_trace_line(&trace);
+    assert_eq!(first["prefix_broke_in"], "system_prompt", "{first}");
+    assert_eq!(first["changed_section"], "agent:persona", "{first}");
+    assert_eq!(
+        first["shared_prefix_bytes"],
+        system.find("changed").unwrap(),
+        "{first}"
+    );
+    assert!(
+        first["shared_prefix_tokens"].as_u64().unwrap() > 0,
+        "{first}"
+    );
+}
+
+#[test]
+fn an_unchanged_deployment_continues_with_its_whole_prefix_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
+    assert_status(&output, 0);
+    let trace = dir.path().join("trace.jsonl");
+    let trace_arg = trace.display().to_string();
+    let (output, requests) = run(
+        dir.path(),
+        &config,
+        &["--continue", "--trace", &trace_arg, "-p", "again"],
+    );
+    assert_status(&output, 0);
+    let first = first_trace_line(&trace);
+    assert_eq!(first["prefix_broke_in"], Value::Null, "{first}");
+    // All the earlier request sent: the system prompt, the tools and the
+    // first prompt (its answer came after it).
+    let bytes = first["bytes"].as_u64().unwrap();
+    let shared = first["shared_prefix_bytes"].as_u64().unwrap();
+    let again = serde_json::to_string(&requests[0]["messages"].as_array().unwrap().last())
+        .unwrap()
+        .len() as u64;
+    assert!(shared > 0 && shared < bytes - again, "{first}");
+    assert!(
+        stderr(&output).contains("the cache never broke"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// The first line of a `--trace` file.
+fn first_trace_line(trace: &Path) -> Value {
+    let text = std::fs::read_to_string(trace).unwrap();
+    serde_json::from_str(text.lines().next().expect("a trace line")).unwrap()
 }
