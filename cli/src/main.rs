@@ -29,6 +29,7 @@ mod runtime;
 mod signals;
 mod store;
 mod trace;
+mod working_directory;
 
 use std::process::ExitCode;
 

@@ -45,6 +45,7 @@ use self::approval::AskTheClient;
 use self::fs::SessionFiles;
 use self::updates::Updates;
 use crate::store::{Recorded, Recording};
+use crate::working_directory::{Relative, working_directory};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]
@@ -498,25 +499,13 @@ impl Server {
     }
 }
 
-/// A session's working directory: absolute, and a directory.
+/// A session's working directory, by the one rule
+/// ([`working_directory`]): ACP's `cwd` must be absolute.
 fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
-    let invalid = |message: String| {
-        Error::new(ErrorCode::INVALID_PARAMS, message)
+    working_directory(Some(&cwd), Relative::Refused).map_err(|error| {
+        Error::new(ErrorCode::INVALID_PARAMS, format!("`cwd`: {error}"))
             .data(serde_json::json!({ "field": "cwd", "cwd": cwd.display().to_string() }))
-    };
-    if !cwd.is_absolute() {
-        return Err(invalid(format!(
-            "`cwd` must be an absolute path, got `{}`",
-            cwd.display()
-        )));
-    }
-    if !cwd.is_dir() {
-        return Err(invalid(format!(
-            "`cwd` `{}` is not a directory",
-            cwd.display()
-        )));
-    }
-    Ok(cwd)
+    })
 }
 
 /// The user's message of a prompt: its text blocks, and each resource

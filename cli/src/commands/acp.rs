@@ -19,7 +19,7 @@ use crate::acp::transport::StdioTransport;
 use crate::acp::{AcpMcp, Server};
 use crate::adapter;
 use crate::args::AcpArgs;
-use crate::commands::{Outcome, absolute_cwd, async_runtime};
+use crate::commands::{Outcome, async_runtime, command_line_cwd};
 use crate::diagnostics::Problem;
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
@@ -33,7 +33,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // with one would fail every session: say so now, with the place in the
     // file, before an editor connects.
     // Instruction files are each session's own, read when it starts.
-    let bare = runtime::Runtime::without_instructions(Some(&absolute_cwd(None)?));
+    let bare = runtime::Runtime::without_instructions(Some(&command_line_cwd(None)?));
     let assembly = runtime.assemble(agent, &bare);
     if let Err(errors) = render_prompt(&assembly) {
         return Err(prompt_problems(deployment, agent, &errors));
@@ -46,6 +46,12 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         .map(|store| store::Recording::new(store, deployment, agent));
     let agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model);
     let tokio = async_runtime()?;
+    // Listening before any server starts: a signal that comes while they
+    // start ends dsh the gentle way, which stops them too.
+    let mut signals = {
+        let _runtime = tokio.enter();
+        EndingSignals::listen()?
+    };
     // The agent's deployment servers start once, for every session.
     let started = tokio.block_on(runtime::mcp::start_deployment_servers(
         deployment,
@@ -68,7 +74,6 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     );
 
     let served = tokio.block_on(async {
-        let mut signals = EndingSignals::listen()?;
         let stop = CancellationToken::new();
         tokio::spawn({
             let stop = stop.clone();

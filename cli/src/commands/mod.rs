@@ -14,36 +14,27 @@ use std::path::{Path, PathBuf};
 
 use crate::args::CwdArgs;
 use crate::diagnostics::Problem;
+use crate::working_directory::{Relative, working_directory};
 
 /// What a command returns: success, or every problem it found.
 pub(crate) type Outcome = Result<(), Vec<Problem>>;
 
-/// The session working directory the arguments ask for: the one given
-/// (made absolute), none with `--no-cwd`, else the current directory.
+/// The session working directory the arguments ask for, by the one rule
+/// ([`working_directory`]): the one given, or the current directory; none
+/// with `--no-cwd`.
 pub(crate) fn session_cwd(args: &CwdArgs) -> Result<Option<PathBuf>, Vec<Problem>> {
     if args.no_cwd {
         return Ok(None);
     }
-    absolute_cwd(args.cwd.as_deref()).map(Some)
+    command_line_cwd(args.cwd.as_deref()).map(Some)
 }
 
-/// The one rule for a session's working directory, for every command:
-/// `cwd` made absolute against the current directory, or the current
-/// directory itself.
-pub(crate) fn absolute_cwd(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
-    let current = || {
-        std::env::current_dir().map_err(|error| {
-            vec![
-                Problem::new(format!("cannot read the current directory: {error}"))
-                    .help("pass the session's working directory with `--cwd DIR`"),
-            ]
-        })
-    };
-    match cwd {
-        Some(cwd) if cwd.is_absolute() => Ok(cwd.to_path_buf()),
-        Some(cwd) => Ok(current()?.join(cwd)),
-        None => current(),
-    }
+/// A working directory given on the command line (`None`: the current
+/// one), by the one rule ([`working_directory`]).
+pub(crate) fn command_line_cwd(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
+    working_directory(cwd, Relative::ToCurrent).map_err(|error| {
+        vec![Problem::new(error.to_string()).help("pass an existing directory with `--cwd DIR`")]
+    })
 }
 
 /// The async runtime of a command that talks to a model.

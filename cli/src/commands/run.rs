@@ -9,7 +9,7 @@
 //! tokens.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapter;
 use crate::args::RunArgs;
-use crate::commands::{Outcome, absolute_cwd, async_runtime};
+use crate::commands::{Outcome, async_runtime, command_line_cwd};
 use crate::diagnostics::{Problem, Reporter};
 use crate::prompt_problems::prompt_problems;
 use crate::runtime;
@@ -38,7 +38,7 @@ use crate::trace::{Counting, Trace};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
-    let cwd = working_directory(args.cwd.as_deref())?;
+    let cwd = command_line_cwd(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
     // with the place in the file, before the model is contacted.
@@ -134,6 +134,12 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let loop_agent = runtime::loop_agent(agent).with_budget(deployment.budget_for(agent));
 
     let tokio = async_runtime()?;
+    // Listening before any server starts: a signal that comes while they
+    // start ends dsh the gentle way, which stops them too.
+    let ending = {
+        let _runtime = tokio.enter();
+        EndingSignals::listen()?
+    };
     let outcome = tokio.block_on(async {
         // The agent's MCP servers, all at once; one that may be missed and
         // failed is said once, here.
@@ -153,7 +159,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             agent: loop_agent,
             session,
             console,
-            ending: EndingSignals::listen()?,
+            ending,
             ended: None,
         };
         let outcome = match &args.prompt {
@@ -292,22 +298,6 @@ fn run_session(
         history: resumed.loaded.events,
         prefix: resumed.loaded.prefix,
     })
-}
-
-/// The session's working directory: the one given, or the current one. It
-/// must exist, since tools run in it.
-fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, Vec<Problem>> {
-    let cwd = absolute_cwd(cwd)?;
-    if !cwd.is_dir() {
-        return Err(vec![
-            Problem::new(format!(
-                "the working directory `{}` is not a directory",
-                cwd.display()
-            ))
-            .help("pass an existing directory with `--cwd DIR`"),
-        ]);
-    }
-    Ok(cwd)
 }
 
 /// The input line that compacts the session instead of starting a turn.

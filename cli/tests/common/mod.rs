@@ -189,3 +189,12 @@ pub fn run_prompt(
     let (output, requests) = run_recorded(dir, config, &args);
     (stdout(&output), requests)
 }
+
+/// The session directory of the snapshots: a fixed path, so they do not
+/// depend on where the tests run, that exists (a working directory must)
+/// and holds no instruction file.
+pub fn snapshot_cwd() -> &'static str {
+    const CWD: &str = "/tmp/dsh-tests/project";
+    std::fs::create_dir_all(CWD).expect("the snapshots' working directory");
+    CWD
+}

@@ -448,7 +448,7 @@ async fn bad_requests_get_errors_and_the_session_stays_usable() {
     assert_eq!(i32::from(relative.code), -32602);
     assert_eq!(
         relative.message,
-        "`cwd` must be an absolute path, got `relative/dir`"
+        "`cwd`: the working directory must be an absolute path, got `relative/dir`"
     );
     assert_eq!(i32::from(unknown.code), -32002);
     assert_eq!(first, StopReason::EndTurn);

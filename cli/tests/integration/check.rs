@@ -33,7 +33,7 @@ fn good_deployments_pass() {
         "examples/anthropic/dsh.toml",
         "cli/tests/fixtures/layers-hidden-tool.toml",
     ] {
-        let output = dsh(&["check", "--config", config, "--cwd", "/work/project"]);
+        let output = dsh(&["check", "--config", config, "--cwd", common::snapshot_cwd()]);
         assert_status(&output, 0);
         assert!(stdout(&output).contains("every prompt renders"));
     }

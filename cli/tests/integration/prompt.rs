@@ -5,12 +5,8 @@ use crate::common;
 
 use common::{assert_status, dsh, stdout, workspace};
 
-/// The session directory every snapshot uses, so they do not depend on
-/// where the tests run.
-const CWD: &str = "/work/project";
-
 fn prompt(args: &[&str]) -> String {
-    let output = dsh(&[&["prompt", "--cwd", CWD], args].concat());
+    let output = dsh(&[&["prompt", "--cwd", common::snapshot_cwd()], args].concat());
     assert_status(&output, 0);
     stdout(&output)
 }
@@ -228,7 +224,10 @@ fn the_embedded_deployment_is_the_coding_agent_example() {
 fn acp_agent_states_its_working_directory() {
     let text = prompt(&["--config", "examples/acp-agent/dsh.toml"]);
     assert!(
-        text.contains(&format!("Your working directory is {CWD}")),
+        text.contains(&format!(
+            "Your working directory is {}",
+            common::snapshot_cwd()
+        )),
         "{text}"
     );
 }
@@ -260,7 +259,7 @@ fn json_is_the_assembly() {
         "the tools' habits, by order"
     );
     assert_eq!(json["variables"]["model"], "gpt-5");
-    assert_eq!(json["variables"]["cwd"], CWD);
+    assert_eq!(json["variables"]["cwd"], common::snapshot_cwd());
     let tools = names(&json, "tools");
     assert_eq!(
         tools,
@@ -305,6 +304,55 @@ fn a_persona_that_does_not_render_prints_no_prompt() {
     assert_status(&output, 1);
     assert_eq!(stdout(&output), "");
     assert!(common::stderr(&output).contains("`<<cwd>>` has no value"));
+}
+
+/// `prompt`, `check` and `run` take a working directory by one rule: an
+/// existing directory, relative to the current one when relative.
+#[test]
+fn every_command_refuses_a_working_directory_that_is_not_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing").display().to_string();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let file = file.display().to_string();
+    for (args, says) in [
+        (
+            vec!["prompt", "--cwd", &missing],
+            format!("the working directory `{missing}` cannot be read"),
+        ),
+        (
+            vec!["check", "--cwd", &missing],
+            format!("the working directory `{missing}` cannot be read"),
+        ),
+        (
+            vec!["run", "--cwd", &file, "-p", "hi"],
+            format!("the working directory `{file}` is not a directory"),
+        ),
+    ] {
+        let output = dsh(&args);
+        assert_status(&output, 1);
+        let stderr = common::stderr(&output);
+        assert!(stderr.contains(&says), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("pass an existing directory with `--cwd DIR`"),
+            "{stderr}"
+        );
+    }
+    // Relative to the current directory (the workspace, in these tests).
+    let output = dsh(&[
+        "prompt",
+        "--config",
+        "examples/acp-agent/dsh.toml",
+        "--cwd",
+        "examples",
+    ]);
+    assert_status(&output, 0);
+    let examples = common::workspace().join("examples");
+    assert!(
+        stdout(&output).contains(&format!("Your working directory is {}", examples.display())),
+        "{}",
+        stdout(&output)
+    );
 }
 
 #[test]
