@@ -274,11 +274,6 @@ impl Session {
         self
     }
 
-    /// Changes the working directory for the turns to come.
-    pub fn set_cwd(&mut self, cwd: Option<PathBuf>) {
-        self.cwd = cwd;
-    }
-
     /// The session's id.
     pub fn id(&self) -> &SessionId {
         &self.id
@@ -306,14 +301,6 @@ impl Session {
                 Event::Context { text } => Some(text.as_str()),
                 _ => None,
             })
-    }
-
-    /// The text of the last assistant message, if any.
-    pub fn last_answer(&self) -> Option<&str> {
-        self.events.iter().rev().find_map(|event| match event {
-            Event::AssistantMessage { text } => Some(text.as_str()),
-            _ => None,
-        })
     }
 
     /// The conversation as a model sees it: user messages, assistant

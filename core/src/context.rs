@@ -149,9 +149,4 @@ impl AssembleContext {
     pub fn extensions(&self) -> &Extensions {
         &self.extensions
     }
-
-    /// The typed fields, to add or remove some.
-    pub fn extensions_mut(&mut self) -> &mut Extensions {
-        &mut self.extensions
-    }
 }

@@ -1,10 +1,11 @@
 //! Reading a window of a text file: refuse what is not a regular file
 //! before opening it, stream the lines, number them, cap them.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+use dsh_tools::NotRegular;
 
 use crate::observe::{Seeing, Seen};
 
@@ -102,31 +103,15 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
             source,
         },
     };
-    let refuse = |kind| ReadError::NotARegularFile {
-        path: path.to_owned(),
-        kind,
-        through_symlink: std::fs::symlink_metadata(path)
-            .is_ok_and(|metadata| metadata.file_type().is_symlink()),
-    };
-    // `metadata` follows symbolic links, so a link to a FIFO is refused
-    // here, before anything opens it.
-    let metadata = std::fs::metadata(path).map_err(io_error)?;
-    if let Some(kind) = dsh_tools::special_kind(metadata.file_type()) {
-        return Err(refuse(kind));
-    }
-    // The path may have been replaced since: open without blocking anyway
-    // (`O_NONBLOCK` makes opening a FIFO return at once), and check what
-    // was actually opened.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
-        .open(path)
-        .map_err(io_error)?;
-    let opened = file.metadata().map_err(io_error)?;
-    if let Some(kind) = dsh_tools::special_kind(opened.file_type()) {
-        return Err(refuse(kind));
-    }
-    Ok(file)
+    dsh_tools::open_regular(path).map_err(|error| match error {
+        NotRegular::Io(source) => io_error(source),
+        NotRegular::Kind(kind) => ReadError::NotARegularFile {
+            path: path.to_owned(),
+            kind,
+            through_symlink: std::fs::symlink_metadata(path)
+                .is_ok_and(|metadata| metadata.file_type().is_symlink()),
+        },
+    })
 }
 
 /// Reads lines `offset..offset + limit` of `path` (1-based), numbered and

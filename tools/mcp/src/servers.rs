@@ -88,16 +88,6 @@ impl McpServers {
         self.inner.read().deployment.clone()
     }
 
-    /// The servers of session `session`.
-    pub fn session_servers(&self, session: &str) -> Vec<Arc<McpServer>> {
-        self.inner
-            .read()
-            .sessions
-            .get(session)
-            .cloned()
-            .unwrap_or_default()
-    }
-
     /// Stops and forgets the servers of session `session`.
     pub async fn end_session(&self, session: &str) {
         let servers = self.inner.write().sessions.remove(session);

@@ -66,26 +66,13 @@ pub fn read_input_file(path: &Path, max: u64) -> Result<String, InputFileError> 
         path: path.to_owned(),
         source,
     };
-    let refuse = |kind| InputFileError::NotARegularFile {
-        path: path.to_owned(),
-        kind,
-    };
-    // `metadata` follows symbolic links: a link to a FIFO is refused before
-    // anything opens it.
-    if let Some(kind) = special_kind(std::fs::metadata(path).map_err(io)?.file_type()) {
-        return Err(refuse(kind));
-    }
-    // The path may have been replaced since: open without blocking
-    // (`O_NONBLOCK` makes opening a FIFO return at once) and check what was
-    // opened.
-    let file: File = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(io)?;
-    if let Some(kind) = special_kind(file.metadata().map_err(io)?.file_type()) {
-        return Err(refuse(kind));
-    }
+    let file = open_regular(path).map_err(|error| match error {
+        NotRegular::Io(source) => io(source),
+        NotRegular::Kind(kind) => InputFileError::NotARegularFile {
+            path: path.to_owned(),
+            kind,
+        },
+    })?;
     let mut bytes = Vec::new();
     file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -100,6 +87,41 @@ pub fn read_input_file(path: &Path, max: u64) -> Result<String, InputFileError> 
         path: path.to_owned(),
         source: error.utf8_error(),
     })
+}
+
+/// Why [`open_regular`] opened nothing.
+#[derive(Debug)]
+pub enum NotRegular {
+    /// The path is not a regular file: it is this ([`special_kind`]).
+    Kind(&'static str),
+    /// Reading its metadata or opening it failed.
+    Io(std::io::Error),
+}
+
+/// Opens `path` for reading only if it is a regular file (after symbolic
+/// links), without ever blocking: opening a FIFO for reading blocks until
+/// a writer appears, and reading a device may never end. The one way dsh
+/// opens a file a user or a model names, for reading.
+pub fn open_regular(path: &Path) -> Result<File, NotRegular> {
+    // `metadata` follows symbolic links: a link to a FIFO is refused before
+    // anything opens it.
+    let metadata = std::fs::metadata(path).map_err(NotRegular::Io)?;
+    if let Some(kind) = special_kind(metadata.file_type()) {
+        return Err(NotRegular::Kind(kind));
+    }
+    // The path may have been replaced since: open without blocking
+    // (`O_NONBLOCK` makes opening a FIFO return at once) and check what was
+    // opened.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(NotRegular::Io)?;
+    let opened = file.metadata().map_err(NotRegular::Io)?;
+    match special_kind(opened.file_type()) {
+        Some(kind) => Err(NotRegular::Kind(kind)),
+        None => Ok(file),
+    }
 }
 
 /// What a file type is, when it is not a regular file (`None` for a

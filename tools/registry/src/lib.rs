@@ -90,7 +90,9 @@ mod tool;
 pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
-pub use input_file::{InputFileError, MAX_INPUT_FILE_BYTES, read_input_file, special_kind};
+pub use input_file::{
+    InputFileError, MAX_INPUT_FILE_BYTES, NotRegular, open_regular, read_input_file, special_kind,
+};
 pub use panic::panic_message;
 pub use registry::{ToolRegistry, ToolResolver};
 pub use report::{FileChange, FileChanges, ToolLocation};

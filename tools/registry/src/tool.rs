@@ -147,12 +147,6 @@ impl ToolCallContext {
         self
     }
 
-    /// Sets the cancellation token (say, a child of the turn's token).
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
-        self
-    }
-
     /// Attaches a typed value, replacing one of the same type.
     pub fn with<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);

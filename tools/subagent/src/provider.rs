@@ -70,12 +70,6 @@ impl SubagentTask {
             depth: 1,
         }
     }
-
-    /// Sets the parent turn.
-    pub fn with_parent(mut self, parent: CallingTurn) -> Self {
-        self.parent = Some(parent);
-        self
-    }
 }
 
 /// One running child.
