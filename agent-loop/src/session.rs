@@ -3,7 +3,6 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -13,16 +12,16 @@ use crate::id::string_id;
 use crate::{Message, ToolCall};
 
 string_id! {
-    /// The id of a session, unique within the process when generated.
+    /// The id of a session: unique across processes when generated.
     pub struct SessionId;
 }
 
 impl SessionId {
-    /// A fresh id (`session-7`), different from every other generated id of
-    /// this process.
+    /// A fresh id, a random (v4) UUID: no other process's session has it,
+    /// so what an API keys by it (OpenAI's `prompt_cache_key`) is this
+    /// session's alone, and a store can keep it.
     pub fn generate() -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        Self::new(format!("session-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
+        Self::new(uuid::Uuid::new_v4().to_string())
     }
 }
 
