@@ -171,8 +171,19 @@ impl Server {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |request: DeleteSessionRequest, responder, _cx| {
-                    responder.respond_with_result(delete.delete_session(request))
+                async move |request: DeleteSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let id = request.session_id.0.to_string();
+                    let response = delete.delete_session(request);
+                    if response.is_ok() {
+                        // The session's own MCP servers end with it, off
+                        // the message loop (a server may take a while).
+                        let servers = delete.inner.mcp.servers.clone();
+                        cx.spawn(async move {
+                            servers.end_session(&id).await;
+                            Ok(())
+                        })?;
+                    }
+                    responder.respond_with_result(response)
                 },
                 agent_client_protocol::on_receive_request!(),
             )

@@ -9,8 +9,8 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, McpServer, McpServerStdio, NewSessionRequest, PromptRequest,
-    SessionId, SessionNotification, SessionUpdate, StopReason,
+    ContentBlock, DeleteSessionRequest, InitializeRequest, McpServer, McpServerStdio,
+    NewSessionRequest, PromptRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
 use agent_client_protocol::{AcpAgent, Agent, Client, Error};
 use serde_json::Value;
@@ -192,6 +192,63 @@ async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
     for pid in pids {
         assert!(!running(pid), "process {pid} outlived dsh");
     }
+}
+
+/// Waits up to five seconds for `pids` to end; says whether they did.
+async fn all_end(pids: &[u32]) -> bool {
+    for _ in 0..250 {
+        if pids.iter().all(|&pid| !running(pid)) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_sessions_servers_stop_while_dsh_goes_on() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let pid_file = dir.path().join("pids");
+    let config = common::scripted_config(
+        dir.path(),
+        "[[answers]]\ntext = \"hi\"\n",
+        "\n[sessions]\npath = \"sessions.db\"\n\
+         [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let server = McpServer::Stdio(
+        McpServerStdio::new("Docs", SERVER).args(vec![format!("pid-file={}", pid_file.display())]),
+    );
+    with_dsh(&config, &recorded, async |cx, _rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let session = cx
+            .send_request(NewSessionRequest::new(project.path()).mcp_servers(vec![server]))
+            .block_task()
+            .await?
+            .session_id;
+        let pids: Vec<u32> = std::fs::read_to_string(&pid_file)
+            .expect("the server wrote its pids")
+            .lines()
+            .map(|line| line.parse().expect("a pid"))
+            .collect();
+        assert!(pids.iter().all(|&pid| running(pid)), "the server runs");
+        cx.send_request(DeleteSessionRequest::new(session))
+            .block_task()
+            .await?;
+        assert!(all_end(&pids).await, "the server stops with its session");
+        // dsh goes on serving.
+        let other = cx
+            .send_request(NewSessionRequest::new(project.path()))
+            .block_task()
+            .await?
+            .session_id;
+        assert_eq!(prompt(&cx, &other, "hello").await?, StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
