@@ -304,14 +304,7 @@ fn a_changed_deployment_continues_on_the_new_prompt() {
         Path::new(&config),
         &text.replace("You are a test agent", "You are a changed agent"),
     );
-    let trace = dir.path().join("trace.jsonl");
-    let trace_arg = trace.display().to_string();
-    let (output, requests) = run(
-        dir.path(),
-        &config,
-        &["--continue", "--trace", &trace_arg, "-p", "again"],
-    );
-    assert_status(&output, 0);
+    let (output, requests, first) = continue_traced(dir.path(), &config);
     assert!(
         stderr(&output).contains("the deployment changed since"),
         "{}",
@@ -321,7 +314,6 @@ fn a_changed_deployment_continues_on_the_new_prompt() {
     assert!(system.contains("You are a changed agent"), "{system}");
     // The first request is compared with the last one the earlier process
     // sent: the prefix broke in the persona, after "You are a ".
-    let first = first_trace_line(&trace);
     assert_eq!(first["prefix_broke_in"], "system_prompt", "{first}");
     assert_eq!(first["changed_section"], "agent:persona", "{first}");
     assert_eq!(
@@ -341,15 +333,7 @@ fn an_unchanged_deployment_continues_with_its_whole_prefix_shared() {
     let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
     let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
     assert_status(&output, 0);
-    let trace = dir.path().join("trace.jsonl");
-    let trace_arg = trace.display().to_string();
-    let (output, requests) = run(
-        dir.path(),
-        &config,
-        &["--continue", "--trace", &trace_arg, "-p", "again"],
-    );
-    assert_status(&output, 0);
-    let first = first_trace_line(&trace);
+    let (output, requests, first) = continue_traced(dir.path(), &config);
     assert_eq!(first["prefix_broke_in"], Value::Null, "{first}");
     // All the earlier request sent: the system prompt, the tools and the
     // first prompt (its answer came after it).
@@ -366,8 +350,18 @@ fn an_unchanged_deployment_continues_with_its_whole_prefix_shared() {
     );
 }
 
-/// The first line of a `--trace` file.
-fn first_trace_line(trace: &Path) -> Value {
+/// `dsh run --continue --trace … -p again`, which must succeed: its
+/// output, its requests, and the first line of its trace.
+fn continue_traced(dir: &Path, config: &str) -> (std::process::Output, Vec<Value>, Value) {
+    let trace = dir.join("trace.jsonl");
+    let trace_arg = trace.display().to_string();
+    let (output, requests) = run(
+        dir,
+        config,
+        &["--continue", "--trace", &trace_arg, "-p", "again"],
+    );
+    assert_status(&output, 0);
     let text = std::fs::read_to_string(trace).unwrap();
-    serde_json::from_str(text.lines().next().expect("a trace line")).unwrap()
+    let first = serde_json::from_str(text.lines().next().expect("a trace line")).unwrap();
+    (output, requests, first)
 }
