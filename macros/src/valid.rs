@@ -308,16 +308,11 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
 /// The arguments `part` takes, as diagnostics list them: "`order`,
 /// `name`, `tool` or `complete`" (a context is never complete).
 fn expected_arguments(part: Part) -> String {
-    let keys: Vec<String> = attr::SECTION_ARGUMENTS
+    let keys = attr::SECTION_ARGUMENTS
         .into_iter()
         .filter(|&key| key != COMPLETE || part.noun == "section")
-        .map(|key| format!("`{key}`"))
-        .collect();
-    match keys.split_last() {
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        None => String::new(),
-    }
+        .map(|key| format!("`{key}`"));
+    dsh_prompt_template::series(keys, "or")
 }
 
 /// The `complete` flag's key, when it is given alone, to a section: a

@@ -124,6 +124,31 @@ where
     list
 }
 
+/// Items as a sentence lists them: `a`, `a and b`, `a, b and c` — with
+/// `conjunction` (`"and"`, `"or"`) before the last. The one way a message
+/// of dsh lists numbers or names in prose.
+///
+/// ```
+/// use dsh_prompt_template::series;
+///
+/// assert_eq!(series([3, 5, 8], "and"), "3, 5 and 8");
+/// assert_eq!(series(["`order`", "`name`"], "or"), "`order` or `name`");
+/// assert_eq!(series([1], "and"), "1");
+/// assert_eq!(series(Vec::<u8>::new(), "and"), "");
+/// ```
+pub fn series<I>(items: I, conjunction: &str) -> String
+where
+    I: IntoIterator,
+    I::Item: fmt::Display,
+{
+    let items: Vec<String> = items.into_iter().map(|item| item.to_string()).collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} {conjunction} {last}", rest.join(", ")),
+    }
+}
+
 /// A list of errors that is never empty, in the order a pass found them:
 /// what a check that reports every problem, not just the first, returns.
 ///

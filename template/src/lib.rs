@@ -51,6 +51,7 @@ mod parse;
 pub use error::ESCAPE_HINT;
 pub use error::{
     ErrorList, InterpolateError, ParseError, ParseErrorKind, ParseErrors, Position, quoted_list,
+    series,
 };
 pub use names::{SECTION_NAME_GRAMMAR, VARIABLE_NAME_GRAMMAR, is_section_name, is_variable_name};
 

@@ -89,7 +89,7 @@ pub enum ChangeError {
         "`old_string` occurs {count} times in `{}`, at lines {}; add surrounding lines to \
          `old_string` so that it matches once, or set `replace_all` to true to change every one",
         .path.display(),
-        list(.lines)
+        dsh_system_prompt::template::series(.lines, "and")
     )]
     Ambiguous {
         /// The file.
@@ -130,15 +130,6 @@ fn workspace_text(cwd: Option<&Path>) -> String {
     match cwd {
         Some(cwd) => format!("the working directory `{}`", cwd.display()),
         None => "the working directory".to_owned(),
-    }
-}
-
-fn list(lines: &[usize]) -> String {
-    let names: Vec<String> = lines.iter().map(usize::to_string).collect();
-    match names.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 

@@ -121,7 +121,7 @@ pub enum TodoError {
     #[error(
         "at most one task may be `in_progress`, but tasks {} are; keep one in progress and \
          mark the others `pending` or `completed`",
-        list_numbers(.tasks)
+        dsh_system_prompt::template::series(.tasks, "and")
     )]
     SeveralInProgress {
         /// The 1-based numbers of the tasks in progress.
@@ -169,14 +169,6 @@ impl TodoError {
             }
             Self::TooMany { .. } => "todos".to_owned(),
         }
-    }
-}
-
-fn list_numbers(tasks: &[usize]) -> String {
-    let numbers: Vec<String> = tasks.iter().map(ToString::to_string).collect();
-    match numbers.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => numbers.concat(),
     }
 }
 
