@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo bench -p dsh-benches --bench tokens
+//! cargo bench -p dsh-benches --bench tokens --features bpe-openai   # with issue 33's candidate
 //! ```
 //!
 //! Group `tokens`, ids `<what>/<workload>`:
@@ -17,15 +18,17 @@
 //!   the attribution, for what the attribution costs;
 //! - `tool_schemas`: each tool schema's compact JSON, serialized and
 //!   counted, as the CLI's `PromptTokens` does;
-//! - `bpe_openai_whole`: the same count with `bpe-openai` (GitHub's `bpe`),
-//!   the candidate of issue 33, side by side with `tiktoken-rs`, which
-//!   `Tokenizer` counts with; the two counts are checked equal, of the
-//!   prompt and of each tool schema, before anything is timed.
+//! - `bpe_openai_whole` (feature `bpe-openai`): the same count with
+//!   `bpe-openai` (GitHub's `bpe`), the candidate of issue 33, side by side
+//!   with `tiktoken-rs`, which `Tokenizer` counts with; the two counts are
+//!   checked equal, of the prompt and of each tool schema, before anything
+//!   is timed.
 //!
 //! Group `tokens_build` (workload-free), what a process pays once, on its
 //! first count, building the `o200k_base` encoding:
 //!
-//! - `first_count/tiktoken-rs` and `first_count/bpe-openai`: a fresh
+//! - `first_count/tiktoken-rs` and (feature `bpe-openai`)
+//!   `first_count/bpe-openai`: a fresh
 //!   process's first count of one short text (`Tokenizer::count`, and
 //!   `bpe-openai`'s `o200k_base`), timed inside that process — the bench
 //!   runs itself as the child — so each sample pays what `dsh` pays: page
@@ -79,11 +82,15 @@ fn tokens(c: &mut Criterion) {
         // Once, outside timing: the counts, and that the parts add up.
         let counts = tokenizer.count_sections(&prompt);
         assert_eq!(counts.total, tokenizer.count(&prompt.text));
+        #[cfg(feature = "bpe-openai")]
         let bpe = bpe_openai::o200k_base();
-        assert_eq!(counts.total, bpe.count(prompt.text.as_str()));
-        for tool in &assembly.tools {
-            let json = serde_json::to_string(&**tool).expect("JSON");
-            assert_eq!(tokenizer.count(&json), bpe.count(json.as_str()));
+        #[cfg(feature = "bpe-openai")]
+        {
+            assert_eq!(counts.total, bpe.count(prompt.text.as_str()));
+            for tool in &assembly.tools {
+                let json = serde_json::to_string(&**tool).expect("JSON");
+                assert_eq!(tokenizer.count(&json), bpe.count(json.as_str()));
+            }
         }
         let schemas = count_tool_schemas(tokenizer, &assembly.tools);
         let schema_bytes: usize = assembly
@@ -109,6 +116,7 @@ fn tokens(c: &mut Criterion) {
         group.bench_function(format!("system_prompt_whole/{name}"), |b| {
             b.iter(|| tokenizer.count(black_box(&prompt.text)))
         });
+        #[cfg(feature = "bpe-openai")]
         group.bench_function(format!("bpe_openai_whole/{name}"), |b| {
             b.iter(|| bpe.count(black_box(prompt.text.as_str())))
         });
@@ -121,7 +129,11 @@ fn tokens(c: &mut Criterion) {
 
     let mut build = c.benchmark_group("tokens_build");
     build.sample_size(10);
-    for crate_name in [TIKTOKEN_RS, BPE_OPENAI] {
+    let crates = [
+        Some(TIKTOKEN_RS),
+        cfg!(feature = "bpe-openai").then_some(BPE_OPENAI),
+    ];
+    for crate_name in crates.into_iter().flatten() {
         build.bench_function(format!("first_count/{crate_name}"), |b| {
             b.iter_custom(|iters| (0..iters).map(|_| first_count_in_child(crate_name)).sum())
         });
@@ -162,6 +174,7 @@ fn first_count(crate_name: &str) {
     let start = Instant::now();
     let count = match crate_name {
         TIKTOKEN_RS => Tokenizer::for_model("gpt-5").count(text),
+        #[cfg(feature = "bpe-openai")]
         BPE_OPENAI => bpe_openai::o200k_base().count(text),
         other => panic!("no crate `{other}` to count with"),
     };
