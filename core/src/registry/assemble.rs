@@ -41,23 +41,30 @@ impl SystemPrompt {
             Sections::provided(sections, Arc::clone(plan))
         };
         // What a complete section is before the listeners could touch it.
-        let mut complete: Vec<AssembledSection> = (resolved.complete.iter())
-            .map(|&at| sections[at].clone())
-            .collect();
+        // (Most assemblies have no complete section and no context: an
+        // empty list is made, not collected from nothing.)
+        let mut complete: Vec<AssembledSection> = match resolved.complete.as_slice() {
+            [] => Vec::new(),
+            complete => complete.iter().map(|&at| sections[at].clone()).collect(),
+        };
         let values = resolved
             .variables
             .iter()
             .map(|provider| provider(cx))
             .collect();
-        let contexts = (resolved.contexts.iter())
-            .map(|(context, provider)| {
-                let mut context = context.clone();
-                if let Some(provider) = provider {
-                    context.set_text(provider(cx));
-                }
-                context
-            })
-            .collect();
+        let contexts = match resolved.contexts.as_slice() {
+            [] => Vec::new(),
+            contexts => contexts
+                .iter()
+                .map(|(context, provider)| {
+                    let mut context = context.clone();
+                    if let Some(provider) = provider {
+                        context.set_text(provider(cx));
+                    }
+                    context
+                })
+                .collect(),
+        };
         let mut assembly = PromptAssembly {
             sections,
             variables: Variables::with_layout(Arc::clone(&resolved.layout), values),
