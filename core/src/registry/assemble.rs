@@ -41,8 +41,9 @@ impl SystemPrompt {
             Sections::provided(sections, Arc::clone(plan))
         };
         // What a complete section is before the listeners could touch it.
-        // (Most assemblies have no complete section and no context: an
-        // empty list is made, not collected from nothing.)
+        // (Here and for the contexts, an empty list is made directly:
+        // collecting from nothing still calls `collect` and copies its
+        // vector back through memory.)
         let mut complete: Vec<AssembledSection> = match resolved.complete.as_slice() {
             [] => Vec::new(),
             complete => complete.iter().map(|&at| sections[at].clone()).collect(),
