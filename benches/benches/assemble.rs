@@ -37,8 +37,11 @@
 //!
 //! One joined template is faster than one template per section for both
 //! engines; set `DSH_BENCH_VARIANTS=1` to also measure the per-section
-//! variants (`minijinja_per_section`, `handlebars_per_section`) and the two
-//! halves of `dsh` (`dsh_assemble_only`, `dsh_render_only`).
+//! variants (`minijinja_per_section`, `handlebars_per_section`), the two
+//! halves of `dsh` (`dsh_assemble_only`, `dsh_render_only`), and what the
+//! engines do not do, tools: `dsh_no_tools` (the same registry with a tool
+//! provider that returns no tools) and `floor_text_only` (the floor without
+//! the clone of the tool `Vec`).
 //!
 //! Workloads are read from `$CARGO_MANIFEST_DIR/../../shared/bench`, or from
 //! `$DSH_BENCH_DIR` when that directory has no `W1.json`.
@@ -240,6 +243,10 @@ impl Floor {
     }
 
     fn run(&self) -> (String, Vec<Arc<ToolSchema>>) {
+        (self.text(), self.tools.clone())
+    }
+
+    fn text(&self) -> String {
         let mut out = String::with_capacity(self.capacity);
         for (at, piece) in self.pieces.iter().enumerate() {
             if at > 0 {
@@ -247,7 +254,7 @@ impl Floor {
             }
             out.push_str(piece);
         }
-        (out, self.tools.clone())
+        out
     }
 }
 
@@ -259,6 +266,8 @@ struct Fixture {
     dsh_scoped: Dsh,
     /// `dsh` with a value that changes at every assembly.
     dsh_changing: Dsh,
+    /// `dsh` whose tool provider returns no tools.
+    dsh_no_tools: Dsh,
     jinja: Jinja,
     hbs: Hbs,
     floor: Floor,
@@ -277,6 +286,7 @@ impl Fixture {
             dsh: Dsh::new(&workload, &tools),
             dsh_scoped: Dsh::scoped(&workload, &tools),
             dsh_changing: Dsh::changing(&workload, &tools),
+            dsh_no_tools: Dsh::new(&workload, &[]),
             jinja: Jinja::new(&workload),
             hbs: Hbs::new(&workload),
             floor: Floor::new(&workload, &tools),
@@ -323,6 +333,11 @@ impl Fixture {
             fixture.hbs.run_per_section(),
             expected,
             "{name}: handlebars per section"
+        );
+        assert_eq!(
+            fixture.dsh_no_tools.run(),
+            expected,
+            "{name}: dsh without tools"
         );
         let (floor_text, floor_tools) = fixture.floor.run();
         assert_eq!(floor_text, expected, "{name}: floor");
@@ -380,6 +395,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
             dsh,
             dsh_scoped,
             dsh_changing,
+            dsh_no_tools,
             jinja,
             hbs,
             floor,
@@ -419,6 +435,12 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, group: &str, fixtures: &[Fixture]
             });
             group.bench_function(format!("handlebars_per_section/{name}"), |b| {
                 b.iter(|| hbs.run_per_section())
+            });
+            group.bench_function(format!("dsh_no_tools/{name}"), |b| {
+                b.iter(|| dsh_no_tools.run())
+            });
+            group.bench_function(format!("floor_text_only/{name}"), |b| {
+                b.iter(|| black_box(floor).text())
             });
         }
     }

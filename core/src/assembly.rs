@@ -1,12 +1,13 @@
 //! `PromptAssembly`: the owned snapshot one assembly produces.
 
 use std::panic::Location;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use dsh_prompt_template::Template;
 use rustc_hash::FxHashMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 
+use crate::render::plan::RenderPlan;
 use crate::{Extensions, Owner, Text, ToolSchema};
 
 /// What a part of an assembly is: a section of the system prompt, or a
@@ -162,13 +163,61 @@ impl AssembledSection {
 /// Shared with the registry until first mutated (copy on write), so an
 /// assembly of fixed sections costs one reference count, not one copy per
 /// section.
-#[derive(Clone, Debug, Default)]
-pub struct Sections(Arc<Vec<AssembledSection>>);
+#[derive(Clone, Default)]
+pub struct Sections(Arc<SectionList>);
+
+/// A list of sections, and the render plan the registry compiled from it:
+/// one reference count for both. The plan is set while the list is the
+/// registry's, or the registry's with the texts of provided sections set,
+/// and dropped at the first mutable access (`render::plan` states the
+/// invariant this keeps).
+#[derive(Default)]
+pub(crate) struct SectionList {
+    pub(crate) list: Vec<AssembledSection>,
+    pub(crate) plan: OnceLock<Arc<RenderPlan>>,
+}
+
+impl SectionList {
+    /// A list without a plan yet.
+    pub(crate) fn new(list: Vec<AssembledSection>) -> Self {
+        Self {
+            list,
+            plan: OnceLock::new(),
+        }
+    }
+}
+
+impl Clone for SectionList {
+    /// A copy is made to be changed: it is no longer what was compiled.
+    fn clone(&self) -> Self {
+        Self::new(self.list.clone())
+    }
+}
+
+impl std::fmt::Debug for Sections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Sections").field(&self.0.list).finish()
+    }
+}
 
 impl Sections {
-    /// The sections of `list`, shared: the registry's, or a copy of them.
-    pub(crate) fn shared(list: Arc<Vec<AssembledSection>>) -> Self {
-        Self(list)
+    /// The registry's sections, shared, with the plan compiled from them.
+    pub(crate) fn registry(sections: Arc<SectionList>) -> Self {
+        Self(sections)
+    }
+
+    /// The registry's sections with the texts of provided sections set,
+    /// and the plan compiled from the registry's own.
+    pub(crate) fn provided(list: Vec<AssembledSection>, plan: Arc<RenderPlan>) -> Self {
+        Self(Arc::new(SectionList {
+            list,
+            plan: OnceLock::from(plan),
+        }))
+    }
+
+    /// The plan compiled from these sections, while they are unchanged.
+    pub(crate) fn plan(&self) -> Option<&RenderPlan> {
+        self.0.plan.get().map(|plan| &**plan)
     }
 
     /// The section named `name`.
@@ -207,7 +256,9 @@ impl Sections {
     /// The sections as a vector, to change freely. Rendering follows the
     /// vector's order: keep it sorted, or [`insert`](Self::insert) instead.
     pub fn to_mut(&mut self) -> &mut Vec<AssembledSection> {
-        Arc::make_mut(&mut self.0)
+        let sections = Arc::make_mut(&mut self.0);
+        sections.plan = OnceLock::new();
+        &mut sections.list
     }
 }
 
@@ -215,7 +266,7 @@ impl std::ops::Deref for Sections {
     type Target = [AssembledSection];
 
     fn deref(&self) -> &[AssembledSection] {
-        &self.0
+        &self.0.list
     }
 }
 
@@ -248,6 +299,11 @@ impl VariableLayout {
     /// The names, in layout order.
     pub(crate) fn names(&self) -> impl Iterator<Item = &Text> + '_ {
         self.names.iter()
+    }
+
+    /// The index of the variable named `name`.
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
     }
 
     fn push(&mut self, name: Text, owner: Option<Owner>) -> usize {
@@ -290,6 +346,16 @@ impl Variables {
     pub(crate) fn with_layout(layout: Arc<VariableLayout>, values: Vec<Option<Text>>) -> Self {
         debug_assert_eq!(layout.names.len(), values.len());
         Self { layout, values }
+    }
+
+    /// The layout the values are indexed by.
+    pub(crate) fn layout(&self) -> &Arc<VariableLayout> {
+        &self.layout
+    }
+
+    /// The value of the variable at `at` in the layout.
+    pub(crate) fn value_at(&self, at: usize) -> Option<&str> {
+        self.values[at].as_deref()
     }
 
     /// Whether a variable of that name is registered.

@@ -459,6 +459,7 @@ impl SystemPrompt {
         state
             .global
             .sections
+            .list
             .iter()
             .map(|section| section.name().clone())
             .collect()
@@ -470,6 +471,7 @@ impl SystemPrompt {
         let section = state
             .global
             .sections
+            .list
             .iter()
             .find(|section| *section.name() == name)?;
         Some(section.owner().clone())

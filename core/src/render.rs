@@ -4,7 +4,13 @@
 //! A render writes parts until one fails; [`problems`] then reads that
 //! part and every later one whole, so a failure reports every problem.
 //! Errors are built by one function a kind, in [`problems`].
+//!
+//! [`render_prompt`] first tries the registry's [`plan`]: the state's
+//! fixed sections compiled into literal runs and variable indices. What
+//! the plan cannot render, it leaves to the general path, so every error
+//! still comes from [`problems`]; `plan` states when a plan may render.
 
+pub(crate) mod plan;
 mod problems;
 
 use std::ops::Range;
@@ -12,6 +18,7 @@ use std::ops::Range;
 use dsh_prompt_template::{Reference, Template};
 
 use crate::{AssembledSection, Owner, PromptAssembly, RenderError, RenderErrors, Text};
+use plan::RenderPlan;
 
 /// The blank line between two sections.
 pub(crate) const SEPARATOR: &str = "\n\n";
@@ -72,6 +79,9 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderErrors> {
+    if let Some(prompt) = RenderPlan::of(assembly).and_then(|plan| plan.render(assembly)) {
+        return Ok(prompt);
+    }
     render(assembly, |_, _| {})
 }
 

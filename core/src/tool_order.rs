@@ -185,8 +185,17 @@ impl ToolOrder {
 
     /// Puts `tools` in this order (a stable sort: tools of the same name,
     /// which an assembly should not have, keep their providers' order).
+    /// Tools already in order, as providers usually return them, are left
+    /// as they are after one comparison a tool; without a list, a tool's
+    /// key is its name, compared as such.
     pub(crate) fn sort(&self, tools: &mut [Arc<ToolSchema>]) {
-        tools.sort_by(|a, b| self.key(a).cmp(&self.key(b)));
+        if self.before.is_empty() && self.after.is_empty() {
+            if !tools.is_sorted_by(|a, b| a.name <= b.name) {
+                tools.sort_by(|a, b| a.name.cmp(&b.name));
+            }
+        } else if !tools.is_sorted_by(|a, b| self.key(a) <= self.key(b)) {
+            tools.sort_by(|a, b| self.key(a).cmp(&self.key(b)));
+        }
     }
 
     /// A tool's place: listed before the marker (by position), unlisted (by
@@ -206,5 +215,47 @@ impl ToolOrder {
 impl Default for ToolOrder {
     fn default() -> Self {
         Self::by_name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::{ToolOrder, UNLISTED_TOOLS};
+    use crate::ToolSchema;
+
+    const NAMES: [&str; 5] = ["bash", "bash_kill", "bash_output", "read", "todo_write"];
+
+    proptest! {
+        /// Whichever way `sort` takes (in order already, by name alone, by
+        /// key), it gives the stable sort by the order's key; tools of the
+        /// same name keep their providers' order.
+        #[test]
+        fn sort_is_the_stable_sort_by_key(
+            picks in prop::collection::vec(0..NAMES.len(), 0..12),
+            listed in any::<bool>(),
+        ) {
+            let order = if listed {
+                ToolOrder::new(["todo_write", UNLISTED_TOOLS, "bash"]).unwrap()
+            } else {
+                ToolOrder::by_name()
+            };
+            let tools: Vec<Arc<ToolSchema>> = (picks.iter().enumerate())
+                .map(|(at, &pick)| {
+                    Arc::new(ToolSchema::new(NAMES[pick], at.to_string(), serde_json::json!({})))
+                })
+                .collect();
+            let mut expected = tools.clone();
+            expected.sort_by(|a, b| order.key(a).cmp(&order.key(b)));
+            let mut sorted = tools;
+            order.sort(&mut sorted);
+            let ids = |tools: &[Arc<ToolSchema>]| -> Vec<(String, String)> {
+                tools.iter().map(|tool| (tool.name.clone(), tool.description.clone())).collect()
+            };
+            prop_assert_eq!(ids(&sorted), ids(&expected));
+        }
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::{SystemPrompt, ToolProvider};
+use crate::render::plan::RenderPlan;
 use crate::render::shows;
 use crate::{
     AssembleContext, AssembledSection, Extensions, PromptAssembly, Sections, ToolSchema, Variables,
@@ -24,33 +25,47 @@ impl SystemPrompt {
     pub fn assemble(&self, cx: &AssembleContext) -> PromptAssembly {
         let state = self.inner.state.load();
         let resolved = state.resolved(cx.scope());
-        let mut sections = Sections::shared(Arc::clone(&resolved.sections));
-        if !resolved.provided.is_empty() {
-            // The list is copied (each section a few reference counts:
-            // names, owners and texts are `Text`), not the prose.
-            let sections = sections.to_mut();
+        let plan = (resolved.sections.plan)
+            .get_or_init(|| RenderPlan::compile(&resolved.sections.list, &resolved.layout));
+        let sections = if resolved.provided.is_empty() {
+            Sections::registry(Arc::clone(&resolved.sections))
+        } else {
+            // The plan renders provided sections the general way, from the
+            // list it is given, so it still describes this copy. The list
+            // is copied (each section a few reference counts: names,
+            // owners and texts are `Text`), not the prose.
+            let mut sections = resolved.sections.list.clone();
             for (at, provider) in &resolved.provided {
                 sections[*at].set_text(provider(cx));
             }
-        }
+            Sections::provided(sections, Arc::clone(plan))
+        };
         // What a complete section is before the listeners could touch it.
-        let mut complete: Vec<AssembledSection> = (resolved.complete.iter())
-            .map(|&at| sections[at].clone())
-            .collect();
+        // (Here and for the contexts, an empty list is made directly:
+        // collecting from nothing still calls `collect` and copies its
+        // vector back through memory.)
+        let mut complete: Vec<AssembledSection> = match resolved.complete.as_slice() {
+            [] => Vec::new(),
+            complete => complete.iter().map(|&at| sections[at].clone()).collect(),
+        };
         let values = resolved
             .variables
             .iter()
             .map(|provider| provider(cx))
             .collect();
-        let contexts = (resolved.contexts.iter())
-            .map(|(context, provider)| {
-                let mut context = context.clone();
-                if let Some(provider) = provider {
-                    context.set_text(provider(cx));
-                }
-                context
-            })
-            .collect();
+        let contexts = match resolved.contexts.as_slice() {
+            [] => Vec::new(),
+            contexts => contexts
+                .iter()
+                .map(|(context, provider)| {
+                    let mut context = context.clone();
+                    if let Some(provider) = provider {
+                        context.set_text(provider(cx));
+                    }
+                    context
+                })
+                .collect(),
+        };
         let mut assembly = PromptAssembly {
             sections,
             variables: Variables::with_layout(Arc::clone(&resolved.layout), values),

@@ -10,7 +10,7 @@ use parking_lot::RwLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
-use crate::assembly::VariableLayout;
+use crate::assembly::{SectionList, VariableLayout};
 use crate::inspect::SectionOrigin;
 use crate::section::{SectionText, TextProvider};
 use crate::{
@@ -81,8 +81,9 @@ pub(super) struct Named<T> {
 #[derive(Default)]
 pub(super) struct Resolved {
     /// The sections as an assembly holds them, shared by every assembly
-    /// until one changes them.
-    pub(super) sections: Arc<Vec<AssembledSection>>,
+    /// until one changes them, and (at the first assembly) compiled into
+    /// their render plan.
+    pub(super) sections: Arc<SectionList>,
     /// Which entries of `sections` need their text provided.
     pub(super) provided: Vec<(usize, TextProvider)>,
     /// Which entries of `sections` are complete.
@@ -310,7 +311,9 @@ impl Resolved {
             (entry.section.name(), &entry.layer)
         });
         Self {
-            sections: Arc::new(sections.iter().map(|entry| entry.section.clone()).collect()),
+            sections: Arc::new(SectionList::new(
+                sections.iter().map(|entry| entry.section.clone()).collect(),
+            )),
             provided: sections
                 .iter()
                 .enumerate()

@@ -14,6 +14,7 @@ mod assembly;
 mod checking;
 mod concurrency;
 mod contexts;
+mod plan;
 mod registration;
 mod rendering;
 mod scopes;
