@@ -27,17 +27,42 @@ pub fn command(args: &[&str]) -> Command {
     command
         .args(args)
         .current_dir(workspace())
-        .env("NO_COLOR", "1")
-        // No user's global instruction file: tests see only the files
-        // they write.
-        .env("XDG_CONFIG_HOME", workspace().join("target/no-user-config"))
+        .envs(environment())
         .env_remove("OPENAI_API_KEY")
-        .env_remove("CLICOLOR_FORCE")
-        .env(
+        .env_remove("CLICOLOR_FORCE");
+    command
+}
+
+/// What every `dsh` of the tests runs with: no colors, no user's global
+/// instruction file (tests see only the files they write), and the
+/// session store under the tests' own directory, never the user's.
+fn environment() -> [(&'static str, PathBuf); 3] {
+    [
+        ("NO_COLOR", PathBuf::from("1")),
+        ("XDG_CONFIG_HOME", workspace().join("target/no-user-config")),
+        (
             "XDG_STATE_HOME",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("state"),
-        );
-    command
+        ),
+    ]
+}
+
+/// `dsh` with `args` as an ACP agent for the client side of the crate, in
+/// the tests' [`environment`]; `args` may start with `NAME=value`
+/// settings of its own, which come after (and so override) those.
+pub fn acp_agent(args: &[&str]) -> agent_client_protocol::AcpAgent {
+    let settings = environment()
+        .into_iter()
+        .map(|(name, value)| format!("{name}={}", value.display()));
+    let (own, rest): (Vec<&str>, Vec<&str>) = {
+        let split = args.iter().take_while(|arg| arg.contains('=')).count();
+        (args[..split].to_vec(), args[split..].to_vec())
+    };
+    let argv = settings
+        .chain(own.into_iter().map(str::to_owned))
+        .chain(std::iter::once(env!("CARGO_BIN_EXE_dsh").to_owned()))
+        .chain(rest.into_iter().map(str::to_owned));
+    agent_client_protocol::AcpAgent::from_args(argv).expect("an agent command")
 }
 
 /// `dsh` with `args` started with stdin, stdout and stderr piped, for a

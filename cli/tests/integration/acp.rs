@@ -19,7 +19,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
     SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, Error};
+use agent_client_protocol::{Agent, Client, Error};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -90,15 +90,13 @@ async fn with_dsh<T>(
     answer: Answer,
     op: impl AsyncFnOnce(ConnectionTo<Agent>, &mut mpsc::UnboundedReceiver<Seen>) -> Result<T, Error>,
 ) -> T {
-    let agent = AcpAgent::from_args([
-        env!("CARGO_BIN_EXE_dsh"),
+    let agent = common::acp_agent(&[
         "acp",
         "--config",
         config,
         "--record-requests",
         &recorded.display().to_string(),
-    ])
-    .expect("an agent command");
+    ]);
     let (seen, mut rx) = mpsc::unbounded_channel();
     let permissions = seen.clone();
     let run = Client

@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, DeleteSessionRequest, InitializeRequest, McpServer, McpServerStdio,
     NewSessionRequest, PromptRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, Error};
+use agent_client_protocol::{Agent, Client, Error};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -28,15 +28,13 @@ async fn with_dsh<T>(
         &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>,
     ) -> Result<T, Error>,
 ) -> T {
-    let agent = AcpAgent::from_args([
-        env!("CARGO_BIN_EXE_dsh"),
+    let agent = common::acp_agent(&[
         "acp",
         "--config",
         config,
         "--record-requests",
         &recorded.display().to_string(),
-    ])
-    .expect("an agent command");
+    ]);
     let (seen, mut rx) = mpsc::unbounded_channel();
     let run = Client
         .v1()

@@ -20,7 +20,7 @@ use agent_client_protocol::v1::schema::{
     StopReason, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolKind,
     WriteTextFileRequest, WriteTextFileResponse,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, Error, ErrorCode};
+use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -71,8 +71,7 @@ async fn acp_turn(
     cwd: &Path,
     additional: Vec<PathBuf>,
 ) -> (InitializeResponse, StopReason, Editor) {
-    let agent =
-        AcpAgent::from_args([env!("CARGO_BIN_EXE_dsh"), "acp", "--config", config]).expect("argv");
+    let agent = common::acp_agent(&["acp", "--config", config]);
     let editor = Arc::new(Mutex::new(Editor {
         buffers,
         ..Editor::default()

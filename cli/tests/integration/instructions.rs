@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, ImageContent, Implementation, InitializeRequest, InitializeResponse,
     NewSessionRequest, PromptRequest, SessionId, SystemPrompt, SystemPromptMode,
 };
-use agent_client_protocol::{AcpAgent, Agent, Client, Error};
+use agent_client_protocol::{Agent, Client, Error};
 use serde_json::Value;
 
 use common::{assert_status, command, stderr, stdout, write};
@@ -266,18 +266,13 @@ async fn with_dsh<T>(
     recorded: &Path,
     op: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<T, Error>,
 ) -> T {
-    let no_user = common::workspace().join("target/no-user-config");
-    let agent = AcpAgent::from_args([
-        "env".to_owned(),
-        format!("XDG_CONFIG_HOME={}", no_user.display()),
-        env!("CARGO_BIN_EXE_dsh").to_owned(),
-        "acp".to_owned(),
-        "--config".to_owned(),
-        config.to_owned(),
-        "--record-requests".to_owned(),
-        recorded.display().to_string(),
-    ])
-    .expect("an agent command");
+    let agent = common::acp_agent(&[
+        "acp",
+        "--config",
+        config,
+        "--record-requests",
+        &recorded.display().to_string(),
+    ]);
     let run = Client
         .v1()
         .connect_with(agent, async |cx: ConnectionTo<Agent>| op(cx).await);
