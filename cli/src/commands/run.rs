@@ -65,6 +65,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         history,
         prefix,
     } = run_session(args, recording.as_ref(), &cwd)?;
+    let loop_agent = runtime::loop_agent(agent).with_budget(deployment.budget_for(agent));
     let mut trace = match &args.trace {
         Some(path) => {
             crate::outputs::check_output(deployment, path, "--trace")
@@ -79,12 +80,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     }
     if let Some(prefix) = &prefix {
         let messages = session.messages();
-        trace.resume(
-            session.id().as_str(),
-            agent.model.get_ref(),
-            prefix,
-            &messages,
-        );
+        trace.resume(session.id().as_str(), loop_agent.model(), prefix, &messages);
     }
     let trace = Arc::new(trace);
     // The instruction files stay registered while the session runs: the
@@ -131,8 +127,6 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             ask_first: deployment.ask_first.clone(),
         }));
     }
-    let loop_agent = runtime::loop_agent(agent).with_budget(deployment.budget_for(agent));
-
     let tokio = async_runtime()?;
     // Listening before any server starts: a signal that comes while they
     // start ends dsh the gentle way, which stops them too.
