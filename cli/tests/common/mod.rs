@@ -47,6 +47,13 @@ fn environment() -> [(&'static str, PathBuf); 3] {
     ]
 }
 
+/// `dsh acp --config config`, recording its model requests to
+/// `recorded`, as [`acp_agent`] starts it.
+pub fn recording_acp_agent(config: &str, recorded: &Path) -> agent_client_protocol::AcpAgent {
+    let recorded = recorded.display().to_string();
+    acp_agent(&["acp", "--config", config, "--record-requests", &recorded])
+}
+
 /// `dsh` with `args` as an ACP agent for the client side of the crate, in
 /// the tests' [`environment`]; `args` may start with `NAME=value`
 /// settings of its own, which come after (and so override) those.

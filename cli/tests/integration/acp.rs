@@ -90,13 +90,7 @@ async fn with_dsh<T>(
     answer: Answer,
     op: impl AsyncFnOnce(ConnectionTo<Agent>, &mut mpsc::UnboundedReceiver<Seen>) -> Result<T, Error>,
 ) -> T {
-    let agent = common::acp_agent(&[
-        "acp",
-        "--config",
-        config,
-        "--record-requests",
-        &recorded.display().to_string(),
-    ]);
+    let agent = common::recording_acp_agent(config, recorded);
     let (seen, mut rx) = mpsc::unbounded_channel();
     let permissions = seen.clone();
     let run = Client

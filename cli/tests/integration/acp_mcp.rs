@@ -28,13 +28,7 @@ async fn with_dsh<T>(
         &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>,
     ) -> Result<T, Error>,
 ) -> T {
-    let agent = common::acp_agent(&[
-        "acp",
-        "--config",
-        config,
-        "--record-requests",
-        &recorded.display().to_string(),
-    ]);
+    let agent = common::recording_acp_agent(config, recorded);
     let (seen, mut rx) = mpsc::unbounded_channel();
     let run = Client
         .v1()

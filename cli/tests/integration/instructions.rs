@@ -266,13 +266,7 @@ async fn with_dsh<T>(
     recorded: &Path,
     op: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<T, Error>,
 ) -> T {
-    let agent = common::acp_agent(&[
-        "acp",
-        "--config",
-        config,
-        "--record-requests",
-        &recorded.display().to_string(),
-    ]);
+    let agent = common::recording_acp_agent(config, recorded);
     let run = Client
         .v1()
         .connect_with(agent, async |cx: ConnectionTo<Agent>| op(cx).await);
