@@ -72,6 +72,10 @@ pub(crate) struct PromptArgs {
     /// What to print.
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+    /// Do not start the agent's MCP servers: the prompt is then shown
+    /// without their tools and instructions.
+    #[arg(long)]
+    pub(crate) no_mcp: bool,
 }
 
 /// What `dsh prompt` prints.

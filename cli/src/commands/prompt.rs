@@ -30,8 +30,12 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
     let cwd = session_cwd(&args.cwd)?;
     // The agent's MCP servers run while the prompt is assembled: their
-    // tools and instructions are part of it.
-    let _servers = runtime::mcp::start_for_command(deployment, agent, runtime)?;
+    // tools and instructions are part of it (unless `--no-mcp`).
+    let _servers = if args.no_mcp {
+        None
+    } else {
+        runtime::mcp::start_for_command(deployment, agent, runtime)?
+    };
     let started = runtime.start_session(cwd.as_deref())?;
     let assembly = runtime.assemble(agent, &started);
     match args.format {

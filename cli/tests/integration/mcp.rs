@@ -179,6 +179,36 @@ fn a_required_server_that_fails_stops_the_run() {
 }
 
 #[test]
+fn prompt_with_no_mcp_starts_no_server_and_shows_none_of_its_parts() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["instructions=Use the docs."], ""),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let with = dsh(&["prompt", "--config", &config]);
+    assert_status(&with, 0);
+    assert!(stdout(&with).contains("Use the docs."), "{}", stdout(&with));
+    let without = dsh(&["prompt", "--config", &config, "--no-mcp"]);
+    assert_status(&without, 0);
+    assert!(
+        !stdout(&without).contains("Use the docs."),
+        "{}",
+        stdout(&without)
+    );
+    // A required server that cannot start is not started either.
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["exit-at-start=2"], "required = true"),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    assert_status(&dsh(&["prompt", "--config", &config]), 1);
+    assert_status(&dsh(&["prompt", "--config", &config, "--no-mcp"]), 0);
+}
+
+#[test]
 fn a_call_to_a_hung_server_fails_within_its_timeout_and_cancels_it() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let answers = "[[answers]]\ntext = \"\"\n\
