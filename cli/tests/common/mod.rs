@@ -230,3 +230,37 @@ pub fn snapshot_cwd() -> &'static str {
     std::fs::create_dir_all(CWD).expect("the snapshots' working directory");
     CWD
 }
+
+/// Whether process `pid` still runs: it exists and is not a zombie (a
+/// zombie has exited).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// The pids an MCP test server wrote (its own, then its `sleep` child's).
+pub fn server_pids(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .expect("the server wrote its pids")
+        .lines()
+        .map(|line| line.parse().expect("a pid"))
+        .collect()
+}
+
+/// Asserts that none of `pids` runs, once the signals dsh sent them have
+/// been delivered (a killed process takes a moment to go).
+#[track_caller]
+pub fn assert_all_gone(pids: &[u32]) {
+    for _ in 0..250 {
+        if pids.iter().all(|&pid| !running(pid)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for &pid in pids {
+        assert!(!running(pid), "process {pid} outlived dsh");
+    }
+}

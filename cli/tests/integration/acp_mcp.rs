@@ -82,17 +82,6 @@ fn tool_names(request: &Value) -> Vec<String> {
         .collect()
 }
 
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -170,26 +159,13 @@ async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
     );
 
     // dsh has exited (the client closed its stdin): no server is left.
-    let pids: Vec<u32> = std::fs::read_to_string(&pid_file)
-        .expect("the server wrote its pids")
-        .lines()
-        .map(|line| line.parse().expect("a pid"))
-        .collect();
-    for _ in 0..250 {
-        if pids.iter().all(|&pid| !running(pid)) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    for pid in pids {
-        assert!(!running(pid), "process {pid} outlived dsh");
-    }
+    common::assert_all_gone(&common::server_pids(&pid_file));
 }
 
 /// Waits up to five seconds for `pids` to end; says whether they did.
 async fn all_end(pids: &[u32]) -> bool {
     for _ in 0..250 {
-        if pids.iter().all(|&pid| !running(pid)) {
+        if pids.iter().all(|&pid| !common::running(pid)) {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -221,12 +197,11 @@ async fn a_deleted_sessions_servers_stop_while_dsh_goes_on() {
             .block_task()
             .await?
             .session_id;
-        let pids: Vec<u32> = std::fs::read_to_string(&pid_file)
-            .expect("the server wrote its pids")
-            .lines()
-            .map(|line| line.parse().expect("a pid"))
-            .collect();
-        assert!(pids.iter().all(|&pid| running(pid)), "the server runs");
+        let pids = common::server_pids(&pid_file);
+        assert!(
+            pids.iter().all(|&pid| common::running(pid)),
+            "the server runs"
+        );
         cx.send_request(DeleteSessionRequest::new(session))
             .block_task()
             .await?;

@@ -137,16 +137,6 @@ impl Acp {
     }
 }
 
-/// Whether process `pid` still exists (and is not a zombie).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 /// Waits until `path` holds a pid; returns it.
 fn pid_in(path: &Path) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -171,10 +161,10 @@ fn pid_in(path: &Path) -> u32 {
 #[track_caller]
 fn assert_ends(pid: u32, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while alive(pid) && Instant::now() < deadline {
+    while common::running(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!alive(pid), "{what} (pid {pid}) outlived dsh");
+    assert!(!common::running(pid), "{what} (pid {pid}) outlived dsh");
 }
 
 // ---- 1. An editor that closes mid-turn ----

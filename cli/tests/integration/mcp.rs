@@ -3,8 +3,6 @@
 
 use crate::common;
 
-use std::path::Path;
-
 use common::{assert_status, dsh, stderr, stdout};
 use serde_json::Value;
 
@@ -16,41 +14,6 @@ fn server_table(name: &str, args: &[&str], extra: &str) -> String {
     let mut command = vec![SERVER.to_owned()];
     command.extend(args.iter().map(|arg| (*arg).to_owned()));
     format!("\n[mcp.{name}]\ncommand = {command:?}\n{extra}\n")
-}
-
-/// The pids a test server wrote (its own, then its `sleep` child's).
-fn pids(path: &Path) -> Vec<u32> {
-    std::fs::read_to_string(path)
-        .expect("the server wrote its pids")
-        .lines()
-        .map(|line| line.parse().expect("a pid"))
-        .collect()
-}
-
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
-/// Asserts that none of `pids` runs, once the signals dsh sent them have
-/// been delivered (a killed process takes a moment to go).
-#[track_caller]
-fn assert_all_gone(pids: &[u32]) {
-    for _ in 0..250 {
-        if pids.iter().all(|&pid| !running(pid)) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    for &pid in pids {
-        assert!(!running(pid), "process {pid} outlived dsh");
-    }
 }
 
 fn tool_names(request: &Value) -> Vec<String> {
@@ -136,9 +99,9 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
         "{text}"
     );
 
-    let pids = pids(&pid_file);
+    let pids = common::server_pids(&pid_file);
     assert_eq!(pids.len(), 2);
-    assert_all_gone(&pids);
+    common::assert_all_gone(&pids);
 }
 
 #[test]
@@ -396,5 +359,5 @@ fn a_terminated_dsh_leaves_no_server_running() {
         .expect("kill runs");
     assert!(status.success());
     dsh.wait().expect("dsh exits");
-    assert_all_gone(&pids);
+    common::assert_all_gone(&pids);
 }
