@@ -167,23 +167,31 @@ fn assert_ends(pid: u32, what: &str) {
     assert!(!common::running(pid), "{what} (pid {pid}) outlived dsh");
 }
 
+/// A deployment in `dir` whose agent runs one bash command that writes
+/// its pid to the returned file and sleeps a minute.
+fn sleeping_command(dir: &Path) -> (String, PathBuf) {
+    let pid_file = dir.join("pid");
+    let answer = bash_answer(&format!("echo $$ > {}; sleep 60", pid_file.display()));
+    (deployment(dir, &answer, "", &["bash"]), pid_file)
+}
+
+/// `dsh acp` on [`sleeping_command`]'s deployment, in the middle of a turn
+/// running that command; and the command's pid.
+fn acp_running_a_command(dir: &Path) -> (Acp, u32) {
+    let (config, pid_file) = sleeping_command(dir);
+    let mut acp = Acp::start(&config);
+    acp.initialize();
+    let session = acp.new_session(1, dir);
+    acp.prompt(2, &session, "run it");
+    (acp, pid_in(&pid_file))
+}
+
 // ---- 1. An editor that closes mid-turn ----
 
 #[test]
 fn closing_stdin_mid_turn_exits_0_and_stops_the_running_command() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pid_file = dir.path().join("pid");
-    let config = deployment(
-        dir.path(),
-        &bash_answer(&format!("echo $$ > {}; sleep 60", pid_file.display())),
-        "",
-        &["bash"],
-    );
-    let mut acp = Acp::start(&config);
-    acp.initialize();
-    let session = acp.new_session(1, dir.path());
-    acp.prompt(2, &session, "run it");
-    let pid = pid_in(&pid_file);
+    let (mut acp, pid) = acp_running_a_command(dir.path());
     acp.close_stdin();
     let (code, stderr) = acp.wait();
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
@@ -329,18 +337,7 @@ fn sigterm_stops_every_process_of_the_tree() {
 #[test]
 fn sighup_stops_the_running_command_of_dsh_acp() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let pid_file = dir.path().join("pid");
-    let config = deployment(
-        dir.path(),
-        &bash_answer(&format!("echo $$ > {}; sleep 60", pid_file.display())),
-        "",
-        &["bash"],
-    );
-    let mut acp = Acp::start(&config);
-    acp.initialize();
-    let session = acp.new_session(1, dir.path());
-    acp.prompt(2, &session, "run it");
-    let pid = pid_in(&pid_file);
+    let (acp, pid) = acp_running_a_command(dir.path());
     let parent = acp.child.id();
     std::process::Command::new("kill")
         .args(["-HUP", &parent.to_string()])
@@ -386,13 +383,7 @@ fn a_line_over_the_cap_is_refused_with_a_short_echo_and_the_server_goes_on() {
 fn sigterm_and_sighup_stop_the_running_command_of_dsh_run() {
     for signal in ["-TERM", "-HUP"] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let pid_file = dir.path().join("pid");
-        let config = deployment(
-            dir.path(),
-            &bash_answer(&format!("echo $$ > {}; sleep 60", pid_file.display())),
-            "",
-            &["bash"],
-        );
+        let (config, pid_file) = sleeping_command(dir.path());
         let mut run = common::command(&["run", "--config", &config, "-p", "go"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
