@@ -86,5 +86,5 @@ pub use error::StoreError;
 pub use recover::{INTERRUPTED_CALL, INTERRUPTED_TURN};
 pub use store::{
     ListQuery, LoadedSession, NewSession, RequestPrefix, SessionInfo, SessionWriter, SkippedRecord,
-    Store,
+    Store, now_ms,
 };

@@ -779,7 +779,10 @@ fn path_text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn now_ms() -> i64 {
+/// Now, on the store's clock: milliseconds since the Unix epoch, as
+/// [`SessionInfo::created_at_ms`] and [`SessionInfo::updated_at_ms`] are
+/// written.
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| {

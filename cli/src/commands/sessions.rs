@@ -2,8 +2,6 @@
 //! recent first (`--json`: all their fields); `dsh sessions delete ID` and
 //! `delete --all`.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use dsh_session_store::{ListQuery, SessionInfo};
 
 use crate::args::{SessionsAction, SessionsArgs};
@@ -25,7 +23,7 @@ pub(crate) fn run(args: &SessionsArgs) -> Outcome {
                     .map_err(|error| vec![Problem::new(format!("cannot write JSON: {error}"))])?;
                 print(&format!("{json}\n"))
             } else {
-                print(&table(&sessions, now_ms()))
+                print(&table(&sessions, dsh_session_store::now_ms()))
             }
         }
         Some(SessionsAction::Delete(delete)) => match &delete.id {
@@ -108,14 +106,6 @@ fn age(ms: i64) -> String {
         s if s < 86_400 => format!("{}h", s / 3600),
         s => format!("{}d", s / 86_400),
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-        })
 }
 
 #[cfg(test)]
