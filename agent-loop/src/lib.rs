@@ -139,14 +139,12 @@ mod agent;
 mod anthropic;
 mod approval;
 mod budget;
-mod client_prompt;
 pub mod compaction;
 mod config;
 mod context;
 mod error;
 mod http;
 mod id;
-mod instructions;
 mod openai;
 mod prompt;
 mod request;
@@ -163,18 +161,10 @@ pub use budget::{
     Assessment, CompactAt, ContextBudget, KnownSize, MESSAGE_FRAMING_TOKENS, WindowSource,
     context_window_for,
 };
-pub use client_prompt::{
-    CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
-    is_workspace_context,
-};
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, InstructionsError, ModelApi, ModelError, TokenizerError, TurnError};
-pub use instructions::{
-    INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
-    PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
-};
+pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};

@@ -14,29 +14,18 @@
 //! usage error.
 
 mod acp;
-mod adapter;
 mod args;
-mod canonical_request;
 mod commands;
-mod config;
 mod diagnostics;
-mod duplicate_sentences;
-mod instruction_report;
-mod outputs;
-mod prompt_problems;
-mod prompt_tokens;
-mod runtime;
-mod signals;
-mod store;
-mod trace;
-mod working_directory;
+#[cfg(test)]
+mod property_tests;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::args::{Cli, Command};
-use crate::diagnostics::{Problem, Reporter};
+use {crate::diagnostics::Reporter, dsh_deployment::Problem};
 
 fn main() -> ExitCode {
     // Usage errors exit here, with clap's status 2; `--help` with 0.

@@ -13,7 +13,6 @@ mod support;
 mod anthropic;
 mod compaction;
 mod context;
-mod instructions;
 mod openai;
 mod prompt;
 mod tool_guidance;

@@ -34,7 +34,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, InstructionsConfig, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_deployment::host::InstructionsConfig;
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -44,8 +45,8 @@ pub(crate) use self::mcp::AcpMcp;
 use self::approval::AskTheClient;
 use self::fs::SessionFiles;
 use self::updates::Updates;
-use crate::store::{Recorded, Recording};
-use crate::working_directory::{Relative, working_directory};
+use dsh_deployment::host::cwd::{Relative, working_directory};
+use dsh_deployment::host::store::{Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]

@@ -21,7 +21,7 @@ use dsh_session_store::{ListQuery, StoreError};
 
 use super::updates::Updates;
 use super::{Server, Slot, fs, session_cwd, system_prompt};
-use crate::store::{Recording, ResumeError};
+use dsh_deployment::host::store::{Recording, ResumeError};
 
 /// How many sessions one `session/list` page holds.
 const PAGE: usize = 50;

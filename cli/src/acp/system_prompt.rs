@@ -14,8 +14,9 @@ use agent_client_protocol::v1::schema::{
     SessionSystemPromptOverrideCapabilities, SystemPrompt as AcpSystemPrompt, SystemPromptMode,
 };
 use agent_client_protocol::{Error, ErrorCode};
-use dsh_agent_loop::{
-    ClientPrompt, ClientPromptMode, InstructionsConfig, Session, SessionInstructions,
+use dsh_agent_loop::Session;
+use dsh_deployment::host::{
+    ClientPrompt, ClientPromptMode, InstructionsConfig, SessionInstructions,
 };
 use dsh_system_prompt::{Registration, SystemPrompt};
 

@@ -17,17 +17,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::acp::transport::StdioTransport;
 use crate::acp::{AcpMcp, Server};
-use crate::adapter;
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, async_runtime, command_line_cwd};
-use crate::diagnostics::Problem;
-use crate::prompt_problems::prompt_problems;
-use crate::runtime;
-use crate::signals::EndingSignals;
-use crate::store;
+use dsh_deployment::Problem;
+use dsh_deployment::adapter;
+use dsh_deployment::check::prompt_problems::prompt_problems;
+use dsh_deployment::host::signals::EndingSignals;
+use dsh_deployment::host::store;
+use dsh_deployment::runtime;
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
-    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(
+        args.target.deployment.config.as_deref(),
+        args.target.agent.as_deref(),
+    )?;
 
     // Each session brings its own `cwd`; a persona that does not render
     // with one would fail every session: say so now, with the place in the

@@ -9,16 +9,16 @@ use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
 use dsh_system_prompt::{PromptAssembly, render_context};
 use toml::Spanned;
 
-use crate::adapter::{self, Purpose};
 use crate::args::CheckArgs;
 use crate::commands::{Outcome, print, session_cwd};
-use crate::config::{AgentSpec, Deployment, LayerSpec};
-use crate::diagnostics::{Problem, Reporter};
-use crate::duplicate_sentences;
-use crate::instruction_report;
-use crate::prompt_problems::prompt_problems;
-use crate::prompt_tokens::{Part, PromptTokens};
-use crate::runtime::{self, Runtime};
+use dsh_deployment::adapter::{self, Purpose};
+use dsh_deployment::check::duplicate_sentences;
+use dsh_deployment::check::instruction_report;
+use dsh_deployment::check::prompt_problems::prompt_problems;
+use dsh_deployment::file::{AgentSpec, Deployment, LayerSpec};
+use dsh_deployment::measure::tokens::{Part, PromptTokens};
+use dsh_deployment::runtime::{self, Runtime};
+use {crate::diagnostics::Reporter, dsh_deployment::Problem};
 
 /// How many of the largest parts an over-budget agent's problem names.
 const LARGEST_PARTS: usize = 5;

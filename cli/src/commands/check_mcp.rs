@@ -2,10 +2,10 @@
 //! report each that fails, at its `[mcp.<name>]` table.
 
 use crate::commands::async_runtime;
-use crate::config::Deployment;
-use crate::diagnostics::Problem;
-use crate::runtime::Runtime;
-use crate::runtime::mcp::{Which, start_deployment_servers};
+use dsh_deployment::Problem;
+use dsh_deployment::file::Deployment;
+use dsh_deployment::runtime::Runtime;
+use dsh_deployment::runtime::mcp::{Which, start_deployment_servers};
 
 /// Starts the deployment's servers into `runtime`, pushing every failure
 /// (optional or required) and every unknown name of an allow-list onto
@@ -16,7 +16,7 @@ pub(super) fn start(
     problems: &mut Vec<Problem>,
 ) -> Result<tokio::runtime::Runtime, Vec<Problem>> {
     let tokio = async_runtime()?;
-    tokio.block_on(async { crate::runtime::mcp::stop_servers_on_signals() });
+    tokio.block_on(async { dsh_deployment::runtime::mcp::stop_servers_on_signals() });
     let started = tokio.block_on(start_deployment_servers(
         deployment,
         &runtime.mcp,

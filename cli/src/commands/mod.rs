@@ -12,9 +12,11 @@ pub(crate) mod sessions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub(crate) use dsh_deployment::host::async_runtime;
+
 use crate::args::CwdArgs;
-use crate::diagnostics::Problem;
-use crate::working_directory::{Relative, working_directory};
+use dsh_deployment::Problem;
+use dsh_deployment::host::cwd::{Relative, working_directory};
 
 /// What a command returns: success, or every problem it found.
 pub(crate) type Outcome = Result<(), Vec<Problem>>;
@@ -35,18 +37,6 @@ pub(crate) fn command_line_cwd(cwd: Option<&Path>) -> Result<PathBuf, Vec<Proble
     working_directory(cwd, Relative::ToCurrent).map_err(|error| {
         vec![Problem::new(error.to_string()).help("pass an existing directory with `--cwd DIR`")]
     })
-}
-
-/// The async runtime of a command that talks to a model.
-pub(crate) fn async_runtime() -> Result<tokio::runtime::Runtime, Vec<Problem>> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            vec![Problem::new(format!(
-                "cannot start the async runtime: {error}"
-            ))]
-        })
 }
 
 /// Writes `text` to stdout. A closed pipe (`dsh prompt | head`) is not an

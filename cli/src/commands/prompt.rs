@@ -17,25 +17,32 @@ use dsh_system_prompt::{
 use serde_json::{Value, json};
 
 use crate::args::{Format, PromptArgs};
-use crate::canonical_request;
 use crate::commands::{Outcome, print, session_cwd};
-use crate::config::{AgentSpec, Deployment};
-use crate::diagnostics::Problem;
-use crate::instruction_report::{self, FileReport};
-use crate::prompt_problems::prompt_problems;
-use crate::prompt_tokens::PromptTokens;
-use crate::runtime;
+use crate::diagnostics::Reporter;
+use dsh_deployment::Problem;
+use dsh_deployment::check::instruction_report::{self, FileReport};
+use dsh_deployment::check::prompt_problems::prompt_problems;
+use dsh_deployment::file::{AgentSpec, Deployment};
+use dsh_deployment::measure::canonical_request;
+use dsh_deployment::measure::tokens::PromptTokens;
+use dsh_deployment::runtime;
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(
+        args.target.deployment.config.as_deref(),
+        args.target.agent.as_deref(),
+    )?;
     let cwd = session_cwd(&args.cwd)?;
     // The agent's MCP servers run while the prompt is assembled: their
     // tools and instructions are part of it (unless `--no-mcp`).
-    let _servers = if args.no_mcp {
+    let servers = if args.no_mcp {
         None
     } else {
         runtime::mcp::start_for_command(deployment, agent, runtime)?
     };
+    if let Some(servers) = &servers {
+        Reporter::for_stderr().report(servers.optional_failures());
+    }
     let started = runtime.start_session(cwd.as_deref())?;
     let assembly = runtime.assemble(agent, &started);
     match args.format {

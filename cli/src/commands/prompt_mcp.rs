@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use dsh_system_prompt::PromptAssembly;
 use serde_json::{Value, json};
 
-use crate::canonical_request;
-use crate::prompt_tokens::PromptTokens;
-use crate::runtime::Runtime;
+use dsh_deployment::measure::canonical_request;
+use dsh_deployment::measure::tokens::PromptTokens;
+use dsh_deployment::runtime::Runtime;
 
 /// One server's share of the tools sent.
 struct ServerShare {

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    AgentLoop, Approval, CompactionReport, Event, Session, SessionFacts, SessionInstructions,
-    ToolApproval, ToolCall, TurnError, async_trait,
+    AgentLoop, Approval, CompactionReport, Event, Session, SessionFacts, ToolApproval, ToolCall,
+    TurnError, async_trait,
 };
 use dsh_session_store::RequestPrefix;
 use dsh_system_prompt::render_prompt;
@@ -26,18 +26,21 @@ use parking_lot::Mutex;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::adapter;
 use crate::args::RunArgs;
 use crate::commands::{Outcome, async_runtime, command_line_cwd};
-use crate::diagnostics::{Problem, Reporter};
-use crate::prompt_problems::prompt_problems;
-use crate::runtime;
-use crate::signals::EndingSignals;
-use crate::store;
-use crate::trace::{Counting, Trace};
+use dsh_deployment::adapter;
+use dsh_deployment::check::prompt_problems::prompt_problems;
+use dsh_deployment::host::signals::EndingSignals;
+use dsh_deployment::host::store;
+use dsh_deployment::measure::trace::{Counting, Trace};
+use dsh_deployment::runtime;
+use {crate::diagnostics::Reporter, dsh_deployment::Problem};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
-    let (deployment, agent, runtime) = &runtime::load_agent(&args.target)?;
+    let (deployment, agent, runtime) = &runtime::load_agent(
+        args.target.deployment.config.as_deref(),
+        args.target.agent.as_deref(),
+    )?;
     let cwd = command_line_cwd(args.cwd.as_deref())?;
 
     // A persona that does not render would fail every turn: say so now,
@@ -68,7 +71,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let loop_agent = runtime::loop_agent(agent).with_budget(deployment.budget_for(agent));
     let mut trace = match &args.trace {
         Some(path) => {
-            crate::outputs::check_output(deployment, path, "--trace")
+            dsh_deployment::check_output(deployment, path, "--trace")
                 .map_err(|problem| vec![problem])?;
             Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
         }
@@ -87,9 +90,12 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     // ones of the session that runs (its id is the store's, and a resumed
     // one reads its own working directory's), not the checked one's.
     drop(started);
-    let _instructions =
-        SessionInstructions::start(&runtime.instructions, &runtime.prompt, &session)
-            .map_err(|error| vec![Problem::new(error.to_string())])?;
+    let _instructions = dsh_deployment::host::SessionInstructions::start(
+        &runtime.instructions,
+        &runtime.prompt,
+        &session,
+    )
+    .map_err(|error| vec![Problem::new(error.to_string())])?;
     console.replay(&history);
     let id = session.id().clone();
     let mut agent_loop = AgentLoop::new(runtime.prompt.clone(), runtime.tools.clone(), model)
@@ -209,7 +215,7 @@ struct RunSession {
 /// Keeps each changed prefix of the recorded session's requests in the
 /// store; a failure to is said, and the session goes on (only a later
 /// `--continue`'s trace misses it).
-fn prefix_recorder(recorded: &store::Recorded) -> crate::trace::PrefixRecorder {
+fn prefix_recorder(recorded: &store::Recorded) -> dsh_deployment::measure::trace::PrefixRecorder {
     let writer = Arc::clone(&recorded.writer);
     let warned = AtomicBool::new(false);
     Box::new(move |session, prefix| {

@@ -6,9 +6,9 @@ use dsh_session_store::{ListQuery, SessionInfo};
 
 use crate::args::{SessionsAction, SessionsArgs};
 use crate::commands::{Outcome, print};
-use crate::diagnostics::Problem;
-use crate::runtime;
-use crate::store;
+use dsh_deployment::Problem;
+use dsh_deployment::host::store;
+use dsh_deployment::runtime;
 
 pub(crate) fn run(args: &SessionsArgs) -> Outcome {
     let deployment = runtime::load(args.deployment.config.as_deref())?;

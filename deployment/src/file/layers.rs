@@ -31,34 +31,34 @@ use dsh_system_prompt::{ToolOrder, ToolOrderError};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::diagnostics::{Problem, SourceFile};
+use crate::problem::{Problem, SourceFile};
 
 /// `[[agents.sections]]`, `[[presets.<id>.sections]]`: a section the
 /// deployment owns, in one layer.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SectionSpec {
-    pub(crate) name: Spanned<String>,
-    pub(crate) text: Spanned<String>,
+pub struct SectionSpec {
+    pub name: Spanned<String>,
+    pub text: Spanned<String>,
     /// Given: a new section (or the shadowed one moved). Left out: the
     /// order of the section it shadows.
-    pub(crate) order: Option<Spanned<i32>>,
+    pub order: Option<Spanned<i32>>,
 }
 
 /// A `tool_order` list as written.
-pub(crate) type ToolOrderList = Spanned<Vec<Spanned<String>>>;
+pub(super) type ToolOrderList = Spanned<Vec<Spanned<String>>>;
 
 /// A `tool_order`, checked, with the list it was made from.
 #[derive(Debug, Clone)]
-pub(crate) struct ToolOrderSpec {
-    pub(crate) order: ToolOrder,
-    pub(crate) list: ToolOrderList,
+pub struct ToolOrderSpec {
+    pub order: ToolOrder,
+    pub list: ToolOrderList,
 }
 
 impl ToolOrderSpec {
     /// The problem of this order against `known` (every tool of the
     /// deployment), located at the entry at fault.
-    pub(crate) fn check_known<'a>(
+    pub fn check_known<'a>(
         &self,
         file: &SourceFile,
         whose: &str,
@@ -71,19 +71,19 @@ impl ToolOrderSpec {
 
 /// What one layer adds: its sections and its tool order.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LayerSpec {
-    pub(crate) sections: Vec<SectionSpec>,
-    pub(crate) tool_order: Option<ToolOrderSpec>,
+pub struct LayerSpec {
+    pub sections: Vec<SectionSpec>,
+    pub tool_order: Option<ToolOrderSpec>,
 }
 
 impl LayerSpec {
     /// Whether the layer adds nothing: no section, no tool order.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.sections.is_empty() && self.tool_order.is_none()
     }
 
     /// The section of this layer named `name`.
-    pub(crate) fn section(&self, name: &str) -> Option<&SectionSpec> {
+    pub fn section(&self, name: &str) -> Option<&SectionSpec> {
         self.sections
             .iter()
             .find(|section| section.name.get_ref() == name)
@@ -91,15 +91,15 @@ impl LayerSpec {
 }
 
 /// The lowest `order` a deployment's section may have: the persona's is 0.
-pub(crate) const MIN_SECTION_ORDER: i32 = 1;
+pub(super) const MIN_SECTION_ORDER: i32 = 1;
 
 /// `[presets.<id>]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PresetFile {
     #[serde(default)]
-    pub(super) sections: Vec<SectionSpec>,
-    pub(super) tool_order: Option<ToolOrderList>,
+    pub sections: Vec<SectionSpec>,
+    pub tool_order: Option<ToolOrderList>,
 }
 
 /// Checks one layer as written (`whose`: "agent `reviewer`"): each

@@ -3,32 +3,33 @@
 
 use dsh_tool_mcp::{McpServer, McpServers, ServerConfig, selection_entry};
 
-use crate::config::Deployment;
-use crate::config::mcp::McpSpec;
-use crate::diagnostics::Problem;
+use crate::file::Deployment;
+use crate::file::mcp::McpSpec;
+use crate::problem::Problem;
 
 /// What starting a deployment's servers came to.
 #[derive(Debug, Default)]
-pub(crate) struct Started {
+pub struct Started {
     /// The failures of servers a session may go without, each located at
     /// its `[mcp.<name>]` table: to say once, and go on.
-    pub(crate) optional_failures: Vec<Problem>,
+    pub optional_failures: Vec<Problem>,
     /// The failures of `required = true` servers: the command cannot go on.
-    pub(crate) required_failures: Vec<Problem>,
+    pub required_failures: Vec<Problem>,
 }
 
 /// Which of a deployment's servers to start.
-pub(crate) enum Which<'a> {
+#[derive(Debug)]
+pub enum Which<'a> {
     /// Every server (`dsh check`).
     All,
     /// The servers these agents list as `mcp:<name>`.
-    ListedBy(Vec<&'a crate::config::AgentSpec>),
+    ListedBy(Vec<&'a crate::file::AgentSpec>),
 }
 
 /// Starts the servers `which` picks, all at once, and adds each that
 /// started to `servers`. Watches the signals that end dsh from then on, so
 /// that no server outlives it.
-pub(crate) async fn start_deployment_servers(
+pub async fn start_deployment_servers(
     deployment: &Deployment,
     servers: &McpServers,
     which: Which<'_>,
@@ -136,7 +137,7 @@ fn quoted(names: &[String]) -> String {
 /// signals that end dsh (`SIGTERM`, `SIGHUP`, `SIGQUIT`) first kill every
 /// server's process group — the servers run in groups of their own, which
 /// no signal to dsh reaches — and then end dsh as the signal would.
-pub(crate) fn stop_servers_on_signals() {
+pub fn stop_servers_on_signals() {
     use std::sync::Once;
     use tokio::signal::unix::{SignalKind, signal};
     static WATCHING: Once = Once::new();
@@ -161,11 +162,12 @@ pub(crate) fn stop_servers_on_signals() {
 
 /// The servers `agent` lists, started for a command that shows its prompt
 /// (`dsh prompt`): the returned async runtime keeps them running, and
-/// dropping it stops them. An optional server that fails is said on
-/// stderr; a required one fails the command.
-pub(crate) fn start_for_command(
+/// dropping it stops them. An optional server that fails is kept in
+/// [`Servers::optional_failures`], for the caller to say; a required one
+/// fails the command.
+pub fn start_for_command(
     deployment: &Deployment,
-    agent: &crate::config::AgentSpec,
+    agent: &crate::file::AgentSpec,
     runtime: &crate::runtime::Runtime,
 ) -> Result<Option<Servers>, Vec<Problem>> {
     let listed = agent
@@ -175,7 +177,7 @@ pub(crate) fn start_for_command(
     if !listed {
         return Ok(None);
     }
-    let tokio = crate::commands::async_runtime()?;
+    let tokio = crate::host::async_runtime()?;
     tokio.block_on(async { stop_servers_on_signals() });
     let started = tokio.block_on(start_deployment_servers(
         deployment,
@@ -185,20 +187,29 @@ pub(crate) fn start_for_command(
     let servers = Servers {
         tokio,
         servers: runtime.mcp.clone(),
+        optional_failures: started.optional_failures,
     };
     if !started.required_failures.is_empty() {
         return Err(started.required_failures);
     }
-    crate::diagnostics::Reporter::for_stderr().report(&started.optional_failures);
     Ok(Some(servers))
 }
 
 /// Servers running for a command, on their async runtime; stopped when
 /// dropped.
 #[derive(Debug)]
-pub(crate) struct Servers {
+pub struct Servers {
     tokio: tokio::runtime::Runtime,
     servers: McpServers,
+    optional_failures: Vec<Problem>,
+}
+
+impl Servers {
+    /// The optional servers that failed to start: the command goes on
+    /// without them, and says so.
+    pub fn optional_failures(&self) -> &[Problem] {
+        &self.optional_failures
+    }
 }
 
 impl Drop for Servers {
@@ -210,7 +221,7 @@ impl Drop for Servers {
 /// The trace's namer of a tool's MCP server: the deployment server whose
 /// prefix (`<server>__`) the tool has — a server name has no `__`, so the
 /// prefix is exact — even for a tool the server no longer lists.
-pub(crate) fn tool_server(servers: &McpServers) -> crate::trace::ToolServer {
+pub fn tool_server(servers: &McpServers) -> crate::measure::trace::ToolServer {
     let servers = servers.clone();
     Box::new(move |tool: &str| {
         servers

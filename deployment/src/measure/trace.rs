@@ -6,7 +6,7 @@
 //! It is computed from the loop's hooks alone: `before_step` shows
 //! exactly what a step sends (the assembly, the system prompt, the
 //! messages), `on_response` the usage the API reported. Requests are
-//! measured in the canonical serialization of [`crate::canonical_request`]
+//! measured in the canonical serialization of [`crate::measure::canonical_request`]
 //! (the system prompt, then the tools, then the messages); the loop and
 //! the adapters know nothing of it.
 //!
@@ -87,12 +87,12 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::canonical_request::{self, Part, PartKind};
-use crate::diagnostics::Problem;
+use crate::measure::canonical_request::{self, Part, PartKind};
+use crate::problem::Problem;
 
 /// Whether a trace counts tokens, and with which configured encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Counting {
+pub enum Counting {
     /// Bytes only: no tokenizer runs.
     Bytes,
     /// Tokens too, each agent's: the deployment's `tokenizer`, else its
@@ -101,49 +101,50 @@ pub(crate) enum Counting {
 }
 
 /// One request, as the trace sees it.
-pub(crate) struct TracedRequest<'a> {
-    pub(crate) session: &'a str,
-    pub(crate) agent: &'a str,
-    pub(crate) step: u32,
-    pub(crate) model: &'a str,
-    pub(crate) system: &'a str,
+#[allow(missing_debug_implementations, reason = "holds a closure")]
+pub struct TracedRequest<'a> {
+    pub session: &'a str,
+    pub agent: &'a str,
+    pub step: u32,
+    pub model: &'a str,
+    pub system: &'a str,
     /// The system prompt's sections, in order, each with its byte range in
     /// `system`; called only when the system prompt is not the session's
     /// last one.
-    pub(crate) sections: &'a dyn Fn() -> Vec<(String, Range<usize>)>,
-    pub(crate) tools: &'a [Arc<ToolSchema>],
-    pub(crate) messages: &'a [Message],
+    pub sections: &'a dyn Fn() -> Vec<(String, Range<usize>)>,
+    pub tools: &'a [Arc<ToolSchema>],
+    pub messages: &'a [Message],
 }
 
 /// One line of the trace file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct TraceLine {
-    pub(crate) request: u64,
-    pub(crate) session: String,
-    pub(crate) agent: String,
-    pub(crate) step: u32,
-    pub(crate) model: String,
-    pub(crate) tokenizer: Option<&'static str>,
-    pub(crate) system_prompt_sha256: String,
-    pub(crate) tools_sha256: String,
-    pub(crate) bytes: usize,
-    pub(crate) tokens: Option<usize>,
-    pub(crate) shared_prefix_bytes: usize,
-    pub(crate) shared_prefix_tokens: Option<usize>,
-    pub(crate) prefix_broke_in: Option<PartKind>,
-    pub(crate) changed_section: Option<String>,
-    pub(crate) changed_tool: Option<String>,
-    pub(crate) changed_tool_server: Option<String>,
-    pub(crate) api_prompt_tokens: Option<u64>,
-    pub(crate) api_cached_tokens: Option<u64>,
-    pub(crate) api_cache_creation_tokens: Option<u64>,
+pub struct TraceLine {
+    pub request: u64,
+    pub session: String,
+    pub agent: String,
+    pub step: u32,
+    pub model: String,
+    pub tokenizer: Option<&'static str>,
+    pub system_prompt_sha256: String,
+    pub tools_sha256: String,
+    pub bytes: usize,
+    pub tokens: Option<usize>,
+    pub shared_prefix_bytes: usize,
+    pub shared_prefix_tokens: Option<usize>,
+    pub prefix_broke_in: Option<PartKind>,
+    pub changed_section: Option<String>,
+    pub changed_tool: Option<String>,
+    pub changed_tool_server: Option<String>,
+    pub api_prompt_tokens: Option<u64>,
+    pub api_cached_tokens: Option<u64>,
+    pub api_cache_creation_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) compacted: Option<Compacted>,
+    pub compacted: Option<Compacted>,
 }
 
 /// A compaction, as the trace marks the request after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub(crate) struct Compacted {
+pub struct Compacted {
     trigger: CompactionTrigger,
     before_tokens: u64,
     after_tokens: u64,
@@ -152,7 +153,7 @@ pub(crate) struct Compacted {
 }
 
 /// A session's trace and its summary; shared by the loop's hooks.
-pub(crate) struct Trace {
+pub struct Trace {
     counting: Counting,
     /// The `--trace` file; `None` keeps the summary only.
     file: Option<Mutex<LineWriter<std::fs::File>>>,
@@ -164,11 +165,11 @@ pub(crate) struct Trace {
 }
 
 /// Names the MCP server of a tool.
-pub(crate) type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Keeps the prefix of a session's request (by the session's id) that
 /// differs from the session's request before it.
-pub(crate) type PrefixRecorder = Box<dyn Fn(&str, &RequestPrefix) + Send + Sync>;
+pub type PrefixRecorder = Box<dyn Fn(&str, &RequestPrefix) + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -209,7 +210,7 @@ struct SharedPrefix {
 
 impl Trace {
     /// A trace that writes to no file.
-    pub(crate) fn summary_only(counting: Counting) -> Self {
+    pub fn summary_only(counting: Counting) -> Self {
         Self {
             counting,
             file: None,
@@ -221,7 +222,7 @@ impl Trace {
 
     /// Hands each request prefix that differs from its session's last one
     /// to `recorder` (the store keeps it for a resumed session's trace).
-    pub(crate) fn with_prefix_recorder(mut self, recorder: PrefixRecorder) -> Self {
+    pub fn with_prefix_recorder(mut self, recorder: PrefixRecorder) -> Self {
         self.prefix_recorder = Some(recorder);
         self
     }
@@ -229,13 +230,7 @@ impl Trace {
     /// Makes a resumed session's first request compare with what its
     /// recorded last request sent: `prefix`, then the messages of the
     /// `history` it resumes with, less the answer to that request.
-    pub(crate) fn resume(
-        &self,
-        session: &str,
-        model: &str,
-        prefix: &RequestPrefix,
-        history: &[Message],
-    ) {
+    pub fn resume(&self, session: &str, model: &str, prefix: &RequestPrefix, history: &[Message]) {
         let tokenizer = self.tokenizer(model);
         let history = match history {
             [earlier @ .., Message::Assistant { tool_calls, .. }] if tool_calls.is_empty() => {
@@ -279,13 +274,13 @@ impl Trace {
     }
 
     /// Names the MCP server of a changed tool with `tool_server`.
-    pub(crate) fn with_tool_server(mut self, tool_server: ToolServer) -> Self {
+    pub fn with_tool_server(mut self, tool_server: ToolServer) -> Self {
         self.tool_server = Some(tool_server);
         self
     }
 
     /// A trace written to `path` (replacing it), counting tokens.
-    pub(crate) fn to_file(path: &Path, configured: Option<Encoding>) -> Result<Self, Problem> {
+    pub fn to_file(path: &Path, configured: Option<Encoding>) -> Result<Self, Problem> {
         let file = std::fs::File::create(path).map_err(|error| {
             Problem::new(format!(
                 "cannot create `{}` to write the trace: {error}",
@@ -300,7 +295,7 @@ impl Trace {
     }
 
     /// The loop's `before_step` hook.
-    pub(crate) fn before_step(&self, step: &StepPrompt<'_>) {
+    pub fn before_step(&self, step: &StepPrompt<'_>) {
         let sections = || {
             // The loop has just rendered this assembly: it renders again.
             render_prompt_with_spans(step.assembly)
@@ -327,7 +322,7 @@ impl Trace {
 
     /// Measures a request against the session's last one; the line waits
     /// for the request's answer.
-    pub(crate) fn observe(&self, request: &TracedRequest<'_>) -> TraceLine {
+    pub fn observe(&self, request: &TracedRequest<'_>) -> TraceLine {
         let tokenizer = self.tokenizer(request.model);
         let mut guard = self.state.lock();
         let state = &mut *guard;
@@ -451,7 +446,7 @@ impl Trace {
 
     /// The loop compacted `session` (its `on_event` hook saw
     /// `Event::Compacted`): the session's next request is marked.
-    pub(crate) fn compacted(&self, session: &str, report: &CompactionReport) {
+    pub fn compacted(&self, session: &str, report: &CompactionReport) {
         let mark = Compacted {
             trigger: report.trigger,
             before_tokens: report.before_tokens,
@@ -464,7 +459,7 @@ impl Trace {
 
     /// The loop's `on_response` hook: the answer to the session's pending
     /// request is in, with the API's usage if it reported any.
-    pub(crate) fn answered(&self, session: &str, step: u32, usage: Option<Usage>) {
+    pub fn answered(&self, session: &str, step: u32, usage: Option<Usage>) {
         let mut state = self.state.lock();
         state.summary.answered += 1;
         let Some(mut line) = state.pending.remove(session) else {
@@ -482,7 +477,7 @@ impl Trace {
 
     /// Writes the lines still waiting for an answer and returns the
     /// summary; an error when the file could not be written.
-    pub(crate) fn finish(&self) -> (Summary, Option<Problem>) {
+    pub fn finish(&self) -> (Summary, Option<Problem>) {
         let mut state = self.state.lock();
         let mut waiting: Vec<TraceLine> = state.pending.drain().map(|(_, line)| line).collect();
         waiting.sort_by_key(|line| line.request);
@@ -601,7 +596,7 @@ fn first_changed_section(
     None
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
         .iter()
@@ -615,10 +610,10 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 /// request (after its session's first) that repeated the one before, and
 /// where the cache first broke.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Summary {
-    pub(crate) requests: u64,
+pub struct Summary {
+    pub requests: u64,
     /// Requests whose answer came in.
-    pub(crate) answered: u64,
+    pub answered: u64,
     /// Requests with a previous one in their session.
     compared: u64,
     byte_shares: f64,
@@ -690,7 +685,7 @@ impl Summary {
 
     /// The mean share of bytes of the requests after their session's
     /// first that the request before had sent; `None` before a second.
-    pub(crate) fn mean_cacheable_bytes(&self) -> Option<f64> {
+    pub fn mean_cacheable_bytes(&self) -> Option<f64> {
         (self.compared > 0).then(|| self.byte_shares / self.compared as f64)
     }
 }

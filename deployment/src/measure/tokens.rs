@@ -15,38 +15,34 @@ use dsh_agent_loop::Tokenizer;
 use dsh_system_prompt::ToolSchema;
 use dsh_system_prompt::inspect::RenderedPrompt;
 
-use crate::canonical_request;
+use crate::measure::canonical_request;
 
 /// The tokens of one agent's system prompt and tool schemas.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PromptTokens {
+pub struct PromptTokens {
     /// The tokenizer they were counted with.
-    pub(crate) tokenizer: Tokenizer,
+    pub tokenizer: Tokenizer,
     /// Each rendered section's, in the prompt's order.
-    pub(crate) sections: Vec<usize>,
+    pub sections: Vec<usize>,
     /// The blank lines between sections (what starts outside every
     /// section).
-    pub(crate) separators: usize,
+    pub separators: usize,
     /// The whole system prompt's.
-    pub(crate) system: usize,
+    pub system: usize,
     /// Each tool schema's, in the assembly's order.
-    pub(crate) tools: Vec<usize>,
+    pub tools: Vec<usize>,
 }
 
 /// One part of [`PromptTokens::largest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Part<'a> {
+pub enum Part<'a> {
     Section(&'a str),
     ToolSchema(&'a str),
 }
 
 impl PromptTokens {
     /// Counts `prompt` and `tools` with `tokenizer`.
-    pub(crate) fn count(
-        tokenizer: Tokenizer,
-        prompt: &RenderedPrompt,
-        tools: &[Arc<ToolSchema>],
-    ) -> Self {
+    pub fn count(tokenizer: Tokenizer, prompt: &RenderedPrompt, tools: &[Arc<ToolSchema>]) -> Self {
         let counts = tokenizer.count_sections(prompt);
         Self {
             tokenizer,
@@ -61,19 +57,19 @@ impl PromptTokens {
     }
 
     /// All the tool schemas'.
-    pub(crate) fn tools_total(&self) -> usize {
+    pub fn tools_total(&self) -> usize {
         self.tools.iter().sum()
     }
 
     /// The system prompt's and the tool schemas' together: what the agent
     /// sends before any message.
-    pub(crate) fn total(&self) -> usize {
+    pub fn total(&self) -> usize {
         self.system + self.tools_total()
     }
 
     /// The `n` largest sections and tool schemas, largest first (of equal
     /// ones, the earlier): what to shorten first.
-    pub(crate) fn largest<'a>(
+    pub fn largest<'a>(
         &self,
         prompt: &'a RenderedPrompt,
         tools: &'a [Arc<ToolSchema>],

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// What a relative path means where it was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Relative {
+pub enum Relative {
     /// The command line: relative to the current directory.
     ToCurrent,
     /// ACP: refused.
@@ -19,7 +19,7 @@ pub(crate) enum Relative {
 
 /// Why a working directory was refused.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum CwdError {
+pub enum CwdError {
     #[error("cannot read the current directory: {0}")]
     Current(#[source] io::Error),
     #[error("the working directory must be an absolute path, got `{}`", .0.display())]
@@ -38,7 +38,7 @@ pub(crate) enum CwdError {
 /// when `None`), by the one rule: made absolute as `relative` says, and an
 /// existing directory. The path is kept as given, not canonicalized, so
 /// `<<cwd>>` shows what the user wrote.
-pub(crate) fn working_directory(
+pub fn working_directory(
     requested: Option<&Path>,
     relative: Relative,
 ) -> Result<PathBuf, CwdError> {

@@ -18,14 +18,14 @@ use serde::Deserialize;
 /// `[sessions]` as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SessionsTable {
+pub(super) struct SessionsTable {
     enabled: Option<bool>,
     path: Option<PathBuf>,
 }
 
 /// Where sessions are recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SessionStore {
+pub enum SessionStore {
     /// `[sessions] enabled = false`: nowhere.
     Off,
     /// The default file (`dsh_session_store::Store::default_path`).
@@ -37,7 +37,7 @@ pub(crate) enum SessionStore {
 impl SessionsTable {
     /// The table's meaning, with a relative path resolved against `dir`,
     /// the deployment file's directory.
-    pub(crate) fn resolve(self, dir: Option<&Path>) -> SessionStore {
+    pub(super) fn resolve(self, dir: Option<&Path>) -> SessionStore {
         if self.enabled == Some(false) {
             return SessionStore::Off;
         }

@@ -5,25 +5,27 @@
 
 use std::path::Path;
 
-use dsh_agent_loop::{AgentLoop, Session, SessionInstructions};
+use dsh_agent_loop::{AgentLoop, Session};
+
+use super::SessionInstructions;
 use dsh_system_prompt::PromptAssembly;
 
-use super::{Runtime, loop_agent, session};
-use crate::config::AgentSpec;
-use crate::diagnostics::Problem;
+use crate::file::AgentSpec;
+use crate::problem::Problem;
+use crate::runtime::{Runtime, loop_agent, session};
 
 /// A started session and what it brings to its prompt.
 #[derive(Debug)]
-pub(crate) struct StartedSession {
-    pub(crate) session: Session,
+pub struct StartedSession {
+    pub session: Session,
     /// Its instruction files: registered while this lives.
-    pub(crate) instructions: SessionInstructions,
+    pub instructions: SessionInstructions,
 }
 
 impl Runtime {
     /// Starts a session in `cwd` (or with no working directory): reads
     /// its instruction files and registers them into its layer.
-    pub(crate) fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
+    pub fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
         let session = session(cwd);
         let instructions = SessionInstructions::start(&self.instructions, &self.prompt, &session)
             .map_err(|error| vec![Problem::new(error.to_string())])?;
@@ -35,7 +37,7 @@ impl Runtime {
 
     /// A session in `cwd` that reads no instruction file: to check, before
     /// any session starts, what every session's prompt has in common.
-    pub(crate) fn without_instructions(cwd: Option<&Path>) -> StartedSession {
+    pub fn without_instructions(cwd: Option<&Path>) -> StartedSession {
         StartedSession {
             session: session(cwd),
             instructions: SessionInstructions::none(),
@@ -45,7 +47,7 @@ impl Runtime {
     /// Assembles the prompt of `agent` in `started`, with the context the
     /// loop's steps assemble with, so what `dsh prompt` prints is what
     /// `dsh run` sends.
-    pub(crate) fn assemble(&self, agent: &AgentSpec, started: &StartedSession) -> PromptAssembly {
+    pub fn assemble(&self, agent: &AgentSpec, started: &StartedSession) -> PromptAssembly {
         let cx = AgentLoop::context(&loop_agent(agent), &started.session);
         self.prompt.assemble(&cx)
     }

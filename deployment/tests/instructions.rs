@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, ClientPrompt, ClientPromptMode, InstructionSource,
-    Instructions, InstructionsConfig, InstructionsError, Session,
+use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, Session};
+use dsh_deployment::host::{
+    ClientPrompt, ClientPromptMode, InstructionSource, Instructions, InstructionsConfig,
+    InstructionsError,
 };
 use dsh_system_prompt::{Registration, SystemPrompt, render_prompt};
 use dsh_tools::ToolRegistry;

@@ -9,13 +9,13 @@ use dsh_agent_loop::Session;
 use dsh_session_store::{LoadedSession, NewSession, SessionWriter, Store, StoreError};
 use sha2::{Digest, Sha256};
 
-use crate::config::{AgentSpec, Deployment, SessionStore};
-use crate::diagnostics::Problem;
-use crate::trace::hex;
+use crate::file::{AgentSpec, Deployment, SessionStore};
+use crate::measure::trace::hex;
+use crate::problem::Problem;
 
 /// Opens the deployment's store, or `None` when it is off (`[sessions]
 /// enabled = false`, or `--no-store`).
-pub(crate) fn open(deployment: &Deployment, no_store: bool) -> Result<Option<Store>, Problem> {
+pub fn open(deployment: &Deployment, no_store: bool) -> Result<Option<Store>, Problem> {
     if no_store {
         return Ok(None);
     }
@@ -29,7 +29,7 @@ pub(crate) fn open(deployment: &Deployment, no_store: bool) -> Result<Option<Sto
 
 /// The store `dsh sessions` reads: the deployment's; when the deployment
 /// turned it off, there is nothing to list, and the problem says so.
-pub(crate) fn open_for_listing(deployment: &Deployment) -> Result<Store, Problem> {
+pub fn open_for_listing(deployment: &Deployment) -> Result<Store, Problem> {
     open(deployment, false)?.ok_or_else(|| {
         Problem::new(format!(
             "the deployment `{}` records no sessions (`[sessions] enabled = false`)",
@@ -42,13 +42,13 @@ pub(crate) fn open_for_listing(deployment: &Deployment) -> Result<Store, Problem
 /// The store's side of a loop session recorded as it runs: its writer,
 /// which holds the session's lock while it lives.
 #[derive(Debug)]
-pub(crate) struct Recorded {
-    pub(crate) writer: Arc<SessionWriter>,
+pub struct Recorded {
+    pub writer: Arc<SessionWriter>,
 }
 
 impl Recorded {
     /// The store's failure to record, once, as a problem to report.
-    pub(crate) fn failure(&self) -> Option<Problem> {
+    pub fn failure(&self) -> Option<Problem> {
         self.writer.take_failure().map(|error| {
             problem(error).help(format!(
                 "events of session `{}` after this one were not recorded",
@@ -61,7 +61,7 @@ impl Recorded {
 /// One agent's sessions in a store: what a new one records about itself,
 /// and how a recorded one comes back.
 #[derive(Clone, Debug)]
-pub(crate) struct Recording {
+pub struct Recording {
     store: Store,
     /// What each new session records: the agent, its model, the
     /// deployment and its hash.
@@ -70,7 +70,7 @@ pub(crate) struct Recording {
 
 /// Why a recorded session cannot come back.
 #[derive(Debug)]
-pub(crate) enum ResumeError {
+pub enum ResumeError {
     /// The store said no (unknown, open elsewhere, failed).
     Store(StoreError),
     /// It is another agent's session.
@@ -78,7 +78,7 @@ pub(crate) enum ResumeError {
 }
 
 impl ResumeError {
-    pub(crate) fn problem(self, agent: &str) -> Problem {
+    pub fn problem(self, agent: &str) -> Problem {
         match self {
             Self::Store(error) => problem(error),
             Self::OtherAgent { id, agent: other } => Problem::new(format!(
@@ -91,24 +91,24 @@ impl ResumeError {
 
 impl Recording {
     /// Sessions of `agent` of `deployment`, in `store`.
-    pub(crate) fn new(store: Store, deployment: &Deployment, agent: &AgentSpec) -> Self {
+    pub fn new(store: Store, deployment: &Deployment, agent: &AgentSpec) -> Self {
         let template = NewSession::new(agent.id.get_ref().as_str(), agent.model.get_ref().as_str())
             .with_deployment(deployment_path(deployment), deployment_hash(deployment));
         Self { store, template }
     }
 
-    pub(crate) fn store(&self) -> &Store {
+    pub fn store(&self) -> &Store {
         &self.store
     }
 
     /// The agent whose sessions these are.
-    pub(crate) fn agent(&self) -> &str {
+    pub fn agent(&self) -> &str {
         &self.template.agent
     }
 
     /// Starts a new recorded session in `cwd`: the loop's session (the
     /// store's id, its recorder installed), and the store's side.
-    pub(crate) fn start(&self, cwd: Option<&Path>) -> Result<(Session, Recorded), StoreError> {
+    pub fn start(&self, cwd: Option<&Path>) -> Result<(Session, Recorded), StoreError> {
         let mut new = self.template.clone();
         new.cwd = cwd.map(Path::to_path_buf);
         let writer = Arc::new(self.store.create(&new)?);
@@ -123,7 +123,7 @@ impl Recording {
     /// Brings the recorded session `id` back: its history, its working
     /// directory (`cwd` if given, else the recorded one), and a recorder
     /// appending to it.
-    pub(crate) fn resume(&self, id: &str, cwd: Option<&Path>) -> Result<Resumed, ResumeError> {
+    pub fn resume(&self, id: &str, cwd: Option<&Path>) -> Result<Resumed, ResumeError> {
         let info = self.store.info(id).map_err(ResumeError::Store)?;
         if info.agent != self.template.agent {
             return Err(ResumeError::OtherAgent {
@@ -164,14 +164,14 @@ impl Recording {
 
 /// What bringing a session back found worth telling.
 #[derive(Debug)]
-pub(crate) struct Resumed {
+pub struct Resumed {
     /// The loop's session, with its history and recorder.
-    pub(crate) session: Session,
-    pub(crate) recorded: Recorded,
-    pub(crate) loaded: LoadedSession,
+    pub session: Session,
+    pub recorded: Recorded,
+    pub loaded: LoadedSession,
     /// Lines to show the user: skipped records, a cut-off turn, a changed
     /// deployment.
-    pub(crate) notes: Vec<String>,
+    pub notes: Vec<String>,
 }
 
 /// The deployment's file as a session records it: absolute, or the
@@ -186,10 +186,10 @@ fn deployment_path(deployment: &Deployment) -> PathBuf {
 
 /// SHA-256 of the deployment's text: what tells a resumed session its
 /// prompt may have changed.
-pub(crate) fn deployment_hash(deployment: &Deployment) -> String {
+pub fn deployment_hash(deployment: &Deployment) -> String {
     hex(&Sha256::digest(deployment.file.text().as_bytes()))
 }
 
-pub(crate) fn problem(error: StoreError) -> Problem {
+pub fn problem(error: StoreError) -> Problem {
     Problem::new(error.to_string())
 }

@@ -11,12 +11,12 @@ use dsh_agent_loop::{
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Deployment;
-use crate::diagnostics::Problem;
+use crate::file::Deployment;
+use crate::problem::Problem;
 
 /// Whether building the adapter may read secrets from the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Purpose {
+pub enum Purpose {
     /// `dsh run`: the adapter will be used, so the API key must be there.
     Run,
     /// `dsh check`: only the configuration is checked; no key is read.
@@ -25,7 +25,7 @@ pub(crate) enum Purpose {
 
 /// The adapter a command that talks to the model uses: the deployment's,
 /// recording every request to `record` when given.
-pub(crate) fn for_running(
+pub fn for_running(
     deployment: &Deployment,
     record: Option<&Path>,
 ) -> Result<Arc<dyn ModelAdapter>, Problem> {
@@ -52,10 +52,7 @@ pub(crate) fn for_running(
 /// [`AdapterConfig`] rules (relative paths against the deployment's
 /// directory). A problem of the file (a bad base URL, an unreadable script)
 /// points at its key; a missing API key is one line.
-pub(crate) fn build(
-    deployment: &Deployment,
-    purpose: Purpose,
-) -> Result<Arc<dyn ModelAdapter>, Problem> {
+pub fn build(deployment: &Deployment, purpose: Purpose) -> Result<Arc<dyn ModelAdapter>, Problem> {
     let dir = deployment.dir.as_deref().unwrap_or(Path::new(""));
     let adapter = &deployment.adapter;
     let built = match purpose {
@@ -89,7 +86,7 @@ pub(crate) fn build(
 /// An adapter that appends every request to a file, one JSON object a
 /// line, before passing it on: exactly what the model is told, step by
 /// step.
-pub(crate) struct Recording {
+pub struct Recording {
     inner: Arc<dyn ModelAdapter>,
     file: Mutex<File>,
     /// Secret values (and their variables' names), replaced in each line
@@ -103,7 +100,7 @@ pub(crate) struct Recording {
 const MIN_REDACTED_LEN: usize = 8;
 
 impl Recording {
-    pub(crate) fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
+    pub fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
         let file = File::create(path).map_err(|error| {
             Problem::new(format!(
                 "cannot create `{}` to record requests: {error}",
@@ -118,7 +115,7 @@ impl Recording {
     }
 
     /// Redacts the values of `secrets` (name, value) in every line.
-    pub(crate) fn redacting(mut self, secrets: Vec<(String, String)>) -> Self {
+    pub fn redacting(mut self, secrets: Vec<(String, String)>) -> Self {
         self.secrets = secrets;
         self
     }

@@ -25,12 +25,12 @@ use dsh_tool_mcp::{MAX_SERVER_NAME, ServerConfig, is_server_name};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::diagnostics::{Problem, SourceFile};
+use crate::problem::{Problem, SourceFile};
 
 /// `[mcp.<name>]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct McpTable {
+pub struct McpTable {
     command: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
@@ -47,22 +47,22 @@ pub(crate) struct McpTable {
 
 /// One server of the deployment, checked.
 #[derive(Debug, Clone)]
-pub(crate) struct McpSpec {
+pub struct McpSpec {
     /// The server's configuration, but for the bearer token, which is
     /// read from the environment when the server starts.
-    pub(crate) config: ServerConfig,
+    pub config: ServerConfig,
     /// The `[mcp.<name>]` table.
-    pub(crate) span: Range<usize>,
+    pub span: Range<usize>,
     /// The variable holding the bearer token.
-    pub(crate) bearer_token_env: Option<Spanned<String>>,
+    pub bearer_token_env: Option<Spanned<String>>,
     /// The allow-list as written, to point at an unknown name.
-    pub(crate) allowed: Vec<Spanned<String>>,
+    pub allowed: Vec<Spanned<String>>,
 }
 
 impl McpSpec {
     /// The configuration to start the server with: the bearer token read
     /// now. `Err` names the variable that is not set.
-    pub(crate) fn server_config(&self, file: &SourceFile) -> Result<ServerConfig, Problem> {
+    pub fn server_config(&self, file: &SourceFile) -> Result<ServerConfig, Problem> {
         let Some(var) = &self.bearer_token_env else {
             return Ok(self.config.clone());
         };
@@ -81,7 +81,7 @@ impl McpSpec {
 }
 
 /// Checks the `[mcp.<name>]` tables, pushing each problem.
-pub(crate) fn check_servers(
+pub fn check_servers(
     file: &SourceFile,
     dir: Option<&Path>,
     tables: BTreeMap<String, Spanned<McpTable>>,

@@ -32,7 +32,7 @@ use serde::Serialize;
 /// Which of the three kinds of part a part is; ordered as they are sent,
 /// and serialized as a trace names where a prefix broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub(crate) enum PartKind {
+pub enum PartKind {
     #[serde(rename = "system_prompt")]
     SystemPrompt,
     #[serde(rename = "tools")]
@@ -43,14 +43,14 @@ pub(crate) enum PartKind {
 
 /// One part of a canonical request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Part {
-    pub(crate) kind: PartKind,
-    pub(crate) text: String,
+pub struct Part {
+    pub kind: PartKind,
+    pub text: String,
 }
 
 /// The parts of a request, in order: the system prompt, the tools, the
 /// messages.
-pub(crate) fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message]) -> Vec<Part> {
+pub fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message]) -> Vec<Part> {
     let mut parts = Vec::with_capacity(1 + tools.len() + messages.len());
     parts.push(Part {
         kind: PartKind::SystemPrompt,
@@ -65,7 +65,7 @@ pub(crate) fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message
 }
 
 /// A message's part: its compact JSON.
-pub(crate) fn message_part(message: &Message) -> Part {
+pub fn message_part(message: &Message) -> Part {
     Part {
         kind: PartKind::Message,
         // Strings and booleans only: serializing cannot fail.
@@ -74,7 +74,7 @@ pub(crate) fn message_part(message: &Message) -> Part {
 }
 
 /// A tool schema's part: its compact JSON.
-pub(crate) fn tool_json(tool: &ToolSchema) -> String {
+pub fn tool_json(tool: &ToolSchema) -> String {
     // Strings and a JSON value: serializing cannot fail.
     serde_json::to_string(tool).unwrap_or_default()
 }

@@ -4,24 +4,25 @@
 //! `dsh check`. No cut is silent: the prompt's marker says it to the
 //! model, these say it to the deployment's author.
 
-use dsh_agent_loop::{InstructionFile, InstructionSource, Instructions, InstructionsConfig};
+use crate::host::{InstructionFile, InstructionSource, Instructions, InstructionsConfig};
 use dsh_system_prompt::inspect::RenderedPrompt;
 use serde_json::{Value, json};
 
-use crate::diagnostics::Problem;
-use crate::prompt_tokens::PromptTokens;
+use crate::measure::tokens::PromptTokens;
+use crate::problem::Problem;
 
 /// One file as the reports show it.
-pub(crate) struct FileReport<'a> {
-    pub(crate) file: &'a InstructionFile,
+#[derive(Debug)]
+pub struct FileReport<'a> {
+    pub file: &'a InstructionFile,
     /// Its section's bytes and tokens in the rendered prompt (the marker
     /// included), when it rendered.
-    pub(crate) in_prompt: Option<(usize, usize)>,
+    pub in_prompt: Option<(usize, usize)>,
 }
 
 impl FileReport<'_> {
     /// `whole`, or `cut: K of N bytes`.
-    pub(crate) fn kept(&self) -> String {
+    pub fn kept(&self) -> String {
         if self.file.is_cut() {
             format!("cut: {} of {} bytes", self.file.kept, self.file.bytes)
         } else {
@@ -29,7 +30,7 @@ impl FileReport<'_> {
         }
     }
 
-    pub(crate) fn source(&self) -> &'static str {
+    pub fn source(&self) -> &'static str {
         match self.file.source {
             InstructionSource::User => "user",
             _ => "project",
@@ -38,7 +39,7 @@ impl FileReport<'_> {
 }
 
 /// Each file of `found`, with its share of `prompt`, if it rendered.
-pub(crate) fn reports<'a>(
+pub fn reports<'a>(
     found: &'a Instructions,
     prompt: Option<(&RenderedPrompt, &PromptTokens)>,
 ) -> Vec<FileReport<'a>> {
@@ -59,7 +60,7 @@ pub(crate) fn reports<'a>(
 }
 
 /// What explain says when there is no file to list.
-pub(crate) fn none_found(found: &Instructions, config: &InstructionsConfig) -> String {
+pub fn none_found(found: &Instructions, config: &InstructionsConfig) -> String {
     if !config.enabled {
         return "(none: `enabled = false` in [instructions])".to_owned();
     }
@@ -76,7 +77,7 @@ pub(crate) fn none_found(found: &Instructions, config: &InstructionsConfig) -> S
 }
 
 /// `instructions` of `dsh prompt --format json`.
-pub(crate) fn json(
+pub fn json(
     found: &Instructions,
     config: &InstructionsConfig,
     prompt: Option<(&RenderedPrompt, &PromptTokens)>,
@@ -108,7 +109,7 @@ pub(crate) fn json(
 }
 
 /// A warning for each file the budget cut.
-pub(crate) fn cut_warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Problem> {
+pub fn cut_warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Problem> {
     found
         .files()
         .iter()

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dsh_agent_loop::{AgentOptions, InstructionsConfig, Session};
+use dsh_agent_loop::{AgentOptions, Session};
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
     AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProvider,
@@ -15,15 +15,14 @@ use dsh_tool_subagent::{
 use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
-use crate::args::AgentArgs;
-use crate::config::{self, AgentSpec, Deployment};
-use crate::diagnostics::Problem;
+use crate::file::{AgentSpec, Deployment};
+use crate::host::InstructionsConfig;
+use crate::problem::Problem;
 
 mod layers;
-pub(crate) mod mcp;
-mod session;
+pub mod mcp;
 
-pub(crate) use session::StartedSession;
+pub use crate::host::StartedSession;
 
 // Crates whose only prompt contributions are static sections are linked
 // here by name, or `inventory` would never see them. The tool crates are
@@ -62,7 +61,7 @@ fn builtin_tools(
 }
 
 /// The names of the built-in tools, as their crates define them.
-pub(crate) fn builtin_tool_names() -> Vec<String> {
+pub fn builtin_tool_names() -> Vec<String> {
     builtin_tools(Arc::new(TodoWriteTool::new()), &[], &BTreeMap::new())
         .iter()
         .map(|tool| tool.name().to_owned())
@@ -70,7 +69,7 @@ pub(crate) fn builtin_tool_names() -> Vec<String> {
 }
 
 /// Reads and checks a deployment file (or the embedded one).
-pub(crate) fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
+pub fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
     let names = builtin_tool_names();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     Deployment::load(path, &names)
@@ -79,16 +78,16 @@ pub(crate) fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
 /// One agent of a deployment, with the deployment's registries built: what
 /// a command about one agent (`dsh prompt`, `dsh run`, `dsh acp`) starts
 /// from.
-pub(crate) type LoadedAgent = (Deployment, AgentSpec, Runtime);
+pub type LoadedAgent = (Deployment, AgentSpec, Runtime);
 
-/// Reads and checks the deployment file `--config` names (or the embedded
-/// one), picks the agent or child `--agent` names (the first agent when
-/// none), and builds the registries, in that order, failing at the first
-/// step that fails.
-pub(crate) fn load_agent(args: &AgentArgs) -> Result<LoadedAgent, Vec<Problem>> {
-    let deployment = load(args.deployment.config.as_deref())?;
+/// Reads and checks the deployment file at `config` (or the embedded
+/// one), picks the agent or child `agent` names (`<agent>/<instance>`; the
+/// first agent when none), and builds the registries, in that order,
+/// failing at the first step that fails.
+pub fn load_agent(config: Option<&Path>, agent: Option<&str>) -> Result<LoadedAgent, Vec<Problem>> {
+    let deployment = load(config)?;
     let agent = deployment
-        .agent(args.agent.as_deref())
+        .agent(agent)
         .map_err(|problem| vec![problem])?
         .into_owned();
     let runtime = Runtime::new(&deployment)?;
@@ -97,12 +96,12 @@ pub(crate) fn load_agent(args: &AgentArgs) -> Result<LoadedAgent, Vec<Problem>> 
 
 /// The registries of one deployment.
 #[derive(Debug)]
-pub(crate) struct Runtime {
-    pub(crate) prompt: SystemPrompt,
-    pub(crate) tools: ToolRegistry,
+pub struct Runtime {
+    pub prompt: SystemPrompt,
+    pub tools: ToolRegistry,
     /// The MCP servers started for this command (none until a command
     /// starts them, see `runtime::mcp`).
-    pub(crate) mcp: dsh_tool_mcp::McpServers,
+    pub mcp: dsh_tool_mcp::McpServers,
     /// Keeps the tool registry installed as the prompt's tool provider.
     _installed: Registration,
     /// Keeps the MCP servers' tools and sections in the assemblies.
@@ -112,13 +111,13 @@ pub(crate) struct Runtime {
     /// Keep the deployment's layers (sections, tool orders) registered.
     _layers: Vec<Registration>,
     /// How each session finds its instruction files.
-    pub(crate) instructions: InstructionsConfig,
+    pub instructions: InstructionsConfig,
 }
 
 impl Runtime {
     /// Builds the registries: the static contributions of every linked
     /// crate, the built-in tools, and the deployment's tool instances.
-    pub(crate) fn new(deployment: &Deployment) -> Result<Self, Vec<Problem>> {
+    pub fn new(deployment: &Deployment) -> Result<Self, Vec<Problem>> {
         let prompt = SystemPrompt::new().map_err(|error| {
             vec![Problem::new(format!(
                 "the prompt registry cannot be built: {error}"
@@ -214,7 +213,7 @@ impl Runtime {
 }
 
 /// The agent loop's agent for a deployment's agent.
-pub(crate) fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
+pub fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
     let options = AgentOptions::new(agent.model.get_ref().as_str())
         .with_persona(agent.persona.get_ref().as_str());
     let loop_agent = dsh_agent_loop::Agent::new(agent.id.get_ref().as_str(), options)
@@ -226,7 +225,7 @@ pub(crate) fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
 }
 
 /// A session in `cwd`, or with no working directory.
-pub(crate) fn session(cwd: Option<&Path>) -> Session {
+pub fn session(cwd: Option<&Path>) -> Session {
     match cwd {
         Some(cwd) => Session::new().with_cwd(cwd),
         None => Session::new(),
@@ -352,9 +351,9 @@ fn register_instance(
     providers: &SubagentProviders,
     deployment: &Deployment,
     name: &str,
-    instance: &toml::Spanned<config::ToolInstance>,
+    instance: &toml::Spanned<crate::file::ToolInstance>,
 ) -> Result<(), Problem> {
-    let config::ToolKind::Subagent = instance.get_ref().kind;
+    let crate::file::ToolKind::Subagent = instance.get_ref().kind;
     let provider = &instance.get_ref().provider;
     // An instance with a `child` table or a `command` binds to a provider
     // of its own.

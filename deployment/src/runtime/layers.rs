@@ -12,8 +12,8 @@ use dsh_system_prompt::{
 };
 use dsh_tools::ToolRegistry;
 
-use crate::config::{Deployment, LayerSpec, SectionSpec};
-use crate::diagnostics::Problem;
+use crate::file::{Deployment, LayerSpec, SectionSpec};
+use crate::problem::Problem;
 
 /// One layer to register: whose it is ("agent `reviewer`"), the scope it
 /// goes into (`None`: global), the chain of layers outside it (what its
@@ -175,7 +175,7 @@ fn register_section(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::SourceFile;
+    use crate::problem::SourceFile;
 
     const DEPLOYMENT: &str = r#"
 [adapter.openai]

@@ -81,9 +81,7 @@
 //! every problem they find).
 
 mod layers;
-pub(crate) mod mcp;
-#[cfg(test)]
-mod property_tests;
+pub mod mcp;
 mod sessions;
 mod string_offsets;
 
@@ -91,73 +89,72 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{
-    AdapterConfig, ContextBudget, Encoding, InstructionsConfig, PERSONA_SECTION, Tokenizer,
-};
+use dsh_agent_loop::{AdapterConfig, ContextBudget, Encoding, PERSONA_SECTION, Tokenizer};
 use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::quoted_list;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::diagnostics::{Problem, SourceFile};
+use crate::host::InstructionsConfig;
+use crate::problem::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
 
-pub(crate) use layers::{LayerSpec, SectionSpec};
-pub(crate) use sessions::SessionStore;
-pub(crate) use string_offsets::{StringFileMap, string_file_range};
+pub use layers::{LayerSpec, SectionSpec};
+pub use sessions::SessionStore;
+pub use string_offsets::{StringFileMap, string_file_range};
 
 /// The built-in tool whose table takes `env_remove`.
 const BASH_TOOL: &str = "bash";
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
-pub(crate) const EMBEDDED: &str = include_str!(concat!(
+pub const EMBEDDED: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../examples/coding-agent/dsh.toml"
 ));
 
 /// The name the embedded deployment goes by in diagnostics.
-pub(crate) const EMBEDDED_NAME: &str = "built-in:examples/coding-agent/dsh.toml";
+pub const EMBEDDED_NAME: &str = "built-in:examples/coding-agent/dsh.toml";
 
 /// A deployment, parsed and checked.
 #[derive(Debug)]
-pub(crate) struct Deployment {
+pub struct Deployment {
     /// The file it was read from, for diagnostics.
-    pub(crate) file: SourceFile,
+    pub file: SourceFile,
     /// Relative paths in the file (the scripted answers) are resolved
     /// against this directory; `None` for the embedded deployment.
-    pub(crate) dir: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
     /// `[adapter.<kind>]`, in the agent loop's schema, with places kept.
-    pub(crate) adapter: AdapterConfig<Spanned<String>>,
+    pub adapter: AdapterConfig<Spanned<String>>,
     /// The encoding `[adapter.*] tokenizer` names, checked; `None` when
     /// each agent's model selects it.
-    pub(crate) tokenizer: Option<Encoding>,
+    pub tokenizer: Option<Encoding>,
     /// The `[tools.<name>]` tables that configure a tool instance.
-    pub(crate) tools: BTreeMap<String, Spanned<ToolInstance>>,
+    pub tools: BTreeMap<String, Spanned<ToolInstance>>,
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
-    pub(crate) ask_first: Vec<String>,
+    pub ask_first: Vec<String>,
     /// The `roots` of `[tools.write]` and `[tools.edit]`, by tool.
-    pub(crate) roots: BTreeMap<String, Vec<PathBuf>>,
+    pub roots: BTreeMap<String, Vec<PathBuf>>,
     /// `[tools.bash] env_remove`: variables `bash` commands run without,
     /// besides the adapter's secrets (`secret_env_vars`).
-    pub(crate) bash_env_remove: Vec<String>,
+    pub bash_env_remove: Vec<String>,
     /// `max_subagent_depth`: how deep subagents may nest, for every
     /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
-    pub(crate) max_subagent_depth: u32,
+    pub max_subagent_depth: u32,
     /// What the deployment adds to the global layer: its `tool_order`.
-    pub(crate) global_layer: LayerSpec,
+    pub global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
-    pub(crate) presets: BTreeMap<String, LayerSpec>,
-    pub(crate) agents: Vec<AgentSpec>,
+    pub presets: BTreeMap<String, LayerSpec>,
+    pub agents: Vec<AgentSpec>,
     /// The `[mcp.<name>]` servers, checked.
-    pub(crate) mcp: Vec<mcp::McpSpec>,
+    pub mcp: Vec<mcp::McpSpec>,
     /// `[sessions]`: where its sessions are recorded.
-    pub(crate) sessions: SessionStore,
+    pub sessions: SessionStore,
     /// `[instructions]`, checked: how each session finds its instruction
     /// files.
-    pub(crate) instructions: InstructionsConfig,
+    pub instructions: InstructionsConfig,
 }
 
 /// The deployment file as written.
@@ -199,26 +196,26 @@ struct ToolTable {
 
 /// A configured tool instance, checked.
 #[derive(Debug)]
-pub(crate) struct ToolInstance {
-    pub(crate) kind: ToolKind,
+pub struct ToolInstance {
+    pub kind: ToolKind,
     /// For `kind = "subagent"`: the subagent provider the instance starts
     /// children with (`spawn`, `fork`, `acp`).
-    pub(crate) provider: Spanned<String>,
+    pub provider: Spanned<String>,
     /// For `provider = "acp"`: the argv of the ACP agent to start.
-    pub(crate) command: Option<Spanned<Vec<Spanned<String>>>>,
+    pub command: Option<Spanned<Vec<Spanned<String>>>>,
     /// For `provider = "acp"`: how long a child may take to answer, in
     /// seconds (`AcpProvider::DEFAULT_TIMEOUT` when left out).
-    pub(crate) timeout_secs: Option<Spanned<u64>>,
+    pub timeout_secs: Option<Spanned<u64>>,
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent — the spawn provider's own schema, with
     /// places kept.
-    pub(crate) child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
+    pub child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
 }
 
 /// Whether a tool's calls run at once or after the user approves each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Permission {
+pub enum Permission {
     /// Run without asking (the default).
     Allow,
     /// Ask the user before each call, where the front end can ask (an
@@ -229,7 +226,7 @@ pub(crate) enum Permission {
 /// What kind of tool a `[tools.<name>]` instance is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum ToolKind {
+pub enum ToolKind {
     /// The subagent tool, bound to one provider.
     Subagent,
 }
@@ -252,22 +249,22 @@ struct AgentFile {
 /// One agent of a deployment as the file specifies it, each field with
 /// its place in the file; the agent loop's `Agent` is built from it.
 #[derive(Debug, Clone)]
-pub(crate) struct AgentSpec {
-    pub(crate) id: Spanned<String>,
+pub struct AgentSpec {
+    pub id: Spanned<String>,
     /// The agent's model: its own, or the adapter's default.
-    pub(crate) model: Spanned<String>,
+    pub model: Spanned<String>,
     /// The persona: a template fragment of this agent, rendered as section
     /// `agent:persona`.
-    pub(crate) persona: Spanned<String>,
+    pub persona: Spanned<String>,
     /// The names of the tools the agent may call, as the model sees them.
-    pub(crate) tools: Vec<Spanned<String>>,
+    pub tools: Vec<Spanned<String>>,
     /// The most tokens its system prompt and tools' schemas may take
     /// together, when the file sets a budget; a child has none of its own.
-    pub(crate) max_prompt_tokens: Option<Spanned<u64>>,
+    pub max_prompt_tokens: Option<Spanned<u64>>,
     /// The `[presets.<id>]` the agent joins; a child joins its parent's.
-    pub(crate) preset: Option<Spanned<String>>,
+    pub preset: Option<Spanned<String>>,
     /// What the agent's own layer adds; a child's is empty.
-    pub(crate) layer: LayerSpec,
+    pub layer: LayerSpec,
 }
 
 impl AgentSpec {
@@ -275,7 +272,7 @@ impl AgentSpec {
     /// from the deployment, with whose it is: a section of its own layer,
     /// else of its preset's, else its persona. `None` for a section the
     /// deployment does not write.
-    pub(crate) fn deployment_text<'d>(
+    pub fn deployment_text<'d>(
         &'d self,
         deployment: &'d Deployment,
         section: &str,
@@ -305,7 +302,7 @@ impl AgentSpec {
 impl Deployment {
     /// Reads and checks the deployment at `path`, or the embedded one.
     /// `builtin_tools` are the tool names that need no `[tools]` entry.
-    pub(crate) fn load(path: Option<&Path>, builtin_tools: &[&str]) -> Result<Self, Vec<Problem>> {
+    pub fn load(path: Option<&Path>, builtin_tools: &[&str]) -> Result<Self, Vec<Problem>> {
         let (file, dir) = match path {
             Some(path) => {
                 // Only a regular file, and at most a cap: a FIFO would hang,
@@ -330,7 +327,7 @@ impl Deployment {
     }
 
     /// Parses and checks a deployment's text.
-    pub(crate) fn parse(
+    pub fn parse(
         file: SourceFile,
         dir: Option<PathBuf>,
         builtin_tools: &[&str],
@@ -435,7 +432,7 @@ impl Deployment {
 
     /// The children `agent` starts through the instances it lists that
     /// have a `[tools.<name>.child]` table, each as it runs.
-    pub(crate) fn children_of(&self, agent: &AgentSpec) -> Vec<AgentSpec> {
+    pub fn children_of(&self, agent: &AgentSpec) -> Vec<AgentSpec> {
         agent
             .tools
             .iter()
@@ -447,7 +444,7 @@ impl Deployment {
     /// has a `[tools.<name>.child]` table. The spawn provider owns the rule
     /// (its id, and each field the table's or else the parent's); this
     /// applies it to the fields as written, so each keeps its place.
-    pub(crate) fn child(&self, parent: &AgentSpec, instance: &str) -> Option<AgentSpec> {
+    pub fn child(&self, parent: &AgentSpec, instance: &str) -> Option<AgentSpec> {
         let child = self.tools.get(instance)?.get_ref().child.as_ref()?;
         let AgentFields {
             model,
@@ -475,7 +472,7 @@ impl Deployment {
     }
 
     /// The adapter's table as the file names it (`[adapter.openai]`).
-    pub(crate) fn adapter_table(&self) -> &'static str {
+    pub fn adapter_table(&self) -> &'static str {
         match &self.adapter {
             AdapterConfig::OpenAi { .. } => "[adapter.openai]",
             AdapterConfig::Anthropic { .. } => "[adapter.anthropic]",
@@ -488,7 +485,7 @@ impl Deployment {
     /// The context budget of `agent`: the adapter table's `context_window`
     /// and `compact_at`, else its model's, counted with
     /// [`tokenizer_for`](Self::tokenizer_for).
-    pub(crate) fn budget_for(&self, agent: &AgentSpec) -> ContextBudget {
+    pub fn budget_for(&self, agent: &AgentSpec) -> ContextBudget {
         let (window, compact_at) = self.adapter.context_budget();
         ContextBudget::for_model(agent.model.get_ref(), window, compact_at)
             .with_tokenizer(self.tokenizer_for(agent))
@@ -497,7 +494,7 @@ impl Deployment {
     /// How the tokens of `agent`'s prompt are counted: the file's
     /// `tokenizer`, else the one its model selects (an `o200k_base`
     /// estimate for every model of `[adapter.anthropic]`).
-    pub(crate) fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
+    pub fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
         match (&self.adapter, self.tokenizer) {
             (AdapterConfig::Anthropic { .. }, None) => Tokenizer::estimate(),
             _ => Tokenizer::select(agent.model.get_ref(), self.tokenizer),
@@ -506,7 +503,7 @@ impl Deployment {
 
     /// The agent with id `id`, or the first agent. A child is found by its
     /// id too, `<agent>/<instance>` (see [`children_of`](Self::children_of)).
-    pub(crate) fn agent(&self, id: Option<&str>) -> Result<Cow<'_, AgentSpec>, Problem> {
+    pub fn agent(&self, id: Option<&str>) -> Result<Cow<'_, AgentSpec>, Problem> {
         let Some(id) = id else {
             return self
                 .agents
@@ -1266,9 +1263,11 @@ persona = "x"
             "{}",
             problems[0].message()
         );
-        let rendered = crate::diagnostics::Reporter::plain().render(&problems[0]);
-        assert!(rendered.contains("[dsh.toml:6:13]"), "{rendered}");
-        assert!(rendered.contains("unknown tokenizer"), "{rendered}");
+        let label = miette::Diagnostic::labels(&problems[0])
+            .and_then(|mut labels| labels.next())
+            .expect("a label");
+        let file = problems[0].source().expect("a place in the file");
+        assert_eq!(file.position(label.offset()), (6, 13));
     }
 
     #[test]

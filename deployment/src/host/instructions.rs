@@ -67,7 +67,7 @@ use dsh_system_prompt::template::escape_literal;
 use dsh_system_prompt::{Owner, PromptSection, Registration, RegistryError, ScopeId, SystemPrompt};
 use serde::{Deserialize, Serialize};
 
-use crate::{InstructionsError, Session, SessionId};
+use dsh_agent_loop::{Session, SessionId};
 
 /// The section of the user's global instruction file.
 pub const USER_INSTRUCTIONS_SECTION: &str = "user:AGENTS.md";
@@ -524,7 +524,7 @@ fn spend(text: &str, total: usize, budget: &mut usize, path: &Path) -> (String, 
 
 /// The line that ends a cut file: which file, how much of it is above,
 /// and how to read the rest.
-pub(crate) fn cut_marker(path: &Path, kept: usize, total: usize, next_line: usize) -> String {
+pub(super) fn cut_marker(path: &Path, kept: usize, total: usize, next_line: usize) -> String {
     format!(
         "[dsh cut this instruction file to fit its budget: {kept} of {total} bytes of {} \
          are above; use the read tool on that file from line {next_line} for the rest]",
@@ -590,4 +590,58 @@ mod tests {
             "{error}"
         );
     }
+}
+
+/// The instruction files of a session could not be read, or the
+/// `[instructions]` table names a file name that is not one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InstructionsError {
+    /// A name of `files` is not a plain file name.
+    #[error(
+        "`files[{index}]` of [instructions] is `{name}`, which is not a file name: {reason}; \
+         list plain names such as `AGENTS.md`, found in each directory from the project root \
+         to the working directory"
+    )]
+    InvalidFileName {
+        /// Its index in `files`.
+        index: usize,
+        /// The name as written.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// An instruction file is present but cannot be read.
+    #[error(
+        "cannot read instruction file `{}`: {source}; make it readable, remove it, \
+         or set `enabled = false` in [instructions]",
+        path.display()
+    )]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An instruction file is not UTF-8 text.
+    #[error(
+        "instruction file `{}` is not UTF-8 text (the first invalid byte is at offset {offset}); \
+         save it as UTF-8, or set `enabled = false` in [instructions]",
+        path.display()
+    )]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// The offset of the first byte that is not UTF-8.
+        offset: usize,
+    },
+    /// The files' sections could not be registered into the session's
+    /// layer (a session that registered them already).
+    #[error("the instruction files of session `{session}` cannot be registered: {source}")]
+    Register {
+        /// The session.
+        session: String,
+        /// Why (boxed: the registry's errors carry owners, and are large).
+        source: Box<dsh_system_prompt::RegistryError>,
+    },
 }

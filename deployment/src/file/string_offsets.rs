@@ -15,12 +15,12 @@ use toml::Spanned;
 use toml_parser::decoder::StringBuilder;
 use toml_parser::{ParseError, Source};
 
-use crate::diagnostics::SourceFile;
+use crate::problem::SourceFile;
 
 /// The file range of the part of the TOML string `value` that decoded to
 /// `decoded`; the whole value when the string cannot be mapped. For many
 /// ranges of one value, build a [`StringFileMap`] once.
-pub(crate) fn string_file_range(
+pub fn string_file_range(
     file: &SourceFile,
     value: &Spanned<String>,
     decoded: Range<usize>,
@@ -31,13 +31,13 @@ pub(crate) fn string_file_range(
 /// Where the parts of one TOML string value are in the file: the string
 /// is decoded once, for however many ranges are looked up.
 #[derive(Debug, Clone)]
-pub(crate) struct StringFileMap {
+pub struct StringFileMap {
     span: Range<usize>,
     offsets: Option<StringOffsets>,
 }
 
 impl StringFileMap {
-    pub(crate) fn new(file: &SourceFile, value: &Spanned<String>) -> Self {
+    pub fn new(file: &SourceFile, value: &Spanned<String>) -> Self {
         let span = value.span();
         let offsets = file
             .text()
@@ -48,7 +48,7 @@ impl StringFileMap {
 
     /// The file range that decoded to `decoded`; the whole value when the
     /// string cannot be mapped.
-    pub(crate) fn file_range(&self, decoded: Range<usize>) -> Range<usize> {
+    pub fn file_range(&self, decoded: Range<usize>) -> Range<usize> {
         match &self.offsets {
             Some(offsets) => {
                 let range = offsets.raw_range(decoded);
@@ -61,7 +61,7 @@ impl StringFileMap {
 
 /// The map from decoded offsets to raw offsets of one string value.
 #[derive(Debug, Clone)]
-pub(crate) struct StringOffsets {
+pub(super) struct StringOffsets {
     /// Pieces of the decoded string, in order, each with the raw bytes that
     /// produced it.
     pieces: Vec<Piece>,
@@ -82,7 +82,7 @@ impl StringOffsets {
     /// Returns `None` unless `raw` is exactly one valid string that decodes
     /// to `decoded` — the value the deserializer produced — so a map that
     /// exists is always right.
-    pub(crate) fn new(raw: &str, decoded: &str) -> Option<Self> {
+    pub(super) fn new(raw: &str, decoded: &str) -> Option<Self> {
         let source = Source::new(raw);
         let mut tokens = source.lex();
         let token = tokens.next()?;
@@ -122,7 +122,7 @@ impl StringOffsets {
     }
 
     /// The raw range that produced the decoded range `decoded`.
-    pub(crate) fn raw_range(&self, decoded: Range<usize>) -> Range<usize> {
+    pub(super) fn raw_range(&self, decoded: Range<usize>) -> Range<usize> {
         let start = self.raw_start(decoded.start);
         let end = self.raw_end(decoded.end).max(start);
         start..end

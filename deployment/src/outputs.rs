@@ -8,16 +8,12 @@ use std::path::{Path, PathBuf};
 
 use dsh_agent_loop::AdapterConfig;
 
-use crate::config::Deployment;
-use crate::diagnostics::Problem;
+use crate::file::Deployment;
+use crate::problem::Problem;
 
 /// Refuses `path` as the output of `flag` when it is a file `deployment`
 /// reads (the same file, by device and inode, whatever the path says).
-pub(crate) fn check_output(
-    deployment: &Deployment,
-    path: &Path,
-    flag: &str,
-) -> Result<(), Problem> {
+pub fn check_output(deployment: &Deployment, path: &Path, flag: &str) -> Result<(), Problem> {
     let Ok(output) = std::fs::metadata(path) else {
         // Nothing there yet: it cannot be an input.
         return Ok(());

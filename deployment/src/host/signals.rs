@@ -9,18 +9,18 @@
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use crate::diagnostics::Problem;
+use crate::problem::Problem;
 
 /// The ending signals, listened to from the moment this value exists.
 #[derive(Debug)]
-pub(crate) struct EndingSignals {
+pub struct EndingSignals {
     terminate: Signal,
     hang_up: Signal,
 }
 
 impl EndingSignals {
     /// Starts listening; must run inside the async runtime.
-    pub(crate) fn listen() -> Result<Self, Vec<Problem>> {
+    pub fn listen() -> Result<Self, Vec<Problem>> {
         let install = |kind: SignalKind, name: &str| {
             signal(kind).map_err(|error| {
                 vec![Problem::new(format!(
@@ -35,7 +35,7 @@ impl EndingSignals {
     }
 
     /// Waits for the first ending signal; returns its name.
-    pub(crate) async fn recv(&mut self) -> &'static str {
+    pub async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.terminate.recv() => "SIGTERM",
             _ = self.hang_up.recv() => "SIGHUP",

@@ -8,8 +8,9 @@
 
 use proptest::prelude::*;
 
-use super::Deployment;
-use crate::diagnostics::{Reporter, SourceFile};
+use dsh_deployment::{Deployment, SourceFile};
+
+use crate::diagnostics::{MAX_REPORTED, Reporter};
 
 const BUILTINS: &[&str] = &["bash", "read", "todo_write"];
 
@@ -29,7 +30,7 @@ fn load_and_report(text: &str) -> String {
         Ok(_) => String::new(),
         Err(problems) => problems
             .iter()
-            .take(crate::diagnostics::MAX_REPORTED)
+            .take(MAX_REPORTED)
             .map(|problem| reporter.render(problem))
             .collect(),
     }
@@ -112,6 +113,6 @@ proptest! {
         let report = load_and_report(&text);
         // Snippets are clipped: a report is far smaller than 50 times the
         // longest line.
-        prop_assert!(report.len() <= crate::diagnostics::MAX_REPORTED * 4_000, "{} bytes", report.len());
+        prop_assert!(report.len() <= MAX_REPORTED * 4_000, "{} bytes", report.len());
     }
 }

@@ -13,21 +13,21 @@ use dsh_agent_loop::CWD_VARIABLE;
 use dsh_system_prompt::RenderError;
 use dsh_system_prompt::template::{self, ParseError, ParseErrorKind};
 
-use crate::config::{self, Deployment};
-use crate::diagnostics::{Problem, SourceFile};
+use crate::file::Deployment;
+use crate::problem::{Problem, SourceFile};
 
 /// One problem a syntax error and one a bad reference, in core's order,
 /// each pointing at its place in the deployment file when it is in a text
 /// the deployment writes.
-pub(crate) fn prompt_problems<'e>(
+pub fn prompt_problems<'e>(
     deployment: &Deployment,
-    agent: &config::AgentSpec,
+    agent: &crate::file::AgentSpec,
     errors: impl IntoIterator<Item = &'e RenderError>,
 ) -> Vec<Problem> {
     let file = &deployment.file;
     let mut problems = Vec::new();
     // Each text is decoded once, however many problems it has.
-    let mut maps: Vec<(Range<usize>, config::StringFileMap)> = Vec::new();
+    let mut maps: Vec<(Range<usize>, crate::file::StringFileMap)> = Vec::new();
     for error in errors {
         let Some((whose, text)) = agent.deployment_text(deployment, error.section()) else {
             problems.push(Problem::new(format!(
@@ -40,7 +40,7 @@ pub(crate) fn prompt_problems<'e>(
         let map = match maps.iter().position(|(span, _)| *span == text.span()) {
             Some(at) => &maps[at].1,
             None => {
-                maps.push((text.span(), config::StringFileMap::new(file, text)));
+                maps.push((text.span(), crate::file::StringFileMap::new(file, text)));
                 &maps[maps.len() - 1].1
             }
         };

@@ -39,8 +39,9 @@ use std::ops::ControlFlow;
 use dsh_system_prompt::template::escape_literal;
 use dsh_system_prompt::{Owner, PromptSection, Registration, RegistryError, ScopeId, SystemPrompt};
 
-use crate::SessionId;
-use crate::instructions::{PROJECT_INSTRUCTIONS_PREFIX, USER_INSTRUCTIONS_SECTION};
+use dsh_agent_loop::SessionId;
+
+use super::instructions::{PROJECT_INSTRUCTIONS_PREFIX, USER_INSTRUCTIONS_SECTION};
 
 /// The section of a client's own instructions.
 pub const CLIENT_PROMPT_SECTION: &str = "client:system-prompt";

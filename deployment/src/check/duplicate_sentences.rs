@@ -8,12 +8,12 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use dsh_agent_loop::Instructions;
+use crate::host::Instructions;
 use dsh_system_prompt::{PromptAssembly, repeated_sentences};
 use toml::Spanned;
 
-use crate::config::{self, AgentSpec, Deployment};
-use crate::diagnostics::Problem;
+use crate::file::{AgentSpec, Deployment};
+use crate::problem::Problem;
 
 /// Who states a text, as the warning names it, and where the deployment
 /// writes it (when it does).
@@ -96,7 +96,7 @@ fn stated<'d>(
 /// A warning for each sentence two owners of `agent`'s prompt state,
 /// except those in `seen` (already reported for another agent), which
 /// it extends.
-pub(crate) fn warnings(
+pub fn warnings(
     deployment: &Deployment,
     agent: &AgentSpec,
     assembly: &PromptAssembly,
@@ -137,7 +137,7 @@ pub(crate) fn warnings(
         let mut labelled = false;
         for (stated, at) in [(first, first_at), (second, second_at)] {
             if let Some(text) = stated.written {
-                let span = config::string_file_range(&deployment.file, text, at.clone());
+                let span = crate::file::string_file_range(&deployment.file, text, at.clone());
                 problem = if labelled {
                     problem.label(span, "and here")
                 } else {

@@ -1,0 +1,9 @@
+//! What `dsh check` finds in a deployment, as data: the problems of a
+//! prompt that does not render, located in the file; sentences two owners
+//! both state; how the instruction files were found and cut.
+
+pub mod duplicate_sentences;
+pub mod instruction_report;
+pub mod prompt_problems;
+
+pub use prompt_problems::prompt_problems;

@@ -1,0 +1,35 @@
+//! The lifecycle both front ends share: sessions for a working directory,
+//! started, resumed and recorded; the instruction files and the client's
+//! prompt a session brings; the signals that end a front end.
+
+mod client_prompt;
+pub mod cwd;
+mod instructions;
+pub mod session;
+pub mod signals;
+pub mod store;
+
+pub use client_prompt::{
+    CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
+    is_workspace_context,
+};
+pub use instructions::{
+    INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
+    InstructionsError, PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
+};
+pub use session::StartedSession;
+
+use crate::Problem;
+
+/// The async runtime of a command that talks to a model or starts
+/// servers.
+pub fn async_runtime() -> Result<tokio::runtime::Runtime, Vec<Problem>> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            vec![Problem::new(format!(
+                "cannot start the async runtime: {error}"
+            ))]
+        })
+}

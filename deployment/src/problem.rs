@@ -1,0 +1,331 @@
+//! Problems as data: one message, where it is in a file (a [`SourceFile`]
+//! and labeled spans), how to fix it, and whether it is only a warning.
+//!
+//! Every layer of the deployment returns its problems as [`Problem`]s;
+//! this crate prints none of them. A front end renders them (`dsh` with
+//! `miette`'s graphical handler: a `Problem` is a `miette::Diagnostic`).
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use dsh_system_prompt::template::position_of;
+use miette::{
+    Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
+};
+
+/// A line longer than this (in bytes) is not shown whole under a
+/// diagnostic: its snippet is clipped around the labels. The renderer
+/// cannot draw columns past 65,535, and no one reads such a line anyway.
+const MAX_SNIPPET_LINE: usize = 400;
+
+/// How much of a long line a clipped snippet shows around its labels.
+const CLIP_CONTEXT: usize = 40;
+
+/// A file diagnostics point into: its display name and its text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    name: Arc<str>,
+    text: Arc<str>,
+    /// For an excerpt of one line of a file (a clipped snippet): the line
+    /// it is on, and what to add to an excerpt column to get the file's.
+    /// (Boxed: a `Problem` stays small enough to return by value.)
+    origin: Option<Box<(usize, isize)>>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl AsRef<str>, text: impl Into<Arc<str>>) -> Self {
+        Self {
+            name: name.as_ref().into(),
+            text: text.into(),
+            origin: None,
+        }
+    }
+
+    /// The name diagnostics show (the path as given).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The file's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The 1-based line and column (in characters, as an editor counts) of
+    /// a byte offset; an offset inside a character is that character's.
+    /// The template crate owns this arithmetic; diagnostics headers use it
+    /// too (see the `SourceCode` impl).
+    pub fn position(&self, offset: usize) -> (usize, usize) {
+        let position = position_of(self.text(), offset);
+        match self.origin.as_deref() {
+            Some(&(line, shift)) => (
+                line + position.line - 1,
+                position.column.saturating_add_signed(shift),
+            ),
+            None => (position.line, position.column),
+        }
+    }
+
+    /// A problem located in this file; add its labels with
+    /// [`Problem::label`].
+    pub fn problem(&self, message: impl Into<String>) -> Problem {
+        Problem {
+            source: Some(self.clone()),
+            ..Problem::new(message)
+        }
+    }
+}
+
+impl SourceCode for SourceFile {
+    /// `str`'s excerpt, named, as TOML, and with the column in characters:
+    /// `str` counts it in bytes, so a diagnostic after a non-ASCII
+    /// character on its line would name the wrong column.
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let contents = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        let (line, column) = self.position(contents.span().offset());
+        let contents = MietteSpanContents::new_named(
+            self.name.to_string(),
+            contents.data(),
+            *contents.span(),
+            line - 1,
+            column - 1,
+            contents.line_count(),
+        )
+        .with_language("TOML");
+        Ok(Box::new(contents))
+    }
+}
+
+/// One problem, shown as one diagnostic.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    message: String,
+    source: Option<SourceFile>,
+    labels: Vec<LabeledSpan>,
+    help: Option<String>,
+    /// A warning is reported, and does not fail the command.
+    warning: bool,
+}
+
+impl Problem {
+    /// A problem with no place in a file.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+            labels: Vec::new(),
+            help: None,
+            warning: false,
+        }
+    }
+
+    /// Makes it a warning: reported as one, and the command still
+    /// succeeds.
+    pub fn warning(mut self) -> Self {
+        self.warning = true;
+        self
+    }
+
+    /// Underlines `span` of the problem's file with `label`. The first
+    /// label is the primary one: its line and column head the diagnostic.
+    pub fn label(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
+        let label = if self.labels.is_empty() {
+            LabeledSpan::new_primary_with_span(Some(label.into()), span)
+        } else {
+            LabeledSpan::new_with_span(Some(label.into()), span)
+        };
+        self.labels.push(label);
+        self
+    }
+
+    /// Says how to fix it.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The one-line message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// How to fix it, if said.
+    pub fn help_text(&self) -> Option<&str> {
+        self.help.as_deref()
+    }
+
+    /// The file it points into, if it has a place in one.
+    pub fn source(&self) -> Option<&SourceFile> {
+        self.source.as_ref()
+    }
+
+    /// Whether it is only a warning (the command still succeeds).
+    pub fn is_warning(&self) -> bool {
+        self.warning
+    }
+
+    /// The problem with its snippet clipped for display, when its primary
+    /// label is on a line longer than a renderer can draw; `None` when
+    /// the snippet can be shown whole.
+    pub fn clipped(&self) -> Option<Problem> {
+        clip_long_lines(self)
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Problem {}
+
+impl Diagnostic for Problem {
+    fn severity(&self) -> Option<miette::Severity> {
+        self.warning.then_some(miette::Severity::Warning)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|help| Box::new(help) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.source.as_ref().map(|source| source as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        if self.labels.is_empty() {
+            None
+        } else {
+            Some(Box::new(self.labels.iter().cloned()))
+        }
+    }
+}
+
+/// The problem with its snippet clipped, when its primary label is on a
+/// line longer than [`MAX_SNIPPET_LINE`]: an excerpt of that line around
+/// the labels on it, marked `…` where cut, at the same line and column;
+/// labels on other lines are named in the help. `None` when the snippet
+/// can be shown whole.
+fn clip_long_lines(problem: &Problem) -> Option<Problem> {
+    let file = problem.source.as_ref()?;
+    let text = file.text();
+    let line_of = |offset: usize| {
+        let offset = offset.min(text.len());
+        let start = text[..offset].rfind('\n').map_or(0, |at| at + 1);
+        let end = text[offset..]
+            .find('\n')
+            .map_or(text.len(), |at| offset + at);
+        start..end
+    };
+    let long = problem.labels.iter().any(|label| {
+        let line = line_of(label.offset());
+        line.len() > MAX_SNIPPET_LINE
+    });
+    if !long {
+        return None;
+    }
+    let primary = problem.labels.first()?;
+    let line = line_of(primary.offset());
+    let (on_line, elsewhere): (Vec<&LabeledSpan>, Vec<&LabeledSpan>) = problem
+        .labels
+        .iter()
+        .partition(|label| line.contains(&label.offset()) || label.offset() == line.end);
+    let lowest = on_line.iter().map(|label| label.offset()).min()?;
+    let highest = on_line
+        .iter()
+        .map(|label| label.offset() + label.len())
+        .max()?;
+    let floor = |mut at: usize| {
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let start = floor(lowest.saturating_sub(CLIP_CONTEXT).max(line.start));
+    let end = floor(
+        (highest + CLIP_CONTEXT)
+            .min(start + MAX_SNIPPET_LINE)
+            .min(line.end),
+    );
+    let cut_before = start > line.start;
+    let cut_after = end < line.end;
+    let lead = if cut_before { "…" } else { "" };
+    let excerpt = format!(
+        "{lead}{}{}",
+        &text[start..end],
+        if cut_after { "…" } else { "" }
+    );
+    // An excerpt offset is the file offset, less `start`, plus the lead.
+    let excerpt_offset = |offset: usize| offset.clamp(start, end) - start + lead.len();
+    let (line_number, column) = file.position(start);
+    let lead_columns = usize::from(cut_before);
+    let origin_shift = isize::try_from(column).unwrap_or(isize::MAX)
+        - 1
+        - isize::try_from(lead_columns).unwrap_or(0);
+    let clipped_file = SourceFile {
+        name: Arc::clone(&file.name),
+        text: excerpt.into(),
+        origin: Some(Box::new((line_number, origin_shift))),
+    };
+    let labels = on_line
+        .iter()
+        .map(|label| {
+            let from = excerpt_offset(label.offset());
+            let to = excerpt_offset(label.offset() + label.len());
+            let span = SourceSpan::new(from.into(), to - from);
+            if label.primary() {
+                LabeledSpan::new_primary_with_span(label.label().map(str::to_owned), span)
+            } else {
+                LabeledSpan::new_with_span(label.label().map(str::to_owned), span)
+            }
+        })
+        .collect();
+    let mut help = problem.help.clone();
+    for label in elsewhere {
+        let (line, column) = file.position(label.offset());
+        let also = format!(
+            "also {}: {}:{line}:{column}",
+            label.label().unwrap_or("here"),
+            file.name()
+        );
+        help = Some(match help {
+            Some(help) => format!("{help}\n{also}"),
+            None => also,
+        });
+    }
+    Some(Problem {
+        warning: problem.warning,
+        message: problem.message.clone(),
+        source: Some(clipped_file),
+        labels,
+        help,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_and_hold_inside_a_character() {
+        let file = SourceFile::new("dsh.toml", "a = 1\npersona = \"Tu es « <<x>> »\"\n");
+        let at = file.text().find("<<").expect("a reference");
+        assert_eq!(file.position(at), (2, 20));
+        // Inside `«` (two bytes): that character's column, not the end of
+        // the file.
+        let inside = file.text().find('«').expect("a guillemet") + 1;
+        assert_eq!(file.position(inside), (2, 18));
+        assert_eq!(file.position(0), (1, 1));
+    }
+}
