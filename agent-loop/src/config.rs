@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     AnthropicAdapter, AnthropicConfig, CacheTtl, CompactAt, ContextBudget, Encoding, ModelAdapter,
     ModelError, OpenAiAdapter, OpenAiConfig, ScriptedAdapter, Tokenizer, TokenizerError,
+    TokenizerRule,
 };
 
 /// The model adapter of a deployment, and the default model of its agents:
@@ -203,10 +204,17 @@ impl<S: Borrow<str>> AdapterConfig<S> {
     /// ([`Tokenizer::estimate`]) unless the table names a tokenizer: the
     /// API serves Claude models only, and none has an offline tokenizer.
     pub fn tokenizer_for(&self, model: &str) -> Result<Tokenizer, TokenizerError> {
+        Ok(self.tokenizer_rule()?.for_model(model))
+    }
+
+    /// The rule that picks the tokenizer of every model under this table
+    /// (see [`tokenizer_for`](Self::tokenizer_for)); an error when its
+    /// `tokenizer` names no encoding of this build.
+    pub fn tokenizer_rule(&self) -> Result<TokenizerRule, TokenizerError> {
         Ok(match (self, self.tokenizer()?) {
-            (_, Some(configured)) => Tokenizer::configured(configured),
-            (Self::Anthropic { .. }, None) => Tokenizer::estimate(),
-            (_, None) => Tokenizer::for_model(model),
+            (_, Some(configured)) => TokenizerRule::configured(configured),
+            (Self::Anthropic { .. }, None) => TokenizerRule::estimate_all(),
+            (_, None) => TokenizerRule::by_model(),
         })
     }
 
@@ -214,9 +222,15 @@ impl<S: Borrow<str>> AdapterConfig<S> {
     /// `context_window` and `compact_at`, else the model's window and the
     /// default; counted with [`tokenizer_for`](Self::tokenizer_for).
     pub fn budget_for(&self, model: &str) -> Result<ContextBudget, TokenizerError> {
+        Ok(self.budget_with(model, self.tokenizer_rule()?))
+    }
+
+    /// [`budget_for`](Self::budget_for) with the tokenizer rule already
+    /// checked (a deployment checks it once, when it loads).
+    pub fn budget_with(&self, model: &str, tokenizers: TokenizerRule) -> ContextBudget {
         let (window, compact_at) = self.context_budget();
-        Ok(ContextBudget::for_model(model, window, compact_at)
-            .with_tokenizer(self.tokenizer_for(model)?))
+        ContextBudget::for_model(model, window, compact_at)
+            .with_tokenizer(tokenizers.for_model(model))
     }
 
     /// The table's `context_window` and `compact_at`, as written.

@@ -173,5 +173,5 @@ pub use session::{
     CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, NOT_RUN, Session, SessionId,
     TurnEndReason,
 };
-pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
+pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice, TokenizerRule};
 pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};

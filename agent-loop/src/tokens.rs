@@ -171,6 +171,67 @@ pub enum TokenizerChoice {
 /// assert_eq!(configured.choice(), TokenizerChoice::Configured);
 /// ```
 ///
+/// Which tokenizer counts an agent's tokens, for every model a deployment
+/// may run: the one rule `explain`, `check`, the context budget and the
+/// trace all ask, so they never count one request two ways.
+///
+/// A configured encoding wins; else every model is an estimate when the
+/// API serves only models without an offline tokenizer (Anthropic's), and
+/// each model's own encoding otherwise ([`Tokenizer::for_model`]).
+///
+/// ```
+/// use dsh_agent_loop::{Encoding, TokenizerChoice, TokenizerRule};
+///
+/// let rule = TokenizerRule::by_model();
+/// assert_eq!(rule.for_model("gpt-4").encoding(), Encoding::Cl100kBase);
+/// let anthropic = TokenizerRule::estimate_all();
+/// assert_eq!(anthropic.for_model("gpt-4").choice(), TokenizerChoice::Estimate);
+/// let configured = TokenizerRule::configured(Encoding::Cl100kBase);
+/// assert_eq!(configured.for_model("gpt-5").encoding(), Encoding::Cl100kBase);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TokenizerRule {
+    configured: Option<Encoding>,
+    estimate_all: bool,
+}
+
+impl TokenizerRule {
+    /// Each model's own encoding ([`Tokenizer::for_model`]).
+    pub fn by_model() -> Self {
+        Self::default()
+    }
+
+    /// Every model is an estimate ([`Tokenizer::estimate`]).
+    pub fn estimate_all() -> Self {
+        Self {
+            configured: None,
+            estimate_all: true,
+        }
+    }
+
+    /// Every model is counted with `encoding`.
+    pub fn configured(encoding: Encoding) -> Self {
+        Self {
+            configured: Some(encoding),
+            estimate_all: false,
+        }
+    }
+
+    /// The encoding a deployment configured, if any.
+    pub fn configured_encoding(&self) -> Option<Encoding> {
+        self.configured
+    }
+
+    /// The tokenizer of an agent on `model`.
+    pub fn for_model(&self, model: &str) -> Tokenizer {
+        match (self.configured, self.estimate_all) {
+            (Some(encoding), _) => Tokenizer::configured(encoding),
+            (None, true) => Tokenizer::estimate(),
+            (None, false) => Tokenizer::for_model(model),
+        }
+    }
+}
+
 /// Cheap to copy: the BPE behind it is built once per process, on the
 /// first count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -185,10 +185,19 @@ impl AgentLoop {
     }
 
     /// Runs `hook` on every event appended to any session's log, as it is
-    /// appended — to display a turn while it runs. It runs inline, so keep
-    /// it quick and free of panics.
+    /// appended — to display a turn while it runs, or to measure it. Hooks
+    /// add up: each runs after the ones installed before it, so a host's
+    /// observer (the trace) and a front end's display both see every
+    /// event. It runs inline, so keep it quick and free of panics.
     pub fn on_event(mut self, hook: impl Fn(&SessionId, &Event) + Send + Sync + 'static) -> Self {
-        Arc::make_mut(&mut self.inner).on_event = Some(Arc::new(hook));
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.on_event = Some(match inner.on_event.take() {
+            Some(before) => Arc::new(move |session: &SessionId, event: &Event| {
+                before(session, event);
+                hook(session, event);
+            }),
+            None => Arc::new(hook),
+        });
         self
     }
 

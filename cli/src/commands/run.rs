@@ -73,7 +73,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         Some(path) => {
             dsh_deployment::check_output(deployment, path, "--trace")
                 .map_err(|problem| vec![problem])?;
-            Trace::to_file(path, deployment.tokenizer).map_err(|problem| vec![problem])?
+            Trace::to_file(path, deployment.tokenizers).map_err(|problem| vec![problem])?
         }
         None => Trace::summary_only(Counting::Bytes),
     }

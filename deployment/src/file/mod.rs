@@ -89,7 +89,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{AdapterConfig, ContextBudget, Encoding, PERSONA_SECTION, Tokenizer};
+use dsh_agent_loop::{AdapterConfig, ContextBudget, PERSONA_SECTION, Tokenizer, TokenizerRule};
 use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::quoted_list;
 use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
@@ -127,9 +127,10 @@ pub struct Deployment {
     pub dir: Option<PathBuf>,
     /// `[adapter.<kind>]`, in the agent loop's schema, with places kept.
     pub adapter: AdapterConfig<Spanned<String>>,
-    /// The encoding `[adapter.*] tokenizer` names, checked; `None` when
-    /// each agent's model selects it.
-    pub tokenizer: Option<Encoding>,
+    /// How every agent's tokens are counted: `[adapter.*] tokenizer`,
+    /// checked, else each agent's model (an estimate for every model of
+    /// `[adapter.anthropic]`).
+    pub tokenizers: TokenizerRule,
     /// The `[tools.<name>]` tables that configure a tool instance.
     pub tools: BTreeMap<String, Spanned<ToolInstance>>,
     /// The tools whose calls must be approved first (`permission = "ask"`),
@@ -411,7 +412,7 @@ impl Deployment {
                 file,
                 dir,
                 adapter,
-                tokenizer,
+                tokenizers: tokenizer,
                 tools,
                 ask_first,
                 roots,
@@ -486,19 +487,15 @@ impl Deployment {
     /// and `compact_at`, else its model's, counted with
     /// [`tokenizer_for`](Self::tokenizer_for).
     pub fn budget_for(&self, agent: &AgentSpec) -> ContextBudget {
-        let (window, compact_at) = self.adapter.context_budget();
-        ContextBudget::for_model(agent.model.get_ref(), window, compact_at)
-            .with_tokenizer(self.tokenizer_for(agent))
+        self.adapter
+            .budget_with(agent.model.get_ref(), self.tokenizers)
     }
 
     /// How the tokens of `agent`'s prompt are counted: the file's
     /// `tokenizer`, else the one its model selects (an `o200k_base`
     /// estimate for every model of `[adapter.anthropic]`).
     pub fn tokenizer_for(&self, agent: &AgentSpec) -> Tokenizer {
-        match (&self.adapter, self.tokenizer) {
-            (AdapterConfig::Anthropic { .. }, None) => Tokenizer::estimate(),
-            _ => Tokenizer::select(agent.model.get_ref(), self.tokenizer),
-        }
+        self.tokenizers.for_model(agent.model.get_ref())
     }
 
     /// The agent with id `id`, or the first agent. A child is found by its
@@ -884,17 +881,18 @@ impl Checks<'_> {
         );
     }
 
-    /// `[adapter.*] tokenizer`, when set: an encoding of this build.
-    fn tokenizer(&mut self, adapter: &AdapterConfig<Spanned<String>>) -> Option<Encoding> {
-        match adapter.tokenizer() {
-            Ok(encoding) => encoding,
+    /// The adapter's rule for tokenizers; its `tokenizer`, when set, an
+    /// encoding of this build.
+    fn tokenizer(&mut self, adapter: &AdapterConfig<Spanned<String>>) -> TokenizerRule {
+        match adapter.tokenizer_rule() {
+            Ok(rule) => rule,
             Err(error) => {
                 let mut problem = self.file.problem(error.to_string());
                 if let Some(name) = adapter.tokenizer_name() {
                     problem = problem.label(name.span(), "unknown tokenizer");
                 }
                 self.problems.push(problem);
-                None
+                TokenizerRule::by_model()
             }
         }
     }
@@ -1280,7 +1278,7 @@ persona = "x"
         let coder = deployment.agent(Some("coder")).expect("coder");
         assert_eq!(
             deployment.tokenizer_for(&coder),
-            Tokenizer::configured(Encoding::Cl100kBase)
+            Tokenizer::configured(dsh_agent_loop::Encoding::Cl100kBase)
         );
     }
 

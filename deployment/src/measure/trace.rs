@@ -78,7 +78,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    CompactionReport, CompactionTrigger, Encoding, Message, StepPrompt, Tokenizer, Usage,
+    CompactionReport, CompactionTrigger, Message, StepPrompt, Tokenizer, TokenizerRule, Usage,
 };
 use dsh_session_store::RequestPrefix;
 use dsh_system_prompt::ToolSchema;
@@ -90,14 +90,15 @@ use sha2::{Digest, Sha256};
 use crate::measure::canonical_request::{self, Part, PartKind};
 use crate::problem::Problem;
 
-/// Whether a trace counts tokens, and with which configured encoding.
+/// Whether a trace counts tokens, and with which tokenizers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Counting {
     /// Bytes only: no tokenizer runs.
     Bytes,
-    /// Tokens too, each agent's: the deployment's `tokenizer`, else its
-    /// model's.
-    Tokens { configured: Option<Encoding> },
+    /// Tokens too, each agent's by the deployment's rule
+    /// ([`Deployment::tokenizers`](crate::Deployment::tokenizers)), as
+    /// `explain` and the context budget count them.
+    Tokens(TokenizerRule),
 }
 
 /// One request, as the trace sees it.
@@ -269,7 +270,7 @@ impl Trace {
     fn tokenizer(&self, model: &str) -> Option<Tokenizer> {
         match self.counting {
             Counting::Bytes => None,
-            Counting::Tokens { configured } => Some(Tokenizer::select(model, configured)),
+            Counting::Tokens(rule) => Some(rule.for_model(model)),
         }
     }
 
@@ -280,7 +281,7 @@ impl Trace {
     }
 
     /// A trace written to `path` (replacing it), counting tokens.
-    pub fn to_file(path: &Path, configured: Option<Encoding>) -> Result<Self, Problem> {
+    pub fn to_file(path: &Path, tokenizers: TokenizerRule) -> Result<Self, Problem> {
         let file = std::fs::File::create(path).map_err(|error| {
             Problem::new(format!(
                 "cannot create `{}` to write the trace: {error}",
@@ -290,7 +291,7 @@ impl Trace {
         })?;
         Ok(Self {
             file: Some(Mutex::new(LineWriter::new(file))),
-            ..Self::summary_only(Counting::Tokens { configured })
+            ..Self::summary_only(Counting::Tokens(tokenizers))
         })
     }
 
@@ -812,7 +813,7 @@ mod tests {
 
     #[test]
     fn a_request_that_extends_the_last_shares_all_of_it() {
-        let trace = Trace::summary_only(Counting::Tokens { configured: None });
+        let trace = Trace::summary_only(Counting::Tokens(TokenizerRule::by_model()));
         let first = observe(&trace, &[PERSONA, READ], 1);
         assert_eq!(
             (first.shared_prefix_bytes, first.prefix_broke_in),
@@ -845,7 +846,7 @@ mod tests {
 
     #[test]
     fn a_prefix_broken_inside_the_system_prompt_names_the_section() {
-        let trace = Trace::summary_only(Counting::Tokens { configured: None });
+        let trace = Trace::summary_only(Counting::Tokens(TokenizerRule::by_model()));
         let first = observe(&trace, &[PERSONA, READ, ("todo", "1. [ ] Parse")], 1);
         let second = observe(&trace, &[PERSONA, READ, ("todo", "1. [x] Parse")], 2);
         assert_eq!(second.prefix_broke_in, Some(PartKind::SystemPrompt));
@@ -917,7 +918,7 @@ mod tests {
     fn the_answer_brings_the_apis_cached_tokens() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("trace.jsonl");
-        let trace = Trace::to_file(&path, None)?;
+        let trace = Trace::to_file(&path, TokenizerRule::by_model())?;
         observe(&trace, &[PERSONA], 1);
         trace.answered(
             "s",
@@ -946,7 +947,7 @@ mod tests {
     -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("trace.jsonl");
-        let trace = Trace::to_file(&path, None)?;
+        let trace = Trace::to_file(&path, TokenizerRule::by_model())?;
         let first = observe(&trace, &[PERSONA, READ], 1);
         trace.answered(
             "s",
