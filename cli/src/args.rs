@@ -193,6 +193,10 @@ pub(crate) struct AcpArgs {
     /// JSON object a line: exactly what the model was told at each step.
     #[arg(long, value_name = "FILE")]
     pub(crate) record_requests: Option<PathBuf>,
+    /// Write a prefix-stability trace to FILE (replacing it), one JSON
+    /// object per request of every session, as `dsh run --trace` does.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) store: StoreArgs,
 }

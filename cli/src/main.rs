@@ -20,6 +20,8 @@ mod diagnostics;
 #[cfg(test)]
 mod property_tests;
 
+mod terminal;
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -14,17 +14,15 @@
 //! the terminal chat, the ACP server, the renderers, the error reporter.
 //!
 //! ```
-//! use dsh_deployment::{Deployment, Runtime};
-//! use dsh_system_prompt::render_prompt;
+//! use dsh_deployment::host::{AgentPrompt, McpServers};
 //!
-//! // The built-in coding agent (`dsh prompt` without `--config`).
-//! let deployment = dsh_deployment::load(None).expect("the embedded deployment is valid");
-//! let agent = deployment.agent(None).expect("it has an agent").into_owned();
-//! let runtime = Runtime::new(&deployment).expect("its registries build");
-//! let session = Runtime::without_instructions(Some(std::path::Path::new("/work")));
-//! let prompt = render_prompt(&runtime.assemble(&agent, &session)).expect("it renders");
-//! assert!(prompt.contains("/work"));
-//! # let _: &Deployment = &deployment;
+//! // The built-in coding agent (`dsh prompt` without `--config`), as a
+//! // session in `/` would get it.
+//! let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), McpServers::Leave)
+//!     .map_err(|problems| problems[0].message().to_owned())?;
+//! let prompt = shown.render().map_err(|problems| problems[0].message().to_owned())?;
+//! assert!(prompt.starts_with("You are dsh"));
+//! # Ok::<(), String>(())
 //! ```
 
 pub mod adapter;

@@ -35,7 +35,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
 use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
-use dsh_deployment::host::InstructionsConfig;
+use dsh_deployment::host::{Input, InstructionsConfig, SlashCommand, parse_input};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -46,7 +46,7 @@ use self::approval::AskTheClient;
 use self::fs::SessionFiles;
 use self::updates::Updates;
 use dsh_deployment::host::cwd::{Relative, working_directory};
-use dsh_deployment::host::store::{Recorded, Recording};
+use dsh_deployment::host::store::{self, Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]
@@ -115,11 +115,6 @@ impl Server {
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
-    }
-
-    /// Stops every MCP server, the deployment's and the sessions'.
-    pub(crate) async fn stop_mcp_servers(&self) {
-        self.inner.mcp.servers.shutdown().await;
     }
 
     /// The protocol's agent side, ready to connect to a transport (stdio,
@@ -291,15 +286,8 @@ impl Server {
 
     /// A new session in `cwd`, recorded when the store is on.
     fn create_session(&self, cwd: &std::path::Path) -> Result<(Session, Option<Recorded>), Error> {
-        match &self.inner.recording {
-            Some(recording) => {
-                let (session, recorded) = recording
-                    .start(Some(cwd))
-                    .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
-                Ok((session, Some(recorded)))
-            }
-            None => Ok((Session::new().with_cwd(cwd), None)),
-        }
+        store::new_session(self.inner.recording.as_ref(), cwd)
+            .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))
     }
 
     /// Opens `session`, once its prompt renders.
@@ -448,17 +436,19 @@ impl Server {
             let agent = &self.inner.agent;
             let session = &mut session;
             let turn = async {
-                if commands::is_compact(input) {
-                    let report = agent_loop.compact(agent, session, cancel).await?;
-                    if report.is_none() {
-                        said.say("nothing to compact");
+                match parse_input(input) {
+                    Input::Command(SlashCommand::Compact) => {
+                        let report = agent_loop.compact(agent, session, cancel).await?;
+                        if report.is_none() {
+                            said.say("nothing to compact");
+                        }
+                        Ok(())
                     }
-                    Ok(())
-                } else {
-                    agent_loop
+                    // An empty prompt is the client's to send: a turn.
+                    Input::Empty | Input::Prompt(_) => agent_loop
                         .run_turn(agent, session, input, cancel)
                         .await
-                        .map(|_| ())
+                        .map(|_| ()),
                 }
             };
             tokio::pin!(turn);

@@ -11,9 +11,7 @@ use dsh_agent_loop::{
 use dsh_system_prompt::inspect::{
     RenderedPrompt, SEPARATOR_OWNER, SectionOrigin, render_prompt_with_spans, section_origins,
 };
-use dsh_system_prompt::{
-    Owner, PromptAssembly, Scope, ScopeId, SystemPrompt, render_context, render_prompt,
-};
+use dsh_system_prompt::{Owner, PromptAssembly, Scope, ScopeId, SystemPrompt, render_context};
 use serde_json::{Value, json};
 
 use crate::args::{Format, PromptArgs};
@@ -23,32 +21,38 @@ use dsh_deployment::Problem;
 use dsh_deployment::check::instruction_report::{self, FileReport};
 use dsh_deployment::check::prompt_problems::prompt_problems;
 use dsh_deployment::file::{AgentSpec, Deployment};
+use dsh_deployment::host::{AgentPrompt, McpServers};
 use dsh_deployment::measure::canonical_request;
 use dsh_deployment::measure::tokens::PromptTokens;
 use dsh_deployment::runtime;
 
 pub(crate) fn run(args: &PromptArgs) -> Outcome {
-    let (deployment, agent, runtime) = &runtime::load_agent(
-        args.target.deployment.config.as_deref(),
-        args.target.agent.as_deref(),
-    )?;
     let cwd = session_cwd(&args.cwd)?;
     // The agent's MCP servers run while the prompt is assembled: their
     // tools and instructions are part of it (unless `--no-mcp`).
-    let servers = if args.no_mcp {
-        None
+    let mcp = if args.no_mcp {
+        McpServers::Leave
     } else {
-        runtime::mcp::start_for_command(deployment, agent, runtime)?
+        McpServers::Start
     };
-    if let Some(servers) = &servers {
-        Reporter::for_stderr().report(servers.optional_failures());
-    }
-    let started = runtime.start_session(cwd.as_deref())?;
-    let assembly = runtime.assemble(agent, &started);
+    let shown = AgentPrompt::load(
+        args.target.deployment.config.as_deref(),
+        args.target.agent.as_deref(),
+        cwd.as_deref(),
+        mcp,
+    )?;
+    Reporter::for_stderr().report(shown.server_failures());
+    let AgentPrompt {
+        deployment,
+        agent,
+        runtime,
+        started,
+        ..
+    } = &shown;
+    let assembly = shown.assemble();
     match args.format {
         Format::Text => {
-            let text = render_prompt(&assembly)
-                .map_err(|errors| prompt_problems(deployment, agent, &errors))?;
+            let text = shown.render()?;
             // The prompt byte for byte; a terminal also gets a final newline
             // so the shell's prompt does not stick to the last line.
             if std::io::stdout().is_terminal() && !text.ends_with('\n') {

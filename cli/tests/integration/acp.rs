@@ -90,7 +90,15 @@ async fn with_dsh<T>(
     answer: Answer,
     op: impl AsyncFnOnce(ConnectionTo<Agent>, &mut mpsc::UnboundedReceiver<Seen>) -> Result<T, Error>,
 ) -> T {
-    let agent = common::recording_acp_agent(config, recorded);
+    with_agent(common::recording_acp_agent(config, recorded), answer, op).await
+}
+
+/// Runs `op` as a client of `agent`; permission requests get `answer`.
+async fn with_agent<T>(
+    agent: agent_client_protocol::AcpAgent,
+    answer: Answer,
+    op: impl AsyncFnOnce(ConnectionTo<Agent>, &mut mpsc::UnboundedReceiver<Seen>) -> Result<T, Error>,
+) -> T {
     let (seen, mut rx) = mpsc::unbounded_channel();
     let permissions = seen.clone();
     let run = Client
@@ -338,6 +346,64 @@ async fn two_sessions_of_one_process_each_render_their_own_cwd() {
         "{}",
         systems[1]
     );
+}
+
+#[tokio::test]
+async fn the_trace_has_a_line_per_request_of_every_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (one, two) = (
+        tempfile::tempdir().expect("one"),
+        tempfile::tempdir().expect("two"),
+    );
+    let answers = "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\n\
+                   arguments = { command = \"echo hi\" }\n\
+                   [[answers]]\ntext = \"done\"\n[[answers]]\ntext = \"two\"\n";
+    let config = deployment(dir.path(), answers, "", &["bash"]);
+    let trace = dir.path().join("trace.jsonl");
+    let agent = common::acp_agent(&[
+        "acp",
+        "--config",
+        &config,
+        "--trace",
+        &trace.display().to_string(),
+    ]);
+    let ids = with_agent(agent, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let first = new_session(&cx, one.path()).await?;
+        let second = new_session(&cx, two.path()).await?;
+        prompt(&cx, &first, "run it").await?;
+        prompt(&cx, &second, "hello").await?;
+        Ok((first, second))
+    })
+    .await;
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .expect("the trace is written")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let seen: Vec<(String, u64, u64)> = lines
+        .iter()
+        .map(|line| {
+            (
+                line["session"].as_str().expect("a session").to_owned(),
+                line["request"].as_u64().expect("a number"),
+                line["step"].as_u64().expect("a step"),
+            )
+        })
+        .collect();
+    let (first, second) = (ids.0.0.to_string(), ids.1.0.to_string());
+    assert_eq!(
+        seen,
+        [(first.clone(), 1, 1), (first, 2, 2), (second, 3, 1)],
+        "{lines:#?}"
+    );
+    // The second step of a session sends what the first did, and more.
+    assert!(
+        lines[1]["shared_prefix_bytes"].as_u64() > Some(0),
+        "{lines:#?}"
+    );
+    assert_eq!(lines[0]["tokenizer"], "o200k_base");
 }
 
 #[tokio::test]

@@ -45,7 +45,7 @@
 //! byte for byte, and a file edited during a session counts from the next.
 //!
 //! ```
-//! use dsh_agent_loop::{Instructions, InstructionsConfig};
+//! use dsh_deployment::host::{Instructions, InstructionsConfig};
 //!
 //! let project = tempfile::tempdir()?;
 //! std::fs::create_dir(project.path().join(".git"))?;
@@ -87,7 +87,7 @@ const USER_FILE_NAME: &str = "AGENTS.md";
 /// the budget over all files, and whether to read any.
 ///
 /// ```
-/// use dsh_agent_loop::InstructionsConfig;
+/// use dsh_deployment::host::InstructionsConfig;
 ///
 /// let config: InstructionsConfig = toml::from_str("files = [\".rules\"]\nmax_bytes = 4096")?;
 /// assert_eq!(config.files, [".rules"]);

@@ -2,22 +2,28 @@
 //! started, resumed and recorded; the instruction files and the client's
 //! prompt a session brings; the signals that end a front end.
 
+mod agent_prompt;
 mod client_prompt;
 pub mod cwd;
+mod input;
 mod instructions;
+mod serve;
 pub mod session;
 pub mod signals;
 pub mod store;
 
+pub use agent_prompt::{AgentPrompt, McpServers};
 pub use client_prompt::{
     CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
     is_workspace_context,
 };
+pub use input::{Input, SLASH_COMMANDS, SlashCommand, parse_input};
 pub use instructions::{
     INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
     InstructionsError, PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
 };
-pub use session::StartedSession;
+pub use serve::{Host, HostOptions};
+pub use session::{StartedSession, session_in};
 
 use crate::Problem;
 

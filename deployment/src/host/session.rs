@@ -12,7 +12,16 @@ use dsh_system_prompt::PromptAssembly;
 
 use crate::file::AgentSpec;
 use crate::problem::Problem;
-use crate::runtime::{Runtime, loop_agent, session};
+use crate::runtime::{Runtime, loop_agent};
+
+/// `session` in `cwd`, or with no working directory: the one place a
+/// session gets its `<<cwd>>`.
+pub fn session_in(session: Session, cwd: Option<&Path>) -> Session {
+    match cwd {
+        Some(cwd) => session.with_cwd(cwd),
+        None => session,
+    }
+}
 
 /// A started session and what it brings to its prompt.
 #[derive(Debug)]
@@ -26,7 +35,7 @@ impl Runtime {
     /// Starts a session in `cwd` (or with no working directory): reads
     /// its instruction files and registers them into its layer.
     pub fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
-        let session = session(cwd);
+        let session = session_in(Session::new(), cwd);
         let instructions = SessionInstructions::start(&self.instructions, &self.prompt, &session)
             .map_err(|error| vec![Problem::new(error.to_string())])?;
         Ok(StartedSession {
@@ -39,7 +48,7 @@ impl Runtime {
     /// any session starts, what every session's prompt has in common.
     pub fn without_instructions(cwd: Option<&Path>) -> StartedSession {
         StartedSession {
-            session: session(cwd),
+            session: session_in(Session::new(), cwd),
             instructions: SessionInstructions::none(),
         }
     }

@@ -9,6 +9,7 @@ use dsh_agent_loop::Session;
 use dsh_session_store::{LoadedSession, NewSession, SessionWriter, Store, StoreError};
 use sha2::{Digest, Sha256};
 
+use super::session_in;
 use crate::file::{AgentSpec, Deployment, SessionStore};
 use crate::measure::trace::hex;
 use crate::problem::Problem;
@@ -113,10 +114,7 @@ impl Recording {
         new.cwd = cwd.map(Path::to_path_buf);
         let writer = Arc::new(self.store.create(&new)?);
         let session = Session::with_id(writer.session_id()).with_recorder(writer.recorder());
-        let session = match cwd {
-            Some(cwd) => session.with_cwd(cwd),
-            None => session,
-        };
+        let session = session_in(session, cwd);
         Ok((session, Recorded { writer }))
     }
 
@@ -149,16 +147,29 @@ impl Recording {
         let session = Session::with_id(writer.session_id())
             .with_recorder(writer.recorder())
             .with_history(loaded.events.iter().cloned());
-        let session = match cwd.or(loaded.info.cwd.as_deref()) {
-            Some(cwd) => session.with_cwd(cwd),
-            None => session,
-        };
+        let session = session_in(session, cwd.or(loaded.info.cwd.as_deref()));
         Ok(Resumed {
             session,
             recorded: Recorded { writer },
             loaded,
             notes,
         })
+    }
+}
+
+/// A new session in `cwd`, recorded when `recording` is there (the store
+/// is on): the loop's session, and the store's side of it. Every front
+/// end starts its sessions here.
+pub fn new_session(
+    recording: Option<&Recording>,
+    cwd: &Path,
+) -> Result<(Session, Option<Recorded>), StoreError> {
+    match recording {
+        Some(recording) => {
+            let (session, recorded) = recording.start(Some(cwd))?;
+            Ok((session, Some(recorded)))
+        }
+        None => Ok((session_in(Session::new(), Some(cwd)), None)),
     }
 }
 

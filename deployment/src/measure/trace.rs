@@ -161,16 +161,16 @@ pub struct Trace {
     state: Mutex<State>,
     /// The MCP server of a tool, by its name, if it has one.
     tool_server: Option<ToolServer>,
-    /// Keeps a session's request prefix when it changes.
-    prefix_recorder: Option<PrefixRecorder>,
+    /// Keep a session's request prefix when it changes, by session.
+    prefix_recorders: Mutex<HashMap<String, PrefixRecorder>>,
 }
 
 /// Names the MCP server of a tool.
 pub type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// Keeps the prefix of a session's request (by the session's id) that
-/// differs from the session's request before it.
-pub type PrefixRecorder = Box<dyn Fn(&str, &RequestPrefix) + Send + Sync>;
+/// Keeps the prefix of a session's request that differs from the
+/// session's request before it.
+pub type PrefixRecorder = Box<dyn Fn(&RequestPrefix) + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -217,15 +217,22 @@ impl Trace {
             file: None,
             state: Mutex::new(State::default()),
             tool_server: None,
-            prefix_recorder: None,
+            prefix_recorders: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Hands each request prefix that differs from its session's last one
-    /// to `recorder` (the store keeps it for a resumed session's trace).
-    pub fn with_prefix_recorder(mut self, recorder: PrefixRecorder) -> Self {
-        self.prefix_recorder = Some(recorder);
-        self
+    /// Hands each request prefix of `session` that differs from its last
+    /// one to `recorder` (the store keeps it for a resumed session's
+    /// trace), until [`forget`](Self::forget).
+    pub fn record_prefixes(&self, session: &str, recorder: PrefixRecorder) {
+        self.prefix_recorders
+            .lock()
+            .insert(session.to_owned(), recorder);
+    }
+
+    /// Stops recording the prefixes of `session` (it ended).
+    pub fn forget(&self, session: &str) {
+        self.prefix_recorders.lock().remove(session);
     }
 
     /// Makes a resumed session's first request compare with what its
@@ -383,7 +390,8 @@ impl Trace {
             .zip(self.tool_server.as_ref())
             .and_then(|(tool, server_of)| server_of(tool));
         let compared = last.is_some();
-        if let Some(recorder) = &self.prefix_recorder
+        let recorders = self.prefix_recorders.lock();
+        if let Some(recorder) = recorders.get(request.session)
             && last.is_none_or(|last| !prefix_of(&last.parts).eq(prefix_of(&parts)))
         {
             let prefix = RequestPrefix::new(
@@ -394,8 +402,9 @@ impl Trace {
                     .map(|(tool, part)| (tool.name.clone(), part.text.clone()))
                     .collect(),
             );
-            recorder(request.session, &prefix);
+            recorder(&prefix);
         }
+        drop(recorders);
 
         let bytes: usize = parts.iter().map(|counted| counted.part.text.len()).sum();
         let tokens: usize = parts.iter().map(|counted| counted.tokens).sum();

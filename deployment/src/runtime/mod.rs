@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dsh_agent_loop::{AgentOptions, Session};
+use dsh_agent_loop::AgentOptions;
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
     AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProvider,
@@ -221,14 +221,6 @@ pub fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
     match &agent.preset {
         Some(preset) => loop_agent.with_preset(preset.get_ref().as_str()),
         None => loop_agent,
-    }
-}
-
-/// A session in `cwd`, or with no working directory.
-pub fn session(cwd: Option<&Path>) -> Session {
-    match cwd {
-        Some(cwd) => Session::new().with_cwd(cwd),
-        None => Session::new(),
     }
 }
 

@@ -1,0 +1,175 @@
+//! The chat of `dsh run`: one turn for `-p`, or one per line of stdin,
+//! with Ctrl-C and the ending signals cancelling the running turn.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use dsh_agent_loop::{
+    AgentLoop, Approval, SessionFacts, ToolApproval, ToolCall, TurnError, async_trait,
+};
+use dsh_deployment::Problem;
+use dsh_deployment::host::signals::EndingSignals;
+use dsh_deployment::host::{Input, SlashCommand, parse_input};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::console::{Console, out};
+use crate::commands::Outcome;
+
+/// A session of `dsh run`, talking with the person at the terminal.
+pub(crate) struct Chat {
+    pub(crate) agent_loop: AgentLoop,
+    pub(crate) agent: dsh_agent_loop::Agent,
+    pub(crate) session: dsh_agent_loop::Session,
+    pub(crate) console: Arc<Console>,
+    /// `SIGTERM` and `SIGHUP`: cancel the running turn, then end.
+    pub(crate) ending: EndingSignals,
+    /// The ending signal received, if any.
+    pub(crate) ended: Option<&'static str>,
+}
+
+impl Chat {
+    /// `-p`: one turn; its failure, or its cancellation, is the command's.
+    pub(crate) async fn one_turn(&mut self, prompt: &str) -> Outcome {
+        match self.turn(prompt).await {
+            Ok(()) => Ok(()),
+            Err(error) => Err(vec![turn_problem(&error)]),
+        }
+    }
+
+    /// One turn per line of stdin, until it ends. A failed turn is
+    /// reported and the session goes on; the command fails if any turn
+    /// failed. Ctrl-C cancels the running turn; between turns, it ends the
+    /// session.
+    pub(crate) async fn lines(&mut self) -> Outcome {
+        let interactive = std::io::stdin().is_terminal();
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut failed = false;
+        loop {
+            if interactive {
+                self.console.ask();
+            }
+            let line = tokio::select! {
+                line = lines.next_line() => line,
+                _ = tokio::signal::ctrl_c() => Ok(None),
+                signal = self.ending.recv() => {
+                    self.ended = Some(signal);
+                    Ok(None)
+                }
+            };
+            let line = match line {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    if interactive {
+                        // Leave the shell's prompt a line of its own.
+                        out(&mut std::io::stderr(), "\n");
+                    }
+                    break;
+                }
+                Err(error) => {
+                    return Err(vec![Problem::new(format!("cannot read stdin: {error}"))]);
+                }
+            };
+            let outcome = match parse_input(&line) {
+                Input::Empty => continue,
+                Input::Command(SlashCommand::Compact) => self.compact().await,
+                Input::Prompt(prompt) => self.turn(prompt).await,
+            };
+            if self.ended.is_some() {
+                break;
+            }
+            match outcome {
+                Ok(()) => {}
+                // Cancelling is what the user asked for, not a failure.
+                Err(TurnError::Cancelled) => out(&mut std::io::stderr(), "turn cancelled\n"),
+                Err(error) => {
+                    self.console.problem(&turn_problem(&error));
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            Err(vec![Problem::new(
+                "some turns of this session failed; see above",
+            )])
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `/compact`: compacts the session now; Ctrl-C or an ending signal
+    /// cancels it. The
+    /// event's line says what it did; nothing to compact says so.
+    async fn compact(&mut self) -> Result<(), TurnError> {
+        let cancel = CancellationToken::new();
+        self.console.spin("compacting…".to_owned());
+        let compact = self
+            .agent_loop
+            .compact(&self.agent, &mut self.session, &cancel);
+        tokio::pin!(compact);
+        let result = loop {
+            tokio::select! {
+                result = &mut compact => break result,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = self.ending.recv(), if self.ended.is_none() => {
+                    self.ended = Some(signal);
+                    cancel.cancel();
+                }
+            }
+        };
+        self.console.idle();
+        if let Ok(None) = result {
+            out(&mut std::io::stderr(), "nothing to compact\n");
+        }
+        result.map(|_| ())
+    }
+
+    /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.
+    async fn turn(&mut self, input: &str) -> Result<(), TurnError> {
+        let cancel = CancellationToken::new();
+        let turn = self
+            .agent_loop
+            .run_turn(&self.agent, &mut self.session, input, &cancel);
+        tokio::pin!(turn);
+        let result = loop {
+            tokio::select! {
+                result = &mut turn => break result,
+                _ = tokio::signal::ctrl_c() => cancel.cancel(),
+                signal = self.ending.recv(), if self.ended.is_none() => {
+                    self.ended = Some(signal);
+                    cancel.cancel();
+                }
+            }
+        };
+        self.console.idle();
+        result.map(|_| ())
+    }
+}
+
+/// `dsh run` has no way to ask the user about one call: the calls of a
+/// tool that asks first are refused, with what to do instead.
+#[derive(Debug)]
+pub(crate) struct NoOneToAsk {
+    pub(crate) ask_first: Vec<String>,
+}
+
+#[async_trait]
+impl ToolApproval for NoOneToAsk {
+    async fn approve(&self, call: &ToolCall, _: &SessionFacts, _: &CancellationToken) -> Approval {
+        if !self.ask_first.contains(&call.name) {
+            return Approval::Allow;
+        }
+        Approval::Deny {
+            reason: format!(
+                "`{name}` runs only with the user's permission (`[tools.{name}] permission = \"ask\"`), \
+                 and `dsh run` cannot ask for it; run this agent from an editor with `dsh acp`, \
+                 or set `permission = \"allow\"`",
+                name = call.name
+            ),
+        }
+    }
+}
+
+pub(crate) fn turn_problem(error: &TurnError) -> Problem {
+    Problem::new(error.to_string())
+}

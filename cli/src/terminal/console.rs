@@ -1,0 +1,247 @@
+//! What the user of `dsh run` sees of a turn while it runs: the answer on
+//! stdout as it streams; tool calls, their results, a spinner and problems
+//! on stderr.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use dsh_agent_loop::{CompactionReport, Event};
+use dsh_deployment::Problem;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+use parking_lot::Mutex;
+
+use crate::diagnostics::Reporter;
+
+/// What the user sees of a turn while it runs.
+pub(crate) struct Console {
+    /// A spinner only on a terminal: piped stderr gets plain lines.
+    tty: bool,
+    spinner: Mutex<Option<ProgressBar>>,
+    /// Whether text of the answer being written has reached stdout.
+    streaming: AtomicBool,
+    reporter: Reporter,
+}
+
+impl Console {
+    pub(crate) fn new() -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            spinner: Mutex::new(None),
+            streaming: AtomicBool::new(false),
+            reporter: Reporter::for_stderr(),
+        }
+    }
+
+    /// A resumed session's history, on stderr: what was said and done
+    /// before, so the user knows where the conversation stands.
+    pub(crate) fn replay(&self, history: &[Event]) {
+        let mut stderr = std::io::stderr();
+        for event in history {
+            match event {
+                Event::UserMessage { text } => {
+                    out(&mut stderr, &format!("> {}\n", one_line(text, 160)))
+                }
+                Event::AssistantMessage { text } if !text.is_empty() => {
+                    out(&mut stderr, &format!("{text}\n"));
+                }
+                Event::ToolCall { .. } | Event::ToolResult { .. } => self.event(event),
+                _ => {}
+            }
+        }
+    }
+
+    pub(crate) fn event(&self, event: &Event) {
+        match event {
+            Event::StepStart { .. } => self.spin("thinking…".to_owned()),
+            // Its text has streamed to stdout already: end its line.
+            Event::AssistantMessage { .. } => {
+                self.idle();
+                if self.streaming.swap(false, Ordering::Relaxed) {
+                    out(&mut std::io::stdout(), "\n");
+                }
+            }
+            Event::ToolCall { call } => {
+                self.idle();
+                out(
+                    &mut std::io::stderr(),
+                    &format!("→ {} {}\n", call.name, one_line(&call.arguments, 160)),
+                );
+                self.spin(format!("running `{}`…", call.name));
+            }
+            Event::ToolResult { text, is_error, .. } => {
+                self.idle();
+                out(
+                    &mut std::io::stderr(),
+                    &format!("  {}\n", result_summary(text, *is_error)),
+                );
+            }
+            Event::TurnEnd { .. } => self.idle(),
+            Event::Compacted { .. } => {
+                self.idle();
+                if let Some(report) = CompactionReport::of(event) {
+                    out(&mut std::io::stderr(), &format!("{report}\n"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A piece of the answer, as the model writes it.
+    pub(crate) fn text(&self, piece: &str) {
+        if !piece.is_empty() {
+            self.idle();
+            self.streaming.store(true, Ordering::Relaxed);
+            out(&mut std::io::stdout(), piece);
+        }
+    }
+
+    /// What a running call says it is doing, in the spinner's line.
+    pub(crate) fn progress(&self, tool: &str, text: &str) {
+        self.spin(format!("`{tool}`: {}", one_line(text, 100)));
+    }
+
+    pub(crate) fn spin(&self, message: String) {
+        if !self.tty {
+            return;
+        }
+        let spinner = ProgressBar::with_draw_target(
+            None,
+            ProgressDrawTarget::term_like(Box::new(NarrowStderr(console::Term::stderr()))),
+        );
+        spinner.set_style(ProgressStyle::default_spinner());
+        spinner.set_message(message);
+        spinner.enable_steady_tick(Duration::from_millis(100));
+        if let Some(previous) = self.spinner.lock().replace(spinner) {
+            previous.finish_and_clear();
+        }
+    }
+
+    pub(crate) fn idle(&self) {
+        if let Some(spinner) = self.spinner.lock().take() {
+            spinner.finish_and_clear();
+        }
+    }
+
+    pub(crate) fn ask(&self) {
+        out(&mut std::io::stderr(), "> ");
+    }
+
+    pub(crate) fn problem(&self, problem: &Problem) {
+        self.idle();
+        self.reporter.report(std::slice::from_ref(problem));
+    }
+}
+
+/// Stderr for the spinner, two columns narrower than the terminal.
+///
+/// indicatif pads the spinner's line to the last column; the `^C` a
+/// terminal echoes there on Ctrl-C would wrap onto a new line, and clearing
+/// the spinner would then clear that line and leave the spinner's behind.
+#[derive(Debug)]
+struct NarrowStderr(console::Term);
+
+impl TermLike for NarrowStderr {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(2).max(1)
+    }
+
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_line(s)
+    }
+
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_str(s)
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.0.clear_line()
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Writes to a stream; a closed stream leaves nothing to report to.
+pub(crate) fn out(stream: &mut impl Write, text: &str) {
+    let _ = stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush());
+}
+
+/// `text` on one line, cut to about `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// A tool result in one line: its first line, how many more, and its last
+/// line when that is a marker such as `[exit code: 1]`.
+fn result_summary(text: &str, is_error: bool) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.first().copied().unwrap_or("(no output)");
+    let mut summary = format!(
+        "← {}{}",
+        if is_error { "error: " } else { "" },
+        one_line(first, 120)
+    );
+    if lines.len() > 1 {
+        let last = lines[lines.len() - 1].trim();
+        let marker = last.starts_with('[') && last.ends_with(']');
+        let more = lines.len() - 1 - usize::from(marker);
+        if more > 0 {
+            summary.push_str(&format!(" (+{more} lines)"));
+        }
+        if marker {
+            summary.push_str(&format!(" {last}"));
+        }
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_show_their_first_line_and_their_marker() {
+        assert_eq!(
+            result_summary("a\nb\nc\n[exit code: 3]", false),
+            "← a (+2 lines) [exit code: 3]"
+        );
+        assert_eq!(result_summary("only", true), "← error: only");
+        assert_eq!(result_summary("", false), "← (no output)");
+    }
+
+    #[test]
+    fn long_arguments_are_cut() {
+        assert_eq!(one_line("{\"a\":\n 1}", 160), "{\"a\": 1}");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+}

@@ -1,0 +1,96 @@
+//! [`AgentPrompt`]: the system prompt of one agent as a session in a
+//! working directory gets it — what `dsh prompt` prints, and what a
+//! program that embeds dsh shows.
+
+use std::path::Path;
+
+use dsh_system_prompt::{PromptAssembly, render_prompt};
+
+use super::StartedSession;
+use crate::check::prompt_problems;
+use crate::runtime::mcp::{self, Servers};
+use crate::{AgentSpec, Deployment, Problem, Runtime};
+
+/// One agent of a deployment, loaded, with a session started in its
+/// working directory (its instruction files read) and, unless left out,
+/// the agent's MCP servers running, so their tools and instructions are
+/// part of the prompt. Dropping it stops the servers.
+///
+/// ```
+/// use dsh_deployment::host::{AgentPrompt, McpServers};
+///
+/// let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), McpServers::Start)
+///     .expect("the embedded deployment loads");
+/// let prompt = shown.render().expect("its prompt renders");
+/// assert!(prompt.starts_with("You are dsh"));
+/// ```
+#[derive(Debug)]
+pub struct AgentPrompt {
+    /// The checked deployment file.
+    pub deployment: Deployment,
+    /// The agent shown.
+    pub agent: AgentSpec,
+    /// The deployment's registries.
+    pub runtime: Runtime,
+    /// The session the prompt is a prompt of, with its instruction files.
+    pub started: StartedSession,
+    servers: Option<Servers>,
+}
+
+/// Whether an [`AgentPrompt`] starts the agent's MCP servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpServers {
+    /// Start them: their tools and instructions are in the prompt.
+    Start,
+    /// Leave them unstarted (`--no-mcp`): the prompt is shown without
+    /// their parts.
+    Leave,
+}
+
+impl AgentPrompt {
+    /// Loads the deployment file at `config` (`None`: the embedded coding
+    /// agent) and the agent `agent` names (`None`: its first), starts its
+    /// MCP servers (unless `mcp` says to leave them) and a session in
+    /// `cwd` (`None`: a session without a working directory).
+    pub fn load(
+        config: Option<&Path>,
+        agent: Option<&str>,
+        cwd: Option<&Path>,
+        mcp: McpServers,
+    ) -> Result<Self, Vec<Problem>> {
+        let (deployment, agent, runtime) = crate::load_agent(config, agent)?;
+        let servers = match mcp {
+            McpServers::Start => mcp::start_for_command(&deployment, &agent, &runtime)?,
+            McpServers::Leave => None,
+        };
+        let started = runtime.start_session(cwd)?;
+        Ok(Self {
+            deployment,
+            agent,
+            runtime,
+            started,
+            servers,
+        })
+    }
+
+    /// The optional MCP servers that failed to start: the prompt is shown
+    /// without them, and a front end says so.
+    pub fn server_failures(&self) -> &[Problem] {
+        self.servers
+            .as_ref()
+            .map_or(&[], |servers| servers.optional_failures())
+    }
+
+    /// The agent's assembly in the session, as the loop's first step
+    /// assembles it.
+    pub fn assemble(&self) -> PromptAssembly {
+        self.runtime.assemble(&self.agent, &self.started)
+    }
+
+    /// The system prompt, byte for byte as the loop sends it; its problems
+    /// located in the deployment file when it does not render.
+    pub fn render(&self) -> Result<String, Vec<Problem>> {
+        render_prompt(&self.assemble())
+            .map_err(|errors| prompt_problems(&self.deployment, &self.agent, &errors))
+    }
+}

@@ -1,0 +1,246 @@
+//! [`Host`]: one agent of a deployment, hosted for a front end. `dsh run`
+//! (a terminal) and `dsh acp` (an editor) both load through it, start
+//! their sessions through it, and run on [`Host::serve`], so they differ
+//! only in how they talk to a person.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dsh_agent_loop::{AgentLoop, CompactionReport, ModelAdapter, Session};
+use dsh_session_store::StoreError;
+use dsh_system_prompt::render_prompt;
+use dsh_tool_subagent::AcpProvider;
+
+use super::signals::EndingSignals;
+use super::store::{self, Recorded, Recording};
+use super::{StartedSession, async_runtime};
+use crate::check::prompt_problems;
+use crate::measure::trace::{Counting, Summary, Trace};
+use crate::runtime::mcp::{self, Started, Which};
+use crate::{AgentSpec, Deployment, Problem, Runtime, adapter};
+
+/// What a front end asks of its host: the deployment's command-line
+/// options every front end shares.
+#[derive(Debug, Clone, Default)]
+pub struct HostOptions {
+    /// The deployment file (`--config`); `None`: the embedded coding agent.
+    pub config: Option<PathBuf>,
+    /// The agent, or `<agent>/<instance>` for a child; `None`: the first.
+    pub agent: Option<String>,
+    /// Records no session, whatever the deployment says (`--no-store`).
+    pub no_store: bool,
+    /// Appends every request and answer to this file
+    /// (`--record-requests`).
+    pub record_requests: Option<PathBuf>,
+    /// Writes one JSON line per request to this file (`--trace`).
+    pub trace: Option<PathBuf>,
+}
+
+/// One agent of a deployment, loaded and checked, with its registries,
+/// its model adapter, its session store and its trace.
+pub struct Host {
+    /// The checked deployment file.
+    pub deployment: Deployment,
+    /// The agent hosted.
+    pub agent: AgentSpec,
+    /// The deployment's registries.
+    pub runtime: Runtime,
+    loop_agent: dsh_agent_loop::Agent,
+    model: Arc<dyn ModelAdapter>,
+    recording: Option<Recording>,
+    trace: Arc<Trace>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("agent", &self.agent.id.get_ref())
+            .field("recording", &self.recording)
+            .field("trace", &self.trace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// Loads the deployment and the agent `options` name, builds the
+    /// registries, and checks that the agent's prompt renders in
+    /// `check_cwd` (a persona that does not would fail every turn: it is
+    /// said now, with its place in the file, before the model is
+    /// contacted); then builds the model adapter, opens the store and the
+    /// trace. Instruction files are each session's own: the check reads
+    /// none.
+    pub fn load(options: &HostOptions, check_cwd: &Path) -> Result<Self, Vec<Problem>> {
+        let (deployment, agent, runtime) =
+            crate::load_agent(options.config.as_deref(), options.agent.as_deref())?;
+        let bare = Runtime::without_instructions(Some(check_cwd));
+        if let Err(errors) = render_prompt(&runtime.assemble(&agent, &bare)) {
+            return Err(prompt_problems(&deployment, &agent, &errors));
+        }
+        let model = adapter::for_running(&deployment, options.record_requests.as_deref())
+            .map_err(|problem| vec![problem])?;
+        let recording = store::open(&deployment, options.no_store)
+            .map_err(|problem| vec![problem])?
+            .map(|store| Recording::new(store, &deployment, &agent));
+        let trace = match &options.trace {
+            Some(path) => {
+                crate::check_output(&deployment, path, "--trace")
+                    .map_err(|problem| vec![problem])?;
+                Trace::to_file(path, deployment.tokenizers).map_err(|problem| vec![problem])?
+            }
+            None => Trace::summary_only(Counting::Bytes),
+        }
+        .with_tool_server(mcp::tool_server(&runtime.mcp));
+        let loop_agent =
+            crate::runtime::loop_agent(&agent).with_budget(deployment.budget_for(&agent));
+        Ok(Self {
+            deployment,
+            agent,
+            runtime,
+            loop_agent,
+            model,
+            recording,
+            trace: Arc::new(trace),
+        })
+    }
+
+    /// The agent loop's agent: the hosted agent, with its context budget.
+    pub fn loop_agent(&self) -> &dsh_agent_loop::Agent {
+        &self.loop_agent
+    }
+
+    /// Where sessions are recorded; `None` with the store off.
+    pub fn recording(&self) -> Option<&Recording> {
+        self.recording.as_ref()
+    }
+
+    /// The tools whose calls need a person's yes first
+    /// (`permission = "ask"`).
+    pub fn ask_first(&self) -> &[String] {
+        &self.deployment.ask_first
+    }
+
+    /// The trace of every request of every session, for a front end that
+    /// resumes a session (its recorded prefix) or records prefixes.
+    pub fn trace(&self) -> &Arc<Trace> {
+        &self.trace
+    }
+
+    /// The agent loop on the deployment's registries and model, with the
+    /// trace attached: every request of every session is measured, the
+    /// front end's own hooks added on top.
+    pub fn agent_loop(&self) -> AgentLoop {
+        let (before, answered, compacted) = (
+            Arc::clone(&self.trace),
+            Arc::clone(&self.trace),
+            Arc::clone(&self.trace),
+        );
+        AgentLoop::new(
+            self.runtime.prompt.clone(),
+            self.runtime.tools.clone(),
+            Arc::clone(&self.model),
+        )
+        .before_step(move |step| before.before_step(step))
+        .on_response(move |answer| {
+            answered.answered(
+                answer.session.id.as_str(),
+                answer.step,
+                answer.response.usage,
+            );
+        })
+        .on_event(move |session, event| {
+            if let Some(report) = CompactionReport::of(event) {
+                compacted.compacted(session.as_str(), &report);
+            }
+        })
+    }
+
+    /// A new session in `cwd`, recorded when the store is on: the loop's
+    /// session, and the store's side of it ([`store::new_session`]).
+    pub fn new_session(&self, cwd: &Path) -> Result<(Session, Option<Recorded>), StoreError> {
+        store::new_session(self.recording.as_ref(), cwd)
+    }
+
+    /// Keeps each changed request prefix of the recorded session in the
+    /// store, for a later `--continue`'s trace; `warn` is told, once, when
+    /// the store failed to (the session goes on).
+    pub fn record_prefixes(
+        &self,
+        recorded: &Recorded,
+        warn: impl Fn(String) + Send + Sync + 'static,
+    ) {
+        let writer = Arc::clone(&recorded.writer);
+        let warned = AtomicBool::new(false);
+        self.trace.record_prefixes(
+            recorded.writer.id(),
+            Box::new(move |prefix| {
+                if let Err(error) = writer.record_prefix(prefix)
+                    && !warned.swap(true, Ordering::Relaxed)
+                {
+                    warn(format!("the request prefix was not recorded: {error}"));
+                }
+            }),
+        );
+    }
+
+    /// Starts a session the way every command shows one: in `cwd`, with
+    /// its instruction files (see [`Runtime::start_session`]).
+    pub fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
+        self.runtime.start_session(cwd)
+    }
+
+    /// Runs a front end on the host's async runtime, with the lifecycle
+    /// every front end shares: the ending signals are listened to before
+    /// any server starts (a signal while they start ends dsh the gentle
+    /// way, which stops them too); the agent's MCP servers start, all at
+    /// once; `front` runs with what started and the signals; then the
+    /// child agents of the last turns stop gently (so that they stop their
+    /// own tools' processes), and every MCP server stops. Reading stdin
+    /// blocks a thread that cannot be interrupted: the runtime is not
+    /// waited for.
+    pub fn serve<T>(
+        &self,
+        front: impl AsyncFnOnce(Started, EndingSignals) -> Result<T, Vec<Problem>>,
+    ) -> Result<T, Vec<Problem>> {
+        let tokio = async_runtime()?;
+        let signals = {
+            let _runtime = tokio.enter();
+            EndingSignals::listen()?
+        };
+        let outcome = tokio.block_on(async {
+            let started = mcp::start_deployment_servers(
+                &self.deployment,
+                &self.runtime.mcp,
+                Which::ListedBy(vec![&self.agent]),
+            )
+            .await;
+            let outcome = front(started, signals).await;
+            AcpProvider::wait_for_children(AcpProvider::STOP_GRACE).await;
+            self.runtime.mcp.shutdown().await;
+            outcome
+        });
+        tokio.shutdown_background();
+        outcome
+    }
+
+    /// Ends the trace: writes the lines still waiting for an answer.
+    /// Returns the summary of every session, and `outcome` failed by what
+    /// was not written: the trace's lines, or a session's events
+    /// (`unrecorded`).
+    pub fn finish(
+        &self,
+        outcome: Result<(), Vec<Problem>>,
+        unrecorded: Option<Problem>,
+    ) -> (Summary, Result<(), Vec<Problem>>) {
+        let (summary, incomplete) = self.trace.finish();
+        let outcome = match (outcome, incomplete.or(unrecorded)) {
+            (Ok(()), Some(problem)) => Err(vec![problem]),
+            (Err(mut problems), Some(problem)) => {
+                problems.push(problem);
+                Err(problems)
+            }
+            (outcome, None) => outcome,
+        };
+        (summary, outcome)
+    }
+}
