@@ -135,28 +135,27 @@
 //! `Cancelled`.
 #![deny(missing_docs)]
 
+mod adapters;
 mod agent;
-mod anthropic;
 mod approval;
 mod budget;
 mod client_prompt;
 pub mod compaction;
-mod config;
 mod context;
 mod error;
-mod http;
-mod id;
+mod history;
 mod instructions;
-mod openai;
 mod prompt;
 mod request;
-mod scripted;
 mod session;
 mod tokens;
 mod turn;
 
-pub use agent::{Agent, AgentId, AgentOptions};
-pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
+pub use adapters::{
+    AdapterConfig, AnthropicAdapter, AnthropicConfig, CacheTtl, OpenAiAdapter, OpenAiConfig,
+    Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall,
+};
+pub use agent::{Agent, AgentOptions};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use budget::{
@@ -168,20 +167,18 @@ pub use client_prompt::{
     is_workspace_context,
 };
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
-pub use config::AdapterConfig;
 pub use context::{AgentContextExt, CallingTurn, SessionFacts};
+pub use dsh_agent_types::{
+    AgentId, CompactionTrigger, Event, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
+};
 pub use error::{BoxError, InstructionsError, ModelApi, ModelError, TokenizerError, TurnError};
+pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
 pub use instructions::{
     INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
     PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
 };
-pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
-pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
-pub use session::{
-    CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, NOT_RUN, Session, SessionId,
-    TurnEndReason,
-};
+pub use request::{ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
+pub use session::Session;
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
 pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};

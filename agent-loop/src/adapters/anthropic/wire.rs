@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::CacheTtl;
-use crate::http::parse;
+use crate::adapters::http::parse;
 use crate::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
 #[derive(Serialize)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{self, Endpoint};
+use crate::adapters::http::{self, Endpoint};
 use crate::{
     Message, ModelAdapter, ModelApi, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall,
     Usage,
@@ -280,7 +280,7 @@ mod wire {
 
     use super::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
     use crate::SessionId;
-    use crate::http::parse;
+    use crate::adapters::http::parse;
 
     #[derive(Serialize)]
     struct ChatRequest<'a> {

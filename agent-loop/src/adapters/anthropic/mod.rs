@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{self, Backoff, Endpoint};
+use crate::adapters::http::{self, Backoff, Endpoint};
 use crate::{ModelAdapter, ModelApi, ModelError, ModelRequest, ModelResponse, TextSink};
 
 /// How long a cached prefix lives after it was last read or written.
