@@ -1,18 +1,391 @@
-//! What the HTTP adapters share: the client and its TLS set-up, the
-//! errors of a transport, of an event stream and of an error body, reading
-//! JSON with the path of a wrong field, and waiting before a retry.
+//! The one HTTP exchange of the model adapters: post a request, classify
+//! the status, read the answer as a stream of server-sent events or as a
+//! body, send it again while the API is busy (after its `retry-after`, or
+//! a doubling wait), and stop when the turn is cancelled.
 //!
 //! [`OpenAiAdapter`](crate::OpenAiAdapter) and
 //! [`AnthropicAdapter`](crate::AnthropicAdapter) differ in their wire
-//! formats only; what goes wrong on the way (a bad URL, a timeout, a
-//! connection that breaks part-way, an error status) is told the same way
-//! by both, through an [`Endpoint`].
+//! formats only, which each states as a [`Wire`]; everything that can go
+//! wrong on the way (a bad URL, a timeout, a connection that breaks
+//! part-way, an error status, a busy API) is handled and worded here,
+//! once, through an [`Exchange`] and its [`Endpoint`].
 
+use std::pin::pin;
 use std::time::Duration;
 
+use futures::StreamExt as _;
+use reqwest::header::{HeaderName, HeaderValue};
 use serde::de::DeserializeOwned;
+use sse_stream::SseByteStream;
+use tokio_util::sync::CancellationToken;
 
-use crate::{ModelApi, ModelError};
+use crate::{ModelApi, ModelError, ModelResponse, TextSink};
+
+/// One API's part of an exchange: its headers, which of its failures
+/// mean "too busy, ask again", and how its answers read. Posting,
+/// statuses, the event stream, retries and cancellation are the
+/// [`Exchange`]'s, the same for every API.
+pub(crate) trait Wire: Send + Sync {
+    /// An answer being assembled from the events of a stream.
+    type Streamed: Default + Send;
+
+    /// What a stream that ended before its answer was complete lacks
+    /// (`` `data: [DONE]` ``, `` `message_stop` ``).
+    const END_OF_STREAM: &'static str;
+
+    /// Adds the API's own headers (its version, a beta) to a request; the
+    /// key is the exchange's ([`ApiKey`]).
+    fn headers(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        request
+    }
+
+    /// Whether an error status means the API is too busy for now, when
+    /// the API did not say so itself with `x-should-retry`.
+    fn is_busy(&self, status: u16, body: &[u8]) -> bool;
+
+    /// Whether an error event of a stream, of kind `kind`, means the API
+    /// is too busy for now.
+    fn is_busy_event(&self, _kind: &str) -> bool {
+        false
+    }
+
+    /// Reads the data of the stream's next event into `answer`.
+    fn add<'a>(&self, answer: &'a mut Self::Streamed, data: &str) -> Result<Step<'a>, String>;
+
+    /// The answer of a stream that said it is complete.
+    fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String>;
+
+    /// The answer of a server that did not stream: one JSON body.
+    fn response(&self, body: &[u8]) -> Result<ModelResponse, String>;
+}
+
+/// What one event of a stream brought.
+pub(crate) enum Step<'a> {
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// Nothing to show: a block opened or closed, a tool call's input
+    /// grew, usage, a ping.
+    Nothing,
+    /// The answer is complete.
+    Stop,
+    /// An error event: the answer ends with this error.
+    Error { kind: String, message: String },
+}
+
+/// An API key, sent as one header marked sensitive, so that reqwest's
+/// `Debug` hides it; its text is kept only to scrub it from what a
+/// server echoes back.
+#[derive(Clone)]
+pub(crate) struct ApiKey {
+    header: HeaderName,
+    value: HeaderValue,
+    text: String,
+}
+
+impl ApiKey {
+    /// The key `key` (trimmed), sent as `header: {prefix}{key}`; `var`
+    /// names where it came from, for the error when it is no header value.
+    pub(crate) fn new(
+        header: HeaderName,
+        prefix: &str,
+        key: &str,
+        var: &str,
+    ) -> Result<Self, ModelError> {
+        let text = key.trim().to_owned();
+        let mut value = HeaderValue::from_str(&format!("{prefix}{text}")).map_err(|_| {
+            ModelError::Other(
+                format!(
+                    "the API key in `{var}` is not a valid HTTP header value \
+                     (it holds a line break or another control character); \
+                     export the key alone"
+                )
+                .into(),
+            )
+        })?;
+        value.set_sensitive(true);
+        Ok(Self {
+            header,
+            value,
+            text,
+        })
+    }
+}
+
+/// Where and how an adapter exchanges requests with its API: the client,
+/// the [`Endpoint`], the key, and the retry policy.
+#[derive(Clone)]
+pub(crate) struct Exchange {
+    client: reqwest::Client,
+    /// Where requests go, and how failures there are worded.
+    pub(crate) endpoint: Endpoint,
+    key: Option<ApiKey>,
+    /// How a busy API is asked again.
+    pub(crate) backoff: Backoff,
+}
+
+/// Why one attempt failed: worth another, or final.
+enum Failure {
+    /// The API was too busy; `retry_after` is what it asked to wait.
+    Busy {
+        error: ModelError,
+        retry_after: Option<Duration>,
+    },
+    Final(ModelError),
+}
+
+impl From<ModelError> for Failure {
+    fn from(error: ModelError) -> Self {
+        Self::Final(error)
+    }
+}
+
+impl Exchange {
+    /// An exchange with the API at `base_url` + `path` (see
+    /// [`Endpoint::connect`]).
+    pub(crate) fn connect(
+        base_url: &str,
+        path: &str,
+        timeout_ms: u64,
+        api: ModelApi,
+        key: Option<ApiKey>,
+        backoff: Backoff,
+    ) -> Result<Self, ModelError> {
+        let (client, endpoint) = Endpoint::connect(base_url, path, timeout_ms, api)?;
+        Ok(Self {
+            client,
+            endpoint,
+            key,
+            backoff,
+        })
+    }
+
+    /// Whether requests carry a key.
+    pub(crate) fn has_key(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// Sends `body` (JSON) and reads the answer, again while the API is
+    /// too busy for it; the text goes to `on_text` as it arrives.
+    ///
+    /// This is the adapters' one cancellation point: when `cancel` fires,
+    /// the exchange is dropped wherever it is — sending, reading, or
+    /// waiting to retry — which closes the connection, and the answer is
+    /// [`ModelError::Cancelled`].
+    pub(crate) async fn run<W: Wire>(
+        &self,
+        wire: &W,
+        body: Vec<u8>,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(ModelError::Cancelled),
+            response = self.send(wire, &body, on_text) => response,
+        }
+    }
+
+    /// Sends the request until it is answered, fails for good, or the
+    /// retries are spent.
+    async fn send<W: Wire>(
+        &self,
+        wire: &W,
+        body: &[u8],
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, ModelError> {
+        let mut retries = 0;
+        loop {
+            let (error, retry_after) = match self.attempt(wire, body, on_text).await {
+                Ok(answer) => return Ok(answer),
+                Err(Failure::Final(error)) => return Err(self.scrubbed(error)),
+                Err(Failure::Busy { error, retry_after }) => (error, retry_after),
+            };
+            retries += 1;
+            match self.backoff.wait(retries, retry_after) {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Err(self.scrubbed(gave_up(error, retries - 1))),
+            }
+        }
+    }
+
+    /// Posts the request once and reads its answer.
+    async fn attempt<W: Wire>(
+        &self,
+        wire: &W,
+        body: &[u8],
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, Failure> {
+        let mut request = self
+            .client
+            .post(&self.endpoint.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        if let Some(key) = &self.key {
+            request = request.header(key.header.clone(), key.value.clone());
+        }
+        let response = wire
+            .headers(request)
+            .send()
+            .await
+            .map_err(|error| self.endpoint.transport(&error))?;
+        let status = response.status();
+        if status.is_success() && is_event_stream(response.headers()) {
+            return self.read_stream(wire, response, on_text).await;
+        }
+        let retry_after = retry_after(response.headers());
+        let should_retry = should_retry(response.headers());
+        let body = response
+            .bytes()
+            .await
+            .map_err(|error| self.endpoint.transport(&error))?;
+        if !status.is_success() {
+            let error = self.endpoint.status(status.as_u16(), &body);
+            // The API's own word wins; else what its wire calls busy.
+            let busy = should_retry.unwrap_or_else(|| wire.is_busy(status.as_u16(), &body));
+            return Err(if busy {
+                Failure::Busy { error, retry_after }
+            } else {
+                Failure::Final(error)
+            });
+        }
+        // A server (or a proxy) that ignores `stream` answers whole.
+        let answer = wire
+            .response(&body)
+            .map_err(|message| self.endpoint.invalid(message))?;
+        if !answer.text.is_empty() {
+            on_text(&answer.text);
+        }
+        Ok(answer)
+    }
+
+    /// Reads the events of a streamed answer up to the one that ends it,
+    /// passing each piece of text to `on_text` as it arrives.
+    async fn read_stream<W: Wire>(
+        &self,
+        wire: &W,
+        response: reqwest::Response,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, Failure> {
+        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
+        let mut answer = W::Streamed::default();
+        let mut shown = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|error| self.endpoint.broken_stream(error))?;
+            // A block without data (a comment, an `id:` or `retry:` alone)
+            // carries no event.
+            let Some(data) = event.data else { continue };
+            let step = wire
+                .add(&mut answer, &data)
+                .map_err(|message| self.endpoint.invalid(message))?;
+            match step {
+                Step::Text(piece) if !piece.is_empty() => {
+                    shown = true;
+                    on_text(piece);
+                }
+                Step::Text(_) | Step::Nothing => {}
+                Step::Stop => {
+                    return wire
+                        .finish(answer)
+                        .map_err(|message| self.endpoint.invalid(message).into());
+                }
+                Step::Error { kind, message } => {
+                    // Once text has reached the sink, a retry would show
+                    // it twice: only an answer not yet begun is retried.
+                    let busy = wire.is_busy_event(&kind) && !shown;
+                    let error = ModelError::ErrorEvent {
+                        url: self.endpoint.url.clone(),
+                        kind,
+                        message,
+                    };
+                    return Err(if busy {
+                        Failure::Busy {
+                            error,
+                            retry_after: None,
+                        }
+                    } else {
+                        Failure::Final(error)
+                    });
+                }
+            }
+        }
+        Err(self
+            .endpoint
+            .interrupted(format!("the stream ended without {}", W::END_OF_STREAM))
+            .into())
+    }
+
+    /// `error` with the API key, should a server echo it, replaced by `…`.
+    fn scrubbed(&self, error: ModelError) -> ModelError {
+        let Some(key) = self.key.as_ref().map(|key| key.text.as_str()) else {
+            return error;
+        };
+        if key.is_empty() {
+            return error;
+        }
+        match error {
+            ModelError::Status {
+                url,
+                status,
+                message,
+                api,
+            } => ModelError::Status {
+                url,
+                status,
+                message: message.replace(key, "…"),
+                api,
+            },
+            ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
+                url,
+                kind,
+                message: message.replace(key, "…"),
+            },
+            ModelError::InvalidResponse { url, message, api } => ModelError::InvalidResponse {
+                url,
+                message: message.replace(key, "…"),
+                api,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The API's `x-should-retry` header (Anthropic's and OpenAI's): whether
+/// it says to send the request again, when it says.
+fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// A busy API's last error, saying how many retries were spent on it.
+fn gave_up(error: ModelError, retries: u32) -> ModelError {
+    if retries == 0 {
+        return error;
+    }
+    let plural = if retries == 1 { "y" } else { "ies" };
+    let note = |message: String| format!("{message} (still busy after {retries} retr{plural})");
+    match error {
+        ModelError::Status {
+            url,
+            status,
+            message,
+            api,
+        } => ModelError::Status {
+            url,
+            status,
+            message: note(message),
+            api,
+        },
+        ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
+            url,
+            kind,
+            message: note(message),
+        },
+        other => other,
+    }
+}
 
 /// Where an adapter posts its requests, and how it words what went wrong
 /// there.
@@ -119,7 +492,7 @@ impl Endpoint {
 }
 
 /// Whether a response's `Content-Type` is `text/event-stream`.
-pub(crate) fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
     headers
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
@@ -171,7 +544,7 @@ pub(crate) fn parse<T: DeserializeOwned>(json: &[u8], what: &str) -> Result<T, S
 
 /// The error message of an error body: `error.message`, `error`, or
 /// `message` of a JSON body, else the body's start.
-pub(crate) fn error_message(body: &[u8]) -> String {
+fn error_message(body: &[u8]) -> String {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
         let message = value
             .pointer("/error/message")
@@ -236,7 +609,7 @@ impl Backoff {
 /// (milliseconds) when sent, else `retry-after` in seconds (a whole or a
 /// decimal number; the HTTP-date form is not honoured, the backoff's own
 /// wait applies then).
-pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let number = |name: &str| {
         headers
             .get(name)?
