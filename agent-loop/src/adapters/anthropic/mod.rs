@@ -18,7 +18,9 @@ use crate::adapters::http::{ApiKey, Backoff, Exchange, Step, Wire};
 use crate::{ModelAdapter, ModelApi, ModelError, ModelRequest, ModelResponse, TextSink};
 
 /// How long a cached prefix lives after it was last read or written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[non_exhaustive]
 pub enum CacheTtl {
     /// `"5m"`: five minutes, the API's default; a write costs 1.25 times
