@@ -167,7 +167,7 @@ pub use client_prompt::{
     is_workspace_context,
 };
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
-pub use context::{AgentContextExt, CallingTurn, SessionFacts};
+pub use context::{AgentContextExt, SessionFacts};
 pub use dsh_agent_types::{
     AgentId, CompactionTrigger, Event, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
 };
@@ -181,4 +181,4 @@ pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
 pub use session::Session;
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice};
-pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};
+pub use turn::{AgentLoop, CallingTurn, StepPrompt, StepResponse, TurnSummary};
