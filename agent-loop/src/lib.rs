@@ -98,12 +98,29 @@
 //!   as the server sends it (a server that does not stream answers whole).
 //!   Each request names its session as `prompt_cache_key`.
 //! - [`AnthropicAdapter`] talks to Anthropic's Messages API: it streams
-//!   too, retries a busy API, and places the prompt cache's breakpoints
-//!   where dsh keeps the request stable (the rule, and why, is on the
-//!   type). [`Usage`] then says what the cache read and what it wrote.
+//!   too, and places the prompt cache's breakpoints where dsh keeps the
+//!   request stable (the rule, and why, is on the type). [`Usage`] then
+//!   says what the cache read and what it wrote.
+//!
+//! The two HTTP adapters share one exchange: posting, telling a busy API
+//! from a failed one, reading the stream or the body, and cancelling are
+//! written once, and each adapter states only its wire format. So both
+//! retry a busy API (a 429; Anthropic's 529 and `overloaded_error`; any
+//! status the server marks `x-should-retry: true`) after its
+//! `retry-after`, or a doubling wait, up to `max_retries` times.
 //!
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
-//! table; the `dsh` command deserializes this schema, with places kept.
+//! table; the `dsh` command deserializes this schema, with places kept,
+//! and its JSON Schema is `schemars::schema_for!(AdapterConfig<String>)`.
+//!
+//! # The vocabulary
+//!
+//! What a session's log records and a conversation is made of —
+//! [`Event`], [`Message`], [`ToolCall`], [`SessionId`], [`AgentId`],
+//! [`TurnEndReason`], [`CompactionTrigger`], [`NOT_RUN`] — is defined in
+//! the small crate `dsh-agent-types` and re-exported here under the same
+//! names. A crate that only stores or reads logs (the session store)
+//! depends on that crate, without this one's HTTP client and tokenizer.
 //!
 //! # Tokens
 //!
