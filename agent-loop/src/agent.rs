@@ -7,13 +7,7 @@ use dsh_system_prompt::{Scope, ScopeId};
 use dsh_tools::ToolSelection;
 use serde::{Deserialize, Serialize};
 
-use crate::ContextBudget;
-use crate::id::string_id;
-
-string_id! {
-    /// The name of an agent (`coder`), as a deployment declares it.
-    pub struct AgentId;
-}
+use crate::{AgentId, ContextBudget};
 
 /// What a deployment says about one agent: the model it runs and its
 /// persona.

@@ -148,6 +148,23 @@ impl PartialEq for CompactAt {
 
 impl Eq for CompactAt {}
 
+// Written by hand, as `Deserialize` is: the schema states the range
+// `CompactAt::new` accepts, so an editor flags `compact_at = 2` as dsh does.
+impl schemars::JsonSchema for CompactAt {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CompactAt".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The fraction of the context window at which the loop compacts: more than 0, at most 1.",
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 1,
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for CompactAt {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let fraction = f64::deserialize(deserializer)?;

@@ -62,7 +62,7 @@ use dsh_system_prompt::{AssembleContext, ToolSchema, prompt_section, render_prom
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::{Assessment, KnownSize};
-use crate::session::{View, positioned_messages};
+use crate::history::{View, positioned_messages};
 use crate::{
     Agent, AgentLoop, CompactionTrigger, ContextBudget, Event, Message, ModelError, ModelRequest,
     ModelResponse, Session, TurnError,
@@ -106,62 +106,7 @@ fn compaction_instruction(cx: &AssembleContext) -> String {
     }
 }
 
-/// How the model is told that a summary stands for the conversation's
-/// beginning.
-pub const SUMMARY_HEADER: &str = "The conversation so far was compacted to fit the context window; \
-     this summary of it replaces the earlier messages.";
-
-/// The user message that carries a summary.
-pub(crate) fn summary_message(summary: &str) -> String {
-    format!("{SUMMARY_HEADER}\n\n{summary}")
-}
-
-/// How many lines of an elided result the marker keeps.
-pub const ELIDED_LINES: usize = 5;
-
-/// How many bytes of an elided result the marker keeps at most.
-pub const ELIDED_BYTES: usize = 400;
-
-/// What the model reads in place of an elided tool result: the tool, the
-/// result's size, and its first lines (at most [`ELIDED_LINES`] lines and
-/// [`ELIDED_BYTES`] bytes). A function of the result alone, so the
-/// request stays byte for byte the same from step to step.
-///
-/// ```
-/// use dsh_agent_loop::elided_result;
-///
-/// let result: String = (1..=40).map(|line| format!("{line}\tlet x = {line};\n")).collect();
-/// let marker = elided_result("read", &result);
-/// assert!(marker.starts_with(&format!(
-///     "[elided by compaction: the `read` result of {} bytes, 40 lines;",
-///     result.len()
-/// )));
-/// assert!(marker.ends_with("\n1\tlet x = 1;\n2\tlet x = 2;\n3\tlet x = 3;\n4\tlet x = 4;\n5\tlet x = 5;"));
-/// ```
-pub fn elided_result(tool: &str, text: &str) -> String {
-    let lines = text.lines().count();
-    let mut head = String::new();
-    for line in text.lines().take(ELIDED_LINES) {
-        if head.len() + line.len() + 1 > ELIDED_BYTES {
-            let room = ELIDED_BYTES.saturating_sub(head.len());
-            let cut = (0..=room.min(line.len()))
-                .rev()
-                .find(|&at| line.is_char_boundary(at))
-                .unwrap_or(0);
-            head.push_str(&line[..cut]);
-            break;
-        }
-        if !head.is_empty() {
-            head.push('\n');
-        }
-        head.push_str(line);
-    }
-    format!(
-        "[elided by compaction: the `{tool}` result of {} bytes, {lines} lines; \
-         its first lines follow — call the tool again for the rest]\n{head}",
-        text.len()
-    )
-}
+pub use crate::history::{ELIDED_BYTES, ELIDED_LINES, SUMMARY_HEADER, elided_result};
 
 /// The request a step is about to send, but its messages: what compaction
 /// keeps as it is, and the runtime context it may re-emit.

@@ -1,13 +1,12 @@
-//! The loop's fields of an `AssembleContext`, and what a tool call learns
-//! about the turn that made it.
+//! The loop's fields of an `AssembleContext`: the agent, and the facts of
+//! its session.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use dsh_system_prompt::{AssembleContext, Scope, ScopeId};
 use dsh_tools::ToolSession;
 
-use crate::{Agent, AgentLoop, Event, Session, SessionId};
+use crate::{Agent, Session, SessionId};
 
 /// The facts of a session an assembly may need: its id and working
 /// directory.
@@ -105,50 +104,4 @@ fn with_session_layer(scope: &Scope, id: &SessionId) -> Scope {
             .cloned()
             .chain([own]),
     )
-}
-
-/// The turn that makes a tool call, as the loop attaches it to every
-/// [`ToolCallContext`](dsh_tools::ToolCallContext)'s extensions.
-///
-/// Tools do not depend on the loop; the one that starts agents (the
-/// subagent tool) reads this to run a child through the same loop, and to
-/// seed a forked child with the parent's completed turns.
-///
-/// ```
-/// use dsh_agent_loop::CallingTurn;
-/// use dsh_tools::ToolCallContext;
-///
-/// fn parent(cx: &ToolCallContext) -> Option<&CallingTurn> {
-///     cx.extensions.get::<CallingTurn>()
-/// }
-/// ```
-#[derive(Clone, Debug)]
-pub struct CallingTurn {
-    pub(crate) agent_loop: AgentLoop,
-    pub(crate) agent: Agent,
-    pub(crate) session: SessionFacts,
-    pub(crate) history: Arc<[Event]>,
-}
-
-impl CallingTurn {
-    /// The loop running the turn.
-    pub fn agent_loop(&self) -> &AgentLoop {
-        &self.agent_loop
-    }
-
-    /// The agent whose turn it is.
-    pub fn agent(&self) -> &Agent {
-        &self.agent
-    }
-
-    /// The session's id and working directory.
-    pub fn session(&self) -> &SessionFacts {
-        &self.session
-    }
-
-    /// The session's completed turns: its log before the turn in flight.
-    /// The turn in flight is not part of it.
-    pub fn completed_turns(&self) -> &[Event] {
-        &self.history
-    }
 }

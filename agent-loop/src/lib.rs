@@ -98,12 +98,29 @@
 //!   as the server sends it (a server that does not stream answers whole).
 //!   Each request names its session as `prompt_cache_key`.
 //! - [`AnthropicAdapter`] talks to Anthropic's Messages API: it streams
-//!   too, retries a busy API, and places the prompt cache's breakpoints
-//!   where dsh keeps the request stable (the rule, and why, is on the
-//!   type). [`Usage`] then says what the cache read and what it wrote.
+//!   too, and places the prompt cache's breakpoints where dsh keeps the
+//!   request stable (the rule, and why, is on the type). [`Usage`] then
+//!   says what the cache read and what it wrote.
+//!
+//! The two HTTP adapters share one exchange: posting, telling a busy API
+//! from a failed one, reading the stream or the body, and cancelling are
+//! written once, and each adapter states only its wire format. So both
+//! retry a busy API (a 429; Anthropic's 529 and `overloaded_error`; any
+//! status the server marks `x-should-retry: true`) after its
+//! `retry-after`, or a doubling wait, up to `max_retries` times.
 //!
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
-//! table; the `dsh` command deserializes this schema, with places kept.
+//! table; the `dsh` command deserializes this schema, with places kept,
+//! and its JSON Schema is `schemars::schema_for!(AdapterConfig<String>)`.
+//!
+//! # The vocabulary
+//!
+//! What a session's log records and a conversation is made of —
+//! [`Event`], [`Message`], [`ToolCall`], [`SessionId`], [`AgentId`],
+//! [`TurnEndReason`], [`CompactionTrigger`], [`NOT_RUN`] — is defined in
+//! the small crate `dsh-agent-types` and re-exported here under the same
+//! names. A crate that only stores or reads logs (the session store)
+//! depends on that crate, without this one's HTTP client and tokenizer.
 //!
 //! # Tokens
 //!
@@ -135,26 +152,25 @@
 //! `Cancelled`.
 #![deny(missing_docs)]
 
+mod adapters;
 mod agent;
-mod anthropic;
 mod approval;
 mod budget;
 pub mod compaction;
-mod config;
 mod context;
 mod error;
-mod http;
-mod id;
-mod openai;
+mod history;
 mod prompt;
 mod request;
-mod scripted;
 mod session;
 mod tokens;
 mod turn;
 
-pub use agent::{Agent, AgentId, AgentOptions};
-pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
+pub use adapters::{
+    AdapterConfig, AnthropicAdapter, AnthropicConfig, CacheTtl, OpenAiAdapter, OpenAiConfig,
+    Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall,
+};
+pub use agent::{Agent, AgentOptions};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use budget::{
@@ -162,16 +178,14 @@ pub use budget::{
     context_window_for,
 };
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
-pub use config::AdapterConfig;
-pub use context::{AgentContextExt, CallingTurn, SessionFacts};
-pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
-pub use openai::{OpenAiAdapter, OpenAiConfig};
-pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{Message, ModelAdapter, ModelRequest, ModelResponse, TextSink, ToolCall, Usage};
-pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};
-pub use session::{
-    CONTEXT_CLEARED, CONTEXT_HEADER, CompactionTrigger, Event, NOT_RUN, Session, SessionId,
-    TurnEndReason,
+pub use context::{AgentContextExt, SessionFacts};
+pub use dsh_agent_types::{
+    AgentId, CompactionTrigger, Event, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
 };
+pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
+pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
+pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
+pub use request::{ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
+pub use session::Session;
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice, TokenizerRule};
-pub use turn::{AgentLoop, StepPrompt, StepResponse, TurnSummary};
+pub use turn::{AgentLoop, CallingTurn, StepPrompt, StepResponse, TurnSummary};

@@ -17,9 +17,9 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Agent, AgentContextExt, Approval, CallingTurn, Event, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval,
-    ToolCall, TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, Event, Message, ModelAdapter, ModelError, ModelRequest,
+    ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval, ToolCall,
+    TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -673,5 +673,51 @@ fn panicked(step: u32, what: &str, payload: Box<dyn Any + Send>) -> TurnError {
         step,
         what: what.to_owned(),
         message: panic_message(payload.as_ref()),
+    }
+}
+
+/// The turn that makes a tool call, as the loop attaches it to every
+/// [`ToolCallContext`](dsh_tools::ToolCallContext)'s extensions.
+///
+/// Tools do not depend on the loop; the one that starts agents (the
+/// subagent tool) reads this to run a child through the same loop, and to
+/// seed a forked child with the parent's completed turns.
+///
+/// ```
+/// use dsh_agent_loop::CallingTurn;
+/// use dsh_tools::ToolCallContext;
+///
+/// fn parent(cx: &ToolCallContext) -> Option<&CallingTurn> {
+///     cx.extensions.get::<CallingTurn>()
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct CallingTurn {
+    pub(crate) agent_loop: AgentLoop,
+    pub(crate) agent: Agent,
+    pub(crate) session: SessionFacts,
+    pub(crate) history: Arc<[Event]>,
+}
+
+impl CallingTurn {
+    /// The loop running the turn.
+    pub fn agent_loop(&self) -> &AgentLoop {
+        &self.agent_loop
+    }
+
+    /// The agent whose turn it is.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The session's id and working directory.
+    pub fn session(&self) -> &SessionFacts {
+        &self.session
+    }
+
+    /// The session's completed turns: its log before the turn in flight.
+    /// The turn in flight is not part of it.
+    pub fn completed_turns(&self) -> &[Event] {
+        &self.history
     }
 }

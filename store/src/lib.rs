@@ -4,18 +4,20 @@
 //! ```
 //! use std::sync::Arc;
 //!
-//! use dsh_agent_loop::{Event, Session};
+//! use dsh_agent_types::Event;
 //! use dsh_session_store::{NewSession, Store};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let dir = tempfile::tempdir()?;
 //! let store = Store::open(dir.path().join("sessions.db"))?;
 //! let writer = Arc::new(store.create(&NewSession::new("coder", "gpt-5").with_cwd("/work"))?);
-//! // The loop appends events to the session; the recorder writes each.
-//! let session = Session::with_id(writer.session_id()).with_recorder(writer.recorder());
-//! # drop(session);
-//! writer.append(&Event::UserMessage { text: "Fix the build.".into() })?;
-//! drop(writer);
+//! // The loop's session passes each event it appends to the recorder
+//! // (`Session::with_id(writer.session_id()).with_recorder(record)` in
+//! // `dsh-agent-loop`), which writes it.
+//! let record = writer.recorder();
+//! record(&Event::UserMessage { text: "Fix the build.".into() });
+//! assert!(writer.take_failure().is_none());
+//! drop((record, writer));
 //!
 //! let info = store.latest_in("/work".as_ref(), None)?.expect("the session");
 //! assert_eq!(info.title, "Fix the build.");
@@ -43,7 +45,7 @@
 //! A session row holds its id (a random UUID), agent, working directory,
 //! deployment file and a hash of its content, model, created and updated
 //! times, and title (its first prompt, shortened). Its events are the
-//! loop's [`Event`](dsh_agent_loop::Event)s, each a JSON record tagged
+//! loop's [`Event`](dsh_agent_types::Event)s, each a JSON record tagged
 //! with its kind, each written in its own transaction when the loop
 //! appends it ([`SessionWriter::recorder`]).
 //!

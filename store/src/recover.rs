@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use dsh_agent_loop::{Event, TurnEndReason};
+use dsh_agent_types::{Event, TurnEndReason};
 
 /// The result text of a call a crash interrupted.
 pub const INTERRUPTED_CALL: &str = "not finished: dsh stopped (it was killed or crashed) while \
@@ -85,7 +85,7 @@ impl OpenTurn {
 
 #[cfg(test)]
 mod tests {
-    use dsh_agent_loop::ToolCall;
+    use dsh_agent_types::ToolCall;
 
     use super::*;
 

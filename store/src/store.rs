@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use dsh_agent_loop::{Event, SessionId};
+use dsh_agent_types::{Event, SessionId};
 use nix::fcntl::{Flock, FlockArg};
 use parking_lot::Mutex;
 use rusqlite::config::DbConfig;
@@ -701,8 +701,8 @@ impl SessionWriter {
         self.store.record_prefix(&self.id, prefix)
     }
 
-    /// A recorder for [`Session::with_recorder`](dsh_agent_loop::Session::with_recorder):
-    /// appends each event. The first failure is kept for
+    /// A recorder for the loop's `Session::with_recorder`
+    /// (`dsh-agent-loop`): appends each event. The first failure is kept for
     /// [`take_failure`](Self::take_failure), and once one happened the
     /// rest are not tried: a log with a hole would resume wrong.
     pub fn recorder(self: &Arc<Self>) -> impl Fn(&Event) + Send + Sync + 'static {

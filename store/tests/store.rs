@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use dsh_agent_loop::{Event, ToolCall, TurnEndReason};
+use dsh_agent_types::{Event, ToolCall, TurnEndReason};
 use dsh_session_store::{
     INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RequestPrefix, Store, StoreError,
 };

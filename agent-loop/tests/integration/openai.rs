@@ -33,6 +33,7 @@ struct Canned {
     content_type: &'static str,
     body: Vec<Piece>,
     delay: Duration,
+    headers: Vec<(&'static str, &'static str)>,
 }
 
 /// A part of a canned body; the parts are sent in order.
@@ -60,6 +61,7 @@ impl Canned {
             content_type: "text/plain; charset=utf-8",
             body: vec![Piece::Bytes(body.into())],
             delay: Duration::ZERO,
+            headers: Vec::new(),
         }
     }
 
@@ -70,11 +72,17 @@ impl Canned {
             content_type: "text/event-stream",
             body: body.into_iter().collect(),
             delay: Duration::ZERO,
+            headers: Vec::new(),
         }
     }
 
     fn after(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    fn with_header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.headers.push((name, value));
         self
     }
 }
@@ -126,12 +134,18 @@ async fn completions(
     match answer {
         Some(answer) => {
             tokio::time::sleep(answer.delay).await;
-            (
+            let mut response = (
                 answer.status,
                 [(header::CONTENT_TYPE, answer.content_type)],
                 http_body(answer.body),
             )
-                .into_response()
+                .into_response();
+            for (name, value) in answer.headers {
+                response
+                    .headers_mut()
+                    .insert(name, header::HeaderValue::from_static(value));
+            }
+            response
         }
         None => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -483,6 +497,122 @@ async fn a_5xx_is_a_status_error_with_the_body() -> TestResult {
         "{error:?}"
     );
     assert!(error.to_string().contains("try again later"), "{error}");
+    Ok(())
+}
+
+/// A rate limit's answer: 429, with the server's message.
+fn rate_limited() -> Canned {
+    Canned::raw(
+        StatusCode::TOO_MANY_REQUESTS,
+        json!({"error": {"message": "Rate limit reached", "type": "requests"}}).to_string(),
+    )
+}
+
+/// An adapter for `base_url` whose own wait before a retry is `base`.
+fn retrying_adapter(
+    base_url: &str,
+    max_retries: u32,
+    base: Duration,
+) -> Result<OpenAiAdapter, ModelError> {
+    OpenAiAdapter::new(
+        OpenAiConfig::new(base_url).with_retries(max_retries, base),
+        None,
+    )
+}
+
+/// A 429 is sent again, as Anthropic's busy statuses are, after the
+/// server's `retry-after` rather than the adapter's own wait (30 s here,
+/// which the test would notice).
+#[tokio::test]
+async fn a_429_is_retried_after_its_retry_after() -> TestResult {
+    let (base_url, server) = serve([
+        rate_limited().with_header("retry-after", "0"),
+        Canned::json(completion(json!({"role": "assistant", "content": "ok"}))),
+    ])
+    .await?;
+    let adapter = retrying_adapter(&base_url, 4, Duration::from_secs(30))?;
+    let started = std::time::Instant::now();
+    let response = complete(&adapter, &request(None, "hi")).await?;
+    assert_eq!(response, ModelResponse::text("ok"));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited {:?}",
+        started.elapsed()
+    );
+    let received = server.received.lock();
+    assert_eq!(received.len(), 2, "one retry");
+    assert_eq!(
+        received[0].0, received[1].0,
+        "the retry sends the same request"
+    );
+    Ok(())
+}
+
+/// When every retry meets a 429, the last one is the answer, and says how
+/// many retries were spent.
+#[tokio::test]
+async fn a_server_busy_after_every_retry_is_a_status_error() -> TestResult {
+    let (base_url, server) = serve([
+        rate_limited().with_header("retry-after-ms", "1"),
+        rate_limited().with_header("retry-after-ms", "1"),
+        rate_limited().with_header("retry-after-ms", "1"),
+    ])
+    .await?;
+    let adapter = retrying_adapter(&base_url, 2, Duration::from_millis(1))?;
+    let error = error_of(&adapter).await?;
+    assert!(
+        matches!(&error, ModelError::Status { status: 429, message, .. }
+            if message == "Rate limit reached (still busy after 2 retries)"),
+        "{error:?}"
+    );
+    assert_eq!(server.received.lock().len(), 3);
+    Ok(())
+}
+
+/// The server's `x-should-retry` wins over the status: a 429 it says not
+/// to retry is the answer, a 500 it says to retry is sent again.
+#[tokio::test]
+async fn x_should_retry_decides_over_the_status() -> TestResult {
+    let (base_url, server) = serve([
+        rate_limited().with_header("x-should-retry", "false"),
+        Canned::raw(StatusCode::INTERNAL_SERVER_ERROR, "blip")
+            .with_header("x-should-retry", "true"),
+        Canned::json(completion(json!({"role": "assistant", "content": "ok"}))),
+    ])
+    .await?;
+    let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
+    let first = complete(&adapter, &request(None, "hi")).await;
+    assert!(
+        matches!(first, Err(ModelError::Status { status: 429, .. })),
+        "{first:?}"
+    );
+    let second = complete(&adapter, &request(None, "hi")).await?;
+    assert_eq!(second, ModelResponse::text("ok"));
+    assert_eq!(server.received.lock().len(), 3);
+    Ok(())
+}
+
+/// Cancelling while the adapter waits out a `retry-after` ends the wait.
+#[tokio::test]
+async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
+    let (base_url, server) = serve([rate_limited().with_header("retry-after", "30")]).await?;
+    let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            cancel.cancel();
+        })
+    };
+    let started = std::time::Instant::now();
+    let result = adapter
+        .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
+        .await;
+    canceller.await?;
+    assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(server.received.lock().len(), 1, "no retry after the cancel");
     Ok(())
 }
 

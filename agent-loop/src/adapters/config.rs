@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -55,8 +56,17 @@ use crate::{
 /// keeps where it was written (`toml::Spanned<String>`), so that a front
 /// end deserializes this one schema and still points its diagnostics at
 /// the key that is wrong.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// The JSON Schema of the table, for editors and `dsh.toml` checks, is
+/// that of `AdapterConfig<String>` (`schemars::schema_for!`); unknown
+/// keys are refused there as in serde (`additionalProperties: false`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+// The schema's own description: the type's documentation is written for
+// Rust readers (its example is Rust), an editor's tooltip for the file's.
+#[schemars(
+    description = "The model adapter of the deployment and the default model of its agents: one `[adapter.<kind>]` table, `openai`, `anthropic` or `scripted`."
+)]
 #[non_exhaustive]
 pub enum AdapterConfig<S = String> {
     /// `[adapter.openai]`: an OpenAI-compatible chat-completions API
@@ -80,6 +90,10 @@ pub enum AdapterConfig<S = String> {
         /// Whether requests carry `prompt_cache_key` = the session's id
         /// ([`OpenAiConfig::prompt_cache_key`]); on when left out.
         prompt_cache_key: Option<bool>,
+        /// How many times a busy server (HTTP 429) is asked again
+        /// ([`OpenAiConfig::DEFAULT_MAX_RETRIES`] when left out; 0 never
+        /// retries).
+        max_retries: Option<u32>,
         /// The model's context window in tokens, for a model the table
         /// of [`context_window_for`](crate::context_window_for) does not
         /// know (or knows wrong).
@@ -280,56 +294,89 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             Self::Scripted { answers, .. } => {
                 Arc::new(ScriptedAdapter::from_file(dir.join(answers.borrow()))?)
             }
-            Self::OpenAi {
-                base_url,
-                api_key_env,
-                timeout_ms,
-                prompt_cache_key,
-                ..
-            } => {
-                let mut config = OpenAiConfig::new(base_url.borrow());
-                if let Some(var) = api_key_env {
-                    config = config.with_api_key_env(var.borrow());
-                }
-                if let Some(timeout_ms) = timeout_ms {
-                    config = config.with_timeout(Duration::from_millis(*timeout_ms));
-                }
-                if let Some(send) = prompt_cache_key {
-                    config = config.with_prompt_cache_key(*send);
-                }
+            Self::OpenAi { .. } => {
+                let config = self.openai_config().ok_or_else(|| {
+                    ModelError::Other(
+                        "an `[adapter.openai]` table made no OpenAI configuration".into(),
+                    )
+                })?;
                 match key {
                     ApiKey::FromEnv => Arc::new(OpenAiAdapter::from_env(config)?),
                     ApiKey::Unread => Arc::new(OpenAiAdapter::new(config, None)?),
                 }
             }
-            Self::Anthropic {
-                api_key_env,
-                base_url,
-                max_tokens,
-                cache_ttl,
-                timeout_ms,
-                max_retries,
-                ..
-            } => {
-                let defaults = AnthropicConfig::default();
-                let config = AnthropicConfig {
-                    base_url: base_url
-                        .as_ref()
-                        .map_or(defaults.base_url, |url| url.borrow().to_owned()),
-                    api_key_env: api_key_env
-                        .as_ref()
-                        .map_or(defaults.api_key_env, |var| var.borrow().to_owned()),
-                    max_tokens: max_tokens.unwrap_or(defaults.max_tokens),
-                    cache_ttl: cache_ttl.unwrap_or(defaults.cache_ttl),
-                    timeout_ms: timeout_ms.unwrap_or(defaults.timeout_ms),
-                    max_retries: max_retries.unwrap_or(defaults.max_retries),
-                    retry_base_ms: defaults.retry_base_ms,
-                };
+            Self::Anthropic { .. } => {
+                let config = self.anthropic_config().ok_or_else(|| {
+                    ModelError::Other(
+                        "an `[adapter.anthropic]` table made no Anthropic configuration".into(),
+                    )
+                })?;
                 match key {
                     ApiKey::FromEnv => Arc::new(AnthropicAdapter::from_env(config)?),
                     ApiKey::Unread => Arc::new(AnthropicAdapter::new(config, None)?),
                 }
             }
+        })
+    }
+
+    /// The adapter's configuration of an `[adapter.openai]` table, its
+    /// defaults where the table is silent; `None` for another kind.
+    fn openai_config(&self) -> Option<OpenAiConfig> {
+        let Self::OpenAi {
+            base_url,
+            api_key_env,
+            timeout_ms,
+            prompt_cache_key,
+            max_retries,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let mut config = OpenAiConfig::new(base_url.borrow());
+        if let Some(var) = api_key_env {
+            config = config.with_api_key_env(var.borrow());
+        }
+        if let Some(timeout_ms) = timeout_ms {
+            config = config.with_timeout(Duration::from_millis(*timeout_ms));
+        }
+        if let Some(send) = prompt_cache_key {
+            config = config.with_prompt_cache_key(*send);
+        }
+        if let Some(max_retries) = max_retries {
+            config.max_retries = *max_retries;
+        }
+        Some(config)
+    }
+
+    /// The adapter's configuration of an `[adapter.anthropic]` table, its
+    /// defaults where the table is silent; `None` for another kind.
+    fn anthropic_config(&self) -> Option<AnthropicConfig> {
+        let Self::Anthropic {
+            api_key_env,
+            base_url,
+            max_tokens,
+            cache_ttl,
+            timeout_ms,
+            max_retries,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let defaults = AnthropicConfig::default();
+        Some(AnthropicConfig {
+            base_url: base_url
+                .as_ref()
+                .map_or(defaults.base_url, |url| url.borrow().to_owned()),
+            api_key_env: api_key_env
+                .as_ref()
+                .map_or(defaults.api_key_env, |var| var.borrow().to_owned()),
+            max_tokens: max_tokens.unwrap_or(defaults.max_tokens),
+            cache_ttl: cache_ttl.unwrap_or(defaults.cache_ttl),
+            timeout_ms: timeout_ms.unwrap_or(defaults.timeout_ms),
+            max_retries: max_retries.unwrap_or(defaults.max_retries),
+            retry_base_ms: defaults.retry_base_ms,
         })
     }
 }
@@ -499,6 +546,21 @@ mod tests {
     }
 
     #[test]
+    fn the_openai_retries_come_from_the_table() -> Result<(), toml::de::Error> {
+        let table = "[adapter.openai]\nbase_url = \"http://x\"\n";
+        let default = parse(table)?
+            .openai_config()
+            .map(|config| config.max_retries);
+        assert_eq!(default, Some(OpenAiConfig::DEFAULT_MAX_RETRIES));
+        let never = parse(&format!("{table}max_retries = 0\n"))?;
+        assert_eq!(
+            never.openai_config().map(|config| config.max_retries),
+            Some(0)
+        );
+        Ok(())
+    }
+
+    #[test]
     fn a_relative_script_is_found_beside_the_config() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         std::fs::write(dir.path().join("demo.toml"), "[[answers]]\ntext = \"hi\"\n")?;
@@ -506,6 +568,101 @@ mod tests {
         config.build_in(dir.path())?;
         let missing = build_error(&config);
         assert!(missing.contains("demo.toml"), "{missing}");
+        Ok(())
+    }
+
+    /// The schema of each `[adapter.<kind>]` table: its keys, which of
+    /// them are required, and whether unknown keys are refused.
+    fn table_schemas() -> Result<Vec<(String, serde_json::Value)>, String> {
+        let schema = serde_json::to_value(schemars::schema_for!(AdapterConfig<String>))
+            .map_err(|error| error.to_string())?;
+        let variants = schema["oneOf"]
+            .as_array()
+            .ok_or_else(|| format!("no `oneOf` in {schema:#}"))?;
+        let mut tables = Vec::new();
+        for variant in variants {
+            let properties = variant["properties"]
+                .as_object()
+                .ok_or_else(|| format!("a variant without properties: {variant:#}"))?;
+            for (kind, table) in properties {
+                tables.push((kind.clone(), table.clone()));
+            }
+            assert_eq!(
+                variant["additionalProperties"],
+                serde_json::Value::Bool(false),
+                "one kind a table: {variant:#}"
+            );
+        }
+        Ok(tables)
+    }
+
+    #[test]
+    fn the_json_schema_names_every_key_and_refuses_others() -> Result<(), String> {
+        let tables = table_schemas()?;
+        let kinds: Vec<&str> = tables.iter().map(|(kind, _)| kind.as_str()).collect();
+        assert_eq!(kinds, ["openai", "anthropic", "scripted"]);
+        let expected: [&[&str]; 3] = [
+            &[
+                "base_url",
+                "model",
+                "api_key_env",
+                "timeout_ms",
+                "tokenizer",
+                "prompt_cache_key",
+                "max_retries",
+                "context_window",
+                "compact_at",
+            ],
+            &[
+                "model",
+                "api_key_env",
+                "base_url",
+                "max_tokens",
+                "cache_ttl",
+                "timeout_ms",
+                "max_retries",
+                "tokenizer",
+                "context_window",
+                "compact_at",
+            ],
+            &[
+                "answers",
+                "model",
+                "tokenizer",
+                "context_window",
+                "compact_at",
+            ],
+        ];
+        for ((kind, table), keys) in tables.iter().zip(expected) {
+            let properties = table["properties"]
+                .as_object()
+                .ok_or_else(|| format!("`{kind}` has no properties: {table:#}"))?;
+            let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+            assert_eq!(names, keys, "the keys of `[adapter.{kind}]`");
+            assert_eq!(
+                table["additionalProperties"],
+                serde_json::Value::Bool(false),
+                "`[adapter.{kind}]` refuses unknown keys, as serde does"
+            );
+        }
+        // The required keys are the ones serde requires.
+        assert_eq!(tables[0].1["required"], serde_json::json!(["base_url"]));
+        assert_eq!(tables[2].1["required"], serde_json::json!(["answers"]));
+        Ok(())
+    }
+
+    #[test]
+    fn the_json_schema_states_the_values_serde_accepts() -> Result<(), String> {
+        let schema = serde_json::to_value(schemars::schema_for!(AdapterConfig<String>))
+            .map_err(|error| error.to_string())?;
+        let text = schema.to_string();
+        assert!(
+            text.contains(r#""5m""#) && text.contains(r#""1h""#),
+            "{text}"
+        );
+        let compact_at = &schema["$defs"]["CompactAt"];
+        assert_eq!(compact_at["exclusiveMinimum"], 0, "{schema:#}");
+        assert_eq!(compact_at["maximum"], 1, "{schema:#}");
         Ok(())
     }
 }

@@ -7,21 +7,20 @@
 mod wire;
 
 use std::fmt;
-use std::pin::pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt as _;
-use reqwest::header::HeaderValue;
+use reqwest::header::HeaderName;
 use serde::{Deserialize, Serialize};
-use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{self, Backoff, Endpoint};
+use crate::adapters::http::{ApiKey, Backoff, Exchange, Step, Wire};
 use crate::{ModelAdapter, ModelApi, ModelError, ModelRequest, ModelResponse, TextSink};
 
 /// How long a cached prefix lives after it was last read or written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[non_exhaustive]
 pub enum CacheTtl {
     /// `"5m"`: five minutes, the API's default; a write costs 1.25 times
@@ -275,26 +274,28 @@ impl Default for AnthropicConfig {
 /// # Ok::<(), dsh_agent_loop::ModelError>(())
 /// ```
 pub struct AnthropicAdapter {
-    client: reqwest::Client,
-    endpoint: Endpoint,
-    /// Marked sensitive, so reqwest's and this type's `Debug` hide it.
-    api_key: Option<HeaderValue>,
-    /// The key as text, to scrub it from what a server echoes back.
-    api_key_text: Option<String>,
+    /// The request, its key (marked sensitive, so reqwest's and this
+    /// type's `Debug` hide it) and its retries.
+    exchange: Exchange,
+    wire: MessagesWire,
+}
+
+/// The Messages API's part of an exchange.
+#[derive(Clone, Copy, Debug)]
+struct MessagesWire {
     max_tokens: u32,
     cache_ttl: CacheTtl,
-    backoff: Backoff,
 }
 
 impl fmt::Debug for AnthropicAdapter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The key is a secret: say only whether there is one.
         f.debug_struct("AnthropicAdapter")
-            .field("endpoint", &self.endpoint.url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "…"))
-            .field("max_tokens", &self.max_tokens)
-            .field("cache_ttl", &self.cache_ttl)
-            .field("backoff", &self.backoff)
+            .field("endpoint", &self.exchange.endpoint.url)
+            .field("api_key", &self.exchange.has_key().then_some("…"))
+            .field("max_tokens", &self.wire.max_tokens)
+            .field("cache_ttl", &self.wire.cache_ttl)
+            .field("backoff", &self.exchange.backoff)
             .finish()
     }
 }
@@ -305,22 +306,6 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The beta that admits `"ttl": "1h"` in `cache_control`; without it the
 /// API rejects the request.
 const EXTENDED_CACHE_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
-
-/// Why one attempt failed: worth another, or final.
-enum Failure {
-    /// The API was too busy; `retry_after` is what it asked to wait.
-    Busy {
-        error: ModelError,
-        retry_after: Option<Duration>,
-    },
-    Final(ModelError),
-}
-
-impl From<ModelError> for Failure {
-    fn from(error: ModelError) -> Self {
-        Self::Final(error)
-    }
-}
 
 impl AnthropicAdapter {
     /// An adapter that reads its API key from the variable named by
@@ -338,239 +323,76 @@ impl AnthropicAdapter {
     /// proxy that adds its own, or to check a configuration);
     /// `config.api_key_env` is not read.
     pub fn new(config: AnthropicConfig, api_key: Option<String>) -> Result<Self, ModelError> {
-        let (client, endpoint) = Endpoint::connect(
+        let key = api_key
+            .map(|key| {
+                ApiKey::new(
+                    HeaderName::from_static("x-api-key"),
+                    "",
+                    &key,
+                    &config.api_key_env,
+                )
+            })
+            .transpose()?;
+        let exchange = Exchange::connect(
             &config.base_url,
             "/v1/messages",
             config.timeout_ms,
             ModelApi::AnthropicMessages,
-        )?;
-        let header = match &api_key {
-            None => None,
-            Some(key) => {
-                let mut value = HeaderValue::from_str(key.trim()).map_err(|_| {
-                    ModelError::Other(
-                        format!(
-                            "the API key in `{}` is not a valid HTTP header value \
-                             (it holds a line break or another control character); \
-                             export the key alone",
-                            config.api_key_env
-                        )
-                        .into(),
-                    )
-                })?;
-                value.set_sensitive(true);
-                Some(value)
-            }
-        };
-        Ok(Self {
-            client,
-            endpoint,
-            api_key: header,
-            api_key_text: api_key.map(|key| key.trim().to_owned()),
-            max_tokens: config.max_tokens,
-            cache_ttl: config.cache_ttl,
-            backoff: Backoff {
+            key,
+            Backoff {
                 max_retries: config.max_retries,
                 base: Duration::from_millis(config.retry_base_ms),
+            },
+        )?;
+        Ok(Self {
+            exchange,
+            wire: MessagesWire {
+                max_tokens: config.max_tokens,
+                cache_ttl: config.cache_ttl,
             },
         })
     }
 
     /// The URL requests are posted to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint.url
+        &self.exchange.endpoint.url
     }
+}
 
-    /// Sends the request, again while the API is too busy for it.
-    async fn send(
-        &self,
-        request: &ModelRequest,
-        on_text: TextSink<'_>,
-    ) -> Result<ModelResponse, ModelError> {
-        // Serialized once: every retry sends the same bytes.
-        let body = serde_json::to_vec(&wire::request(request, self.max_tokens, self.cache_ttl))
-            .map_err(|error| ModelError::Other(error.into()))?;
-        let mut retries = 0;
-        loop {
-            let (error, retry_after) = match self.attempt(&body, on_text).await {
-                Ok(answer) => return Ok(answer),
-                Err(Failure::Final(error)) => return Err(self.scrubbed(error)),
-                Err(Failure::Busy { error, retry_after }) => (error, retry_after),
-            };
-            retries += 1;
-            match self.backoff.wait(retries, retry_after) {
-                Some(wait) => tokio::time::sleep(wait).await,
-                None => return Err(self.scrubbed(gave_up(error, retries - 1))),
-            }
-        }
-    }
+impl Wire for MessagesWire {
+    type Streamed = wire::StreamedMessage;
 
-    /// Posts the request once and reads its answer.
-    async fn attempt(&self, body: &[u8], on_text: TextSink<'_>) -> Result<ModelResponse, Failure> {
-        let mut http = self
-            .client
-            .post(&self.endpoint.url)
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec());
-        if let Some(key) = &self.api_key {
-            http = http.header("x-api-key", key.clone());
-        }
+    const END_OF_STREAM: &'static str = "`message_stop`";
+
+    fn headers(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let request = request.header("anthropic-version", ANTHROPIC_VERSION);
         if self.cache_ttl == CacheTtl::OneHour {
-            http = http.header("anthropic-beta", EXTENDED_CACHE_TTL_BETA);
+            request.header("anthropic-beta", EXTENDED_CACHE_TTL_BETA)
+        } else {
+            request
         }
-        let response = http
-            .send()
-            .await
-            .map_err(|error| self.endpoint.transport(&error))?;
-        let status = response.status();
-        if status.is_success() && http::is_event_stream(response.headers()) {
-            return self.read_stream(response, on_text).await;
-        }
-        let retry_after = http::retry_after(response.headers());
-        let should_retry = should_retry(response.headers());
-        let body = response
-            .bytes()
-            .await
-            .map_err(|error| self.endpoint.transport(&error))?;
-        if !status.is_success() {
-            let error = self.endpoint.status(status.as_u16(), &body);
-            // The API's own word wins; else its busy statuses and errors.
-            let busy = should_retry.unwrap_or_else(|| {
-                matches!(status.as_u16(), 429 | 529) || wire::is_overloaded_error_body(&body)
-            });
-            return Err(if busy {
-                Failure::Busy { error, retry_after }
-            } else {
-                Failure::Final(error)
-            });
-        }
-        // A proxy that ignores `stream` answers with one message.
-        let answer = wire::response(&body).map_err(|message| self.endpoint.invalid(message))?;
-        if !answer.text.is_empty() {
-            on_text(&answer.text);
-        }
-        Ok(answer)
     }
 
-    /// Reads the events of a streamed answer up to its `message_stop`,
-    /// passing each piece of text to `on_text` as it arrives.
-    async fn read_stream(
-        &self,
-        response: reqwest::Response,
-        on_text: TextSink<'_>,
-    ) -> Result<ModelResponse, Failure> {
-        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
-        let mut answer = wire::StreamedMessage::default();
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|error| self.endpoint.broken_stream(error))?;
-            // A block without data (a comment, a `retry:` alone) carries no event.
-            let Some(data) = event.data else { continue };
-            let step = answer
-                .add(&data)
-                .map_err(|message| self.endpoint.invalid(message))?;
-            match step {
-                wire::Step::Text(piece) => on_text(piece),
-                wire::Step::Nothing => {}
-                wire::Step::Stop => {
-                    return answer
-                        .finish()
-                        .map_err(|message| self.endpoint.invalid(message).into());
-                }
-                wire::Step::Error { kind, message } => {
-                    let error = ModelError::ErrorEvent {
-                        url: self.endpoint.url.clone(),
-                        kind,
-                        message,
-                    };
-                    // Once text has reached the sink, a retry would show
-                    // it twice: only an answer not yet begun is retried.
-                    let busy = matches!(&error, ModelError::ErrorEvent { kind, .. } if kind == "overloaded_error")
-                        && !answer.has_text();
-                    return Err(if busy {
-                        Failure::Busy {
-                            error,
-                            retry_after: None,
-                        }
-                    } else {
-                        Failure::Final(error)
-                    });
-                }
-            }
-        }
-        Err(self
-            .endpoint
-            .interrupted("the stream ended without `message_stop`")
-            .into())
+    /// 429 (rate limited), 529 (overloaded), and any status whose body is
+    /// an `overloaded_error`.
+    fn is_busy(&self, status: u16, body: &[u8]) -> bool {
+        matches!(status, 429 | 529) || wire::is_overloaded_error_body(body)
     }
 
-    /// `error` with the API key, should a server echo it, replaced by `…`.
-    fn scrubbed(&self, error: ModelError) -> ModelError {
-        let Some(key) = self.api_key_text.as_deref().filter(|key| !key.is_empty()) else {
-            return error;
-        };
-        match error {
-            ModelError::Status {
-                url,
-                status,
-                message,
-                api,
-            } => ModelError::Status {
-                url,
-                status,
-                message: message.replace(key, "…"),
-                api,
-            },
-            ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
-                url,
-                kind,
-                message: message.replace(key, "…"),
-            },
-            ModelError::InvalidResponse { url, message, api } => ModelError::InvalidResponse {
-                url,
-                message: message.replace(key, "…"),
-                api,
-            },
-            other => other,
-        }
+    fn is_busy_event(&self, kind: &str) -> bool {
+        kind == "overloaded_error"
     }
-}
 
-/// The API's `x-should-retry` header: whether it says to send the request
-/// again, when it says.
-fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
-    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
+    fn add<'a>(&self, answer: &'a mut Self::Streamed, data: &str) -> Result<Step<'a>, String> {
+        answer.add(data)
     }
-}
 
-/// A busy API's last error, saying how many retries were spent on it.
-fn gave_up(error: ModelError, retries: u32) -> ModelError {
-    if retries == 0 {
-        return error;
+    fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String> {
+        answer.finish()
     }
-    let plural = if retries == 1 { "y" } else { "ies" };
-    let note = |message: String| format!("{message} (still busy after {retries} retr{plural})");
-    match error {
-        ModelError::Status {
-            url,
-            status,
-            message,
-            api,
-        } => ModelError::Status {
-            url,
-            status,
-            message: note(message),
-            api,
-        },
-        ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
-            url,
-            kind,
-            message: note(message),
-        },
-        other => other,
+
+    fn response(&self, body: &[u8]) -> Result<ModelResponse, String> {
+        wire::response(body)
     }
 }
 
@@ -582,12 +404,13 @@ impl ModelAdapter for AnthropicAdapter {
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        // Dropping `send` stops reading (or waiting to retry) and closes
-        // the connection.
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(ModelError::Cancelled),
-            response = self.send(request, on_text) => response,
-        }
+        // Serialized once: every retry sends the same bytes.
+        let body = serde_json::to_vec(&wire::request(
+            request,
+            self.wire.max_tokens,
+            self.wire.cache_ttl,
+        ))
+        .map_err(|error| ModelError::Other(error.into()))?;
+        self.exchange.run(&self.wire, body, on_text, cancel).await
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::CacheTtl;
-use crate::http::parse;
+use crate::adapters::http::{Step, parse};
 use crate::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
 #[derive(Serialize)]
@@ -427,19 +427,6 @@ enum PartialBlock {
     Other,
 }
 
-/// What one event of the stream brought.
-pub(super) enum Step<'a> {
-    /// A piece of the answer's text.
-    Text(&'a str),
-    /// Nothing to show: a block opened or closed, a tool call's input
-    /// grew, usage, a ping.
-    Nothing,
-    /// `message_stop`: the answer is complete.
-    Stop,
-    /// An `error` event: the answer ends with this error.
-    Error { kind: String, message: String },
-}
-
 /// A streamed answer so far: its text, its blocks by index, its usage.
 #[derive(Default)]
 pub(super) struct StreamedMessage {
@@ -526,11 +513,6 @@ impl StreamedMessage {
         let start = self.text.len();
         self.text.push_str(piece);
         Step::Text(&self.text[start..])
-    }
-
-    /// Whether any text has been passed on yet.
-    pub(super) fn has_text(&self) -> bool {
-        !self.text.is_empty()
     }
 
     /// The whole answer, its tool calls in block order; an error when a

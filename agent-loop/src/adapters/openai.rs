@@ -1,16 +1,14 @@
 //! `OpenAiAdapter`: any OpenAI-compatible chat-completions API.
 
 use std::fmt;
-use std::pin::pin;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::StreamExt as _;
+use reqwest::header::AUTHORIZATION;
 use serde::{Deserialize, Serialize};
-use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{self, Endpoint};
+use crate::adapters::http::{ApiKey, Backoff, Exchange, Step, Wire};
 use crate::{
     Message, ModelAdapter, ModelApi, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall,
     Usage,
@@ -24,6 +22,7 @@ use crate::{
 /// api_key_env = "OPENAI_API_KEY"
 /// timeout_ms = 120000
 /// prompt_cache_key = true
+/// max_retries = 4
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,12 +45,35 @@ pub struct OpenAiConfig {
     /// know.
     #[serde(default = "OpenAiConfig::default_prompt_cache_key")]
     pub prompt_cache_key: bool,
+    /// How many times a request the server is too busy for (HTTP 429, or
+    /// any error status with `x-should-retry: true`) is sent again before
+    /// its error is the answer.
+    #[serde(default = "OpenAiConfig::default_max_retries")]
+    pub max_retries: u32,
+    /// The wait before the first retry when the server names none in
+    /// `retry-after-ms` or `retry-after`, in milliseconds; it doubles for
+    /// each retry after.
+    #[serde(default = "OpenAiConfig::default_retry_base_ms")]
+    pub retry_base_ms: u64,
 }
 
 impl OpenAiConfig {
     /// The default request timeout: five minutes, since a model may think
     /// for a long time.
     pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
+    /// Four retries: with the doubling wait, about fifteen seconds of a
+    /// rate-limited server before giving up (as Anthropic's).
+    pub const DEFAULT_MAX_RETRIES: u32 = 4;
+    /// One second before the first retry.
+    pub const DEFAULT_RETRY_BASE_MS: u64 = 1_000;
+
+    fn default_max_retries() -> u32 {
+        Self::DEFAULT_MAX_RETRIES
+    }
+
+    fn default_retry_base_ms() -> u64 {
+        Self::DEFAULT_RETRY_BASE_MS
+    }
 
     fn default_timeout_ms() -> u64 {
         Self::DEFAULT_TIMEOUT_MS
@@ -69,6 +91,8 @@ impl OpenAiConfig {
             api_key_env: None,
             timeout_ms: Self::DEFAULT_TIMEOUT_MS,
             prompt_cache_key: true,
+            max_retries: Self::DEFAULT_MAX_RETRIES,
+            retry_base_ms: Self::DEFAULT_RETRY_BASE_MS,
         }
     }
 
@@ -87,6 +111,14 @@ impl OpenAiConfig {
     /// Sets whether requests carry `prompt_cache_key` (on by default).
     pub fn with_prompt_cache_key(mut self, send: bool) -> Self {
         self.prompt_cache_key = send;
+        self
+    }
+
+    /// Sets how many times a busy server is asked again, and the wait
+    /// before the first retry when it names none.
+    pub fn with_retries(mut self, max_retries: u32, base: Duration) -> Self {
+        self.max_retries = max_retries;
+        self.retry_base_ms = u64::try_from(base.as_millis()).unwrap_or(u64::MAX);
         self
     }
 }
@@ -112,7 +144,11 @@ impl OpenAiConfig {
 /// cache served, when it says. Each request names its session as its
 /// `prompt_cache_key`, unless [`OpenAiConfig::prompt_cache_key`] is off.
 ///
-/// HTTP errors, answers that are not chat completions, streams that break
+/// A busy server (HTTP 429, or an error status with `x-should-retry:
+/// true`) is asked again, after its `retry-after-ms` or `retry-after`, or
+/// a doubling wait, up to [`max_retries`](OpenAiConfig::max_retries)
+/// times; `x-should-retry: false` makes any status final. Other HTTP
+/// errors, answers that are not chat completions, streams that break
 /// off before their `[DONE]`, timeouts (the whole answer, streamed or not,
 /// must arrive within `timeout_ms`) and cancellation come back as typed
 /// [`ModelError`]s whose messages say what to fix.
@@ -130,19 +166,24 @@ impl OpenAiConfig {
 /// # Ok::<(), dsh_agent_loop::ModelError>(())
 /// ```
 pub struct OpenAiAdapter {
-    client: reqwest::Client,
-    endpoint: Endpoint,
-    api_key: Option<String>,
+    /// The request, its key (a bearer token marked sensitive) and its
+    /// retries.
+    exchange: Exchange,
     prompt_cache_key: bool,
 }
+
+/// The chat-completions API's part of an exchange.
+#[derive(Clone, Copy, Debug)]
+struct ChatWire;
 
 impl fmt::Debug for OpenAiAdapter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The key is a secret: say only whether there is one.
         f.debug_struct("OpenAiAdapter")
-            .field("endpoint", &self.endpoint)
-            .field("api_key", &self.api_key.as_ref().map(|_| "…"))
+            .field("endpoint", &self.exchange.endpoint)
+            .field("api_key", &self.exchange.has_key().then_some("…"))
             .field("prompt_cache_key", &self.prompt_cache_key)
+            .field("backoff", &self.exchange.backoff)
             .finish()
     }
 }
@@ -164,94 +205,58 @@ impl OpenAiAdapter {
     /// An adapter with the API key given (`None`: send no key);
     /// `config.api_key_env` is not read.
     pub fn new(config: OpenAiConfig, api_key: Option<String>) -> Result<Self, ModelError> {
-        let (client, endpoint) = Endpoint::connect(
+        let var = config.api_key_env.as_deref().unwrap_or("the configuration");
+        let key = api_key
+            .map(|key| ApiKey::new(AUTHORIZATION, "Bearer ", &key, var))
+            .transpose()?;
+        let exchange = Exchange::connect(
             &config.base_url,
             "/chat/completions",
             config.timeout_ms,
             ModelApi::OpenAiChatCompletions,
+            key,
+            Backoff {
+                max_retries: config.max_retries,
+                base: Duration::from_millis(config.retry_base_ms),
+            },
         )?;
         Ok(Self {
-            client,
-            endpoint,
-            api_key,
+            exchange,
             prompt_cache_key: config.prompt_cache_key,
         })
     }
 
     /// The URL requests are posted to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint.url
+        &self.exchange.endpoint.url
+    }
+}
+
+impl Wire for ChatWire {
+    type Streamed = wire::StreamedAnswer;
+
+    const END_OF_STREAM: &'static str = "`data: [DONE]`";
+
+    /// 429 (rate limited) alone: other statuses are final unless the
+    /// server says `x-should-retry: true`. A 503 is an answer to read
+    /// (`try again later`), not a wait the user did not ask for.
+    fn is_busy(&self, status: u16, _body: &[u8]) -> bool {
+        status == 429
     }
 
-    /// Posts the request and reads the answer: a stream of chunks when the
-    /// server streams, else one chat completion (a server may ignore
-    /// `stream`).
-    async fn send(
-        &self,
-        request: &ModelRequest,
-        on_text: TextSink<'_>,
-    ) -> Result<ModelResponse, ModelError> {
-        let cache_key = self
-            .prompt_cache_key
-            .then_some(request.session.as_ref())
-            .flatten();
-        let mut http = self
-            .client
-            .post(&self.endpoint.url)
-            .json(&wire::request(request, cache_key));
-        if let Some(key) = &self.api_key {
-            http = http.bearer_auth(key);
+    fn add<'a>(&self, answer: &'a mut Self::Streamed, data: &str) -> Result<Step<'a>, String> {
+        if data.trim() == "[DONE]" {
+            return Ok(Step::Stop);
         }
-        let response = http
-            .send()
-            .await
-            .map_err(|error| self.endpoint.transport(&error))?;
-        let status = response.status();
-        if status.is_success() && http::is_event_stream(response.headers()) {
-            return self.read_stream(response, on_text).await;
-        }
-        let body = response
-            .bytes()
-            .await
-            .map_err(|error| self.endpoint.transport(&error))?;
-        if !status.is_success() {
-            return Err(self.endpoint.status(status.as_u16(), &body));
-        }
-        let answer = wire::response(&body).map_err(|message| self.endpoint.invalid(message))?;
-        if !answer.text.is_empty() {
-            on_text(&answer.text);
-        }
-        Ok(answer)
+        answer.add(data).map(Step::Text)
     }
 
-    /// Reads a stream of chat-completion chunks up to its `[DONE]`, passing
-    /// each piece of text to `on_text` as it arrives.
-    async fn read_stream(
-        &self,
-        response: reqwest::Response,
-        on_text: TextSink<'_>,
-    ) -> Result<ModelResponse, ModelError> {
-        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
-        let mut answer = wire::StreamedAnswer::default();
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|error| self.endpoint.broken_stream(error))?;
-            // A block without data (an `id:` or `retry:` alone) carries no chunk.
-            let Some(data) = event.data else { continue };
-            if data.trim() == "[DONE]" {
-                return answer
-                    .finish()
-                    .map_err(|message| self.endpoint.invalid(message));
-            }
-            let piece = answer
-                .add(&data)
-                .map_err(|message| self.endpoint.invalid(message))?;
-            if !piece.is_empty() {
-                on_text(piece);
-            }
-        }
-        Err(self
-            .endpoint
-            .interrupted("the stream ended without `data: [DONE]`"))
+    fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String> {
+        answer.finish()
+    }
+
+    fn response(&self, body: &[u8]) -> Result<ModelResponse, String> {
+        wire::response(body)
     }
 }
 
@@ -263,12 +268,14 @@ impl ModelAdapter for OpenAiAdapter {
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        // Dropping `send` stops reading and closes the connection.
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(ModelError::Cancelled),
-            response = self.send(request, on_text) => response,
-        }
+        let cache_key = self
+            .prompt_cache_key
+            .then_some(request.session.as_ref())
+            .flatten();
+        // Serialized once: every retry sends the same bytes.
+        let body = serde_json::to_vec(&wire::request(request, cache_key))
+            .map_err(|error| ModelError::Other(error.into()))?;
+        self.exchange.run(&ChatWire, body, on_text, cancel).await
     }
 }
 
@@ -280,7 +287,7 @@ mod wire {
 
     use super::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
     use crate::SessionId;
-    use crate::http::parse;
+    use crate::adapters::http::parse;
 
     #[derive(Serialize)]
     struct ChatRequest<'a> {

@@ -1,4 +1,5 @@
-//! The one shape of the loop's string ids (`AgentId`, `SessionId`).
+//! The ids of the loop's vocabulary, `AgentId` and `SessionId`, and the
+//! one shape every string id has.
 
 /// Declares a string id: an `Arc<str>` inside, so clones are cheap;
 /// serialized as the bare string; shown as the string (`Display`) and as
@@ -51,4 +52,40 @@ macro_rules! string_id {
     };
 }
 
-pub(crate) use string_id;
+string_id! {
+    /// The name of an agent (`coder`), as a deployment declares it.
+    pub struct AgentId;
+}
+
+string_id! {
+    /// The id of a session: unique across processes when generated.
+    pub struct SessionId;
+}
+
+impl SessionId {
+    /// A fresh id, a random (v4) UUID: no other process's session has it,
+    /// so what an API keys by it (OpenAI's `prompt_cache_key`) is this
+    /// session's alone, and a store can keep it.
+    pub fn generate() -> Self {
+        Self::new(uuid::Uuid::new_v4().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_the_bare_string_in_json_and_in_debug() -> Result<(), serde_json::Error> {
+        let id = SessionId::new("s-1");
+        assert_eq!(serde_json::to_string(&id)?, r#""s-1""#);
+        assert_eq!(serde_json::from_str::<SessionId>(r#""s-1""#)?, id);
+        assert_eq!(format!("{id:?} {id}"), r#""s-1" s-1"#);
+        Ok(())
+    }
+
+    #[test]
+    fn generated_ids_differ() {
+        assert_ne!(SessionId::generate(), SessionId::generate());
+    }
+}

@@ -1,0 +1,689 @@
+//! The one HTTP exchange of the model adapters: post a request, classify
+//! the status, read the answer as a stream of server-sent events or as a
+//! body, send it again while the API is busy (after its `retry-after`, or
+//! a doubling wait), and stop when the turn is cancelled.
+//!
+//! [`OpenAiAdapter`](crate::OpenAiAdapter) and
+//! [`AnthropicAdapter`](crate::AnthropicAdapter) differ in their wire
+//! formats only, which each states as a [`Wire`]; everything that can go
+//! wrong on the way (a bad URL, a timeout, a connection that breaks
+//! part-way, an error status, a busy API) is handled and worded here,
+//! once, through an [`Exchange`] and its [`Endpoint`].
+
+use std::pin::pin;
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use reqwest::header::{HeaderName, HeaderValue};
+use serde::de::DeserializeOwned;
+use sse_stream::SseByteStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::{ModelApi, ModelError, ModelResponse, TextSink};
+
+/// One API's part of an exchange: its headers, which of its failures
+/// mean "too busy, ask again", and how its answers read. Posting,
+/// statuses, the event stream, retries and cancellation are the
+/// [`Exchange`]'s, the same for every API.
+pub(crate) trait Wire: Send + Sync {
+    /// An answer being assembled from the events of a stream.
+    type Streamed: Default + Send;
+
+    /// What a stream that ended before its answer was complete lacks
+    /// (`` `data: [DONE]` ``, `` `message_stop` ``).
+    const END_OF_STREAM: &'static str;
+
+    /// Adds the API's own headers (its version, a beta) to a request; the
+    /// key is the exchange's ([`ApiKey`]).
+    fn headers(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        request
+    }
+
+    /// Whether an error status means the API is too busy for now, when
+    /// the API did not say so itself with `x-should-retry`.
+    fn is_busy(&self, status: u16, body: &[u8]) -> bool;
+
+    /// Whether an error event of a stream, of kind `kind`, means the API
+    /// is too busy for now.
+    fn is_busy_event(&self, _kind: &str) -> bool {
+        false
+    }
+
+    /// Reads the data of the stream's next event into `answer`.
+    fn add<'a>(&self, answer: &'a mut Self::Streamed, data: &str) -> Result<Step<'a>, String>;
+
+    /// The answer of a stream that said it is complete.
+    fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String>;
+
+    /// The answer of a server that did not stream: one JSON body.
+    fn response(&self, body: &[u8]) -> Result<ModelResponse, String>;
+}
+
+/// What one event of a stream brought.
+pub(crate) enum Step<'a> {
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// Nothing to show: a block opened or closed, a tool call's input
+    /// grew, usage, a ping.
+    Nothing,
+    /// The answer is complete.
+    Stop,
+    /// An error event: the answer ends with this error.
+    Error { kind: String, message: String },
+}
+
+/// An API key, sent as one header marked sensitive, so that reqwest's
+/// `Debug` hides it; its text is kept only to scrub it from what a
+/// server echoes back.
+#[derive(Clone)]
+pub(crate) struct ApiKey {
+    header: HeaderName,
+    value: HeaderValue,
+    text: String,
+}
+
+impl ApiKey {
+    /// The key `key` (trimmed), sent as `header: {prefix}{key}`; `var`
+    /// names where it came from, for the error when it is no header value.
+    pub(crate) fn new(
+        header: HeaderName,
+        prefix: &str,
+        key: &str,
+        var: &str,
+    ) -> Result<Self, ModelError> {
+        let text = key.trim().to_owned();
+        let mut value = HeaderValue::from_str(&format!("{prefix}{text}")).map_err(|_| {
+            ModelError::Other(
+                format!(
+                    "the API key in `{var}` is not a valid HTTP header value \
+                     (it holds a line break or another control character); \
+                     export the key alone"
+                )
+                .into(),
+            )
+        })?;
+        value.set_sensitive(true);
+        Ok(Self {
+            header,
+            value,
+            text,
+        })
+    }
+}
+
+/// Where and how an adapter exchanges requests with its API: the client,
+/// the [`Endpoint`], the key, and the retry policy.
+#[derive(Clone)]
+pub(crate) struct Exchange {
+    client: reqwest::Client,
+    /// Where requests go, and how failures there are worded.
+    pub(crate) endpoint: Endpoint,
+    key: Option<ApiKey>,
+    /// How a busy API is asked again.
+    pub(crate) backoff: Backoff,
+}
+
+/// Why one attempt failed: worth another, or final.
+enum Failure {
+    /// The API was too busy; `retry_after` is what it asked to wait.
+    Busy {
+        error: ModelError,
+        retry_after: Option<Duration>,
+    },
+    Final(ModelError),
+}
+
+impl From<ModelError> for Failure {
+    fn from(error: ModelError) -> Self {
+        Self::Final(error)
+    }
+}
+
+impl Exchange {
+    /// An exchange with the API at `base_url` + `path` (see
+    /// [`Endpoint::connect`]).
+    pub(crate) fn connect(
+        base_url: &str,
+        path: &str,
+        timeout_ms: u64,
+        api: ModelApi,
+        key: Option<ApiKey>,
+        backoff: Backoff,
+    ) -> Result<Self, ModelError> {
+        let (client, endpoint) = Endpoint::connect(base_url, path, timeout_ms, api)?;
+        Ok(Self {
+            client,
+            endpoint,
+            key,
+            backoff,
+        })
+    }
+
+    /// Whether requests carry a key.
+    pub(crate) fn has_key(&self) -> bool {
+        self.key.is_some()
+    }
+
+    /// Sends `body` (JSON) and reads the answer, again while the API is
+    /// too busy for it; the text goes to `on_text` as it arrives.
+    ///
+    /// This is the adapters' one cancellation point: when `cancel` fires,
+    /// the exchange is dropped wherever it is — sending, reading, or
+    /// waiting to retry — which closes the connection, and the answer is
+    /// [`ModelError::Cancelled`].
+    pub(crate) async fn run<W: Wire>(
+        &self,
+        wire: &W,
+        body: Vec<u8>,
+        on_text: TextSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ModelError> {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(ModelError::Cancelled),
+            response = self.send(wire, &body, on_text) => response,
+        }
+    }
+
+    /// Sends the request until it is answered, fails for good, or the
+    /// retries are spent.
+    async fn send<W: Wire>(
+        &self,
+        wire: &W,
+        body: &[u8],
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, ModelError> {
+        let mut retries = 0;
+        loop {
+            let (error, retry_after) = match self.attempt(wire, body, on_text).await {
+                Ok(answer) => return Ok(answer),
+                Err(Failure::Final(error)) => return Err(self.scrubbed(error)),
+                Err(Failure::Busy { error, retry_after }) => (error, retry_after),
+            };
+            retries += 1;
+            match self.backoff.wait(retries, retry_after) {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return Err(self.scrubbed(gave_up(error, retries - 1))),
+            }
+        }
+    }
+
+    /// Posts the request once and reads its answer.
+    async fn attempt<W: Wire>(
+        &self,
+        wire: &W,
+        body: &[u8],
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, Failure> {
+        let mut request = self
+            .client
+            .post(&self.endpoint.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        if let Some(key) = &self.key {
+            request = request.header(key.header.clone(), key.value.clone());
+        }
+        let response = wire
+            .headers(request)
+            .send()
+            .await
+            .map_err(|error| self.endpoint.transport(&error))?;
+        let status = response.status();
+        if status.is_success() && is_event_stream(response.headers()) {
+            return self.read_stream(wire, response, on_text).await;
+        }
+        let retry_after = retry_after(response.headers());
+        let should_retry = should_retry(response.headers());
+        let body = response
+            .bytes()
+            .await
+            .map_err(|error| self.endpoint.transport(&error))?;
+        if !status.is_success() {
+            let error = self.endpoint.status(status.as_u16(), &body);
+            // The API's own word wins; else what its wire calls busy.
+            let busy = should_retry.unwrap_or_else(|| wire.is_busy(status.as_u16(), &body));
+            return Err(if busy {
+                Failure::Busy { error, retry_after }
+            } else {
+                Failure::Final(error)
+            });
+        }
+        // A server (or a proxy) that ignores `stream` answers whole.
+        let answer = wire
+            .response(&body)
+            .map_err(|message| self.endpoint.invalid(message))?;
+        if !answer.text.is_empty() {
+            on_text(&answer.text);
+        }
+        Ok(answer)
+    }
+
+    /// Reads the events of a streamed answer up to the one that ends it,
+    /// passing each piece of text to `on_text` as it arrives.
+    async fn read_stream<W: Wire>(
+        &self,
+        wire: &W,
+        response: reqwest::Response,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelResponse, Failure> {
+        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
+        let mut answer = W::Streamed::default();
+        let mut shown = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|error| self.endpoint.broken_stream(error))?;
+            // A block without data (a comment, an `id:` or `retry:` alone)
+            // carries no event.
+            let Some(data) = event.data else { continue };
+            let step = wire
+                .add(&mut answer, &data)
+                .map_err(|message| self.endpoint.invalid(message))?;
+            match step {
+                Step::Text(piece) if !piece.is_empty() => {
+                    shown = true;
+                    on_text(piece);
+                }
+                Step::Text(_) | Step::Nothing => {}
+                Step::Stop => {
+                    return wire
+                        .finish(answer)
+                        .map_err(|message| self.endpoint.invalid(message).into());
+                }
+                Step::Error { kind, message } => {
+                    // Once text has reached the sink, a retry would show
+                    // it twice: only an answer not yet begun is retried.
+                    let busy = wire.is_busy_event(&kind) && !shown;
+                    let error = ModelError::ErrorEvent {
+                        url: self.endpoint.url.clone(),
+                        kind,
+                        message,
+                    };
+                    return Err(if busy {
+                        Failure::Busy {
+                            error,
+                            retry_after: None,
+                        }
+                    } else {
+                        Failure::Final(error)
+                    });
+                }
+            }
+        }
+        Err(self
+            .endpoint
+            .interrupted(format!("the stream ended without {}", W::END_OF_STREAM))
+            .into())
+    }
+
+    /// `error` with the API key, should a server echo it, replaced by `…`.
+    fn scrubbed(&self, error: ModelError) -> ModelError {
+        let Some(key) = self.key.as_ref().map(|key| key.text.as_str()) else {
+            return error;
+        };
+        if key.is_empty() {
+            return error;
+        }
+        match error {
+            ModelError::Status {
+                url,
+                status,
+                message,
+                api,
+            } => ModelError::Status {
+                url,
+                status,
+                message: message.replace(key, "…"),
+                api,
+            },
+            ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
+                url,
+                kind,
+                message: message.replace(key, "…"),
+            },
+            ModelError::InvalidResponse { url, message, api } => ModelError::InvalidResponse {
+                url,
+                message: message.replace(key, "…"),
+                api,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The API's `x-should-retry` header (Anthropic's and OpenAI's): whether
+/// it says to send the request again, when it says.
+fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// A busy API's last error, saying how many retries were spent on it.
+fn gave_up(error: ModelError, retries: u32) -> ModelError {
+    if retries == 0 {
+        return error;
+    }
+    let plural = if retries == 1 { "y" } else { "ies" };
+    let note = |message: String| format!("{message} (still busy after {retries} retr{plural})");
+    match error {
+        ModelError::Status {
+            url,
+            status,
+            message,
+            api,
+        } => ModelError::Status {
+            url,
+            status,
+            message: note(message),
+            api,
+        },
+        ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
+            url,
+            kind,
+            message: note(message),
+        },
+        other => other,
+    }
+}
+
+/// Where an adapter posts its requests, and how it words what went wrong
+/// there.
+#[derive(Clone, Debug)]
+pub(crate) struct Endpoint {
+    /// The URL requests are posted to.
+    pub(crate) url: String,
+    timeout_ms: u64,
+    api: ModelApi,
+}
+
+impl Endpoint {
+    /// Checks `base_url` (an http or https URL) and builds a client whose
+    /// requests must be answered, whole, within `timeout_ms`; requests go
+    /// to `base_url` (without a trailing `/`) followed by `path`.
+    pub(crate) fn connect(
+        base_url: &str,
+        path: &str,
+        timeout_ms: u64,
+        api: ModelApi,
+    ) -> Result<(reqwest::Client, Self), ModelError> {
+        let invalid = |message: String| ModelError::InvalidBaseUrl {
+            url: base_url.to_owned(),
+            message,
+            api,
+        };
+        let url = reqwest::Url::parse(base_url).map_err(|error| invalid(error.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid(format!(
+                "the scheme `{}` is not http or https",
+                url.scheme()
+            )));
+        }
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(timeout_ms))
+            .build()
+            .map_err(|error| ModelError::Unreachable {
+                url: base_url.to_owned(),
+                message: chain(&error),
+            })?;
+        let endpoint = Self {
+            url: format!("{}{path}", base_url.trim_end_matches('/')),
+            timeout_ms,
+            api,
+        };
+        Ok((client, endpoint))
+    }
+
+    /// The request could not be sent, or its answer not read: a timeout,
+    /// or a connection that failed.
+    pub(crate) fn transport(&self, error: &reqwest::Error) -> ModelError {
+        if error.is_timeout() {
+            ModelError::Timeout {
+                url: self.url.clone(),
+                timeout_ms: self.timeout_ms,
+            }
+        } else {
+            ModelError::Unreachable {
+                url: self.url.clone(),
+                message: chain(error),
+            }
+        }
+    }
+
+    /// A stream that failed part-way: the connection (or the request's
+    /// timeout), or bytes that are not UTF-8 text.
+    pub(crate) fn broken_stream(&self, error: sse_stream::Error) -> ModelError {
+        match error {
+            sse_stream::Error::Body(error) => match error.downcast_ref::<reqwest::Error>() {
+                Some(error) if error.is_timeout() => self.transport(error),
+                _ => self.interrupted(chain(&*error)),
+            },
+            other => self.invalid(format!("the event stream does not decode: {other}")),
+        }
+    }
+
+    /// A stream that ended, or broke off, before its answer was complete.
+    pub(crate) fn interrupted(&self, message: impl Into<String>) -> ModelError {
+        ModelError::Interrupted {
+            url: self.url.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// An answer that is not one of the API's.
+    pub(crate) fn invalid(&self, message: String) -> ModelError {
+        ModelError::InvalidResponse {
+            url: self.url.clone(),
+            message,
+            api: self.api,
+        }
+    }
+
+    /// An error status, with the message of its body.
+    pub(crate) fn status(&self, status: u16, body: &[u8]) -> ModelError {
+        ModelError::Status {
+            url: self.url.clone(),
+            status,
+            message: error_message(body),
+            api: self.api,
+        }
+    }
+}
+
+/// Whether a response's `Content-Type` is `text/event-stream`.
+fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("text/event-stream"))
+}
+
+/// Makes `ring` the process's rustls crypto provider, unless the program
+/// has installed one of its own (which then stays). reqwest is built
+/// without a provider of its own (see the workspace's Cargo.toml for why
+/// `ring`) and refuses to build a client when the process has none.
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Err: another thread installed one in between, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// An error and its causes, on one line: reqwest's own message says only
+/// "error sending request", the cause says why.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+/// Parses JSON into a `T`; the error names the path of a wrong field, or
+/// quotes the start of `what` when it is not JSON at all.
+pub(crate) fn parse<T: DeserializeOwned>(json: &[u8], what: &str) -> Result<T, String> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(json);
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            format!(
+                "invalid JSON ({inner}), {what} starts with {:?}",
+                excerpt(json)
+            )
+        } else {
+            format!("at `{path}`: {inner}")
+        }
+    })
+}
+
+/// The error message of an error body: `error.message`, `error`, or
+/// `message` of a JSON body, else the body's start.
+fn error_message(body: &[u8]) -> String {
+    if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
+        let message = value
+            .pointer("/error/message")
+            .or_else(|| value.get("error"))
+            .or_else(|| value.get("message"))
+            .and_then(serde_json::Value::as_str);
+        if let Some(message) = message {
+            return message.to_owned();
+        }
+    }
+    match excerpt(body) {
+        text if text.is_empty() => "(empty body)".to_owned(),
+        text => text,
+    }
+}
+
+/// The start of a body, for messages.
+fn excerpt(body: &[u8]) -> String {
+    const LIMIT: usize = 200;
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    match text.char_indices().nth(LIMIT) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// How often, and after how long, a request the API was too busy for is
+/// sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Backoff {
+    /// Retries after the first attempt; 0 never retries.
+    pub(crate) max_retries: u32,
+    /// The wait before the first retry when the server names none;
+    /// doubled for each retry after it.
+    pub(crate) base: Duration,
+}
+
+impl Backoff {
+    /// The longest wait a server's `retry-after` may ask for: a longer one
+    /// fails the request at once rather than leave the user waiting
+    /// without a word.
+    pub(crate) const MAX_WAIT: Duration = Duration::from_secs(60);
+
+    /// The wait before retry `retry` (from 1), or `None` to give up: every
+    /// retry is spent, or the server asks for more than
+    /// [`MAX_WAIT`](Self::MAX_WAIT). The server's `retry-after` is
+    /// honoured when it sent one; else the wait doubles from `base`.
+    pub(crate) fn wait(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+        if retry == 0 || retry > self.max_retries {
+            return None;
+        }
+        let wait = retry_after.unwrap_or_else(|| {
+            self.base
+                .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
+        });
+        (wait <= Self::MAX_WAIT).then_some(wait)
+    }
+}
+
+/// How long the server asks to be left alone: `retry-after-ms`
+/// (milliseconds) when sent, else `retry-after` in seconds (a whole or a
+/// decimal number; the HTTP-date form is not honoured, the backoff's own
+/// wait applies then).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && *value >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        assert_eq!(
+            error_message(br#"{"error": {"message": "bad key", "type": "auth"}}"#),
+            "bad key"
+        );
+        assert_eq!(error_message(br#"{"error": "overloaded"}"#), "overloaded");
+        assert_eq!(error_message(b"upstream down\n"), "upstream down");
+        assert_eq!(error_message(b""), "(empty body)");
+    }
+
+    #[test]
+    fn the_servers_retry_after_is_honoured_else_the_wait_doubles() {
+        let backoff = Backoff {
+            max_retries: 3,
+            base: Duration::from_millis(500),
+        };
+        assert_eq!(
+            backoff.wait(1, Some(Duration::from_secs(2))),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(backoff.wait(1, None), Some(Duration::from_millis(500)));
+        assert_eq!(backoff.wait(3, None), Some(Duration::from_secs(2)));
+        assert_eq!(backoff.wait(4, None), None, "every retry is spent");
+        assert_eq!(
+            backoff.wait(1, Some(Duration::from_secs(600))),
+            None,
+            "too long a wait fails at once"
+        );
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds_or_milliseconds() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert(
+            "retry-after",
+            reqwest::header::HeaderValue::from_static("3"),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        headers.insert(
+            "retry-after",
+            reqwest::header::HeaderValue::from_static("0.25"),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        headers.insert(
+            "retry-after-ms",
+            reqwest::header::HeaderValue::from_static("40"),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(40)));
+        let mut date = reqwest::header::HeaderMap::new();
+        date.insert(
+            "retry-after",
+            reqwest::header::HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&date), None);
+    }
+}
