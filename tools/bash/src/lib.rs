@@ -45,6 +45,7 @@
 
 mod output;
 mod run;
+mod table;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,6 +57,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::run::RunError;
+
+pub use crate::table::BashTable;
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "bash";

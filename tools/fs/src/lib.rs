@@ -87,6 +87,7 @@ mod change;
 mod edit;
 mod observe;
 mod read;
+mod table;
 mod text;
 mod workspace;
 mod write;
@@ -106,6 +107,7 @@ pub use crate::edit::{EDIT_TOOL_NAME, EditArgs, EditTool};
 pub use crate::observe::Observations;
 pub use crate::read::ReadError;
 use crate::read::{Limits, read_window, window_of};
+pub use crate::table::{ChangeToolTable, ChangeToolTableError};
 pub use crate::workspace::{OutsideWorkspace, outside_workspace};
 pub use crate::write::{WRITE_TOOL_NAME, WriteArgs, WriteTool};
 

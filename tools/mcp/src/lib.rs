@@ -50,6 +50,7 @@ mod render;
 mod section;
 mod server;
 mod servers;
+mod table;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
 pub mod test_server;
@@ -65,6 +66,7 @@ pub use process::stop_all_servers;
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
+pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the
 /// `ring` provider, installed as the process's default when it has none).

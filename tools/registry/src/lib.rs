@@ -85,6 +85,7 @@ mod panic;
 mod registry;
 mod report;
 mod selection;
+mod table;
 mod tool;
 
 pub use arguments::{parameters_for, parse_arguments};
@@ -97,4 +98,5 @@ pub use panic::panic_message;
 pub use registry::{ToolRegistry, ToolResolver};
 pub use report::{FileChange, FileChanges, ToolLocation};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
+pub use table::{Permission, PermissionTable, ProblemPlace, TableProblem};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};

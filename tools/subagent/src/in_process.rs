@@ -25,14 +25,21 @@ use crate::{SubagentCapabilities, SubagentError, SubagentProvider, SubagentRun, 
 /// front end deserializes this one schema and still points into its file.
 /// [`child_of`](Self::child_of) is the rule that makes a child from its
 /// parent, whatever `S` is; [`SpawnProvider`] starts its children by it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// It is also the `[tools.<name>.child]` table of a deployment's
+/// [`SubagentTable`](crate::SubagentTable), so its field documentation is
+/// written for the file's reader.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChildAgentConfig<S = String> {
-    /// The child's model.
+    /// The model the children run on. Default: the calling agent's model.
     pub model: Option<S>,
-    /// The child's persona (its template fragment).
+    /// The children's persona, a template like an agent's (`<<model>>` is
+    /// the child's model). Default: the calling agent's persona.
     pub persona: Option<S>,
-    /// The tools the child may use.
+    /// The tools the children may call, by name: built-in tools,
+    /// `[tools.<name>]` instances, `mcp:<server>`. Default: the calling
+    /// agent's tools.
     pub tools: Option<Vec<S>>,
 }
 

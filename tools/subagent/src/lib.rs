@@ -90,6 +90,7 @@ mod depth;
 mod error;
 mod in_process;
 mod provider;
+mod table;
 mod tool;
 
 pub use acp::AcpProvider;
@@ -99,4 +100,5 @@ pub use in_process::{AgentFields, ChildAgentConfig, ForkProvider, SpawnProvider}
 pub use provider::{
     SubagentCapabilities, SubagentProvider, SubagentProviders, SubagentRun, SubagentTask,
 };
+pub use table::{SubagentKind, SubagentTable, SubagentTableError};
 pub use tool::{SubagentTool, SubagentToolConfig};
