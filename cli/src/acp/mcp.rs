@@ -26,6 +26,9 @@ pub(crate) struct AcpMcp {
     pub(crate) optional_failures: Vec<String>,
     /// The failures of its required servers: no session starts.
     pub(crate) required_failures: Vec<String>,
+    /// What a client's stdio server runs without, by the host's policy
+    /// (`Child::McpServer`).
+    pub(crate) env_removed: Vec<String>,
 }
 
 impl AcpMcp {
@@ -64,7 +67,9 @@ impl AcpMcp {
         let mut failures = Vec::new();
         let mut configs = Vec::new();
         for server in servers {
-            match client_config(server, cwd, &taken) {
+            match client_config(server, cwd, &taken)
+                .map(|config| config.without_env(&self.env_removed))
+            {
                 Ok(config) => {
                     taken.push(config.name.clone());
                     configs.push(config);

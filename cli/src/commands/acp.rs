@@ -11,6 +11,7 @@
 
 use agent_client_protocol::ConnectTo;
 use dsh_deployment::Problem;
+use dsh_deployment::host::environment::Child;
 use dsh_deployment::host::{Host, HostOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +38,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
             servers: host.runtime.mcp.clone(),
             optional_failures: said(started.optional_failures),
             required_failures: said(started.required_failures),
+            env_removed: host.runtime.environment.removed_for(Child::McpServer),
         };
         let server = Server::new(
             host.agent_loop(),

@@ -142,6 +142,31 @@ fn a_required_server_that_fails_stops_the_run() {
 }
 
 #[test]
+fn a_server_never_sees_the_model_apis_key_and_sees_what_it_was_given() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let env_file = dir.path().join("env.txt");
+    let env_arg = format!("env-file={}", env_file.display());
+    let tables = format!(
+        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n\
+         api_key_env = \"DSH_TEST_MODEL_KEY\"\n{}{}",
+        server_table("docs", &[&env_arg], "env = { DSH_TEST_GIVEN = \"yes\" }"),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::config(dir.path(), &tables);
+    let output = common::command(&["prompt", "--config", &config])
+        .env("DSH_TEST_MODEL_KEY", "sk-secret")
+        .env("DSH_TEST_OTHER", "kept")
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    let seen = std::fs::read_to_string(&env_file).expect("the server wrote its environment");
+    let seen: Vec<&str> = seen.lines().collect();
+    assert!(!seen.contains(&"DSH_TEST_MODEL_KEY"), "{seen:?}");
+    assert!(seen.contains(&"DSH_TEST_OTHER"), "{seen:?}");
+    assert!(seen.contains(&"DSH_TEST_GIVEN"), "{seen:?}");
+}
+
+#[test]
 fn prompt_with_no_mcp_starts_no_server_and_shows_none_of_its_parts() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let tables = format!(

@@ -5,6 +5,7 @@
 mod agent_prompt;
 mod client_prompt;
 pub mod cwd;
+pub mod environment;
 mod input;
 mod instructions;
 mod serve;

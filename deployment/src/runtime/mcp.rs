@@ -5,6 +5,7 @@ use dsh_tool_mcp::{McpServer, McpServers, ServerConfig, selection_entry};
 
 use crate::file::Deployment;
 use crate::file::mcp::McpSpec;
+use crate::host::environment::{Child, ChildEnvironment};
 use crate::problem::Problem;
 
 /// What starting a deployment's servers came to.
@@ -49,10 +50,11 @@ pub async fn start_deployment_servers(
     if picked.is_empty() {
         return started;
     }
+    let env_removed = ChildEnvironment::of(deployment).removed_for(Child::McpServer);
     let mut configs: Vec<(&McpSpec, ServerConfig)> = Vec::new();
     for spec in picked {
         match spec.server_config(&deployment.file) {
-            Ok(config) => configs.push((spec, config)),
+            Ok(config) => configs.push((spec, config.without_env(&env_removed))),
             Err(problem) => failed(&mut started, spec, problem),
         }
     }

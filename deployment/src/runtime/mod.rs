@@ -17,6 +17,7 @@ use dsh_tools::{Tool, ToolRegistry};
 
 use crate::file::{AgentSpec, Deployment};
 use crate::host::InstructionsConfig;
+use crate::host::environment::{Child, ChildEnvironment};
 use crate::problem::Problem;
 
 mod layers;
@@ -112,6 +113,8 @@ pub struct Runtime {
     _layers: Vec<Registration>,
     /// How each session finds its instruction files.
     pub instructions: InstructionsConfig,
+    /// What each kind of child process may see of dsh's environment.
+    pub environment: ChildEnvironment,
 }
 
 impl Runtime {
@@ -130,15 +133,9 @@ impl Runtime {
                 "the todo list context cannot be registered: {error}"
             ))]
         })?;
-        // Commands never see the adapter's secrets (its API key), nor
-        // what the deployment lists in `[tools.bash] env_remove`.
-        let bash_env_remove: Vec<String> = deployment
-            .adapter
-            .secret_env_vars()
-            .into_iter()
-            .map(str::to_owned)
-            .chain(deployment.bash_env_remove.iter().cloned())
-            .collect();
+        // What commands may see is the host's decision (`host::environment`).
+        let environment = ChildEnvironment::of(deployment);
+        let bash_env_remove = environment.removed_for(Child::Command);
         for tool in builtin_tools(todo, &bash_env_remove, &deployment.roots) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
@@ -208,6 +205,7 @@ impl Runtime {
             _todo_context: todo_context,
             _layers: layers,
             instructions: deployment.instructions.clone(),
+            environment,
         })
     }
 }

@@ -56,6 +56,9 @@ pub enum Transport {
         command: Vec<String>,
         /// Variables added to the process's environment.
         env: Vec<(String, String)>,
+        /// Variables of dsh's environment the process runs without (the
+        /// model API's key: a server is not the model's client).
+        env_remove: Vec<String>,
         /// Its working directory; dsh's when `None`.
         cwd: Option<PathBuf>,
     },
@@ -94,6 +97,7 @@ impl ServerConfig {
             Transport::Stdio {
                 command: command.into_iter().map(Into::into).collect(),
                 env: Vec::new(),
+                env_remove: Vec::new(),
                 cwd: None,
             },
         )
@@ -122,6 +126,20 @@ impl ServerConfig {
         match &mut self.transport {
             Transport::Stdio { env, .. } => env.extend(pairs),
             Transport::Http { headers, .. } => headers.extend(pairs),
+        }
+        self
+    }
+
+    /// Starts a stdio server without these variables of dsh's
+    /// environment (an HTTP server is no process of dsh's: nothing to
+    /// remove).
+    pub fn without_env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Transport::Stdio { env_remove, .. } = &mut self.transport {
+            env_remove.extend(names.into_iter().map(Into::into));
         }
         self
     }

@@ -205,8 +205,14 @@ impl McpServer {
         };
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
         let (service, group, pid) = match &config.transport {
-            Transport::Stdio { command, env, cwd } => {
-                let (transport, group, pid) = spawn(&config, command, env, cwd.as_deref())?;
+            Transport::Stdio {
+                command,
+                env,
+                env_remove,
+                cwd,
+            } => {
+                let (transport, group, pid) =
+                    spawn(&config, command, (env, env_remove), cwd.as_deref())?;
                 let transport = Watched {
                     inner: transport,
                     shared: Arc::clone(&shared),
@@ -457,7 +463,7 @@ type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
 fn spawn(
     config: &ServerConfig,
     command: &[String],
-    env: &[(String, String)],
+    (env, env_remove): (&[(String, String)], &[String]),
     cwd: Option<&std::path::Path>,
 ) -> Result<Spawned, McpError> {
     let Some((program, args)) = command.split_first() else {
@@ -468,6 +474,9 @@ fn spawn(
         });
     };
     let mut cmd = tokio::process::Command::new(program);
+    for name in env_remove {
+        cmd.env_remove(name);
+    }
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         // A group of its own: stopping the server stops its children, and

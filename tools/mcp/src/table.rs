@@ -443,7 +443,10 @@ startup_timeout_secs = 2.5
         let config = table
             .server_config("docs", Some(Path::new("/etc/dsh")))
             .expect("good");
-        let Transport::Stdio { command, env, cwd } = &config.transport else {
+        let Transport::Stdio {
+            command, env, cwd, ..
+        } = &config.transport
+        else {
             panic!("a stdio server: {config:?}");
         };
         assert_eq!(command, &["/etc/dsh/./server.py", "--verbose"]);

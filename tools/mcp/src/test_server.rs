@@ -13,7 +13,9 @@
 //! - `pid-file=<path>`: writes its pid, and the pid of a `sleep` child it
 //!   starts (a grandchild of dsh), one a line — the process group test;
 //! - `stderr=<text>`: writes that line to its stderr at start;
-//! - `tool-prefix=<text>`: a prefix of every tool's name (naming tests).
+//! - `tool-prefix=<text>`: a prefix of every tool's name (naming tests);
+//! - `env-file=<path>`: writes the names of its environment's variables,
+//!   one a line (what a server may see).
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -202,6 +204,12 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "exit-at-start" => std::process::exit(value.parse()?),
             "stderr" => eprintln!("{value}"),
             "tool-prefix" => server.prefix = value.to_owned(),
+            "env-file" => {
+                let names: Vec<String> = std::env::vars_os()
+                    .map(|(name, _)| name.to_string_lossy().into_owned())
+                    .collect();
+                std::fs::write(value, names.join("\n"))?;
+            }
             "pid-file" => {
                 let child = std::process::Command::new("sleep").arg("1000").spawn()?;
                 std::fs::write(value, format!("{}\n{}\n", std::process::id(), child.id()))?;
