@@ -1,0 +1,91 @@
+//! The user documentation (`README.md`, `docs/*.md`) stays true: every
+//! TOML example is TOML, and every example with agents is a deployment
+//! that loads and builds.
+
+use std::path::{Path, PathBuf};
+
+use dsh_deployment::{Deployment, Runtime, SourceFile};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate is inside the workspace")
+        .to_path_buf()
+}
+
+/// The documents, and their fenced blocks of `language`, each with the
+/// line its fence opens on.
+fn blocks(language: &str) -> Vec<(String, usize, String)> {
+    let mut documents = vec![workspace().join("README.md")];
+    let docs = std::fs::read_dir(workspace().join("docs")).expect("docs/ exists");
+    documents.extend(docs.map(|entry| entry.expect("an entry").path()));
+    let mut found = Vec::new();
+    for path in documents
+        .iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(path).expect("a readable document");
+        let name = path
+            .strip_prefix(workspace())
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let mut open: Option<(usize, String)> = None;
+        for (index, line) in text.lines().enumerate() {
+            match &mut open {
+                None if line.trim_start() == format!("```{language}") => {
+                    open = Some((index + 1, String::new()));
+                }
+                Some(_) if line.trim_start() == "```" => {
+                    let (at, block) = open.take().expect("an open block");
+                    found.push((name.clone(), at, block));
+                }
+                Some((_, block)) => {
+                    block.push_str(line);
+                    block.push('\n');
+                }
+                None => {}
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_toml_example_is_toml() {
+    let blocks = blocks("toml");
+    assert!(
+        blocks.len() >= 5,
+        "the documents show TOML: {}",
+        blocks.len()
+    );
+    for (document, line, block) in blocks {
+        if let Err(error) = block.parse::<toml::Table>() {
+            panic!("{document}:{line}: not TOML: {error}\n{block}");
+        }
+    }
+}
+
+#[test]
+fn every_example_with_agents_is_a_deployment_that_loads() {
+    let mut loaded = 0;
+    for (document, line, block) in blocks("toml") {
+        if !block.contains("[[agents]]") || !block.contains("persona") {
+            continue;
+        }
+        // An example about one part may leave the model out: it goes
+        // last, where it cannot take the example's top-level keys.
+        let text = if block.contains("[adapter.") {
+            block
+        } else {
+            format!("{block}\n[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n")
+        };
+        let names = ["read", "write", "edit", "bash", "todo_write"];
+        let deployment = Deployment::parse(SourceFile::new(&document, text), None, &names)
+            .unwrap_or_else(|problems| panic!("{document}:{line}: {}", problems[0].message()));
+        Runtime::new(&deployment)
+            .unwrap_or_else(|problems| panic!("{document}:{line}: {}", problems[0].message()));
+        loaded += 1;
+    }
+    assert!(loaded >= 3, "examples with agents: {loaded}");
+}
