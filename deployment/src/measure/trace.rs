@@ -340,22 +340,7 @@ impl Trace {
         state.summary.requests += 1;
         let number = state.summary.requests;
         let last = state.last.get(request.session);
-
-        let parts = canonical_request::parts(request.system, request.tools, request.messages);
-        let parts: Vec<CountedPart> = parts
-            .into_iter()
-            .enumerate()
-            .map(|(index, part)| {
-                let tokens = match tokenizer {
-                    None => 0,
-                    Some(tokenizer) => last
-                        .and_then(|last| last.parts.get(index))
-                        .filter(|counted| counted.part == part)
-                        .map_or_else(|| tokenizer.count(&part.text), |counted| counted.tokens),
-                };
-                CountedPart { part, tokens }
-            })
-            .collect();
+        let parts = counted_parts(request, last, tokenizer);
         let shared = last.map_or_else(SharedPrefix::default, |last| {
             shared_prefix(&last.parts, &parts, tokenizer)
         });
@@ -363,58 +348,15 @@ impl Trace {
             Some(last) if system_of(&last.parts) == system_of(&parts) => last.sections.clone(),
             _ => (request.sections)(),
         };
-        let changed_section = match (last, shared.broke_at) {
-            (Some(last), Some((_, PartKind::SystemPrompt))) => first_changed_section(
-                (
-                    system_of(&last.parts).map_or("", |part| part.text.as_str()),
-                    &last.sections,
-                ),
-                (request.system, &sections),
-            ),
-            _ => None,
-        };
-        let changed_tool = match (last, shared.broke_at) {
-            (Some(last), Some((index, PartKind::Tool))) => {
-                // Part 0 is the system prompt; the tools follow it.
-                let at = index.saturating_sub(1);
-                request
-                    .tools
-                    .get(at)
-                    .map(|tool| tool.name.clone())
-                    .or_else(|| last.tools.get(at).cloned())
-            }
-            _ => None,
-        };
+        let (changed_section, changed_tool) = what_changed(request, last, &sections, &shared);
         let changed_tool_server = changed_tool
             .as_deref()
             .zip(self.tool_server.as_ref())
             .and_then(|(tool, server_of)| server_of(tool));
         let compared = last.is_some();
-        let recorders = self.prefix_recorders.lock();
-        if let Some(recorder) = recorders.get(request.session)
-            && last.is_none_or(|last| !prefix_of(&last.parts).eq(prefix_of(&parts)))
-        {
-            let prefix = RequestPrefix::new(
-                request.system,
-                sections.clone(),
-                (request.tools.iter())
-                    .zip(prefix_of(&parts).skip(1))
-                    .map(|(tool, part)| (tool.name.clone(), part.text.clone()))
-                    .collect(),
-            );
-            recorder(&prefix);
+        if last.is_none_or(|last| !prefix_of(&last.parts).eq(prefix_of(&parts))) {
+            self.record_prefix(request, &parts, &sections);
         }
-        drop(recorders);
-
-        let bytes: usize = parts.iter().map(|counted| counted.part.text.len()).sum();
-        let tokens: usize = parts.iter().map(|counted| counted.tokens).sum();
-        let tools_sha256 = {
-            let mut hasher = Sha256::new();
-            for counted in parts.iter().filter(|c| c.part.kind == PartKind::Tool) {
-                hasher.update(counted.part.text.as_bytes());
-            }
-            hex(&hasher.finalize())
-        };
         let line = TraceLine {
             request: number,
             session: request.session.to_owned(),
@@ -423,9 +365,9 @@ impl Trace {
             model: request.model.to_owned(),
             tokenizer: tokenizer.map(|tokenizer| tokenizer.encoding().name()),
             system_prompt_sha256: hex(&Sha256::digest(request.system.as_bytes())),
-            tools_sha256,
-            bytes,
-            tokens: tokenizer.map(|_| tokens),
+            tools_sha256: tools_sha256(&parts),
+            bytes: parts.iter().map(|counted| counted.part.text.len()).sum(),
+            tokens: tokenizer.map(|_| parts.iter().map(|counted| counted.tokens).sum()),
             shared_prefix_bytes: shared.bytes,
             shared_prefix_tokens: tokenizer.map(|_| shared.tokens),
             prefix_broke_in: shared.broke_at.map(|(_, kind)| kind),
@@ -440,18 +382,40 @@ impl Trace {
         if compared {
             state.summary.add(&line);
         }
-        state.last.insert(
-            request.session.to_owned(),
-            LastRequest {
-                parts,
-                sections,
-                tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
-            },
-        );
+        let tools = request.tools.iter().map(|tool| tool.name.clone()).collect();
+        let last = LastRequest {
+            parts,
+            sections,
+            tools,
+        };
+        state.last.insert(request.session.to_owned(), last);
         state
             .pending
             .insert(request.session.to_owned(), line.clone());
         line
+    }
+
+    /// Hands the request's prefix to its session's recorder, if it has
+    /// one.
+    fn record_prefix(
+        &self,
+        request: &TracedRequest<'_>,
+        parts: &[CountedPart],
+        sections: &[(String, Range<usize>)],
+    ) {
+        let recorders = self.prefix_recorders.lock();
+        let Some(recorder) = recorders.get(request.session) else {
+            return;
+        };
+        let prefix = RequestPrefix::new(
+            request.system,
+            sections.to_vec(),
+            (request.tools.iter())
+                .zip(prefix_of(parts).skip(1))
+                .map(|(tool, part)| (tool.name.clone(), part.text.clone()))
+                .collect(),
+        );
+        recorder(&prefix);
     }
 
     /// The loop compacted `session` (its `on_event` hook saw
@@ -522,6 +486,67 @@ impl fmt::Debug for Trace {
             .field("file", &self.file.is_some())
             .finish_non_exhaustive()
     }
+}
+
+/// The request's canonical parts, each with its tokens: a part the
+/// session's last request sent unchanged keeps its count.
+fn counted_parts(
+    request: &TracedRequest<'_>,
+    last: Option<&LastRequest>,
+    tokenizer: Option<Tokenizer>,
+) -> Vec<CountedPart> {
+    let parts = canonical_request::parts(request.system, request.tools, request.messages);
+    (parts.into_iter().enumerate())
+        .map(|(index, part)| {
+            let tokens = match tokenizer {
+                None => 0,
+                Some(tokenizer) => last
+                    .and_then(|last| last.parts.get(index))
+                    .filter(|counted| counted.part == part)
+                    .map_or_else(|| tokenizer.count(&part.text), |counted| counted.tokens),
+            };
+            CountedPart { part, tokens }
+        })
+        .collect()
+}
+
+/// Where the prefix broke, named: the first changed section when it
+/// broke in the system prompt, the first changed tool when in the tools.
+fn what_changed(
+    request: &TracedRequest<'_>,
+    last: Option<&LastRequest>,
+    sections: &[(String, Range<usize>)],
+    shared: &SharedPrefix,
+) -> (Option<String>, Option<String>) {
+    let Some(last) = last else {
+        return (None, None);
+    };
+    match shared.broke_at {
+        Some((_, PartKind::SystemPrompt)) => {
+            let before = system_of(&last.parts).map_or("", |part| part.text.as_str());
+            let section =
+                first_changed_section((before, &last.sections), (request.system, sections));
+            (section, None)
+        }
+        Some((index, PartKind::Tool)) => {
+            // Part 0 is the system prompt; the tools follow it.
+            let at = index.saturating_sub(1);
+            let tool = (request.tools.get(at))
+                .map(|tool| tool.name.clone())
+                .or_else(|| last.tools.get(at).cloned());
+            (None, tool)
+        }
+        _ => (None, None),
+    }
+}
+
+/// SHA-256 of the tools' part of the canonical request.
+fn tools_sha256(parts: &[CountedPart]) -> String {
+    let mut hasher = Sha256::new();
+    for counted in parts.iter().filter(|c| c.part.kind == PartKind::Tool) {
+        hasher.update(counted.part.text.as_bytes());
+    }
+    hex(&hasher.finalize())
 }
 
 /// What `previous` and `current` share, part by part; the prefix tokens
