@@ -3,7 +3,6 @@
 
 pub(crate) mod acp;
 pub(crate) mod check;
-mod check_mcp;
 pub(crate) mod prompt;
 mod prompt_mcp;
 pub(crate) mod run;
@@ -11,8 +10,6 @@ pub(crate) mod sessions;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-pub(crate) use dsh_deployment::host::async_runtime;
 
 use crate::args::CwdArgs;
 use dsh_deployment::Problem;

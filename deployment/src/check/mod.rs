@@ -2,8 +2,10 @@
 //! prompt that does not render, located in the file; sentences two owners
 //! both state; how the instruction files were found and cut.
 
+mod agents;
 pub mod duplicate_sentences;
 pub mod instruction_report;
 pub mod prompt_problems;
 
+pub use agents::{Findings, WithServers, check_deployment};
 pub use prompt_problems::prompt_problems;
