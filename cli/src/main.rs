@@ -17,6 +17,7 @@ mod acp;
 mod args;
 mod commands;
 mod diagnostics;
+mod explain;
 #[cfg(test)]
 mod property_tests;
 

@@ -4,7 +4,6 @@
 pub(crate) mod acp;
 pub(crate) mod check;
 pub(crate) mod prompt;
-mod prompt_mcp;
 pub(crate) mod run;
 pub(crate) mod sessions;
 

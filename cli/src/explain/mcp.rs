@@ -62,7 +62,7 @@ pub(super) fn explain_servers(
         return;
     }
     let _ = writeln!(out, "\ntools by MCP server\n");
-    let mut rows = vec![super::prompt::row([
+    let mut rows = vec![super::row([
         "server",
         "tools",
         "schema bytes",
@@ -70,7 +70,7 @@ pub(super) fn explain_servers(
         "command or URL",
     ])];
     for share in shares {
-        rows.push(super::prompt::row([
+        rows.push(super::row([
             share.name,
             share.tools.len().to_string(),
             share.schema_bytes.to_string(),
@@ -78,7 +78,7 @@ pub(super) fn explain_servers(
             share.origin,
         ]));
     }
-    super::prompt::table(out, &rows, &[1, 2, 3]);
+    super::table(out, &rows, &[1, 2, 3]);
     // Every name that is not `<server>__<tool>` as the server wrote it,
     // with the rule that made it.
     for server in runtime.mcp.deployment_servers() {
