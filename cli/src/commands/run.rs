@@ -8,14 +8,12 @@
 //! (the host's trace); `--trace FILE` writes the same per request, with
 //! tokens.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use dsh_agent_loop::{Event, Session};
+use dsh_agent_loop::Session;
 use dsh_deployment::Problem;
-use dsh_deployment::host::store::{self, Recorded};
-use dsh_deployment::host::{Host, HostOptions, SessionInstructions};
-use dsh_session_store::RequestPrefix;
+use dsh_deployment::host::store::Recorded;
+use dsh_deployment::host::{Host, HostOptions, OpenedSession, Resume, SessionInstructions};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
@@ -32,12 +30,21 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         trace: args.trace.clone(),
     };
     let host = Host::load(&options, &cwd)?;
-    let RunSession {
+    let resume = match (&args.resume.resume, args.resume.continue_latest) {
+        (Some(id), _) => Resume::Id(id.clone()),
+        (None, true) => Resume::Latest,
+        (None, false) => Resume::New,
+    };
+    let OpenedSession {
         session,
         recorded,
         history,
         prefix,
-    } = run_session(args, &host, &cwd)?;
+        notes,
+    } = host.open_session(&cwd, resume)?;
+    for note in &notes {
+        out(&mut std::io::stderr(), &format!("note: {note}\n"));
+    }
     if let Some(recorded) = &recorded {
         host.record_prefixes(recorded, |warning| {
             out(&mut std::io::stderr(), &format!("warning: {warning}\n"));
@@ -125,77 +132,4 @@ fn finish(host: &Host, outcome: Outcome, recorded: Option<&Recorded>) -> Outcome
         out(&mut std::io::stderr(), &format!("{summary}\n"));
     }
     outcome
-}
-
-/// The loop session `dsh run` runs.
-struct RunSession {
-    session: Session,
-    /// The store's side, when the store is on.
-    recorded: Option<Recorded>,
-    /// What a resumed session said and did before.
-    history: Vec<Event>,
-    /// The prefix of a resumed session's last request, if recorded.
-    prefix: Option<RequestPrefix>,
-}
-
-/// The loop session to run: a new one (recorded when the store is on), or
-/// with `--continue`/`--resume` a recorded one with its history.
-fn run_session(args: &RunArgs, host: &Host, cwd: &Path) -> Result<RunSession, Vec<Problem>> {
-    let resume = &args.resume;
-    let resuming = resume.continue_latest || resume.resume.is_some();
-    let recording = match host.recording() {
-        Some(recording) if resuming => recording,
-        None if resuming => {
-            return Err(vec![
-                Problem::new("`--continue` and `--resume` need the session store, which is off")
-                    .help("drop `--no-store`, or `[sessions] enabled = false` from the deployment"),
-            ]);
-        }
-        _ => {
-            let (session, recorded) = host
-                .new_session(cwd)
-                .map_err(|error| vec![store::problem(error)])?;
-            return Ok(RunSession {
-                session,
-                recorded,
-                history: Vec::new(),
-                prefix: None,
-            });
-        }
-    };
-    let id = match &resume.resume {
-        Some(id) => id.clone(),
-        None => latest(recording, cwd)?,
-    };
-    let resumed = recording
-        .resume(&id, None)
-        .map_err(|error| vec![error.problem(recording.agent())])?;
-    for note in &resumed.notes {
-        out(&mut std::io::stderr(), &format!("note: {note}\n"));
-    }
-    Ok(RunSession {
-        session: resumed.session,
-        recorded: Some(resumed.recorded),
-        history: resumed.loaded.events,
-        prefix: resumed.loaded.prefix,
-    })
-}
-
-/// The id of the agent's latest recorded session in `cwd`
-/// (`--continue`).
-fn latest(recording: &store::Recording, cwd: &Path) -> Result<String, Vec<Problem>> {
-    let latest = recording
-        .store()
-        .latest_in(cwd, Some(recording.agent()))
-        .map_err(|error| vec![store::problem(error)])?;
-    latest.map(|latest| latest.id).ok_or_else(|| {
-        vec![
-            Problem::new(format!(
-                "no recorded session of agent `{}` in `{}` to continue",
-                recording.agent(),
-                cwd.display()
-            ))
-            .help("`dsh sessions` lists the recorded sessions; `--resume ID` continues one"),
-        ]
-    })
 }

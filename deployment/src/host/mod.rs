@@ -23,7 +23,7 @@ pub use instructions::{
     INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
     InstructionsError, PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
 };
-pub use serve::{Host, HostOptions};
+pub use serve::{Host, HostOptions, OpenedSession, Resume};
 pub use session::{StartedSession, session_in};
 
 use crate::Problem;
