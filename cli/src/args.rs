@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use dsh_deployment::host::HostOptions;
 
 /// See, check and run the system prompt of a dsh deployment.
 ///
@@ -108,27 +109,49 @@ pub(crate) struct CheckArgs {
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     #[command(flatten)]
-    pub(crate) target: AgentArgs,
+    pub(crate) host: HostArgs,
     /// The session's working directory [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,
     /// Run one turn with this prompt, then exit.
     #[arg(long, short = 'p', value_name = "PROMPT")]
     pub(crate) prompt: Option<String>,
+    #[command(flatten)]
+    pub(crate) resume: ResumeArgs,
+}
+
+/// What `dsh run` and `dsh acp` tell their host: the agent, and what to
+/// record of its sessions.
+#[derive(Debug, Args)]
+pub(crate) struct HostArgs {
+    #[command(flatten)]
+    pub(crate) target: AgentArgs,
     /// Write every request sent to the model to FILE (replacing it), one
     /// JSON object a line: exactly what the model was told at each step.
     #[arg(long, value_name = "FILE")]
     pub(crate) record_requests: Option<PathBuf>,
     /// Write a prefix-stability trace to FILE (replacing it), one JSON
-    /// object per request: the hashes of the system prompt and tools, the
-    /// request's bytes and tokens, how much of it the request before had
-    /// sent, where that prefix broke, and the API's cached tokens.
+    /// object per request of every session: the hashes of the system
+    /// prompt and tools, the request's bytes and tokens, how much of it the
+    /// request before had sent, where that prefix broke, and the API's
+    /// cached tokens.
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) resume: ResumeArgs,
-    #[command(flatten)]
     pub(crate) store: StoreArgs,
+}
+
+impl HostArgs {
+    /// The host's options, as the command line gives them.
+    pub(crate) fn options(&self) -> HostOptions {
+        HostOptions {
+            config: self.target.deployment.config.clone(),
+            agent: self.target.agent.clone(),
+            no_store: self.store.no_store,
+            record_requests: self.record_requests.clone(),
+            trace: self.trace.clone(),
+        }
+    }
 }
 
 /// Which recorded session `dsh run` continues, if any.
@@ -188,15 +211,5 @@ pub(crate) struct DeleteArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AcpArgs {
     #[command(flatten)]
-    pub(crate) target: AgentArgs,
-    /// Write every request sent to the model to FILE (replacing it), one
-    /// JSON object a line: exactly what the model was told at each step.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) record_requests: Option<PathBuf>,
-    /// Write a prefix-stability trace to FILE (replacing it), one JSON
-    /// object per request of every session, as `dsh run --trace` does.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) trace: Option<PathBuf>,
-    #[command(flatten)]
-    pub(crate) store: StoreArgs,
+    pub(crate) host: HostArgs,
 }

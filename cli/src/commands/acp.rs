@@ -11,8 +11,8 @@
 
 use agent_client_protocol::ConnectTo;
 use dsh_deployment::Problem;
+use dsh_deployment::host::Host;
 use dsh_deployment::host::environment::Child;
-use dsh_deployment::host::{Host, HostOptions};
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::transport::StdioTransport;
@@ -21,13 +21,7 @@ use crate::args::AcpArgs;
 use crate::commands::{Outcome, command_line_cwd};
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
-    let options = HostOptions {
-        config: args.target.deployment.config.clone(),
-        agent: args.target.agent.clone(),
-        no_store: args.store.no_store,
-        record_requests: args.record_requests.clone(),
-        trace: args.trace.clone(),
-    };
+    let options = args.host.options();
     // Each session brings its own `cwd`: the prompt is checked in the
     // current directory, before an editor connects.
     let host = Host::load(&options, &command_line_cwd(None)?)?;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use dsh_agent_loop::Session;
 use dsh_deployment::Problem;
 use dsh_deployment::host::store::Recorded;
-use dsh_deployment::host::{Host, HostOptions, OpenedSession, Resume, SessionInstructions};
+use dsh_deployment::host::{Host, OpenedSession, Resume, SessionInstructions};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
@@ -22,13 +22,7 @@ use crate::terminal::{Chat, Console, NoOneToAsk, out};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let cwd = command_line_cwd(args.cwd.as_deref())?;
-    let options = HostOptions {
-        config: args.target.deployment.config.clone(),
-        agent: args.target.agent.clone(),
-        no_store: args.store.no_store,
-        record_requests: args.record_requests.clone(),
-        trace: args.trace.clone(),
-    };
+    let options = args.host.options();
     let host = Host::load(&options, &cwd)?;
     let resume = match (&args.resume.resume, args.resume.continue_latest) {
         (Some(id), _) => Resume::Id(id.clone()),
