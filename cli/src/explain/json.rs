@@ -15,20 +15,14 @@ use super::mcp;
 /// The assembly as JSON, with `tokens`, `instructions` and
 /// `mcp_servers`.
 pub(crate) fn json(shown: &AgentPrompt, assembly: &PromptAssembly) -> Result<String, Vec<Problem>> {
-    let AgentPrompt {
-        deployment,
-        agent,
-        runtime,
-        started,
-        ..
-    } = shown;
+    let runtime = &shown.runtime;
     let cannot = |error: serde_json::Error| {
         vec![Problem::new(format!(
             "cannot serialize the assembly: {error}"
         ))]
     };
     let mut json = serde_json::to_value(assembly).map_err(cannot)?;
-    let tokenizer = deployment.tokenizer_for(agent);
+    let tokenizer = shown.deployment.tokenizer_for(&shown.agent);
     let rendered = render_prompt_with_spans(assembly).ok();
     let counted = rendered.as_ref().map(|prompt| {
         (
@@ -44,7 +38,11 @@ pub(crate) fn json(shown: &AgentPrompt, assembly: &PromptAssembly) -> Result<Str
         );
         object.insert(
             "instructions".to_owned(),
-            instruction_report::json(started.instructions.found(), &runtime.instructions, counted),
+            instruction_report::json(
+                shown.started.instructions.found(),
+                &runtime.instructions,
+                counted,
+            ),
         );
         if let Some((_, tokens)) = counted {
             object.insert(
