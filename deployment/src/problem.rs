@@ -220,77 +220,18 @@ impl Diagnostic for Problem {
 fn clip_long_lines(problem: &Problem) -> Option<Problem> {
     let file = problem.source.as_ref()?;
     let text = file.text();
-    let line_of = |offset: usize| {
-        let offset = offset.min(text.len());
-        let start = text[..offset].rfind('\n').map_or(0, |at| at + 1);
-        let end = text[offset..]
-            .find('\n')
-            .map_or(text.len(), |at| offset + at);
-        start..end
-    };
-    let long = problem.labels.iter().any(|label| {
-        let line = line_of(label.offset());
-        line.len() > MAX_SNIPPET_LINE
-    });
+    let long =
+        (problem.labels.iter()).any(|label| line_of(text, label.offset()).len() > MAX_SNIPPET_LINE);
     if !long {
         return None;
     }
-    let primary = problem.labels.first()?;
-    let line = line_of(primary.offset());
+    let line = line_of(text, problem.labels.first()?.offset());
     let (on_line, elsewhere): (Vec<&LabeledSpan>, Vec<&LabeledSpan>) = problem
         .labels
         .iter()
         .partition(|label| line.contains(&label.offset()) || label.offset() == line.end);
-    let lowest = on_line.iter().map(|label| label.offset()).min()?;
-    let highest = on_line
-        .iter()
-        .map(|label| label.offset() + label.len())
-        .max()?;
-    let floor = |mut at: usize| {
-        while !text.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    };
-    let start = floor(lowest.saturating_sub(CLIP_CONTEXT).max(line.start));
-    let end = floor(
-        (highest + CLIP_CONTEXT)
-            .min(start + MAX_SNIPPET_LINE)
-            .min(line.end),
-    );
-    let cut_before = start > line.start;
-    let cut_after = end < line.end;
-    let lead = if cut_before { "…" } else { "" };
-    let excerpt = format!(
-        "{lead}{}{}",
-        &text[start..end],
-        if cut_after { "…" } else { "" }
-    );
-    // An excerpt offset is the file offset, less `start`, plus the lead.
-    let excerpt_offset = |offset: usize| offset.clamp(start, end) - start + lead.len();
-    let (line_number, column) = file.position(start);
-    let lead_columns = usize::from(cut_before);
-    let origin_shift = isize::try_from(column).unwrap_or(isize::MAX)
-        - 1
-        - isize::try_from(lead_columns).unwrap_or(0);
-    let clipped_file = SourceFile {
-        name: Arc::clone(&file.name),
-        text: excerpt.into(),
-        origin: Some(Box::new((line_number, origin_shift))),
-    };
-    let labels = on_line
-        .iter()
-        .map(|label| {
-            let from = excerpt_offset(label.offset());
-            let to = excerpt_offset(label.offset() + label.len());
-            let span = SourceSpan::new(from.into(), to - from);
-            if label.primary() {
-                LabeledSpan::new_primary_with_span(label.label().map(str::to_owned), span)
-            } else {
-                LabeledSpan::new_with_span(label.label().map(str::to_owned), span)
-            }
-        })
-        .collect();
+    let excerpt = Excerpt::around(file, line, &on_line)?;
+    let labels = on_line.iter().map(|label| excerpt.label(label)).collect();
     let mut help = problem.help.clone();
     for label in elsewhere {
         let (line, column) = file.position(label.offset());
@@ -307,10 +248,92 @@ fn clip_long_lines(problem: &Problem) -> Option<Problem> {
     Some(Problem {
         warning: problem.warning,
         message: problem.message.clone(),
-        source: Some(clipped_file),
+        source: Some(excerpt.file),
         labels,
         help,
     })
+}
+
+/// The byte range of the line of `text` that holds `offset`, without its
+/// line break.
+fn line_of(text: &str, offset: usize) -> Range<usize> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |at| at + 1);
+    let end = text[offset..]
+        .find('\n')
+        .map_or(text.len(), |at| offset + at);
+    start..end
+}
+
+/// A clipped excerpt of one long line: a file of its own that knows the
+/// line and column it starts at, and where in it an offset of the whole
+/// file falls.
+struct Excerpt {
+    file: SourceFile,
+    /// The file offsets the excerpt shows.
+    range: Range<usize>,
+    /// The bytes of the `…` before it, if cut there.
+    lead: usize,
+}
+
+impl Excerpt {
+    /// The part of `line` around `labels`, at most [`MAX_SNIPPET_LINE`]
+    /// bytes with [`CLIP_CONTEXT`] on each side, on character boundaries.
+    fn around(file: &SourceFile, line: Range<usize>, labels: &[&LabeledSpan]) -> Option<Self> {
+        let text = file.text();
+        let lowest = labels.iter().map(|label| label.offset()).min()?;
+        let highest = (labels.iter())
+            .map(|label| label.offset() + label.len())
+            .max()?;
+        let floor = |mut at: usize| {
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            at
+        };
+        let start = floor(lowest.saturating_sub(CLIP_CONTEXT).max(line.start));
+        let end = floor(
+            (highest + CLIP_CONTEXT)
+                .min(start + MAX_SNIPPET_LINE)
+                .min(line.end),
+        );
+        let (cut_before, cut_after) = (start > line.start, end < line.end);
+        let lead = if cut_before { "…" } else { "" };
+        let excerpt = format!(
+            "{lead}{}{}",
+            &text[start..end],
+            if cut_after { "…" } else { "" }
+        );
+        let (line_number, column) = file.position(start);
+        let origin_shift =
+            isize::try_from(column).unwrap_or(isize::MAX) - 1 - isize::from(cut_before);
+        let file = SourceFile {
+            name: Arc::clone(&file.name),
+            text: excerpt.into(),
+            origin: Some(Box::new((line_number, origin_shift))),
+        };
+        Some(Self {
+            file,
+            range: start..end,
+            lead: lead.len(),
+        })
+    }
+
+    /// `label` moved into the excerpt.
+    fn label(&self, label: &LabeledSpan) -> LabeledSpan {
+        // An excerpt offset is the file offset, less the start, plus the
+        // lead.
+        let at = |offset: usize| {
+            offset.clamp(self.range.start, self.range.end) - self.range.start + self.lead
+        };
+        let (from, to) = (at(label.offset()), at(label.offset() + label.len()));
+        let span = SourceSpan::new(from.into(), to - from);
+        if label.primary() {
+            LabeledSpan::new_primary_with_span(label.label().map(str::to_owned), span)
+        } else {
+            LabeledSpan::new_with_span(label.label().map(str::to_owned), span)
+        }
+    }
 }
 
 #[cfg(test)]
