@@ -12,7 +12,9 @@ use dsh_deployment::measure::tokens::PromptTokens;
 use dsh_system_prompt::inspect::{
     RenderedPrompt, SEPARATOR_OWNER, SectionOrigin, render_prompt_with_spans,
 };
-use dsh_system_prompt::{Owner, PromptAssembly, Scope, ScopeId, SystemPrompt, render_context};
+use dsh_system_prompt::{
+    AssembledSection, Owner, PromptAssembly, Scope, ScopeId, SystemPrompt, render_context,
+};
 
 use super::{row, share, table};
 
@@ -202,7 +204,7 @@ fn explain_sections(
         share(separators, total),
         tokens.separators.to_string(),
     ]));
-    rows.push(row([
+    let total_row = [
         "",
         "total",
         "",
@@ -210,26 +212,33 @@ fn explain_sections(
         "",
         &total.to_string(),
         &share(total, total),
-        &tokens.system.to_string(),
-    ]));
+    ];
+    let mut total_row = row(total_row);
+    total_row.push(tokens.system.to_string());
+    rows.push(total_row);
     // Numeric: order, bytes, share, tokens.
     table(out, &rows, &[0, 5, 6, 7]);
     for section in skipped {
-        let why = match section.tool() {
-            Some(tool) if !assembly.has_tool(tool) => {
-                format!("bound to tool `{tool}`, which this agent does not have")
-            }
-            _ if section.name().as_ref() == COMPACTION_SECTION => {
-                "the compaction request's prompt, not this agent's (see below)".to_owned()
-            }
-            _ => "empty after interpolation".to_owned(),
-        };
         let _ = writeln!(
             out,
-            "not rendered: `{}` ({}): {why}",
+            "not rendered: `{}` ({}): {}",
             section.name(),
-            section.owner().krate
+            section.owner().krate,
+            why_not_rendered(assembly, section)
         );
+    }
+}
+
+/// Why a section of the assembly is not in the rendered prompt.
+fn why_not_rendered(assembly: &PromptAssembly, section: &AssembledSection) -> String {
+    match section.tool() {
+        Some(tool) if !assembly.has_tool(tool) => {
+            format!("bound to tool `{tool}`, which this agent does not have")
+        }
+        _ if section.name().as_ref() == COMPACTION_SECTION => {
+            "the compaction request's prompt, not this agent's (see below)".to_owned()
+        }
+        _ => "empty after interpolation".to_owned(),
     }
 }
 
