@@ -9,9 +9,11 @@ use dsh_prompt_template::{Template, is_section_name, is_variable_name};
 use parking_lot::RwLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
-use crate::assembly::{SectionList, VariableLayout};
-use crate::inspect::SectionOrigin;
+use super::contribution::Contribution;
+use super::{AssembleListener, ChangeListener, Id, ToolProvider, VariableProvider};
+use crate::assembly::SectionList;
+use crate::assembly::variables::VariableLayout;
+use crate::section::SectionOrigin;
 use crate::section::{SectionText, TextProvider};
 use crate::{
     AssembledSection, NameKind, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId,
