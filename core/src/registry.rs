@@ -371,7 +371,7 @@ impl SystemPrompt {
             if let Some(existing) = orders.iter().find(|own| own.layer == entry.layer) {
                 return Err(RegistryError::ToolOrderTwice {
                     layer: entry.layer,
-                    existing: existing.owner.clone(),
+                    existing: Box::new(existing.owner.clone()),
                 });
             }
             orders.push(entry);

@@ -248,7 +248,7 @@ impl State {
             kind: kind.into(),
             name: section.name.to_string(),
             layer: layer.clone(),
-            existing: existing.section.owner().clone(),
+            existing: Box::new(existing.section.owner().clone()),
         })
     }
 
@@ -271,7 +271,7 @@ impl State {
                 kind: NameKind::Variable,
                 name: name.to_owned(),
                 layer: layer.clone(),
-                existing: existing.owner.clone(),
+                existing: Box::new(existing.owner.clone()),
             }),
             None => Ok(()),
         }
@@ -293,7 +293,7 @@ pub(super) fn push_named<T>(
             kind,
             name: entry.name.to_string(),
             layer: entry.layer,
-            existing: existing.owner.clone(),
+            existing: Box::new(existing.owner.clone()),
         });
     }
     entries.push(entry);
@@ -451,7 +451,7 @@ pub(super) fn section_entry(
             let template = Template::parse(&text).map_err(|errors| RegistryError::Template {
                 kind,
                 section: name.to_string(),
-                owner: owner.clone(),
+                owner: Box::new(owner.clone()),
                 errors,
             })?;
             (text, Some(Arc::new(template)), None)
