@@ -12,12 +12,10 @@
 #   bench-inventory  each const registered by a hand-written
 #                    `inventory::submit!` of the same `StaticSection`: the
 #                    floor of any macro that registers through inventory;
-#   bench-expanded   what the macros expand to for bench-macros, written
-#                    out by hand (the marker type, the hidden uniqueness
-#                    macros, the `<<name>>` checks, the submissions of
-#                    constructor calls): the
-#                    code the macros generate, without running them. Keep
-#                    it in step with macros/src/expand.rs;
+#   bench-expanded   what the macros expand bench-macros to, recorded by
+#                    the macros themselves while bench-macros is checked
+#                    once with DSH_MACROS_EXPANSION set (macros/src/record.rs):
+#                    the code the macros generate, without running them;
 #   bench-identity   each const under an attribute with the same arguments
 #                    whose proc macro returns the item unchanged: what
 #                    rustc charges for invoking any attribute macro.
@@ -57,110 +55,49 @@ section_lines() {
         echo "#[bench_identity_attr::identity(name = \"bench:section_$index\", order = $order)]"
     fi
     echo "pub const SECTION_$index: &str = \"Guidance number $((10#$index)).$reference\";"
-    if [[ $mode == expanded ]]; then
-        # The value's block: the uniqueness macro (every bench section has
-        # a name), the `<<name>>` check if any, the constructor call of
-        # macros/src/expand.rs (`""`: no tool).
-        echo '::dsh_system_prompt::__private::inventory::submit! {{'
-        unique_macro_lines "section_bench_colon_section__$index"
-        if [[ -n $reference ]]; then
-            echo '    ::dsh_system_prompt::__private::assert_prompt_variable::<bench_value>();'
-        fi
-        echo "    ::dsh_system_prompt::__private::fixed_section(\"bench:section_$index\", $order, \"\", SECTION_$index, \"bench-expanded\", ::core::module_path!(), \"SECTION_$index\", \"bench-expanded/src/lib.rs\", $((10#$index * 8 + 12)))"
-        echo '}}'
-    fi
     if [[ $mode == inventory ]]; then
         echo '::dsh_system_prompt::__private::inventory::submit! {'
         echo '    ::dsh_system_prompt::__private::StaticSection {'
-        section_fields "$mode" "$index" "$order"
+        section_fields "$index" "$order"
         echo '    }'
         echo '}'
     fi
 }
 
-# section_fields <mode> <index> <order>: the fields of one `StaticSection`.
+# section_fields <index> <order>: the fields of one `StaticSection`.
 section_fields() {
-    local mode=$1 index=$2 order=$3
+    local index=$1 order=$2
     echo "        name: ::core::option::Option::Some(\"bench:section_$index\"),"
     echo "        order: $order,"
     echo '        tool: ::core::option::Option::None,'
     echo "        text: ::dsh_system_prompt::__private::StaticText::Fixed(SECTION_$index),"
-    owner_fields "$mode" "SECTION_$index" "$((10#$index * 8 + 12))"
+    owner_fields "SECTION_$index"
+    echo '        complete: false,'
 }
 
-# owner_fields <mode> <item> <line>: the `owner` field of a static
-# contribution. By hand (inventory) with the builtins; as the macros write
-# it (expanded), crate, file and line are literals they computed.
+# owner_fields <item>: the `owner` field of a static contribution,
+# written by hand with the builtins.
 owner_fields() {
     echo '        owner: ::dsh_system_prompt::__private::StaticOwner {'
-    if [[ $1 == expanded ]]; then
-        echo '            krate: "bench-expanded",'
-        echo '            module: ::core::module_path!(),'
-        echo "            item: \"$2\","
-        echo '            file: "bench-expanded/src/lib.rs",'
-        echo "            line: $3,"
-    else
-        echo '            krate: ::core::env!("CARGO_PKG_NAME"),'
-        echo '            module: ::core::module_path!(),'
-        echo "            item: \"$2\","
-        echo '            file: ::core::file!(),'
-        echo '            line: ::core::line!(),'
-    fi
+    echo '            krate: ::core::env!("CARGO_PKG_NAME"),'
+    echo '            module: ::core::module_path!(),'
+    echo "            item: \"$1\","
+    echo '            file: ::core::file!(),'
+    echo '            line: ::core::line!(),'
     echo '        },'
 }
 
-# unique_macro_lines <mangled kind and name>: the hidden macro that makes
-# a duplicate name in one crate a build error.
-unique_macro_lines() {
-    echo '    #[doc(hidden)]'
-    echo '    #[macro_export]'
-    echo '    #[allow(non_local_definitions)]'
-    echo "    macro_rules! __dsh_prompt_$1 { () => {} }"
+# manifest <crate>: its directory and Cargo.toml.
+manifest() {
+    mkdir -p "$dir/$1/src"
+    printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n[dependencies]\ndsh-system-prompt = { path = "%s/core" }\n' \
+        "$1" "$root" >"$dir/$1/Cargo.toml"
 }
 
-# unique_lines <mangled kind and name>: the same in a `const _` block (a
-# variable's).
-unique_lines() {
-    echo 'const _: () = {'
-    unique_macro_lines "$1"
-    echo '};'
-}
-
-# variable_lines: what `#[prompt_variable]` adds beside `bench_value`.
-variable_lines() {
-    cat <<'RUST'
-#[doc(hidden)]
-#[allow(non_camel_case_types, dead_code, missing_docs, missing_debug_implementations, unreachable_pub)]
-pub struct bench_value {}
-const _: () = {
-    impl ::dsh_system_prompt::__private::PromptVariable for bench_value {}
-};
-RUST
-    unique_lines variable_bench__value
-    cat <<'RUST'
-const _: () = {
-    fn __dsh_provide(
-        cx: &::dsh_system_prompt::__private::AssembleContext,
-    ) -> ::core::option::Option<::std::string::String> {
-        ::dsh_system_prompt::__private::IntoVariableValue::into_variable_value(bench_value(cx))
-    }
-    ::dsh_system_prompt::__private::inventory::submit! {
-        ::dsh_system_prompt::__private::StaticVariable {
-            name: "bench_value",
-            provider: __dsh_provide,
-RUST
-    owner_fields expanded bench_value 4
-    echo '        }'
-    echo '    }'
-    echo '};'
-}
-
-# generate <crate> <mode: plain|macros|inventory|expanded|identity>
+# generate <crate> <mode: plain|macros|inventory|identity>
 generate() {
     local crate=$1 mode=$2 i index reference
-    mkdir -p "$dir/$crate/src"
-    printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n[dependencies]\ndsh-system-prompt = { path = "%s/core" }\n' \
-        "$crate" "$root" >"$dir/$crate/Cargo.toml"
+    manifest "$crate"
     if [[ $mode == identity ]]; then
         echo 'bench-identity-attr = { path = "../bench-identity-attr" }' >>"$dir/$crate/Cargo.toml"
     fi
@@ -177,7 +114,6 @@ generate() {
         echo 'pub fn bench_value(_cx: &AssembleContext) -> Option<String> {'
         echo '    Some("the benchmark".to_owned())'
         echo '}'
-        [[ $mode == expanded ]] && variable_lines
         for ((i = 0; i < sections; i++)); do
             reference=''
             ((i % 2 == 0)) && reference=' It runs on <<bench_value>>.'
@@ -194,8 +130,11 @@ fi
 generate bench-plain plain
 generate bench-macros macros
 generate bench-inventory inventory
-generate bench-expanded expanded
 generate bench-identity identity
+# bench-expanded is recorded below, once cargo can check bench-macros; the
+# workspace needs its manifest and a source file until then.
+manifest bench-expanded
+: >"$dir/bench-expanded/src/lib.rs"
 # The identity attribute: the item back, unchanged.
 mkdir -p "$dir/bench-identity-attr/src"
 printf '[package]\nname = "bench-identity-attr"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n[lib]\nproc-macro = true\n' \
@@ -213,6 +152,23 @@ RUST
 export CARGO_TARGET_DIR="$dir/target"
 cd "$dir"
 echo "scratch workspace: $dir" >&2
+echo "recording the macros' expansion of bench-macros..." >&2
+recording="$dir/expansion.rs"
+: >"$recording"
+DSH_MACROS_EXPANSION=$recording cargo check --quiet -p bench-macros
+if [[ ! -s $recording ]]; then
+    echo "the macros recorded nothing in $recording (was bench-macros checked?)" >&2
+    exit 1
+fi
+# The owners the macros computed name bench-macros; the expanded crate is
+# bench-expanded.
+{
+    echo "//! Generated by benches/build-bench/run.sh: the expansion the macros"
+    echo "//! recorded for bench-macros (DSH_MACROS_EXPANSION), as the compiler"
+    echo "//! prints tokens."
+    echo 'use dsh_system_prompt::AssembleContext;'
+    sed -e 's/"bench-macros"/"bench-expanded"/g' -e 's#"bench-macros/src/lib.rs"#"bench-expanded/src/lib.rs"#g' "$recording"
+} >"$dir/bench-expanded/src/lib.rs"
 echo "building dependencies once..." >&2
 cargo build --quiet --workspace
 cargo check --quiet --workspace
@@ -284,7 +240,7 @@ declare -A label=(
     [bench-plain]='bench-plain (plain consts)'
     [bench-macros]='bench-macros (#[prompt_section])'
     [bench-inventory]='bench-inventory (hand-written inventory::submit!)'
-    [bench-expanded]="bench-expanded (the macros' output, hand-written)"
+    [bench-expanded]="bench-expanded (the macros' output, recorded)"
     [bench-identity]='bench-identity (an attribute that returns the item)'
 )
 declare -A build check

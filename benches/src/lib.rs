@@ -6,9 +6,9 @@
 //!
 //! - `assemble`: `SystemPrompt::assemble` + `render_prompt` on the shared
 //!   workloads, against minijinja, handlebars and the floor
-//!   (`ASSEMBLE_RESULTS.md`);
+//!   (`BENCHMARKS.md`);
 //! - `parse`: the template grammar, linear in its input
-//!   (`PARSE_RESULTS.md`);
+//!   (`BENCHMARKS.md`; the full table of 2026-12-02 in `PARSE_RESULTS.md`);
 //! - `install_static`: `SystemPrompt::new()` installing the 1,000 sections
 //!   of `fixtures/thousand-sections`;
 //! - `tokens`: counting the tokens of W1's and W2's rendered prompts and

@@ -11,6 +11,10 @@ use crate::{Owner, PartKind, ScopeId};
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Registration failed; the registry is unchanged.
+///
+/// Its owners are boxed: an [`Owner`] names a crate, an item and a place,
+/// and unboxed they made every `Result` of registration carry two hundred
+/// bytes for an error built only on the failure path.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
@@ -29,7 +33,7 @@ pub enum RegistryError {
         /// The layer; `None` is the global one.
         layer: Option<ScopeId>,
         /// Who registered it first.
-        existing: Owner,
+        existing: Box<Owner>,
     },
     /// That layer already has a tool order.
     #[error(
@@ -44,7 +48,7 @@ pub enum RegistryError {
         /// The layer; `None` is the global one.
         layer: Option<ScopeId>,
         /// Who set the order there.
-        existing: Owner,
+        existing: Box<Owner>,
     },
     /// Two crates declare a static contribution of the same name.
     #[error(
@@ -57,9 +61,9 @@ pub enum RegistryError {
         /// The name declared twice.
         name: String,
         /// One declaration.
-        first: Owner,
+        first: Box<Owner>,
         /// The other declaration.
-        second: Owner,
+        second: Box<Owner>,
     },
     /// A section name outside the grammar.
     #[error(
@@ -87,7 +91,7 @@ pub enum RegistryError {
         /// The section.
         section: String,
         /// Who contributed it.
-        owner: Owner,
+        owner: Box<Owner>,
         /// Every syntax error of its text.
         errors: ParseErrors,
     },
@@ -184,6 +188,10 @@ pub struct ReferenceSite {
 }
 
 /// Rendering failed: the prompt would have been wrong, so there is none.
+///
+/// Its sites and owners are boxed, as [`RegistryError`]'s are: a render
+/// returns `Result<_, RenderError>` part by part, and the error is built
+/// only on the failure path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RenderError {
@@ -200,7 +208,7 @@ pub enum RenderError {
     )]
     UnknownVariable {
         /// Where the reference is.
-        site: ReferenceSite,
+        site: Box<ReferenceSite>,
         /// The registered variables, sorted.
         registered: Vec<String>,
         /// The registered variable closest to the reference, if any is close.
@@ -221,7 +229,7 @@ pub enum RenderError {
     )]
     ValuelessVariable {
         /// Where the reference is.
-        site: ReferenceSite,
+        site: Box<ReferenceSite>,
         /// Who registered the variable, when known.
         variable_owner: Option<Owner>,
     },
@@ -233,7 +241,7 @@ pub enum RenderError {
         /// The section.
         section: String,
         /// Who contributed it.
-        owner: Owner,
+        owner: Box<Owner>,
         /// Every syntax error of its text.
         errors: ParseErrors,
     },
@@ -247,11 +255,11 @@ pub enum RenderError {
         /// The first complete section, in render order.
         section: String,
         /// Who contributed it.
-        owner: Owner,
+        owner: Box<Owner>,
         /// The second one.
         other: String,
         /// Who contributed the second one.
-        other_owner: Owner,
+        other_owner: Box<Owner>,
     },
 }
 

@@ -25,30 +25,8 @@ pub use crate::render::{
     RenderedPrompt, RenderedSection, SEPARATOR_OWNER, render_prompt_with_spans,
 };
 
-use crate::{Owner, Scope, ScopeId, SystemPrompt, Text};
-
-/// Where one section of a scope's assemblies comes from
-/// ([`section_origins`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SectionOrigin {
-    /// The section's name.
-    pub name: Text,
-    /// Its order.
-    pub order: i32,
-    /// The tool it is bound to, if any.
-    pub tool: Option<Text>,
-    /// Whether it is complete (see
-    /// [`PromptSection::complete`](crate::PromptSection::complete)).
-    pub complete: bool,
-    /// Who registered it.
-    pub owner: Owner,
-    /// The layer it is registered in; `None` is the global one.
-    pub layer: Option<ScopeId>,
-    /// The sections of the same name in outer layers it shadows, nearest
-    /// first: each one's layer and owner.
-    pub shadows: Vec<(Option<ScopeId>, Owner)>,
-}
+pub use crate::section::SectionOrigin;
+use crate::{Scope, SystemPrompt};
 
 /// Where each section of the assemblies of `scope` comes from — its
 /// layer, and the sections of outer layers it shadows — in render order,

@@ -72,11 +72,6 @@
 //!   crate whose only contributions are static is never referenced by name,
 //!   so write `use some_tool_crate as _;` in the binary to link it.
 #![deny(missing_docs)]
-#![allow(
-    clippy::result_large_err,
-    reason = "the errors carry owners (crate, item, file, line) so their messages can name them; \
-              they are built only on the failure path"
-)]
 
 mod assembly;
 mod context;

@@ -7,6 +7,7 @@
 //! `Registration`; `assemble` turns one state into an assembly.
 
 mod assemble;
+mod contribution;
 mod handle;
 mod notify;
 mod state;
@@ -26,8 +27,9 @@ use crate::{
 };
 use state::{Named, State, VariableEntry, push_named, section_entry};
 
+pub use contribution::Contribution;
 pub use handle::Registration;
-pub use notify::{ChangeAction, ChangeEvent, Contribution};
+pub use notify::{ChangeAction, ChangeEvent};
 
 type VariableProvider = Arc<dyn Fn(&AssembleContext) -> Option<Text> + Send + Sync>;
 type ToolProvider = Arc<dyn Fn(&AssembleContext) -> Vec<Arc<ToolSchema>> + Send + Sync>;
@@ -369,7 +371,7 @@ impl SystemPrompt {
             if let Some(existing) = orders.iter().find(|own| own.layer == entry.layer) {
                 return Err(RegistryError::ToolOrderTwice {
                     layer: entry.layer,
-                    existing: existing.owner.clone(),
+                    existing: Box::new(existing.owner.clone()),
                 });
             }
             orders.push(entry);
@@ -479,7 +481,7 @@ impl SystemPrompt {
 
     /// Where each section of the assemblies of `scope` comes from: see
     /// [`inspect::section_origins`](crate::inspect::section_origins).
-    pub(crate) fn section_origins(&self, scope: &Scope) -> Vec<crate::inspect::SectionOrigin> {
+    pub(crate) fn section_origins(&self, scope: &Scope) -> Vec<crate::section::SectionOrigin> {
         self.inner.state.load().section_origins(scope)
     }
 

@@ -79,10 +79,31 @@ pub const SEPARATOR_OWNER: Owner = Owner {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn render_prompt(assembly: &PromptAssembly) -> Result<String, RenderErrors> {
-    if let Some(prompt) = RenderPlan::of(assembly).and_then(|plan| plan.render(assembly)) {
+    if let Some(prompt) = render_planned(assembly) {
         return Ok(prompt);
     }
     render(assembly, |_, _| {})
+}
+
+/// The plan that may render `assembly`, if any: the one its sections
+/// carry, when its variables have the plan's layout (`plan` states the
+/// invariant).
+pub(crate) fn plan_of(assembly: &PromptAssembly) -> Option<&RenderPlan> {
+    let plan = assembly.sections.plan()?;
+    plan.indexes(&assembly.variables).then_some(plan)
+}
+
+/// Renders `assembly` along its plan; `None` when it has none, or when the
+/// general path must render it instead: a failing section, or two complete
+/// sections shown, which only the general path reports.
+pub(crate) fn render_planned(assembly: &PromptAssembly) -> Option<String> {
+    let plan = plan_of(assembly)?;
+    if plan.may_show_two_complete() && problems::complete_conflict(assembly).is_some() {
+        return None;
+    }
+    plan.render(&assembly.sections, &assembly.variables, |section, out| {
+        render_section(assembly, section, out, |_, _| {}).ok()
+    })
 }
 
 /// Renders an assembly's runtime contexts: each interpolated strictly, like

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AssembleContext, Text};
+use crate::{AssembleContext, ScopeId, Text};
 
 /// Who contributed a section or variable, for diagnostics: the crate, the
 /// item, and where it is declared.
@@ -206,4 +206,29 @@ impl ToolSchema {
             parameters,
         }
     }
+}
+
+/// Where one section of a scope's assemblies comes from
+/// ([`section_origins`](crate::inspect::section_origins)). Defined beside
+/// the other section types, so that the registry, which builds it, need
+/// not import `inspect`, which reads the registry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SectionOrigin {
+    /// The section's name.
+    pub name: Text,
+    /// Its order.
+    pub order: i32,
+    /// The tool it is bound to, if any.
+    pub tool: Option<Text>,
+    /// Whether it is complete (see
+    /// [`PromptSection::complete`](crate::PromptSection::complete)).
+    pub complete: bool,
+    /// Who registered it.
+    pub owner: Owner,
+    /// The layer it is registered in; `None` is the global one.
+    pub layer: Option<ScopeId>,
+    /// The sections of the same name in outer layers it shadows, nearest
+    /// first: each one's layer and owner.
+    pub shadows: Vec<(Option<ScopeId>, Owner)>,
 }

@@ -206,8 +206,8 @@ pub(crate) fn check_unique<'a, N: AsRef<str>>(
             return Err(RegistryError::DuplicateStatic {
                 kind,
                 name: pair[0].0.as_ref().to_owned(),
-                first: pair[0].1.clone(),
-                second: pair[1].1.clone(),
+                first: Box::new(pair[0].1.clone()),
+                second: Box::new(pair[1].1.clone()),
             });
         }
     }
@@ -263,7 +263,7 @@ mod tests {
             };
             assert_eq!((*kind, name.as_str()), (crate::NameKind::Section, "tool:x"));
             assert_eq!(
-                (first, second),
+                (&**first, &**second),
                 (&a, &b),
                 "sorted, so link order does not matter"
             );

@@ -10,7 +10,8 @@
 //! the user's syntax in messages), and expands it (`expand.rs`, which never
 //! fails). On a mistake the user's item is still
 //! emitted, unchanged, beside the errors, so that one mistake gives one
-//! error.
+//! error. The attributes' expansions can be recorded in a file
+//! (`record.rs`), for the build benchmark.
 #![deny(missing_docs)]
 
 use proc_macro::TokenStream;
@@ -18,6 +19,7 @@ use proc_macro::TokenStream;
 mod ast;
 mod attr;
 mod expand;
+mod record;
 mod source;
 mod valid;
 
@@ -67,12 +69,13 @@ pub fn prompt_context(args: TokenStream, item: TokenStream) -> TokenStream {
 /// one expansion, named for `part`.
 fn part(part: attr::Part, args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
-    match ast::SectionInput::parse(args.into(), item.clone()).and_then(|input| input.validate(part))
+    let expansion = match ast::SectionInput::parse(args.into(), item.clone())
+        .and_then(|input| input.validate(part))
     {
         Ok(section) => expand::section(item, &section, part),
         Err(error) => expand::rejected(item, &error),
-    }
-    .into()
+    };
+    record::expansion(expansion).into()
 }
 
 /// Declares a prompt variable, referenced from section text as `<<name>>`,
@@ -85,16 +88,22 @@ fn part(part: attr::Part, args: TokenStream, item: TokenStream) -> TokenStream {
 /// variables with the same name in one crate fail to build.
 #[proc_macro_attribute]
 pub fn prompt_variable(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = proc_macro2::TokenStream::from(item);
-    let input = match ast::VariableInput::parse(args.into(), item.clone()) {
+    record::expansion(variable(args.into(), item.into())).into()
+}
+
+/// `#[prompt_variable]`: parse, validate, expand.
+fn variable(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let input = match ast::VariableInput::parse(args, item.clone()) {
         Ok(input) => input,
-        Err(error) => return expand::rejected(item, &error).into(),
+        Err(error) => return expand::rejected(item, &error),
     };
     match input.validate() {
         Ok(variable) => expand::variable(item, &variable),
         Err(error) => expand::rejected_variable(item, &input, &error),
     }
-    .into()
 }
 
 /// Checks the template syntax of a string literal at build time and

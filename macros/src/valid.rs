@@ -223,7 +223,6 @@ struct SectionArgs {
 /// `key = value`, or the `complete` flag (a section's only), given once,
 /// alone; `order` is required.
 fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionArgs {
-    let Part { attr, noun } = part;
     let mut checked = SectionArgs {
         order: 0,
         name: None,
@@ -234,75 +233,98 @@ fn section_args(args: &attr::Args, part: Part, errors: &mut Errors) -> SectionAr
     let mut seen: Vec<&'static str> = Vec::with_capacity(attr::SECTION_ARGUMENTS.len());
     let mut unknown = false;
     for arg in &args.entries {
-        let path = &arg.key;
-        let key = path.get_ident().and_then(|key| {
-            let key = key.to_string();
-            attr::SECTION_ARGUMENTS
-                .into_iter()
-                .find(|known| *known == key)
-        });
-        let Some(key) = key else {
-            errors.over(
-                path,
-                format!(
-                    "unknown `{attr}` argument `{}`; expected {}",
-                    source(path),
-                    expected_arguments(part)
-                ),
-            );
+        let Some(key) = known_key(&arg.key, part, errors) else {
             unknown = true;
             continue;
         };
         if seen.contains(&key) {
             errors.over(
-                path,
-                format!("duplicate `{attr}` argument `{key}`; give it once"),
+                &arg.key,
+                format!("duplicate `{}` argument `{key}`; give it once", part.attr),
             );
             continue;
         }
         seen.push(key);
+        checked.take(key, arg, part, errors);
+    }
+    // An unknown argument may be a misspelled `order` (`ordr = 1`): then
+    // "missing `order`" would be a second error for one mistake.
+    if !seen.contains(&ORDER) && !unknown {
+        missing_order(args, part, errors);
+    }
+    checked
+}
+
+/// The argument key `path` names, when it is one `#[prompt_section]`
+/// knows; else the error that lists the keys.
+fn known_key(path: &syn::Path, part: Part, errors: &mut Errors) -> Option<&'static str> {
+    let key = path.get_ident().and_then(|key| {
+        let key = key.to_string();
+        attr::SECTION_ARGUMENTS
+            .into_iter()
+            .find(|known| *known == key)
+    });
+    if key.is_none() {
+        errors.over(
+            path,
+            format!(
+                "unknown `{}` argument `{}`; expected {}",
+                part.attr,
+                source(path),
+                expected_arguments(part)
+            ),
+        );
+    }
+    key
+}
+
+impl SectionArgs {
+    /// Checks the value of `arg`, whose key is `key`, given for the first
+    /// time, and keeps it.
+    fn take(&mut self, key: &'static str, arg: &attr::Arg, part: Part, errors: &mut Errors) {
         if key == COMPLETE {
-            checked.complete = complete_flag(arg, part, errors);
-            continue;
+            self.complete = complete_flag(arg, part, errors);
+            return;
         }
         let ArgValue::Given(value) = &arg.value else {
             errors.over(
                 arg,
                 format!("`{key}` takes a value; write it as `{}`", example(key)),
             );
-            continue;
+            return;
         };
         match key {
             ORDER => {
                 if let Some(order) = order_value(value, errors) {
-                    checked.order = order;
+                    self.order = order;
                 }
             }
-            NAME => checked.name = section_name(value, part, errors),
-            _ => checked.tool = tool_name(value, part, errors),
+            NAME => self.name = section_name(value, part, errors),
+            _ => self.tool = tool_name(value, part, errors),
         }
     }
-    // An unknown argument may be a misspelled `order` (`ordr = 1`): then
-    // "missing `order`" would be a second error for one mistake.
-    if !seen.contains(&ORDER) && !unknown {
-        let message = format!(
-            "missing `{attr}` argument `{ORDER}`; add `{ORDER} = N`, where {noun}s render in \
-             ascending `({ORDER}, {NAME})`{}",
-            if noun == "section" {
-                " (tool guidance uses 100..=199)"
-            } else {
-                ""
-            }
-        );
-        if args.tokens.is_empty() {
-            // No argument token to point at: the attribute itself is the
-            // place to add it.
-            errors.at(Span::call_site(), message);
+}
+
+/// The error for arguments without `order`, over them, or over the
+/// attribute when it has none.
+fn missing_order(args: &attr::Args, part: Part, errors: &mut Errors) {
+    let Part { attr, noun } = part;
+    let message = format!(
+        "missing `{attr}` argument `{ORDER}`; add `{ORDER} = N`, where {noun}s render in \
+         ascending `({ORDER}, {NAME})`{}",
+        if noun == "section" {
+            " (tool guidance uses 100..=199)"
         } else {
-            errors.over(&args.tokens, message);
+            ""
         }
+    );
+    if args.tokens.is_empty() {
+        // No argument token to point at: the attribute itself is the
+        // place to add it.
+        errors.at(Span::call_site(), message);
+    } else {
+        errors.over(&args.tokens, message);
     }
-    checked
 }
 
 /// The arguments `part` takes, as diagnostics list them: "`order`,

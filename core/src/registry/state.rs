@@ -9,9 +9,11 @@ use dsh_prompt_template::{Template, is_section_name, is_variable_name};
 use parking_lot::RwLock;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{AssembleListener, ChangeListener, Contribution, Id, ToolProvider, VariableProvider};
-use crate::assembly::{SectionList, VariableLayout};
-use crate::inspect::SectionOrigin;
+use super::contribution::Contribution;
+use super::{AssembleListener, ChangeListener, Id, ToolProvider, VariableProvider};
+use crate::assembly::SectionList;
+use crate::assembly::variables::VariableLayout;
+use crate::section::SectionOrigin;
 use crate::section::{SectionText, TextProvider};
 use crate::{
     AssembledSection, NameKind, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId,
@@ -246,7 +248,7 @@ impl State {
             kind: kind.into(),
             name: section.name.to_string(),
             layer: layer.clone(),
-            existing: existing.section.owner().clone(),
+            existing: Box::new(existing.section.owner().clone()),
         })
     }
 
@@ -269,7 +271,7 @@ impl State {
                 kind: NameKind::Variable,
                 name: name.to_owned(),
                 layer: layer.clone(),
-                existing: existing.owner.clone(),
+                existing: Box::new(existing.owner.clone()),
             }),
             None => Ok(()),
         }
@@ -291,7 +293,7 @@ pub(super) fn push_named<T>(
             kind,
             name: entry.name.to_string(),
             layer: entry.layer,
-            existing: existing.owner.clone(),
+            existing: Box::new(existing.owner.clone()),
         });
     }
     entries.push(entry);
@@ -449,7 +451,7 @@ pub(super) fn section_entry(
             let template = Template::parse(&text).map_err(|errors| RegistryError::Template {
                 kind,
                 section: name.to_string(),
-                owner: owner.clone(),
+                owner: Box::new(owner.clone()),
                 errors,
             })?;
             (text, Some(Arc::new(template)), None)

@@ -13,7 +13,7 @@
 //! # The invariant
 //!
 //! A plan may render an assembly only when it describes that assembly's
-//! sections and variables exactly; [`RenderPlan::of`] is the one place that
+//! sections and variables exactly; `render::plan_of` is the one place that
 //! decides it, from two facts:
 //!
 //! - **The sections are the list the plan was compiled from.** The registry
@@ -22,26 +22,32 @@
 //!   set, which the plan never fuses (they have no parsed template), so
 //!   their text may differ. Any mutable access to `Sections` drops the
 //!   plan.
-//! - **The variables have the plan's layout.** The plan holds the layout it
-//!   indexes; an assembly whose set of variables is changed gets a layout of
-//!   its own (`Arc::make_mut` copies a layout the plan shares), so pointer
-//!   identity is layout identity. Values are read per assembly.
+//! - **The variables have the plan's layout** ([`RenderPlan::indexes`]).
+//!   The plan holds the layout it indexes; an assembly whose set of
+//!   variables is changed gets a layout of its own (`Arc::make_mut` copies
+//!   a layout the plan shares), so pointer identity is layout identity.
+//!   Values are read per assembly.
 //!
 //! Whatever the plan cannot render, the general path renders:
 //! [`RenderPlan::render`] gives up (`None`) at a fused reference to a
-//! valueless variable, at a section rendered the general way that fails,
-//! and when the assembly shows two complete sections; `render_prompt` then
-//! renders the assembly again the general way, whose error collection
-//! (`render::problems`) is the one source of errors. So a plan changes how
-//! fast a prompt renders, never what it renders or which errors it reports.
+//! valueless variable and at a section rendered the general way that
+//! fails, and `render::render_planned` gives up when the assembly shows two
+//! complete sections; `render_prompt` then renders the assembly again the
+//! general way, whose error collection (`render::problems`) is the one
+//! source of errors. So a plan changes how fast a prompt renders, never
+//! what it renders or which errors it reports.
+//!
+//! The plan reads sections and variables, never the `PromptAssembly` that
+//! holds them: the assembly carries the plan, so the plan importing the
+//! assembly would make the two modules import each other.
 
 use std::sync::Arc;
 
 use dsh_prompt_template::{Segment, Template};
 
-use super::{SEPARATOR, problems, render_section};
-use crate::assembly::VariableLayout;
-use crate::{AssembledSection, PromptAssembly};
+use super::SEPARATOR;
+use crate::assembly::section::AssembledSection;
+use crate::assembly::variables::{VariableLayout, Variables};
 
 /// A registry state's sections, compiled for rendering.
 #[derive(Debug)]
@@ -129,19 +135,28 @@ impl RenderPlan {
         }
     }
 
-    /// The plan that may render `assembly`, if any (see the invariant).
-    pub(crate) fn of(assembly: &PromptAssembly) -> Option<&Self> {
-        let plan = assembly.sections.plan()?;
-        Arc::ptr_eq(&plan.layout, assembly.variables.layout()).then_some(plan)
+    /// Whether `variables` have the layout the plan indexes, so the plan
+    /// may read their values (see the invariant).
+    pub(crate) fn indexes(&self, variables: &Variables) -> bool {
+        Arc::ptr_eq(&self.layout, variables.layout())
     }
 
-    /// Renders `assembly` along the plan; `None` when the general path
-    /// must render it instead (see the invariant).
-    pub(crate) fn render(&self, assembly: &PromptAssembly) -> Option<String> {
-        if self.complete_conflict_possible && problems::complete_conflict(assembly).is_some() {
-            return None;
-        }
-        let sections = &*assembly.sections;
+    /// Whether two of the plan's sections are complete: only then can an
+    /// assembly of its list show two, which only the general path reports.
+    pub(crate) fn may_show_two_complete(&self) -> bool {
+        self.complete_conflict_possible
+    }
+
+    /// Renders `sections`, the list the plan was compiled from, with
+    /// `variables` of its layout, along the plan; `render_general` renders
+    /// a section the plan left to the general way. `None` when the general
+    /// path must render the whole prompt instead (see the invariant).
+    pub(crate) fn render(
+        &self,
+        sections: &[AssembledSection],
+        variables: &Variables,
+        mut render_general: impl FnMut(&AssembledSection, &mut String) -> Option<()>,
+    ) -> Option<String> {
         // Values usually make the prompt longer than its texts, as in the
         // general path.
         let literals = self.literals.as_str();
@@ -157,15 +172,13 @@ impl RenderPlan {
                     out.push_str(&literals[copied..end]);
                     copied = end;
                 }
-                Step::Value(at) => out.push_str(assembly.variables.value_at(at)?),
+                Step::Value(at) => out.push_str(variables.value_at(at)?),
                 Step::Run => {
                     if !out.is_empty() {
                         out.push_str(SEPARATOR);
                     }
                 }
-                Step::Section(at) => {
-                    render_section(assembly, &sections[at], &mut out, |_, _| {}).ok()?;
-                }
+                Step::Section(at) => render_general(&sections[at], &mut out)?,
             }
         }
         Some(out)
@@ -192,7 +205,8 @@ mod tests {
     use std::ops::ControlFlow;
     use std::sync::Arc;
 
-    use super::{RenderPlan, Step};
+    use super::Step;
+    use crate::render::{plan_of, render_planned};
     use crate::{
         AssembleContext, PromptAssembly, PromptSection, Registration, Scope, ScopeId, SystemPrompt,
         ToolSchema,
@@ -204,7 +218,7 @@ mod tests {
     fn planned(assembly: &PromptAssembly) -> Option<String> {
         let general = super::super::render(assembly, |_, _| {});
         assert_eq!(crate::render_prompt(assembly), general);
-        let planned = RenderPlan::of(assembly)?.render(assembly)?;
+        let planned = render_planned(assembly)?;
         assert_eq!(Ok(&planned), general.as_ref());
         Some(planned)
     }
@@ -235,7 +249,7 @@ mod tests {
             PromptSection::new("three", 2, "<<a>> three"),
         ]);
         let assembly = prompt.assemble(&AssembleContext::default());
-        let plan = RenderPlan::of(&assembly).unwrap();
+        let plan = plan_of(&assembly).unwrap();
         assert_eq!(
             plan.steps,
             [
@@ -261,7 +275,7 @@ mod tests {
             PromptSection::new("after", 4, "After."),
         ]);
         let assembly = prompt.assemble(&AssembleContext::default());
-        let plan = RenderPlan::of(&assembly).unwrap();
+        let plan = plan_of(&assembly).unwrap();
         assert_eq!(plan.general, [1, 2, 3]);
         assert_eq!(
             planned(&assembly).unwrap(),
@@ -284,12 +298,12 @@ mod tests {
                 PromptSection::new("failing", 1, text),
             ]);
             let assembly = prompt.assemble(&AssembleContext::default());
-            assert!(RenderPlan::of(&assembly).is_some());
+            assert!(plan_of(&assembly).is_some());
             assert_eq!(planned(&assembly), None);
         }
         let (prompt, _keep) = registry([PromptSection::provided("p", 0, |_| "<<<a>>>".to_owned())]);
         let assembly = prompt.assemble(&AssembleContext::default());
-        assert!(RenderPlan::of(&assembly).is_some());
+        assert!(plan_of(&assembly).is_some());
         assert_eq!(planned(&assembly), None);
     }
 
@@ -304,7 +318,7 @@ mod tests {
 
         let mut assembly = prompt.assemble(&cx);
         assembly.variables.set("new", Some("N"));
-        assert!(RenderPlan::of(&assembly).is_none());
+        assert!(plan_of(&assembly).is_none());
         assert_eq!(planned(&assembly), None);
 
         let mut assembly = prompt.assemble(&cx);
@@ -313,7 +327,7 @@ mod tests {
             .get_mut("one")
             .unwrap()
             .set_text("Changed.");
-        assert!(RenderPlan::of(&assembly).is_none());
+        assert!(plan_of(&assembly).is_none());
 
         // A listener's change is a change like any other.
         let _listener = prompt
@@ -322,7 +336,7 @@ mod tests {
                 ControlFlow::Continue(())
             })
             .unwrap();
-        assert!(RenderPlan::of(&prompt.assemble(&cx)).is_none());
+        assert!(plan_of(&prompt.assemble(&cx)).is_none());
     }
 
     #[test]
@@ -357,7 +371,7 @@ mod tests {
             PromptSection::provided("maybe", 1, |_| String::new()).complete(),
         ]);
         let assembly = prompt.assemble(&AssembleContext::default());
-        let plan = RenderPlan::of(&assembly).unwrap();
+        let plan = plan_of(&assembly).unwrap();
         assert_eq!(plan.general, [1]);
         assert_eq!(planned(&assembly).unwrap(), "Base.");
     }

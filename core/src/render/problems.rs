@@ -56,9 +56,9 @@ pub(super) fn complete_conflict(assembly: &PromptAssembly) -> Option<RenderError
     let (first, second) = (complete.next()?, complete.next()?);
     Some(RenderError::CompleteSections {
         section: first.name().to_string(),
-        owner: first.owner().clone(),
+        owner: Box::new(first.owner().clone()),
         other: second.name().to_string(),
-        other_owner: second.owner().clone(),
+        other_owner: Box::new(second.owner().clone()),
     })
 }
 
@@ -68,7 +68,7 @@ pub(super) fn syntax_error(section: &AssembledSection, errors: ParseErrors) -> R
     RenderError::Template {
         kind: section.kind(),
         section: section.name().to_string(),
-        owner: section.owner().clone(),
+        owner: Box::new(section.owner().clone()),
         errors,
     }
 }
@@ -93,7 +93,7 @@ fn reference_error_at(
     reference: &Reference<'_>,
     position: Position,
 ) -> RenderError {
-    let site = ReferenceSite {
+    let site = Box::new(ReferenceSite {
         kind: section.kind(),
         section: section.name().to_string(),
         owner: section.owner().clone(),
@@ -101,7 +101,7 @@ fn reference_error_at(
         position,
         // `<<` + name + `>>`.
         span: reference.offset..reference.offset + reference.name.len() + 4,
-    };
+    });
     if assembly.variables.contains(reference.name) {
         return RenderError::ValuelessVariable {
             site,

@@ -14,10 +14,6 @@ use crate::support;
 use support::{assert_mentions, registry, render_default};
 
 /// The contexts of `prompt`, rendered for a caller that adds nothing.
-#[allow(
-    clippy::result_large_err,
-    reason = "returns the one problem render_context reports"
-)]
 fn contexts_of(prompt: &SystemPrompt) -> Result<String, RenderError> {
     render_context(&assembled(prompt)).map_err(support::only)
 }

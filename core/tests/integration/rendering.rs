@@ -15,10 +15,6 @@ use proptest::prelude::*;
 use crate::support;
 use support::{assembly, assert_mentions, registry, render_default};
 
-#[allow(
-    clippy::result_large_err,
-    reason = "returns the one problem render_prompt reports"
-)]
 fn render(
     sections: &[(&str, &str)],
     variables: &[(&str, Option<&str>)],
@@ -184,22 +180,22 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     );
     let err = render_default(&prompt).unwrap_err();
     let RenderError::UnknownVariable {
-        site:
-            ReferenceSite {
-                kind,
-                section,
-                reference,
-                position,
-                span,
-                owner,
-                ..
-            },
+        site,
         registered,
         suggestion,
     } = &err
     else {
         panic!("expected UnknownVariable, got {err:?}");
     };
+    let ReferenceSite {
+        kind,
+        section,
+        reference,
+        position,
+        span,
+        owner,
+        ..
+    } = &**site;
     assert_eq!(*kind, dsh_system_prompt::PartKind::Section);
     assert_eq!(section, "agent:persona");
     assert_eq!(reference, "modle");
@@ -223,14 +219,14 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
 fn an_unknown_reference_with_no_variables_says_none_are_registered() {
     let err = render(&[("s", "Hi <<model>>")], &[]).unwrap_err();
     let RenderError::UnknownVariable {
-        site: ReferenceSite { reference, .. },
+        site,
         registered,
         suggestion,
     } = &err
     else {
         panic!("expected UnknownVariable, got {err:?}");
     };
-    assert_eq!(reference, "model");
+    assert_eq!(site.reference, "model");
     assert!(registered.is_empty());
     assert_eq!(suggestion, &None);
     let message = err.to_string();
@@ -283,18 +279,18 @@ fn a_valueless_reference_names_the_reference_and_the_section() {
     );
     let err = render_default(&prompt).unwrap_err();
     let RenderError::ValuelessVariable {
-        site:
-            ReferenceSite {
-                section,
-                reference,
-                position,
-                ..
-            },
+        site,
         variable_owner,
     } = &err
     else {
         panic!("expected ValuelessVariable, got {err:?}");
     };
+    let ReferenceSite {
+        section,
+        reference,
+        position,
+        ..
+    } = &**site;
     assert_eq!(section, "workspace");
     assert_eq!(reference, "cwd");
     assert_eq!((position.line, position.column), (1, 13));

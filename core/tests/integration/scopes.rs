@@ -752,7 +752,6 @@ fn layer(at: usize) -> Option<ScopeId> {
 type ModelLayer = BTreeMap<(Kind, &'static str), (i32, &'static str, String)>;
 
 /// Registers `kind` into `handle` as the model describes it.
-#[allow(clippy::result_large_err, reason = "returns what the registry returns")]
 fn register(
     handle: &SystemPrompt,
     kind: Kind,

@@ -151,10 +151,6 @@ pub(crate) fn registry(
 /// The prompt of `prompt` for a caller that adds nothing to the context:
 /// assembled with the default context, then rendered; its one problem,
 /// for the tests of one problem.
-#[allow(
-    clippy::result_large_err,
-    reason = "returns the one problem render_prompt reports"
-)]
 pub(crate) fn render_default(prompt: &SystemPrompt) -> Result<String, RenderError> {
     render_prompt(&prompt.assemble(&AssembleContext::default())).map_err(only)
 }

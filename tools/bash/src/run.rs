@@ -9,7 +9,8 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -117,12 +118,25 @@ pub(crate) async fn run(
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<Finished, RunError> {
+    let (child, output_pipe) = spawn(command, dir, env_remove)?;
+    Running::new(child, output_pipe, timeout, output_cap)
+        .wait(cancel)
+        .await
+}
+
+/// Starts the shell, its stdout and stderr one pipe whose read end is
+/// returned.
+fn spawn(
+    command: &str,
+    dir: Option<&Path>,
+    env_remove: &[String],
+) -> Result<(Child, pipe::Receiver), RunError> {
     // One pipe for both streams, as `2>&1` would: the model reads stdout
     // and stderr interleaved in the order they were written, which two
     // pipes read concurrently cannot guarantee.
     let (reader, writer) = std::io::pipe().map_err(RunError::Spawn)?;
-    let mut output_pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(RunError::Spawn)?;
+    let output_pipe =
+        pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(RunError::Spawn)?;
     let mut shell = Command::new("bash");
     shell
         .arg("-c")
@@ -144,61 +158,108 @@ pub(crate) async fn run(
     // The command holds this process's copies of the pipe's write end:
     // close them, or the output never reaches end-of-file.
     drop(shell);
-    let mut child = spawned.map_err(RunError::Spawn)?;
-    // The group's id is the shell's pid (`process_group(0)`). It is taken
-    // before the shell is reaped, and the group is no longer killed once
-    // the shell has exited on its own, so the id cannot have been reused.
-    let mut killer = GroupKiller {
-        group: child
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .map(Pid::from_raw),
-    };
+    let child = spawned.map_err(RunError::Spawn)?;
+    Ok((child, output_pipe))
+}
 
-    let mut output = CappedOutput::new(output_cap);
-    let mut buffer = vec![0; 16 * 1024];
-    let mut output_open = true;
-    let deadline = Instant::now() + timeout;
-    let mut drain_until: Option<Instant> = None;
-    let mut status: Option<ExitStatus> = None;
-    let mut timed_out = false;
+/// A started shell, watched until it exits and its output is read: the
+/// output kept within its cap, the group killed at the timeout or on
+/// cancellation.
+struct Running {
+    /// Declared first, so that it is dropped first: a run ended early kills
+    /// the command's group while its shell, not yet reaped, still holds the
+    /// group's id.
+    killer: GroupKiller,
+    child: Child,
+    output_pipe: pipe::Receiver,
+    output: CappedOutput,
+    buffer: Vec<u8>,
+    timeout: Duration,
+    deadline: Instant,
+    /// Until when output is still read once the shell has exited or been
+    /// killed: a background process may hold the pipe open.
+    drain_until: Option<Instant>,
+    status: Option<ExitStatus>,
+    timed_out: bool,
+}
 
-    while output_open || status.is_none() {
-        let stop_at = drain_until.unwrap_or(deadline);
-        tokio::select! {
-            read = output_pipe.read(&mut buffer), if output_open => match read.map_err(RunError::Io)? {
-                0 => output_open = false,
-                n => output.push(&buffer[..n]),
-            },
-            exited = child.wait(), if status.is_none() => {
-                status = Some(exited.map_err(RunError::Io)?);
-                if !timed_out {
-                    // The shell is done; what it left running in the
-                    // background stays (it may be a server the model
-                    // started on purpose), so stop owning the group.
-                    killer.disarm();
-                    drain_until = Some(Instant::now() + DRAIN_GRACE);
-                }
-            },
-            () = tokio::time::sleep_until(stop_at) => {
-                if status.is_some() {
-                    // A background process still holds the output pipe.
-                    break;
-                }
-                timed_out = true;
-                killer.kill();
-                drain_until = Some(Instant::now() + DRAIN_GRACE);
-            },
-            () = cancel.cancelled() => {
-                killer.kill();
-                return Err(RunError::Cancelled);
-            },
+impl Running {
+    fn new(
+        child: Child,
+        output_pipe: pipe::Receiver,
+        timeout: Duration,
+        output_cap: usize,
+    ) -> Self {
+        // The group's id is the shell's pid (`process_group(0)`). It is
+        // taken before the shell is reaped, and the group is no longer
+        // killed once the shell has exited on its own, so the id cannot
+        // have been reused.
+        let killer = GroupKiller {
+            group: child
+                .id()
+                .and_then(|pid| i32::try_from(pid).ok())
+                .map(Pid::from_raw),
+        };
+        Self {
+            killer,
+            child,
+            output_pipe,
+            output: CappedOutput::new(output_cap),
+            buffer: vec![0; 16 * 1024],
+            timeout,
+            deadline: Instant::now() + timeout,
+            drain_until: None,
+            status: None,
+            timed_out: false,
         }
     }
-    // The loop ends only once the shell is reaped, so `status` is set.
-    let ending = match status {
-        Some(status) if !timed_out => Ending::of(status),
-        _ => Ending::TimedOut(timeout),
-    };
-    Ok(Finished { output, ending })
+
+    /// Reads the output and waits for the shell until both are done, the
+    /// drain after an exit or a kill is over, or `cancel` fires.
+    async fn wait(mut self, cancel: &CancellationToken) -> Result<Finished, RunError> {
+        let mut output_open = true;
+        while output_open || self.status.is_none() {
+            let stop_at = self.drain_until.unwrap_or(self.deadline);
+            tokio::select! {
+                read = self.output_pipe.read(&mut self.buffer), if output_open => {
+                    match read.map_err(RunError::Io)? {
+                        0 => output_open = false,
+                        n => self.output.push(&self.buffer[..n]),
+                    }
+                },
+                exited = self.child.wait(), if self.status.is_none() => {
+                    self.status = Some(exited.map_err(RunError::Io)?);
+                    if !self.timed_out {
+                        // The shell is done; what it left running in the
+                        // background stays (it may be a server the model
+                        // started on purpose), so stop owning the group.
+                        self.killer.disarm();
+                        self.drain_until = Some(Instant::now() + DRAIN_GRACE);
+                    }
+                },
+                () = tokio::time::sleep_until(stop_at) => {
+                    if self.status.is_some() {
+                        // A background process still holds the output pipe.
+                        break;
+                    }
+                    self.timed_out = true;
+                    self.killer.kill();
+                    self.drain_until = Some(Instant::now() + DRAIN_GRACE);
+                },
+                () = cancel.cancelled() => {
+                    self.killer.kill();
+                    return Err(RunError::Cancelled);
+                },
+            }
+        }
+        // The loop ends only once the shell is reaped, so `status` is set.
+        let ending = match self.status {
+            Some(status) if !self.timed_out => Ending::of(status),
+            _ => Ending::TimedOut(self.timeout),
+        };
+        Ok(Finished {
+            output: self.output,
+            ending,
+        })
+    }
 }

@@ -142,6 +142,10 @@ impl<R: Read> Read for SeeingReader<R> {
 }
 
 /// [`read_window`] of the text `source` yields, which is `path`'s.
+///
+/// Four phases: refuse a binary file from its first bytes, skip the lines
+/// before the window, show the window, count the rest (within
+/// `count_bytes`), then say what was shown of how much.
 pub(crate) fn window_of(
     path: &Path,
     source: impl Read,
@@ -149,78 +153,22 @@ pub(crate) fn window_of(
     limit: u64,
     limits: Limits,
 ) -> Result<(String, Option<Seen>), ReadError> {
-    let io_error = |source| ReadError::Io {
-        path: path.to_owned(),
-        source,
-    };
     let mut source = SeeingReader {
         inner: source,
         seeing: Seeing::default(),
     };
-
-    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
-    (&mut source)
-        .take(BINARY_SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
-        .map_err(io_error)?;
-    if let Some(at) = memchr::memchr(0, &head) {
-        return Err(ReadError::Binary {
-            path: path.to_owned(),
-            at,
-        });
-    }
-    let mut reader = BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(&mut source));
-
-    let mut text = String::new();
-    let mut line = Vec::new();
-    let mut number = 0;
-    // The first line not shown, when the window stopped early.
-    let mut stopped_at = None;
-    let mut capped = false;
-    // Skip the lines before the window, keeping none of their bytes.
-    while number + 1 < offset {
-        if next_line(&mut reader, 0, &mut line)
-            .map_err(io_error)?
-            .is_none()
-        {
-            break;
-        }
-        number += 1;
-    }
-    // The window: lines `offset..offset + limit`.
-    let window_end = offset.saturating_add(limit);
-    if number + 1 == offset {
-        while number + 1 < window_end {
-            let Some(length) =
-                next_line(&mut reader, limits.line_bytes, &mut line).map_err(io_error)?
-            else {
-                break;
-            };
-            number += 1;
-            let shown = numbered_line(path, number, &line, length)?;
-            if !text.is_empty() && text.len() + shown.len() > limits.output_bytes {
-                stopped_at = Some(number);
-                capped = true;
-                break;
-            }
-            text.push_str(&shown);
-        }
-    }
-    let last_shown = stopped_at.map_or(number, |stopped| stopped - 1);
-
-    // Count the rest, so the hint can say how much is left.
-    let mut counted: u64 = 0;
-    let mut open_count = false;
-    while let Some(length) = next_line(&mut reader, 0, &mut line).map_err(io_error)? {
-        number += 1;
-        counted += length + 1;
-        if counted > limits.count_bytes {
-            open_count = true;
-            break;
-        }
-    }
-    let total = number;
-    drop(reader);
+    let head = sniff_text(path, &mut source)?;
+    let mut lines = Lines {
+        path,
+        reader: BufReader::with_capacity(64 * 1024, Cursor::new(head).chain(&mut source)),
+        line: Vec::new(),
+        number: 0,
+    };
+    lines.skip_before(offset)?;
+    let window = lines.window(offset, limit, limits)?;
+    let open_count = lines.count_rest(limits.count_bytes)?;
+    let total = lines.number;
+    drop(lines);
     // Only a read to the end saw the whole file.
     let seen = (!open_count).then(|| source.seeing.finish());
 
@@ -234,23 +182,135 @@ pub(crate) fn window_of(
             lines: total,
         });
     }
-    if last_shown < total || open_count {
-        let of = if open_count {
-            format!("of more than {total}")
-        } else {
-            format!("of {total}")
-        };
-        let why = if capped {
-            format!(" (the output is capped at {} bytes)", limits.output_bytes)
-        } else {
-            String::new()
-        };
-        text.push_str(&format!(
-            "[showing lines {offset}-{last_shown} {of}{why}; call read with offset={} to see more]",
-            last_shown + 1
-        ));
-    }
+    let hint = (window.last_shown < total || open_count)
+        .then(|| more_hint(&window, offset, total, open_count, limits));
+    let mut text = window.text;
+    text.extend(hint);
     Ok((text, seen))
+}
+
+/// The first [`BINARY_SNIFF_BYTES`] of `source`, or the error that `path`
+/// is binary when they hold a NUL byte.
+fn sniff_text(path: &Path, source: &mut impl Read) -> Result<Vec<u8>, ReadError> {
+    let mut head = Vec::with_capacity(BINARY_SNIFF_BYTES);
+    source
+        .take(BINARY_SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|source| ReadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    match memchr::memchr(0, &head) {
+        Some(at) => Err(ReadError::Binary {
+            path: path.to_owned(),
+            at,
+        }),
+        None => Ok(head),
+    }
+}
+
+/// The lines of a file being read, numbered as they are read.
+struct Lines<'p, R> {
+    path: &'p Path,
+    reader: R,
+    /// The kept bytes of the last line read.
+    line: Vec<u8>,
+    /// The number of the last line read (1-based); 0 before the first.
+    number: u64,
+}
+
+/// What the window showed.
+struct Window {
+    text: String,
+    /// The number of the last line shown.
+    last_shown: u64,
+    /// Whether the window stopped early, at the output cap.
+    capped: bool,
+}
+
+impl<R: BufRead> Lines<'_, R> {
+    /// Reads the next line, keeping at most `keep` of its bytes; its whole
+    /// length, or `None` at the end.
+    fn next(&mut self, keep: usize) -> Result<Option<u64>, ReadError> {
+        let length =
+            next_line(&mut self.reader, keep, &mut self.line).map_err(|source| ReadError::Io {
+                path: self.path.to_owned(),
+                source,
+            })?;
+        if length.is_some() {
+            self.number += 1;
+        }
+        Ok(length)
+    }
+
+    /// Skips the lines before `offset`, keeping none of their bytes.
+    fn skip_before(&mut self, offset: u64) -> Result<(), ReadError> {
+        while self.number + 1 < offset {
+            if self.next(0)?.is_none() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Shows lines `offset..offset + limit`, numbered, until the output
+    /// would pass its cap; nothing when the file ends before `offset`.
+    fn window(&mut self, offset: u64, limit: u64, limits: Limits) -> Result<Window, ReadError> {
+        let mut text = String::new();
+        // The first line not shown, when the window stopped early.
+        let mut stopped_at = None;
+        let window_end = offset.saturating_add(limit);
+        if self.number + 1 == offset {
+            while self.number + 1 < window_end {
+                let Some(length) = self.next(limits.line_bytes)? else {
+                    break;
+                };
+                let shown = numbered_line(self.path, self.number, &self.line, length)?;
+                if !text.is_empty() && text.len() + shown.len() > limits.output_bytes {
+                    stopped_at = Some(self.number);
+                    break;
+                }
+                text.push_str(&shown);
+            }
+        }
+        Ok(Window {
+            text,
+            last_shown: stopped_at.map_or(self.number, |stopped| stopped - 1),
+            capped: stopped_at.is_some(),
+        })
+    }
+
+    /// Counts the lines left, so the hint can say how much is left; stops
+    /// past `count_bytes`, and then says the count is open (`true`).
+    fn count_rest(&mut self, count_bytes: u64) -> Result<bool, ReadError> {
+        let mut counted: u64 = 0;
+        while let Some(length) = self.next(0)? {
+            counted += length + 1;
+            if counted > count_bytes {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// The hint after a window that did not show the file to its end.
+fn more_hint(window: &Window, offset: u64, total: u64, open_count: bool, limits: Limits) -> String {
+    let of = if open_count {
+        format!("of more than {total}")
+    } else {
+        format!("of {total}")
+    };
+    let why = if window.capped {
+        format!(" (the output is capped at {} bytes)", limits.output_bytes)
+    } else {
+        String::new()
+    };
+    format!(
+        "[showing lines {offset}-{} {of}{why}; call read with offset={} to see more]",
+        window.last_shown,
+        window.last_shown + 1
+    )
 }
 
 /// One line as shown: right-aligned number, a tab, the text; a line over

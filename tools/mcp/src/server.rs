@@ -115,8 +115,9 @@ pub(crate) struct Shared {
     pub(crate) tools: RwLock<Arc<ToolSet>>,
     /// Counts the tool lists received: the first is 1.
     pub(crate) generation: AtomicU64,
-    /// Counts the `list_changed` notifications read off the transport.
-    pub(crate) announced: AtomicU64,
+    /// Counts the `list_changed` notifications read off the transport,
+    /// which holds the counter too (`Watched`).
+    announced: Arc<AtomicU64>,
     /// Counts the notifications handled (the list read again, or that
     /// failing): a call waits for it to reach `announced`.
     handled: tokio::sync::watch::Sender<u64>,
@@ -187,7 +188,7 @@ impl McpServer {
             config: config.clone(),
             tools: RwLock::new(Arc::default()),
             generation: AtomicU64::new(0),
-            announced: AtomicU64::new(0),
+            announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
         });
         let handler = Handler {
@@ -215,7 +216,7 @@ impl McpServer {
                     spawn(&config, command, (env, env_remove), cwd.as_deref())?;
                 let transport = Watched {
                     inner: transport,
-                    shared: Arc::clone(&shared),
+                    announced: Arc::clone(&shared.announced),
                 };
                 let service = tokio::time::timeout_at(deadline, handler.serve(transport))
                     .await
@@ -230,7 +231,7 @@ impl McpServer {
             } => {
                 let transport = Watched {
                     inner: http_transport(&config, http, url, headers, bearer_token)?,
-                    shared: Arc::clone(&shared),
+                    announced: Arc::clone(&shared.announced),
                 };
                 let service = tokio::time::timeout_at(deadline, handler.serve(transport))
                     .await

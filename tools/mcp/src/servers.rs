@@ -149,10 +149,6 @@ impl McpServers {
     /// the assembly, its instructions as section `mcp:<server>` (order
     /// 150), owned by the server, bound to one of its tools that is there.
     /// Dropping the returned handle removes the listener.
-    #[allow(
-        clippy::result_large_err,
-        reason = "mirrors `SystemPrompt::on_assemble`, whose error type is dsh-system-prompt's"
-    )]
     pub fn install(
         &self,
         prompt: &SystemPrompt,

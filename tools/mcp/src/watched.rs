@@ -10,18 +10,19 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::RoleClient;
 use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use crate::server::Shared;
-
+/// A transport, and the count of `list_changed` notifications read off it
+/// that the server shares. The count alone, not the server's state, so
+/// that this module and `server` do not import each other.
 pub(crate) struct Watched<T> {
     pub(crate) inner: T,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) announced: Arc<AtomicU64>,
 }
 
 impl<T> Transport<RoleClient> for Watched<T>
@@ -45,7 +46,7 @@ where
                 ServerNotification::ToolListChangedNotification(_)
             )
         {
-            self.shared.announced.fetch_add(1, Ordering::SeqCst);
+            self.announced.fetch_add(1, Ordering::SeqCst);
         }
         message
     }

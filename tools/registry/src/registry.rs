@@ -186,10 +186,6 @@ impl ToolRegistry {
     /// [`ToolSelection`] selects (every tool when it has none), in
     /// registration order. Tools registered later appear in later
     /// assemblies. Dropping the returned handle uninstalls it.
-    #[allow(
-        clippy::result_large_err,
-        reason = "mirrors `SystemPrompt::tools`, whose error type is dsh-system-prompt's"
-    )]
     pub fn install(&self, prompt: &SystemPrompt) -> Result<Registration, RegistryError> {
         let registry = self.clone();
         prompt.tools("tool-registry", move |cx: &AssembleContext| {

@@ -262,10 +262,6 @@ impl TodoWriteTool {
     /// assert_eq!(render_context(&prompt.assemble(&other))?, "");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[allow(
-        clippy::result_large_err,
-        reason = "mirrors `SystemPrompt::context`, whose error type is dsh-system-prompt's"
-    )]
     pub fn install_context(&self, prompt: &SystemPrompt) -> Result<Registration, RegistryError> {
         let lists = Arc::clone(&self.lists);
         let context = PromptSection::provided(CONTEXT_NAME, CONTEXT_ORDER, move |cx| {
