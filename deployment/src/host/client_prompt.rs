@@ -129,10 +129,6 @@ impl ClientPrompt {
     /// Registers the client's text (and, for an override, the listener
     /// that leaves the agent's own instructions out) into the layer of
     /// `session`. Keep the handles as long as the session lives.
-    #[allow(
-        clippy::result_large_err,
-        reason = "mirrors `SystemPrompt::section`, whose error type is dsh-system-prompt's"
-    )]
     pub fn register(
         &self,
         prompt: &SystemPrompt,

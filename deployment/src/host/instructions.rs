@@ -345,10 +345,6 @@ impl Instructions {
     /// ([`ScopeId::session`]) of `prompt`: seen by that session's
     /// assemblies only, and unregistered when the returned handles drop —
     /// keep them as long as the session lives.
-    #[allow(
-        clippy::result_large_err,
-        reason = "mirrors `SystemPrompt::section`, whose error type is dsh-system-prompt's"
-    )]
     pub fn register(
         &self,
         prompt: &SystemPrompt,
