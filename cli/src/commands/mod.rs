@@ -7,6 +7,7 @@ mod check_mcp;
 pub(crate) mod prompt;
 mod prompt_mcp;
 pub(crate) mod run;
+pub(crate) mod schema;
 pub(crate) mod sessions;
 
 use std::io::Write;

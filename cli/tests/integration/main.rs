@@ -22,5 +22,6 @@ mod instructions;
 mod mcp;
 mod prompt;
 mod run;
+mod schema;
 mod sessions;
 mod trace;
