@@ -54,7 +54,7 @@
 //! Per-agent variants without copies — `preset = "…"` naming a
 //! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
 //! and a deployment-wide `tool_order` — are described in
-//! [`layers`].
+//! the `layers` module (`LayerSpec`, `SectionSpec`).
 //!
 //! MCP servers — `[mcp.<name>]` with a `command` or a `url`, listed by an
 //! agent as `"mcp:<name>"` in its `tools` — are described in

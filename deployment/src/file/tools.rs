@@ -10,8 +10,8 @@
 //!
 //! Each table is deserialized on its own, so a mistake in one does not
 //! hide the mistakes of the others; each type refuses keys it does not
-//! know. [`ToolsSchema`] is the same choice written as a type, for the
-//! file's JSON Schema.
+//! know. `ToolsSchema` is the same choice written as a type, for the
+//! file's JSON Schema ([`schema`](super::schema)).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
