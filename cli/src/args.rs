@@ -30,6 +30,9 @@ pub(crate) enum Command {
     Acp(AcpArgs),
     /// List the recorded sessions, the most recent first; or delete some.
     Sessions(SessionsArgs),
+    /// Print the JSON Schema of a deployment file (`dsh.toml`), for
+    /// editors with a TOML language server: `dsh schema > dsh.schema.json`.
+    Schema,
 }
 
 /// Which deployment.

@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Acp(args) => commands::acp::run(args),
         Command::Sessions(args) => commands::sessions::run(args),
+        Command::Schema => commands::schema::run(),
     })
     .unwrap_or_else(|_| {
         Err(vec![Problem::new(

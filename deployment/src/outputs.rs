@@ -47,10 +47,9 @@ fn inputs(deployment: &Deployment) -> Vec<PathBuf> {
         inputs.push(dir.join(answers.get_ref()));
     }
     for instance in deployment.tools.values() {
-        if let Some(command) = &instance.get_ref().command {
+        if let Some(command) = &instance.table.command {
             inputs.extend(
                 command
-                    .get_ref()
                     .iter()
                     .map(|arg| PathBuf::from(arg.get_ref()))
                     .filter(|arg| arg.is_file()),

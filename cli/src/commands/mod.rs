@@ -5,6 +5,7 @@ pub(crate) mod acp;
 pub(crate) mod check;
 pub(crate) mod prompt;
 pub(crate) mod run;
+pub(crate) mod schema;
 pub(crate) mod sessions;
 
 use std::io::Write;

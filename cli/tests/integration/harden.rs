@@ -498,8 +498,10 @@ fn env_remove_belongs_to_the_bash_table() {
     let output = common::dsh(&["check", "--config", &config]);
     common::assert_status(&output, 1);
     let stderr = common::stderr(&output);
+    // `[tools.read]` is the read tool's own table, which has no such key.
     assert!(
-        stderr.contains("`env_remove` is a setting of `[tools.bash]`"),
+        stderr.contains("unknown field `env_remove`, expected `permission`")
+            && stderr.contains("dsh.toml:5:1"),
         "{stderr}"
     );
 }

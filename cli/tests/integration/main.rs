@@ -23,5 +23,6 @@ mod instructions;
 mod mcp;
 mod prompt;
 mod run;
+mod schema;
 mod sessions;
 mod trace;

@@ -28,6 +28,7 @@
 use std::collections::HashSet;
 
 use dsh_system_prompt::{ToolOrder, ToolOrderError};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -35,13 +36,23 @@ use crate::problem::{Problem, SourceFile};
 
 /// `[[agents.sections]]`, `[[presets.<id>.sections]]`: a section the
 /// deployment owns, in one layer.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
+    /// The section's name, `<crate>:<item>` (`review:rules`). A name an
+    /// outer layer has (a tool crate's `tool:bash`, a preset's) shadows
+    /// that section for this layer.
+    #[schemars(with = "String")]
     pub name: Spanned<String>,
+    /// The section's text, a template: `<<model>>` and `<<cwd>>` are
+    /// replaced.
+    #[schemars(with = "String")]
     pub text: Spanned<String>,
-    /// Given: a new section (or the shadowed one moved). Left out: the
-    /// order of the section it shadows.
+    /// Where the section goes in the prompt, lowest first; at least 1
+    /// (the persona is 0). Given: a new section, or the shadowed one
+    /// moved. Left out: the order of the section it shadows, which must
+    /// exist.
+    #[schemars(with = "Option<i32>")]
     pub order: Option<Spanned<i32>>,
 }
 
@@ -93,12 +104,17 @@ impl LayerSpec {
 /// The lowest `order` a deployment's section may have: the persona's is 0.
 pub(super) const MIN_SECTION_ORDER: i32 = 1;
 
-/// `[presets.<id>]` as written.
-#[derive(Debug, Deserialize)]
+/// `[presets.<id>]`: a layer the agents naming it in `preset` share.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct PresetFile {
+    /// Sections of the preset's layer: new ones, or ones that shadow a
+    /// section of the same name for the preset's agents.
     #[serde(default)]
     pub sections: Vec<SectionSpec>,
+    /// The order of the preset's agents' tools, as the top-level
+    /// `tool_order`; an agent's own overrides it.
+    #[schemars(with = "Option<Vec<String>>")]
     pub tool_order: Option<ToolOrderList>,
 }
 

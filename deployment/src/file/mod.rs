@@ -54,7 +54,7 @@
 //! Per-agent variants without copies — `preset = "…"` naming a
 //! `[presets.<id>]`, an agent's `[[agents.sections]]` and `tool_order`,
 //! and a deployment-wide `tool_order` — are described in
-//! [`layers`].
+//! the `layers` module (`LayerSpec`, `SectionSpec`).
 //!
 //! MCP servers — `[mcp.<name>]` with a `command` or a `url`, listed by an
 //! agent as `"mcp:<name>"` in its `tools` — are described in
@@ -71,19 +71,27 @@
 //! names the largest parts; it applies to the agent itself, not to the
 //! children its subagent instances start.
 //!
-//! Two tables are schemas owned where they are used, deserialized here with
+//! Each table is a schema owned where it is used, deserialized here with
 //! `toml::Spanned` strings so problems point at their keys: `[adapter.*]`
-//! is `dsh_agent_loop::AdapterConfig`, and `[tools.<name>.child]` is
-//! `dsh_tool_subagent::ChildAgentConfig`, whose `child_of` makes the child.
+//! is `dsh_agent_loop::AdapterConfig`; each `[tools.<name>]` is its tool
+//! crate's table, chosen by name and `kind` ([`tools`]); `[mcp.<name>]`
+//! is `dsh_tool_mcp::McpServerTable`; `[tools.<name>.child]` is
+//! `dsh_tool_subagent::ChildAgentConfig`, whose `child_of` makes the
+//! child. [`schema`] is the JSON Schema of the whole file, made from the
+//! same types (`dsh schema` prints it).
 //!
-//! Unknown keys and wrong types are errors with file, line and column (the
-//! `toml` deserializer reports the first one; the checks after it report
-//! every problem they find).
+//! Unknown keys and wrong types are errors with file, line and column:
+//! the first of the top-level keys, and the first of each `[tools.<name>]`
+//! and `[mcp.<name>]` table, which are read one by one; the checks after
+//! them report every problem they find.
 
 mod layers;
 pub mod mcp;
+mod places;
+mod schema;
 mod sessions;
 mod string_offsets;
+pub mod tools;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
@@ -92,20 +100,25 @@ use std::path::{Path, PathBuf};
 use dsh_agent_loop::{AdapterConfig, ContextBudget, PERSONA_SECTION, Tokenizer, TokenizerRule};
 use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::quoted_list;
-use dsh_tool_subagent::{AgentFields, ChildAgentConfig, SpawnProvider};
+use dsh_tool_bash::BashTable;
+use dsh_tool_subagent::{AgentFields, SpawnProvider};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
+use toml::de::DeTable;
 
 use crate::host::InstructionsConfig;
 use crate::problem::{Problem, SourceFile};
 use layers::{PresetFile, ToolOrderList, check_layer};
+use places::{deserializer_problem, entries};
+use tools::{ToolTables, read_tool_tables};
 
 pub use layers::{LayerSpec, SectionSpec};
+pub use places::TablePlaces;
+pub use schema::schema;
 pub use sessions::SessionStore;
 pub use string_offsets::{StringFileMap, string_file_range};
-
-/// The built-in tool whose table takes `env_remove`.
-const BASH_TOOL: &str = "bash";
+pub use tools::ToolInstance;
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
@@ -132,15 +145,15 @@ pub struct Deployment {
     /// `[adapter.anthropic]`).
     pub tokenizers: TokenizerRule,
     /// The `[tools.<name>]` tables that configure a tool instance.
-    pub tools: BTreeMap<String, Spanned<ToolInstance>>,
+    pub tools: BTreeMap<String, ToolInstance>,
     /// The tools whose calls must be approved first (`permission = "ask"`),
     /// built-ins and instances alike.
     pub ask_first: Vec<String>,
     /// The `roots` of `[tools.write]` and `[tools.edit]`, by tool.
     pub roots: BTreeMap<String, Vec<PathBuf>>,
-    /// `[tools.bash] env_remove`: variables `bash` commands run without,
-    /// besides the adapter's secrets (`secret_env_vars`).
-    pub bash_env_remove: Vec<String>,
+    /// `[tools.bash]`; its `env_remove` are variables `bash` commands run
+    /// without, besides the adapter's secrets (`secret_env_vars`).
+    pub bash: BashTable,
     /// `max_subagent_depth`: how deep subagents may nest, for every
     /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
     pub max_subagent_depth: u32,
@@ -158,92 +171,79 @@ pub struct Deployment {
     pub instructions: InstructionsConfig,
 }
 
-/// The deployment file as written.
-#[derive(Debug, Deserialize)]
+/// The deployment file as written, but for `[tools]` and `[mcp]`, whose
+/// tables are read one by one ([`tools`], [`mcp`]). Its documentation is
+/// the schema's: written for the file's reader.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DeploymentFile {
+    /// The model adapter, and the default model of every agent: one
+    /// `[adapter.<kind>]` table, `openai`, `anthropic` or `scripted`.
+    #[schemars(with = "AdapterConfig<String>")]
     adapter: AdapterConfig<Spanned<String>>,
-    #[serde(default)]
-    tools: BTreeMap<String, Spanned<ToolTable>>,
+    /// The order of the tools in every agent's tool list: tool names,
+    /// and `"<unlisted-tools>"` once, where the tools not listed go, by
+    /// name. An agent's or a preset's `tool_order` overrides it. Default:
+    /// every tool by name.
+    #[schemars(with = "Option<Vec<String>>")]
     tool_order: Option<ToolOrderList>,
-    /// How deep subagents may nest.
+    /// How deep subagents may nest, for every provider: a call that would
+    /// start a child deeper than this is refused. Default: 4.
     max_subagent_depth: Option<u32>,
+    /// Per-agent variants without copies: a preset is a layer of sections
+    /// and a tool order that the agents naming it in `preset` share.
     #[serde(default)]
     presets: BTreeMap<String, PresetFile>,
+    /// The agents the deployment serves; the first is the default of
+    /// `--agent`.
     agents: Vec<AgentFile>,
-    #[serde(default)]
-    mcp: BTreeMap<String, Spanned<mcp::McpTable>>,
+    /// Where the deployment's sessions are recorded, or that they are not.
     #[serde(default)]
     sessions: sessions::SessionsTable,
+    /// Which instruction files (`AGENTS.md`, `CLAUDE.md`) each session
+    /// reads from its project, and how many bytes of them.
+    #[schemars(with = "Option<InstructionsConfig>")]
     instructions: Option<Spanned<InstructionsConfig>>,
 }
 
-/// `[tools.<name>]` as written: a built-in tool's settings, or a tool
-/// instance; the table's key is the name the model calls it by.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ToolTable {
-    kind: Option<Spanned<ToolKind>>,
-    provider: Option<Spanned<String>>,
-    command: Option<Spanned<Vec<Spanned<String>>>>,
-    child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
-    permission: Option<Spanned<Permission>>,
-    roots: Option<Spanned<Vec<Spanned<String>>>>,
-    /// For `[tools.bash]`: environment variables its commands run without.
-    env_remove: Option<Spanned<Vec<Spanned<String>>>>,
-    /// For `provider = "acp"`: how long a child may take to answer.
-    timeout_secs: Option<Spanned<u64>>,
-}
-
-/// A configured tool instance, checked.
-#[derive(Debug)]
-pub struct ToolInstance {
-    pub kind: ToolKind,
-    /// For `kind = "subagent"`: the subagent provider the instance starts
-    /// children with (`spawn`, `fork`, `acp`).
-    pub provider: Spanned<String>,
-    /// For `provider = "acp"`: the argv of the ACP agent to start.
-    pub command: Option<Spanned<Vec<Spanned<String>>>>,
-    /// For `provider = "acp"`: how long a child may take to answer, in
-    /// seconds (`AcpProvider::DEFAULT_TIMEOUT` when left out).
-    pub timeout_secs: Option<Spanned<u64>>,
-    /// For `provider = "spawn"`: who the children are, where they differ
-    /// from the calling agent — the spawn provider's own schema, with
-    /// places kept.
-    pub child: Option<Spanned<ChildAgentConfig<Spanned<String>>>>,
-}
-
-/// Whether a tool's calls run at once or after the user approves each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Permission {
-    /// Run without asking (the default).
-    Allow,
-    /// Ask the user before each call, where the front end can ask (an
-    /// editor, over ACP); where it cannot, the call is refused.
-    Ask,
-}
-
-/// What kind of tool a `[tools.<name>]` instance is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolKind {
-    /// The subagent tool, bound to one provider.
-    Subagent,
-}
-
-#[derive(Debug, Deserialize)]
+/// `[[agents]]`: one agent of the deployment.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct AgentFile {
+    /// The agent's id, unique in the deployment and without `/`: what
+    /// `--agent` takes.
+    #[schemars(with = "String")]
     id: Spanned<String>,
+    /// The agent's model. Default: the adapter's `model`.
+    #[schemars(with = "Option<String>")]
     model: Option<Spanned<String>>,
+    /// Who the agent is and how it behaves: a template rendered as the
+    /// first section of its prompt, `agent:persona`; `<<model>>` and
+    /// `<<cwd>>` are replaced.
+    #[schemars(with = "String")]
     persona: Spanned<String>,
+    /// The tools the agent may call: built-in tools by name (`read`,
+    /// `write`, `edit`, `bash`, `todo_write`), `[tools.<name>]` instances,
+    /// and `"mcp:<name>"` for every tool of an `[mcp.<name>]` server.
+    /// Default: none.
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     tools: Vec<Spanned<String>>,
+    /// The most tokens the agent's system prompt and tools' schemas may
+    /// take together: `dsh check` fails above it. Default: no budget.
+    #[schemars(with = "Option<u64>")]
     max_prompt_tokens: Option<Spanned<u64>>,
+    /// The `[presets.<id>]` whose sections and tool order the agent
+    /// shares.
+    #[schemars(with = "Option<String>")]
     preset: Option<Spanned<String>>,
+    /// Sections of the agent's own layer: new ones, or ones that shadow a
+    /// section of the same name for this agent only.
     #[serde(default)]
     sections: Vec<SectionSpec>,
+    /// The order of the agent's tools, as the top-level `tool_order`;
+    /// nearest wins.
+    #[schemars(with = "Option<Vec<String>>")]
     tool_order: Option<ToolOrderList>,
 }
 
@@ -333,102 +333,55 @@ impl Deployment {
         dir: Option<PathBuf>,
         builtin_tools: &[&str],
     ) -> Result<Self, Vec<Problem>> {
-        let parsed: DeploymentFile = toml::from_str(file.text()).map_err(|error| {
-            let problem = match error.span() {
-                Some(span) => file
-                    .problem(error.message().to_owned())
-                    .label(span, label_for(error.message())),
-                None => Problem::new(format!("{}: {}", file.name(), error.message())),
-            };
-            vec![problem]
-        })?;
-        let DeploymentFile {
-            adapter,
+        let (read, problems) = ReadFile::read(&file, dir.as_deref(), builtin_tools)?;
+        let ReadFile {
+            root,
             tools,
-            tool_order,
-            max_subagent_depth,
-            presets,
-            agents,
             mcp,
-            sessions,
-            instructions,
-        } = parsed;
-        let sessions = sessions.resolve(dir.as_deref());
+            mcp_servers,
+        } = read;
+        let ToolTables {
+            instances,
+            broken,
+            ask_first,
+            roots,
+            bash,
+        } = tools;
         let mut checks = Checks {
             file: &file,
             builtin_tools,
-            instances: BTreeMap::new(),
-            roots: BTreeMap::new(),
-            broken: HashSet::new(),
-            mcp_servers: mcp.keys().cloned().collect(),
-            problems: Vec::new(),
+            instances,
+            broken,
+            mcp_servers,
+            problems,
         };
-        let mcp = mcp::check_servers(&file, dir.as_deref(), mcp, &mut checks.problems);
-        let (ask_first, bash_env_remove) = checks.tool_tables(tools);
-        let tokenizer = checks.tokenizer(&adapter);
-        let global_layer = check_layer(
-            &file,
-            "the deployment",
-            Vec::new(),
-            tool_order,
-            &mut checks.problems,
-        );
-        let presets: BTreeMap<String, LayerSpec> = presets
-            .into_iter()
-            .map(|(id, preset)| {
-                let whose = format!("preset `{id}`");
-                let layer = check_layer(
-                    &file,
-                    &whose,
-                    preset.sections,
-                    preset.tool_order,
-                    &mut checks.problems,
-                );
-                (id, layer)
-            })
-            .collect();
-        let agents = checks.agents(agents, &adapter, &presets);
-        let instructions = match instructions {
-            Some(table) => match table.get_ref().check() {
-                Ok(()) => table.into_inner(),
-                Err(error) => {
-                    checks.problems.push(
-                        file.problem(error.to_string())
-                            .label(table.span(), "in this table"),
-                    );
-                    InstructionsConfig::default()
-                }
-            },
-            None => InstructionsConfig::default(),
-        };
+        checks.children_tools();
+        let checked = checks.root(root, dir.as_deref());
         let Checks {
             instances: tools,
-            roots,
             problems,
             ..
         } = checks;
-        if problems.is_empty() {
-            Ok(Self {
-                file,
-                dir,
-                adapter,
-                tokenizers: tokenizer,
-                tools,
-                ask_first,
-                roots,
-                bash_env_remove,
-                max_subagent_depth: max_subagent_depth
-                    .unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
-                global_layer,
-                presets,
-                agents,
-                mcp,
-                sessions,
-                instructions,
-            })
-        } else {
-            Err(problems)
+        if !problems.is_empty() {
+            return Err(problems);
         }
+        Ok(Self {
+            file,
+            dir,
+            adapter: checked.adapter,
+            tokenizers: checked.tokenizers,
+            tools,
+            ask_first,
+            roots,
+            bash,
+            max_subagent_depth: checked.max_subagent_depth,
+            global_layer: checked.global_layer,
+            presets: checked.presets,
+            agents: checked.agents,
+            mcp,
+            sessions: checked.sessions,
+            instructions: checked.instructions,
+        })
     }
 
     /// The children `agent` starts through the instances it lists that
@@ -446,13 +399,14 @@ impl Deployment {
     /// (its id, and each field the table's or else the parent's); this
     /// applies it to the fields as written, so each keeps its place.
     pub fn child(&self, parent: &AgentSpec, instance: &str) -> Option<AgentSpec> {
-        let child = self.tools.get(instance)?.get_ref().child.as_ref()?;
+        let table = self.tools.get(instance)?;
+        let child = table.table.child.as_ref()?;
         let AgentFields {
             model,
             persona,
             tools,
             preset,
-        } = child.get_ref().child_of(AgentFields {
+        } = child.child_of(AgentFields {
             model: parent.model.clone(),
             persona: parent.persona.clone(),
             tools: Some(parent.tools.clone()),
@@ -460,7 +414,7 @@ impl Deployment {
         });
         Some(AgentSpec {
             id: Spanned::new(
-                child.span(),
+                table.places.key("child"),
                 SpawnProvider::child_id(parent.id.get_ref(), instance),
             ),
             model,
@@ -532,21 +486,63 @@ impl Deployment {
     }
 }
 
-/// A short label for the span of a deserializer error.
-fn label_for(message: &str) -> &'static str {
-    if message.starts_with("unknown field") {
-        "unknown key"
-    } else if message.starts_with("unknown variant") {
-        "unknown value"
-    } else if message.starts_with("invalid type") {
-        "wrong type"
-    } else if message.starts_with("missing field") {
-        "in this table"
-    } else if message.starts_with("duplicate key") {
-        "duplicate key"
-    } else {
-        "here"
+/// The file as read: its top-level keys deserialized, and each
+/// `[tools.<name>]` and `[mcp.<name>]` table read as its own type.
+struct ReadFile {
+    root: DeploymentFile,
+    tools: ToolTables,
+    mcp: Vec<mcp::McpSpec>,
+    /// The names of the `[mcp.<name>]` tables, good or not.
+    mcp_servers: Vec<String>,
+}
+
+impl ReadFile {
+    /// Reads `file`: `Ok` with the problems of the tables read one by one,
+    /// or `Err` when the file is no TOML or its top-level keys are wrong
+    /// (with the tables' problems after that one).
+    fn read(
+        file: &SourceFile,
+        dir: Option<&Path>,
+        builtin_tools: &[&str],
+    ) -> Result<(Self, Vec<Problem>), Vec<Problem>> {
+        let mut root = DeTable::parse(file.text())
+            .map_err(|error| vec![deserializer_problem(file, &error)])?;
+        let mut take = |key: &str| root.get_mut().remove(key);
+        let (tools, mcp) = (take("tools"), take("mcp"));
+        let mut problems = Vec::new();
+        let tools = entries(file, "tools", tools, &mut problems);
+        let tools = read_tool_tables(file, tools, builtin_tools, &mut problems);
+        let mcp = entries(file, "mcp", mcp, &mut problems);
+        let mcp_servers = mcp.keys().cloned().collect();
+        let mcp = mcp::read_servers(file, dir, mcp, &mut problems);
+        match DeploymentFile::deserialize(toml::de::Deserializer::from(root)) {
+            Ok(root) => Ok((
+                Self {
+                    root,
+                    tools,
+                    mcp,
+                    mcp_servers,
+                },
+                problems,
+            )),
+            Err(error) => {
+                problems.insert(0, deserializer_problem(file, &error));
+                Err(problems)
+            }
+        }
     }
+}
+
+/// The top-level keys, checked.
+struct CheckedRoot {
+    adapter: AdapterConfig<Spanned<String>>,
+    tokenizers: TokenizerRule,
+    max_subagent_depth: u32,
+    global_layer: LayerSpec,
+    presets: BTreeMap<String, LayerSpec>,
+    agents: Vec<AgentSpec>,
+    sessions: SessionStore,
+    instructions: InstructionsConfig,
 }
 
 /// The checks the deserializer cannot make, each problem reported with its
@@ -557,9 +553,7 @@ struct Checks<'a> {
     /// The tool names that need no `[tools]` entry.
     builtin_tools: &'a [&'a str],
     /// The `[tools.<name>]` instances, checked.
-    instances: BTreeMap<String, Spanned<ToolInstance>>,
-    /// The `roots` of the tables that take them, checked.
-    roots: BTreeMap<String, Vec<PathBuf>>,
+    instances: BTreeMap<String, ToolInstance>,
     /// The instance tables with a problem, reported already.
     broken: HashSet<String>,
     /// The names of the `[mcp.<name>]` tables.
@@ -568,120 +562,69 @@ struct Checks<'a> {
 }
 
 impl Checks<'_> {
-    /// The `[tools.<name>]` tables: a built-in's has only `permission`; an
-    /// instance's has a `kind` and a `provider`, and its child table's
-    /// tools are tools; only `bash`'s has `env_remove`. Returns the tools
-    /// that ask first, and the variables `bash` runs without.
-    fn tool_tables(
-        &mut self,
-        tables: BTreeMap<String, Spanned<ToolTable>>,
-    ) -> (Vec<String>, Vec<String>) {
-        let mut ask_first = Vec::new();
-        let mut bash_env_remove = Vec::new();
-        for (name, table) in tables {
-            let span = table.span();
-            let ToolTable {
-                kind,
-                provider,
-                command,
-                child,
-                permission,
-                roots,
-                env_remove,
-                timeout_secs,
-            } = table.into_inner();
-            if let Some(env_remove) = env_remove {
-                if name == BASH_TOOL {
-                    bash_env_remove
-                        .extend(env_remove.into_inner().into_iter().map(Spanned::into_inner));
-                } else {
-                    self.problems.push(
-                        self.file
-                            .problem(format!(
-                                "`env_remove` is a setting of `[tools.{BASH_TOOL}]`, not of `[tools.{name}]`"
-                            ))
-                            .label(env_remove.span(), "here")
-                            .help(format!(
-                                "move it to `[tools.{BASH_TOOL}]`: the variables its commands run without"
-                            )),
-                    );
-                }
-            }
-            if permission.is_some_and(|permission| *permission.get_ref() == Permission::Ask) {
-                ask_first.push(name.clone());
-            }
-            if let Some(roots) = roots {
-                self.roots(&name, roots);
-            }
-            if self.builtin_tools.contains(&name.as_str()) {
-                // The built-in's guidance section is bound to its name.
-                if let Some(kind) = &kind {
-                    self.problems.push(
-                        self.file
-                            .problem(format!(
-                                "tool instance `{name}` takes the name of the built-in tool `{name}`"
-                            ))
-                            .label(kind.span(), "an instance's `kind`")
-                            .help(format!(
-                                "name the instance differently, e.g. `[tools.{name}_agent]`; \
-                                 a table named after a built-in sets only its `permission`"
-                            )),
-                    );
-                }
-                continue;
-            }
-            let Some(kind) = kind else {
-                self.problems.push(
-                    self.file
-                        .problem(format!("tool instance `{name}` has no `kind`"))
-                        .label(span, "this table")
-                        .help(format!(
-                            "set `kind = \"subagent\"` and a `provider`; the built-in tools, \
-                             whose tables need no kind, are {}",
-                            quoted_list(self.builtin_tools)
-                        )),
+    /// The top-level keys: the adapter's tokenizer, the deployment's
+    /// and the presets' layers, the agents, `[instructions]`.
+    fn root(&mut self, root: DeploymentFile, dir: Option<&Path>) -> CheckedRoot {
+        let DeploymentFile {
+            adapter,
+            tool_order,
+            max_subagent_depth,
+            presets,
+            agents,
+            sessions,
+            instructions,
+        } = root;
+        let tokenizers = self.tokenizer(&adapter);
+        let global_layer = check_layer(
+            self.file,
+            "the deployment",
+            Vec::new(),
+            tool_order,
+            &mut self.problems,
+        );
+        let presets: BTreeMap<String, LayerSpec> = presets
+            .into_iter()
+            .map(|(id, preset)| {
+                let whose = format!("preset `{id}`");
+                let layer = check_layer(
+                    self.file,
+                    &whose,
+                    preset.sections,
+                    preset.tool_order,
+                    &mut self.problems,
                 );
-                self.broken.insert(name);
-                continue;
-            };
-            let Some(provider) = provider else {
-                self.problems.push(
-                    self.file
-                        .problem(format!("subagent instance `{name}` has no `provider`"))
-                        .label(kind.span(), "a subagent")
-                        .help("set `provider` to `spawn`, `fork` or `acp`"),
-                );
-                self.broken.insert(name);
-                continue;
-            };
-            if let Some(timeout) = &timeout_secs
-                && (provider.get_ref() != "acp" || *timeout.get_ref() == 0)
-            {
-                self.problems.push(
-                    self.file
-                        .problem(format!(
-                            "`timeout_secs` of `[tools.{name}]` must be a positive number of \
-                             seconds, for an `acp` instance"
-                        ))
-                        .label(timeout.span(), "here")
-                        .label(provider.span(), "provider")
-                        .help(
-                            "it bounds how long an `acp` child may take to answer; \
-                             in-process children are bounded by the turn's cancellation",
-                        ),
-                );
-            }
-            let instance = ToolInstance {
-                kind: *kind.get_ref(),
-                provider,
-                command,
-                timeout_secs,
-                child,
-            };
-            self.instances.insert(name, Spanned::new(span, instance));
+                (id, layer)
+            })
+            .collect();
+        let agents = self.agents(agents, &adapter, &presets);
+        CheckedRoot {
+            tokenizers,
+            max_subagent_depth: max_subagent_depth.unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
+            global_layer,
+            presets,
+            agents,
+            sessions: sessions.resolve(dir),
+            instructions: self.instructions(instructions),
+            adapter,
         }
-        self.children_tools();
-        (ask_first, bash_env_remove)
+    }
+
+    /// `[instructions]`: its file names plain names.
+    fn instructions(&mut self, table: Option<Spanned<InstructionsConfig>>) -> InstructionsConfig {
+        let Some(table) = table else {
+            return InstructionsConfig::default();
+        };
+        match table.get_ref().check() {
+            Ok(()) => table.into_inner(),
+            Err(error) => {
+                self.problems.push(
+                    self.file
+                        .problem(error.to_string())
+                        .label(table.span(), "in this table"),
+                );
+                InstructionsConfig::default()
+            }
+        }
     }
 
     /// The tools the children of each instance list, once every instance
@@ -693,7 +636,7 @@ impl Checks<'_> {
             .instances
             .iter()
             .filter_map(|(name, instance)| {
-                let tools = instance.get_ref().child.as_ref()?.get_ref().tools.clone()?;
+                let tools = instance.table.child.as_ref()?.tools.clone()?;
                 Some((name.clone(), tools))
             })
             .collect();
@@ -765,41 +708,6 @@ impl Checks<'_> {
                  should use another instance whose children do not",
                 first.get_ref()
             ))
-    }
-
-    /// A table's `roots`: only `write` and `edit` take them, and each is
-    /// an absolute directory.
-    fn roots(&mut self, name: &str, roots: Spanned<Vec<Spanned<String>>>) {
-        const TAKE_ROOTS: [&str; 2] = [dsh_tool_fs::WRITE_TOOL_NAME, dsh_tool_fs::EDIT_TOOL_NAME];
-        if !TAKE_ROOTS.contains(&name) {
-            self.problems.push(
-                self.file
-                    .problem(format!("`[tools.{name}]` takes no `roots`"))
-                    .label(roots.span(), "not for this tool")
-                    .help(
-                        "`roots` lists the directories outside the working directory where                          `write` and `edit` change files; set it in `[tools.write]` or                          `[tools.edit]`",
-                    ),
-            );
-            return;
-        }
-        let mut checked = Vec::new();
-        for root in roots.into_inner() {
-            let path = PathBuf::from(root.get_ref());
-            if path.is_absolute() {
-                checked.push(path);
-            } else {
-                self.problems.push(
-                    self.file
-                        .problem(format!(
-                            "root `{}` of `[tools.{name}]` is not an absolute path",
-                            root.get_ref()
-                        ))
-                        .label(root.span(), "relative")
-                        .help("write the directory's absolute path, like `/tmp`"),
-                );
-            }
-        }
-        self.roots.insert(name.to_owned(), checked);
     }
 
     /// The `[[agents]]`: at least one, each with a good id and a model,
@@ -1063,10 +971,8 @@ persona = "x"
         assert_eq!(deployment.agents.len(), 2);
         assert_eq!(deployment.agents[0].model.get_ref(), "gpt-test");
         assert_eq!(deployment.agents[1].model.get_ref(), "other-model");
-        assert_eq!(
-            deployment.tools["task"].get_ref().provider.get_ref(),
-            "spawn"
-        );
+        let provider = deployment.tools["task"].table.provider.as_ref();
+        assert_eq!(provider.map(Spanned::get_ref).expect("a provider"), "spawn");
         assert_eq!(deployment.agent(None).expect("first").id.get_ref(), "coder");
         assert!(deployment.agent(Some("nobody")).is_err());
     }
@@ -1179,7 +1085,7 @@ persona = "x"
         assert_eq!(
             messages(&text),
             [
-                "`[tools.bash]` takes no `roots`",
+                "unknown field `roots`, expected `permission` or `env_remove`",
                 "root `tmp` of `[tools.write]` is not an absolute path"
             ]
         );

@@ -13,13 +13,19 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// `[sessions]` as written.
-#[derive(Debug, Default, Deserialize)]
+/// `[sessions]`: where the deployment's sessions are recorded.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SessionsTable {
+    /// `false`: no session is recorded, and none can be resumed. Default:
+    /// `true`.
     enabled: Option<bool>,
+    /// The session database; a relative path is relative to the
+    /// deployment file's directory. Default:
+    /// `$XDG_STATE_HOME/dsh/sessions.db`.
     path: Option<PathBuf>,
 }
 

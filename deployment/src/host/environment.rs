@@ -45,7 +45,7 @@ impl ChildEnvironment {
             secrets: (deployment.adapter.secret_env_vars().into_iter())
                 .map(str::to_owned)
                 .collect(),
-            command_extra: deployment.bash_env_remove.clone(),
+            command_extra: deployment.bash.env_remove.clone(),
         }
     }
 

@@ -95,8 +95,13 @@ const USER_FILE_NAME: &str = "AGENTS.md";
 /// assert_eq!(InstructionsConfig::default().max_bytes, 32_768);
 /// # Ok::<(), toml::de::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
+// The schema's description is the file reader's: the type's documentation
+// above is Rust.
+#[schemars(
+    description = "`[instructions]`: which instruction files each session reads from its project, and how many bytes of them."
+)]
 #[non_exhaustive]
 pub struct InstructionsConfig {
     /// The names that count, in order: the first present in a directory

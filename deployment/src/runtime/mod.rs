@@ -9,13 +9,12 @@ use std::sync::Arc;
 use dsh_agent_loop::AgentOptions;
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tool_subagent::{
-    AcpProvider, ChildAgentConfig, ForkProvider, SpawnProvider, SubagentError, SubagentProvider,
-    SubagentProviders, SubagentTool, SubagentToolConfig,
+    AcpProvider, ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool,
 };
 use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
-use crate::file::{AgentSpec, Deployment};
+use crate::file::{AgentSpec, Deployment, ToolInstance};
 use crate::host::InstructionsConfig;
 use crate::host::environment::{Child, ChildEnvironment};
 use crate::problem::Problem;
@@ -231,168 +230,49 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
     Ok(providers)
 }
 
-/// What an instance's own key (`child`, `command`) says about its
-/// provider: the key, where it is written, the provider it needs and why,
-/// and how to build that provider.
-struct OwnKey<'a> {
-    /// The key, as a label: `child`.
-    key: &'static str,
-    /// The key, as the message names it: "a `child` table".
-    what: &'static str,
-    span: std::ops::Range<usize>,
-    needs: &'static str,
-    why: String,
-    /// The provider, named after the instance.
-    build: Box<dyn FnOnce() -> Result<Arc<dyn SubagentProvider>, SubagentError> + 'a>,
-}
-
-impl<'a> OwnKey<'a> {
-    /// A `child` table makes a spawn provider whose children are the
-    /// table's — so a child of `review` started by `coder` is the agent
-    /// `coder/review`, the id `dsh prompt --agent` takes.
-    fn child(
-        name: &'a str,
-        child: &'a toml::Spanned<ChildAgentConfig<toml::Spanned<String>>>,
-    ) -> Self {
-        Self {
-            key: "child",
-            what: "a `child` table",
-            span: child.span(),
-            needs: SpawnProvider::NAME,
-            why: format!(
-                "`child` says who the children of a spawn instance are: it needs \
-                 `provider = \"{}\"`, or remove the table (a `fork` child is the calling agent itself)",
-                SpawnProvider::NAME
-            ),
-            build: Box::new(move || {
-                let child = child.get_ref().clone().map(toml::Spanned::into_inner);
-                Ok(Arc::new(SpawnProvider::new().named(name).with_child(child)))
-            }),
-        }
-    }
-
-    /// A `command` makes an ACP provider whose children run that command.
-    fn command(
-        name: &'a str,
-        command: &'a toml::Spanned<Vec<toml::Spanned<String>>>,
-        timeout_secs: Option<u64>,
-    ) -> Self {
-        Self {
-            key: "command",
-            what: "a `command`",
-            span: command.span(),
-            needs: AcpProvider::NAME,
-            why: format!(
-                "`command` is the ACP agent an `{}` instance starts: set that provider, \
-                 or remove the key",
-                AcpProvider::NAME
-            ),
-            build: Box::new(move || {
-                let argv = command.get_ref().iter().map(|arg| arg.get_ref().clone());
-                let mut provider = AcpProvider::new(argv)?.named(name);
-                if let Some(seconds) = timeout_secs {
-                    provider = provider.with_timeout(std::time::Duration::from_secs(seconds));
-                }
-                Ok(Arc::new(provider))
-            }),
-        }
-    }
-}
-
-/// The provider of an instance with a key of its own: a provider built
-/// for the instance alone and named after it, in a registry of its own
-/// that the instance binds to, so other instances never see it. The key
-/// must go with the provider it configures.
-fn own_provider(
-    deployment: &Deployment,
-    name: &str,
-    provider: &toml::Spanned<String>,
-    own: OwnKey<'_>,
-) -> Result<SubagentProviders, Problem> {
-    let OwnKey {
-        key,
-        what,
-        span,
-        needs,
-        why,
-        build,
-    } = own;
-    if provider.get_ref() != needs {
-        return Err(deployment
-            .file
-            .problem(format!(
-                "tool instance `{name}` has {what}, but its provider is `{}`",
-                provider.get_ref()
-            ))
-            .label(span, key)
-            .label(provider.span(), "provider")
-            .help(why));
-    }
-    let providers = SubagentProviders::new();
-    build()
-        .and_then(|built| providers.register(built))
-        .map_err(|error| deployment.file.problem(error.to_string()).label(span, key))?;
-    Ok(providers)
-}
-
-/// Registers one `[tools.<name>]` instance; a failure points at its table.
+/// Registers one `[tools.<name>]` instance, checked with the file: bound
+/// to a provider of its own when its table makes one (`child`,
+/// `command`), in a registry of its own so other instances never see it,
+/// else to the shared provider its `provider` names. A failure points at
+/// its table.
 fn register_instance(
     tools: &ToolRegistry,
     providers: &SubagentProviders,
     deployment: &Deployment,
     name: &str,
-    instance: &toml::Spanned<crate::file::ToolInstance>,
+    instance: &ToolInstance,
 ) -> Result<(), Problem> {
-    let crate::file::ToolKind::Subagent = instance.get_ref().kind;
-    let provider = &instance.get_ref().provider;
-    // An instance with a `child` table or a `command` binds to a provider
-    // of its own.
-    let own = match (&instance.get_ref().child, &instance.get_ref().command) {
-        (Some(child), _) => Some(OwnKey::child(name, child)),
-        (None, Some(command)) => Some(OwnKey::command(
-            name,
-            command,
-            instance
-                .get_ref()
-                .timeout_secs
-                .as_ref()
-                .map(|seconds| *seconds.get_ref()),
-        )),
-        (None, None) if provider.get_ref() == AcpProvider::NAME => {
-            return Err(deployment
-                .file
-                .problem(format!(
-                    "subagent instance `{name}` has provider `acp` but no `command`"
-                ))
-                .label(provider.span(), "needs a command")
-                .help(
-                    "give the ACP agent to start, program first: \
-                     `command = [\"dsh\", \"acp\", \"--config\", \"child.toml\"]`",
-                ));
-        }
-        (None, None) => None,
+    let ToolInstance { table, places } = instance;
+    let own_key = if table.child.is_some() {
+        "child"
+    } else {
+        "command"
     };
-    let own_providers;
-    let (binding, providers) = match own {
-        Some(own) => {
-            own_providers = own_provider(deployment, name, provider, own)?;
-            (name, &own_providers)
-        }
-        None => (provider.get_ref().as_str(), providers),
-    };
-    let config = SubagentToolConfig::new(binding)
-        .named(name)
+    let own = table
+        .own_provider(name)
+        .and_then(|own| {
+            own.map(|provider| {
+                let own_providers = SubagentProviders::new();
+                own_providers.register(provider).map(|()| own_providers)
+            })
+            .transpose()
+        })
+        .map_err(|error| {
+            (deployment.file.problem(error.to_string())).label(places.key(own_key), own_key)
+        })?;
+    let config = table
+        .tool_config(name)
         .with_max_depth(deployment.max_subagent_depth);
-    SubagentTool::install(&config, providers, tools).map_err(|error| {
+    SubagentTool::install(&config, own.as_ref().unwrap_or(providers), tools).map_err(|error| {
         let problem = deployment.file.problem(error.to_string());
         match error {
             SubagentError::UnknownProvider { .. } => problem
-                .label(provider.span(), "unknown provider")
+                .label(places.key("provider"), "unknown provider")
                 .help(format!(
                     "an instance may also use `{}` with a `command`: the ACP agent it starts",
                     AcpProvider::NAME
                 )),
-            _ => problem.label(instance.span(), "this tool"),
+            _ => problem.label(places.span(), "this tool"),
         }
     })
 }
