@@ -13,6 +13,8 @@ use dsh_system_prompt::{AssembleContext, Owner, SystemPrompt};
 use dsh_tools::Tool;
 
 use dsh_agent_loop as _;
+use dsh_agent_types as _;
+use dsh_deployment as _;
 use dsh_prompt_template as _;
 use dsh_session_store as _;
 use dsh_tool_bash as _;
@@ -53,6 +55,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("macros", "dsh-system-prompt-macros", Reach::ProcMacro),
     ("macros/ui", "dsh-macros-ui-tests", Reach::UiTests),
     ("agent-loop", "dsh-agent-loop", Reach::Linked),
+    ("agent-loop/types", "dsh-agent-types", Reach::Linked),
     ("tools/registry", "dsh-tools", Reach::Linked),
     ("tools/bash", "dsh-tool-bash", Reach::Linked),
     ("tools/fs", "dsh-tool-fs", Reach::Linked),
@@ -60,6 +63,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("tools/subagent", "dsh-tool-subagent", Reach::Linked),
     ("tools/mcp", "dsh-tool-mcp", Reach::Linked),
     ("store", "dsh-session-store", Reach::Linked),
+    ("deployment", "dsh-deployment", Reach::Linked),
     ("cli", "dsh-cli", Reach::Binary),
     ("tests", "dsh-tests", Reach::ThisCrate),
     ("benches", "dsh-benches", Reach::Benchmarks),
