@@ -45,8 +45,132 @@ struct DshToml {
 /// assert!(schema["properties"]["agents"].is_object());
 /// ```
 pub fn schema() -> serde_json::Value {
-    SchemaSettings::draft2020_12()
+    let mut schema = SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<DshToml>()
-        .to_value()
+        .to_value();
+    plain_descriptions(&mut schema);
+    schema
+}
+
+/// Makes every description of `schema` a text for the reader of the file:
+/// the types' descriptions are their Rust documentation, so intra-doc
+/// links become plain code (`` [`Encoding`] `` → `` `Encoding` ``), and
+/// what speaks to a Rust user only — a paragraph on the string type `S`,
+/// a Rust example — is left out. TOML examples stay.
+fn plain_descriptions(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                match value {
+                    serde_json::Value::String(text) if key == "description" => {
+                        *text = plain_description(text);
+                    }
+                    value => plain_descriptions(value),
+                }
+            }
+        }
+        serde_json::Value::Array(values) => values.iter_mut().for_each(plain_descriptions),
+        _ => {}
+    }
+}
+
+/// One description made plain (see [`plain_descriptions`]).
+fn plain_description(text: &str) -> String {
+    let mut paragraphs = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (paragraph, after) = match rest.strip_prefix("```") {
+            // A code block is one paragraph, blank lines and all.
+            Some(fenced) => match fenced.find("\n```") {
+                Some(end) => rest.split_at(3 + end + 4),
+                None => (rest, ""),
+            },
+            None => rest.split_once("\n\n").unwrap_or((rest, "")),
+        };
+        rest = after.trim_start_matches('\n');
+        let is_toml = paragraph.starts_with("```toml");
+        let is_rust = paragraph.starts_with("```") && !is_toml;
+        if !is_rust && !paragraph.starts_with("`S` is how") {
+            paragraphs.push(if is_toml {
+                paragraph.to_owned()
+            } else {
+                without_links(paragraph)
+            });
+        }
+    }
+    paragraphs.join("\n\n")
+}
+
+/// `text` with rustdoc's links as plain code: `` [`A`](path) `` and
+/// `` [`A`] `` both become `` `A` ``, and `` [text](path) `` becomes
+/// `text`. Brackets inside code (`` `[tools.bash]` ``) are the file's
+/// syntax, and stay.
+fn without_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut in_code = false;
+    while let Some(at) = rest.find(['`', '[']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if rest.starts_with('`') {
+            in_code = !in_code;
+            out.push('`');
+            rest = &rest[1..];
+            continue;
+        }
+        match link(rest).filter(|_| !in_code) {
+            Some((inner, after)) => {
+                out.push_str(inner);
+                rest = after;
+            }
+            None => {
+                out.push('[');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The link `text` starts with (at its `[`): its shown text and what
+/// follows it; `None` when the bracket opens no rustdoc link.
+fn link(text: &str) -> Option<(&str, &str)> {
+    let inner_end = text.find(']')?;
+    let inner = &text[1..inner_end];
+    let after = &text[inner_end + 1..];
+    if let Some(target) = after.strip_prefix('(') {
+        let end = target.find(')')?;
+        return Some((inner, &target[end + 1..]));
+    }
+    let is_code = inner.len() >= 2 && inner.starts_with('`') && inner.ends_with('`');
+    is_code.then_some((inner, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_for_the_files_reader() {
+        assert_eq!(
+            plain_description(
+                "The [`Encoding`] of [`context_window_for`](crate::context_window_for).\n\n\
+                 ```toml\n[tools.bash]\n\nx = [1]\n```\n\n\
+                 `S` is how the table holds a string.\n\n\
+                 ```\nuse dsh_tools::Permission;\n```"
+            ),
+            "The `Encoding` of `context_window_for`.\n\n```toml\n[tools.bash]\n\nx = [1]\n```"
+        );
+        let schema = schema().to_string();
+        for rust in ["`S` is how", "](crate::", "use dsh_", "[`"] {
+            assert!(!schema.contains(rust), "{rust}");
+        }
+        // The file's own brackets stay.
+        assert_eq!(
+            without_links("`[tools.bash]`, names `[a-z][a-z0-9_]*` and [`Tool`]"),
+            "`[tools.bash]`, names `[a-z][a-z0-9_]*` and `Tool`"
+        );
+    }
 }
