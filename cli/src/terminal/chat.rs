@@ -98,25 +98,15 @@ impl Chat {
     }
 
     /// `/compact`: compacts the session now; Ctrl-C or an ending signal
-    /// cancels it. The
-    /// event's line says what it did; nothing to compact says so.
+    /// cancels it. The event's line says what it did; nothing to compact
+    /// says so.
     async fn compact(&mut self) -> Result<(), TurnError> {
         let cancel = CancellationToken::new();
         self.console.spin("compacting…".to_owned());
         let compact = self
             .agent_loop
             .compact(&self.agent, &mut self.session, &cancel);
-        tokio::pin!(compact);
-        let result = loop {
-            tokio::select! {
-                result = &mut compact => break result,
-                _ = tokio::signal::ctrl_c() => cancel.cancel(),
-                signal = self.ending.recv(), if self.ended.is_none() => {
-                    self.ended = Some(signal);
-                    cancel.cancel();
-                }
-            }
-        };
+        let result = until_cancelled(compact, &cancel, &mut self.ending, &mut self.ended).await;
         self.console.idle();
         if let Ok(None) = result {
             out(&mut std::io::stderr(), "nothing to compact\n");
@@ -130,19 +120,30 @@ impl Chat {
         let turn = self
             .agent_loop
             .run_turn(&self.agent, &mut self.session, input, &cancel);
-        tokio::pin!(turn);
-        let result = loop {
-            tokio::select! {
-                result = &mut turn => break result,
-                _ = tokio::signal::ctrl_c() => cancel.cancel(),
-                signal = self.ending.recv(), if self.ended.is_none() => {
-                    self.ended = Some(signal);
-                    cancel.cancel();
-                }
-            }
-        };
+        let result = until_cancelled(turn, &cancel, &mut self.ending, &mut self.ended).await;
         self.console.idle();
         result.map(|_| ())
+    }
+}
+
+/// Runs `work` to its end: Ctrl-C and the first ending signal (kept in
+/// `ended`) cancel it through `cancel`, and it then ends itself.
+async fn until_cancelled<T>(
+    work: impl Future<Output = T>,
+    cancel: &CancellationToken,
+    ending: &mut EndingSignals,
+    ended: &mut Option<&'static str>,
+) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            result = &mut work => break result,
+            _ = tokio::signal::ctrl_c() => cancel.cancel(),
+            signal = ending.recv(), if ended.is_none() => {
+                *ended = Some(signal);
+                cancel.cancel();
+            }
+        }
     }
 }
 

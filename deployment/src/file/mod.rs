@@ -955,6 +955,11 @@ persona = "x"
         with_after("provider = \"spawn\"\n", keys)
     }
 
+    /// [`GOOD`] with `tables` written before the `task` instance's.
+    fn with_tables(tables: &str) -> String {
+        GOOD.replace("[tools.task]", &format!("{tables}[tools.task]"))
+    }
+
     /// [`GOOD`] with `keys` written after the adapter's.
     fn with_adapter(keys: &str) -> String {
         with_after("api_key_env = \"TEST_KEY\"\n", keys)
@@ -1030,9 +1035,8 @@ persona = "x"
 
     #[test]
     fn a_builtins_table_sets_its_permission_only() {
-        let text = GOOD.replace(
-            "[tools.task]",
-            "[tools.bash]\npermission = \"ask\"\n[tools.read]\npermission = \"allow\"\n[tools.task]",
+        let text = with_tables(
+            "[tools.bash]\npermission = \"ask\"\n[tools.read]\npermission = \"allow\"\n",
         );
         let deployment = parse(&text).expect("valid");
         assert_eq!(deployment.ask_first, ["bash"]);
@@ -1043,10 +1047,7 @@ persona = "x"
         );
         let text = with_task("permission = \"ask\"\n");
         assert_eq!(parse(&text).expect("valid").ask_first, ["task"]);
-        let text = GOOD.replace(
-            "[tools.task]",
-            "[tools.bash]\npermission = \"sometimes\"\n[tools.task]",
-        );
+        let text = with_tables("[tools.bash]\npermission = \"sometimes\"\n");
         assert!(messages(&text)[0].contains("unknown variant `sometimes`"));
     }
 
@@ -1068,9 +1069,8 @@ persona = "x"
 
     #[test]
     fn write_and_edit_take_absolute_roots() {
-        let text = GOOD.replace(
-            "[tools.task]",
-            "[tools.write]\nroots = [\"/tmp\", \"/srv/data\"]\n[tools.edit]\nroots = []\n[tools.task]",
+        let text = with_tables(
+            "[tools.write]\nroots = [\"/tmp\", \"/srv/data\"]\n[tools.edit]\nroots = []\n",
         );
         let deployment = parse(&text).expect("valid");
         assert_eq!(
@@ -1078,10 +1078,8 @@ persona = "x"
             [PathBuf::from("/tmp"), PathBuf::from("/srv/data")]
         );
         assert!(deployment.roots["edit"].is_empty());
-        let text = GOOD.replace(
-            "[tools.task]",
-            "[tools.write]\nroots = [\"tmp\"]\n[tools.bash]\nroots = [\"/tmp\"]\n[tools.task]",
-        );
+        let text =
+            with_tables("[tools.write]\nroots = [\"tmp\"]\n[tools.bash]\nroots = [\"/tmp\"]\n");
         assert_eq!(
             messages(&text),
             [
