@@ -143,43 +143,7 @@ impl Runtime {
                 ))]
             })?;
         }
-        let providers = subagent_providers().map_err(|error| {
-            vec![Problem::new(format!(
-                "the subagent providers cannot be registered: {error}"
-            ))]
-        })?;
-        let mut problems = Vec::new();
-        for (name, instance) in &deployment.tools {
-            if let Err(problem) = register_instance(&tools, &providers, deployment, name, instance)
-            {
-                problems.push(problem);
-            }
-        }
-        // Every tool an agent lists must exist now, or the agent would run
-        // without it and never know.
-        for agent in &deployment.agents {
-            // `mcp:<server>` names a `[mcp.<name>]` table, checked with
-            // the file.
-            for tool in agent
-                .tools
-                .iter()
-                .filter(|tool| !tool.get_ref().starts_with("mcp:"))
-            {
-                let registered = tools.get(tool.get_ref()).is_some();
-                let failed = deployment.tools.contains_key(tool.get_ref());
-                if !registered && !failed {
-                    problems.push(
-                        deployment
-                            .file
-                            .problem(format!(
-                                "tool `{}` is not available in this build of dsh",
-                                tool.get_ref()
-                            ))
-                            .label(tool.span(), "not registered"),
-                    );
-                }
-            }
-        }
+        let problems = register_instances(&tools, deployment);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -207,6 +171,45 @@ impl Runtime {
             environment,
         })
     }
+}
+
+/// Registers the deployment's tool instances into `tools`, then checks
+/// that every tool an agent lists exists now, or the agent would run
+/// without it and never know. Every problem, not the first.
+fn register_instances(tools: &ToolRegistry, deployment: &Deployment) -> Vec<Problem> {
+    let providers = match subagent_providers() {
+        Ok(providers) => providers,
+        Err(error) => {
+            return vec![Problem::new(format!(
+                "the subagent providers cannot be registered: {error}"
+            ))];
+        }
+    };
+    let mut problems: Vec<Problem> = (deployment.tools.iter())
+        .filter_map(|(name, instance)| {
+            register_instance(tools, &providers, deployment, name, instance).err()
+        })
+        .collect();
+    // `mcp:<server>` names a `[mcp.<name>]` table, checked with the file.
+    let listed = (deployment.agents.iter())
+        .flat_map(|agent| agent.tools.iter())
+        .filter(|tool| !tool.get_ref().starts_with("mcp:"));
+    for tool in listed {
+        let registered = tools.get(tool.get_ref()).is_some();
+        let failed = deployment.tools.contains_key(tool.get_ref());
+        if !registered && !failed {
+            problems.push(
+                deployment
+                    .file
+                    .problem(format!(
+                        "tool `{}` is not available in this build of dsh",
+                        tool.get_ref()
+                    ))
+                    .label(tool.span(), "not registered"),
+            );
+        }
+    }
+    problems
 }
 
 /// The agent loop's agent for a deployment's agent.
