@@ -100,6 +100,8 @@ pub struct Recording {
 const MIN_REDACTED_LEN: usize = 8;
 
 impl Recording {
+    /// Wraps `inner`, appending each request and answer to `path`
+    /// (replacing it).
     pub fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
         let file = File::create(path).map_err(|error| {
             Problem::new(format!(

@@ -25,6 +25,8 @@
 //! # Ok::<(), String>(())
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod adapter;
 pub mod check;
 pub mod file;

@@ -34,6 +34,7 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// A file named `name` (as diagnostics show it) holding `text`.
     pub fn new(name: impl AsRef<str>, text: impl Into<Arc<str>>) -> Self {
         Self {
             name: name.as_ref().into(),

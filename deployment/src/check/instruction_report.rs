@@ -14,6 +14,7 @@ use crate::problem::Problem;
 /// One file as the reports show it.
 #[derive(Debug)]
 pub struct FileReport<'a> {
+    /// The file, as the session found it.
     pub file: &'a InstructionFile,
     /// Its section's bytes and tokens in the rendered prompt (the marker
     /// included), when it rendered.
@@ -30,6 +31,7 @@ impl FileReport<'_> {
         }
     }
 
+    /// Where the file comes from, in a word: `project` or `user`.
     pub fn source(&self) -> &'static str {
         match self.file.source {
             InstructionSource::User => "user",

@@ -83,7 +83,9 @@ impl ToolOrderSpec {
 /// What one layer adds: its sections and its tool order.
 #[derive(Debug, Clone, Default)]
 pub struct LayerSpec {
+    /// The layer's sections, new or shadowing an outer layer's.
     pub sections: Vec<SectionSpec>,
+    /// The layer's order of the tools, if it sets one.
     pub tool_order: Option<ToolOrderSpec>,
 }
 

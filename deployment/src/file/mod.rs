@@ -161,6 +161,7 @@ pub struct Deployment {
     pub global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
     pub presets: BTreeMap<String, LayerSpec>,
+    /// The `[[agents]]`, checked, in the file's order.
     pub agents: Vec<AgentSpec>,
     /// The `[mcp.<name>]` servers, checked.
     pub mcp: Vec<mcp::McpSpec>,
@@ -251,6 +252,7 @@ struct AgentFile {
 /// its place in the file; the agent loop's `Agent` is built from it.
 #[derive(Debug, Clone)]
 pub struct AgentSpec {
+    /// Its id (`<agent>/<instance>` for a child).
     pub id: Spanned<String>,
     /// The agent's model: its own, or the adapter's default.
     pub model: Spanned<String>,

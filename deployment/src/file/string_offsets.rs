@@ -37,6 +37,7 @@ pub struct StringFileMap {
 }
 
 impl StringFileMap {
+    /// The map of `value`, a string of `file`.
     pub fn new(file: &SourceFile, value: &Spanned<String>) -> Self {
         let span = value.span();
         let offsets = file

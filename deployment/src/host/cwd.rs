@@ -20,16 +20,22 @@ pub enum Relative {
 /// Why a working directory was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum CwdError {
+    /// The current directory (the default) cannot be read.
     #[error("cannot read the current directory: {0}")]
     Current(#[source] io::Error),
+    /// A relative path where only an absolute one is taken (over ACP).
     #[error("the working directory must be an absolute path, got `{}`", .0.display())]
     Relative(PathBuf),
+    /// The path cannot be read.
     #[error("the working directory `{}` cannot be read: {source}", path.display())]
     Unreadable {
+        /// The path.
         path: PathBuf,
+        /// Why.
         #[source]
         source: io::Error,
     },
+    /// The path is there, and is no directory.
     #[error("the working directory `{}` is not a directory", .0.display())]
     NotADirectory(PathBuf),
 }

@@ -26,6 +26,7 @@ pub fn session_in(session: Session, cwd: Option<&Path>) -> Session {
 /// A started session and what it brings to its prompt.
 #[derive(Debug)]
 pub struct StartedSession {
+    /// The loop's session.
     pub session: Session,
     /// Its instruction files: registered while this lives.
     pub instructions: SessionInstructions,

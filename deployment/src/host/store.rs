@@ -44,6 +44,7 @@ pub fn open_for_listing(deployment: &Deployment) -> Result<Store, Problem> {
 /// which holds the session's lock while it lives.
 #[derive(Debug)]
 pub struct Recorded {
+    /// The session's writer: it holds the session's lock.
     pub writer: Arc<SessionWriter>,
 }
 
@@ -75,10 +76,17 @@ pub enum ResumeError {
     /// The store said no (unknown, open elsewhere, failed).
     Store(StoreError),
     /// It is another agent's session.
-    OtherAgent { id: String, agent: String },
+    OtherAgent {
+        /// The session.
+        id: String,
+        /// Its agent.
+        agent: String,
+    },
 }
 
 impl ResumeError {
+    /// The error as a problem for a front end to say; `agent` is the
+    /// agent that asked.
     pub fn problem(self, agent: &str) -> Problem {
         match self {
             Self::Store(error) => problem(error),
@@ -98,6 +106,7 @@ impl Recording {
         Self { store, template }
     }
 
+    /// The store the sessions are in.
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -178,7 +187,9 @@ pub fn new_session(
 pub struct Resumed {
     /// The loop's session, with its history and recorder.
     pub session: Session,
+    /// The store's side of it.
     pub recorded: Recorded,
+    /// What the store loaded: its events, info and last request prefix.
     pub loaded: LoadedSession,
     /// Lines to show the user: skipped records, a cut-off turn, a changed
     /// deployment.
@@ -201,6 +212,7 @@ pub fn deployment_hash(deployment: &Deployment) -> String {
     hex(&Sha256::digest(deployment.file.text().as_bytes()))
 }
 
+/// A store's error as a problem for a front end to say.
 pub fn problem(error: StoreError) -> Problem {
     Problem::new(error.to_string())
 }

@@ -33,10 +33,13 @@ use serde::Serialize;
 /// and serialized as a trace names where a prefix broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum PartKind {
+    /// The system prompt (one part).
     #[serde(rename = "system_prompt")]
     SystemPrompt,
+    /// A tool's schema (one part a tool).
     #[serde(rename = "tools")]
     Tool,
+    /// A message of the conversation (one part a message).
     #[serde(rename = "messages")]
     Message,
 }
@@ -44,7 +47,9 @@ pub enum PartKind {
 /// One part of a canonical request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {
+    /// What it is.
     pub kind: PartKind,
+    /// Its canonical text: what is measured.
     pub text: String,
 }
 

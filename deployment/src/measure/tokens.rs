@@ -36,7 +36,9 @@ pub struct PromptTokens {
 /// One part of [`PromptTokens::largest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part<'a> {
+    /// A section of the system prompt, by name.
     Section(&'a str),
+    /// A tool's schema, by the tool's name.
     ToolSchema(&'a str),
 }
 

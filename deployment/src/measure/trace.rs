@@ -104,21 +104,33 @@ pub enum Counting {
 /// One request, as the trace sees it.
 #[allow(missing_debug_implementations, reason = "holds a closure")]
 pub struct TracedRequest<'a> {
+    /// The session's id.
     pub session: &'a str,
+    /// The agent's id.
     pub agent: &'a str,
+    /// The step's number within its turn, from 1.
     pub step: u32,
+    /// The model the request goes to.
     pub model: &'a str,
+    /// The system prompt.
     pub system: &'a str,
     /// The system prompt's sections, in order, each with its byte range in
     /// `system`; called only when the system prompt is not the session's
     /// last one.
     pub sections: &'a dyn Fn() -> Vec<(String, Range<usize>)>,
+    /// The tools' schemas, as sent.
     pub tools: &'a [Arc<ToolSchema>],
+    /// The conversation, as sent.
     pub messages: &'a [Message],
 }
 
-/// One line of the trace file.
+/// One line of the trace file; its fields are the JSON's, documented
+/// with the module.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[allow(
+    missing_docs,
+    reason = "each field is documented in the module's list of the JSON fields"
+)]
 pub struct TraceLine {
     pub request: u64,
     pub session: String,
@@ -631,6 +643,7 @@ fn first_changed_section(
     None
 }
 
+/// `bytes` in lowercase hexadecimal (a digest as `sha256sum` prints it).
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
@@ -646,6 +659,7 @@ pub fn hex(bytes: &[u8]) -> String {
 /// where the cache first broke.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
+    /// Requests sent.
     pub requests: u64,
     /// Requests whose answer came in.
     pub answered: u64,

@@ -97,7 +97,10 @@ pub fn load_agent(config: Option<&Path>, agent: Option<&str>) -> Result<LoadedAg
 /// The registries of one deployment.
 #[derive(Debug)]
 pub struct Runtime {
+    /// The prompt registry: every linked crate's statics, the tools, the
+    /// deployment's layers.
     pub prompt: SystemPrompt,
+    /// The tool registry, installed as the prompt's tool provider.
     pub tools: ToolRegistry,
     /// The MCP servers started for this command (none until a command
     /// starts them, see `runtime::mcp`).
