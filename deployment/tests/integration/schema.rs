@@ -4,19 +4,15 @@
 //! `docs/config.md` documents every key it has.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use dsh_deployment::{Deployment, SourceFile};
 use serde_json::Value;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// Every `examples/*/dsh.toml`, by path, with its text.
 fn examples() -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(workspace().join("examples")).expect("examples/") {
+    for entry in std::fs::read_dir(crate::workspace().join("examples")).expect("examples/") {
         let path = entry.expect("an entry").path().join("dsh.toml");
         if path.is_file() {
             let text = std::fs::read_to_string(&path).expect("readable");
@@ -268,7 +264,7 @@ fn section<'d>(docs: &'d str, table: &str) -> Option<&'d str> {
 
 #[test]
 fn docs_config_md_documents_every_key_under_its_table() {
-    let path = workspace().join("docs/config.md");
+    let path = crate::workspace().join("docs/config.md");
     let docs = std::fs::read_to_string(&path).expect("docs/config.md");
     let tables = tables();
     assert!(tables.contains_key("tools.<name>.child"), "{tables:#?}");

@@ -2,22 +2,13 @@
 //! TOML example is TOML the schema of `dsh.toml` accepts, and every whole
 //! deployment it shows loads and builds.
 
-use std::path::{Path, PathBuf};
-
 use dsh_deployment::{Deployment, Runtime, SourceFile};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate is inside the workspace")
-        .to_path_buf()
-}
 
 /// The documents, and their fenced blocks of `language`, each with the
 /// line its fence opens on.
 fn blocks(language: &str) -> Vec<(String, usize, String)> {
-    let mut documents = vec![workspace().join("README.md")];
-    let docs = std::fs::read_dir(workspace().join("docs")).expect("docs/ exists");
+    let mut documents = vec![crate::workspace().join("README.md")];
+    let docs = std::fs::read_dir(crate::workspace().join("docs")).expect("docs/ exists");
     documents.extend(docs.map(|entry| entry.expect("an entry").path()));
     let mut found = Vec::new();
     for path in documents
@@ -26,7 +17,7 @@ fn blocks(language: &str) -> Vec<(String, usize, String)> {
     {
         let text = std::fs::read_to_string(path).expect("a readable document");
         let name = path
-            .strip_prefix(workspace())
+            .strip_prefix(crate::workspace())
             .unwrap_or(path)
             .display()
             .to_string();

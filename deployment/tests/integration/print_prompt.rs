@@ -18,13 +18,6 @@ fn example() -> PathBuf {
     profile.join("examples").join("print_prompt")
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate is inside the workspace")
-        .to_path_buf()
-}
-
 #[test]
 fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
     let cwd = tempfile::tempdir().expect("a working directory");
@@ -36,7 +29,7 @@ fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
         ("anthropic", None),
     ];
     for (example_dir, agent) in examples {
-        let config = workspace()
+        let config = crate::workspace()
             .join("examples")
             .join(example_dir)
             .join("dsh.toml");
