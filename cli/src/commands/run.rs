@@ -13,7 +13,7 @@ use std::sync::Arc;
 use dsh_agent_loop::Session;
 use dsh_deployment::Problem;
 use dsh_deployment::host::store::Recorded;
-use dsh_deployment::host::{Host, OpenedSession, Resume, SessionInstructions};
+use dsh_deployment::host::{Host, OpenedSession, Resume};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
@@ -50,12 +50,8 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         host.trace()
             .resume(session.id().as_str(), model, prefix, &messages);
     }
-    // The instruction files stay registered while the session runs: the
-    // ones of the session that runs (its id is the store's, and a resumed
-    // one reads its own working directory's).
-    let _instructions =
-        SessionInstructions::start(&host.runtime.instructions, &host.runtime.prompt, &session)
-            .map_err(|error| vec![Problem::new(error.to_string())])?;
+    // The instruction files stay registered while the session runs.
+    let _instructions = host.instructions_of(&session)?;
     let console = Arc::new(Console::new());
     console.replay(&history);
     let agent_loop = on_the_console(&host, &console, &session);

@@ -15,7 +15,7 @@ use dsh_tool_subagent::AcpProvider;
 
 use super::signals::EndingSignals;
 use super::store::{self, Recorded, Recording};
-use super::{StartedSession, async_runtime};
+use super::{SessionInstructions, async_runtime};
 use crate::check::prompt_problems;
 use crate::measure::trace::{Counting, Summary, Trace};
 use crate::runtime::mcp::{self, Started, Which};
@@ -221,10 +221,13 @@ impl Host {
         );
     }
 
-    /// Starts a session the way every command shows one: in `cwd`, with
-    /// its instruction files (see [`Runtime::start_session`]).
-    pub fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
-        self.runtime.start_session(cwd)
+    /// Reads the instruction files of `session`'s working directory and
+    /// registers them into its layer, where they stay while the returned
+    /// value lives: the ones of the session that runs (a resumed one reads
+    /// its own directory's).
+    pub fn instructions_of(&self, session: &Session) -> Result<SessionInstructions, Vec<Problem>> {
+        SessionInstructions::start(&self.runtime.instructions, &self.runtime.prompt, session)
+            .map_err(|error| vec![Problem::new(error.to_string())])
     }
 
     /// Runs a front end on the host's async runtime, with the lifecycle
