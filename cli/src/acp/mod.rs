@@ -35,7 +35,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
 use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
-use dsh_deployment::host::{Input, InstructionsConfig, SlashCommand, parse_input};
+use dsh_deployment::host::{Host, Input, SlashCommand, parse_input};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -56,19 +56,15 @@ pub(crate) struct Server {
 
 #[derive(Debug)]
 struct Inner {
+    /// The agent's host: the deployment, its store, its trace.
+    host: Arc<Host>,
+    /// The host's loop, traced; each turn runs on a clone with its hooks.
     agent_loop: AgentLoop,
-    agent: dsh_agent_loop::Agent,
-    /// The tools whose calls the client approves first.
-    ask_first: Vec<String>,
-    /// Where sessions are recorded; `None` with the store off.
-    recording: Option<Recording>,
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The MCP servers: the deployment's and each session's.
     mcp: AcpMcp,
     /// The client's file-system capabilities, from `initialize`.
     client_fs: Mutex<FileSystemCapabilities>,
-    /// How each session finds its instruction files.
-    instructions: InstructionsConfig,
     /// The client's name, from `initialize`: the owner of its system
     /// prompt.
     client: Mutex<String>,
@@ -92,29 +88,40 @@ struct Slot {
 }
 
 impl Server {
-    /// Serves `agent` on `agent_loop`; calls of the `ask_first` tools wait
-    /// for the client's permission; `mcp` holds the MCP servers.
-    pub(crate) fn new(
-        agent_loop: AgentLoop,
-        agent: dsh_agent_loop::Agent,
-        ask_first: Vec<String>,
-        mcp: AcpMcp,
-        instructions: InstructionsConfig,
-        recording: Option<Recording>,
-    ) -> Self {
+    /// Serves the agent `host` hosts, on the host's traced loop; calls of
+    /// the tools that ask first wait for the client's permission; `mcp`
+    /// holds the MCP servers.
+    pub(crate) fn new(host: Arc<Host>, mcp: AcpMcp) -> Self {
         Self {
             inner: Arc::new(Inner {
-                agent_loop,
-                agent,
-                ask_first,
-                recording,
+                agent_loop: host.agent_loop(),
+                host,
                 sessions: Mutex::new(HashMap::new()),
                 mcp,
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
-                instructions,
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
             }),
         }
+    }
+
+    /// Where sessions are recorded; `None` with the store off.
+    fn store(&self) -> Option<&Recording> {
+        self.inner.host.recording()
+    }
+
+    /// The agent loop's agent.
+    fn loop_agent(&self) -> &dsh_agent_loop::Agent {
+        self.inner.host.loop_agent()
+    }
+
+    /// Keeps the recorded session's changed request prefixes, for a later
+    /// resume's trace; the store's failure to goes to stderr (stdout is
+    /// the protocol's).
+    fn record_prefixes(&self, recorded: &Recorded) {
+        self.inner.host.record_prefixes(recorded, |warning| {
+            let problem = dsh_deployment::Problem::new(warning).warning();
+            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+        });
     }
 
     /// The protocol's agent side, ready to connect to a transport (stdio,
@@ -286,7 +293,7 @@ impl Server {
 
     /// A new session in `cwd`, recorded when the store is on.
     fn create_session(&self, cwd: &std::path::Path) -> Result<(Session, Option<Recorded>), Error> {
-        store::new_session(self.inner.recording.as_ref(), cwd)
+        store::new_session(self.store(), cwd)
             .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))
     }
 
@@ -302,14 +309,14 @@ impl Server {
         let brought = (|| {
             let brought = system_prompt::bring(
                 self.inner.agent_loop.prompt(),
-                &self.inner.instructions,
+                &self.inner.host.runtime.instructions,
                 &session,
                 &client,
                 system_prompt,
             )?;
             // The prompt renders now or never: say so here, not at the
             // first prompt.
-            let assembly = self.inner.agent_loop.assemble(&self.inner.agent, &session);
+            let assembly = self.inner.agent_loop.assemble(self.loop_agent(), &session);
             if let Err(errors) = render_prompt(&assembly) {
                 return Err(Error::new(
                     ErrorCode::INTERNAL_ERROR,
@@ -323,7 +330,7 @@ impl Server {
             Err(error) => {
                 // No session: leave none in the store either. The session's
                 // recorder holds the writer, and the writer the lock.
-                if let (Some(recording), Some(recorded)) = (&self.inner.recording, recorded) {
+                if let (Some(recording), Some(recorded)) = (self.store(), recorded) {
                     let id = recorded.writer.id().to_owned();
                     drop((session, recorded));
                     let _ = recording.store().delete(&id);
@@ -332,6 +339,9 @@ impl Server {
             }
         };
         let id = session.id().clone();
+        if let Some(recorded) = &recorded {
+            self.record_prefixes(recorded);
+        }
         self.inner.sessions.lock().insert(
             id.clone(),
             Slot {
@@ -421,7 +431,8 @@ impl Server {
             updates.clone(),
             updates.clone(),
         );
-        let approval = AskTheClient::new(acp_id, self.inner.ask_first.clone(), updates, cx.clone());
+        let ask_first = self.inner.host.ask_first().to_vec();
+        let approval = AskTheClient::new(acp_id, ask_first, updates, cx.clone());
         let agent_loop = self
             .inner
             .agent_loop
@@ -433,7 +444,7 @@ impl Server {
             .with_approval(Arc::new(approval));
 
         let result = {
-            let agent = &self.inner.agent;
+            let agent = self.loop_agent();
             let session = &mut session;
             let turn = async {
                 match parse_input(input) {
@@ -494,7 +505,7 @@ impl Server {
     fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
-                sessions::capabilities(self.inner.recording.as_ref())
+                sessions::capabilities(self.store())
                     .mcp_capabilities(schema::McpCapabilities::new().http(true).sse(false)),
             )
             .agent_info(Implementation::new("dsh", env!("CARGO_PKG_VERSION")).title("dsh"))

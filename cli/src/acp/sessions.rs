@@ -142,7 +142,9 @@ impl Server {
                         ),
                     ));
                 }
-                // Dropping the slot drops its writer, and with it the lock.
+                // Dropping the slot and the trace's recorder drops its
+                // writer, and with it the lock.
+                self.inner.host.trace().forget(id.as_str());
                 sessions.remove(&id);
             }
         }
@@ -154,7 +156,7 @@ impl Server {
     }
 
     fn recording(&self) -> Result<&Recording, Error> {
-        self.inner.recording.as_ref().ok_or_else(|| {
+        self.store().ok_or_else(|| {
             Error::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 "dsh records no sessions in this process (`--no-store`, or `[sessions] \
@@ -197,11 +199,18 @@ impl Server {
         let client = self.inner.client.lock().clone();
         let brought = system_prompt::bring(
             self.inner.agent_loop.prompt(),
-            &self.inner.instructions,
+            &self.inner.host.runtime.instructions,
             &resumed.session,
             &client,
             system_prompt,
         )?;
+        // Its first request compares with the last one it recorded.
+        if let Some(prefix) = &resumed.loaded.prefix {
+            let messages = resumed.session.messages();
+            let model = self.loop_agent().model();
+            (self.inner.host.trace()).resume(id.as_str(), model, prefix, &messages);
+        }
+        self.record_prefixes(&resumed.recorded);
         let history = resumed.loaded.events;
         self.inner.sessions.lock().insert(
             id,

@@ -9,6 +9,8 @@
 //! turns are cancelled and answer `cancelled`, the processes they started
 //! are stopped, and dsh exits with status 0.
 
+use std::sync::Arc;
+
 use agent_client_protocol::ConnectTo;
 use dsh_deployment::Problem;
 use dsh_deployment::host::Host;
@@ -24,7 +26,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let options = args.host.options();
     // Each session brings its own `cwd`: the prompt is checked in the
     // current directory, before an editor connects.
-    let host = Host::load(&options, &command_line_cwd(None)?)?;
+    let host = Arc::new(Host::load(&options, &command_line_cwd(None)?)?);
     let served = host.serve(async |started, mut signals| {
         let said =
             |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();
@@ -34,14 +36,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
             required_failures: said(started.required_failures),
             env_removed: host.runtime.environment.removed_for(Child::McpServer),
         };
-        let server = Server::new(
-            host.agent_loop(),
-            host.loop_agent().clone(),
-            host.ask_first().to_vec(),
-            mcp,
-            host.runtime.instructions.clone(),
-            host.recording().cloned(),
-        );
+        let server = Server::new(Arc::clone(&host), mcp);
         let stop = CancellationToken::new();
         tokio::spawn({
             let stop = stop.clone();

@@ -139,6 +139,48 @@ async fn a_resumed_session_continues_with_its_history() {
     assert_eq!(texts, ["first", "one", "second"]);
 }
 
+/// `dsh acp --config config --trace trace`, as an editor starts it.
+fn traced(config: &str, trace: &Path) -> agent_client_protocol::AcpAgent {
+    let trace = trace.display().to_string();
+    common::acp_agent(&["acp", "--config", config, "--trace", &trace])
+}
+
+#[tokio::test]
+async fn a_resumed_sessions_first_request_compares_with_the_one_it_recorded() {
+    let answers = "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n";
+    let Fixture {
+        project, config, ..
+    } = &fixture(answers, "", &["bash"]);
+    let trace = project.path().join("trace.jsonl");
+    let id = with_agent(traced(config, &trace), Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        prompt(&cx, &session, "first").await?;
+        Ok(session)
+    })
+    .await;
+    let resumed = with_agent(traced(config, &trace), Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        cx.send_request(ResumeSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        prompt(&cx, &id, "second").await?;
+        Ok(())
+    });
+    resumed.await;
+    let line: serde_json::Value = std::fs::read_to_string(&trace)
+        .expect("the second process's trace")
+        .lines()
+        .next()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .expect("a line");
+    // The store kept the first process's prefix: this process's first
+    // request shares it, and nothing broke (the deployment is the same).
+    assert_eq!(line["session"], id.0.to_string());
+    assert!(line["shared_prefix_bytes"].as_u64() > Some(0), "{line}");
+    assert_eq!(line["prefix_broke_in"], serde_json::Value::Null, "{line}");
+}
+
 #[tokio::test]
 async fn sessions_are_listed_by_cwd_a_page_at_a_time_and_deleted() {
     let Fixture {
