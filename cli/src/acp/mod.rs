@@ -114,14 +114,20 @@ impl Server {
         self.inner.host.loop_agent()
     }
 
-    /// Keeps the recorded session's changed request prefixes, for a later
-    /// resume's trace; the store's failure to goes to stderr (stdout is
-    /// the protocol's).
-    fn record_prefixes(&self, recorded: &Recorded) {
-        self.inner.host.record_prefixes(recorded, |warning| {
-            let problem = dsh_deployment::Problem::new(warning).warning();
-            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
-        });
+    /// Traces `session` across processes (`Host::trace_session`); the
+    /// store's failure goes to stderr (stdout is the protocol's).
+    fn trace_session(
+        &self,
+        session: &Session,
+        recorded: Option<&Recorded>,
+        prefix: Option<&dsh_session_store::RequestPrefix>,
+    ) {
+        self.inner
+            .host
+            .trace_session(session, recorded, prefix, |warning| {
+                let problem = dsh_deployment::Problem::new(warning).warning();
+                crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+            });
     }
 
     /// The protocol's agent side, ready to connect to a transport (stdio,
@@ -339,9 +345,7 @@ impl Server {
             }
         };
         let id = session.id().clone();
-        if let Some(recorded) = &recorded {
-            self.record_prefixes(recorded);
-        }
+        self.trace_session(&session, recorded.as_ref(), None);
         self.inner.sessions.lock().insert(
             id.clone(),
             Slot {

@@ -204,13 +204,8 @@ impl Server {
             &client,
             system_prompt,
         )?;
-        // Its first request compares with the last one it recorded.
-        if let Some(prefix) = &resumed.loaded.prefix {
-            let messages = resumed.session.messages();
-            let model = self.loop_agent().model();
-            (self.inner.host.trace()).resume(id.as_str(), model, prefix, &messages);
-        }
-        self.record_prefixes(&resumed.recorded);
+        let (recorded, prefix) = (Some(&resumed.recorded), resumed.loaded.prefix.as_ref());
+        self.trace_session(&resumed.session, recorded, prefix);
         let history = resumed.loaded.events;
         self.inner.sessions.lock().insert(
             id,

@@ -39,17 +39,9 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     for note in &notes {
         out(&mut std::io::stderr(), &format!("note: {note}\n"));
     }
-    if let Some(recorded) = &recorded {
-        host.record_prefixes(recorded, |warning| {
-            out(&mut std::io::stderr(), &format!("warning: {warning}\n"));
-        });
-    }
-    if let Some(prefix) = &prefix {
-        let messages = session.messages();
-        let model = host.loop_agent().model();
-        host.trace()
-            .resume(session.id().as_str(), model, prefix, &messages);
-    }
+    host.trace_session(&session, recorded.as_ref(), prefix.as_ref(), |warning| {
+        out(&mut std::io::stderr(), &format!("warning: {warning}\n"));
+    });
     // The instruction files stay registered while the session runs.
     let _instructions = host.instructions_of(&session)?;
     let console = Arc::new(Console::new());

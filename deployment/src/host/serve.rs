@@ -199,14 +199,26 @@ impl Host {
         })
     }
 
-    /// Keeps each changed request prefix of the recorded session in the
-    /// store, for a later `--continue`'s trace; `warn` is told, once, when
-    /// the store failed to (the session goes on).
-    pub fn record_prefixes(
+    /// Traces `session` across processes: a resumed session's first
+    /// request compares with the `prefix` its last one recorded (so a
+    /// changed deployment says where it broke), and a recorded session
+    /// keeps each changed prefix in the store, for the next resume;
+    /// `warn` is told, once, when the store failed to (the session goes
+    /// on).
+    pub fn trace_session(
         &self,
-        recorded: &Recorded,
+        session: &Session,
+        recorded: Option<&Recorded>,
+        prefix: Option<&RequestPrefix>,
         warn: impl Fn(String) + Send + Sync + 'static,
     ) {
+        if let Some(prefix) = prefix {
+            let (id, model) = (session.id().as_str(), self.loop_agent.model());
+            self.trace.resume(id, model, prefix, &session.messages());
+        }
+        let Some(recorded) = recorded else {
+            return;
+        };
         let writer = Arc::clone(&recorded.writer);
         let warned = AtomicBool::new(false);
         self.trace.record_prefixes(
