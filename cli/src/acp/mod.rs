@@ -140,25 +140,13 @@ impl Server {
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, _cx| {
-                    *init.inner.client_fs.lock() = request.client_capabilities.fs.clone();
-                    if let Some(client) = &request.client_info {
-                        *init.inner.client.lock() = client.name.clone();
-                    }
                     responder.respond(init.initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
                 async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let id = request.session_id.clone();
-                    let response = load.load_session(request, &cx);
-                    // A loaded session takes the commands a new one does;
-                    // the client knows its id, so they go before the
-                    // answer, with the replay.
-                    if response.is_ok() {
-                        commands::announce(&cx, id);
-                    }
-                    responder.respond_with_result(response)
+                    responder.respond_with_result(load.load_session(request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -170,29 +158,13 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let id = request.session_id.clone();
-                    let response = resume.resume_session(request);
-                    if response.is_ok() {
-                        commands::announce(&cx, id);
-                    }
-                    responder.respond_with_result(response)
+                    responder.respond_with_result(resume.resume_session(request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
                 async move |request: DeleteSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let id = request.session_id.0.to_string();
-                    let response = delete.delete_session(request);
-                    if response.is_ok() {
-                        // The session's own MCP servers end with it, off
-                        // the message loop (a server may take a while).
-                        let servers = delete.inner.mcp.servers.clone();
-                        cx.spawn(async move {
-                            servers.end_session(&id).await;
-                            Ok(())
-                        })?;
-                    }
-                    responder.respond_with_result(response)
+                    responder.respond_with_result(delete.delete_session(request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -507,6 +479,10 @@ impl Server {
     /// stdio and streamable HTTP (not the older SSE); the client's system
     /// prompt in both modes, a session's `additionalDirectories`.
     fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+        *self.inner.client_fs.lock() = request.client_capabilities.fs.clone();
+        if let Some(client) = &request.client_info {
+            *self.inner.client.lock() = client.name.clone();
+        }
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
                 sessions::capabilities(self.store())

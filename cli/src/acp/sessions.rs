@@ -20,7 +20,7 @@ use dsh_agent_loop::{Event, SessionId};
 use dsh_session_store::{ListQuery, StoreError};
 
 use super::updates::Updates;
-use super::{Server, Slot, fs, session_cwd, system_prompt};
+use super::{Server, Slot, commands, fs, session_cwd, system_prompt};
 use dsh_deployment::host::store::{Recording, ResumeError};
 
 /// How many sessions one `session/list` page holds.
@@ -61,6 +61,7 @@ impl Server {
             request.system_prompt,
         )?;
         let id = SessionId::new(request.session_id.0.clone());
+        let updates_id = request.session_id.clone();
         let updates = Updates::new(
             id,
             request.session_id,
@@ -69,13 +70,18 @@ impl Server {
             cx.clone(),
         );
         updates.replay(&history);
+        // A loaded session takes the commands a new one does; the client
+        // knows its id, so they go before the answer, with the replay.
+        commands::announce(cx, updates_id);
         Ok(LoadSessionResponse::new())
     }
 
-    /// `session/resume`: opens the recorded session, without replay.
+    /// `session/resume`: opens the recorded session, without replay, and
+    /// announces its commands.
     pub(super) fn resume_session(
         &self,
         request: ResumeSessionRequest,
+        cx: &ConnectionTo<Client>,
     ) -> Result<ResumeSessionResponse, Error> {
         self.open_recorded(
             &request.session_id,
@@ -83,6 +89,7 @@ impl Server {
             request.additional_directories,
             request.system_prompt,
         )?;
+        commands::announce(cx, request.session_id);
         Ok(ResumeSessionResponse::new())
     }
 
@@ -123,10 +130,12 @@ impl Server {
     }
 
     /// `session/delete`: deletes the recorded session, closing it first if
-    /// this process has it open and idle.
+    /// this process has it open and idle; its own MCP servers end with it,
+    /// off the message loop (a server may take a while).
     pub(super) fn delete_session(
         &self,
         request: DeleteSessionRequest,
+        cx: &ConnectionTo<Client>,
     ) -> Result<DeleteSessionResponse, Error> {
         let recording = self.recording()?;
         let id = SessionId::new(request.session_id.0.clone());
@@ -149,7 +158,14 @@ impl Server {
             }
         }
         match recording.store().delete(id.as_str()) {
-            Ok(()) => Ok(DeleteSessionResponse::new()),
+            Ok(()) => {
+                let servers = self.inner.mcp.servers.clone();
+                cx.spawn(async move {
+                    servers.end_session(id.as_str()).await;
+                    Ok(())
+                })?;
+                Ok(DeleteSessionResponse::new())
+            }
             Err(StoreError::NotFound { .. }) => Err(not_found(&request.session_id)),
             Err(error) => Err(store_error(error)),
         }
