@@ -82,6 +82,25 @@ fn fixture(answers: &str, tables: &str, tools: &[&str]) -> Fixture {
     }
 }
 
+impl Fixture {
+    /// Runs `op` as an initialized client of `dsh acp` on this
+    /// deployment; permission requests get `answer`.
+    async fn client<T>(
+        &self,
+        answer: Answer,
+        op: impl AsyncFnOnce(
+            ConnectionTo<Agent>,
+            &mut mpsc::UnboundedReceiver<Seen>,
+        ) -> Result<T, Error>,
+    ) -> T {
+        with_dsh(&self.config, &self.recorded, answer, async |cx, rx| {
+            initialize(&cx).await?;
+            op(cx, rx).await
+        })
+        .await
+    }
+}
+
 /// Runs `op` as a client of `dsh acp --config config`, recording the
 /// model requests to `recorded`; permission requests get `answer`.
 async fn with_dsh<T>(
