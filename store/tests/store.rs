@@ -62,6 +62,18 @@ fn coder_session(store: &Store) -> SessionWriter {
         .expect("the session is created")
 }
 
+/// A coder session with its first event and the prefix `You code.`
+/// recorded, and its id.
+fn recorded_session(store: &Store) -> (SessionWriter, String) {
+    let writer = coder_session(store);
+    writer.append(&a_turn()[0]).expect("the event is recorded");
+    writer
+        .record_prefix(&a_prefix("You code."))
+        .expect("the prefix is recorded");
+    let id = writer.id().to_owned();
+    (writer, id)
+}
+
 fn raw(store: &Store) -> rusqlite::Connection {
     rusqlite::Connection::open(store.path()).expect("the file opens")
 }
@@ -261,10 +273,7 @@ fn list_filters_by_cwd_and_pages() {
 #[test]
 fn delete_removes_a_session_and_its_events() {
     let (_dir, store) = temp_store();
-    let writer = coder_session(&store);
-    writer.append(&a_turn()[0]).unwrap();
-    writer.record_prefix(&a_prefix("You code.")).unwrap();
-    let id = writer.id().to_owned();
+    let (writer, id) = recorded_session(&store);
     let kept = coder_session(&store);
     drop(writer);
     store.delete(&id).unwrap();
@@ -405,10 +414,7 @@ fn the_last_request_prefix_is_kept_replaced_and_reloaded() {
 #[test]
 fn a_torn_prefix_is_reported_and_the_session_still_loads() {
     let (_dir, store) = temp_store();
-    let writer = coder_session(&store);
-    writer.append(&a_turn()[0]).unwrap();
-    writer.record_prefix(&a_prefix("You code.")).unwrap();
-    let id = writer.id().to_owned();
+    let (writer, id) = recorded_session(&store);
     drop(writer);
     raw(&store)
         .execute(
