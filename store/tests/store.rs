@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use dsh_agent_types::{Event, ToolCall, TurnEndReason};
 use dsh_session_store::{
-    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RequestPrefix, Store, StoreError,
+    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RequestPrefix, SessionWriter, Store,
+    StoreError,
 };
 
 fn a_turn() -> Vec<Event> {
@@ -47,14 +48,39 @@ fn store_in(dir: &Path) -> Store {
     Store::open(dir.join("state/dsh/sessions.db")).expect("the store opens")
 }
 
+/// A store in a temp dir of its own; keep the dir alive.
+fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = store_in(dir.path());
+    (dir, store)
+}
+
+/// A new session of agent `coder` on model `m`.
+fn coder_session(store: &Store) -> SessionWriter {
+    store
+        .create(&NewSession::new("coder", "m"))
+        .expect("the session is created")
+}
+
+/// A coder session with its first event and the prefix `You code.`
+/// recorded, and its id.
+fn recorded_session(store: &Store) -> (SessionWriter, String) {
+    let writer = coder_session(store);
+    writer.append(&a_turn()[0]).expect("the event is recorded");
+    writer
+        .record_prefix(&a_prefix("You code."))
+        .expect("the prefix is recorded");
+    let id = writer.id().to_owned();
+    (writer, id)
+}
+
 fn raw(store: &Store) -> rusqlite::Connection {
     rusqlite::Connection::open(store.path()).expect("the file opens")
 }
 
 #[test]
 fn a_session_round_trips() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
+    let (_dir, store) = temp_store();
     let new = NewSession::new("coder", "gpt-5")
         .with_cwd("/work/project")
         .with_deployment("/work/dsh.toml", "abc123");
@@ -85,12 +111,11 @@ fn a_session_round_trips() {
 
 #[test]
 fn the_directory_and_the_file_are_private() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
+    let (_dir, store) = temp_store();
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(store.path().parent().unwrap()), 0o700);
     assert_eq!(mode(store.path()), 0o600);
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    let writer = coder_session(&store);
     writer.append(&a_turn()[0]).unwrap();
     let wal = PathBuf::from(format!("{}-wal", store.path().display()));
     assert_eq!(mode(&wal), 0o600, "the WAL holds conversations too");
@@ -98,8 +123,7 @@ fn the_directory_and_the_file_are_private() {
 
 #[test]
 fn the_store_is_in_wal_mode() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
+    let (_dir, store) = temp_store();
     let mode: String = raw(&store)
         .query_row("PRAGMA journal_mode", [], |row| row.get(0))
         .unwrap();
@@ -108,9 +132,8 @@ fn the_store_is_in_wal_mode() {
 
 #[test]
 fn a_torn_record_is_reported_and_skipped() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    let (_dir, store) = temp_store();
+    let writer = coder_session(&store);
     for event in a_turn() {
         writer.append(&event).unwrap();
     }
@@ -153,9 +176,8 @@ fn a_torn_record_is_reported_and_skipped() {
 
 #[test]
 fn a_crash_mid_call_resumes_with_the_call_interrupted() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    let (_dir, store) = temp_store();
+    let writer = coder_session(&store);
     // The process died while `c1` ran: no result, no turn end.
     for event in &a_turn()[..5] {
         writer.append(event).unwrap();
@@ -189,9 +211,8 @@ fn a_crash_mid_call_resumes_with_the_call_interrupted() {
 
 #[test]
 fn a_session_open_elsewhere_is_read_but_not_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    let (_dir, store) = temp_store();
+    let writer = coder_session(&store);
     writer.append(&a_turn()[0]).unwrap();
     let id = writer.id().to_owned();
     let other = Store::open(store.path()).unwrap();
@@ -205,8 +226,7 @@ fn a_session_open_elsewhere_is_read_but_not_written() {
 
 #[test]
 fn list_filters_by_cwd_and_pages() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
+    let (_dir, store) = temp_store();
     let mut ids = Vec::new();
     for n in 0..5 {
         let cwd = if n % 2 == 0 { "/a" } else { "/b" };
@@ -252,13 +272,9 @@ fn list_filters_by_cwd_and_pages() {
 
 #[test]
 fn delete_removes_a_session_and_its_events() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
-    writer.append(&a_turn()[0]).unwrap();
-    writer.record_prefix(&a_prefix("You code.")).unwrap();
-    let id = writer.id().to_owned();
-    let kept = store.create(&NewSession::new("coder", "m")).unwrap();
+    let (_dir, store) = temp_store();
+    let (writer, id) = recorded_session(&store);
+    let kept = coder_session(&store);
     drop(writer);
     store.delete(&id).unwrap();
     assert!(matches!(store.load(&id), Err(StoreError::NotFound { .. })));
@@ -334,8 +350,7 @@ fn child_writer() {
 
 #[test]
 fn two_processes_write_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
+    let (_dir, store) = temp_store();
     let spawn = || {
         Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "child_writer", "--quiet"])
@@ -385,9 +400,8 @@ fn a_prefix(system_prompt: &str) -> RequestPrefix {
 
 #[test]
 fn the_last_request_prefix_is_kept_replaced_and_reloaded() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
+    let (_dir, store) = temp_store();
+    let writer = coder_session(&store);
     let id = writer.id().to_owned();
     assert_eq!(store.load(&id).unwrap().prefix, None);
     writer.record_prefix(&a_prefix("You code.")).unwrap();
@@ -399,12 +413,8 @@ fn the_last_request_prefix_is_kept_replaced_and_reloaded() {
 
 #[test]
 fn a_torn_prefix_is_reported_and_the_session_still_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(dir.path());
-    let writer = store.create(&NewSession::new("coder", "m")).unwrap();
-    writer.append(&a_turn()[0]).unwrap();
-    writer.record_prefix(&a_prefix("You code.")).unwrap();
-    let id = writer.id().to_owned();
+    let (_dir, store) = temp_store();
+    let (writer, id) = recorded_session(&store);
     drop(writer);
     raw(&store)
         .execute(

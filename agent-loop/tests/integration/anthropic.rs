@@ -4,14 +4,12 @@
 
 use crate::support;
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
@@ -91,11 +89,8 @@ struct Received {
     at: Instant,
 }
 
-#[derive(Default)]
-struct Server {
-    answers: Mutex<VecDeque<Canned>>,
-    received: Mutex<Vec<Received>>,
-}
+/// The fake Messages API: its canned answers and what it received.
+type Server = support::FakeServer<Canned, Received>;
 
 impl Server {
     fn bodies(&self) -> Vec<Value> {
@@ -108,13 +103,12 @@ impl Server {
 }
 
 async fn messages(State(server): State<Arc<Server>>, headers: HeaderMap, body: Bytes) -> Response {
-    server.received.lock().push(Received {
+    let received = Received {
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
         headers,
         at: Instant::now(),
-    });
-    let answer = server.answers.lock().pop_front();
-    let Some(answer) = answer else {
+    };
+    let Some(answer) = server.answer(received) else {
         return Canned::error(500, "api_error", "the test server ran out of answers")
             .into_response();
     };
@@ -144,18 +138,7 @@ impl IntoResponse for Canned {
                 ))
             }
         };
-        let mut response = (
-            self.status,
-            [(header::CONTENT_TYPE, self.content_type)],
-            body,
-        )
-            .into_response();
-        for (name, value) in self.headers {
-            response
-                .headers_mut()
-                .insert(name, header::HeaderValue::from_static(value));
-        }
-        response
+        support::canned_response(self.status, self.content_type, body, self.headers)
     }
 }
 
@@ -164,17 +147,7 @@ impl IntoResponse for Canned {
 async fn serve(
     answers: impl IntoIterator<Item = Canned>,
 ) -> Result<(String, Arc<Server>), std::io::Error> {
-    let server = Arc::new(Server {
-        answers: Mutex::new(answers.into_iter().collect()),
-        ..Server::default()
-    });
-    let router = Router::new()
-        .route("/v1/messages", post(messages))
-        .with_state(Arc::clone(&server));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?;
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Ok((format!("http://{address}"), server))
+    support::start_fake_server("", "/v1/messages", post(messages), answers).await
 }
 
 const KEY: &str = "sk-ant-test-0123456789";
@@ -825,10 +798,7 @@ async fn an_unreachable_api_and_a_bad_url_say_what_to_fix() -> TestResult {
     .to_string();
     assert!(bad.contains("`https://api.anthropic.com`"), "{bad}");
 
-    // A port nothing listens on: bind one, then let it go.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let address = listener.local_addr()?;
-    drop(listener);
+    let address = support::unused_address()?;
     let adapter = AnthropicAdapter::new(
         AnthropicConfig::default().with_base_url(format!("http://{address}")),
         None,

@@ -3,11 +3,9 @@
 
 use crate::support;
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -113,11 +111,7 @@ fn http_body(pieces: Vec<Piece>) -> Body {
 
 /// What the fake server received: the body and the authorization header
 /// of each request.
-#[derive(Default)]
-struct Server {
-    answers: Mutex<VecDeque<Canned>>,
-    received: Mutex<Vec<(Value, Option<String>)>>,
-}
+type Server = support::FakeServer<Canned, (Value, Option<String>)>;
 
 async fn completions(
     State(server): State<Arc<Server>>,
@@ -129,23 +123,15 @@ async fn completions(
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    server.received.lock().push((body, authorization));
-    let answer = server.answers.lock().pop_front();
-    match answer {
+    match server.answer((body, authorization)) {
         Some(answer) => {
             tokio::time::sleep(answer.delay).await;
-            let mut response = (
+            support::canned_response(
                 answer.status,
-                [(header::CONTENT_TYPE, answer.content_type)],
+                answer.content_type,
                 http_body(answer.body),
+                answer.headers,
             )
-                .into_response();
-            for (name, value) in answer.headers {
-                response
-                    .headers_mut()
-                    .insert(name, header::HeaderValue::from_static(value));
-            }
-            response
         }
         None => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -159,17 +145,7 @@ async fn completions(
 async fn serve(
     answers: impl IntoIterator<Item = Canned>,
 ) -> Result<(String, Arc<Server>), std::io::Error> {
-    let server = Arc::new(Server {
-        answers: Mutex::new(answers.into_iter().collect()),
-        ..Server::default()
-    });
-    let router = Router::new()
-        .route("/v1/chat/completions", post(completions))
-        .with_state(Arc::clone(&server));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?;
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Ok((format!("http://{address}/v1"), server))
+    support::start_fake_server("/v1", "/chat/completions", post(completions), answers).await
 }
 
 fn request(system: Option<&str>, text: &str) -> ModelRequest {
@@ -249,11 +225,10 @@ fn tool_delta(call: Value) -> Value {
     chunk(json!({"tool_calls": [call]}))
 }
 
-/// Streams `request`, recording each piece of text `on_text` gets; calls
-/// `also` with each piece too.
+/// Streams a request `hi`, recording each piece of text `on_text` gets;
+/// calls `also` with each piece too.
 async fn stream(
     adapter: &OpenAiAdapter,
-    request: &ModelRequest,
     cancel: &CancellationToken,
     also: impl Fn(&str) + Send + Sync,
 ) -> (Result<ModelResponse, ModelError>, Vec<String>) {
@@ -262,7 +237,9 @@ async fn stream(
         pieces.lock().push(piece.to_owned());
         also(piece);
     };
-    let response = adapter.complete(request, &on_text, cancel).await;
+    let response = adapter
+        .complete(&request(None, "hi"), &on_text, cancel)
+        .await;
     (response, pieces.into_inner())
 }
 
@@ -597,14 +574,7 @@ async fn x_should_retry_decides_over_the_status() -> TestResult {
 async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
     let (base_url, server) = serve([rate_limited().with_header("retry-after", "30")]).await?;
     let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
-    let cancel = CancellationToken::new();
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            cancel.cancel();
-        })
-    };
+    let (cancel, canceller) = support::cancel_after(Duration::from_millis(200));
     let started = std::time::Instant::now();
     let result = adapter
         .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
@@ -616,6 +586,23 @@ async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
     Ok(())
 }
 
+/// Fails unless `error` says the server sent invalid JSON and quotes it
+/// (every invalid text of these tests says `not json`); returns its
+/// message.
+fn invalid_json_message(error: &ModelError) -> String {
+    assert!(
+        matches!(error, ModelError::InvalidResponse { .. }),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("invalid JSON"), "{message}");
+    assert!(
+        message.contains("not json"),
+        "the text is quoted: {message}"
+    );
+    message
+}
+
 #[tokio::test]
 async fn malformed_json_is_an_invalid_response() -> TestResult {
     let (adapter, _server) = local_adapter([
@@ -625,17 +612,7 @@ async fn malformed_json_is_an_invalid_response() -> TestResult {
     ])
     .await?;
 
-    let syntax = error_of(&adapter).await?;
-    assert!(
-        matches!(syntax, ModelError::InvalidResponse { .. }),
-        "{syntax:?}"
-    );
-    let message = syntax.to_string();
-    assert!(message.contains("invalid JSON"), "{message}");
-    assert!(
-        message.contains("not json"),
-        "the body is quoted: {message}"
-    );
+    invalid_json_message(&error_of(&adapter).await?);
 
     let shape = error_of(&adapter).await?;
     let message = shape.to_string();
@@ -646,26 +623,30 @@ async fn malformed_json_is_an_invalid_response() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
-async fn a_slow_server_times_out() -> TestResult {
-    let (base_url, _server) =
-        serve([Canned::json(completion(json!({"content": "late"}))).after(Duration::from_secs(5))])
-            .await?;
-    let config = OpenAiConfig::new(&base_url).with_timeout(Duration::from_millis(200));
+/// The error of a request `hi` to a server that gives `answer`, sent by an
+/// adapter whose timeout is `timeout_ms`; fails unless it is that timeout,
+/// and reported well before the answer would have come.
+async fn timeout_error(
+    answer: Canned,
+    timeout_ms: u64,
+) -> Result<ModelError, Box<dyn std::error::Error>> {
+    let (base_url, _server) = serve([answer]).await?;
+    let config = OpenAiConfig::new(&base_url).with_timeout(Duration::from_millis(timeout_ms));
     let adapter = OpenAiAdapter::new(config, None)?;
     let started = std::time::Instant::now();
     let error = error_of(&adapter).await?;
     assert!(
-        matches!(
-            error,
-            ModelError::Timeout {
-                timeout_ms: 200,
-                ..
-            }
-        ),
+        matches!(error, ModelError::Timeout { timeout_ms: ms, .. } if ms == timeout_ms),
         "{error:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(4));
+    Ok(error)
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out() -> TestResult {
+    let late = Canned::json(completion(json!({"content": "late"}))).after(Duration::from_secs(5));
+    let error = timeout_error(late, 200).await?;
     assert!(error.to_string().contains("timeout_ms"), "{error}");
     Ok(())
 }
@@ -676,14 +657,7 @@ async fn cancellation_stops_waiting_for_the_server() -> TestResult {
         serve([Canned::json(completion(json!({"content": "late"}))).after(Duration::from_secs(5))])
             .await?;
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
-    let cancel = CancellationToken::new();
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            cancel.cancel();
-        })
-    };
+    let (cancel, canceller) = support::cancel_after(Duration::from_millis(50));
     let started = std::time::Instant::now();
     let result = adapter
         .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
@@ -735,12 +709,9 @@ async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
     ])])
     .await?;
     let started = std::time::Instant::now();
-    let (response, pieces) = stream(
-        &adapter,
-        &request(None, "hi"),
-        &CancellationToken::new(),
-        |_| first_piece.notify_one(),
-    )
+    let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {
+        first_piece.notify_one()
+    })
     .await;
     assert!(
         started.elapsed() < Duration::from_secs(4),
@@ -772,13 +743,7 @@ async fn a_server_that_does_not_stream_still_answers() -> TestResult {
         "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read", "arguments": "{}"}}],
     })))])
     .await?;
-    let (response, pieces) = stream(
-        &adapter,
-        &request(None, "hi"),
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {}).await;
     assert_eq!(
         response?,
         ModelResponse::text("All at once.").with_tool_call(ToolCall::new("a", "read", "{}"))
@@ -792,13 +757,7 @@ async fn a_server_that_does_not_stream_still_answers() -> TestResult {
 async fn a_stream_that_ends_without_done_is_interrupted() -> TestResult {
     let (adapter, _server) =
         local_adapter([Canned::events([event(text_delta("Half an"))])]).await?;
-    let (response, pieces) = stream(
-        &adapter,
-        &request(None, "hi"),
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {}).await;
     let error = response.err().ok_or("expected an error")?;
     assert!(
         matches!(&error, ModelError::Interrupted { message, .. } if message.contains("`data: [DONE]`")),
@@ -820,12 +779,9 @@ async fn a_stream_that_breaks_mid_way_is_interrupted() -> TestResult {
         Piece::Break,
     ])])
     .await?;
-    let (response, pieces) = stream(
-        &adapter,
-        &request(None, "hi"),
-        &CancellationToken::new(),
-        |_| first_piece.notify_one(),
-    )
+    let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {
+        first_piece.notify_one()
+    })
     .await;
     let error = response.err().ok_or("expected an error")?;
     assert!(matches!(error, ModelError::Interrupted { .. }), "{error:?}");
@@ -842,18 +798,8 @@ async fn a_chunk_that_is_not_json_is_an_invalid_response() -> TestResult {
         done(),
     ])])
     .await?;
-    let error = error_of(&adapter).await?;
-    assert!(
-        matches!(error, ModelError::InvalidResponse { .. }),
-        "{error:?}"
-    );
-    let message = error.to_string();
+    let message = invalid_json_message(&error_of(&adapter).await?);
     assert!(message.contains("event 2 of the stream"), "{message}");
-    assert!(message.contains("invalid JSON"), "{message}");
-    assert!(
-        message.contains("not json"),
-        "the data is quoted: {message}"
-    );
     Ok(())
 }
 
@@ -869,7 +815,7 @@ async fn cancellation_stops_reading_the_stream() -> TestResult {
     .await?;
     let cancel = CancellationToken::new();
     let started = std::time::Instant::now();
-    let (response, pieces) = stream(&adapter, &request(None, "hi"), &cancel, |_| {
+    let (response, pieces) = stream(&adapter, &cancel, |_| {
         cancel.cancel();
     })
     .await;
@@ -885,36 +831,14 @@ async fn cancellation_stops_reading_the_stream() -> TestResult {
 #[tokio::test]
 async fn the_timeout_applies_while_streaming() -> TestResult {
     let never = Arc::new(Notify::new());
-    let (base_url, _server) = serve([Canned::events([
-        event(text_delta("Once")),
-        Piece::Wait(never),
-        done(),
-    ])])
-    .await?;
-    let config = OpenAiConfig::new(&base_url).with_timeout(Duration::from_millis(300));
-    let adapter = OpenAiAdapter::new(config, None)?;
-    let started = std::time::Instant::now();
-    let error = error_of(&adapter).await?;
-    assert!(
-        matches!(
-            error,
-            ModelError::Timeout {
-                timeout_ms: 300,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert!(started.elapsed() < Duration::from_secs(4));
+    let stalled = Canned::events([event(text_delta("Once")), Piece::Wait(never), done()]);
+    timeout_error(stalled, 300).await?;
     Ok(())
 }
 
 #[tokio::test]
 async fn an_unreachable_server_says_to_check_the_base_url() -> TestResult {
-    // Bind a port, then free it: nothing listens there now.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?;
-    drop(listener);
+    let address = support::unused_address()?;
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(format!("http://{address}/v1")), None)?;
     let error = error_of(&adapter).await?;
     assert!(matches!(error, ModelError::Unreachable { .. }), "{error:?}");

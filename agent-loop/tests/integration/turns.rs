@@ -338,14 +338,7 @@ async fn run_cancelled_after(
     agent_loop: &AgentLoop,
     after: Duration,
 ) -> Result<(Result<TurnSummary, TurnError>, Session), Box<dyn std::error::Error>> {
-    let cancel = CancellationToken::new();
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(after).await;
-            cancel.cancel();
-        })
-    };
+    let (cancel, canceller) = support::cancel_after(after);
     let mut session = Session::new();
     let result = tokio::time::timeout(
         Duration::from_secs(10),

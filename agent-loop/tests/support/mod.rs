@@ -148,3 +148,91 @@ pub fn agent_loop(
     let installed = registry.install(&prompt)?;
     Ok((AgentLoop::new(prompt, registry, adapter), installed))
 }
+
+/// A token that is cancelled `after` this long, and the task that cancels
+/// it (await it to be sure the cancel happened).
+pub fn cancel_after(after: Duration) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancellationToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            cancel.cancel();
+        })
+    };
+    (cancel, canceller)
+}
+
+/// Serves `router` on a free port of 127.0.0.1 for the rest of the test;
+/// returns the address it listens on.
+pub async fn serve_locally(router: axum::Router) -> Result<std::net::SocketAddr, std::io::Error> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(address)
+}
+
+/// An address of 127.0.0.1 that nothing listens on: a port bound, then
+/// let go.
+pub fn unused_address() -> Result<std::net::SocketAddr, std::io::Error> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.local_addr()
+}
+
+/// A fake server's canned answer as an HTTP response: `status`, its
+/// content type, `body` and the extra `headers`.
+pub fn canned_response(
+    status: axum::http::StatusCode,
+    content_type: &'static str,
+    body: axum::body::Body,
+    headers: Vec<(&'static str, &'static str)>,
+) -> axum::response::Response {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let mut response = (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
+    for (name, value) in headers {
+        response
+            .headers_mut()
+            .insert(name, header::HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// A fake model server's state: the canned answers `A` it still has to
+/// give, in order, and what it recorded `R` of each request it received.
+pub struct FakeServer<A, R> {
+    pub answers: parking_lot::Mutex<std::collections::VecDeque<A>>,
+    pub received: parking_lot::Mutex<Vec<R>>,
+}
+
+impl<A, R> FakeServer<A, R> {
+    /// Records `request`; returns the next canned answer, if any is left.
+    pub fn answer(&self, request: R) -> Option<A> {
+        self.received.lock().push(request);
+        self.answers.lock().pop_front()
+    }
+}
+
+/// Starts a fake model server on 127.0.0.1 that gives `answers` to the
+/// POSTs `handler` takes at `base` + `path`; returns its base URL
+/// (`http://127.0.0.1:N` + `base`) and its state.
+pub async fn start_fake_server<A, R>(
+    base: &str,
+    path: &str,
+    handler: axum::routing::MethodRouter<Arc<FakeServer<A, R>>>,
+    answers: impl IntoIterator<Item = A>,
+) -> Result<(String, Arc<FakeServer<A, R>>), std::io::Error>
+where
+    A: Send + Sync + 'static,
+    R: Send + Sync + 'static,
+{
+    let server = Arc::new(FakeServer {
+        answers: parking_lot::Mutex::new(answers.into_iter().collect()),
+        received: parking_lot::Mutex::new(Vec::new()),
+    });
+    let router = axum::Router::new()
+        .route(&format!("{base}{path}"), handler)
+        .with_state(Arc::clone(&server));
+    let address = serve_locally(router).await?;
+    Ok((format!("http://{address}{base}"), server))
+}

@@ -160,10 +160,16 @@ pub fn scripted_runner(dir: &Path, answers: &str, tools: &[&str]) -> String {
 /// The model requests `--record-requests` wrote to `path`, one JSON value
 /// a line.
 pub fn recorded_requests(path: &Path) -> Vec<serde_json::Value> {
+    json_lines(path)
+}
+
+/// The JSON values of a file written one a line (`--record-requests`,
+/// `--trace`), which must exist.
+pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
-        .expect("requests were recorded")
+        .unwrap_or_else(|error| panic!("{} was not written: {error}", path.display()))
         .lines()
-        .map(|line| serde_json::from_str(line).expect("one JSON request a line"))
+        .map(|line| serde_json::from_str(line).expect("one JSON value a line"))
         .collect()
 }
 
@@ -187,9 +193,9 @@ pub fn serve(app: axum::Router) -> String {
     format!("http://{address}/v1")
 }
 
-/// `dsh run --config config` with `args`, which must succeed: its output,
-/// and the model requests it recorded into `dir`.
-pub fn run_recorded(dir: &Path, config: &str, args: &[&str]) -> (Output, Vec<serde_json::Value>) {
+/// The command of `dsh run --config config` with `args`, recording its
+/// model requests into `dir`, and the file it records them to.
+pub fn recording_run(dir: &Path, config: &str, args: &[&str]) -> (Command, PathBuf) {
     let recorded = dir.join("run-requests.jsonl");
     let recorded_arg = recorded.display().to_string();
     let mut all = vec![
@@ -200,7 +206,14 @@ pub fn run_recorded(dir: &Path, config: &str, args: &[&str]) -> (Output, Vec<ser
         &recorded_arg,
     ];
     all.extend(args);
-    let output = dsh(&all);
+    (command(&all), recorded)
+}
+
+/// `dsh run --config config` with `args`, which must succeed: its output,
+/// and the model requests it recorded into `dir`.
+pub fn run_recorded(dir: &Path, config: &str, args: &[&str]) -> (Output, Vec<serde_json::Value>) {
+    let (mut run, recorded) = recording_run(dir, config, args);
+    let output = run.output().expect("dsh runs");
     assert_status(&output, 0);
     (output, recorded_requests(&recorded))
 }
@@ -263,4 +276,33 @@ pub fn assert_all_gone(pids: &[u32]) {
     for &pid in pids {
         assert!(!running(pid), "process {pid} outlived dsh");
     }
+}
+
+/// The names of the tools a recorded model request offers, in its order,
+/// in either wire format (`function.name` or `name`).
+pub fn tool_names(request: &serde_json::Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| {
+            tool["function"]["name"]
+                .as_str()
+                .or(tool["name"].as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// The system prompt of each model request recorded at `path`.
+pub fn recorded_systems(path: &Path) -> Vec<String> {
+    recorded_requests(path)
+        .iter()
+        .map(|request| {
+            request["system"]
+                .as_str()
+                .expect("a system prompt")
+                .to_owned()
+        })
+        .collect()
 }

@@ -82,6 +82,25 @@ fn fixture(answers: &str, tables: &str, tools: &[&str]) -> Fixture {
     }
 }
 
+impl Fixture {
+    /// Runs `op` as an initialized client of `dsh acp` on this
+    /// deployment; permission requests get `answer`.
+    async fn client<T>(
+        &self,
+        answer: Answer,
+        op: impl AsyncFnOnce(
+            ConnectionTo<Agent>,
+            &mut mpsc::UnboundedReceiver<Seen>,
+        ) -> Result<T, Error>,
+    ) -> T {
+        with_dsh(&self.config, &self.recorded, answer, async |cx, rx| {
+            initialize(&cx).await?;
+            op(cx, rx).await
+        })
+        .await
+    }
+}
+
 /// Runs `op` as a client of `dsh acp --config config`, recording the
 /// model requests to `recorded`; permission requests get `answer`.
 async fn with_dsh<T>(
@@ -150,7 +169,8 @@ async fn new_session(cx: &ConnectionTo<Agent>, cwd: &Path) -> Result<SessionId, 
     Ok(response.session_id)
 }
 
-async fn prompt(
+/// Sends `text` as a prompt of `session`; its stop reason.
+pub(crate) async fn prompt(
     cx: &ConnectionTo<Agent>,
     session: &SessionId,
     text: &str,
@@ -321,15 +341,7 @@ async fn two_sessions_of_one_process_each_render_their_own_cwd() {
     .await;
 
     assert_ne!(ids.0, ids.1);
-    let systems: Vec<String> = common::recorded_requests(&recorded)
-        .iter()
-        .map(|request| {
-            request["system"]
-                .as_str()
-                .expect("a system prompt")
-                .to_owned()
-        })
-        .collect();
+    let systems = common::recorded_systems(&recorded);
     let expected = |cwd: &Path| {
         format!(
             "You are an editor's agent on scripted in {}.",
@@ -377,11 +389,7 @@ async fn the_trace_has_a_line_per_request_of_every_session() {
     })
     .await;
 
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
-        .expect("the trace is written")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect();
+    let lines = common::json_lines(&trace);
     let seen: Vec<(String, u64, u64)> = lines
         .iter()
         .map(|line| {

@@ -1,7 +1,8 @@
 //! MCP servers under `dsh acp`: the editor's `mcpServers` of `session/new`
 //! start for that session alone, and stop with dsh.
 
-use crate::common;
+use crate::acp::prompt;
+use crate::common::{self, tool_names};
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,10 +11,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, DeleteSessionRequest, InitializeRequest, McpServer, McpServerStdio,
-    NewSessionRequest, PromptRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
+    NewSessionRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
 use agent_client_protocol::{Agent, Client, Error};
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
@@ -46,15 +46,6 @@ async fn with_dsh<T>(
         .expect("the client side succeeds")
 }
 
-async fn prompt(
-    cx: &ConnectionTo<Agent>,
-    session: &SessionId,
-    text: &str,
-) -> Result<StopReason, Error> {
-    let request = PromptRequest::new(session.clone(), vec![ContentBlock::from(text)]);
-    Ok(cx.send_request(request).block_task().await?.stop_reason)
-}
-
 fn texts(rx: &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>, of: &SessionId) -> String {
     let mut all = String::new();
     while let Ok((session, update)) = rx.try_recv() {
@@ -66,20 +57,6 @@ fn texts(rx: &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>, of: &Sess
         }
     }
     all
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| {
-            tool["function"]["name"]
-                .as_str()
-                .or(tool["name"].as_str())
-                .map(str::to_owned)
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

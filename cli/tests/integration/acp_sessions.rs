@@ -183,111 +183,103 @@ async fn a_resumed_sessions_first_request_compares_with_the_one_it_recorded() {
 
 #[tokio::test]
 async fn sessions_are_listed_by_cwd_a_page_at_a_time_and_deleted() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture("answers = []\n", "", &["bash"]);
+    let fixture = &fixture("answers = []\n", "", &["bash"]);
+    let project = &fixture.project;
     let elsewhere = tempfile::tempdir().unwrap();
-    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
-        initialize(&cx).await?;
-        let other = new_session(&cx, elsewhere.path()).await?;
-        // Older by at least a millisecond than every session after it.
-        tokio::time::sleep(Duration::from_millis(3)).await;
-        let mut ids = Vec::new();
-        for _ in 0..51 {
-            ids.push(new_session(&cx, project.path()).await?);
-        }
-        let list = |cursor: Option<String>| {
-            let mut request = ListSessionsRequest::new();
-            request.cwd = Some(project.path().to_owned());
-            request.cursor = cursor;
-            cx.send_request(request).block_task()
-        };
-        let first = list(None).await?;
-        assert_eq!(first.sessions.len(), 50);
-        assert!(first.sessions.iter().all(|s| s.cwd == project.path()));
-        assert!(first.sessions.iter().all(|s| s.updated_at.is_some()));
-        let second = list(first.next_cursor.clone()).await?;
-        assert_eq!(second.sessions.len(), 1);
-        assert_eq!(second.next_cursor, None);
-        let mut listed: Vec<_> = first
-            .sessions
-            .iter()
-            .chain(&second.sessions)
-            .map(|s| s.session_id.0.to_string())
-            .collect();
-        listed.sort();
-        let mut ids: Vec<String> = ids.iter().map(|id| id.0.to_string()).collect();
-        ids.sort();
-        assert_eq!(listed, ids, "every session once, none of the other cwd");
-        // Unfiltered, the oldest (the other cwd's) is on the second page.
-        let all = cx
-            .send_request(ListSessionsRequest::new())
-            .block_task()
-            .await?;
-        assert!(!all.sessions.iter().any(|s| s.session_id == other));
-        let rest = cx
-            .send_request(ListSessionsRequest::new().cursor(all.next_cursor))
-            .block_task()
-            .await?;
-        assert_eq!(rest.sessions.len(), 2);
-        assert_eq!(rest.sessions[1].session_id, other, "the oldest last");
+    fixture
+        .client(Answer::Allow, async |cx, _rx| {
+            let other = new_session(&cx, elsewhere.path()).await?;
+            // Older by at least a millisecond than every session after it.
+            tokio::time::sleep(Duration::from_millis(3)).await;
+            let mut ids = Vec::new();
+            for _ in 0..51 {
+                ids.push(new_session(&cx, project.path()).await?);
+            }
+            let list = |cursor: Option<String>| {
+                let mut request = ListSessionsRequest::new();
+                request.cwd = Some(project.path().to_owned());
+                request.cursor = cursor;
+                cx.send_request(request).block_task()
+            };
+            let first = list(None).await?;
+            assert_eq!(first.sessions.len(), 50);
+            assert!(first.sessions.iter().all(|s| s.cwd == project.path()));
+            assert!(first.sessions.iter().all(|s| s.updated_at.is_some()));
+            let second = list(first.next_cursor.clone()).await?;
+            assert_eq!(second.sessions.len(), 1);
+            assert_eq!(second.next_cursor, None);
+            let mut listed: Vec<_> = first
+                .sessions
+                .iter()
+                .chain(&second.sessions)
+                .map(|s| s.session_id.0.to_string())
+                .collect();
+            listed.sort();
+            let mut ids: Vec<String> = ids.iter().map(|id| id.0.to_string()).collect();
+            ids.sort();
+            assert_eq!(listed, ids, "every session once, none of the other cwd");
+            // Unfiltered, the oldest (the other cwd's) is on the second page.
+            let all = cx
+                .send_request(ListSessionsRequest::new())
+                .block_task()
+                .await?;
+            assert!(!all.sessions.iter().any(|s| s.session_id == other));
+            let rest = cx
+                .send_request(ListSessionsRequest::new().cursor(all.next_cursor))
+                .block_task()
+                .await?;
+            assert_eq!(rest.sessions.len(), 2);
+            assert_eq!(rest.sessions[1].session_id, other, "the oldest last");
 
-        cx.send_request(DeleteSessionRequest::new(other.clone()))
-            .block_task()
-            .await?;
-        let error = cx
-            .send_request(LoadSessionRequest::new(other.clone(), elsewhere.path()))
-            .block_task()
-            .await
-            .expect_err("a deleted session is gone");
-        assert_eq!(i32::from(error.code), -32002);
-        assert!(
-            error.message.contains(&other.0.to_string()),
-            "{}",
-            error.message
-        );
-        Ok(())
-    })
-    .await;
+            cx.send_request(DeleteSessionRequest::new(other.clone()))
+                .block_task()
+                .await?;
+            let error = cx
+                .send_request(LoadSessionRequest::new(other.clone(), elsewhere.path()))
+                .block_task()
+                .await
+                .expect_err("a deleted session is gone");
+            assert_eq!(i32::from(error.code), -32002);
+            assert!(
+                error.message.contains(&other.0.to_string()),
+                "{}",
+                error.message
+            );
+            Ok(())
+        })
+        .await;
 }
 
 #[tokio::test]
 async fn an_unknown_session_is_an_error_naming_it() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture("answers = []\n", "", &["bash"]);
-    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
-        initialize(&cx).await?;
-        for error in [
-            cx.send_request(LoadSessionRequest::new("no-such-session", project.path()))
-                .block_task()
-                .await
-                .expect_err("unknown"),
-            cx.send_request(ResumeSessionRequest::new("no-such-session", project.path()))
-                .block_task()
-                .await
-                .expect_err("unknown"),
-            cx.send_request(DeleteSessionRequest::new("no-such-session"))
-                .block_task()
-                .await
-                .expect_err("unknown"),
-        ] {
-            assert_eq!(i32::from(error.code), -32002);
-            assert!(
-                error.message.contains("`no-such-session`"),
-                "{}",
-                error.message
-            );
-        }
-        Ok(())
-    })
-    .await;
+    let fixture = &fixture("answers = []\n", "", &["bash"]);
+    let project = &fixture.project;
+    fixture
+        .client(Answer::Allow, async |cx, _rx| {
+            for error in [
+                cx.send_request(LoadSessionRequest::new("no-such-session", project.path()))
+                    .block_task()
+                    .await
+                    .expect_err("unknown"),
+                cx.send_request(ResumeSessionRequest::new("no-such-session", project.path()))
+                    .block_task()
+                    .await
+                    .expect_err("unknown"),
+                cx.send_request(DeleteSessionRequest::new("no-such-session"))
+                    .block_task()
+                    .await
+                    .expect_err("unknown"),
+            ] {
+                assert_eq!(i32::from(error.code), -32002);
+                assert!(
+                    error.message.contains("`no-such-session`"),
+                    "{}",
+                    error.message
+                );
+            }
+            Ok(())
+        })
+        .await;
 }
 
 /// Two editors, one session: the second process is refused while the
@@ -378,26 +370,22 @@ fn no_store_advertises_and_serves_no_sessions() {
 /// session in the store.
 #[tokio::test]
 async fn a_refused_new_session_is_not_recorded() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture("answers = []\n", "", &["bash"]);
-    with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
-        initialize(&cx).await?;
-        let mut request = NewSessionRequest::new(project.path());
-        request.system_prompt = Some(agent_client_protocol::v1::schema::SystemPrompt::new(
-            Vec::new(),
-        ));
-        let refused = cx.send_request(request).block_task().await;
-        assert!(refused.is_err(), "an empty systemPrompt is refused");
-        let listed = cx
-            .send_request(ListSessionsRequest::new())
-            .block_task()
-            .await?;
-        assert!(listed.sessions.is_empty(), "{:?}", listed.sessions);
-        Ok(())
-    })
-    .await;
+    let fixture = &fixture("answers = []\n", "", &["bash"]);
+    let project = &fixture.project;
+    fixture
+        .client(Answer::Allow, async |cx, _rx| {
+            let mut request = NewSessionRequest::new(project.path());
+            request.system_prompt = Some(agent_client_protocol::v1::schema::SystemPrompt::new(
+                Vec::new(),
+            ));
+            let refused = cx.send_request(request).block_task().await;
+            assert!(refused.is_err(), "an empty systemPrompt is refused");
+            let listed = cx
+                .send_request(ListSessionsRequest::new())
+                .block_task()
+                .await?;
+            assert!(listed.sessions.is_empty(), "{:?}", listed.sessions);
+            Ok(())
+        })
+        .await;
 }

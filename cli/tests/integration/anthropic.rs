@@ -110,25 +110,20 @@ fn a_run_on_the_anthropic_adapter_streams_calls_tools_and_reports_the_cache() {
             common::runner("", &["bash"])
         ),
     );
-    let recorded = dir.path().join("requests.jsonl");
     let trace = dir.path().join("trace.jsonl");
-    let cwd = dir.path().display().to_string();
-    let output = command(&[
-        "run",
-        "--config",
+    let (cwd, trace_arg) = (
+        dir.path().display().to_string(),
+        trace.display().to_string(),
+    );
+    let (mut run, recorded) = common::recording_run(
+        dir.path(),
         &config,
-        "--cwd",
-        &cwd,
-        "--record-requests",
-        &recorded.display().to_string(),
-        "--trace",
-        &trace.display().to_string(),
-        "-p",
-        "Say hi.",
-    ])
-    .env("DSH_TEST_ANTHROPIC_KEY", KEY)
-    .output()
-    .expect("dsh runs");
+        &["--cwd", &cwd, "--trace", &trace_arg, "-p", "Say hi."],
+    );
+    let output = run
+        .env("DSH_TEST_ANTHROPIC_KEY", KEY)
+        .output()
+        .expect("dsh runs");
     assert_status(&output, 0);
     assert_eq!(stdout(&output), "It printed hi.\n");
 
@@ -159,11 +154,7 @@ fn a_run_on_the_anthropic_adapter_streams_calls_tools_and_reports_the_cache() {
     ] {
         assert!(!text.contains(KEY), "the key is in {what}: {text}");
     }
-    let lines: Vec<Value> = std::fs::read_to_string(&trace)
-        .expect("traced")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect();
+    let lines = common::json_lines(&trace);
     assert_eq!(lines[0]["api_cache_creation_tokens"], 1500);
     assert_eq!(lines[1]["api_cached_tokens"], 1500);
     assert_eq!(lines[1]["api_cache_creation_tokens"], 60);

@@ -5,12 +5,48 @@ use crate::common;
 
 use common::{assert_status, dsh, stderr, stdout};
 
-/// `dsh check` on a fixture: exit 1, and stderr.
-fn check_fails(fixture: &str, extra: &[&str]) -> String {
+/// `dsh check` on a fixture: fails unless it exits 1 with each of
+/// `needles` in stderr; returns stderr.
+#[track_caller]
+fn check_fails(fixture: &str, needles: &[&str]) -> String {
     let path = format!("cli/tests/fixtures/{fixture}");
-    let output = dsh(&[&["check", "--config", path.as_str()], extra].concat());
-    assert_status(&output, 1);
-    stderr(&output)
+    failed_with(&dsh(&["check", "--config", path.as_str()]), needles)
+}
+
+/// `dsh check` on a deployment of this `text`: fails unless it exits 1
+/// with each of `needles` in stderr; returns stderr.
+#[track_caller]
+fn check_text_fails(text: &str, needles: &[&str]) -> String {
+    failed_with(&check_text(text), needles)
+}
+
+/// `dsh check` on a deployment of this `text`: fails unless it exits 0;
+/// returns stdout.
+#[track_caller]
+fn check_text_passes(text: &str) -> String {
+    let output = check_text(text);
+    assert_status(&output, 0);
+    stdout(&output)
+}
+
+#[track_caller]
+fn failed_with(output: &std::process::Output, needles: &[&str]) -> String {
+    assert_status(output, 1);
+    let stderr = stderr(output);
+    assert_contains(&stderr, needles);
+    stderr
+}
+
+/// Fails unless stderr reports exactly `count` problems.
+#[track_caller]
+fn assert_problems(stderr: &str, count: usize) {
+    assert_eq!(stderr.matches("  × ").count(), count, "{stderr}");
+}
+
+/// The text of a fixture of `cli/tests/fixtures`.
+fn fixture_text(fixture: &str) -> String {
+    std::fs::read_to_string(common::workspace().join("cli/tests/fixtures").join(fixture))
+        .expect("the fixture")
 }
 
 #[track_caller]
@@ -43,9 +79,8 @@ fn good_deployments_pass() {
 
 #[test]
 fn unknown_variable() {
-    let stderr = check_fails("unknown-variable.toml", &[]);
-    assert_contains(
-        &stderr,
+    let stderr = check_fails(
+        "unknown-variable.toml",
         &[
             "unknown variable `<<modle>>` in the persona of agent `typo`",
             "[cli/tests/fixtures/unknown-variable.toml:9:20]",
@@ -57,11 +92,10 @@ fn unknown_variable() {
 
 #[test]
 fn malformed_reference_behind_escapes() {
-    let stderr = check_fails("malformed-reference.toml", &[]);
     // Column 41 is `<<` in the raw file: the `\t` and `\u00e9` escapes
     // before it are longer in the file than in the persona.
-    assert_contains(
-        &stderr,
+    let stderr = check_fails(
+        "malformed-reference.toml",
         &[
             "malformed reference `<< model >>`",
             "[cli/tests/fixtures/malformed-reference.toml:9:41]",
@@ -76,9 +110,8 @@ fn malformed_reference_behind_escapes() {
 /// before the references are one column each, though several bytes.
 #[test]
 fn a_non_ascii_persona_points_at_the_right_columns() {
-    let stderr = check_fails("non-ascii-persona.toml", &[]);
-    assert_contains(
-        &stderr,
+    let stderr = check_fails(
+        "non-ascii-persona.toml",
         &[
             "malformed reference `<<Cwd>>` in the persona of agent `français`",
             "[cli/tests/fixtures/non-ascii-persona.toml:8:48]",
@@ -88,7 +121,7 @@ fn a_non_ascii_persona_points_at_the_right_columns() {
             "did you mean `<<model>>`?",
         ],
     );
-    assert_eq!(stderr.matches("  × ").count(), 2, "{stderr}");
+    assert_problems(&stderr, 2);
     insta::assert_snapshot!(stderr);
 }
 
@@ -100,9 +133,8 @@ fn cwd_without_a_working_directory() {
         "examples/acp-agent/dsh.toml",
         "--no-cwd",
     ]);
-    assert_status(&output, 1);
-    assert_contains(
-        &stderr(&output),
+    failed_with(
+        &output,
         &[
             "`<<cwd>>` has no value in the persona of agent `editor`",
             "[examples/acp-agent/dsh.toml:22:27]",
@@ -113,9 +145,8 @@ fn cwd_without_a_working_directory() {
 
 #[test]
 fn unknown_key() {
-    let stderr = check_fails("unknown-key.toml", &[]);
-    assert_contains(
-        &stderr,
+    check_fails(
+        "unknown-key.toml",
         &[
             "unknown field `temperature`",
             "[cli/tests/fixtures/unknown-key.toml:8:1]",
@@ -125,9 +156,8 @@ fn unknown_key() {
 
 #[test]
 fn type_error() {
-    let stderr = check_fails("type-error.toml", &[]);
-    assert_contains(
-        &stderr,
+    check_fails(
+        "type-error.toml",
         &[
             "invalid type: string \"bash\", expected a sequence",
             "[cli/tests/fixtures/type-error.toml:8:9]",
@@ -137,9 +167,8 @@ fn type_error() {
 
 #[test]
 fn unknown_tool() {
-    let stderr = check_fails("unknown-tool.toml", &[]);
-    assert_contains(
-        &stderr,
+    check_fails(
+        "unknown-tool.toml",
         &[
             "unknown tool `bsah`",
             "[cli/tests/fixtures/unknown-tool.toml:8:18]",
@@ -162,9 +191,8 @@ fn a_missing_file_is_one_line() {
 
 #[test]
 fn every_problem_is_reported() {
-    let stderr = check_fails("several-problems.toml", &[]);
-    assert_contains(
-        &stderr,
+    let stderr = check_fails(
+        "several-problems.toml",
         &[
             "malformed reference `<<Model>>` in the persona of agent `one`",
             "[cli/tests/fixtures/several-problems.toml:8:20]",
@@ -175,14 +203,13 @@ fn every_problem_is_reported() {
             "[cli/tests/fixtures/several-problems.toml:13:31]",
         ],
     );
-    assert_eq!(stderr.matches("  × ").count(), 3, "{stderr}");
+    assert_problems(&stderr, 3);
 }
 
 #[test]
 fn unknown_subagent_provider() {
-    let stderr = check_fails("unknown-provider.toml", &[]);
-    assert_contains(
-        &stderr,
+    check_fails(
+        "unknown-provider.toml",
         &[
             "subagent tool `delegate` is bound to provider `remote`, which is not registered",
             "[cli/tests/fixtures/unknown-provider.toml:7:12]",
@@ -194,9 +221,8 @@ fn unknown_subagent_provider() {
 
 #[test]
 fn a_child_table_needs_the_spawn_provider() {
-    let stderr = check_fails("child-on-fork.toml", &[]);
-    assert_contains(
-        &stderr,
+    check_fails(
+        "child-on-fork.toml",
         &[
             "tool instance `fork` has a `child` table, but its provider is `fork`",
             "[cli/tests/fixtures/child-on-fork.toml:9:1]",
@@ -209,9 +235,8 @@ fn a_child_table_needs_the_spawn_provider() {
 /// A child's own persona is checked like an agent's, pointing into it.
 #[test]
 fn a_childs_persona_is_checked() {
-    let stderr = check_fails("child-persona.toml", &[]);
-    assert_contains(
-        &stderr,
+    let stderr = check_fails(
+        "child-persona.toml",
         &[
             "unknown variable `<<modle>>` in the persona of agent `boss/review`",
             "[cli/tests/fixtures/child-persona.toml:10:26]",
@@ -220,19 +245,12 @@ fn a_childs_persona_is_checked() {
     );
     // The parents' personas are fine, and the child is checked once,
     // though two agents start it: one problem.
-    assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+    assert_problems(&stderr, 1);
 }
 
 #[test]
 fn a_childs_persona_that_renders_passes() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let fixed = std::fs::read_to_string("tests/fixtures/child-persona.toml")
-        .expect("the fixture")
-        .replace("<<modle>>", "<<model>>");
-    let path = dir.path().join("dsh.toml");
-    std::fs::write(&path, fixed).expect("write the deployment");
-    let output = dsh(&["check", "--config", &path.display().to_string()]);
-    assert_status(&output, 0);
+    check_text_passes(&fixture_text("child-persona.toml").replace("<<modle>>", "<<model>>"));
 }
 
 /// `dsh check` on a deployment written to a temp dir: the status, stdout
@@ -252,12 +270,10 @@ const CHILD_HEAD: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"
 /// would start it.
 #[test]
 fn an_unlisted_childs_persona_is_checked() {
-    let output = check_text(&format!(
-        "{CHILD_HEAD}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"bash\"]\n"
-    ));
-    assert_status(&output, 1);
-    assert_contains(
-        &stderr(&output),
+    check_text_fails(
+        &format!(
+            "{CHILD_HEAD}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"bash\"]\n"
+        ),
         &["unknown variable `<<modle>>` in the persona of agent `boss/review`"],
     );
 }
@@ -266,15 +282,12 @@ fn an_unlisted_childs_persona_is_checked() {
 /// to it, and it is never listed among the providers.
 #[test]
 fn a_childs_provider_is_private_to_its_instance() {
-    let output = check_text(&format!(
-        "{}[tools.other]\nkind = \"subagent\"\nprovider = \"review\"\n\
+    let stderr = check_text_fails(
+        &format!(
+            "{}[tools.other]\nkind = \"subagent\"\nprovider = \"review\"\n\
          [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\", \"other\"]\n",
-        CHILD_HEAD.replace("<<modle>>", "<<model>>")
-    ));
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert_contains(
-        &stderr,
+            CHILD_HEAD.replace("<<modle>>", "<<model>>")
+        ),
         &["subagent tool `other` is bound to provider `review`, which is not registered"],
     );
     assert_contains(&stderr, &["(registered providers: `spawn`, `fork`)"]);
@@ -282,15 +295,13 @@ fn a_childs_provider_is_private_to_its_instance() {
 
 #[test]
 fn the_summary_counts_the_children_checked() {
-    let output = check_text(&format!(
+    let stdout = check_text_passes(&format!(
         "{}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\"]\n",
         CHILD_HEAD.replace("<<modle>>", "<<model>>")
     ));
-    assert_status(&output, 0);
     assert!(
-        stdout(&output).ends_with(": 1 agent and 1 child checked, every prompt renders\n"),
-        "{}",
-        stdout(&output)
+        stdout.ends_with(": 1 agent and 1 child checked, every prompt renders\n"),
+        "{stdout}"
     );
 }
 
@@ -308,14 +319,11 @@ const SHADOWED_PRESET: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9
 fn a_child_sees_what_its_parents_layer_shadows() {
     let text = SHADOWED_PRESET.replace("tools = [\"read\"]", "tools = [\"read\", \"task\"]")
         + "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.task.child]\n";
-    let output = check_text(&text);
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert_contains(
-        &stderr,
+    let stderr = check_text_fails(
+        &text,
         &["unknown variable `<<modle>>` in section `review:report` of preset `review`"],
     );
-    assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+    assert_problems(&stderr, 1);
 }
 
 /// A preset no agent sees whole — one no agent joins, or one each agent
@@ -328,22 +336,17 @@ fn a_preset_is_checked_whole() {
         .expect("the agent")
         .replace("preset = \"review\"\n", "");
     for text in [SHADOWED_PRESET.to_owned(), unjoined] {
-        let output = check_text(&text);
-        assert_status(&output, 1);
-        let stderr = stderr(&output);
-        assert_contains(
-            &stderr,
+        let stderr = check_text_fails(
+            &text,
             &["unknown variable `<<modle>>` in section `review:report` of preset `review`"],
         );
-        assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+        assert_problems(&stderr, 1);
     }
     let fixed = SHADOWED_PRESET.replace("<<modle>>", "<<model>>");
-    let output = check_text(&fixed);
-    assert_status(&output, 0);
+    let stdout = check_text_passes(&fixed);
     assert!(
-        stdout(&output).ends_with(": 1 agent (1 preset) checked, every prompt renders\n"),
-        "{}",
-        stdout(&output)
+        stdout.ends_with(": 1 agent (1 preset) checked, every prompt renders\n"),
+        "{stdout}"
     );
 }
 
@@ -351,14 +354,10 @@ fn a_preset_is_checked_whole() {
 /// problems are placed in it, not in the persona it shadows.
 #[test]
 fn a_shadowed_persona_is_not_blamed() {
-    let output = check_text(
+    check_text_fails(
         "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
          [[agents]]\nid = \"solo\"\npersona = \"You work.\"\n\
          [[agents.sections]]\nname = \"agent:persona\"\ntext = \"You work on <<modle>>.\"\n",
-    );
-    assert_status(&output, 1);
-    assert_contains(
-        &stderr(&output),
         &[
             "unknown variable `<<modle>>` in section `agent:persona` of agent `solo`",
             "dsh.toml:9:21]",
@@ -370,9 +369,8 @@ fn a_shadowed_persona_is_not_blamed() {
 /// largest parts named; an agent within its budget passes.
 #[test]
 fn an_agent_over_its_token_budget() {
-    let stderr = check_fails("over-token-budget.toml", &[]);
-    assert_contains(
-        &stderr,
+    let stderr = check_fails(
+        "over-token-budget.toml",
         &[
             "agent `small` sends 1232 tokens before any message, over its `max_prompt_tokens` of 1000",
             "1143 in the tools' schemas (counted with cl100k_base)",
@@ -383,25 +381,25 @@ fn an_agent_over_its_token_budget() {
         ],
     );
     assert!(!stderr.contains("`roomy`"), "{stderr}");
-    assert_eq!(stderr.matches("  × ").count(), 1, "{stderr}");
+    assert_problems(&stderr, 1);
     insta::assert_snapshot!(stderr);
 }
 
 #[test]
 fn an_agent_within_its_token_budget_passes() {
-    let text = std::fs::read_to_string("tests/fixtures/over-token-budget.toml")
-        .expect("the fixture")
+    let text = fixture_text("over-token-budget.toml")
         .replace("max_prompt_tokens = 1000", "max_prompt_tokens = 1232");
-    let output = check_text(&text);
-    assert_status(&output, 0);
-    assert!(stdout(&output).contains("2 agents checked, every prompt renders"));
+    let stdout = check_text_passes(&text);
+    assert!(
+        stdout.contains("2 agents checked, every prompt renders"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn an_unknown_tokenizer_points_at_its_key() {
-    let stderr = check_fails("unknown-tokenizer.toml", &[]);
-    assert_contains(
-        &stderr,
+    check_fails(
+        "unknown-tokenizer.toml",
         &[
             "unknown tokenizer `o200k` (did you mean `o200k_base`?)",
             "`o200k_base`, `cl100k_base`",
@@ -416,9 +414,8 @@ fn an_unknown_tokenizer_points_at_its_key() {
 /// each at its key.
 #[test]
 fn layer_problems_point_at_their_keys() {
-    let problems = check_fails("layer-problems.toml", &[]);
-    assert_contains(
-        &problems,
+    check_fails(
+        "layer-problems.toml",
         &[
             "tool `bash` is listed twice in the tool order (entries 1",
             "[cli/tests/fixtures/layer-problems.toml:9:43]",
@@ -428,25 +425,18 @@ fn layer_problems_point_at_their_keys() {
         ],
     );
     // The checks that need the registry come once the file itself is good.
-    let fixed =
-        std::fs::read_to_string(common::workspace().join("cli/tests/fixtures/layer-problems.toml"))
-            .expect("fixture")
-            .replace(
-                "\"bash\", \"<unlisted-tools>\", \"bash\"",
-                "\"bash\", \"<unlisted-tools>\"",
-            )
-            .replace("preset = \"reveiw\"", "preset = \"review\"")
-            .replace(
-                "tool_order = [\"read\"]",
-                "tool_order = [\"read\", \"<unlisted-tools>\"]",
-            );
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("dsh.toml");
-    std::fs::write(&path, fixed).expect("write");
-    let output = dsh(&["check", "--config", path.to_str().expect("utf-8")]);
-    assert_status(&output, 1);
-    assert_contains(
-        &stderr(&output),
+    let fixed = fixture_text("layer-problems.toml")
+        .replace(
+            "\"bash\", \"<unlisted-tools>\", \"bash\"",
+            "\"bash\", \"<unlisted-tools>\"",
+        )
+        .replace("preset = \"reveiw\"", "preset = \"review\"")
+        .replace(
+            "tool_order = [\"read\"]",
+            "tool_order = [\"read\", \"<unlisted-tools>\"]",
+        );
+    check_text_fails(
+        &fixed,
         &[
             "the `tool_order` of the deployment: the tool order lists `raed` (entry",
             "did you mean `read`? the tools are `bash`, `edit`, `read`, `todo_write`, `write`",
@@ -457,19 +447,15 @@ fn layer_problems_point_at_their_keys() {
     );
     // With those fixed too, the reference in the agent's own section is
     // found, at its place in the file.
-    let fixed = std::fs::read_to_string(&path)
-        .expect("read")
+    let fixed = fixed
         .replace("\"raed\"", "\"bash\"")
         .replace("name = \"tool:bsh\"", "name = \"tool:bash\"")
         .replace(
             "text = \"Report problems.\"",
             "order = 40\ntext = \"Report problems.\"",
         );
-    std::fs::write(&path, fixed).expect("write");
-    let output = dsh(&["check", "--config", path.to_str().expect("utf-8")]);
-    assert_status(&output, 1);
-    assert_contains(
-        &stderr(&output),
+    check_text_fails(
+        &fixed,
         &[
             "unknown variable `<<modle>>` in section `review:rules` of agent",
             "dsh.toml:30:14]",
@@ -482,14 +468,10 @@ fn layer_problems_point_at_their_keys() {
 /// at the text.
 #[test]
 fn an_invalid_section_name_points_at_the_name() {
-    let output = check_text(
+    check_text_fails(
         "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
          [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\n\
          [[agents.sections]]\nname = \"Bad Name\"\norder = 5\ntext = \"Rules.\"\n",
-    );
-    assert_status(&output, 1);
-    assert_contains(
-        &stderr(&output),
         &[
             "invalid section name `Bad Name`",
             "dsh.toml:8:8]",

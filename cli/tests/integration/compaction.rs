@@ -94,20 +94,10 @@ fn a_tiny_window_elides_an_old_result_and_says_so() {
          [[answers]]\ntext = \"done\"\n",
         "context_window = 5000\n",
     );
-    let recorded = dir.path().join("requests.jsonl");
     let trace = dir.path().join("trace.jsonl");
-    let output = common::dsh(&[
-        "run",
-        "--config",
-        &config,
-        "--record-requests",
-        &recorded.display().to_string(),
-        "--trace",
-        &trace.display().to_string(),
-        "-p",
-        "count",
-    ]);
-    assert_status(&output, 0);
+    let trace_arg = trace.display().to_string();
+    let (output, requests) =
+        common::run_recorded(dir.path(), &config, &["--trace", &trace_arg, "-p", "count"]);
     let stderr = stderr(&output);
     let lines: Vec<&str> = stderr
         .lines()
@@ -121,7 +111,6 @@ fn a_tiny_window_elides_an_old_result_and_says_so() {
 
     // The third request reads the first result as a marker, the second
     // whole.
-    let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 3);
     let texts = tool_texts(&requests[2]);
     assert!(
@@ -132,11 +121,7 @@ fn a_tiny_window_elides_an_old_result_and_says_so() {
     assert!(texts[1].starts_with("2001\n"), "{}", texts[1]);
 
     // The trace marks that request, and only it.
-    let trace: Vec<Value> = std::fs::read_to_string(&trace)
-        .expect("a trace")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("JSON"))
-        .collect();
+    let trace = common::json_lines(&trace);
     assert_eq!(trace.len(), 3);
     assert!(trace[0].get("compacted").is_none() && trace[1].get("compacted").is_none());
     let mark = &trace[2]["compacted"];

@@ -453,23 +453,14 @@ fn bash_runs_without_the_api_key_and_no_request_log_holds_it() {
              [[agents]]\nid = \"a\"\ntools = [\"bash\"]\npersona = \"You help.\"\n"
         ),
     );
-    let log = dir.path().join("requests.jsonl");
     let cwd = dir.path().display().to_string();
-    let output = common::command(&[
-        "run",
-        "--config",
-        &config,
-        "--cwd",
-        &cwd,
-        "--record-requests",
-        &log.display().to_string(),
-        "-p",
-        "print the key",
-    ])
-    .env("DSH_TEST_SECRET_KEY", KEY)
-    .env("DSH_TEST_OTHER_TOKEN", OTHER)
-    .output()
-    .expect("dsh runs");
+    let (mut run, log) =
+        common::recording_run(dir.path(), &config, &["--cwd", &cwd, "-p", "print the key"]);
+    let output = run
+        .env("DSH_TEST_SECRET_KEY", KEY)
+        .env("DSH_TEST_OTHER_TOKEN", OTHER)
+        .output()
+        .expect("dsh runs");
     common::assert_status(&output, 0);
 
     let seen = seen.lock().expect("requests");

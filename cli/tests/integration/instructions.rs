@@ -300,19 +300,6 @@ async fn hello(cx: &ConnectionTo<Agent>, session: &SessionId) -> Result<(), Erro
     Ok(())
 }
 
-/// The system prompt of each recorded request.
-fn systems(recorded: &Path) -> Vec<String> {
-    common::recorded_requests(recorded)
-        .iter()
-        .map(|request| {
-            request["system"]
-                .as_str()
-                .expect("a system prompt")
-                .to_owned()
-        })
-        .collect()
-}
-
 fn text_prompt(mode: SystemPromptMode, text: &str) -> SystemPrompt {
     SystemPrompt::new(vec![ContentBlock::from(text)]).mode(mode)
 }
@@ -332,7 +319,7 @@ async fn two_acp_sessions_in_two_projects_get_their_own_files() {
         Ok(())
     })
     .await;
-    let systems = systems(&recorded);
+    let systems = common::recorded_systems(&recorded);
     assert!(
         systems[0].ends_with(&format!("{ROOT_TEXT}\n\n{SUB_TEXT}")),
         "{}",
@@ -371,7 +358,7 @@ async fn an_appended_system_prompt_follows_the_persona_verbatim() {
         advertised,
         serde_json::json!({ "mode": { "override": {} } })
     );
-    let system = &systems(&recorded)[0];
+    let system = &common::recorded_systems(&recorded)[0];
     assert!(
         system.starts_with(
             "You are a careful agent. Always run the tests before you commit.\n\n\
@@ -483,7 +470,7 @@ async fn an_acp_session_reads_its_files_once_when_it_starts() {
         Ok(())
     })
     .await;
-    let systems = systems(&recorded);
+    let systems = common::recorded_systems(&recorded);
     assert_eq!(systems[0], systems[1]);
     assert!(systems[1].contains(ROOT_TEXT), "{}", systems[1]);
     assert!(systems[2].contains("Root: changed.\n"), "{}", systems[2]);

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{assert_status, dsh, stderr, stdout};
+use common::{assert_status, dsh, stderr, stdout, tool_names};
 use serde_json::Value;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
@@ -14,23 +14,6 @@ fn server_table(name: &str, args: &[&str], extra: &str) -> String {
     let mut command = vec![SERVER.to_owned()];
     command.extend(args.iter().map(|arg| (*arg).to_owned()));
     format!("\n[mcp.{name}]\ncommand = {command:?}\n{extra}\n")
-}
-
-fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|tool| {
-                    tool["function"]["name"]
-                        .as_str()
-                        .or(tool["name"].as_str())
-                        .map(str::to_owned)
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn system_prompt(request: &Value) -> String {
@@ -69,11 +52,7 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
     assert_eq!(stdout(&output).trim(), "done");
     // The request after `add_tool` broke the prefix in the tools: the
     // trace names the server's new tool.
-    let lines: Vec<Value> = std::fs::read_to_string(&trace)
-        .expect("the trace")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("json"))
-        .collect();
+    let lines = common::json_lines(&trace);
     assert_eq!(lines[2]["prefix_broke_in"], "tools", "{:?}", lines[2]);
     assert_eq!(lines[2]["changed_tool"], "docs__extra");
     assert_eq!(lines[2]["changed_tool_server"], "docs");

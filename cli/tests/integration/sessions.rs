@@ -44,18 +44,11 @@ fn sessions_json(dir: &Path, config: &str) -> Vec<Value> {
         .clone()
 }
 
+/// `dsh run --config config` with `args` in the working directory `dir`,
+/// which may fail: its output, and the model requests it recorded.
 fn run(dir: &Path, config: &str, args: &[&str]) -> (std::process::Output, Vec<Value>) {
-    let recorded = dir.join("requests.jsonl");
-    let recorded_arg = recorded.display().to_string();
-    let mut all = vec![
-        "run",
-        "--config",
-        config,
-        "--record-requests",
-        &recorded_arg,
-    ];
-    all.extend(args);
-    let output = dsh_in(dir, &all).output().unwrap();
+    let (mut run, recorded) = common::recording_run(dir, config, args);
+    let output = run.current_dir(dir).output().unwrap();
     (output, common::recorded_requests(&recorded))
 }
 

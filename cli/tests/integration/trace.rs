@@ -117,14 +117,6 @@ fn task() -> String {
     )
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("the file was written")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("one JSON object a line"))
-        .collect()
-}
-
 /// The coding-agent example, its persona and tools as they are, answered
 /// by `answers.toml` as model `gpt-5`.
 fn coding_agent_scripted(dir: &Path) -> String {
@@ -193,7 +185,7 @@ fn a_changing_todo_list_keeps_the_prefix_stable() {
         assert!(result.ends_with(&format!("Step {}", step + 1)), "{result}");
     }
 
-    let trace = lines(&trace);
+    let trace = common::json_lines(&trace);
     assert_eq!(trace.len(), STEPS);
     // The system prompt is exactly what `dsh prompt` prints, at every step.
     let printed = dsh(&["prompt", "--config", &config, "--cwd", &cwd]);
@@ -328,7 +320,7 @@ fn the_apis_cached_tokens_are_recorded_beside_the_prediction() {
         &trace.display().to_string(),
     ]);
     assert_status(&output, 0);
-    let trace = lines(&trace);
+    let trace = common::json_lines(&trace);
     assert_eq!(trace.len(), 2);
     assert_eq!(
         (
