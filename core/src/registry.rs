@@ -25,7 +25,7 @@ use crate::{
     AssembleContext, BoxError, NameKind, Owner, PartKind, PromptAssembly, PromptSection,
     RegistryError, Scope, ScopeId, Text, ToolOrder, ToolSchema,
 };
-use state::{Named, State, VariableEntry, push_named, section_entry};
+use state::{Named, State, push_named, section_entry};
 
 pub use contribution::Contribution;
 pub use handle::Registration;
@@ -292,12 +292,12 @@ impl SystemPrompt {
         let layer = self.layer.clone();
         self.register(contribution, |state| {
             state.check_variable(&name, &layer)?;
-            state.variables.push(VariableEntry {
+            state.variables.push(Named {
                 id,
                 layer,
                 name,
                 owner,
-                provider,
+                value: provider,
             });
             Ok(())
         })?;
@@ -442,12 +442,12 @@ impl SystemPrompt {
         for variable in variables {
             current.check_variable(variable.name, &None)?;
             let provider = variable.provider;
-            next.variables.push(VariableEntry {
+            next.variables.push(Named {
                 id: self.next_id(),
                 layer: None,
                 name: Text::from_static(variable.name),
                 owner: variable.owner,
-                provider: Arc::new(move |cx| provider(cx).map(Text::from)),
+                value: Arc::new(move |cx| provider(cx).map(Text::from)),
             });
         }
         next.derive();

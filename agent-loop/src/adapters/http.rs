@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use reqwest::header::{HeaderName, HeaderValue};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
@@ -164,8 +165,9 @@ impl Exchange {
         self.key.is_some()
     }
 
-    /// Sends `body` (JSON) and reads the answer, again while the API is
-    /// too busy for it; the text goes to `on_text` as it arrives.
+    /// Sends `request` as JSON and reads the answer, again while the API
+    /// is too busy for it; the text goes to `on_text` as it arrives. The
+    /// request is serialized once: every retry sends the same bytes.
     ///
     /// This is the adapters' one cancellation point: when `cancel` fires,
     /// the exchange is dropped wherever it is — sending, reading, or
@@ -174,10 +176,11 @@ impl Exchange {
     pub(crate) async fn run<W: Wire>(
         &self,
         wire: &W,
-        body: Vec<u8>,
+        request: &impl Serialize,
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
+        let body = serde_json::to_vec(request).map_err(|error| ModelError::Other(error.into()))?;
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ModelError::Cancelled),
@@ -322,30 +325,7 @@ impl Exchange {
         if key.is_empty() {
             return error;
         }
-        match error {
-            ModelError::Status {
-                url,
-                status,
-                message,
-                api,
-            } => ModelError::Status {
-                url,
-                status,
-                message: message.replace(key, "…"),
-                api,
-            },
-            ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
-                url,
-                kind,
-                message: message.replace(key, "…"),
-            },
-            ModelError::InvalidResponse { url, message, api } => ModelError::InvalidResponse {
-                url,
-                message: message.replace(key, "…"),
-                api,
-            },
-            other => other,
-        }
+        with_message(error, |message| message.replace(key, "…"))
     }
 }
 
@@ -365,7 +345,16 @@ fn gave_up(error: ModelError, retries: u32) -> ModelError {
         return error;
     }
     let plural = if retries == 1 { "y" } else { "ies" };
-    let note = |message: String| format!("{message} (still busy after {retries} retr{plural})");
+    // A busy API's error is a status or an error event.
+    with_message(error, |message| {
+        format!("{message} (still busy after {retries} retr{plural})")
+    })
+}
+
+/// `error` with the message that a server's words may be in (of an error
+/// status, an error event, or an answer that is not the API's) rewritten
+/// by `rewrite`; any other error as it is.
+fn with_message(error: ModelError, rewrite: impl FnOnce(String) -> String) -> ModelError {
     match error {
         ModelError::Status {
             url,
@@ -375,13 +364,18 @@ fn gave_up(error: ModelError, retries: u32) -> ModelError {
         } => ModelError::Status {
             url,
             status,
-            message: note(message),
+            message: rewrite(message),
             api,
         },
         ModelError::ErrorEvent { url, kind, message } => ModelError::ErrorEvent {
             url,
             kind,
-            message: note(message),
+            message: rewrite(message),
+        },
+        ModelError::InvalidResponse { url, message, api } => ModelError::InvalidResponse {
+            url,
+            message: rewrite(message),
+            api,
         },
         other => other,
     }

@@ -272,10 +272,8 @@ impl ModelAdapter for OpenAiAdapter {
             .prompt_cache_key
             .then_some(request.session.as_ref())
             .flatten();
-        // Serialized once: every retry sends the same bytes.
-        let body = serde_json::to_vec(&wire::request(request, cache_key))
-            .map_err(|error| ModelError::Other(error.into()))?;
-        self.exchange.run(&ChatWire, body, on_text, cancel).await
+        let body = wire::request(request, cache_key);
+        self.exchange.run(&ChatWire, &body, on_text, cancel).await
     }
 }
 

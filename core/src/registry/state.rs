@@ -34,7 +34,7 @@ pub(super) struct State {
     /// [`PartKind::Context`](crate::PartKind::Context).
     pub(super) contexts: Vec<SectionEntry>,
     /// Sorted by name.
-    pub(super) variables: Vec<VariableEntry>,
+    pub(super) variables: Vec<Named<VariableProvider>>,
     /// In registration order.
     pub(super) tools: Vec<Named<ToolProvider>>,
     /// In registration order.
@@ -58,17 +58,8 @@ pub(super) struct SectionEntry {
     pub(super) provider: Option<TextProvider>,
 }
 
-#[derive(Clone)]
-pub(super) struct VariableEntry {
-    pub(super) id: Id,
-    pub(super) layer: Option<ScopeId>,
-    pub(super) name: Text,
-    pub(super) owner: Owner,
-    pub(super) provider: VariableProvider,
-}
-
-/// A named contribution that is not text: a tool provider, a waterfall
-/// listener, a tool order.
+/// A named contribution that is not text: a variable's provider, a tool
+/// provider, a waterfall listener, a tool order.
 #[derive(Clone)]
 pub(super) struct Named<T> {
     pub(super) id: Id,
@@ -338,7 +329,7 @@ impl Resolved {
             )),
             variables: variables
                 .iter()
-                .map(|entry| Arc::clone(&entry.provider))
+                .map(|entry| Arc::clone(&entry.value))
                 .collect(),
             tools: nearest(&state.tools, scope, by_name)
                 .into_iter()

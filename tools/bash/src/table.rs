@@ -75,6 +75,8 @@ impl<S> BashTable<S> {
 
 #[cfg(test)]
 mod tests {
+    use dsh_tools::table_testing::{assert_described, assert_refused, table_schema};
+
     use super::*;
 
     #[test]
@@ -97,33 +99,14 @@ mod tests {
 
     #[test]
     fn a_misspelled_key_is_refused_by_name() {
-        let error =
-            toml::from_str::<BashTable>("env_remvoe = [\"A\"]").expect_err("a misspelled key");
-        assert!(
-            error.message().contains("unknown field `env_remvoe`"),
-            "{error}"
-        );
+        assert_refused::<BashTable>("env_remvoe = [\"A\"]", "unknown field `env_remvoe`");
         // `roots` is a key of the file tools', not of bash's.
-        let error = toml::from_str::<BashTable>("roots = [\"/tmp\"]").expect_err("not bash's");
-        assert!(error.message().contains("unknown field `roots`"), "{error}");
+        assert_refused::<BashTable>("roots = [\"/tmp\"]", "unknown field `roots`");
     }
 
     #[test]
     fn the_schema_has_the_keys_and_refuses_others() {
-        let schema = schemars::schema_for!(BashTable);
-        let schema = schema.as_value();
-        assert_eq!(schema["additionalProperties"], false, "{schema:#}");
-        let keys: Vec<&String> = schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-            .collect();
-        assert_eq!(keys, ["permission", "env_remove"]);
-        assert!(
-            schema["properties"]["env_remove"]["description"]
-                .as_str()
-                .is_some_and(|text| text.contains("API key")),
-            "{schema:#}"
-        );
+        let schema = table_schema::<BashTable>(&["permission", "env_remove"]);
+        assert_described(&schema, "env_remove", "API key");
     }
 }

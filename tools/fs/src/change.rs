@@ -133,6 +133,35 @@ fn workspace_text(cwd: Option<&Path>) -> String {
     }
 }
 
+/// What `write` and `edit` are set up with: the session's memory of what
+/// it has seen (shared with `read`), and the directories outside the
+/// working directory where the tool changes files without asking.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChangeSetup {
+    pub(crate) observations: Observations,
+    pub(crate) roots: Vec<PathBuf>,
+}
+
+impl ChangeSetup {
+    /// Begins a call of `tool` that changes `file_path`: the [`Change`],
+    /// once the workspace boundary lets it, and the file's text now
+    /// (`None`: there is no file), which the session must have seen as it
+    /// is.
+    pub(crate) async fn begin<'a>(
+        &'a self,
+        tool: &'static str,
+        file_path: &str,
+        cx: &'a ToolCallContext,
+    ) -> Result<(Change<'a>, Option<String>), ChangeError> {
+        let change = Change::new(tool, file_path, cx, &self.observations, &self.roots).await?;
+        let current = change.current().await?;
+        if let Some(current) = &current {
+            change.check_seen(current)?;
+        }
+        Ok((change, current))
+    }
+}
+
 /// One change of one call: the tool, its file, and the session's memory.
 pub(crate) struct Change<'a> {
     pub(crate) cx: &'a ToolCallContext,
@@ -147,7 +176,7 @@ impl<'a> Change<'a> {
     /// The change of `file_path` by a call of `tool`, once the workspace
     /// boundary lets it: inside the working directory, `roots` or the
     /// front end's roots; elsewhere when the front end's user says yes.
-    pub(crate) async fn new(
+    async fn new(
         tool: &'static str,
         file_path: &str,
         cx: &'a ToolCallContext,
@@ -199,7 +228,7 @@ impl<'a> Change<'a> {
     }
 
     /// The file's text now; `None` when there is no file.
-    pub(crate) async fn current(&self) -> Result<Option<String>, ChangeError> {
+    async fn current(&self) -> Result<Option<String>, ChangeError> {
         match self.files().read_text(&self.real).await {
             Ok(text) => Ok(Some(text)),
             Err(FileError::NotFound { .. }) => Ok(None),
@@ -208,7 +237,7 @@ impl<'a> Change<'a> {
     }
 
     /// Whether the session saw the file as `current` holds it.
-    pub(crate) fn check_seen(&self, current: &str) -> Result<(), ChangeError> {
+    fn check_seen(&self, current: &str) -> Result<(), ChangeError> {
         let now = Seen::of(current.as_bytes());
         self.observations
             .check(&self.cx.session_id, &self.real, now)

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::ChangeError;
-use crate::change::Change;
+use crate::change::ChangeSetup;
 use crate::observe::Observations;
 use crate::text::{LineEndings, line_of, to_lf};
 use crate::{file_location, titled};
@@ -44,8 +44,7 @@ pub struct EditArgs {
 /// [`Observations`] of the session's `read` tool, or it sees no reads.
 #[derive(Clone, Debug, Default)]
 pub struct EditTool {
-    observations: Observations,
-    roots: Vec<PathBuf>,
+    setup: ChangeSetup,
 }
 
 impl EditTool {
@@ -56,14 +55,14 @@ impl EditTool {
 
     /// Shares `observations` (with `read` and `write`).
     pub fn with_observations(mut self, observations: Observations) -> Self {
-        self.observations = observations;
+        self.setup.observations = observations;
         self
     }
 
     /// Directories outside the working directory where it may edit
     /// without asking (the deployment's `[tools.edit] roots`).
     pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
-        self.roots = roots;
+        self.setup.roots = roots;
         self
     }
 }
@@ -129,20 +128,13 @@ impl EditTool {
         if args.old_string == args.new_string {
             return Err(ChangeError::Unchanged);
         }
-        let change = Change::new(
-            EDIT_TOOL_NAME,
-            &args.file_path,
-            cx,
-            &self.observations,
-            &self.roots,
-        )
-        .await?;
-        let Some(current) = change.current().await? else {
-            return Err(ChangeError::Missing {
-                path: change.given.clone(),
-            });
+        let (change, current) = self
+            .setup
+            .begin(EDIT_TOOL_NAME, &args.file_path, cx)
+            .await?;
+        let Some(current) = current else {
+            return Err(ChangeError::Missing { path: change.given });
         };
-        change.check_seen(&current)?;
 
         // A CRLF file is matched as the model sees it, with `\n` line
         // ends, and written back with CRLF.

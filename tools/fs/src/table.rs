@@ -128,6 +128,8 @@ impl<S: Borrow<str> + std::fmt::Debug> TableProblem<S> for ChangeToolTableError<
 
 #[cfg(test)]
 mod tests {
+    use dsh_tools::table_testing::{assert_described, assert_refused, table_schema};
+
     use super::*;
 
     #[test]
@@ -166,32 +168,14 @@ mod tests {
 
     #[test]
     fn a_misspelled_key_is_refused_by_name() {
-        let error = toml::from_str::<ChangeToolTable>("root = [\"/tmp\"]").expect_err("a typo");
-        assert!(error.message().contains("unknown field `root`"), "{error}");
+        assert_refused::<ChangeToolTable>("root = [\"/tmp\"]", "unknown field `root`");
         // `env_remove` is bash's key, not the file tools'.
-        let error = toml::from_str::<ChangeToolTable>("env_remove = []").expect_err("not theirs");
-        assert!(
-            error.message().contains("unknown field `env_remove`"),
-            "{error}"
-        );
+        assert_refused::<ChangeToolTable>("env_remove = []", "unknown field `env_remove`");
     }
 
     #[test]
     fn the_schema_has_the_keys_and_refuses_others() {
-        let schema = schemars::schema_for!(ChangeToolTable);
-        let schema = schema.as_value();
-        assert_eq!(schema["additionalProperties"], false, "{schema:#}");
-        let keys: Vec<&String> = schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-            .collect();
-        assert_eq!(keys, ["permission", "roots"]);
-        assert!(
-            schema["properties"]["roots"]["description"]
-                .as_str()
-                .is_some_and(|text| text.contains("absolute path")),
-            "{schema:#}"
-        );
+        let schema = table_schema::<ChangeToolTable>(&["permission", "roots"]);
+        assert_described(&schema, "roots", "absolute path");
     }
 }

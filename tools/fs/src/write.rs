@@ -9,7 +9,7 @@ use dsh_tools::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::change::Change;
+use crate::change::ChangeSetup;
 use crate::observe::Observations;
 use crate::text::keep_style;
 use crate::{file_location, titled};
@@ -35,8 +35,7 @@ pub struct WriteArgs {
 /// [`Observations`] of the session's `read` tool, or it sees no reads.
 #[derive(Clone, Debug, Default)]
 pub struct WriteTool {
-    observations: Observations,
-    roots: Vec<PathBuf>,
+    setup: ChangeSetup,
 }
 
 impl WriteTool {
@@ -47,14 +46,14 @@ impl WriteTool {
 
     /// Shares `observations` (with `read` and `edit`).
     pub fn with_observations(mut self, observations: Observations) -> Self {
-        self.observations = observations;
+        self.setup.observations = observations;
         self
     }
 
     /// Directories outside the working directory where it may write
     /// without asking (the deployment's `[tools.write] roots`).
     pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
-        self.roots = roots;
+        self.setup.roots = roots;
         self
     }
 }
@@ -104,19 +103,11 @@ impl Tool for WriteTool {
     ) -> Result<ToolOutput, ToolError> {
         let args: WriteArgs = parse_arguments(WRITE_TOOL_NAME, arguments)?;
         let error = |error: crate::ChangeError| error.into_tool_error(WRITE_TOOL_NAME);
-        let change = Change::new(
-            WRITE_TOOL_NAME,
-            &args.file_path,
-            cx,
-            &self.observations,
-            &self.roots,
-        )
-        .await
-        .map_err(error)?;
-        let old = change.current().await.map_err(error)?;
-        if let Some(old) = &old {
-            change.check_seen(old).map_err(error)?;
-        }
+        let (change, old) = self
+            .setup
+            .begin(WRITE_TOOL_NAME, &args.file_path, cx)
+            .await
+            .map_err(error)?;
         let new = match &old {
             Some(old) => keep_style(old, &args.content),
             None => args.content,

@@ -415,6 +415,8 @@ impl<S: Borrow<str> + std::fmt::Debug> TableProblem<S> for McpTableError<S> {
 
 #[cfg(test)]
 mod tests {
+    use dsh_tools::table_testing::{assert_described, assert_refused, table_schema};
+
     use super::*;
     use crate::Transport;
 
@@ -512,42 +514,22 @@ startup_timeout_secs = 2.5
 
     #[test]
     fn a_misspelled_key_is_refused_by_name() {
-        let error = toml::from_str::<McpServerTable>("comand = [\"a\"]").expect_err("a typo");
-        assert!(
-            error.message().contains("unknown field `comand`"),
-            "{error}"
-        );
+        assert_refused::<McpServerTable>("comand = [\"a\"]", "unknown field `comand`");
     }
 
     #[test]
     fn the_schema_has_the_keys_and_refuses_others() {
-        let schema = schemars::schema_for!(McpServerTable);
-        let schema = schema.as_value();
-        assert_eq!(schema["additionalProperties"], false, "{schema:#}");
-        let keys: Vec<&String> = schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "command",
-                "env",
-                "url",
-                "headers",
-                "bearer_token_env",
-                "tools",
-                "required",
-                "startup_timeout_secs",
-                "call_timeout_secs"
-            ]
-        );
-        assert!(
-            schema["properties"]["call_timeout_secs"]["description"]
-                .as_str()
-                .is_some_and(|text| text.contains("Default: 60")),
-            "{schema:#}"
-        );
+        let schema = table_schema::<McpServerTable>(&[
+            "command",
+            "env",
+            "url",
+            "headers",
+            "bearer_token_env",
+            "tools",
+            "required",
+            "startup_timeout_secs",
+            "call_timeout_secs",
+        ]);
+        assert_described(&schema, "call_timeout_secs", "Default: 60");
     }
 }

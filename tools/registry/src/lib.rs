@@ -86,6 +86,8 @@ mod registry;
 mod report;
 mod selection;
 mod table;
+#[cfg(any(test, feature = "testing"))]
+pub mod table_testing;
 mod tool;
 
 pub use arguments::{parameters_for, parse_arguments};

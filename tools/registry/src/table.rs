@@ -110,6 +110,7 @@ pub trait TableProblem<S>: std::error::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table_testing::{assert_described, assert_refused, table_schema};
 
     #[test]
     fn a_permission_table_deserializes_and_defaults_to_allow() {
@@ -121,31 +122,18 @@ mod tests {
 
     #[test]
     fn a_misspelled_key_or_value_is_refused_by_name() {
-        let error = toml::from_str::<PermissionTable>("permision = \"ask\"").expect_err("a typo");
-        assert!(
-            error.message().contains("unknown field `permision`"),
-            "{error}"
-        );
-        let error =
-            toml::from_str::<PermissionTable>("permission = \"sometimes\"").expect_err("a typo");
-        assert!(
-            error.message().contains("unknown variant `sometimes`"),
-            "{error}"
+        assert_refused::<PermissionTable>("permision = \"ask\"", "unknown field `permision`");
+        assert_refused::<PermissionTable>(
+            "permission = \"sometimes\"",
+            "unknown variant `sometimes`",
         );
     }
 
     #[test]
     fn the_schema_has_the_key_and_refuses_others() {
-        let schema = schemars::schema_for!(PermissionTable);
-        let schema = schema.as_value();
-        assert_eq!(schema["additionalProperties"], false, "{schema:#}");
+        let schema = table_schema::<PermissionTable>(&["permission"]);
         assert_eq!(schema["properties"]["permission"]["default"], "allow");
-        assert!(
-            schema["properties"]["permission"]["description"]
-                .as_str()
-                .is_some_and(|text| text.contains("asks the user")),
-            "{schema:#}"
-        );
+        assert_described(&schema, "permission", "asks the user");
         let permission = &schema["$defs"]["Permission"];
         assert!(permission.to_string().contains("\"ask\""), "{permission:#}");
     }

@@ -326,6 +326,8 @@ impl<S: Borrow<str> + std::fmt::Debug> TableProblem<S> for SubagentTableError<S>
 
 #[cfg(test)]
 mod tests {
+    use dsh_tools::table_testing::{assert_described, assert_refused, table_schema};
+
     use super::*;
 
     type Spanned = toml::Spanned<String>;
@@ -440,51 +442,31 @@ mod tests {
 
     #[test]
     fn a_misspelled_key_or_kind_is_refused_by_name() {
-        let error = toml::from_str::<SubagentTable>(
+        assert_refused::<SubagentTable>(
             "kind = \"subagent\"\nprovider = \"spawn\"\ntimeout = 3",
-        )
-        .expect_err("a typo");
-        assert!(
-            error.message().contains("unknown field `timeout`"),
-            "{error}"
+            "unknown field `timeout`",
         );
-        let error = toml::from_str::<SubagentTable>("kind = \"subagnet\"\nprovider = \"spawn\"")
-            .expect_err("a typo");
-        assert!(
-            error.message().contains("unknown variant `subagnet`"),
-            "{error}"
+        assert_refused::<SubagentTable>(
+            "kind = \"subagnet\"\nprovider = \"spawn\"",
+            "unknown variant `subagnet`",
         );
-        let error = toml::from_str::<SubagentTable>(
+        // Not a key of the child's table.
+        assert_refused::<SubagentTable>(
             "kind = \"subagent\"\nprovider = \"spawn\"\n[child]\ntemperature = 1",
-        )
-        .expect_err("not a child's key");
-        assert!(
-            error.message().contains("unknown field `temperature`"),
-            "{error}"
+            "unknown field `temperature`",
         );
     }
 
     #[test]
     fn the_schema_has_the_keys_and_refuses_others() {
-        let schema = schemars::schema_for!(SubagentTable);
-        let schema = schema.as_value();
-        assert_eq!(schema["additionalProperties"], false, "{schema:#}");
-        let keys: Vec<&String> = schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "kind",
-                "provider",
-                "permission",
-                "command",
-                "timeout_secs",
-                "child"
-            ]
-        );
+        let schema = table_schema::<SubagentTable>(&[
+            "kind",
+            "provider",
+            "permission",
+            "command",
+            "timeout_secs",
+            "child",
+        ]);
         assert_eq!(
             schema["required"],
             serde_json::json!(["kind", "provider"]),
@@ -493,11 +475,6 @@ mod tests {
         assert_eq!(schema["properties"]["provider"]["type"], "string");
         let child = &schema["$defs"]["ChildAgentConfig"];
         assert_eq!(child["additionalProperties"], false, "{child:#}");
-        assert!(
-            child["properties"]["model"]["description"]
-                .as_str()
-                .is_some_and(|text| text.contains("Default: the calling agent's model")),
-            "{child:#}"
-        );
+        assert_described(child, "model", "Default: the calling agent's model");
     }
 }

@@ -404,13 +404,7 @@ impl ModelAdapter for AnthropicAdapter {
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        // Serialized once: every retry sends the same bytes.
-        let body = serde_json::to_vec(&wire::request(
-            request,
-            self.wire.max_tokens,
-            self.wire.cache_ttl,
-        ))
-        .map_err(|error| ModelError::Other(error.into()))?;
-        self.exchange.run(&self.wire, body, on_text, cancel).await
+        let body = wire::request(request, self.wire.max_tokens, self.wire.cache_ttl);
+        self.exchange.run(&self.wire, &body, on_text, cancel).await
     }
 }
