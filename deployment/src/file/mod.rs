@@ -730,31 +730,23 @@ impl Checks<'_> {
         let mut ids = HashSet::new();
         let mut checked = Vec::with_capacity(agents.len());
         for agent in agents {
-            let AgentFile {
-                id,
-                model,
-                persona,
-                tools,
-                max_prompt_tokens,
-                preset,
-                sections,
-                tool_order,
-            } = agent;
-            self.agent_id(&id, &mut ids);
-            let model = self.agent_model(&id, model.or_else(|| adapter.model().cloned()));
-            let whose = format!("agent `{}`", id.get_ref());
-            self.tool_list(&whose, &tools);
-            if let Some(preset) = &preset {
+            self.agent_id(&agent.id, &mut ids);
+            let model = agent.model.or_else(|| adapter.model().cloned());
+            let model = self.agent_model(&agent.id, model);
+            let whose = format!("agent `{}`", agent.id.get_ref());
+            self.tool_list(&whose, &agent.tools);
+            if let Some(preset) = &agent.preset {
                 self.preset(&whose, preset, presets);
             }
+            let (sections, tool_order) = (agent.sections, agent.tool_order);
             let layer = check_layer(self.file, &whose, sections, tool_order, &mut self.problems);
             checked.push(AgentSpec {
-                id,
+                id: agent.id,
                 model,
-                persona,
-                tools,
-                max_prompt_tokens,
-                preset,
+                persona: agent.persona,
+                tools: agent.tools,
+                max_prompt_tokens: agent.max_prompt_tokens,
+                preset: agent.preset,
                 layer,
             });
         }
