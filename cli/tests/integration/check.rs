@@ -77,42 +77,55 @@ fn good_deployments_pass() {
     assert_status(&dsh(&["check"]), 0);
 }
 
-#[test]
-fn unknown_variable() {
-    let stderr = check_fails(
-        "unknown-variable.toml",
-        &[
+/// A fixture of `cli/tests/fixtures` that `dsh check` refuses.
+struct Refused {
+    /// The case; a case with a snapshot names it so.
+    name: &'static str,
+    fixture: &'static str,
+    /// What stderr says.
+    says: &'static [&'static str],
+    /// What stderr does not say.
+    not: &'static [&'static str],
+    /// How many problems stderr reports, where the case counts them.
+    problems: Option<usize>,
+    /// Whether stderr is also held to the snapshot named `name`.
+    snapshot: bool,
+}
+
+const REFUSED: &[Refused] = &[
+    Refused {
+        name: "unknown_variable",
+        fixture: "unknown-variable.toml",
+        says: &[
             "unknown variable `<<modle>>` in the persona of agent `typo`",
             "[cli/tests/fixtures/unknown-variable.toml:9:20]",
             "did you mean `<<model>>`?",
         ],
-    );
-    insta::assert_snapshot!(stderr);
-}
-
-#[test]
-fn malformed_reference_behind_escapes() {
+        not: &[],
+        problems: None,
+        snapshot: true,
+    },
     // Column 41 is `<<` in the raw file: the `\t` and `\u00e9` escapes
     // before it are longer in the file than in the persona.
-    let stderr = check_fails(
-        "malformed-reference.toml",
-        &[
+    Refused {
+        name: "malformed_reference_behind_escapes",
+        fixture: "malformed-reference.toml",
+        says: &[
             "malformed reference `<< model >>`",
             "[cli/tests/fixtures/malformed-reference.toml:9:41]",
             "did you mean `<<model>>`?",
             "\\<<",
         ],
-    );
-    insta::assert_snapshot!(stderr);
-}
-
-/// Columns count characters, as an editor does: `’`, `«`, `ê` and `à`
-/// before the references are one column each, though several bytes.
-#[test]
-fn a_non_ascii_persona_points_at_the_right_columns() {
-    let stderr = check_fails(
-        "non-ascii-persona.toml",
-        &[
+        not: &[],
+        problems: None,
+        snapshot: true,
+    },
+    // Columns count characters, as an editor does: `’`, `«`, `ê` and `à`
+    // before the references are one column each, though several bytes.
+    Refused {
+        name: "a_non_ascii_persona_points_at_the_right_columns",
+        fixture: "non-ascii-persona.toml",
+        says: &[
             "malformed reference `<<Cwd>>` in the persona of agent `français`",
             "[cli/tests/fixtures/non-ascii-persona.toml:8:48]",
             "did you mean `<<cwd>>`?",
@@ -120,9 +133,161 @@ fn a_non_ascii_persona_points_at_the_right_columns() {
             "[cli/tests/fixtures/non-ascii-persona.toml:8:28]",
             "did you mean `<<model>>`?",
         ],
-    );
-    assert_problems(&stderr, 2);
-    insta::assert_snapshot!(stderr);
+        not: &[],
+        problems: Some(2),
+        snapshot: true,
+    },
+    Refused {
+        name: "unknown_key",
+        fixture: "unknown-key.toml",
+        says: &[
+            "unknown field `temperature`",
+            "[cli/tests/fixtures/unknown-key.toml:8:1]",
+        ],
+        not: &[],
+        problems: None,
+        snapshot: false,
+    },
+    Refused {
+        name: "type_error",
+        fixture: "type-error.toml",
+        says: &[
+            "invalid type: string \"bash\", expected a sequence",
+            "[cli/tests/fixtures/type-error.toml:8:9]",
+        ],
+        not: &[],
+        problems: None,
+        snapshot: false,
+    },
+    Refused {
+        name: "unknown_tool",
+        fixture: "unknown-tool.toml",
+        says: &[
+            "unknown tool `bsah`",
+            "[cli/tests/fixtures/unknown-tool.toml:8:18]",
+            "did you mean `bash`?",
+        ],
+        not: &[],
+        problems: None,
+        snapshot: false,
+    },
+    Refused {
+        name: "every_problem_is_reported",
+        fixture: "several-problems.toml",
+        says: &[
+            "malformed reference `<<Model>>` in the persona of agent `one`",
+            "[cli/tests/fixtures/several-problems.toml:8:20]",
+            "unknown variable `<<cwdir>>` in the persona of agent `one`",
+            "[cli/tests/fixtures/several-problems.toml:8:33]",
+            "did you mean `<<cwd>>`?",
+            "malformed reference `<<EOF >>` in the persona of agent `two`",
+            "[cli/tests/fixtures/several-problems.toml:13:31]",
+        ],
+        not: &[],
+        problems: Some(3),
+        snapshot: false,
+    },
+    Refused {
+        name: "unknown_subagent_provider",
+        fixture: "unknown-provider.toml",
+        says: &[
+            "subagent tool `delegate` is bound to provider `remote`, which is not registered",
+            "[cli/tests/fixtures/unknown-provider.toml:7:12]",
+            "`spawn`, `fork`",
+            "may also use `acp` with a `command`",
+        ],
+        not: &[],
+        problems: None,
+        snapshot: false,
+    },
+    Refused {
+        name: "a_child_table_needs_the_spawn_provider",
+        fixture: "child-on-fork.toml",
+        says: &[
+            "tool instance `fork` has a `child` table, but its provider is `fork`",
+            "[cli/tests/fixtures/child-on-fork.toml:9:1]",
+            "╰── provider",
+            "it needs `provider = \"spawn\"`",
+        ],
+        not: &[],
+        problems: None,
+        snapshot: false,
+    },
+    // A child's own persona is checked like an agent's, pointing into it.
+    // The parents' personas are fine, and the child is checked once,
+    // though two agents start it: one problem.
+    Refused {
+        name: "a_childs_persona_is_checked",
+        fixture: "child-persona.toml",
+        says: &[
+            "unknown variable `<<modle>>` in the persona of agent `boss/review`",
+            "[cli/tests/fixtures/child-persona.toml:10:26]",
+            "did you mean `<<model>>`?",
+        ],
+        not: &[],
+        problems: Some(1),
+        snapshot: false,
+    },
+    // An agent over its `max_prompt_tokens` fails at that key, with the
+    // largest parts named (an agent within its budget passes: below).
+    Refused {
+        name: "an_agent_over_its_token_budget",
+        fixture: "over-token-budget.toml",
+        says: &[
+            "agent `small` sends 1232 tokens before any message, over its `max_prompt_tokens` of 1000",
+            "1143 in the tools' schemas (counted with cl100k_base)",
+            "[cli/tests/fixtures/over-token-budget.toml:12:21]",
+            "1000 tokens at most",
+            "tool schema `bash` 432",
+            "raise `max_prompt_tokens`",
+        ],
+        not: &["`roomy`"],
+        problems: Some(1),
+        snapshot: true,
+    },
+    Refused {
+        name: "an_unknown_tokenizer_points_at_its_key",
+        fixture: "unknown-tokenizer.toml",
+        says: &[
+            "unknown tokenizer `o200k` (did you mean `o200k_base`?)",
+            "`o200k_base`, `cl100k_base`",
+            "[cli/tests/fixtures/unknown-tokenizer.toml:5:13]",
+        ],
+        not: &[],
+        problems: None,
+        snapshot: false,
+    },
+];
+
+/// `dsh check` exits 1 on each refused fixture, and its stderr says what
+/// the case says, at the place it says.
+#[test]
+fn refused_fixtures_say_what_is_wrong_and_where() {
+    for case in REFUSED {
+        let name = case.name;
+        let path = format!("cli/tests/fixtures/{}", case.fixture);
+        let output = dsh(&["check", "--config", path.as_str()]);
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        for needle in case.says {
+            assert!(
+                stderr.contains(needle),
+                "{name}: expected `{needle}` in:\n{stderr}"
+            );
+        }
+        for needle in case.not {
+            assert!(
+                !stderr.contains(needle),
+                "{name}: `{needle}` not expected in:\n{stderr}"
+            );
+        }
+        if let Some(count) = case.problems {
+            assert_eq!(stderr.matches("  × ").count(), count, "{name}: {stderr}");
+        }
+        if case.snapshot {
+            insta::assert_snapshot!(name, stderr);
+        }
+    }
 }
 
 #[test]
@@ -144,40 +309,6 @@ fn cwd_without_a_working_directory() {
 }
 
 #[test]
-fn unknown_key() {
-    check_fails(
-        "unknown-key.toml",
-        &[
-            "unknown field `temperature`",
-            "[cli/tests/fixtures/unknown-key.toml:8:1]",
-        ],
-    );
-}
-
-#[test]
-fn type_error() {
-    check_fails(
-        "type-error.toml",
-        &[
-            "invalid type: string \"bash\", expected a sequence",
-            "[cli/tests/fixtures/type-error.toml:8:9]",
-        ],
-    );
-}
-
-#[test]
-fn unknown_tool() {
-    check_fails(
-        "unknown-tool.toml",
-        &[
-            "unknown tool `bsah`",
-            "[cli/tests/fixtures/unknown-tool.toml:8:18]",
-            "did you mean `bash`?",
-        ],
-    );
-}
-
-#[test]
 fn a_missing_file_is_one_line() {
     let output = dsh(&["check", "--config", "cli/tests/fixtures/absent.toml"]);
     assert_status(&output, 1);
@@ -187,65 +318,6 @@ fn a_missing_file_is_one_line() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-}
-
-#[test]
-fn every_problem_is_reported() {
-    let stderr = check_fails(
-        "several-problems.toml",
-        &[
-            "malformed reference `<<Model>>` in the persona of agent `one`",
-            "[cli/tests/fixtures/several-problems.toml:8:20]",
-            "unknown variable `<<cwdir>>` in the persona of agent `one`",
-            "[cli/tests/fixtures/several-problems.toml:8:33]",
-            "did you mean `<<cwd>>`?",
-            "malformed reference `<<EOF >>` in the persona of agent `two`",
-            "[cli/tests/fixtures/several-problems.toml:13:31]",
-        ],
-    );
-    assert_problems(&stderr, 3);
-}
-
-#[test]
-fn unknown_subagent_provider() {
-    check_fails(
-        "unknown-provider.toml",
-        &[
-            "subagent tool `delegate` is bound to provider `remote`, which is not registered",
-            "[cli/tests/fixtures/unknown-provider.toml:7:12]",
-            "`spawn`, `fork`",
-            "may also use `acp` with a `command`",
-        ],
-    );
-}
-
-#[test]
-fn a_child_table_needs_the_spawn_provider() {
-    check_fails(
-        "child-on-fork.toml",
-        &[
-            "tool instance `fork` has a `child` table, but its provider is `fork`",
-            "[cli/tests/fixtures/child-on-fork.toml:9:1]",
-            "╰── provider",
-            "it needs `provider = \"spawn\"`",
-        ],
-    );
-}
-
-/// A child's own persona is checked like an agent's, pointing into it.
-#[test]
-fn a_childs_persona_is_checked() {
-    let stderr = check_fails(
-        "child-persona.toml",
-        &[
-            "unknown variable `<<modle>>` in the persona of agent `boss/review`",
-            "[cli/tests/fixtures/child-persona.toml:10:26]",
-            "did you mean `<<model>>`?",
-        ],
-    );
-    // The parents' personas are fine, and the child is checked once,
-    // though two agents start it: one problem.
-    assert_problems(&stderr, 1);
 }
 
 #[test]
@@ -365,26 +437,6 @@ fn a_shadowed_persona_is_not_blamed() {
     );
 }
 
-/// An agent over its `max_prompt_tokens` fails at that key, with the
-/// largest parts named; an agent within its budget passes.
-#[test]
-fn an_agent_over_its_token_budget() {
-    let stderr = check_fails(
-        "over-token-budget.toml",
-        &[
-            "agent `small` sends 1232 tokens before any message, over its `max_prompt_tokens` of 1000",
-            "1143 in the tools' schemas (counted with cl100k_base)",
-            "[cli/tests/fixtures/over-token-budget.toml:12:21]",
-            "1000 tokens at most",
-            "tool schema `bash` 432",
-            "raise `max_prompt_tokens`",
-        ],
-    );
-    assert!(!stderr.contains("`roomy`"), "{stderr}");
-    assert_problems(&stderr, 1);
-    insta::assert_snapshot!(stderr);
-}
-
 #[test]
 fn an_agent_within_its_token_budget_passes() {
     let text = fixture_text("over-token-budget.toml")
@@ -393,18 +445,6 @@ fn an_agent_within_its_token_budget_passes() {
     assert!(
         stdout.contains("2 agents checked, every prompt renders"),
         "{stdout}"
-    );
-}
-
-#[test]
-fn an_unknown_tokenizer_points_at_its_key() {
-    check_fails(
-        "unknown-tokenizer.toml",
-        &[
-            "unknown tokenizer `o200k` (did you mean `o200k_base`?)",
-            "`o200k_base`, `cl100k_base`",
-            "[cli/tests/fixtures/unknown-tokenizer.toml:5:13]",
-        ],
     );
 }
 
