@@ -225,60 +225,79 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     );
 }
 
-#[test]
-fn an_unknown_reference_with_no_variables_says_none_are_registered() {
-    let err = render(&[("s", "Hi <<model>>")], &[]).unwrap_err();
-    let RenderError::UnknownVariable {
-        site,
-        registered,
-        suggestion,
-    } = &err
-    else {
-        panic!("expected UnknownVariable, got {err:?}");
-    };
-    assert_eq!(site.reference, "model");
-    assert!(registered.is_empty());
-    assert_eq!(suggestion, &None);
-    let message = err.to_string();
-    assert!(message.contains("no variables are registered"), "{message}");
-    assert!(
-        message.contains("<<model>>") && message.contains("`s`"),
-        "{message}"
-    );
+/// One case of [`an_unknown_reference_names_what_it_can`]: the sections
+/// and variables, then what the error holds and what its message says.
+struct Unknown {
+    name: &'static str,
+    sections: &'static [(&'static str, &'static str)],
+    variables: &'static [(&'static str, Option<&'static str>)],
+    reference: &'static str,
+    registered: &'static [&'static str],
+    suggestion: Option<&'static str>,
+    says: &'static [&'static str],
+    not: &'static [&'static str],
 }
 
-#[test]
-fn an_unknown_reference_lists_the_registered_variables_sorted_whatever_their_order() {
-    let err = render(
-        &[("s", "<<x>>")],
-        &[("zeta", Some("z")), ("alpha", None), ("mid", Some("m"))],
-    )
-    .unwrap_err();
-    let RenderError::UnknownVariable { registered, .. } = &err else {
-        panic!("expected UnknownVariable, got {err:?}");
-    };
-    assert_eq!(registered, &["alpha", "mid", "zeta"]);
-    assert!(
-        err.to_string()
-            .contains("registered variables: `alpha`, `mid`, `zeta`"),
-        "{err}"
-    );
-}
+const UNKNOWN: &[Unknown] = &[
+    Unknown {
+        name: "with no variables it says none are registered",
+        sections: &[("s", "Hi <<model>>")],
+        variables: &[],
+        reference: "model",
+        registered: &[],
+        suggestion: None,
+        says: &["no variables are registered", "<<model>>", "`s`"],
+        not: &[],
+    },
+    Unknown {
+        name: "it lists the registered variables sorted, whatever their order",
+        sections: &[("s", "<<x>>")],
+        variables: &[("zeta", Some("z")), ("alpha", None), ("mid", Some("m"))],
+        reference: "x",
+        registered: &["alpha", "mid", "zeta"],
+        suggestion: None,
+        says: &["registered variables: `alpha`, `mid`, `zeta`"],
+        not: &[],
+    },
+    Unknown {
+        name: "far from every name it suggests nothing",
+        sections: &[("s", "<<zzz>>")],
+        variables: &[("model", Some("m"))],
+        reference: "zzz",
+        registered: &["model"],
+        suggestion: None,
+        says: &[],
+        not: &["did you mean"],
+    },
+];
 
 #[test]
-fn an_unknown_reference_far_from_every_name_suggests_nothing() {
-    let err = render(&[("s", "<<zzz>>")], &[("model", Some("m"))]).unwrap_err();
-    assert!(
-        matches!(
-            &err,
+fn an_unknown_reference_names_what_it_can() {
+    for case in UNKNOWN {
+        let name = case.name;
+        let err = render(case.sections, case.variables).unwrap_err();
+        let (site, registered, suggestion) = match &err {
             RenderError::UnknownVariable {
-                suggestion: None,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(!err.to_string().contains("did you mean"), "{err}");
+                site,
+                registered,
+                suggestion,
+            } => (site, registered, suggestion),
+            other => panic!("{name}: expected UnknownVariable, got {other:?}"),
+        };
+        assert_eq!(site.reference, case.reference, "{name}");
+        assert_eq!(registered, case.registered, "{name}");
+        assert_eq!(suggestion.as_deref(), case.suggestion, "{name}");
+        let message = err.to_string();
+        for needle in case.says {
+            assert!(message.contains(needle), "{name}: {needle:?} in {message}");
+        }
+        for needle in case.not {
+            assert!(
+                !message.contains(needle),
+                "{name}: no {needle:?} in {message}"
+            );
+        }
+    }
 }
 
 #[test]
