@@ -20,15 +20,6 @@ fn check_text_fails(text: &str, needles: &[&str]) -> String {
     failed_with(&check_text(text), needles)
 }
 
-/// `dsh check` on a deployment of this `text`: fails unless it exits 0;
-/// returns stdout.
-#[track_caller]
-fn check_text_passes(text: &str) -> String {
-    let output = check_text(text);
-    assert_status(&output, 0);
-    stdout(&output)
-}
-
 #[track_caller]
 fn failed_with(output: &std::process::Output, needles: &[&str]) -> String {
     assert_status(output, 1);
@@ -320,11 +311,6 @@ fn a_missing_file_is_one_line() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
-#[test]
-fn a_childs_persona_that_renders_passes() {
-    check_text_passes(&fixture_text("child-persona.toml").replace("<<modle>>", "<<model>>"));
-}
-
 /// `dsh check` on a deployment written to a temp dir: the status, stdout
 /// and stderr.
 fn check_text(text: &str) -> std::process::Output {
@@ -365,18 +351,6 @@ fn a_childs_provider_is_private_to_its_instance() {
     assert_contains(&stderr, &["(registered providers: `spawn`, `fork`)"]);
 }
 
-#[test]
-fn the_summary_counts_the_children_checked() {
-    let stdout = check_text_passes(&format!(
-        "{}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\"]\n",
-        CHILD_HEAD.replace("<<modle>>", "<<model>>")
-    ));
-    assert!(
-        stdout.ends_with(": 1 agent and 1 child checked, every prompt renders\n"),
-        "{stdout}"
-    );
-}
-
 /// A preset section with a bad reference, and an agent that joins the
 /// preset and shadows that section with text of its own.
 const SHADOWED_PRESET: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
@@ -414,12 +388,7 @@ fn a_preset_is_checked_whole() {
         );
         assert_problems(&stderr, 1);
     }
-    let fixed = SHADOWED_PRESET.replace("<<modle>>", "<<model>>");
-    let stdout = check_text_passes(&fixed);
-    assert!(
-        stdout.ends_with(": 1 agent (1 preset) checked, every prompt renders\n"),
-        "{stdout}"
-    );
+    // Fixed, it passes: see `fixed_deployments_pass_with_their_summary`.
 }
 
 /// A layer's `agent:persona` renders in place of the persona, so its
@@ -437,15 +406,42 @@ fn a_shadowed_persona_is_not_blamed() {
     );
 }
 
+/// Deployments that pass once their problem is fixed, each with the end
+/// of the summary `dsh check` prints.
 #[test]
-fn an_agent_within_its_token_budget_passes() {
-    let text = fixture_text("over-token-budget.toml")
-        .replace("max_prompt_tokens = 1000", "max_prompt_tokens = 1232");
-    let stdout = check_text_passes(&text);
-    assert!(
-        stdout.contains("2 agents checked, every prompt renders"),
-        "{stdout}"
-    );
+fn fixed_deployments_pass_with_their_summary() {
+    let cases = [
+        (
+            "a child's persona that renders passes",
+            fixture_text("child-persona.toml").replace("<<modle>>", "<<model>>"),
+            "every prompt renders\n",
+        ),
+        (
+            "the summary counts the children checked",
+            format!(
+                "{}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\"]\n",
+                CHILD_HEAD.replace("<<modle>>", "<<model>>")
+            ),
+            ": 1 agent and 1 child checked, every prompt renders\n",
+        ),
+        (
+            "a preset checked whole passes once its section renders",
+            SHADOWED_PRESET.replace("<<modle>>", "<<model>>"),
+            ": 1 agent (1 preset) checked, every prompt renders\n",
+        ),
+        (
+            "an agent within its token budget passes",
+            fixture_text("over-token-budget.toml")
+                .replace("max_prompt_tokens = 1000", "max_prompt_tokens = 1232"),
+            "2 agents checked, every prompt renders\n",
+        ),
+    ];
+    for (name, text, summary) in cases {
+        let output = check_text(&text);
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
+        let stdout = stdout(&output);
+        assert!(stdout.ends_with(summary), "{name}: {stdout}");
+    }
 }
 
 /// A deployment's layers: an unknown preset, a malformed tool order, a
