@@ -28,12 +28,6 @@ fn failed_with(output: &std::process::Output, needles: &[&str]) -> String {
     stderr
 }
 
-/// Fails unless stderr reports exactly `count` problems.
-#[track_caller]
-fn assert_problems(stderr: &str, count: usize) {
-    assert_eq!(stderr.matches("  × ").count(), count, "{stderr}");
-}
-
 /// The text of a fixture of `cli/tests/fixtures`.
 fn fixture_text(fixture: &str) -> String {
     std::fs::read_to_string(common::workspace().join("cli/tests/fixtures").join(fixture))
@@ -324,33 +318,6 @@ const CHILD_HEAD: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"
      [tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
      [tools.review.child]\npersona = \"You review on <<modle>>.\"\n";
 
-/// A child table that no agent lists is checked too, as the first agent
-/// would start it.
-#[test]
-fn an_unlisted_childs_persona_is_checked() {
-    check_text_fails(
-        &format!(
-            "{CHILD_HEAD}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"bash\"]\n"
-        ),
-        &["unknown variable `<<modle>>` in the persona of agent `boss/review`"],
-    );
-}
-
-/// A child's provider is the instance's own: no other instance can bind
-/// to it, and it is never listed among the providers.
-#[test]
-fn a_childs_provider_is_private_to_its_instance() {
-    let stderr = check_text_fails(
-        &format!(
-            "{}[tools.other]\nkind = \"subagent\"\nprovider = \"review\"\n\
-         [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\", \"other\"]\n",
-            CHILD_HEAD.replace("<<modle>>", "<<model>>")
-        ),
-        &["subagent tool `other` is bound to provider `review`, which is not registered"],
-    );
-    assert_contains(&stderr, &["(registered providers: `spawn`, `fork`)"]);
-}
-
 /// A preset section with a bad reference, and an agent that joins the
 /// preset and shadows that section with text of its own.
 const SHADOWED_PRESET: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
@@ -358,52 +325,111 @@ const SHADOWED_PRESET: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9
      [[agents]]\nid = \"reviewer\"\npreset = \"review\"\npersona = \"You review.\"\ntools = [\"read\"]\n\
      [[agents.sections]]\nname = \"review:report\"\ntext = \"Report on <<model>>.\"\n";
 
-/// A child sees its parent's preset without the parent's own layer, so a
-/// preset section every agent shadows still reaches a child's prompt, and
-/// is checked there.
+/// Deployments written in the test that `dsh check` refuses: what stderr
+/// says, and how many problems it reports where the case counts them.
 #[test]
-fn a_child_sees_what_its_parents_layer_shadows() {
-    let text = SHADOWED_PRESET.replace("tools = [\"read\"]", "tools = [\"read\", \"task\"]")
-        + "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.task.child]\n";
-    let stderr = check_text_fails(
-        &text,
-        &["unknown variable `<<modle>>` in section `review:report` of preset `review`"],
-    );
-    assert_problems(&stderr, 1);
-}
-
-/// A preset no agent sees whole — one no agent joins, or one each agent
-/// that joins shadows in part — is checked without an agent's layer.
-#[test]
-fn a_preset_is_checked_whole() {
+fn refused_texts_say_what_is_wrong_and_where() {
+    let in_preset = "unknown variable `<<modle>>` in section `review:report` of preset `review`";
     let unjoined = SHADOWED_PRESET
         .split("[[agents.sections]]")
         .next()
         .expect("the agent")
         .replace("preset = \"review\"\n", "");
-    for text in [SHADOWED_PRESET.to_owned(), unjoined] {
-        let stderr = check_text_fails(
-            &text,
-            &["unknown variable `<<modle>>` in section `review:report` of preset `review`"],
-        );
-        assert_problems(&stderr, 1);
+    let cases: [(&str, String, &[&str], Option<usize>); 7] = [
+        // A child table that no agent lists is checked too, as the first
+        // agent would start it.
+        (
+            "an unlisted child's persona is checked",
+            format!(
+                "{CHILD_HEAD}[[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"bash\"]\n"
+            ),
+            &["unknown variable `<<modle>>` in the persona of agent `boss/review`"],
+            None,
+        ),
+        // A child's provider is the instance's own: no other instance can
+        // bind to it, and it is never listed among the providers.
+        (
+            "a child's provider is private to its instance",
+            format!(
+                "{}[tools.other]\nkind = \"subagent\"\nprovider = \"review\"\n\
+                 [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\ntools = [\"review\", \"other\"]\n",
+                CHILD_HEAD.replace("<<modle>>", "<<model>>")
+            ),
+            &[
+                "subagent tool `other` is bound to provider `review`, which is not registered",
+                "(registered providers: `spawn`, `fork`)",
+            ],
+            None,
+        ),
+        // A child sees its parent's preset without the parent's own layer,
+        // so a preset section every agent shadows still reaches a child's
+        // prompt, and is checked there.
+        (
+            "a child sees what its parent's layer shadows",
+            SHADOWED_PRESET.replace("tools = [\"read\"]", "tools = [\"read\", \"task\"]")
+                + "[tools.task]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.task.child]\n",
+            &[in_preset],
+            Some(1),
+        ),
+        // A preset no agent sees whole — one each agent that joins shadows
+        // in part, or one no agent joins — is checked without an agent's
+        // layer.
+        (
+            "a preset shadowed in part is checked whole",
+            SHADOWED_PRESET.to_owned(),
+            &[in_preset],
+            Some(1),
+        ),
+        (
+            "a preset no agent joins is checked whole",
+            unjoined,
+            &[in_preset],
+            Some(1),
+        ),
+        // A layer's `agent:persona` renders in place of the persona, so its
+        // problems are placed in it, not in the persona it shadows.
+        (
+            "a shadowed persona is not blamed",
+            "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"solo\"\npersona = \"You work.\"\n\
+             [[agents.sections]]\nname = \"agent:persona\"\ntext = \"You work on <<modle>>.\"\n"
+                .to_owned(),
+            &[
+                "unknown variable `<<modle>>` in section `agent:persona` of agent `solo`",
+                "dsh.toml:9:21]",
+            ],
+            None,
+        ),
+        // A section name the registry rejects is underlined at the name,
+        // not at the text.
+        (
+            "an invalid section name points at the name",
+            "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\n\
+             [[agents.sections]]\nname = \"Bad Name\"\norder = 5\ntext = \"Rules.\"\n"
+                .to_owned(),
+            &[
+                "invalid section name `Bad Name`",
+                "dsh.toml:8:8]",
+                "this name",
+            ],
+            None,
+        ),
+    ];
+    for (name, text, says, problems) in cases {
+        let output = check_text(&text);
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stderr}");
+        for needle in says {
+            assert!(
+                stderr.contains(needle),
+                "{name}: expected `{needle}` in:\n{stderr}"
+            );
+        }
+        if let Some(count) = problems {
+            assert_eq!(stderr.matches("  × ").count(), count, "{name}: {stderr}");
+        }
     }
-    // Fixed, it passes: see `fixed_deployments_pass_with_their_summary`.
-}
-
-/// A layer's `agent:persona` renders in place of the persona, so its
-/// problems are placed in it, not in the persona it shadows.
-#[test]
-fn a_shadowed_persona_is_not_blamed() {
-    check_text_fails(
-        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
-         [[agents]]\nid = \"solo\"\npersona = \"You work.\"\n\
-         [[agents.sections]]\nname = \"agent:persona\"\ntext = \"You work on <<modle>>.\"\n",
-        &[
-            "unknown variable `<<modle>>` in section `agent:persona` of agent `solo`",
-            "dsh.toml:9:21]",
-        ],
-    );
 }
 
 /// Deployments that pass once their problem is fixed, each with the end
@@ -496,22 +522,6 @@ fn layer_problems_point_at_their_keys() {
             "unknown variable `<<modle>>` in section `review:rules` of agent",
             "dsh.toml:30:14]",
             "did you mean `<<model>>`?",
-        ],
-    );
-}
-
-/// A section name the registry rejects is underlined at the name, not
-/// at the text.
-#[test]
-fn an_invalid_section_name_points_at_the_name() {
-    check_text_fails(
-        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
-         [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\n\
-         [[agents.sections]]\nname = \"Bad Name\"\norder = 5\ntext = \"Rules.\"\n",
-        &[
-            "invalid section name `Bad Name`",
-            "dsh.toml:8:8]",
-            "this name",
         ],
     );
 }
