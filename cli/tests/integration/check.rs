@@ -325,6 +325,17 @@ const SHADOWED_PRESET: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9
      [[agents]]\nid = \"reviewer\"\npreset = \"review\"\npersona = \"You review.\"\ntools = [\"read\"]\n\
      [[agents.sections]]\nname = \"review:report\"\ntext = \"Report on <<model>>.\"\n";
 
+/// An agent whose own `agent:persona` section shadows its persona, with a
+/// bad reference in the section.
+const SHADOWING_PERSONA: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+     [[agents]]\nid = \"solo\"\npersona = \"You work.\"\n\
+     [[agents.sections]]\nname = \"agent:persona\"\ntext = \"You work on <<modle>>.\"\n";
+
+/// An agent with a section whose name the registry rejects.
+const BAD_SECTION_NAME: &str = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+     [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\n\
+     [[agents.sections]]\nname = \"Bad Name\"\norder = 5\ntext = \"Rules.\"\n";
+
 /// Deployments written in the test that `dsh check` refuses: what stderr
 /// says, and how many problems it reports where the case counts them.
 #[test]
@@ -390,10 +401,7 @@ fn refused_texts_say_what_is_wrong_and_where() {
         // problems are placed in it, not in the persona it shadows.
         (
             "a shadowed persona is not blamed",
-            "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
-             [[agents]]\nid = \"solo\"\npersona = \"You work.\"\n\
-             [[agents.sections]]\nname = \"agent:persona\"\ntext = \"You work on <<modle>>.\"\n"
-                .to_owned(),
+            SHADOWING_PERSONA.to_owned(),
             &[
                 "unknown variable `<<modle>>` in section `agent:persona` of agent `solo`",
                 "dsh.toml:9:21]",
@@ -404,10 +412,7 @@ fn refused_texts_say_what_is_wrong_and_where() {
         // not at the text.
         (
             "an invalid section name points at the name",
-            "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
-             [[agents]]\nid = \"boss\"\npersona = \"You lead.\"\n\
-             [[agents.sections]]\nname = \"Bad Name\"\norder = 5\ntext = \"Rules.\"\n"
-                .to_owned(),
+            BAD_SECTION_NAME.to_owned(),
             &[
                 "invalid section name `Bad Name`",
                 "dsh.toml:8:8]",
