@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use dsh_system_prompt::ReferenceSite;
 use dsh_system_prompt::inspect::render_prompt_with_spans;
-use dsh_system_prompt::template::{ParseErrorKind, escape_literal};
+use dsh_system_prompt::template::{ParseErrorKind, ParseErrors, escape_literal};
 use dsh_system_prompt::{
     AssembleContext, PromptSection, RegistryError, RenderError, SystemPrompt, ToolSchema,
     render_prompt,
@@ -34,62 +34,117 @@ fn provided(text: &'static str) -> (SystemPrompt, Vec<dsh_system_prompt::Registr
     )
 }
 
+/// The syntax errors of `err`, which must be a template error of the
+/// section `agent:persona`, whose text is `text`.
+#[track_caller]
+fn persona_syntax_errors<'e>(err: &'e RenderError, text: &str) -> &'e ParseErrors {
+    let RenderError::Template {
+        section, errors, ..
+    } = err
+    else {
+        panic!("expected Template for {text:?}, got {err:?}");
+    };
+    assert_eq!(section, "agent:persona", "{text:?}");
+    errors
+}
+
 // ---------------------------------------------------------------------------
-// Joining
+// Joining and interpolation
 
-#[test]
-fn sections_are_joined_by_exactly_one_blank_line() {
-    assert_eq!(
-        render(&[("a", "A"), ("b", "B"), ("c", "C")], &[]).unwrap(),
-        "A\n\nB\n\nC"
-    );
-    assert_eq!(render(&[("only", "Only.")], &[]).unwrap(), "Only.");
-    assert_eq!(render(&[], &[]).unwrap(), "");
-}
+/// One case of [`what_sections_and_variables_render_to`]: its name, the
+/// sections, the variables, and the prompt they render.
+type RenderCase = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [(&'static str, Option<&'static str>)],
+    &'static str,
+);
 
-#[test]
-fn sections_empty_after_interpolation_are_dropped_with_their_separator() {
-    let variables = [("empty", Some("")), ("word", Some("word"))];
-    assert_eq!(
-        render(
-            &[
-                ("leading_empty", "<<empty>>"),
-                ("a", "A"),
-                ("fixed_empty", ""),
-                ("b", "<<empty>>B<<empty>>"),
-                ("interpolated_empty", "<<empty>><<empty>>"),
-                ("c", "<<word>>"),
-                ("trailing_empty", "<<empty>>"),
-            ],
-            &variables,
-        )
-        .unwrap(),
-        "A\n\nB\n\nword"
-    );
-    assert_eq!(
-        render(&[("x", ""), ("y", "<<empty>>")], &variables).unwrap(),
+const EMPTY_AND_WORD: &[(&str, Option<&str>)] = &[("empty", Some("")), ("word", Some("word"))];
+
+const RENDER_CASES: &[RenderCase] = &[
+    (
+        "sections are joined by exactly one blank line",
+        &[("a", "A"), ("b", "B"), ("c", "C")],
+        &[],
+        "A\n\nB\n\nC",
+    ),
+    (
+        "a single section renders alone",
+        &[("only", "Only.")],
+        &[],
+        "Only.",
+    ),
+    ("no section renders the empty prompt", &[], &[], ""),
+    (
+        "sections empty after interpolation are dropped with their separator",
+        &[
+            ("leading_empty", "<<empty>>"),
+            ("a", "A"),
+            ("fixed_empty", ""),
+            ("b", "<<empty>>B<<empty>>"),
+            ("interpolated_empty", "<<empty>><<empty>>"),
+            ("c", "<<word>>"),
+            ("trailing_empty", "<<empty>>"),
+        ],
+        EMPTY_AND_WORD,
+        "A\n\nB\n\nword",
+    ),
+    (
+        "all empty renders the empty prompt",
+        &[("x", ""), ("y", "<<empty>>")],
+        EMPTY_AND_WORD,
         "",
-        "all empty renders the empty prompt"
-    );
-}
+    ),
+    (
+        "nothing is trimmed",
+        &[
+            ("lead", "  leading spaces"),
+            ("trail", "trailing spaces  \n"),
+            ("lines", "\n\nsurrounded by newlines\n\n"),
+            ("blank", " "),
+            ("newline", "\n"),
+            ("tab", "\t<<pad>>"),
+        ],
+        &[("pad", Some(" padded "))],
+        "  leading spaces\n\ntrailing spaces  \n\n\n\n\nsurrounded by newlines\n\n\n\n \n\n\n\n\n\t padded ",
+    ),
+    (
+        "references are replaced by their values",
+        &[("persona", "You are <<model>> in <<cwd>>; <<model>> again.")],
+        &[("model", Some("gpt-5")), ("cwd", Some("/work"))],
+        "You are gpt-5 in /work; gpt-5 again.",
+    ),
+    (
+        // A `>>` before the `<<` does not close it.
+        "a lone opening without a closing is literal",
+        &[("heredoc", "a >> b\ncat <<EOF\nhello\nEOF")],
+        &[],
+        "a >> b\ncat <<EOF\nhello\nEOF",
+    ),
+    (
+        "an escaped opening renders as a literal opening",
+        &[(
+            "heredoc",
+            r"cat \<<EOF >> out.txt; std::cout \<< x >> y; <<v>>",
+        )],
+        &[("v", Some("value"))],
+        "cat <<EOF >> out.txt; std::cout << x >> y; value",
+    ),
+    (
+        "a value containing a reference stays literal",
+        &[("s", "value: <<v>>")],
+        &[("v", Some("<<x>> and <<v>> and << bad >> and <<<y>>>"))],
+        "value: <<x>> and <<v>> and << bad >> and <<<y>>>",
+    ),
+];
 
 #[test]
-fn nothing_is_trimmed() {
-    assert_eq!(
-        render(
-            &[
-                ("lead", "  leading spaces"),
-                ("trail", "trailing spaces  \n"),
-                ("lines", "\n\nsurrounded by newlines\n\n"),
-                ("blank", " "),
-                ("newline", "\n"),
-                ("tab", "\t<<pad>>"),
-            ],
-            &[("pad", Some(" padded "))],
-        )
-        .unwrap(),
-        "  leading spaces\n\ntrailing spaces  \n\n\n\n\nsurrounded by newlines\n\n\n\n \n\n\n\n\n\t padded "
-    );
+fn what_sections_and_variables_render_to() {
+    for &(name, sections, variables, want) in RENDER_CASES {
+        let got = render(sections, variables);
+        assert_eq!(got.as_deref(), Ok(want), "{name}");
+    }
 }
 
 #[test]
@@ -105,64 +160,19 @@ fn a_registry_prompt_drops_a_section_whose_variable_is_empty() {
     assert_eq!(render_default(&prompt).unwrap(), "A\n\nB");
 }
 
-// ---------------------------------------------------------------------------
-// Interpolation
-
 #[test]
-fn references_are_replaced_by_their_values() {
-    assert_eq!(
-        render(
-            &[("persona", "You are <<model>> in <<cwd>>; <<model>> again.")],
-            &[("model", Some("gpt-5")), ("cwd", Some("/work"))],
-        )
-        .unwrap(),
-        "You are gpt-5 in /work; gpt-5 again."
-    );
-}
-
-#[test]
-fn a_lone_opening_without_a_closing_is_literal() {
-    // A `>>` before the `<<` does not close it.
-    let text = "a >> b\ncat <<EOF\nhello\nEOF";
-    assert_eq!(render(&[("heredoc", text)], &[]).unwrap(), text);
+fn a_lone_opening_in_a_provided_section_is_literal() {
     let (prompt, _handle) = provided("cat <<EOF");
     assert_eq!(render_default(&prompt).unwrap(), "cat <<EOF");
 }
 
 #[test]
-fn an_escaped_opening_renders_as_a_literal_opening() {
-    assert_eq!(
-        render(
-            &[(
-                "heredoc",
-                r"cat \<<EOF >> out.txt; std::cout \<< x >> y; <<v>>"
-            )],
-            &[("v", Some("value"))],
-        )
-        .unwrap(),
-        "cat <<EOF >> out.txt; std::cout << x >> y; value"
-    );
+fn an_escaped_reference_needs_no_variable() {
     let (prompt, _fixed) = registry(
         [PromptSection::new("fixed", 0, r"write \<<name>> literally")],
         &[],
     );
-    assert_eq!(
-        render_default(&prompt).unwrap(),
-        "write <<name>> literally",
-        "an escaped reference needs no variable"
-    );
-}
-
-#[test]
-fn a_value_containing_a_reference_stays_literal() {
-    assert_eq!(
-        render(
-            &[("s", "value: <<v>>")],
-            &[("v", Some("<<x>> and <<v>> and << bad >> and <<<y>>>"))],
-        )
-        .unwrap(),
-        "value: <<x>> and <<v>> and << bad >> and <<<y>>>"
-    );
+    assert_eq!(render_default(&prompt).unwrap(), "write <<name>> literally");
 }
 
 // ---------------------------------------------------------------------------
@@ -215,60 +225,79 @@ fn an_unknown_reference_names_the_reference_the_section_and_the_registered_varia
     );
 }
 
-#[test]
-fn an_unknown_reference_with_no_variables_says_none_are_registered() {
-    let err = render(&[("s", "Hi <<model>>")], &[]).unwrap_err();
-    let RenderError::UnknownVariable {
-        site,
-        registered,
-        suggestion,
-    } = &err
-    else {
-        panic!("expected UnknownVariable, got {err:?}");
-    };
-    assert_eq!(site.reference, "model");
-    assert!(registered.is_empty());
-    assert_eq!(suggestion, &None);
-    let message = err.to_string();
-    assert!(message.contains("no variables are registered"), "{message}");
-    assert!(
-        message.contains("<<model>>") && message.contains("`s`"),
-        "{message}"
-    );
+/// One case of [`an_unknown_reference_names_what_it_can`]: the sections
+/// and variables, then what the error holds and what its message says.
+struct Unknown {
+    name: &'static str,
+    sections: &'static [(&'static str, &'static str)],
+    variables: &'static [(&'static str, Option<&'static str>)],
+    reference: &'static str,
+    registered: &'static [&'static str],
+    suggestion: Option<&'static str>,
+    says: &'static [&'static str],
+    not: &'static [&'static str],
 }
 
-#[test]
-fn an_unknown_reference_lists_the_registered_variables_sorted_whatever_their_order() {
-    let err = render(
-        &[("s", "<<x>>")],
-        &[("zeta", Some("z")), ("alpha", None), ("mid", Some("m"))],
-    )
-    .unwrap_err();
-    let RenderError::UnknownVariable { registered, .. } = &err else {
-        panic!("expected UnknownVariable, got {err:?}");
-    };
-    assert_eq!(registered, &["alpha", "mid", "zeta"]);
-    assert!(
-        err.to_string()
-            .contains("registered variables: `alpha`, `mid`, `zeta`"),
-        "{err}"
-    );
-}
+const UNKNOWN: &[Unknown] = &[
+    Unknown {
+        name: "with no variables it says none are registered",
+        sections: &[("s", "Hi <<model>>")],
+        variables: &[],
+        reference: "model",
+        registered: &[],
+        suggestion: None,
+        says: &["no variables are registered", "<<model>>", "`s`"],
+        not: &[],
+    },
+    Unknown {
+        name: "it lists the registered variables sorted, whatever their order",
+        sections: &[("s", "<<x>>")],
+        variables: &[("zeta", Some("z")), ("alpha", None), ("mid", Some("m"))],
+        reference: "x",
+        registered: &["alpha", "mid", "zeta"],
+        suggestion: None,
+        says: &["registered variables: `alpha`, `mid`, `zeta`"],
+        not: &[],
+    },
+    Unknown {
+        name: "far from every name it suggests nothing",
+        sections: &[("s", "<<zzz>>")],
+        variables: &[("model", Some("m"))],
+        reference: "zzz",
+        registered: &["model"],
+        suggestion: None,
+        says: &[],
+        not: &["did you mean"],
+    },
+];
 
 #[test]
-fn an_unknown_reference_far_from_every_name_suggests_nothing() {
-    let err = render(&[("s", "<<zzz>>")], &[("model", Some("m"))]).unwrap_err();
-    assert!(
-        matches!(
-            &err,
+fn an_unknown_reference_names_what_it_can() {
+    for case in UNKNOWN {
+        let name = case.name;
+        let err = render(case.sections, case.variables).unwrap_err();
+        let (site, registered, suggestion) = match &err {
             RenderError::UnknownVariable {
-                suggestion: None,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert!(!err.to_string().contains("did you mean"), "{err}");
+                site,
+                registered,
+                suggestion,
+            } => (site, registered, suggestion),
+            other => panic!("{name}: expected UnknownVariable, got {other:?}"),
+        };
+        assert_eq!(site.reference, case.reference, "{name}");
+        assert_eq!(registered, case.registered, "{name}");
+        assert_eq!(suggestion.as_deref(), case.suggestion, "{name}");
+        let message = err.to_string();
+        for needle in case.says {
+            assert!(message.contains(needle), "{name}: {needle:?} in {message}");
+        }
+        for needle in case.not {
+            assert!(
+                !message.contains(needle),
+                "{name}: no {needle:?} in {message}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -338,13 +367,7 @@ fn malformed_syntax_in_a_provided_section_names_the_text_and_its_position() {
     for (text, bad, kind) in cases {
         let (prompt, _handle) = provided(text);
         let err = render_default(&prompt).unwrap_err();
-        let RenderError::Template {
-            section, errors, ..
-        } = &err
-        else {
-            panic!("expected Template for {text:?}, got {err:?}");
-        };
-        assert_eq!(section, "agent:persona");
+        let errors = persona_syntax_errors(&err, text);
         assert_eq!(errors.len(), 1, "{errors:?}");
         let error = errors.first();
         assert_eq!(error.text, bad);
@@ -399,13 +422,7 @@ fn malformed_text_set_by_a_waterfall_is_a_render_error() {
         })
         .unwrap();
     let err = render_default(&prompt).unwrap_err();
-    let RenderError::Template {
-        section, errors, ..
-    } = &err
-    else {
-        panic!("expected Template, got {err:?}");
-    };
-    assert_eq!(section, "agent:persona");
+    let errors = persona_syntax_errors(&err, "now <<Broken>>");
     assert_eq!(errors.first().text, "<<Broken>>");
 }
 

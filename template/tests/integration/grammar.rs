@@ -205,74 +205,62 @@ fn a_malformed_group_suggests_the_name_the_author_probably_meant() {
 
 // --- `<<` that opens no complete group --------------------------------
 
-#[test]
-fn a_triple_bracket_group_is_malformed_and_reported_once() {
-    assert_eq!(
-        error_summary("<<<model>>>"),
-        [(
-            ParseErrorKind::UnclosedOpening,
-            0..11,
-            "<<<model>>>".to_owned()
-        )]
-    );
-}
+/// Sources whose `<<` opens no complete group, or a group whose inside is
+/// not a name, each with its one error: `(case, source, kind, span, text)`.
+const ONE_ERROR: &[(&str, &str, ParseErrorKind, std::ops::Range<usize>, &str)] = &[
+    (
+        "a triple-bracket group is malformed and reported once",
+        "<<<model>>>",
+        ParseErrorKind::UnclosedOpening,
+        0..11,
+        "<<<model>>>",
+    ),
+    (
+        "an opening inside an opening is malformed",
+        "a << b << c >> d",
+        ParseErrorKind::UnclosedOpening,
+        2..14,
+        "<< b << c >>",
+    ),
+    (
+        // `<<a>` is not a complete group; the `>>` after it makes it
+        // malformed.
+        "a single closing bracket does not close a group",
+        "<<a> b >> c",
+        ParseErrorKind::UnclosedOpening,
+        0..9,
+        "<<a> b >>",
+    ),
+    (
+        // The `>>` of the reference follows the heredoc's `<<`, so the
+        // heredoc must be escaped (see `RENDERED`); the error covers it up
+        // to that `>>`.
+        "a heredoc followed later by a closing pair is malformed",
+        "run `cat <<EOF` on <<model>>",
+        ParseErrorKind::UnclosedOpening,
+        9..28,
+        "<<EOF` on <<model>>",
+    ),
+    (
+        // Nothing between `<<` and `>>` is `<` or `>`, so this is a
+        // complete group whose inside is not a name.
+        "a heredoc and a later append form a malformed complete group",
+        "`cat <<EOF`, x >> y",
+        ParseErrorKind::MalformedReference,
+        5..17,
+        "<<EOF`, x >>",
+    ),
+];
 
 #[test]
-fn an_opening_inside_an_opening_is_malformed() {
-    assert_eq!(
-        error_summary("a << b << c >> d"),
-        [(
-            ParseErrorKind::UnclosedOpening,
-            2..14,
-            "<< b << c >>".to_owned()
-        )]
-    );
-}
-
-#[test]
-fn a_single_closing_bracket_does_not_close_a_group() {
-    // `<<a>` is not a complete group; the `>>` after it makes it malformed.
-    assert_eq!(
-        error_summary("<<a> b >> c"),
-        [(
-            ParseErrorKind::UnclosedOpening,
-            0..9,
-            "<<a> b >>".to_owned()
-        )]
-    );
-}
-
-#[test]
-fn a_heredoc_followed_later_by_a_closing_pair_is_malformed() {
-    // The `>>` of the reference follows the heredoc's `<<`, so the heredoc
-    // must be escaped; the error covers it up to that `>>`.
-    let source = "run `cat <<EOF` on <<model>>";
-    assert_eq!(
-        error_summary(source),
-        [(
-            ParseErrorKind::UnclosedOpening,
-            9..28,
-            "<<EOF` on <<model>>".to_owned()
-        )]
-    );
-    assert_eq!(
-        render_marked("run `cat \\<<EOF` on <<model>>"),
-        "run `cat <<EOF` on {model}"
-    );
-}
-
-#[test]
-fn a_heredoc_and_a_later_append_form_a_malformed_complete_group() {
-    // Nothing between `<<` and `>>` is `<` or `>`, so this is a complete
-    // group whose inside is not a name.
-    assert_eq!(
-        error_summary("`cat <<EOF`, x >> y"),
-        [(
-            ParseErrorKind::MalformedReference,
-            5..17,
-            "<<EOF`, x >>".to_owned()
-        )]
-    );
+fn each_source_has_its_one_error() {
+    for (name, source, kind, span, text) in ONE_ERROR {
+        assert_eq!(
+            error_summary(source),
+            [(*kind, span.clone(), (*text).to_owned())],
+            "{name}"
+        );
+    }
 }
 
 #[test]
@@ -294,57 +282,99 @@ fn an_opening_with_no_closing_pair_after_it_is_literal() {
     }
 }
 
-#[test]
-fn a_closing_pair_without_an_opening_is_literal() {
-    assert_eq!(render_marked("a >> b >>> c"), "a >> b >>> c");
-}
-
-#[test]
-fn a_closing_pair_before_the_opening_does_not_make_it_malformed() {
-    // Only a `>>` *after* the `<<` counts.
-    assert_eq!(render_marked("<<a>> >> cat <<EOF"), "{a} >> cat <<EOF");
-}
-
-#[test]
-fn an_extra_closing_bracket_after_a_reference_is_literal() {
-    assert_eq!(render_marked("<<a>>>"), "{a}>");
-}
-
 // --- The `\<<` escape --------------------------------------------------
 
+/// Valid sources and how they render with each reference as `{name}`:
+/// `(case, source, rendered)`.
+const RENDERED: &[(&str, &str, &str)] = &[
+    (
+        "a closing pair without an opening is literal",
+        "a >> b >>> c",
+        "a >> b >>> c",
+    ),
+    (
+        // Only a `>>` *after* the `<<` counts.
+        "a closing pair before the opening does not make it malformed",
+        "<<a>> >> cat <<EOF",
+        "{a} >> cat <<EOF",
+    ),
+    (
+        "an extra closing bracket after a reference is literal",
+        "<<a>>>",
+        "{a}>",
+    ),
+    (
+        "an escaped opening renders as a literal opening",
+        "\\<<",
+        "<<",
+    ),
+    (
+        "an escaped heredoc renders as a literal opening",
+        "cat \\<<EOF",
+        "cat <<EOF",
+    ),
+    (
+        "an escaped reference renders literally",
+        "\\<<model>>",
+        "<<model>>",
+    ),
+    (
+        "an escaped malformed group is not an error",
+        "\\<< model >> and \\<<<x>>>",
+        "<< model >> and <<<x>>>",
+    ),
+    (
+        "an escape and a reference can share a template",
+        "cat \\<<EOF > <<cwd>>/out",
+        "cat <<EOF > {cwd}/out",
+    ),
+    (
+        "an escaped heredoc before a reference",
+        "run `cat \\<<EOF` on <<model>>",
+        "run `cat <<EOF` on {model}",
+    ),
+    (
+        "exactly one backslash before an opening is consumed",
+        "\\\\<<model>>",
+        "\\<<model>>",
+    ),
+    (
+        "exactly one backslash before a bare opening is consumed",
+        "\\\\\\<<",
+        "\\\\<<",
+    ),
+    (
+        // `\<<` takes two `<`; the third cannot start a `<<` of its own.
+        "an escape covers two brackets, so a third stays a single bracket",
+        "\\<<<model>>",
+        "<<<model>>",
+    ),
+    (
+        // A backslash between brackets escapes the pair after it.
+        "a backslash between brackets escapes the pair after it",
+        "<\\<<model>>",
+        "<<<model>>",
+    ),
+    (
+        // There is no way to write a literal `\` right before a reference:
+        // the backslash always escapes it. Pinned so that a change is
+        // deliberate.
+        "a trailing backslash escapes the next reference",
+        "dir\\<<name>>",
+        "dir<<name>>",
+    ),
+];
+
 #[test]
-fn an_escaped_opening_renders_as_a_literal_opening() {
-    assert_eq!(render_marked("\\<<"), "<<");
-    assert_eq!(render_marked("cat \\<<EOF"), "cat <<EOF");
+fn each_source_renders_as_marked() {
+    for (name, source, rendered) in RENDERED {
+        assert_eq!(render_marked(source), *rendered, "{name}");
+    }
 }
 
 #[test]
-fn an_escaped_reference_renders_literally() {
-    let source = "\\<<model>>";
-    assert!(!parse_ok(source).has_references());
-    assert_eq!(render_marked(source), "<<model>>");
-}
-
-#[test]
-fn an_escaped_malformed_group_is_not_an_error() {
-    assert_eq!(
-        render_marked("\\<< model >> and \\<<<x>>>"),
-        "<< model >> and <<<x>>>"
-    );
-}
-
-#[test]
-fn an_escape_and_a_reference_can_share_a_template() {
-    assert_eq!(
-        render_marked("cat \\<<EOF > <<cwd>>/out"),
-        "cat <<EOF > {cwd}/out"
-    );
-}
-
-#[test]
-fn exactly_one_backslash_before_an_opening_is_consumed() {
-    assert_eq!(render_marked("\\\\<<model>>"), "\\<<model>>");
-    assert_eq!(render_marked("\\\\\\<<"), "\\\\<<");
+fn an_escaped_reference_is_no_reference() {
+    assert!(!parse_ok("\\<<model>>").has_references());
 }
 
 #[test]
@@ -352,19 +382,4 @@ fn a_backslash_not_before_an_opening_is_kept() {
     for source in ["C:\\path", "\\n", "a \\< b", "\\>>", "<\\<", "end\\"] {
         assert_eq!(render_marked(source), source, "{source:?}");
     }
-}
-
-#[test]
-fn an_escape_covers_two_brackets_so_a_third_stays_a_single_bracket() {
-    // `\<<` takes two `<`; the third cannot start a `<<` of its own.
-    assert_eq!(render_marked("\\<<<model>>"), "<<<model>>");
-    // A backslash between brackets escapes the pair after it.
-    assert_eq!(render_marked("<\\<<model>>"), "<<<model>>");
-}
-
-#[test]
-fn a_trailing_backslash_escapes_the_next_reference() {
-    // There is no way to write a literal `\` right before a reference: the
-    // backslash always escapes it. Pinned so that a change is deliberate.
-    assert_eq!(render_marked("dir\\<<name>>"), "dir<<name>>");
 }

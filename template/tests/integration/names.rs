@@ -13,71 +13,47 @@ fn characters() -> impl Iterator<Item = char> {
         .chain(['é', 'ß', 'ı', 'Ａ', 'а', '٣', '\u{0}'])
 }
 
-/// `is_name` holds for every name of `accepted` and none of `rejected`.
-fn assert_names(is_name: fn(&str) -> bool, accepted: &[&str], rejected: &[&str]) {
-    for name in accepted {
-        assert!(is_name(name), "{name}");
-    }
-    for name in rejected {
-        assert!(!is_name(name), "{name:?}");
-    }
+/// One name grammar, and what it must accept and refuse.
+struct Grammar {
+    name: &'static str,
+    /// The grammar as error messages state it, and as it must be.
+    stated: &'static str,
+    want_stated: &'static str,
+    is_name: fn(&str) -> bool,
+    /// The documented examples, and names it refuses.
+    accepted: &'static [&'static str],
+    rejected: &'static [&'static str],
+    /// A one-character name is a name exactly when `starts` holds for it.
+    starts: fn(char) -> bool,
+    /// After the name `first`, a character continues a name exactly when
+    /// `continues` holds for it: at the end (`{first}{c}`) and inside
+    /// (`{first}{c}{first}`).
+    first: &'static str,
+    continues: fn(char) -> bool,
 }
 
-/// A one-character name is a name exactly when `starts` holds for it.
-fn assert_first_characters(is_name: fn(&str) -> bool, starts: fn(char) -> bool) {
-    for c in characters() {
-        assert_eq!(is_name(&c.to_string()), starts(c), "{c:?}");
-    }
-}
-
-/// After the name `first`, a character continues a name exactly when
-/// `continues` holds for it: at the end (`{first}{c}`) and inside
-/// (`{first}{c}{first}`).
-fn assert_later_characters(is_name: fn(&str) -> bool, first: &str, continues: fn(char) -> bool) {
-    for c in characters() {
-        assert_eq!(is_name(&format!("{first}{c}")), continues(c), "{c:?}");
-        assert_eq!(
-            is_name(&format!("{first}{c}{first}")),
-            continues(c),
-            "{c:?}"
-        );
-    }
-}
-
-#[test]
-fn the_grammars_are_stated_for_error_messages() {
-    assert_eq!(VARIABLE_NAME_GRAMMAR, "[a-z][a-z0-9_]*");
-    assert_eq!(SECTION_NAME_GRAMMAR, "[A-Za-z][A-Za-z0-9_.:/-]*");
-}
-
-#[test]
-fn variable_names_accept_the_documented_examples() {
-    assert_names(
-        is_variable_name,
-        &["model", "cwd", "git_branch2", "a", "a_", "x9"],
-        &[
+const GRAMMARS: [Grammar; 2] = [
+    Grammar {
+        name: "variable names",
+        stated: VARIABLE_NAME_GRAMMAR,
+        want_stated: "[a-z][a-z0-9_]*",
+        is_name: is_variable_name,
+        accepted: &["model", "cwd", "git_branch2", "a", "a_", "x9"],
+        rejected: &[
             "", "Model", "mOdel", "2fa", "_x", "a-b", "a b", "a.b", "a:b", "modèle", " a",
         ],
-    );
-}
-
-#[test]
-fn a_variable_name_starts_with_a_lowercase_ascii_letter() {
-    assert_first_characters(is_variable_name, |c| c.is_ascii_lowercase());
-}
-
-#[test]
-fn a_variable_name_continues_with_lowercase_letters_digits_or_underscores() {
-    assert_later_characters(is_variable_name, "a", |c| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'
-    });
-}
-
-#[test]
-fn section_names_accept_the_documented_examples() {
-    assert_names(
-        is_section_name,
-        &[
+        // A variable name starts with a lowercase ASCII letter...
+        starts: |c| c.is_ascii_lowercase(),
+        // ...and continues with lowercase letters, digits or underscores.
+        first: "a",
+        continues: |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_',
+    },
+    Grammar {
+        name: "section names",
+        stated: SECTION_NAME_GRAMMAR,
+        want_stated: "[A-Za-z][A-Za-z0-9_.:/-]*",
+        is_name: is_section_name,
+        accepted: &[
             "tool:bash",
             "agent:persona",
             "dsh_tool_bash::EXIT_CODE_HABIT",
@@ -85,7 +61,7 @@ fn section_names_accept_the_documented_examples() {
             "v1.2-rc",
             "project:crates/net/AGENTS.md",
         ],
-        &[
+        rejected: &[
             "",
             ":bash",
             "1tool",
@@ -95,19 +71,37 @@ fn section_names_accept_the_documented_examples() {
             "/bash",
             "outil:répertoire",
         ],
-    );
-}
+        // A section name starts with an ASCII letter...
+        starts: |c| c.is_ascii_alphabetic(),
+        // ...and continues with letters, digits or separators.
+        first: "A",
+        continues: |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-'),
+    },
+];
 
 #[test]
-fn a_section_name_starts_with_an_ascii_letter() {
-    assert_first_characters(is_section_name, |c| c.is_ascii_alphabetic());
-}
-
-#[test]
-fn a_section_name_continues_with_letters_digits_or_separators() {
-    assert_later_characters(is_section_name, "A", |c| {
-        c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-')
-    });
+fn each_grammar_accepts_exactly_its_names() {
+    for grammar in &GRAMMARS {
+        let Grammar { name, is_name, .. } = *grammar;
+        assert_eq!(grammar.stated, grammar.want_stated, "{name}");
+        for accepted in grammar.accepted {
+            assert!(is_name(accepted), "{name}: {accepted}");
+        }
+        for rejected in grammar.rejected {
+            assert!(!is_name(rejected), "{name}: {rejected:?}");
+        }
+        let first = grammar.first;
+        for c in characters() {
+            let (starts, continues) = ((grammar.starts)(c), (grammar.continues)(c));
+            assert_eq!(is_name(&c.to_string()), starts, "{name}: {c:?}");
+            assert_eq!(is_name(&format!("{first}{c}")), continues, "{name}: {c:?}");
+            assert_eq!(
+                is_name(&format!("{first}{c}{first}")),
+                continues,
+                "{name}: {c:?}"
+            );
+        }
+    }
 }
 
 #[test]
