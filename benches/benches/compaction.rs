@@ -31,7 +31,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use dsh_agent_loop::{Assessment, ContextBudget, Event, KnownSize, Session, Tokenizer, ToolCall};
 use dsh_system_prompt::ToolSchema;
 
@@ -188,9 +188,6 @@ fn compaction(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = dsh_benches::criterion(20, Duration::from_secs(3));
-    targets = compaction
+fn main() {
+    dsh_benches::main(20, Duration::from_secs(3), &[compaction]);
 }
-criterion_main!(benches);

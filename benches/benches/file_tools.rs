@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use dsh_tool_fs::{EditTool, Observations, ReadTool};
 use dsh_tools::{ToolCallContext, ToolRegistry};
 
@@ -78,9 +78,6 @@ fn file_tools(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = dsh_benches::criterion(30, Duration::from_secs(3));
-    targets = file_tools
+fn main() {
+    dsh_benches::main(30, Duration::from_secs(3), &[file_tools]);
 }
-criterion_main!(benches);

@@ -11,7 +11,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use dsh_fixture_thousand_sections as fixture;
 use dsh_system_prompt::SystemPrompt;
 
@@ -26,10 +26,7 @@ fn install(c: &mut Criterion) {
     });
 }
 
-criterion_group! {
-    name = benches;
-    // Criterion's default of 100 samples: one install is well under 1 ms.
-    config = dsh_benches::criterion(100, Duration::from_secs(5));
-    targets = install
+// Criterion's default of 100 samples: one install is well under 1 ms.
+fn main() {
+    dsh_benches::main(100, Duration::from_secs(5), &[install]);
 }
-criterion_main!(benches);

@@ -107,7 +107,5 @@ fn main() {
         }
         return;
     }
-    let mut criterion = dsh_benches::criterion(10, Duration::from_secs(5)).configure_from_args();
-    bench(&mut criterion);
-    criterion.final_summary();
+    dsh_benches::main(10, Duration::from_secs(5), &[bench]);
 }

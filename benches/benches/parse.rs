@@ -10,7 +10,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use dsh_prompt_template::{Reference, Template, escape_literal};
 
 const KIB: usize = 1024;
@@ -127,9 +127,10 @@ fn bench_escape(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = dsh_benches::criterion(20, Duration::from_secs(3));
-    targets = bench_valid, bench_invalid, bench_escape
+fn main() {
+    dsh_benches::main(
+        20,
+        Duration::from_secs(3),
+        &[bench_valid, bench_invalid, bench_escape],
+    );
 }
-criterion_main!(benches);

@@ -20,7 +20,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use dsh_agent_loop::{Event, ToolCall, TurnEndReason};
 use dsh_session_store::{NewSession, Store};
 
@@ -100,9 +100,6 @@ fn session_store(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = dsh_benches::criterion(50, Duration::from_secs(5));
-    targets = session_store
+fn main() {
+    dsh_benches::main(50, Duration::from_secs(5), &[session_store]);
 }
-criterion_main!(benches);

@@ -46,7 +46,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput, criterion_group};
+use criterion::{Criterion, Throughput};
 use dsh_agent_loop::Tokenizer;
 use dsh_benches::{Workload, WorkloadPrompt};
 use dsh_system_prompt::inspect::render_prompt_with_spans;
@@ -183,18 +183,11 @@ fn first_count(crate_name: &str) {
     println!("{}", elapsed.as_nanos());
 }
 
-criterion_group! {
-    name = benches;
-    config = dsh_benches::criterion(20, Duration::from_secs(5));
-    targets = tokens
-}
-
-/// `criterion_main!`, but a child asked for a first count does only that.
+/// The benches, but a child asked for a first count does only that.
 fn main() {
     if let Ok(crate_name) = std::env::var(FIRST_COUNT) {
         first_count(&crate_name);
         return;
     }
-    benches();
-    Criterion::default().configure_from_args().final_summary();
+    dsh_benches::main(20, Duration::from_secs(5), &[tokens]);
 }

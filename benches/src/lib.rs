@@ -226,3 +226,14 @@ pub fn criterion(samples: usize, measurement: Duration) -> Criterion {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(measurement)
 }
+
+/// A bench binary's `main`: runs `targets` with [`criterion`]'s settings
+/// (`samples`, `measurement`), as criterion's `criterion_group!` and
+/// `criterion_main!` would, the command line's options applied.
+pub fn main(samples: usize, measurement: Duration, targets: &[fn(&mut Criterion)]) {
+    let mut criterion = criterion(samples, measurement).configure_from_args();
+    for target in targets {
+        target(&mut criterion);
+    }
+    criterion.final_summary();
+}
