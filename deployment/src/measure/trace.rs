@@ -996,26 +996,18 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("trace.jsonl");
         let trace = Trace::to_file(&path, TokenizerRule::by_model())?;
+        // The API's answer: `prompt` tokens, of which `read` came from
+        // its cache and `written` went into it.
+        let answered = |prompt: u64, read: u64, written: u64| {
+            let usage = Usage::new(prompt, 5)
+                .with_cached_prompt_tokens(read)
+                .with_cache_creation_prompt_tokens(written);
+            trace.answered("s", 1, Some(usage));
+        };
         let first = observe(&trace, &[PERSONA, READ], 1);
-        trace.answered(
-            "s",
-            1,
-            Some(
-                Usage::new(1_000, 5)
-                    .with_cached_prompt_tokens(0)
-                    .with_cache_creation_prompt_tokens(990),
-            ),
-        );
+        answered(1_000, 0, 990);
         let second = observe(&trace, &[PERSONA, READ], 3);
-        trace.answered(
-            "s",
-            1,
-            Some(
-                Usage::new(1_040, 5)
-                    .with_cached_prompt_tokens(990)
-                    .with_cache_creation_prompt_tokens(45),
-            ),
-        );
+        answered(1_040, 990, 45);
         let (summary, problem) = trace.finish();
         assert!(problem.is_none());
         let lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)?
