@@ -116,6 +116,17 @@ pub fn assert_status(output: &Output, code: i32) {
     );
 }
 
+/// Asserts that `output` failed (exit status 1) saying `needle` on
+/// stderr, showing the streams when it did not; returns its stderr, for
+/// the test's further checks.
+#[track_caller]
+pub fn assert_fails_saying(output: &Output, needle: &str) -> String {
+    assert_status(output, 1);
+    let stderr = stderr(output);
+    assert!(stderr.contains(needle), "{needle:?} not in:\n{stderr}");
+    stderr
+}
+
 pub fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write a test file");
 }

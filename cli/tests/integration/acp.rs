@@ -99,6 +99,24 @@ impl Fixture {
         })
         .await
     }
+
+    /// Runs `op` on a new session in the fixture's project, as a
+    /// [`Fixture::client`] of `dsh acp`.
+    async fn in_session<T>(
+        &self,
+        answer: Answer,
+        op: impl AsyncFnOnce(
+            ConnectionTo<Agent>,
+            SessionId,
+            &mut mpsc::UnboundedReceiver<Seen>,
+        ) -> Result<T, Error>,
+    ) -> T {
+        self.client(answer, async |cx, rx| {
+            let session = new_session(&cx, self.project.path()).await?;
+            op(cx, session, rx).await
+        })
+        .await
+    }
 }
 
 /// Runs `op` as a client of `dsh acp --config config`, recording the
@@ -177,6 +195,14 @@ pub(crate) async fn prompt(
 ) -> Result<StopReason, Error> {
     let request = PromptRequest::new(session.clone(), vec![ContentBlock::from(text)]);
     Ok(cx.send_request(request).block_task().await?.stop_reason)
+}
+
+/// Asserts that `error` has the JSON-RPC `code` and a message that
+/// `says` holds for.
+#[track_caller]
+fn assert_error(error: &Error, code: i32, says: impl Fn(&str) -> bool) {
+    assert_eq!(i32::from(error.code), code, "{error:?}");
+    assert!(says(&error.message), "{}", error.message);
 }
 
 /// Everything seen so far.
@@ -416,35 +442,29 @@ async fn the_trace_has_a_line_per_request_of_every_session() {
 
 #[tokio::test]
 async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture(
+    let fixture = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 30\" }\n\
          [[answers]]\ntext = \"still here\"\n",
         "",
         &["bash"],
     );
     let started = std::time::Instant::now();
-    let (stop, before, after, next) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
-        initialize(&cx).await?;
-        let session = new_session(&cx, project.path()).await?;
-        let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
-        let turn = cx.send_request(request).block_task();
-        let cancel = async {
-            let before = until_running(rx).await;
-            cx.send_notification(CancelNotification::new(session.clone()))?;
-            Ok::<_, Error>(before)
-        };
-        let (stop, before) = tokio::join!(turn, cancel);
-        let (stop, before) = (stop?.stop_reason, before?);
-        let after = drain(rx);
-        let next = prompt(&cx, &session, "are you there?").await?;
-        Ok((stop, before, after, next))
-    })
-    .await;
+    let (stop, before, after, next) = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            let request = PromptRequest::new(session.clone(), vec![ContentBlock::from("wait")]);
+            let turn = cx.send_request(request).block_task();
+            let cancel = async {
+                let before = until_running(rx).await;
+                cx.send_notification(CancelNotification::new(session.clone()))?;
+                Ok::<_, Error>(before)
+            };
+            let (stop, before) = tokio::join!(turn, cancel);
+            let (stop, before) = (stop?.stop_reason, before?);
+            let after = drain(rx);
+            let next = prompt(&cx, &session, "are you there?").await?;
+            Ok((stop, before, after, next))
+        })
+        .await;
 
     assert_eq!(stop, StopReason::Cancelled);
     assert!(
@@ -469,77 +489,58 @@ async fn cancelling_a_running_turn_answers_cancelled_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn bad_requests_get_errors_and_the_session_stays_usable() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture(
+    let fixture = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"sleep 2\" }\n\
          [[answers]]\ntext = \"done\"\n",
         "",
         &["bash"],
     );
-    let errors = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
-        initialize(&cx).await?;
-        let relative = cx
-            .send_request(NewSessionRequest::new("relative/dir"))
-            .block_task()
-            .await
-            .expect_err("a relative cwd");
-        let unknown = prompt(&cx, &SessionId::new("no-such-session"), "hi")
-            .await
-            .expect_err("an unknown session");
-        let session = new_session(&cx, project.path()).await?;
-        let turn = prompt(&cx, &session, "first");
-        let second = async {
-            until_running(rx).await;
-            prompt(&cx, &session, "second").await
-        };
-        let (first, busy) = tokio::join!(turn, second);
-        let busy = busy.expect_err("a prompt while a turn runs");
-        // The script is used up: the model fails, the turn errs, and the
-        // session still answers.
-        let exhausted = prompt(&cx, &session, "third")
-            .await
-            .expect_err("no answers left");
-        let again = prompt(&cx, &session, "fourth")
-            .await
-            .expect_err("still none");
-        Ok((relative, unknown, first?, busy, exhausted, again))
-    })
-    .await;
+    let errors = fixture
+        .client(Answer::Allow, async |cx, rx| {
+            let relative = cx
+                .send_request(NewSessionRequest::new("relative/dir"))
+                .block_task()
+                .await
+                .expect_err("a relative cwd");
+            let unknown = prompt(&cx, &SessionId::new("no-such-session"), "hi")
+                .await
+                .expect_err("an unknown session");
+            let session = new_session(&cx, fixture.project.path()).await?;
+            let turn = prompt(&cx, &session, "first");
+            let second = async {
+                until_running(rx).await;
+                prompt(&cx, &session, "second").await
+            };
+            let (first, busy) = tokio::join!(turn, second);
+            let busy = busy.expect_err("a prompt while a turn runs");
+            // The script is used up: the model fails, the turn errs, and the
+            // session still answers.
+            let exhausted = prompt(&cx, &session, "third")
+                .await
+                .expect_err("no answers left");
+            let again = prompt(&cx, &session, "fourth")
+                .await
+                .expect_err("still none");
+            Ok((relative, unknown, first?, busy, exhausted, again))
+        })
+        .await;
     let (relative, unknown, first, busy, exhausted, again) = errors;
 
-    assert_eq!(i32::from(relative.code), -32602);
-    assert_eq!(
-        relative.message,
-        "`cwd`: the working directory must be an absolute path, got `relative/dir`"
-    );
-    assert_eq!(i32::from(unknown.code), -32002);
+    assert_error(&relative, -32602, |message| {
+        message == "`cwd`: the working directory must be an absolute path, got `relative/dir`"
+    });
+    assert_error(&unknown, -32002, |_| true);
     assert_eq!(first, StopReason::EndTurn);
-    assert_eq!(i32::from(busy.code), -32600);
-    assert!(
-        busy.message.contains("already running a turn"),
-        "{}",
-        busy.message
-    );
-    assert_eq!(i32::from(exhausted.code), -32603);
-    assert!(
-        exhausted
-            .message
-            .starts_with("step 1: the script has no answer left for request 3"),
-        "the one line `dsh run` prints: {}",
-        exhausted.message
-    );
-    assert_eq!(i32::from(again.code), -32603);
-    assert!(
-        again
-            .message
-            .starts_with("step 1: the script has no answer left for request 4"),
-        "{}",
-        again.message
-    );
+    assert_error(&busy, -32600, |message| {
+        message.contains("already running a turn")
+    });
+    // The one line `dsh run` prints.
+    assert_error(&exhausted, -32603, |message| {
+        message.starts_with("step 1: the script has no answer left for request 3")
+    });
+    assert_error(&again, -32603, |message| {
+        message.starts_with("step 1: the script has no answer left for request 4")
+    });
 }
 
 #[tokio::test]
@@ -595,12 +596,7 @@ async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
 
 #[tokio::test]
 async fn the_todo_list_is_the_sessions_plan() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture(
+    let fixture = &fixture(
         "[[answers]]\n[[answers.tool_calls]]\nname = \"todo_write\"\n\
          arguments = { todos = [{ content = \"Read the code\", status = \"in_progress\" }, \
          { content = \"Fix the bug\", status = \"pending\" }] }\n\
@@ -608,13 +604,12 @@ async fn the_todo_list_is_the_sessions_plan() {
         "",
         &["todo_write"],
     );
-    let seen = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
-        initialize(&cx).await?;
-        let session = new_session(&cx, project.path()).await?;
-        prompt(&cx, &session, "plan it").await?;
-        Ok(drain(rx))
-    })
-    .await;
+    let seen = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            prompt(&cx, &session, "plan it").await?;
+            Ok(drain(rx))
+        })
+        .await;
     let plans: Vec<String> = outline(&seen)
         .into_iter()
         .filter(|line| line.starts_with("plan"))
@@ -880,28 +875,22 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
 
 #[tokio::test]
 async fn the_compact_command_is_announced_and_compacts_the_session() {
-    let Fixture {
-        project,
-        config,
-        recorded,
-        ..
-    } = &fixture(
+    let fixture = &fixture(
         "[[answers]]\ntext = \"one\"\n\
          [[answers]]\ntext = \"SUMMARY of one\"\n\
          [[answers]]\ntext = \"two\"\n",
         "",
         &["bash"],
     );
-    let (stops, seen) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
-        initialize(&cx).await?;
-        let session = new_session(&cx, project.path()).await?;
-        let mut stops = Vec::new();
-        for text in ["first", "/compact", "/compact", "second"] {
-            stops.push(prompt(&cx, &session, text).await?);
-        }
-        Ok((stops, drain(rx)))
-    })
-    .await;
+    let (stops, seen) = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            let mut stops = Vec::new();
+            for text in ["first", "/compact", "/compact", "second"] {
+                stops.push(prompt(&cx, &session, text).await?);
+            }
+            Ok((stops, drain(rx)))
+        })
+        .await;
     assert_eq!(stops, [StopReason::EndTurn; 4]);
     let commands: Vec<String> = seen
         .iter()
@@ -929,7 +918,7 @@ async fn the_compact_command_is_announced_and_compacts_the_session() {
     // Nothing new since the first: nothing to compact, nothing asked.
     assert_eq!(lines[2], "text [nothing to compact]\n\n");
     assert_eq!(lines[3], "text two");
-    let requests = common::recorded_requests(recorded);
+    let requests = common::recorded_requests(&fixture.recorded);
     assert_eq!(requests.len(), 3);
     assert_eq!(
         requests[1]["system"].as_str(),

@@ -100,13 +100,12 @@ async fn a_resumed_session_continues_with_its_history() {
         recorded,
         ..
     } = &fixture;
-    let id = with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
-        initialize(&cx).await?;
-        let session = new_session(&cx, project.path()).await?;
-        prompt(&cx, &session, "first").await?;
-        Ok(session)
-    })
-    .await;
+    let id = fixture
+        .in_session(Answer::Allow, async |cx, session, _rx| {
+            prompt(&cx, &session, "first").await?;
+            Ok(session)
+        })
+        .await;
     std::fs::write(
         Path::new(config).with_file_name("answers.toml"),
         "[[answers]]\ntext = \"two\"\n",
@@ -239,12 +238,9 @@ async fn sessions_are_listed_by_cwd_a_page_at_a_time_and_deleted() {
                 .block_task()
                 .await
                 .expect_err("a deleted session is gone");
-            assert_eq!(i32::from(error.code), -32002);
-            assert!(
-                error.message.contains(&other.0.to_string()),
-                "{}",
-                error.message
-            );
+            assert_error(&error, -32002, |message| {
+                message.contains(&other.0.to_string())
+            });
             Ok(())
         })
         .await;
@@ -270,12 +266,9 @@ async fn an_unknown_session_is_an_error_naming_it() {
                     .await
                     .expect_err("unknown"),
             ] {
-                assert_eq!(i32::from(error.code), -32002);
-                assert!(
-                    error.message.contains("`no-such-session`"),
-                    "{}",
-                    error.message
-                );
+                assert_error(&error, -32002, |message| {
+                    message.contains("`no-such-session`")
+                });
             }
             Ok(())
         })

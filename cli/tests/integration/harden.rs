@@ -49,6 +49,15 @@ impl Acp {
         Self::start_with(common::command(&["acp", "--config", config]))
     }
 
+    /// `dsh acp` of a deployment in `dir` whose model has no answers,
+    /// initialized: for what happens on the wire before any turn.
+    fn initialized_without_answers(dir: &Path) -> Self {
+        let config = deployment(dir, "answers = []\n", "", &["bash"]);
+        let mut acp = Self::start(&config);
+        acp.initialize();
+        acp
+    }
+
     fn start_with(mut command: std::process::Command) -> Self {
         let mut child = command
             .stdin(std::process::Stdio::piped())
@@ -124,8 +133,9 @@ impl Acp {
         self.stdin = None;
     }
 
-    /// Waits for the process to end; its status code and stderr.
-    fn wait(mut self) -> (Option<i32>, String) {
+    /// Waits for the process to end, which must exit 0; its stderr.
+    #[track_caller]
+    fn wait_success(mut self) -> String {
         let mut rest = Vec::new();
         let _ = self.stdout.read_to_end(&mut rest);
         let status = self.child.wait().expect("dsh ends");
@@ -133,7 +143,8 @@ impl Acp {
         if let Some(mut pipe) = self.child.stderr.take() {
             let _ = pipe.read_to_string(&mut stderr);
         }
-        (status.code(), stderr)
+        assert_eq!(status.code(), Some(0), "stderr:\n{stderr}");
+        stderr
     }
 }
 
@@ -193,8 +204,7 @@ fn closing_stdin_mid_turn_exits_0_and_stops_the_running_command() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut acp, pid) = acp_running_a_command(dir.path());
     acp.close_stdin();
-    let (code, stderr) = acp.wait();
-    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let stderr = acp.wait_success();
     assert!(!stderr.contains("internal error"), "stderr:\n{stderr}");
     assert_ends(pid, "the turn's command");
 }
@@ -204,9 +214,7 @@ fn closing_stdin_mid_turn_exits_0_and_stops_the_running_command() {
 #[test]
 fn an_invalid_utf8_line_is_a_parse_error_and_the_server_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
-    let mut acp = Acp::start(&config);
-    acp.initialize();
+    let mut acp = Acp::initialized_without_answers(dir.path());
     acp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\xff\"}");
     let error = acp.next();
     assert_eq!(error["error"]["code"], -32700, "{error}");
@@ -218,8 +226,7 @@ fn an_invalid_utf8_line_is_a_parse_error_and_the_server_goes_on() {
     let session = acp.new_session(6, dir.path());
     assert!(!session.is_empty());
     acp.close_stdin();
-    let (code, stderr) = acp.wait();
-    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    acp.wait_success();
 }
 
 /// The processes of process group `group` that still run.
@@ -314,8 +321,7 @@ fn closing_stdin_stops_every_process_of_the_tree() {
     let (mut acp, command, child) = start_tree(dir.path());
     let parent = acp.child.id();
     acp.close_stdin();
-    let (code, stderr) = acp.wait();
-    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    acp.wait_success();
     assert_tree_gone(parent, child, command);
 }
 
@@ -329,8 +335,7 @@ fn sigterm_stops_every_process_of_the_tree() {
         .status()
         .expect("kill runs");
     assert!(killed.success());
-    let (code, stderr) = acp.wait();
-    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    acp.wait_success();
     assert_tree_gone(parent, child, command);
 }
 
@@ -343,8 +348,7 @@ fn sighup_stops_the_running_command_of_dsh_acp() {
         .args(["-HUP", &parent.to_string()])
         .status()
         .expect("kill runs");
-    let (code, stderr) = acp.wait();
-    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    acp.wait_success();
     assert_ends(pid, "the turn's command");
 }
 
@@ -353,9 +357,7 @@ fn sighup_stops_the_running_command_of_dsh_acp() {
 #[test]
 fn a_line_over_the_cap_is_refused_with_a_short_echo_and_the_server_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = deployment(dir.path(), "answers = []\n", "", &["bash"]);
-    let mut acp = Acp::start(&config);
-    acp.initialize();
+    let mut acp = Acp::initialized_without_answers(dir.path());
     // 17 MiB of a JSON string: over the 16 MiB a line may have.
     let mut line = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":\"".to_vec();
     line.resize(17 * 1024 * 1024, b'a');
@@ -374,7 +376,7 @@ fn a_line_over_the_cap_is_refused_with_a_short_echo_and_the_server_goes_on() {
     let session = acp.new_session(4, dir.path());
     assert!(!session.is_empty());
     acp.close_stdin();
-    assert_eq!(acp.wait().0, Some(0));
+    acp.wait_success();
 }
 
 // ---- 6. Signals end `dsh run` cleanly ----
@@ -487,14 +489,10 @@ fn env_remove_belongs_to_the_bash_table() {
         &["bash"],
     );
     let output = common::dsh(&["check", "--config", &config]);
-    common::assert_status(&output, 1);
-    let stderr = common::stderr(&output);
     // `[tools.read]` is the read tool's own table, which has no such key.
-    assert!(
-        stderr.contains("unknown field `env_remove`, expected `permission`")
-            && stderr.contains("dsh.toml:5:1"),
-        "{stderr}"
-    );
+    let stderr =
+        common::assert_fails_saying(&output, "unknown field `env_remove`, expected `permission`");
+    assert!(stderr.contains("dsh.toml:5:1"), "{stderr}");
 }
 
 // ---- 3. A diagnostic past column 65,535 ----
@@ -512,12 +510,8 @@ fn a_problem_past_column_65535_is_shown_with_its_snippet_clipped() {
         ),
     );
     let output = common::dsh(&["check", "--config", &config]);
-    common::assert_status(&output, 1);
-    let stderr = common::stderr(&output);
-    assert!(
-        stderr.contains("unknown variable `<<nope>>`"),
-        "the problem is shown: {stderr}"
-    );
+    // The problem is shown.
+    let stderr = common::assert_fails_saying(&output, "unknown variable `<<nope>>`");
     assert!(stderr.contains(":7:70013]"), "at its real column: {stderr}");
     assert!(stderr.contains("…x"), "the snippet is clipped: {stderr}");
     assert!(stderr.len() < 2_000, "{} bytes", stderr.len());
@@ -554,20 +548,17 @@ fn a_report_shows_50_problems_then_counts_the_rest() {
 #[test]
 fn terminal_escapes_from_the_file_are_shown_escaped() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("dsh.toml");
-    std::fs::write(
-        &config,
+    let config = common::config(
+        dir.path(),
         "[adapter.scripted]\nanswers = \"a.toml\"\n# \x1b]0;pwned\x07 \x1b[2J\n[[agents]]\n",
-    )
-    .expect("write");
-    let output = common::dsh(&["check", "--config", &config.display().to_string()]);
-    common::assert_status(&output, 1);
-    let stderr = common::stderr(&output);
+    );
+    let output = common::dsh(&["check", "--config", &config]);
+    // Shown escaped.
+    let stderr = common::assert_fails_saying(&output, "\\u{1b}");
     assert!(
         !stderr.contains('\x1b') && !stderr.contains('\x07'),
         "raw escapes reached the terminal: {stderr:?}"
     );
-    assert!(stderr.contains("\\u{1b}"), "shown escaped: {stderr}");
 }
 
 // ---- 7. Outputs never replace what the deployment reads ----
@@ -630,23 +621,20 @@ fn a_deployment_or_answers_path_that_is_no_regular_file_is_refused() {
          [[agents]]\nid = \"a\"\ntools = []\npersona = \"Hi.\"\n",
     );
     let output = common::dsh(&["run", "--config", &config, "-p", "hi"]);
-    common::assert_status(&output, 1);
-    let stderr = common::stderr(&output);
-    assert!(stderr.contains("a character device"), "{stderr}");
+    common::assert_fails_saying(&output, "a character device");
     // Too large.
     let big = dir.path().join("big.toml");
     let file = std::fs::File::create(&big).expect("create");
     file.set_len(17 * 1024 * 1024).expect("grow");
     let output = common::dsh(&["check", "--config", &big.display().to_string()]);
-    common::assert_status(&output, 1);
-    assert!(common::stderr(&output).contains("larger than"));
+    common::assert_fails_saying(&output, "larger than");
 }
 
 // ---- 9 and 4. `dsh check` on subagent children's tools ----
 
 /// `dsh check` of a deployment with the spawn instances `instances`
-/// (name, the tools of its children); its status and stderr.
-fn check_children(instances: &[(&str, &[&str])]) -> (Option<i32>, String) {
+/// (name, the tools of its children).
+fn check_children(instances: &[(&str, &[&str])]) -> std::process::Output {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut tables = String::new();
     for (name, tools) in instances {
@@ -657,8 +645,7 @@ fn check_children(instances: &[(&str, &[&str])]) -> (Option<i32>, String) {
     }
     let names: Vec<&str> = instances.iter().map(|(name, _)| *name).collect();
     let config = deployment(dir.path(), "answers = []\n", &tables, &names);
-    let output = common::dsh(&["check", "--config", &config]);
-    (output.status.code(), common::stderr(&output))
+    common::dsh(&["check", "--config", &config])
 }
 
 #[test]
@@ -668,32 +655,36 @@ fn a_child_may_list_another_instance_whatever_their_names() {
         [("a", &["b"][..]), ("b", &["bash"][..])],
         [("z", &["b"][..]), ("b", &["bash"][..])],
     ] {
-        let (code, stderr) = check_children(&instances);
-        assert_eq!(code, Some(0), "{instances:?}: {stderr}");
+        let output = check_children(&instances);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{instances:?}: {}",
+            common::stderr(&output)
+        );
     }
 }
 
 #[test]
 fn a_child_listing_its_own_tool_is_a_cycle_not_an_unknown_tool() {
-    let (code, stderr) = check_children(&[("task", &["bash", "task"])]);
-    assert_eq!(code, Some(1));
-    assert!(!stderr.contains("unknown tool"), "{stderr}");
-    assert!(
-        stderr.contains("the children of `task` list `task` itself"),
-        "{stderr}"
+    let stderr = common::assert_fails_saying(
+        &check_children(&[("task", &["bash", "task"])]),
+        "the children of `task` list `task` itself",
     );
+    assert!(!stderr.contains("unknown tool"), "{stderr}");
 }
 
 #[test]
 fn children_that_start_each_other_are_a_cycle() {
-    let (code, stderr) = check_children(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])]);
-    assert_eq!(code, Some(1));
+    let stderr = common::assert_fails_saying(
+        &check_children(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])]),
+        "`a` → `b` → `c` → `a`",
+    );
     assert_eq!(
         stderr.matches("in a cycle").count(),
         1,
         "one report: {stderr}"
     );
-    assert!(stderr.contains("`a` → `b` → `c` → `a`"), "{stderr}");
 }
 
 // ---- 4. Subagent recursion is bounded at run time ----
@@ -705,14 +696,21 @@ fn call(tool: &str) -> String {
     )
 }
 
-/// The texts of the tool results in recorded requests.
-fn tool_results(requests: &[Value]) -> Vec<String> {
-    requests
+/// Asserts that a tool result in the recorded `requests` contains
+/// `needle`; `what` says what that shows.
+#[track_caller]
+fn assert_a_tool_result_says(requests: &[Value], needle: &str, what: &str) {
+    let results: Vec<&str> = requests
         .iter()
-        .flat_map(|request| request["messages"].as_array().cloned().unwrap_or_default())
+        .filter_map(|request| request["messages"].as_array())
+        .flatten()
         .filter(|message| message["role"] == "tool")
-        .filter_map(|message| message["text"].as_str().map(str::to_owned))
-        .collect()
+        .filter_map(|message| message["text"].as_str())
+        .collect();
+    assert!(
+        results.iter().any(|text| text.contains(needle)),
+        "{what}: {needle:?} in none of {results:?}"
+    );
 }
 
 #[test]
@@ -735,12 +733,10 @@ fn a_spawn_child_that_starts_itself_stops_at_the_depth_limit() {
     );
     let (stdout, requests) = common::run_prompt(dir.path(), &config, None, "recurse");
     assert!(stdout.ends_with("top\n"), "{stdout}");
-    let results = tool_results(&requests);
-    assert!(
-        results
-            .iter()
-            .any(|text| text.contains("subagent level 3, over the limit of 2")),
-        "the third level was refused: {results:?}"
+    assert_a_tool_result_says(
+        &requests,
+        "subagent level 3, over the limit of 2",
+        "the third level was refused",
     );
 }
 
@@ -772,12 +768,10 @@ fn an_acp_child_running_the_same_deployment_inherits_the_depth() {
     let (stdout, _) = common::run_prompt(dir.path(), &config, None, "recurse");
     assert_eq!(stdout, "done\n");
     let child = common::recorded_requests(&child_log);
-    let results = tool_results(&child);
-    assert!(
-        results
-            .iter()
-            .any(|text| text.contains("subagent level 2, over the limit of 1")),
-        "the child, at depth 1, could not start another: {results:?}"
+    assert_a_tool_result_says(
+        &child,
+        "subagent level 2, over the limit of 1",
+        "the child, at depth 1, could not start another",
     );
 }
 
@@ -804,13 +798,7 @@ fn an_acp_child_that_never_answers_times_out_and_is_stopped() {
     );
     let (stdout, requests) = common::run_prompt(dir.path(), &config, None, "ask");
     assert_eq!(stdout, "gave up\n");
-    let results = tool_results(&requests);
-    assert!(
-        results
-            .iter()
-            .any(|text| text.contains("did not answer within 1 s")),
-        "{results:?}"
-    );
+    assert_a_tool_result_says(&requests, "did not answer within 1 s", "the call timed out");
     assert_ends(pid_in(&pid_file), "the child that never answered");
 }
 
@@ -829,11 +817,6 @@ fn a_deployment_section_ordered_before_the_persona_is_refused() {
             ),
         );
         let output = common::dsh(&["check", "--config", &config]);
-        common::assert_status(&output, 1);
-        let stderr = common::stderr(&output);
-        assert!(
-            stderr.contains(&format!("has order {order}, before the persona")),
-            "{stderr}"
-        );
+        common::assert_fails_saying(&output, &format!("has order {order}, before the persona"));
     }
 }

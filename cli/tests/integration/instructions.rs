@@ -251,11 +251,9 @@ fn claude_md_is_the_fallback_and_enabled_false_reads_nothing() {
 fn a_file_name_that_is_a_path_is_a_config_error() {
     let project = Project::new("[instructions]\nfiles = [\"AGENTS.md\", \"docs/AGENTS.md\"]\n");
     let output = project.dsh_in(&project.cwd(), &["check"]);
-    assert_status(&output, 1);
-    let err = stderr(&output);
-    assert!(
-        err.contains("`files[1]` of [instructions] is `docs/AGENTS.md`, which is not a file name"),
-        "{err}"
+    common::assert_fails_saying(
+        &output,
+        "`files[1]` of [instructions] is `docs/AGENTS.md`, which is not a file name",
     );
 }
 

@@ -113,9 +113,7 @@ fn a_required_server_that_fails_stops_the_run() {
     );
     let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"never\"\n", &tables);
     let output = dsh(&["run", "--config", &config, "-p", "go"]);
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert!(stderr.contains("MCP server `docs`"), "{stderr}");
+    let stderr = common::assert_fails_saying(&output, "MCP server `docs`");
     assert!(stderr.contains("the server is `required`"), "{stderr}");
     assert!(!stdout(&output).contains("never"));
 }
@@ -224,19 +222,12 @@ fn check_starts_the_servers_and_reports_each_failure_at_its_table() {
     );
     let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
     let output = dsh(&["check", "--config", &config]);
-    assert_status(&output, 1);
-    let said = stderr(&output);
-    assert!(said.contains("unknown MCP server `nope`"), "{said}");
+    common::assert_fails_saying(&output, "unknown MCP server `nope`");
 
     let tables = tables.replace(", \"mcp:nope\"", "");
     let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
     let output = dsh(&["check", "--config", &config]);
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert!(
-        stderr.contains("MCP server `docs` has no tool `serch`"),
-        "{stderr}"
-    );
+    let stderr = common::assert_fails_saying(&output, "MCP server `docs` has no tool `serch`");
     assert!(
         stderr.contains("MCP server `broken` could not be started"),
         "{stderr}"
@@ -262,9 +253,7 @@ fn check_counts_the_servers_tool_schemas_in_max_prompt_tokens() {
     );
     let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
     let output = dsh(&["check", "--config", &config]);
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
-    assert!(stderr.contains("tool schema `docs__"), "{stderr}");
+    common::assert_fails_saying(&output, "tool schema `docs__");
     let output = dsh(&["check", "--config", &config, "--no-mcp"]);
     assert_status(&output, 0);
 }

@@ -285,12 +285,8 @@ fn json_is_the_assembly() {
 #[test]
 fn an_unknown_agent_is_an_error() {
     let output = dsh(&["prompt", "--agent", "nobody"]);
-    assert_status(&output, 1);
-    let stderr = common::stderr(&output);
-    assert!(
-        stderr.contains("no agent `nobody`") && stderr.contains("`coder`"),
-        "{stderr}"
-    );
+    let stderr = common::assert_fails_saying(&output, "no agent `nobody`");
+    assert!(stderr.contains("`coder`"), "{stderr}");
 }
 
 #[test]
@@ -301,9 +297,8 @@ fn a_persona_that_does_not_render_prints_no_prompt() {
         "examples/acp-agent/dsh.toml",
         "--no-cwd",
     ]);
-    assert_status(&output, 1);
+    common::assert_fails_saying(&output, "`<<cwd>>` has no value");
     assert_eq!(stdout(&output), "");
-    assert!(common::stderr(&output).contains("`<<cwd>>` has no value"));
 }
 
 /// `prompt`, `check` and `run` take a working directory by one rule: an
@@ -368,16 +363,13 @@ fn usage_errors_exit_2() {
 #[test]
 fn a_childs_prompt_by_its_id() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let path = dir.path().join("dsh.toml");
-    std::fs::write(
-        &path,
+    let config = common::config(
+        dir.path(),
         "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"big\"\n\
          [tools.review]\nkind = \"subagent\"\nprovider = \"spawn\"\n\
          [tools.review.child]\nmodel = \"small\"\npersona = \"You review on <<model>>.\"\ntools = [\"read\"]\n\
          [[agents]]\nid = \"boss\"\npersona = \"You lead on <<model>>.\"\ntools = [\"bash\", \"review\"]\n",
-    )
-    .expect("write the deployment");
-    let config = path.display().to_string();
+    );
     let child = prompt(&["--config", &config, "--agent", "boss/review"]);
     assert!(
         child.starts_with("You review on small.\n\nUse read, not shell"),

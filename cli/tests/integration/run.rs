@@ -57,10 +57,8 @@ fn run_hello(config: &str) -> std::process::Command {
 #[track_caller]
 fn assert_fails_in_one_line(run: &mut std::process::Command, needle: &str) {
     let output = run.output().expect("dsh runs");
-    assert_status(&output, 1);
-    let stderr = stderr(&output);
+    let stderr = common::assert_fails_saying(&output, needle);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains(needle), "{stderr}");
 }
 
 #[test]

@@ -198,12 +198,7 @@ fn sessions_are_listed_and_deleted() {
     )
     .output()
     .unwrap();
-    assert_status(&unknown, 1);
-    assert!(
-        stderr(&unknown).contains("no session `nope`"),
-        "{}",
-        stderr(&unknown)
-    );
+    common::assert_fails_saying(&unknown, "no session `nope`");
 
     let all = dsh_in(
         dir.path(),
@@ -246,12 +241,7 @@ fn no_store_and_enabled_false_record_nothing() {
         &config,
         &["--no-store", "--continue", "-p", "hi"],
     );
-    assert_status(&output, 1);
-    assert!(
-        stderr(&output).contains("need the session store"),
-        "{}",
-        stderr(&output)
-    );
+    common::assert_fails_saying(&output, "need the session store");
 
     let off = tempfile::tempdir().unwrap();
     let config = deployment(
@@ -265,12 +255,7 @@ fn no_store_and_enabled_false_record_nothing() {
     let listed = dsh_in(off.path(), &["sessions", "--config", &config])
         .output()
         .unwrap();
-    assert_status(&listed, 1);
-    assert!(
-        stderr(&listed).contains("records no sessions"),
-        "{}",
-        stderr(&listed)
-    );
+    common::assert_fails_saying(&listed, "records no sessions");
 }
 
 #[test]
@@ -278,12 +263,7 @@ fn continue_without_a_session_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
     let (output, _) = run(dir.path(), &config, &["--continue", "-p", "hi"]);
-    assert_status(&output, 1);
-    assert!(
-        stderr(&output).contains("no recorded session of agent `runner`"),
-        "{}",
-        stderr(&output)
-    );
+    common::assert_fails_saying(&output, "no recorded session of agent `runner`");
 }
 
 #[test]

@@ -383,9 +383,7 @@ fn an_unwritable_trace_is_one_problem_before_any_request() {
         "--trace",
         &missing.display().to_string(),
     ]);
-    assert_status(&output, 1);
+    let stderr = common::assert_fails_saying(&output, "to write the trace");
     assert_eq!(stdout(&output), "");
-    let stderr = stderr(&output);
     assert!(stderr.starts_with("error: cannot create `"), "{stderr}");
-    assert!(stderr.contains("to write the trace"), "{stderr}");
 }
