@@ -45,6 +45,27 @@ fn read_then_edit(file: &str, old: &str, new: &str) -> String {
     )
 }
 
+/// The answers: `write` each `(path, content)`, one call a step, then
+/// stop.
+fn writes(files: &[(&Path, &str)]) -> String {
+    let mut answers = String::new();
+    for (path, content) in files {
+        answers.push_str(&format!(
+            "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
+             arguments = {{ file_path = {:?}, content = {content:?} }}\n",
+            path.display().to_string()
+        ));
+    }
+    answers + "[[answers]]\ntext = \"Done.\"\n"
+}
+
+/// `name` in the real (canonical) directory of `dir`.
+fn real_file(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    std::fs::canonicalize(dir.path())
+        .expect("a canonical directory")
+        .join(name)
+}
+
 /// What the client saw and was asked.
 #[derive(Debug, Default)]
 struct Editor {
@@ -337,21 +358,9 @@ async fn additional_directories_need_no_question_and_the_rest_is_asked() {
         tempfile::tempdir().expect("extra"),
         tempfile::tempdir().expect("elsewhere"),
     );
-    let extra_file = std::fs::canonicalize(extra.path())
-        .expect("c")
-        .join("in-extra.txt");
-    let outside_file = std::fs::canonicalize(elsewhere.path())
-        .expect("c")
-        .join("outside.txt");
-    let answers = format!(
-        "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
-         arguments = {{ file_path = {:?}, content = \"extra\\n\" }}\n\
-         [[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
-         arguments = {{ file_path = {:?}, content = \"outside\\n\" }}\n\
-         [[answers]]\ntext = \"Done.\"\n",
-        extra_file.display().to_string(),
-        outside_file.display().to_string()
-    );
+    let extra_file = real_file(&extra, "in-extra.txt");
+    let outside_file = real_file(&elsewhere, "outside.txt");
+    let answers = writes(&[(&extra_file, "extra\n"), (&outside_file, "outside\n")]);
     let config = deployment(dir.path(), &answers);
     let (_project, root) = project("");
     let (_, stop, editor) = acp_turn(
@@ -386,17 +395,8 @@ fn dsh_run_refuses_a_change_outside_the_workspace_and_makes_one_inside() {
     let dir = tempfile::tempdir().expect("config dir");
     let (_project, root) = project("");
     let outside = tempfile::tempdir().expect("outside");
-    let target = std::fs::canonicalize(outside.path())
-        .expect("c")
-        .join("escaped.txt");
-    let answers = format!(
-        "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
-         arguments = {{ file_path = {:?}, content = \"out\\n\" }}\n\
-         [[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
-         arguments = {{ file_path = \"sub/in.txt\", content = \"in\\n\" }}\n\
-         [[answers]]\ntext = \"Done.\"\n",
-        target.display().to_string()
-    );
+    let target = real_file(&outside, "escaped.txt");
+    let answers = writes(&[(&target, "out\n"), (Path::new("sub/in.txt"), "in\n")]);
     let config = deployment(dir.path(), &answers);
     let cwd = root.display().to_string();
     let (_, requests) =
@@ -434,12 +434,7 @@ fn a_deployments_roots_let_dsh_run_write_there() {
     let (_project, root) = project("");
     let outside = tempfile::tempdir().expect("outside");
     let target = outside.path().join("allowed.txt");
-    let answers = format!(
-        "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
-         arguments = {{ file_path = {:?}, content = \"fine\\n\" }}\n\
-         [[answers]]\ntext = \"Done.\"\n",
-        target.display().to_string()
-    );
+    let answers = writes(&[(&target, "fine\n")]);
     let config = common::scripted_config(
         dir.path(),
         &answers,
