@@ -295,12 +295,9 @@ fn a_scoped_tool_order_shadows_the_global_one() {
 fn the_tool_order_applies_after_the_waterfall() {
     let prompt = SystemPrompt::empty();
     let _tools = prompt.tools("all", |_| vec![tool("read")]).unwrap();
-    let _added = prompt
-        .on_assemble("add-bash", |_, assembly| {
-            assembly.tools.push(tool("bash"));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _added = support::listener(&prompt, "add-bash", |_, assembly| {
+        assembly.tools.push(tool("bash"));
+    });
     assert_eq!(tools_for(&prompt, &global()), ["bash", "read"]);
 }
 
@@ -526,19 +523,16 @@ fn an_active_complete_section_is_the_whole_prompt_whatever_the_waterfall_did() {
         None,
         section("tool:bash", 105, "Check exit codes."),
     );
-    let _listener = prompt
-        .on_assemble("edit", |_, assembly| {
-            for section in assembly.sections.to_mut() {
-                section.set_text("edited");
-            }
-            assembly
-                .sections
-                .insert(dsh_system_prompt::AssembledSection::new(
-                    "added", 1, "added",
-                ));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _listener = support::listener(&prompt, "edit", |_, assembly| {
+        for section in assembly.sections.to_mut() {
+            section.set_text("edited");
+        }
+        assembly
+            .sections
+            .insert(dsh_system_prompt::AssembledSection::new(
+                "added", 1, "added",
+            ));
+    });
     let minimal = scoped(
         &prompt,
         agent(),
