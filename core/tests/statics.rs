@@ -1,8 +1,11 @@
 //! Static contributions: items declared with the macros are installed by
 //! `SystemPrompt::new`, sorted like any other, owned by their declaration.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use dsh_system_prompt::{
-    AssembleContext, PromptSection, RegistryError, SystemPrompt, prompt_section, prompt_variable,
+    AssembleContext, NameKind, PromptSection, SystemPrompt, prompt_section, prompt_variable,
     render_prompt,
 };
 
@@ -93,22 +96,12 @@ fn a_runtime_duplicate_of_a_static_name_fails_naming_the_static_owner() {
     let err = prompt
         .section(PromptSection::new("statics:early", 0, "again"))
         .unwrap_err();
-    let RegistryError::Duplicate {
-        kind: dsh_system_prompt::NameKind::Section,
-        name,
-        existing,
-        ..
-    } = &err
-    else {
-        panic!("expected DuplicateSection, got {err:?}");
-    };
+    let (name, existing) = support::duplicate(&err, NameKind::Section);
     assert_eq!(name, "statics:early");
     assert_eq!(existing.item, "statics::EARLY");
     let err = prompt.variable("shell", |_| None).unwrap_err();
-    assert!(
-        err.to_string().contains("statics::shell"),
-        "the duplicate names the static variable's owner: {err}"
-    );
+    // The duplicate names the static variable's owner.
+    support::assert_mentions(&err.to_string(), &["statics::shell"]);
 }
 
 #[test]

@@ -188,6 +188,18 @@ async fn stream(
     (response, pieces.into_inner())
 }
 
+/// The answer to a request of `text` from a fake server that gives
+/// `answers`, the pieces the sink got, and the server.
+async fn answer_to(
+    text: &str,
+    answers: impl IntoIterator<Item = Canned>,
+) -> Result<(Result<ModelResponse, ModelError>, Vec<String>, Arc<Server>), Box<dyn std::error::Error>>
+{
+    let (adapter, server) = local_adapter(answers).await?;
+    let (response, pieces) = stream(&adapter, &request(text)).await;
+    Ok((response, pieces, server))
+}
+
 fn message_start(usage: Value) -> Value {
     json!({"type": "message_start", "message": {
         "id": "msg_1", "type": "message", "role": "assistant", "content": [],
@@ -229,38 +241,56 @@ fn message_end(stop_reason: &str, output_tokens: u64) -> [Value; 2] {
     ]
 }
 
+/// An `error` event: the API is overloaded.
+fn overloaded_event() -> Value {
+    json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+}
+
+/// A streamed message: its start with `usage`, the events of its `blocks`,
+/// and its end.
+fn message(
+    usage: Value,
+    blocks: impl IntoIterator<Item = Value>,
+    stop_reason: &str,
+    output_tokens: u64,
+) -> Canned {
+    Canned::events(
+        std::iter::once(message_start(usage))
+            .chain(blocks)
+            .chain(message_end(stop_reason, output_tokens)),
+    )
+}
+
 /// A streamed answer of text only.
 fn text_answer(text: &str) -> Canned {
-    Canned::events(
-        [
-            message_start(start_usage()),
-            text_start(0),
-            text_delta(0, text),
-            block_stop(0),
-        ]
-        .into_iter()
-        .chain(message_end("end_turn", 3)),
+    message(
+        start_usage(),
+        [text_start(0), text_delta(0, text), block_stop(0)],
+        "end_turn",
+        3,
     )
 }
 
 #[tokio::test]
 async fn text_streams_to_the_sink_piece_by_piece() -> TestResult {
-    let (adapter, server) = local_adapter([Canned::events(
-        [
-            message_start(json!({"input_tokens": 12, "cache_creation_input_tokens": 0,
-                                 "cache_read_input_tokens": 0, "output_tokens": 1})),
-            text_start(0),
-            json!({"type": "ping"}),
-            text_delta(0, "Hel"),
-            text_delta(0, "lo"),
-            text_delta(0, " there."),
-            block_stop(0),
-        ]
-        .into_iter()
-        .chain(message_end("end_turn", 5)),
-    )])
+    let (response, pieces, server) = answer_to(
+        "hi",
+        [message(
+            json!({"input_tokens": 12, "cache_creation_input_tokens": 0,
+                                 "cache_read_input_tokens": 0, "output_tokens": 1}),
+            [
+                text_start(0),
+                json!({"type": "ping"}),
+                text_delta(0, "Hel"),
+                text_delta(0, "lo"),
+                text_delta(0, " there."),
+                block_stop(0),
+            ],
+            "end_turn",
+            5,
+        )],
+    )
     .await?;
-    let (response, pieces) = stream(&adapter, &request("hi")).await;
     assert_eq!(pieces, ["Hel", "lo", " there."]);
     assert_eq!(
         response?,
@@ -303,16 +333,16 @@ async fn text_streams_to_the_sink_piece_by_piece() -> TestResult {
 #[tokio::test]
 async fn text_reaches_the_sink_before_the_answer_is_complete() -> TestResult {
     let gate = Arc::new(Notify::new());
-    let (base_url, _server) = serve([Canned::events(
+    let (base_url, _server) = serve([message(
+        start_usage(),
         [
-            message_start(start_usage()),
             text_start(0),
             text_delta(0, "First, "),
             text_delta(0, "then the rest."),
             block_stop(0),
-        ]
-        .into_iter()
-        .chain(message_end("end_turn", 5)),
+        ],
+        "end_turn",
+        5,
     )
     .gated_after(3, Arc::clone(&gate))])
     .await?;
@@ -335,24 +365,26 @@ async fn text_reaches_the_sink_before_the_answer_is_complete() -> TestResult {
 
 #[tokio::test]
 async fn a_tool_use_whose_json_arrives_in_pieces_is_assembled() -> TestResult {
-    let (adapter, _server) = local_adapter([Canned::events(
-        [
-            message_start(start_usage()),
-            text_start(0),
-            text_delta(0, "Let me look."),
-            block_stop(0),
-            tool_start(1, "toolu_01", "read"),
-            json_delta(1, ""),
-            json_delta(1, "{\"pa"),
-            json_delta(1, "th\": \"src/"),
-            json_delta(1, "main.rs\"}"),
-            block_stop(1),
-        ]
-        .into_iter()
-        .chain(message_end("tool_use", 20)),
-    )])
+    let (response, pieces, _server) = answer_to(
+        "read main",
+        [message(
+            start_usage(),
+            [
+                text_start(0),
+                text_delta(0, "Let me look."),
+                block_stop(0),
+                tool_start(1, "toolu_01", "read"),
+                json_delta(1, ""),
+                json_delta(1, "{\"pa"),
+                json_delta(1, "th\": \"src/"),
+                json_delta(1, "main.rs\"}"),
+                block_stop(1),
+            ],
+            "tool_use",
+            20,
+        )],
+    )
     .await?;
-    let (response, pieces) = stream(&adapter, &request("read main")).await;
     assert_eq!(pieces, ["Let me look."]);
     let response = response?;
     assert_eq!(response.text, "Let me look.");
@@ -369,22 +401,24 @@ async fn a_tool_use_whose_json_arrives_in_pieces_is_assembled() -> TestResult {
 
 #[tokio::test]
 async fn two_tool_uses_in_one_answer_come_back_in_order() -> TestResult {
-    let (adapter, _server) = local_adapter([Canned::events(
-        [
-            message_start(start_usage()),
-            tool_start(0, "toolu_a", "read"),
-            json_delta(0, "{\"path\":"),
-            json_delta(0, "\"a.rs\"}"),
-            block_stop(0),
-            tool_start(1, "toolu_b", "bash"),
-            json_delta(1, "{\"command\":\"ls\"}"),
-            block_stop(1),
-        ]
-        .into_iter()
-        .chain(message_end("tool_use", 30)),
-    )])
+    let (response, pieces, _server) = answer_to(
+        "look",
+        [message(
+            start_usage(),
+            [
+                tool_start(0, "toolu_a", "read"),
+                json_delta(0, "{\"path\":"),
+                json_delta(0, "\"a.rs\"}"),
+                block_stop(0),
+                tool_start(1, "toolu_b", "bash"),
+                json_delta(1, "{\"command\":\"ls\"}"),
+                block_stop(1),
+            ],
+            "tool_use",
+            30,
+        )],
+    )
     .await?;
-    let (response, pieces) = stream(&adapter, &request("look")).await;
     assert!(pieces.is_empty(), "{pieces:?}");
     assert_eq!(
         response?.tool_calls,
@@ -400,17 +434,19 @@ async fn two_tool_uses_in_one_answer_come_back_in_order() -> TestResult {
 /// the API's error; it is not retried, since the text would show twice.
 #[tokio::test]
 async fn an_error_event_mid_stream_ends_the_answer() -> TestResult {
-    let (adapter, server) = local_adapter([
-        Canned::events([
-            message_start(start_usage()),
-            text_start(0),
-            text_delta(0, "Half an"),
-            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
-        ]),
-        text_answer("never asked for"),
-    ])
+    let (response, pieces, server) = answer_to(
+        "hi",
+        [
+            Canned::events([
+                message_start(start_usage()),
+                text_start(0),
+                text_delta(0, "Half an"),
+                overloaded_event(),
+            ]),
+            text_answer("never asked for"),
+        ],
+    )
     .await?;
-    let (response, pieces) = stream(&adapter, &request("hi")).await;
     assert_eq!(pieces, ["Half an"]);
     let error = response.err().ok_or("expected an error")?;
     assert!(
@@ -427,15 +463,14 @@ async fn an_error_event_mid_stream_ends_the_answer() -> TestResult {
 /// An `overloaded_error` before any text is retried: nothing was shown.
 #[tokio::test]
 async fn an_overloaded_stream_before_any_text_is_retried() -> TestResult {
-    let (adapter, server) = local_adapter([
-        Canned::events([
-            message_start(start_usage()),
-            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
-        ]),
-        text_answer("Fine now."),
-    ])
+    let (response, pieces, server) = answer_to(
+        "hi",
+        [
+            Canned::events([message_start(start_usage()), overloaded_event()]),
+            text_answer("Fine now."),
+        ],
+    )
     .await?;
-    let (response, pieces) = stream(&adapter, &request("hi")).await;
     assert_eq!(response?.text, "Fine now.");
     assert_eq!(pieces, ["Fine now."]);
     let bodies = server.bodies();
@@ -449,12 +484,14 @@ async fn an_overloaded_stream_before_any_text_is_retried() -> TestResult {
 /// the second answer is the response.
 #[tokio::test]
 async fn a_529_is_retried_after_its_retry_after() -> TestResult {
-    let (adapter, server) = local_adapter([
-        Canned::error(529, "overloaded_error", "Overloaded").with_header("retry-after", "1"),
-        text_answer("Back."),
-    ])
+    let (response, _, server) = answer_to(
+        "hi",
+        [
+            Canned::error(529, "overloaded_error", "Overloaded").with_header("retry-after", "1"),
+            text_answer("Back."),
+        ],
+    )
     .await?;
-    let (response, _) = stream(&adapter, &request("hi")).await;
     assert_eq!(response?.text, "Back.");
     let received = server.received.lock();
     assert_eq!(received.len(), 2);
@@ -527,8 +564,7 @@ async fn a_429_that_persists_gives_up_after_the_retries() -> TestResult {
         "rate_limit_error",
         "Number of requests has exceeded your rate limit",
     );
-    let (adapter, server) = local_adapter([busy.clone(), busy.clone(), busy]).await?;
-    let (response, _) = stream(&adapter, &request("hi")).await;
+    let (response, _, server) = answer_to("hi", [busy.clone(), busy.clone(), busy]).await?;
     let error = response.err().ok_or("expected an error")?;
     assert!(
         matches!(&error, ModelError::Status { status: 429, .. }),
@@ -586,9 +622,9 @@ async fn a_401_names_the_status_and_the_apis_message_and_never_the_key() -> Test
 #[tokio::test]
 async fn a_three_request_conversation_places_its_breakpoints_by_the_rule() -> TestResult {
     let (base_url, server) = serve([
-        Canned::events(
+        message(
+            start_usage(),
             [
-                message_start(start_usage()),
                 text_start(0),
                 text_delta(0, "Echoing."),
                 block_stop(0),
@@ -598,22 +634,16 @@ async fn a_three_request_conversation_places_its_breakpoints_by_the_rule() -> Te
                 // No `text`: the tool registry rejects the call.
                 tool_start(2, "toolu_b", "echo"),
                 block_stop(2),
-            ]
-            .into_iter()
-            .chain(message_end("tool_use", 40)),
+            ],
+            "tool_use",
+            40,
         ),
-        Canned::events(
-            [
-                message_start(
-                    json!({"input_tokens": 30, "cache_creation_input_tokens": 400,
+        message(
+            json!({"input_tokens": 30, "cache_creation_input_tokens": 400,
                                      "cache_read_input_tokens": 1200, "output_tokens": 1}),
-                ),
-                text_start(0),
-                text_delta(0, "It said pong."),
-                block_stop(0),
-            ]
-            .into_iter()
-            .chain(message_end("end_turn", 6)),
+            [text_start(0), text_delta(0, "It said pong."), block_stop(0)],
+            "end_turn",
+            6,
         ),
         text_answer("Again."),
     ])

@@ -4,7 +4,7 @@
 //! context re-emitted, compaction on request, and a failed summary that
 //! leaves the history intact.
 
-use crate::support;
+use crate::support::{self, big};
 
 use std::sync::Arc;
 
@@ -14,48 +14,9 @@ use dsh_agent_loop::{
     compaction_context,
 };
 use dsh_agent_loop::{AgentLoop, ScriptedAdapter};
-use dsh_system_prompt::{PromptSection, Registration, render_prompt};
-use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, async_trait};
+use dsh_system_prompt::{Registration, render_prompt};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
-
-/// A tool result of about `lines` × 14 tokens, tagged so it can be found.
-fn big(tag: &str, lines: usize) -> String {
-    (0..lines)
-        .map(|line| format!("{tag} line {line}: the quick brown fox jumps over the lazy dog\n"))
-        .collect()
-}
-
-/// `produce`: returns `big(tag, lines)` — a large result from small
-/// arguments, as `read` returns a file.
-struct Produce;
-
-#[async_trait]
-impl Tool for Produce {
-    fn name(&self) -> &str {
-        "produce"
-    }
-
-    fn description(&self) -> String {
-        "Returns `lines` lines tagged `tag`.".to_owned()
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({"type": "object"})
-    }
-
-    async fn execute(
-        &self,
-        arguments: serde_json::Value,
-        _cx: &ToolCallContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let tag = arguments["tag"].as_str().unwrap_or_default();
-        let lines = arguments["lines"]
-            .as_u64()
-            .map_or(0, |lines| lines as usize);
-        Ok(ToolOutput::new(big(tag, lines)))
-    }
-}
 
 /// A call of `produce`.
 fn produce(id: &str, tag: &str, lines: usize) -> ModelResponse {
@@ -71,7 +32,8 @@ fn produce_loop(
     answers: impl IntoIterator<Item = ModelResponse>,
 ) -> Result<(AgentLoop, Registration, Arc<ScriptedAdapter>), Box<dyn std::error::Error>> {
     let adapter = Arc::new(ScriptedAdapter::new(answers));
-    let (agent_loop, installed) = support::agent_loop(vec![Arc::new(Produce)], adapter.clone())?;
+    let (agent_loop, installed) =
+        support::agent_loop(vec![Arc::new(support::TestTool::Produce)], adapter.clone())?;
     Ok((agent_loop, installed, adapter))
 }
 
@@ -107,11 +69,7 @@ async fn eliding_old_results_alone_can_suffice() -> Result<(), Box<dyn std::erro
         produce("c2", "second", 60),
         ModelResponse::text("done"),
     ])?;
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let agent_loop = {
-        let events = Arc::clone(&events);
-        agent_loop.on_event(move |_, event| events.lock().push(event.clone()))
-    };
+    let (agent_loop, events) = support::recording_events(agent_loop);
     let agent = agent(2_000);
     let mut session = Session::new();
     support::turn(&agent_loop, &agent, &mut session, "go").await?;
@@ -195,14 +153,7 @@ async fn summarized_session() -> Result<
     ])?;
     // A runtime context that is there from the start.
     let context = Arc::new(Mutex::new("the todo list: write tests".to_owned()));
-    let _context = {
-        let context = Arc::clone(&context);
-        agent_loop
-            .prompt()
-            .context(PromptSection::provided("todo", 10, move |_| {
-                context.lock().clone()
-            }))?
-    };
+    let _context = support::shared_context(&agent_loop, "todo", 10, &context)?;
     let agent = agent(2_000);
     let mut session = Session::new();
     for input in [

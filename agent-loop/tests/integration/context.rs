@@ -34,14 +34,7 @@ async fn a_snapshot_goes_to_the_tail_only_when_the_context_changes()
     // The context is the last text `echo` returned: what a tool's state
     // (a todo list) looks like to its context provider.
     let state = Arc::new(Mutex::new(String::new()));
-    let _context = {
-        let state = Arc::clone(&state);
-        agent_loop
-            .prompt()
-            .context(PromptSection::provided("last-echo", 10, move |_| {
-                state.lock().clone()
-            }))?
-    };
+    let _context = support::shared_context(&agent_loop, "last-echo", 10, &state)?;
     let agent_loop = {
         let state = Arc::clone(&state);
         agent_loop.on_event(move |_, event| {

@@ -12,9 +12,10 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentOptions, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
+    Agent, AgentLoop, AgentOptions, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
     OpenAiAdapter, OpenAiConfig, Session, ToolCall, Usage,
 };
+use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -166,6 +167,27 @@ fn completion(message: Value) -> Value {
     })
 }
 
+/// A whole (not streamed) answer of `text` and no tool call.
+fn answer(text: &str) -> Canned {
+    Canned::json(completion(json!({"role": "assistant", "content": text})))
+}
+
+/// A whole (not streamed) answer of `content` calling `tool_calls`.
+fn calling(content: Value, tool_calls: Value) -> Canned {
+    Canned::json(completion(json!({
+        "role": "assistant",
+        "content": content,
+        "tool_calls": tool_calls,
+    })))
+}
+
+/// A loop with the [`Echo`] tool over an adapter without a key for the
+/// fake server at `base_url`.
+fn echo_loop(base_url: &str) -> Result<(AgentLoop, Registration), Box<dyn std::error::Error>> {
+    let adapter = Arc::new(OpenAiAdapter::new(OpenAiConfig::new(base_url), None)?);
+    support::agent_loop(vec![Arc::new(Echo::default())], adapter)
+}
+
 /// An adapter without a key for a fake server that gives `answers`.
 async fn local_adapter(
     answers: impl IntoIterator<Item = Canned>,
@@ -245,10 +267,7 @@ async fn stream(
 
 #[tokio::test]
 async fn a_plain_answer() -> TestResult {
-    let (base_url, server) = serve([Canned::json(completion(
-        json!({"role": "assistant", "content": "Hello there."}),
-    ))])
-    .await?;
+    let (base_url, server) = serve([answer("Hello there.")]).await?;
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), Some("sk-test".into()))?;
     let response = complete(&adapter, &request(Some("You are terse."), "hi")).await?;
     assert_eq!(response, ModelResponse::text("Hello there."));
@@ -274,10 +293,7 @@ async fn a_plain_answer() -> TestResult {
 
 #[tokio::test]
 async fn no_system_prompt_sends_no_system_message_and_no_key_sends_no_header() -> TestResult {
-    let (base_url, server) = serve([Canned::json(completion(
-        json!({"role": "assistant", "content": "ok"}),
-    ))])
-    .await?;
+    let (base_url, server) = serve([answer("ok")]).await?;
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(format!("{base_url}/")), None)?;
     complete(&adapter, &request(None, "hi")).await?;
     let received = server.received.lock();
@@ -292,34 +308,23 @@ async fn no_system_prompt_sends_no_system_message_and_no_key_sends_no_header() -
 #[tokio::test]
 async fn a_tool_call_round_trip_through_the_loop() -> TestResult {
     let (base_url, server) = serve([
-        Canned::json(completion(json!({
-            "role": "assistant",
-            "content": null,
-            "tool_calls": [{
+        calling(
+            Value::Null,
+            json!([{
                 "id": "call_9",
                 "type": "function",
                 "function": {"name": "echo", "arguments": "{\"text\":\"pong\"}"},
-            }],
-        }))),
-        Canned::json(completion(
-            json!({"role": "assistant", "content": "It said pong."}),
-        )),
+            }]),
+        ),
+        answer("It said pong."),
     ])
     .await?;
-    let adapter = Arc::new(OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?);
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    let (agent_loop, _installed) = echo_loop(&base_url)?;
     let agent = Agent::new(
         "coder",
         AgentOptions::new("test-model").with_persona("You are <<model>>."),
     );
-    let summary = agent_loop
-        .run_turn(
-            &agent,
-            &mut Session::new(),
-            "ping",
-            &CancellationToken::new(),
-        )
-        .await?;
+    let summary = support::turn(&agent_loop, &agent, &mut Session::new(), "ping").await?;
     assert_eq!(summary.answer, "It said pong.");
 
     let received = server.received.lock();
@@ -392,22 +397,14 @@ async fn cached_tokens_reach_the_on_response_hook() -> TestResult {
         })),
     ])
     .await?;
-    let adapter = Arc::new(OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?);
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    let (agent_loop, _installed) = echo_loop(&base_url)?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = agent_loop.on_response({
         let seen = Arc::clone(&seen);
         move |answer| seen.lock().push((answer.step, answer.response.usage))
     });
     let agent = Agent::new("coder", AgentOptions::new("test-model"));
-    agent_loop
-        .run_turn(
-            &agent,
-            &mut Session::new(),
-            "ping",
-            &CancellationToken::new(),
-        )
-        .await?;
+    support::turn(&agent_loop, &agent, &mut Session::new(), "ping").await?;
     assert_eq!(
         *seen.lock(),
         [
@@ -423,14 +420,13 @@ async fn cached_tokens_reach_the_on_response_hook() -> TestResult {
 
 #[tokio::test]
 async fn tool_calls_map_from_the_wire() -> TestResult {
-    let (adapter, _server) = local_adapter([Canned::json(completion(json!({
-        "role": "assistant",
-        "content": "Reading.",
-        "tool_calls": [
+    let (adapter, _server) = local_adapter([calling(
+        json!("Reading."),
+        json!([
             {"id": "a", "type": "function", "function": {"name": "read", "arguments": "{\"file_path\":\"x\"}"}},
             {"type": "function", "function": {"name": "bash"}},
-        ],
-    })))])
+        ]),
+    )])
     .await?;
     let response = complete(&adapter, &request(None, "hi")).await?;
     assert_eq!(
@@ -502,11 +498,8 @@ fn retrying_adapter(
 /// which the test would notice).
 #[tokio::test]
 async fn a_429_is_retried_after_its_retry_after() -> TestResult {
-    let (base_url, server) = serve([
-        rate_limited().with_header("retry-after", "0"),
-        Canned::json(completion(json!({"role": "assistant", "content": "ok"}))),
-    ])
-    .await?;
+    let (base_url, server) =
+        serve([rate_limited().with_header("retry-after", "0"), answer("ok")]).await?;
     let adapter = retrying_adapter(&base_url, 4, Duration::from_secs(30))?;
     let started = std::time::Instant::now();
     let response = complete(&adapter, &request(None, "hi")).await?;
@@ -554,7 +547,7 @@ async fn x_should_retry_decides_over_the_status() -> TestResult {
         rate_limited().with_header("x-should-retry", "false"),
         Canned::raw(StatusCode::INTERNAL_SERVER_ERROR, "blip")
             .with_header("x-should-retry", "true"),
-        Canned::json(completion(json!({"role": "assistant", "content": "ok"}))),
+        answer("ok"),
     ])
     .await?;
     let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
@@ -569,19 +562,35 @@ async fn x_should_retry_decides_over_the_status() -> TestResult {
     Ok(())
 }
 
-/// Cancelling while the adapter waits out a `retry-after` ends the wait.
-#[tokio::test]
-async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
-    let (base_url, server) = serve([rate_limited().with_header("retry-after", "30")]).await?;
-    let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
-    let (cancel, canceller) = support::cancel_after(Duration::from_millis(200));
+/// Sends a request `hi` through `adapter`, cancelled `after` it starts;
+/// fails unless it ends cancelled, `within` that time of its start.
+async fn assert_cancelled(
+    adapter: &OpenAiAdapter,
+    after: Duration,
+    within: Duration,
+) -> TestResult {
+    let (cancel, canceller) = support::cancel_after(after);
     let started = std::time::Instant::now();
     let result = adapter
         .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
         .await;
     canceller.await?;
     assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(started.elapsed() < within);
+    Ok(())
+}
+
+/// Cancelling while the adapter waits out a `retry-after` ends the wait.
+#[tokio::test]
+async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
+    let (base_url, server) = serve([rate_limited().with_header("retry-after", "30")]).await?;
+    let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
+    assert_cancelled(
+        &adapter,
+        Duration::from_millis(200),
+        Duration::from_secs(10),
+    )
+    .await?;
     assert_eq!(server.received.lock().len(), 1, "no retry after the cancel");
     Ok(())
 }
@@ -623,6 +632,11 @@ async fn malformed_json_is_an_invalid_response() -> TestResult {
     Ok(())
 }
 
+/// An answer that comes five seconds late.
+fn late() -> Canned {
+    Canned::json(completion(json!({"content": "late"}))).after(Duration::from_secs(5))
+}
+
 /// The error of a request `hi` to a server that gives `answer`, sent by an
 /// adapter whose timeout is `timeout_ms`; fails unless it is that timeout,
 /// and reported well before the answer would have come.
@@ -645,27 +659,16 @@ async fn timeout_error(
 
 #[tokio::test]
 async fn a_slow_server_times_out() -> TestResult {
-    let late = Canned::json(completion(json!({"content": "late"}))).after(Duration::from_secs(5));
-    let error = timeout_error(late, 200).await?;
+    let error = timeout_error(late(), 200).await?;
     assert!(error.to_string().contains("timeout_ms"), "{error}");
     Ok(())
 }
 
 #[tokio::test]
 async fn cancellation_stops_waiting_for_the_server() -> TestResult {
-    let (base_url, _server) =
-        serve([Canned::json(completion(json!({"content": "late"}))).after(Duration::from_secs(5))])
-            .await?;
+    let (base_url, _server) = serve([late()]).await?;
     let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
-    let (cancel, canceller) = support::cancel_after(Duration::from_millis(50));
-    let started = std::time::Instant::now();
-    let result = adapter
-        .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
-        .await;
-    canceller.await?;
-    assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
-    assert!(started.elapsed() < Duration::from_secs(4));
-    Ok(())
+    assert_cancelled(&adapter, Duration::from_millis(50), Duration::from_secs(4)).await
 }
 
 #[tokio::test]
@@ -737,11 +740,10 @@ async fn a_streamed_answer_reaches_on_text_piece_by_piece() -> TestResult {
 
 #[tokio::test]
 async fn a_server_that_does_not_stream_still_answers() -> TestResult {
-    let (adapter, server) = local_adapter([Canned::json(completion(json!({
-        "role": "assistant",
-        "content": "All at once.",
-        "tool_calls": [{"id": "a", "type": "function", "function": {"name": "read", "arguments": "{}"}}],
-    })))])
+    let (adapter, server) = local_adapter([calling(
+        json!("All at once."),
+        json!([{"id": "a", "type": "function", "function": {"name": "read", "arguments": "{}"}}]),
+    )])
     .await?;
     let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {}).await;
     assert_eq!(
@@ -805,10 +807,10 @@ async fn a_chunk_that_is_not_json_is_an_invalid_response() -> TestResult {
 
 #[tokio::test]
 async fn cancellation_stops_reading_the_stream() -> TestResult {
-    let never = Arc::new(Notify::new());
     let (adapter, _server) = local_adapter([Canned::events([
         event(text_delta("Once")),
-        Piece::Wait(never),
+        // Never notified.
+        Piece::Wait(Arc::new(Notify::new())),
         event(text_delta(" upon")),
         done(),
     ])])
@@ -874,7 +876,7 @@ fn configuration_errors_say_what_to_fix() {
 /// a server that rejects fields it does not know.
 #[tokio::test]
 async fn the_session_is_the_prompt_cache_key_unless_turned_off() -> TestResult {
-    let answer = || Canned::json(completion(json!({"role": "assistant", "content": "ok"})));
+    let answer = || answer("ok");
     let (base_url, server) = serve([answer(), answer(), answer()]).await?;
     let agent = Agent::new("coder", AgentOptions::new("test-model"));
     let cancel = CancellationToken::new();

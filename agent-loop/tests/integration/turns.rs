@@ -66,17 +66,11 @@ async fn failed_turn(
 
 #[tokio::test]
 async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, adapter, echo) = support::counting_echo_loop([
         echo_twice(r#"{"text": "pong"}"#, r#"{"text": 5}"#),
         ModelResponse::text("all done"),
-    ]));
-    let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let agent_loop = {
-        let events = Arc::clone(&events);
-        agent_loop.on_event(move |_, event| events.lock().push(event.clone()))
-    };
+    ])?;
+    let (agent_loop, events) = support::recording_events(agent_loop);
     let mut session = Session::new();
     let summary = support::turn(&agent_loop, &agent(), &mut session, "ping").await?;
 
@@ -149,12 +143,10 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult 
 
 #[tokio::test]
 async fn only_tools_of_the_final_assembly_may_run() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, adapter, echo) = support::counting_echo_loop([
         call("c1", "echo", r#"{"text": "x"}"#),
         ModelResponse::text("ok"),
-    ]));
-    let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    ])?;
     let agent = agent().with_tools(Vec::<String>::new());
     let mut session = Session::new();
     support::turn(&agent_loop, &agent, &mut session, "hi").await?;
@@ -243,26 +235,36 @@ async fn a_panicking_tool_fails_only_its_turn() -> TestResult {
     Ok(())
 }
 
-/// Panics when asked for model `bad`, answers otherwise.
-struct Fragile;
+/// A model adapter of one fixed behaviour.
+enum Stub {
+    /// Panics when asked for model `bad`, answers `fine` otherwise.
+    Fragile,
+    /// Never answers.
+    Silent,
+}
 
 #[async_trait]
-impl ModelAdapter for Fragile {
+impl ModelAdapter for Stub {
     async fn complete(
         &self,
         request: &ModelRequest,
         _on_text: TextSink<'_>,
         _cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        assert_ne!(request.model, "bad", "this adapter has a bug");
-        Ok(ModelResponse::text("fine"))
+        match self {
+            Self::Fragile => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                assert_ne!(request.model, "bad", "this adapter has a bug");
+                Ok(ModelResponse::text("fine"))
+            }
+            Self::Silent => futures::future::pending().await,
+        }
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_adapter_fails_only_that_turn_not_other_agents() -> TestResult {
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Fragile))?;
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Stub::Fragile))?;
     let bad = Agent::new("bad", AgentOptions::new("bad"));
     let good = Agent::new("good", AgentOptions::new("good"));
     let (bad_turn, good_turn) = {
@@ -317,21 +319,6 @@ async fn a_panicking_prompt_provider_fails_only_that_agents_turn() -> TestResult
     Ok(())
 }
 
-/// Never answers.
-struct Silent;
-
-#[async_trait]
-impl ModelAdapter for Silent {
-    async fn complete(
-        &self,
-        _request: &ModelRequest,
-        _on_text: TextSink<'_>,
-        _cancel: &CancellationToken,
-    ) -> Result<ModelResponse, ModelError> {
-        futures::future::pending().await
-    }
-}
-
 /// Runs a turn of `agent()` in a new session, cancelled `after` it starts;
 /// fails the test if the turn does not end within ten seconds.
 async fn run_cancelled_after(
@@ -351,7 +338,7 @@ async fn run_cancelled_after(
 
 #[tokio::test]
 async fn cancelling_while_the_model_thinks_ends_the_turn_as_cancelled() -> TestResult {
-    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Silent))?;
+    let (agent_loop, _installed) = support::agent_loop(Vec::new(), Arc::new(Stub::Silent))?;
     let (result, session) = run_cancelled_after(&agent_loop, Duration::from_millis(50)).await?;
     assert!(matches!(result, Err(TurnError::Cancelled)), "{result:?}");
     assert_eq!(
@@ -395,12 +382,9 @@ async fn a_cancelled_token_runs_no_step() -> TestResult {
 
 #[tokio::test]
 async fn the_step_limit_stops_a_model_that_keeps_calling_tools() -> TestResult {
-    let adapter =
-        Arc::new(ScriptedAdapter::new((0..5).map(|at| {
-            call(&format!("c{at}"), "echo", r#"{"text": "again"}"#)
-        })));
-    let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    let (agent_loop, _installed, adapter, echo) = support::counting_echo_loop(
+        (0..5).map(|at| call(&format!("c{at}"), "echo", r#"{"text": "again"}"#)),
+    )?;
     let agent_loop = agent_loop.with_max_steps(2);
     let mut session = Session::new();
     let error = failed_turn(&agent_loop, &agent(), &mut session, "loop")
@@ -552,13 +536,11 @@ async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> Te
 /// run, with its step; a panic inside it fails that turn like any hook's.
 #[tokio::test]
 async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, _adapter, echo) = support::counting_echo_loop([
         call("c1", "echo", r#"{"text": "pong"}"#).with_usage(Usage::new(30, 5)),
         ModelResponse::text("done"),
         ModelResponse::text("never read"),
-    ]));
-    let echo = Arc::new(Echo::default());
-    let (agent_loop, _installed) = support::agent_loop(vec![echo.clone()], adapter.clone())?;
+    ])?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let observed = agent_loop.clone().on_response({
         let (seen, echo) = (Arc::clone(&seen), Arc::clone(&echo));
@@ -607,11 +589,10 @@ async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> T
 /// with.
 #[tokio::test]
 async fn the_recorder_gets_each_event_before_the_hook_shows_it() -> TestResult {
-    let adapter = Arc::new(ScriptedAdapter::new([
+    let (agent_loop, _installed, _adapter) = support::echo_loop([
         call("c1", "echo", r#"{"text": "pong"}"#),
         ModelResponse::text("done"),
-    ]));
-    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    ])?;
     let order = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = {
         let order = Arc::clone(&order);

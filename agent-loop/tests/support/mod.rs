@@ -59,6 +59,16 @@ pub enum TestTool {
     Slow,
     /// `inspect`: reports what it learns about the calling turn.
     Inspect,
+    /// `produce`: returns `big(tag, lines)`, a large result from small
+    /// arguments, as `read` returns a file.
+    Produce,
+}
+
+/// A tool result of about `lines` × 14 tokens, tagged so it can be found.
+pub fn big(tag: &str, lines: usize) -> String {
+    (0..lines)
+        .map(|line| format!("{tag} line {line}: the quick brown fox jumps over the lazy dog\n"))
+        .collect()
 }
 
 #[async_trait]
@@ -68,6 +78,7 @@ impl Tool for TestTool {
             Self::Boom => "boom",
             Self::Slow => "slow",
             Self::Inspect => "inspect",
+            Self::Produce => "produce",
         }
     }
 
@@ -76,6 +87,7 @@ impl Tool for TestTool {
             Self::Boom => "Has a bug.",
             Self::Slow => "Takes a minute.",
             Self::Inspect => "Reports the calling turn.",
+            Self::Produce => "Returns `lines` lines tagged `tag`.",
         }
         .to_owned()
     }
@@ -86,7 +98,7 @@ impl Tool for TestTool {
 
     async fn execute(
         &self,
-        _arguments: serde_json::Value,
+        arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
         match self {
@@ -108,8 +120,47 @@ impl Tool for TestTool {
                     turn.completed_turns().len(),
                 )))
             }
+            Self::Produce => {
+                let tag = arguments["tag"].as_str().unwrap_or_default();
+                let lines = arguments["lines"]
+                    .as_u64()
+                    .map_or(0, |lines| lines as usize);
+                Ok(ToolOutput::new(big(tag, lines)))
+            }
         }
     }
+}
+
+/// Registers the runtime context `name` at `order` on `agent_loop`'s
+/// registry, whose text is what `text` holds at each assembly.
+pub fn shared_context(
+    agent_loop: &AgentLoop,
+    name: &str,
+    order: i32,
+    text: &Arc<parking_lot::Mutex<String>>,
+) -> Result<Registration, dsh_system_prompt::RegistryError> {
+    let text = Arc::clone(text);
+    agent_loop
+        .prompt()
+        .context(dsh_system_prompt::PromptSection::provided(
+            name.to_owned(),
+            order,
+            move |_| text.lock().clone(),
+        ))
+}
+
+/// `agent_loop`, keeping every event its on-event hook shows, and the
+/// events kept.
+pub fn recording_events(
+    agent_loop: AgentLoop,
+) -> (
+    AgentLoop,
+    Arc<parking_lot::Mutex<Vec<dsh_agent_loop::Event>>>,
+) {
+    let events = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let kept = Arc::clone(&events);
+    let agent_loop = agent_loop.on_event(move |_, event| kept.lock().push(event.clone()));
+    (agent_loop, events)
 }
 
 /// One turn of `agent` in `session`, never cancelled.
@@ -129,9 +180,20 @@ pub async fn turn(
 pub fn echo_loop(
     answers: impl IntoIterator<Item = ModelResponse>,
 ) -> Result<(AgentLoop, Registration, Arc<ScriptedAdapter>), Box<dyn std::error::Error>> {
-    let adapter = Arc::new(ScriptedAdapter::new(answers));
-    let (agent_loop, installed) = agent_loop(vec![Arc::new(Echo::default())], adapter.clone())?;
+    let (agent_loop, installed, adapter, _echo) = counting_echo_loop(answers)?;
     Ok((agent_loop, installed, adapter))
+}
+
+/// [`echo_loop`], and its [`Echo`], to count the calls.
+#[allow(clippy::type_complexity)]
+pub fn counting_echo_loop(
+    answers: impl IntoIterator<Item = ModelResponse>,
+) -> Result<(AgentLoop, Registration, Arc<ScriptedAdapter>, Arc<Echo>), Box<dyn std::error::Error>>
+{
+    let adapter = Arc::new(ScriptedAdapter::new(answers));
+    let echo = Arc::new(Echo::default());
+    let (agent_loop, installed) = agent_loop(vec![echo.clone()], adapter.clone())?;
+    Ok((agent_loop, installed, adapter, echo))
 }
 
 /// A loop over a fresh registry with the static contributions, and the

@@ -21,13 +21,10 @@ struct Budget(usize);
 /// A listener that appends `label` to the `trail` variable, so the order
 /// listeners ran in, and what each saw of the earlier ones, is visible.
 fn append_to_trail(prompt: &SystemPrompt, label: &'static str) -> Registration {
-    prompt
-        .on_assemble(label, move |_, assembly| {
-            let trail = assembly.variables.value("trail").unwrap_or("").to_owned();
-            assembly.variables.set("trail", Some(trail + label));
-            ControlFlow::Continue(())
-        })
-        .unwrap()
+    support::listener(prompt, label, move |_, assembly| {
+        let trail = assembly.variables.value("trail").unwrap_or("").to_owned();
+        assembly.variables.set("trail", Some(trail + label));
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -62,14 +59,11 @@ fn waterfall_listeners_see_the_callers_context() {
         .into_iter()
         .map(|name| {
             let seen = Arc::clone(&seen);
-            prompt
-                .on_assemble(name, move |cx, _| {
-                    seen.lock()
-                        .unwrap()
-                        .push(cx.get::<Caller>().map(|caller| caller.0));
-                    ControlFlow::Continue(())
-                })
-                .unwrap()
+            support::listener(&prompt, name, move |cx, _| {
+                seen.lock()
+                    .unwrap()
+                    .push(cx.get::<Caller>().map(|caller| caller.0));
+            })
         })
         .collect();
 
@@ -93,20 +87,17 @@ fn waterfall_listeners_see_the_assembly_the_registry_built() {
     let seen = Arc::new(Mutex::new(None));
     let _listener = {
         let seen = Arc::clone(&seen);
-        prompt
-            .on_assemble("listener#111", move |_, assembly| {
-                *seen.lock().unwrap() = Some((
-                    section_names(assembly),
-                    assembly.sections[0].text().to_string(),
-                    assembly
-                        .variables
-                        .get("model")
-                        .map(|v| v.map(str::to_owned)),
-                    tool_names(assembly),
-                ));
-                ControlFlow::Continue(())
-            })
-            .unwrap()
+        support::listener(&prompt, "listener#111", move |_, assembly| {
+            *seen.lock().unwrap() = Some((
+                section_names(assembly),
+                assembly.sections[0].text().to_string(),
+                assembly
+                    .variables
+                    .get("model")
+                    .map(|v| v.map(str::to_owned)),
+                tool_names(assembly),
+            ));
+        })
     };
 
     prompt.assemble(&AssembleContext::new().with(Caller("bob")));
@@ -128,19 +119,15 @@ fn a_waterfall_listener_inserts_sections_at_their_order_and_name_position() {
             .map(|(name, order)| PromptSection::new(name, order, name.to_uppercase())),
         &[],
     );
-    let _listener = prompt
-        .on_assemble("listener#146", |_, assembly| {
-            for (name, order) in [("d", 10), ("b", 10), ("z", -1), ("f", 20), ("y", 99)] {
-                let replaced = assembly.sections.insert(AssembledSection::new(
-                    name,
-                    order,
-                    name.to_uppercase(),
-                ));
-                assert!(replaced.is_none());
-            }
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _listener = support::listener(&prompt, "listener#146", |_, assembly| {
+        for (name, order) in [("d", 10), ("b", 10), ("z", -1), ("f", 20), ("y", 99)] {
+            let replaced =
+                assembly
+                    .sections
+                    .insert(AssembledSection::new(name, order, name.to_uppercase()));
+            assert!(replaced.is_none());
+        }
+    });
 
     let assembly = prompt.assemble(&AssembleContext::default());
     assert_eq!(
@@ -165,15 +152,12 @@ fn inserting_a_section_of_an_existing_name_replaces_it_and_moves_it_to_its_new_o
     let replaced = Arc::new(Mutex::new(None));
     let _listener = {
         let replaced = Arc::clone(&replaced);
-        prompt
-            .on_assemble("listener#183", move |_, assembly| {
-                let previous = assembly
-                    .sections
-                    .insert(AssembledSection::new("a", 2, "A moved"));
-                *replaced.lock().unwrap() = previous.map(|s| (s.order(), s.text().to_string()));
-                ControlFlow::Continue(())
-            })
-            .unwrap()
+        support::listener(&prompt, "listener#183", move |_, assembly| {
+            let previous = assembly
+                .sections
+                .insert(AssembledSection::new("a", 2, "A moved"));
+            *replaced.lock().unwrap() = previous.map(|s| (s.order(), s.text().to_string()));
+        })
     };
     let assembly = prompt.assemble(&AssembleContext::default());
     assert_eq!(*replaced.lock().unwrap(), Some((0, "A".to_owned())));
@@ -200,12 +184,9 @@ fn a_waterfall_listener_adds_variables_that_rendering_sees() {
     );
 
     // ...with it, rendering sees the listener's variable.
-    let _listener = prompt
-        .on_assemble("listener#218", |_, assembly| {
-            assembly.variables.set("budget", Some("4096".to_owned()));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _listener = support::listener(&prompt, "listener#218", |_, assembly| {
+        assembly.variables.set("budget", Some("4096".to_owned()));
+    });
     assert_eq!(render_default(&prompt).unwrap(), "Budget: 4096 tokens.");
 }
 
@@ -219,15 +200,12 @@ fn a_waterfall_listener_changes_a_fixed_sections_text_and_rendering_uses_the_new
         )],
         &[("model", Some("gpt-5"))],
     );
-    let _listener = prompt
-        .on_assemble("listener#237", |_, assembly| {
-            let persona = assembly.sections.get_mut("agent:persona").unwrap();
-            // Longer than the original and with a reference, so a stale
-            // parse of the old text cannot render it.
-            persona.set_text("New persona text for <<model>>, longer than before.");
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _listener = support::listener(&prompt, "listener#237", |_, assembly| {
+        let persona = assembly.sections.get_mut("agent:persona").unwrap();
+        // Longer than the original and with a reference, so a stale
+        // parse of the old text cannot render it.
+        persona.set_text("New persona text for <<model>>, longer than before.");
+    });
     assert_eq!(
         render_default(&prompt).unwrap(),
         "New persona text for gpt-5, longer than before."
@@ -241,24 +219,18 @@ fn a_waterfall_listener_replaces_the_assembly() {
         &[("model", Some("gpt-5"))],
     );
     let _tools = prompt.tools("tools#257", |_| vec![tool("bash")]).unwrap();
-    let _replace = prompt
-        .on_assemble("listener#259", |_, assembly| {
-            *assembly = PromptAssembly::new();
-            assembly
-                .sections
-                .insert(AssembledSection::new("replacement", 0, "Only this."));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _replace = support::listener(&prompt, "listener#259", |_, assembly| {
+        *assembly = PromptAssembly::new();
+        assembly
+            .sections
+            .insert(AssembledSection::new("replacement", 0, "Only this."));
+    });
     let seen_by_next = Arc::new(Mutex::new(None));
     let _next = {
         let seen_by_next = Arc::clone(&seen_by_next);
-        prompt
-            .on_assemble("listener#271", move |_, assembly| {
-                *seen_by_next.lock().unwrap() = Some(section_names(assembly));
-                ControlFlow::Continue(())
-            })
-            .unwrap()
+        support::listener(&prompt, "listener#271", move |_, assembly| {
+            *seen_by_next.lock().unwrap() = Some(section_names(assembly));
+        })
     };
 
     let assembly = prompt.assemble(&AssembleContext::default());
@@ -288,15 +260,12 @@ fn a_waterfall_listener_that_breaks_skips_the_listeners_after_it() {
         .unwrap();
     let _skipped = {
         let later_calls = Arc::clone(&later_calls);
-        prompt
-            .on_assemble("listener#306", move |_, assembly| {
-                later_calls.fetch_add(1, Ordering::SeqCst);
-                assembly
-                    .variables
-                    .set("trail", Some("skipped ran".to_owned()));
-                ControlFlow::Continue(())
-            })
-            .unwrap()
+        support::listener(&prompt, "listener#306", move |_, assembly| {
+            later_calls.fetch_add(1, Ordering::SeqCst);
+            assembly
+                .variables
+                .set("trail", Some("skipped ran".to_owned()));
+        })
     };
 
     let assembly = prompt.assemble(&AssembleContext::default());
@@ -310,12 +279,9 @@ fn a_waterfall_listener_that_breaks_skips_the_listeners_after_it() {
 #[test]
 fn a_waterfall_listener_attaches_typed_extensions_to_the_assembly() {
     let prompt = SystemPrompt::empty();
-    let _listener = prompt
-        .on_assemble("listener#328", |_, assembly| {
-            assembly.extensions.insert(Budget(4096));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _listener = support::listener(&prompt, "listener#328", |_, assembly| {
+        assembly.extensions.insert(Budget(4096));
+    });
     let assembly = prompt.assemble(&AssembleContext::default());
     assert_eq!(assembly.extensions.get::<Budget>(), Some(&Budget(4096)));
 }
@@ -459,18 +425,15 @@ fn mutating_a_tools_parameters_never_changes_the_next_assembly_or_the_providers_
 #[test]
 fn a_waterfall_listeners_mutations_never_accumulate_across_assemblies() {
     let (prompt, _handles, _bash) = snapshot_registry();
-    let _listener = prompt
-        .on_assemble("listener#473", |_, assembly| {
-            let persona = assembly.sections.get_mut("agent:persona").unwrap();
-            let text = format!("{} Again.", persona.text());
-            persona.set_text(text);
-            let model = assembly.variables.value("model").unwrap().to_owned();
-            assembly.variables.set("model", Some(model + "+"));
-            let bash = assembly.tool_mut("bash").unwrap();
-            bash.description.push_str(" More.");
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _listener = support::listener(&prompt, "listener#473", |_, assembly| {
+        let persona = assembly.sections.get_mut("agent:persona").unwrap();
+        let text = format!("{} Again.", persona.text());
+        persona.set_text(text);
+        let model = assembly.variables.value("model").unwrap().to_owned();
+        assembly.variables.set("model", Some(model + "+"));
+        let bash = assembly.tool_mut("bash").unwrap();
+        bash.description.push_str(" More.");
+    });
     let cx = AssembleContext::default();
     let first = contents(&prompt.assemble(&cx));
     for _ in 0..3 {
@@ -577,14 +540,11 @@ fn a_waterfall_that_removes_a_tool_removes_its_guidance() {
     let _tools = prompt
         .tools("tools#587", |_| vec![tool("bash"), tool("read")])
         .unwrap();
-    let _no_bash = prompt
-        .on_assemble("listener#589", |cx, assembly| {
-            if cx.get::<Caller>().is_some_and(|c| c.0 == "restricted") {
-                assert!(assembly.remove_tool("bash"));
-            }
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _no_bash = support::listener(&prompt, "listener#589", |cx, assembly| {
+        if cx.get::<Caller>().is_some_and(|c| c.0 == "restricted") {
+            assert!(assembly.remove_tool("bash"));
+        }
+    });
 
     let restricted = prompt.assemble(&AssembleContext::new().with(Caller("restricted")));
     assert_eq!(tool_names(&restricted), ["read"]);
@@ -605,12 +565,9 @@ fn a_waterfall_that_removes_a_tool_removes_its_guidance() {
 #[test]
 fn a_waterfall_that_adds_a_tool_brings_its_guidance() {
     let (prompt, _handles) = bound_registry();
-    let _add_bash = prompt
-        .on_assemble("listener#617", |_, assembly| {
-            assembly.tools.push(tool("bash"));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+    let _add_bash = support::listener(&prompt, "listener#617", |_, assembly| {
+        assembly.tools.push(tool("bash"));
+    });
     assert_eq!(
         render_default(&prompt).unwrap(),
         "Persona.\n\nCheck the exit code marker."

@@ -8,7 +8,6 @@
 use crate::support;
 
 use std::collections::VecDeque;
-use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -156,17 +155,14 @@ fn tool_writer(prompt: &SystemPrompt, reads: &AtomicUsize) -> usize {
                 .bound_to_tool(tool_name),
             )
             .unwrap();
-        let waterfall = prompt
-            .on_assemble("listener#150", move |_, assembly| {
-                assembly.variables.set("wf", Some(format!("waterfall {k}")));
-                assembly
-                    .sections
-                    .insert(dsh_system_prompt::AssembledSection::new(
-                        "wf", -100, "<<wf>>",
-                    ));
-                ControlFlow::Continue(())
-            })
-            .unwrap();
+        let waterfall = support::listener(prompt, "listener#150", move |_, assembly| {
+            assembly.variables.set("wf", Some(format!("waterfall {k}")));
+            assembly
+                .sections
+                .insert(dsh_system_prompt::AssembledSection::new(
+                    "wf", -100, "<<wf>>",
+                ));
+        });
         registered += 3;
         if k % 2 == 0 {
             drop(tools);
@@ -344,28 +340,10 @@ fn of_threads_racing_to_register_one_name_exactly_one_wins() {
             assert_eq!(variable_wins, 1, "round {round}");
             for (section, variable) in &results {
                 if let Err(err) = section {
-                    assert!(
-                        matches!(
-                            err,
-                            RegistryError::Duplicate {
-                                kind: NameKind::Section,
-                                ..
-                            }
-                        ),
-                        "{err:?}"
-                    );
+                    support::duplicate(err, NameKind::Section);
                 }
                 if let Err(err) = variable {
-                    assert!(
-                        matches!(
-                            err,
-                            RegistryError::Duplicate {
-                                kind: NameKind::Variable,
-                                ..
-                            }
-                        ),
-                        "{err:?}"
-                    );
+                    support::duplicate(err, NameKind::Variable);
                 }
             }
             let assembly = prompt.assemble(&AssembleContext::default());
@@ -446,21 +424,18 @@ fn an_assemble_listener_that_registers_does_not_deadlock_and_changes_only_later_
         let once = Arc::new(AtomicBool::new(false));
         let _listener = {
             let (registry, registered) = (Arc::clone(&registry), Arc::clone(&registered));
-            prompt
-                .on_assemble("listener#428", move |_, _| {
-                    let mut registered = registered.lock().unwrap();
-                    if !once.swap(true, Ordering::SeqCst)
-                        && let Some(prompt) = registry.lock().unwrap().clone()
-                    {
-                        *registered = Some(
-                            prompt
-                                .section(PromptSection::new("late", 0, "Late."))
-                                .unwrap(),
-                        );
-                    }
-                    ControlFlow::Continue(())
-                })
-                .unwrap()
+            support::listener(&prompt, "listener#428", move |_, _| {
+                let mut registered = registered.lock().unwrap();
+                if !once.swap(true, Ordering::SeqCst)
+                    && let Some(prompt) = registry.lock().unwrap().clone()
+                {
+                    *registered = Some(
+                        prompt
+                            .section(PromptSection::new("late", 0, "Late."))
+                            .unwrap(),
+                    );
+                }
+            })
         };
         let first = prompt.assemble(&AssembleContext::default());
         assert!(

@@ -4,8 +4,6 @@
 //! (always the general path), over registries and assemblies of every kind
 //! the plan must tell apart.
 
-use std::ops::ControlFlow;
-
 use dsh_system_prompt::inspect::render_prompt_with_spans;
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderErrors,
@@ -13,7 +11,7 @@ use dsh_system_prompt::{
 };
 use proptest::prelude::*;
 
-use crate::support::tool;
+use crate::support::{self, tool};
 
 /// Pieces of fixed text: each parses, and references a valued, a maybe
 /// valueless, or an unknown variable, or none.
@@ -178,12 +176,9 @@ proptest! {
         );
         let change = CHANGES[change];
         keep.push(
-            prompt
-                .on_assemble("change", move |_, assembly| {
+            support::listener(&prompt, "change", move |_, assembly| {
                     apply(change, assembly);
-                    ControlFlow::Continue(())
-                })
-                .unwrap(),
+}),
         );
         let cx = if scoped {
             let agent = ScopeId::agent("a");

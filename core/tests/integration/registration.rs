@@ -336,15 +336,7 @@ fn a_duplicate_section_name_fails_naming_it_and_leaves_the_registry_unchanged() 
         PromptSection::provided("agent:persona", 0, |_| "provided".to_owned()),
     ] {
         let err = prompt.section(duplicate).unwrap_err();
-        let RegistryError::Duplicate {
-            kind: NameKind::Section,
-            name,
-            existing,
-            ..
-        } = &err
-        else {
-            panic!("expected DuplicateSection, got {err:?}");
-        };
+        let (name, existing) = support::duplicate(&err, NameKind::Section);
         assert_eq!(name, "agent:persona");
         assert!(
             existing.file.ends_with("registration.rs"),
@@ -363,15 +355,7 @@ fn a_duplicate_variable_name_fails_naming_it_and_leaves_the_registry_unchanged()
     let err = prompt
         .variable("model", |_| Some("another-model".into()))
         .unwrap_err();
-    let RegistryError::Duplicate {
-        kind: NameKind::Variable,
-        name,
-        existing,
-        ..
-    } = &err
-    else {
-        panic!("expected DuplicateVariable, got {err:?}");
-    };
+    let (name, existing) = support::duplicate(&err, NameKind::Variable);
     assert_eq!(name, "model");
     assert!(existing.file.ends_with("registration.rs"), "{existing:?}");
     assert!(err.to_string().contains("`model`"), "{err}");
@@ -513,10 +497,8 @@ fn an_explicit_owner_is_kept() {
     let err = prompt
         .section(PromptSection::new("tool:bash", 105, "again"))
         .unwrap_err();
-    assert!(
-        err.to_string().contains("dsh-tool-bash"),
-        "the duplicate names the first owner: {err}"
-    );
+    // The duplicate names the first owner.
+    support::assert_mentions(&err.to_string(), &["dsh-tool-bash"]);
 }
 
 // ---------------------------------------------------------------------------

@@ -36,6 +36,11 @@ fn global() -> AssembleContext {
     AssembleContext::default()
 }
 
+/// The names of the tools an assembly for `cx` offers, in order.
+fn tools_for(prompt: &SystemPrompt, cx: &AssembleContext) -> Vec<String> {
+    tool_names(&prompt.assemble(cx))
+}
+
 fn rendered(prompt: &SystemPrompt, cx: &AssembleContext) -> String {
     render_prompt(&prompt.assemble(cx)).expect("renders")
 }
@@ -44,22 +49,32 @@ fn section(name: &str, order: i32, text: &str) -> PromptSection {
     PromptSection::new(name.to_owned(), order, text.to_owned())
 }
 
+/// Registers `section` into the layer of `scope` (the global one for `None`).
+fn scoped(
+    prompt: &SystemPrompt,
+    scope: impl Into<Option<ScopeId>>,
+    section: PromptSection,
+) -> Registration {
+    match scope.into() {
+        None => prompt.section(section),
+        Some(scope) => prompt.in_scope(scope).section(section),
+    }
+    .unwrap()
+}
+
 // ---------------------------------------------------------------------------
 // Shadowing and restore, each kind
 
 #[test]
 fn a_scoped_section_shadows_for_its_scope_only_and_dropping_it_restores() {
     let prompt = SystemPrompt::empty();
-    let _persona = prompt
-        .section(section("agent:persona", 0, "Coder."))
-        .unwrap();
-    let _habit = prompt
-        .section(section("tool:bash", 105, "Run anything."))
-        .unwrap();
-    let strict = prompt
-        .in_scope(agent())
-        .section(section("tool:bash", 105, "Run read-only commands."))
-        .unwrap();
+    let _persona = scoped(&prompt, None, section("agent:persona", 0, "Coder."));
+    let _habit = scoped(&prompt, None, section("tool:bash", 105, "Run anything."));
+    let strict = scoped(
+        &prompt,
+        agent(),
+        section("tool:bash", 105, "Run read-only commands."),
+    );
 
     assert_eq!(
         rendered(&prompt, &for_agent()),
@@ -76,15 +91,9 @@ fn a_scoped_section_shadows_for_its_scope_only_and_dropping_it_restores() {
 #[test]
 fn the_nearest_layer_wins_and_each_drop_falls_back_one_layer() {
     let prompt = SystemPrompt::empty();
-    let _global = prompt.section(section("tone", 0, "global")).unwrap();
-    let preset_tone = prompt
-        .in_scope(preset())
-        .section(section("tone", 0, "preset"))
-        .unwrap();
-    let agent_tone = prompt
-        .in_scope(agent())
-        .section(section("tone", 0, "agent"))
-        .unwrap();
+    let _global = scoped(&prompt, None, section("tone", 0, "global"));
+    let preset_tone = scoped(&prompt, preset(), section("tone", 0, "preset"));
+    let agent_tone = scoped(&prompt, agent(), section("tone", 0, "agent"));
     let preset_only = AssembleContext::new().with_scope(Scope::new([preset()]));
 
     assert_eq!(rendered(&prompt, &for_agent()), "agent");
@@ -98,14 +107,8 @@ fn the_nearest_layer_wins_and_each_drop_falls_back_one_layer() {
 #[test]
 fn a_layer_listed_twice_in_a_chain_counts_at_its_nearest_place() {
     let prompt = SystemPrompt::empty();
-    let _preset_tone = prompt
-        .in_scope(preset())
-        .section(section("tone", 0, "preset"))
-        .unwrap();
-    let _agent_tone = prompt
-        .in_scope(agent())
-        .section(section("tone", 0, "agent"))
-        .unwrap();
+    let _preset_tone = scoped(&prompt, preset(), section("tone", 0, "preset"));
+    let _agent_tone = scoped(&prompt, agent(), section("tone", 0, "agent"));
     let repeated = Scope::new([agent(), preset(), agent()]);
 
     assert_eq!(repeated.layers(), [preset(), agent()]);
@@ -116,16 +119,10 @@ fn a_layer_listed_twice_in_a_chain_counts_at_its_nearest_place() {
 #[test]
 fn a_scoped_section_may_move_and_a_scope_may_add_new_sections() {
     let prompt = SystemPrompt::empty();
-    let _a = prompt.section(section("a", 1, "A")).unwrap();
-    let _b = prompt.section(section("b", 2, "B")).unwrap();
-    let _moved = prompt
-        .in_scope(agent())
-        .section(section("a", 3, "A last"))
-        .unwrap();
-    let _added = prompt
-        .in_scope(preset())
-        .section(section("review:rules", 0, "Rules"))
-        .unwrap();
+    let _a = scoped(&prompt, None, section("a", 1, "A"));
+    let _b = scoped(&prompt, None, section("b", 2, "B"));
+    let _moved = scoped(&prompt, agent(), section("a", 3, "A last"));
+    let _added = scoped(&prompt, preset(), section("review:rules", 0, "Rules"));
 
     let assembly = prompt.assemble(&for_agent());
     assert_eq!(section_names(&assembly), ["review:rules", "b", "a"]);
@@ -154,9 +151,7 @@ fn a_scoped_variable_shadows_and_the_shadowed_provider_is_never_called() {
     let prompt = SystemPrompt::empty();
     let (calls, model) = support::counting(|_| Some("gpt-5".into()));
     let _model = prompt.variable("model", model).unwrap();
-    let _persona = prompt
-        .section(section("agent:persona", 0, "On <<model>>."))
-        .unwrap();
+    let _persona = scoped(&prompt, None, section("agent:persona", 0, "On <<model>>."));
     let mini = prompt
         .in_scope(agent())
         .variable("model", |_| Some("gpt-5-mini".into()))
@@ -178,13 +173,16 @@ fn a_scoped_variable_shadows_and_the_shadowed_provider_is_never_called() {
 fn a_shadowed_text_provider_is_never_called() {
     let prompt = SystemPrompt::empty();
     let (calls, persona) = support::counting(|_| "Parent persona.".to_owned());
-    let _persona = prompt
-        .section(PromptSection::provided("agent:persona", 0, persona))
-        .unwrap();
-    let _own = prompt
-        .in_scope(agent())
-        .section(section("agent:persona", 0, "Child persona."))
-        .unwrap();
+    let _persona = scoped(
+        &prompt,
+        None,
+        PromptSection::provided("agent:persona", 0, persona),
+    );
+    let _own = scoped(
+        &prompt,
+        agent(),
+        section("agent:persona", 0, "Child persona."),
+    );
 
     assert_eq!(rendered(&prompt, &for_agent()), "Child persona.");
     assert_eq!(calls.load(Ordering::Relaxed), 0);
@@ -203,20 +201,17 @@ fn a_scoped_tool_provider_shadows_and_the_shadowed_one_is_never_called() {
         .tools("builtins", |_| vec![tool("read")])
         .unwrap();
 
-    assert_eq!(
-        tool_names(&prompt.assemble(&for_agent())),
-        ["read", "todo_write"]
-    );
+    assert_eq!(tools_for(&prompt, &for_agent()), ["read", "todo_write"]);
     assert_eq!(calls.load(Ordering::Relaxed), 0);
     assert_eq!(
-        tool_names(&prompt.assemble(&global())),
+        tools_for(&prompt, &global()),
         ["bash", "read", "todo_write"]
     );
     assert_eq!(calls.load(Ordering::Relaxed), 1);
 
     drop(read_only);
     assert_eq!(
-        tool_names(&prompt.assemble(&for_agent())),
+        tools_for(&prompt, &for_agent()),
         ["bash", "read", "todo_write"]
     );
 }
@@ -224,7 +219,7 @@ fn a_scoped_tool_provider_shadows_and_the_shadowed_one_is_never_called() {
 #[test]
 fn scoped_waterfall_listeners_fire_only_for_their_scope_and_shadow_by_name() {
     let prompt = SystemPrompt::empty();
-    let _a = prompt.section(section("a", 0, "A")).unwrap();
+    let _a = scoped(&prompt, None, section("a", 0, "A"));
     let fired = |label: &'static str| {
         move |_: &AssembleContext, assembly: &mut PromptAssembly| {
             let trail = assembly.variables.value("trail").unwrap_or("").to_owned();
@@ -269,7 +264,7 @@ fn a_scoped_tool_order_shadows_the_global_one() {
         })
         .unwrap();
     assert_eq!(
-        tool_names(&prompt.assemble(&global())),
+        tools_for(&prompt, &global()),
         ["bash", "read", "todo_write"],
         "without a tool order, by name"
     );
@@ -282,16 +277,16 @@ fn a_scoped_tool_order_shadows_the_global_one() {
         .unwrap();
 
     assert_eq!(
-        tool_names(&prompt.assemble(&global())),
+        tools_for(&prompt, &global()),
         ["todo_write", "bash", "read"]
     );
     assert_eq!(
-        tool_names(&prompt.assemble(&for_agent())),
+        tools_for(&prompt, &for_agent()),
         ["bash", "todo_write", "read"]
     );
     drop(agent_order);
     assert_eq!(
-        tool_names(&prompt.assemble(&for_agent())),
+        tools_for(&prompt, &for_agent()),
         ["todo_write", "bash", "read"]
     );
 }
@@ -300,33 +295,23 @@ fn a_scoped_tool_order_shadows_the_global_one() {
 fn the_tool_order_applies_after_the_waterfall() {
     let prompt = SystemPrompt::empty();
     let _tools = prompt.tools("all", |_| vec![tool("read")]).unwrap();
-    let _added = prompt
-        .on_assemble("add-bash", |_, assembly| {
-            assembly.tools.push(tool("bash"));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-    assert_eq!(tool_names(&prompt.assemble(&global())), ["bash", "read"]);
+    let _added = support::listener(&prompt, "add-bash", |_, assembly| {
+        assembly.tools.push(tool("bash"));
+    });
+    assert_eq!(tools_for(&prompt, &global()), ["bash", "read"]);
 }
 
 #[test]
 fn section_origins_name_the_layer_and_what_it_shadows() {
     let prompt = SystemPrompt::empty();
-    let _global = prompt
-        .section(section("tool:bash", 105, "G").bound_to_tool("bash"))
-        .unwrap();
-    let _preset = prompt
-        .in_scope(preset())
-        .section(section("tool:bash", 105, "P"))
-        .unwrap();
-    let _agent = prompt
-        .in_scope(agent())
-        .section(section("tool:bash", 105, "A"))
-        .unwrap();
-    let _new = prompt
-        .in_scope(agent())
-        .section(section("extra", 1, "E"))
-        .unwrap();
+    let _global = scoped(
+        &prompt,
+        None,
+        section("tool:bash", 105, "G").bound_to_tool("bash"),
+    );
+    let _preset = scoped(&prompt, preset(), section("tool:bash", 105, "P"));
+    let _agent = scoped(&prompt, agent(), section("tool:bash", 105, "A"));
+    let _new = scoped(&prompt, agent(), section("extra", 1, "E"));
 
     let origins = section_origins(&prompt, &Scope::new([preset(), agent()]));
     /// A section's name, layer, and the layers it shadows.
@@ -361,6 +346,13 @@ fn section_origins_name_the_layer_and_what_it_shadows() {
 // ---------------------------------------------------------------------------
 // Duplicates within one layer
 
+/// Registers twice what `register` registers, the first time kept until the
+/// second is refused; the refusal's message.
+fn refused_twice(register: impl Fn() -> Result<Registration, RegistryError>) -> String {
+    let _first = register().unwrap();
+    register().unwrap_err().to_string()
+}
+
 #[test]
 fn a_duplicate_within_a_layer_names_the_scope() {
     let prompt = SystemPrompt::empty();
@@ -379,45 +371,27 @@ fn a_duplicate_within_a_layer_names_the_scope() {
         "{message}"
     );
 
-    let _v = reviewer.variable("model", |_| Some("m".into())).unwrap();
-    let message = reviewer
-        .variable("model", |_| Some("n".into()))
-        .unwrap_err()
-        .to_string();
+    let message = refused_twice(|| reviewer.variable("model", |_| Some("m".into())));
     assert!(
         message.contains("variable `model` is already registered in scope `agent:reviewer`"),
         "{message}"
     );
 
-    let _t = reviewer.tools("builtins", |_| Vec::new()).unwrap();
-    let message = reviewer
-        .tools("builtins", |_| Vec::new())
-        .unwrap_err()
-        .to_string();
+    let message = refused_twice(|| reviewer.tools("builtins", |_| Vec::new()));
     assert!(
         message
             .contains("tool provider `builtins` is already registered in scope `agent:reviewer`"),
         "{message}"
     );
 
-    let _l = reviewer
-        .on_assemble("mark", |_, _| ControlFlow::Continue(()))
-        .unwrap();
-    let message = reviewer
-        .on_assemble("mark", |_, _| ControlFlow::Continue(()))
-        .unwrap_err()
-        .to_string();
+    let message = refused_twice(|| reviewer.on_assemble("mark", |_, _| ControlFlow::Continue(())));
     assert!(
         message
             .contains("waterfall listener `mark` is already registered in scope `agent:reviewer`"),
         "{message}"
     );
 
-    let _o = reviewer.tool_order(ToolOrder::by_name()).unwrap();
-    let message = reviewer
-        .tool_order(ToolOrder::by_name())
-        .unwrap_err()
-        .to_string();
+    let message = refused_twice(|| reviewer.tool_order(ToolOrder::by_name()));
     assert!(
         message.starts_with("a tool order is already set in scope `agent:reviewer` by "),
         "{message}"
@@ -443,11 +417,12 @@ fn a_duplicate_within_a_layer_names_the_scope() {
     );
 
     // The same name in the global layer and in another scope is fine.
-    let _global = prompt.section(section("tool:bash", 105, "G.")).unwrap();
-    let _coder = prompt
-        .in_scope(ScopeId::agent("coder"))
-        .section(section("tool:bash", 105, "C."))
-        .unwrap();
+    let _global = scoped(&prompt, None, section("tool:bash", 105, "G."));
+    let _coder = scoped(
+        &prompt,
+        ScopeId::agent("coder"),
+        section("tool:bash", 105, "C."),
+    );
     let message = prompt
         .section(section("tool:bash", 105, "G again."))
         .unwrap_err()
@@ -466,11 +441,8 @@ fn change_events_name_the_layer() {
             Ok(())
         })
         .unwrap();
-    let scoped = prompt
-        .in_scope(agent())
-        .section(section("a", 0, "A"))
-        .unwrap();
-    drop(scoped);
+    let registration = scoped(&prompt, agent(), section("a", 0, "A"));
+    drop(registration);
     assert_eq!(*layers.lock().unwrap(), [Some(agent()), Some(agent())]);
 }
 
@@ -545,29 +517,27 @@ fn tool_order_errors_say_what_is_wrong() {
 fn an_active_complete_section_is_the_whole_prompt_whatever_the_waterfall_did() {
     let prompt = SystemPrompt::empty();
     let _model = prompt.variable("model", |_| Some("gpt-5".into())).unwrap();
-    let _persona = prompt
-        .section(section("agent:persona", 0, "Coder."))
-        .unwrap();
-    let _habit = prompt
-        .section(section("tool:bash", 105, "Check exit codes."))
-        .unwrap();
-    let _listener = prompt
-        .on_assemble("edit", |_, assembly| {
-            for section in assembly.sections.to_mut() {
-                section.set_text("edited");
-            }
-            assembly
-                .sections
-                .insert(dsh_system_prompt::AssembledSection::new(
-                    "added", 1, "added",
-                ));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-    let minimal = prompt
-        .in_scope(agent())
-        .section(section("minimal", 50, "You answer in one word on <<model>>.").complete())
-        .unwrap();
+    let _persona = scoped(&prompt, None, section("agent:persona", 0, "Coder."));
+    let _habit = scoped(
+        &prompt,
+        None,
+        section("tool:bash", 105, "Check exit codes."),
+    );
+    let _listener = support::listener(&prompt, "edit", |_, assembly| {
+        for section in assembly.sections.to_mut() {
+            section.set_text("edited");
+        }
+        assembly
+            .sections
+            .insert(dsh_system_prompt::AssembledSection::new(
+                "added", 1, "added",
+            ));
+    });
+    let minimal = scoped(
+        &prompt,
+        agent(),
+        section("minimal", 50, "You answer in one word on <<model>>.").complete(),
+    );
 
     let assembly = prompt.assemble(&for_agent());
     assert_eq!(section_names(&assembly), ["minimal"]);
@@ -587,14 +557,8 @@ fn an_active_complete_section_is_the_whole_prompt_whatever_the_waterfall_did() {
 #[test]
 fn two_active_complete_sections_fail_naming_both() {
     let prompt = SystemPrompt::empty();
-    let _one = prompt
-        .in_scope(preset())
-        .section(section("minimal", 0, "One.").complete())
-        .unwrap();
-    let _two = prompt
-        .in_scope(agent())
-        .section(section("terse", 1, "Two.").complete())
-        .unwrap();
+    let _one = scoped(&prompt, preset(), section("minimal", 0, "One.").complete());
+    let _two = scoped(&prompt, agent(), section("terse", 1, "Two.").complete());
 
     let assembly = prompt.assemble(&for_agent());
     let error = support::only(render_prompt(&assembly).unwrap_err());
@@ -618,14 +582,9 @@ fn two_active_complete_sections_fail_naming_both() {
 #[test]
 fn a_complete_section_shadowed_by_a_plain_one_is_not_complete() {
     let prompt = SystemPrompt::empty();
-    let _a = prompt.section(section("a", 0, "A")).unwrap();
-    let _complete = prompt
-        .section(section("only", 1, "Only.").complete())
-        .unwrap();
-    let _plain = prompt
-        .in_scope(agent())
-        .section(section("only", 1, "Not only."))
-        .unwrap();
+    let _a = scoped(&prompt, None, section("a", 0, "A"));
+    let _complete = scoped(&prompt, None, section("only", 1, "Only.").complete());
+    let _plain = scoped(&prompt, agent(), section("only", 1, "Not only."));
     assert_eq!(rendered(&prompt, &global()), "Only.");
     assert_eq!(rendered(&prompt, &for_agent()), "A\n\nNot only.");
 }
@@ -633,23 +592,21 @@ fn a_complete_section_shadowed_by_a_plain_one_is_not_complete() {
 #[test]
 fn a_complete_section_bound_to_an_absent_tool_is_not_active() {
     let prompt = SystemPrompt::empty();
-    let _a = prompt.section(section("a", 0, "A")).unwrap();
-    let _bound = prompt
-        .section(
-            section("only", 1, "Only bash.")
-                .bound_to_tool("bash")
-                .complete(),
-        )
-        .unwrap();
+    let _a = scoped(&prompt, None, section("a", 0, "A"));
+    let _bound = scoped(
+        &prompt,
+        None,
+        section("only", 1, "Only bash.")
+            .bound_to_tool("bash")
+            .complete(),
+    );
     // Without the tool it does not show, so it is not the prompt (which
     // would be empty): the other sections are.
     assert_eq!(rendered(&prompt, &global()), "A");
 
     // With an unbound complete section beside it, that one alone shows:
     // no conflict.
-    let _other = prompt
-        .section(section("other", 2, "Other.").complete())
-        .unwrap();
+    let _other = scoped(&prompt, None, section("other", 2, "Other.").complete());
     assert_eq!(rendered(&prompt, &global()), "Other.");
 
     // With the tool, both show, and that is the conflict.
@@ -666,28 +623,26 @@ fn a_complete_section_with_no_text_for_the_caller_is_not_active() {
     #[derive(Clone, Copy)]
     struct Summarizing;
     let prompt = SystemPrompt::empty();
-    let _a = prompt.section(section("a", 0, "A")).unwrap();
-    let _only = prompt
-        .section(
-            PromptSection::provided("only", 1, |cx: &AssembleContext| {
-                if cx.get::<Summarizing>().is_some() {
-                    "Summarize.".to_owned()
-                } else {
-                    String::new()
-                }
-            })
-            .complete(),
-        )
-        .unwrap();
+    let _a = scoped(&prompt, None, section("a", 0, "A"));
+    let _only = scoped(
+        &prompt,
+        None,
+        PromptSection::provided("only", 1, |cx: &AssembleContext| {
+            if cx.get::<Summarizing>().is_some() {
+                "Summarize.".to_owned()
+            } else {
+                String::new()
+            }
+        })
+        .complete(),
+    );
     // Empty for this caller: the other sections are the prompt.
     assert_eq!(rendered(&prompt, &global()), "A");
     // With text: it alone is.
     let summarizing = AssembleContext::new().with(Summarizing);
     assert_eq!(rendered(&prompt, &summarizing), "Summarize.");
     // Beside another complete section it is no conflict while empty.
-    let _other = prompt
-        .section(section("other", 2, "Other.").complete())
-        .unwrap();
+    let _other = scoped(&prompt, None, section("other", 2, "Other.").complete());
     assert_eq!(rendered(&prompt, &global()), "Other.");
 }
 
@@ -902,7 +857,7 @@ proptest! {
                 "bash" => (2, ""),
                 other => (1, other),
             });
-            prop_assert_eq!(tool_names(&prompt.assemble(&global())), expected);
+            prop_assert_eq!(tools_for(&prompt, &global()), expected);
         }
     }
 }

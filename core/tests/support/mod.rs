@@ -6,14 +6,16 @@
     reason = "each test binary that shares this module uses part of it"
 )]
 
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
 
 use dsh_system_prompt::{
-    AssembleContext, AssembledSection, PromptAssembly, PromptSection, Registration, RenderError,
-    RenderErrors, SystemPrompt, Text, ToolSchema, render_prompt,
+    AssembleContext, AssembledSection, NameKind, Owner, PromptAssembly, PromptSection,
+    Registration, RegistryError, RenderError, RenderErrors, SystemPrompt, Text, ToolSchema,
+    render_prompt,
 };
 
 /// A typed field a caller adds to the context.
@@ -148,6 +150,22 @@ pub(crate) fn registry(
     (prompt, handles)
 }
 
+/// Registers the waterfall listener `name` on `prompt`: `edit`, and the
+/// waterfall goes on. Its owner is the caller's line.
+#[track_caller]
+pub(crate) fn listener(
+    prompt: &SystemPrompt,
+    name: &str,
+    edit: impl Fn(&AssembleContext, &mut PromptAssembly) + Send + Sync + 'static,
+) -> Registration {
+    prompt
+        .on_assemble(name.to_owned(), move |cx, assembly| {
+            edit(cx, assembly);
+            ControlFlow::Continue(())
+        })
+        .unwrap()
+}
+
 /// The prompt of `prompt` for a caller that adds nothing to the context:
 /// assembled with the default context, then rendered; its one problem,
 /// for the tests of one problem.
@@ -159,6 +177,21 @@ pub(crate) fn render_default(prompt: &SystemPrompt) -> Result<String, RenderErro
 pub(crate) fn only(errors: RenderErrors) -> RenderError {
     assert_eq!(errors.len(), 1, "expected one problem, got:\n{errors}");
     errors.first().clone()
+}
+
+/// The name and the first owner that `err` reports, which must be a
+/// [`RegistryError::Duplicate`] of `kind`; fails the test otherwise.
+#[track_caller]
+pub(crate) fn duplicate(err: &RegistryError, kind: NameKind) -> (&str, &Owner) {
+    match err {
+        RegistryError::Duplicate {
+            kind: found,
+            name,
+            existing,
+            ..
+        } if *found == kind => (name, existing),
+        _ => panic!("expected a duplicate {kind:?}, got {err:?}"),
+    }
 }
 
 /// Asserts that `message` contains every one of `needles`.

@@ -41,6 +41,13 @@ impl Nested {
         Self { dir }
     }
 
+    /// The same tree with no `.git` directory at its root.
+    fn without_git_directory() -> Self {
+        let nested = Self::new();
+        std::fs::remove_dir(nested.root().join(".git")).expect("no .git directory");
+        nested
+    }
+
     fn root(&self) -> &Path {
         self.dir.path()
     }
@@ -95,7 +102,26 @@ fn start(cwd: &Path, found: &Instructions) -> Started {
     }
 }
 
+/// The instructions found from `nested`'s working directory.
+fn discovered(nested: &Nested) -> Instructions {
+    Instructions::discover(&config(), &nested.cwd(), None).expect("discovered")
+}
+
+/// A session started in `nested`'s working directory with the
+/// instructions found from there.
+fn started(nested: &Nested) -> Started {
+    start(&nested.cwd(), &discovered(nested))
+}
+
 impl Started {
+    /// Registers the prompt of client `zed`, `text` in `mode`, for this
+    /// session.
+    fn client_prompt(&self, mode: ClientPromptMode, text: &str) -> Vec<Registration> {
+        ClientPrompt::new("zed", mode, text)
+            .register(&self.prompt, self.session.id())
+            .expect("registers")
+    }
+
     fn render(&self) -> String {
         self.render_for(&self.session)
     }
@@ -119,7 +145,7 @@ impl Started {
 #[test]
 fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
     let nested = Nested::new();
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
+    let found = discovered(&nested);
     assert_eq!(found.root(), Some(nested.root()));
     assert_eq!(
         sections(&found),
@@ -174,10 +200,9 @@ fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
 
 #[test]
 fn without_git_the_working_directory_alone_is_the_project() {
-    let nested = Nested::new();
-    std::fs::remove_dir(nested.root().join(".git")).expect("no .git");
+    let nested = Nested::without_git_directory();
     write(&nested.cwd().join("AGENTS.md"), "Deeper only.\n");
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
+    let found = discovered(&nested);
     assert_eq!(found.root(), Some(nested.cwd().as_path()));
     assert_eq!(sections(&found), [("project:AGENTS.md", 200)]);
     assert_eq!(found.files()[0].text, "Deeper only.\n");
@@ -185,11 +210,10 @@ fn without_git_the_working_directory_alone_is_the_project() {
 
 #[test]
 fn a_git_file_marks_the_root_as_a_git_directory_does() {
-    let nested = Nested::new();
-    std::fs::remove_dir(nested.root().join(".git")).expect("no .git directory");
+    let nested = Nested::without_git_directory();
     // A worktree's or submodule's `.git` is a file.
     write(&nested.root().join("sub/.git"), "gitdir: /elsewhere\n");
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
+    let found = discovered(&nested);
     assert_eq!(found.root(), Some(nested.root().join("sub").as_path()));
     assert_eq!(sections(&found), [("project:AGENTS.md", 200)]);
 }
@@ -201,7 +225,7 @@ fn claude_md_counts_where_there_is_no_agents_md() {
     write(&nested.root().join("sub/CLAUDE.md"), "From CLAUDE.md.\n");
     // Where both are present, the first name listed wins.
     write(&nested.root().join("CLAUDE.md"), "Never read.\n");
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
+    let found = discovered(&nested);
     assert_eq!(
         sections(&found),
         [("project:AGENTS.md", 200), ("project:sub/CLAUDE.md", 201)]
@@ -310,8 +334,7 @@ fn instruction_text_renders_verbatim_whatever_it_holds() {
     ];
     let text = malformed.join("\n") + "\n";
     write(&nested.cwd().join("AGENTS.md"), &text);
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
-    let started = start(&nested.cwd(), &found);
+    let started = started(&nested);
     let rendered = started.render();
     assert!(rendered.ends_with(&format!("\n\n{text}")), "{rendered}");
     for line in malformed {
@@ -358,8 +381,7 @@ fn each_session_sees_its_own_project_only() {
 #[test]
 fn files_are_read_once_when_the_session_starts() {
     let nested = Nested::new();
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
-    let started = start(&nested.cwd(), &found);
+    let started = started(&nested);
     let before = started.render();
     write(&nested.root().join("AGENTS.md"), "Changed.\n");
     assert_eq!(started.render(), before);
@@ -381,12 +403,8 @@ fn a_file_that_is_not_utf8_is_an_error_naming_it() {
 #[test]
 fn a_client_append_follows_the_persona_verbatim() {
     let nested = Nested::new();
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
-    let started = start(&nested.cwd(), &found);
-    let client = ClientPrompt::new("zed", ClientPromptMode::Append, "Use <<tabs>>.");
-    let _kept = client
-        .register(&started.prompt, started.session.id())
-        .expect("registers");
+    let started = started(&nested);
+    let _kept = started.client_prompt(ClientPromptMode::Append, "Use <<tabs>>.");
     let names = started.section_names();
     assert_eq!(names[..2], ["agent:persona", "client:system-prompt"]);
     assert!(names.contains(&"tool:bash".to_owned()));
@@ -400,12 +418,8 @@ fn a_client_append_follows_the_persona_verbatim() {
 #[test]
 fn a_client_override_replaces_the_agents_instructions_and_keeps_the_projects() {
     let nested = Nested::new();
-    let found = Instructions::discover(&config(), &nested.cwd(), None).expect("discovered");
-    let started = start(&nested.cwd(), &found);
-    let client = ClientPrompt::new("zed", ClientPromptMode::Override, "Only this.");
-    let kept = client
-        .register(&started.prompt, started.session.id())
-        .expect("registers");
+    let started = started(&nested);
+    let kept = started.client_prompt(ClientPromptMode::Override, "Only this.");
     assert_eq!(
         started.section_names(),
         [

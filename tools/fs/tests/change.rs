@@ -63,8 +63,21 @@ impl Project {
         }
     }
 
+    /// A project with file `name` holding `text`, read in this session.
+    async fn having_read(name: &str, text: &str) -> Self {
+        let project = Self::new();
+        project.put(name, text);
+        project.read(name).await;
+        project
+    }
+
     fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
+    }
+
+    /// The path of `name` as the tools' messages show it.
+    fn shown(&self, name: &str) -> String {
+        self.path(name).display().to_string()
     }
 
     fn put(&self, name: &str, text: impl AsRef<[u8]>) {
@@ -94,7 +107,13 @@ impl Project {
     }
 
     async fn edit(&self, name: &str, old: &str, new: &str) -> ToolResult {
-        self.call(
+        self.edit_in(&self.cx(), name, old, new).await
+    }
+
+    /// `edit` called in `cx`.
+    async fn edit_in(&self, cx: &ToolCallContext, name: &str, old: &str, new: &str) -> ToolResult {
+        self.call_in(
+            cx,
             "edit",
             json!({ "file_path": name, "old_string": old, "new_string": new }),
         )
@@ -121,9 +140,7 @@ fn assert_error(result: &ToolResult, message: &str) {
 
 #[tokio::test]
 async fn an_edit_of_a_read_file_replaces_the_text_and_shows_the_changed_lines() {
-    let project = Project::new();
-    project.put("a.rs", "fn main() {\n    println!(\"hi\");\n}\n");
-    project.read("a.rs").await;
+    let project = Project::having_read("a.rs", "fn main() {\n    println!(\"hi\");\n}\n").await;
     let result = project.edit("a.rs", "\"hi\"", "\"hello\"").await;
     assert_eq!(
         assert_ok(&result),
@@ -142,7 +159,7 @@ async fn an_edit_of_a_read_file_replaces_the_text_and_shows_the_changed_lines() 
 async fn a_file_never_read_is_not_changed() {
     let project = Project::new();
     project.put("a.txt", "alpha\n");
-    let path = project.path("a.txt").display().to_string();
+    let path = project.shown("a.txt");
     let expected = format!(
         "tool `edit` failed: `{path}` has not been read in this session; read it with `read` first, then change it"
     );
@@ -156,12 +173,10 @@ async fn a_file_never_read_is_not_changed() {
 
 #[tokio::test]
 async fn a_file_changed_on_disk_after_the_read_is_not_changed() {
-    let project = Project::new();
-    project.put("a.txt", "alpha\n");
-    project.read("a.txt").await;
+    let project = Project::having_read("a.txt", "alpha\n").await;
     // Someone else changes it.
     project.put("a.txt", "alpha, changed\n");
-    let path = project.path("a.txt").display().to_string();
+    let path = project.shown("a.txt");
     assert_error(
         &project.edit("a.txt", "alpha", "beta").await,
         &format!(
@@ -187,26 +202,16 @@ async fn a_change_by_the_session_itself_counts_as_seen() {
 
 #[tokio::test]
 async fn what_one_session_read_does_not_let_another_change_it() {
-    let project = Project::new();
-    project.put("a.txt", "alpha\n");
-    project.read("a.txt").await;
+    let project = Project::having_read("a.txt", "alpha\n").await;
     let other = ToolCallContext::new("session-2").with_cwd(&project.root);
-    let result = project
-        .call_in(
-            &other,
-            "edit",
-            json!({ "file_path": "a.txt", "old_string": "alpha", "new_string": "beta" }),
-        )
-        .await;
+    let result = project.edit_in(&other, "a.txt", "alpha", "beta").await;
     assert!(result.is_error && result.text.contains("has not been read in this session"));
 }
 
 #[tokio::test]
 async fn old_string_that_occurs_nowhere_or_several_times_is_an_error_naming_the_lines() {
-    let project = Project::new();
-    project.put("a.txt", "x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n");
-    project.read("a.txt").await;
-    let path = project.path("a.txt").display().to_string();
+    let project = Project::having_read("a.txt", "x = 1\ny = 2\nx = 1\nz = 3\nx = 1\n").await;
+    let path = project.shown("a.txt");
     assert_error(
         &project.edit("a.txt", "w = 0", "w = 1").await,
         &format!(
@@ -234,9 +239,7 @@ async fn old_string_that_occurs_nowhere_or_several_times_is_an_error_naming_the_
 
 #[tokio::test]
 async fn equal_or_empty_strings_and_a_missing_file_are_errors() {
-    let project = Project::new();
-    project.put("a.txt", "alpha\n");
-    project.read("a.txt").await;
+    let project = Project::having_read("a.txt", "alpha\n").await;
     assert_error(
         &project.edit("a.txt", "alpha", "alpha").await,
         "invalid arguments for tool `edit`: `new_string`: `old_string` and `new_string` are the same, so nothing would change; give the new text as `new_string`",
@@ -508,11 +511,7 @@ async fn with_a_file_access_the_tools_read_and_write_through_it_and_report_the_c
         .await;
     assert_eq!(assert_ok(&read), "     1\tunsaved\n     2\tbuffer\n");
     let edit = project
-        .call_in(
-            &cx,
-            "edit",
-            json!({ "file_path": "a.txt", "old_string": "buffer", "new_string": "buffer, edited" }),
-        )
+        .edit_in(&cx, "a.txt", "buffer", "buffer, edited")
         .await;
     assert_ok(&edit);
     assert_eq!(

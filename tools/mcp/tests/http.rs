@@ -2,6 +2,8 @@
 //! documented wire format (JSON-RPC in a POST, a JSON answer), checking
 //! the headers and the bearer token dsh sends.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
@@ -71,12 +73,7 @@ async fn an_http_server_gets_its_headers_and_token_and_serves_calls() {
         .expect("starts");
     assert_eq!(server.instructions(), Some("Ask the web docs."));
     assert_eq!(server.server_info(), Some("http-docs 1.0"));
-    let names: Vec<String> = server
-        .tool_schemas()
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
-    assert_eq!(names, ["web__lookup"]);
+    assert_eq!(common::tool_names(&server), ["web__lookup"]);
     let output = server
         .call(
             "web__lookup",

@@ -1,6 +1,8 @@
 //! The client against a real MCP server process: `dsh-mcp-test-server`,
 //! this crate's test server on rmcp's server side.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -120,12 +122,7 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
     let server = start(config("docs", &[]).with_allowed_tools(["echo", "nope"]))
         .await
         .expect("starts");
-    let names: Vec<String> = server
-        .tool_schemas()
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
-    assert_eq!(names, ["docs__echo"]);
+    assert_eq!(common::tool_names(&server), ["docs__echo"]);
     assert_eq!(server.unknown_allowed_tools(), ["nope"]);
     server.shutdown().await;
 }
