@@ -35,6 +35,8 @@ pub mod measure;
 mod outputs;
 pub mod problem;
 pub mod runtime;
+#[cfg(test)]
+mod tests;
 
 pub use file::{AgentSpec, Deployment};
 pub use outputs::check_output;

@@ -2,6 +2,9 @@
 //! forked children see, contained child failures, and disposal of every
 //! run on every path.
 
+#[path = "subagent/table.rs"]
+mod table;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -2,13 +2,13 @@
 //! TOML example is TOML the schema of `dsh.toml` accepts, and every whole
 //! deployment it shows loads and builds.
 
-use dsh_deployment::{Deployment, Runtime, SourceFile};
+use crate::{Deployment, Runtime, SourceFile};
 
 /// The documents, and their fenced blocks of `language`, each with the
 /// line its fence opens on.
 fn blocks(language: &str) -> Vec<(String, usize, String)> {
-    let mut documents = vec![crate::workspace().join("README.md")];
-    let docs = std::fs::read_dir(crate::workspace().join("docs")).expect("docs/ exists");
+    let mut documents = vec![super::workspace().join("README.md")];
+    let docs = std::fs::read_dir(super::workspace().join("docs")).expect("docs/ exists");
     documents.extend(docs.map(|entry| entry.expect("an entry").path()));
     let mut found = Vec::new();
     for path in documents
@@ -17,7 +17,7 @@ fn blocks(language: &str) -> Vec<(String, usize, String)> {
     {
         let text = std::fs::read_to_string(path).expect("a readable document");
         let name = path
-            .strip_prefix(crate::workspace())
+            .strip_prefix(super::workspace())
             .unwrap_or(path)
             .display()
             .to_string();
@@ -59,7 +59,7 @@ fn every_toml_example_is_toml() {
 
 #[test]
 fn every_toml_example_is_a_part_of_a_deployment_the_schema_accepts() {
-    let mut schema = dsh_deployment::file::schema();
+    let mut schema = crate::file::schema();
     // An example shows a part of a file: the tables a whole file must
     // have may be left out, nothing else.
     if let Some(object) = schema.as_object_mut() {

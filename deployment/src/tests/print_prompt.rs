@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dsh_deployment::host::{AgentPrompt, McpServers};
+use crate::host::{AgentPrompt, McpServers};
 
 /// The example's binary: `cargo test` builds a package's examples beside
 /// its test binaries (`target/<profile>/examples`).
@@ -15,7 +15,13 @@ fn example() -> PathBuf {
         .parent()
         .and_then(Path::parent)
         .expect("the test binary is in target/<profile>/deps");
-    profile.join("examples").join("print_prompt")
+    let example = profile.join("examples").join("print_prompt");
+    assert!(
+        example.is_file(),
+        "{} is not built: `cargo test -p dsh-deployment` builds it (`--lib` alone does not)",
+        example.display()
+    );
+    example
 }
 
 #[test]
@@ -29,7 +35,7 @@ fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
         ("anthropic", None),
     ];
     for (example_dir, agent) in examples {
-        let config = crate::workspace()
+        let config = super::workspace()
             .join("examples")
             .join(example_dir)
             .join("dsh.toml");

@@ -1,4 +1,4 @@
-//! The JSON Schema of `dsh.toml` (`dsh_deployment::file::schema`): every
+//! The JSON Schema of `dsh.toml` (`crate::file::schema`): every
 //! example deployment validates against it, a misspelled key is refused
 //! by it and by the loader alike, every table refuses unknown keys, and
 //! `docs/config.md` documents every key it has.
@@ -6,13 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use dsh_deployment::{Deployment, SourceFile};
+use crate::{Deployment, SourceFile};
 use serde_json::Value;
 
 /// Every `examples/*/dsh.toml`, by path, with its text.
 fn examples() -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(crate::workspace().join("examples")).expect("examples/") {
+    for entry in std::fs::read_dir(super::workspace().join("examples")).expect("examples/") {
         let path = entry.expect("an entry").path().join("dsh.toml");
         if path.is_file() {
             let text = std::fs::read_to_string(&path).expect("readable");
@@ -31,7 +31,7 @@ fn as_json(text: &str) -> Value {
 
 /// The schema's complaints about `text`, each with where it is.
 fn schema_errors(text: &str) -> Vec<String> {
-    let schema = dsh_deployment::file::schema();
+    let schema = crate::file::schema();
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
     let instance = as_json(text);
     validator
@@ -42,7 +42,7 @@ fn schema_errors(text: &str) -> Vec<String> {
 
 /// The loader's problems with `text`.
 fn loader_errors(text: &str) -> Vec<String> {
-    let names = dsh_deployment::runtime::builtin_tool_names();
+    let names = crate::runtime::builtin_tool_names();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     match Deployment::parse(SourceFile::new("dsh.toml", text), None, &names) {
         Ok(_) => Vec::new(),
@@ -52,7 +52,7 @@ fn loader_errors(text: &str) -> Vec<String> {
 
 #[test]
 fn the_schema_is_draft_2020_12_and_names_every_top_level_table() {
-    let schema = dsh_deployment::file::schema();
+    let schema = crate::file::schema();
     assert_eq!(
         schema["$schema"],
         "https://json-schema.org/draft/2020-12/schema"
@@ -143,7 +143,7 @@ fn a_misspelled_key_is_refused_by_the_schema_and_by_the_loader() {
 
 #[test]
 fn every_table_of_the_schema_refuses_unknown_keys() {
-    let schema = dsh_deployment::file::schema();
+    let schema = crate::file::schema();
     let mut open = Vec::new();
     walk(&schema, &schema, "", &mut |path, node| {
         if node.get("properties").is_some()
@@ -159,9 +159,9 @@ fn every_table_of_the_schema_refuses_unknown_keys() {
 
 #[test]
 fn the_tools_schema_has_every_built_in_tool() {
-    let schema = dsh_deployment::file::schema();
+    let schema = crate::file::schema();
     let tools = &schema["$defs"]["Tools"]["properties"];
-    for name in dsh_deployment::runtime::builtin_tool_names() {
+    for name in crate::runtime::builtin_tool_names() {
         assert!(
             tools[&name].is_object(),
             "`[tools.{name}]` is not in the schema"
@@ -220,7 +220,7 @@ fn join(path: &str, key: &str) -> String {
 
 /// Every table path of the schema with the keys it has.
 fn tables() -> BTreeMap<String, BTreeSet<String>> {
-    let schema = dsh_deployment::file::schema();
+    let schema = crate::file::schema();
     let mut tables: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     walk(&schema, &schema, "", &mut |path, node| {
         if let Some(properties) = node["properties"].as_object() {
@@ -264,7 +264,7 @@ fn section<'d>(docs: &'d str, table: &str) -> Option<&'d str> {
 
 #[test]
 fn docs_config_md_documents_every_key_under_its_table() {
-    let path = crate::workspace().join("docs/config.md");
+    let path = super::workspace().join("docs/config.md");
     let docs = std::fs::read_to_string(&path).expect("docs/config.md");
     let tables = tables();
     assert!(tables.contains_key("tools.<name>.child"), "{tables:#?}");

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, Session};
-use dsh_deployment::host::{
+use crate::host::{
     ClientPrompt, ClientPromptMode, InstructionSource, Instructions, InstructionsConfig,
     InstructionsError,
 };
+use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{Registration, SystemPrompt, render_prompt};
 use dsh_tools::ToolRegistry;
 

@@ -1,0 +1,23 @@
+//! Tests of the deployment layer through its public API: the user
+//! documentation, the instruction files on a real file system, the
+//! `print_prompt` example, the schema.
+//!
+//! They are modules of the crate's unit-test binary rather than a
+//! `tests/` binary of their own: each test binary links the crate's whole
+//! dependency graph, and a fresh `cargo test` (the README's command) pays
+//! for every one.
+
+mod docs;
+mod instructions;
+mod print_prompt;
+mod schema;
+
+use std::path::{Path, PathBuf};
+
+/// The workspace's root, where the examples and the documents are.
+pub(super) fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the crate is inside the workspace")
+        .to_path_buf()
+}
