@@ -227,7 +227,7 @@ pub fn criterion(samples: usize, measurement: Duration) -> Criterion {
         .measurement_time(measurement)
 }
 
-/// A bench binary's `main`: runs `targets` with [`criterion`]'s settings
+/// A bench binary's `main`: runs `targets` with [`criterion()`]'s settings
 /// (`samples`, `measurement`), as criterion's `criterion_group!` and
 /// `criterion_main!` would, the command line's options applied.
 pub fn main(samples: usize, measurement: Duration, targets: &[fn(&mut Criterion)]) {
