@@ -1,6 +1,13 @@
-//! The lifecycle both front ends share: sessions for a working directory,
-//! started, resumed and recorded; the instruction files and the client's
-//! prompt a session brings; the signals that end a front end.
+//! The lifecycle both front ends share, and the rules they both need.
+//!
+//! [`Host`] hosts one agent for a front end: loaded and checked, its
+//! sessions opened (new, continued, resumed) and recorded, its trace
+//! attached, served with the ending signals, its servers and children
+//! stopped. Beside it, one owner each for what a person types
+//! ([`parse_input`]), what a child process may see ([`environment`]), a
+//! session's working directory ([`cwd`], [`session_in`]), the instruction
+//! files and the client's prompt a session brings, and the prompt an
+//! agent's session gets ([`AgentPrompt`]).
 
 mod agent_prompt;
 mod client_prompt;

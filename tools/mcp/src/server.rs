@@ -245,16 +245,8 @@ impl McpServer {
             .map_err(|_| timeout())?
             .map_err(|error| handshake(format!("`tools/list` failed: {error}")))?;
         shared.set_tools(tools);
-        let info = service.peer().peer_info();
-        let instructions = info
-            .as_ref()
-            .and_then(|info| info.instructions.as_deref())
-            .filter(|text| !text.trim().is_empty())
-            .map(|text| instructions_section(&config, text));
-        let server_info = info
-            .as_ref()
-            .and_then(|info| info.server_info.as_ref())
-            .map(|implementation| format!("{} {}", implementation.name, implementation.version));
+        let (instructions, server_info) =
+            introduced(&config, service.peer().peer_info().as_deref());
         Ok(Self {
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
@@ -458,6 +450,22 @@ fn process_exists(pid: u32) -> bool {
 }
 
 type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
+
+/// What a server's `initialize` answer says of itself: its instructions,
+/// as its section (none when blank), and its name and version.
+fn introduced(
+    config: &ServerConfig,
+    info: Option<&rmcp::model::ServerPeerInfo>,
+) -> (Option<InstructionsSection>, Option<String>) {
+    let instructions = info
+        .and_then(|info| info.instructions.as_deref())
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| instructions_section(config, text));
+    let server_info = info
+        .and_then(|info| info.server_info.as_ref())
+        .map(|implementation| format!("{} {}", implementation.name, implementation.version));
+    (instructions, server_info)
+}
 
 /// Starts a stdio server as the leader of a new process group, its
 /// stderr drained onto dsh's.
