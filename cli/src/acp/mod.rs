@@ -46,7 +46,7 @@ use self::approval::AskTheClient;
 use self::fs::SessionFiles;
 use self::updates::Updates;
 use dsh_deployment::host::cwd::{Relative, working_directory};
-use dsh_deployment::host::store::{self, Recorded, Recording};
+use dsh_deployment::host::store::{Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
 #[derive(Clone, Debug)]
@@ -271,7 +271,7 @@ impl Server {
 
     /// A new session in `cwd`, recorded when the store is on.
     fn create_session(&self, cwd: &std::path::Path) -> Result<(Session, Option<Recorded>), Error> {
-        store::new_session(self.store(), cwd)
+        (self.inner.host.new_session(cwd))
             .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))
     }
 
@@ -285,13 +285,8 @@ impl Server {
     ) -> Result<NewSessionResponse, Error> {
         let client = self.inner.client.lock().clone();
         let brought = (|| {
-            let brought = system_prompt::bring(
-                self.inner.agent_loop.prompt(),
-                &self.inner.host.runtime.instructions,
-                &session,
-                &client,
-                system_prompt,
-            )?;
+            let brought =
+                system_prompt::bring(&self.inner.host.runtime, &session, &client, system_prompt)?;
             // The prompt renders now or never: say so here, not at the
             // first prompt.
             let assembly = self.inner.agent_loop.assemble(self.loop_agent(), &session);

@@ -214,8 +214,7 @@ impl Server {
         // client's system prompt, read now.
         let client = self.inner.client.lock().clone();
         let brought = system_prompt::bring(
-            self.inner.agent_loop.prompt(),
-            &self.inner.host.runtime.instructions,
+            &self.inner.host.runtime,
             &resumed.session,
             &client,
             system_prompt,

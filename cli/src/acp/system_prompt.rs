@@ -15,10 +15,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Error, ErrorCode};
 use dsh_agent_loop::Session;
-use dsh_deployment::host::{
-    ClientPrompt, ClientPromptMode, InstructionsConfig, SessionInstructions,
-};
-use dsh_system_prompt::{Registration, SystemPrompt};
+use dsh_deployment::Runtime;
+use dsh_deployment::host::{ClientPrompt, ClientPromptMode, SessionInstructions};
+use dsh_system_prompt::Registration;
 
 /// The client's name when `initialize` named none.
 pub(super) const UNNAMED_CLIENT: &str = "the ACP client";
@@ -40,10 +39,9 @@ pub(super) struct Brought {
 
 /// Checks the client's `systemPrompt` (before anything is registered: a
 /// refused one leaves no trace), then reads the instruction files of
-/// `session` and registers both into its layer of `prompt`.
+/// `session` and registers both into its layer of the runtime's prompt.
 pub(super) fn bring(
-    prompt: &SystemPrompt,
-    config: &InstructionsConfig,
+    runtime: &Runtime,
     session: &Session,
     client: &str,
     system_prompt: Option<AcpSystemPrompt>,
@@ -51,8 +49,10 @@ pub(super) fn bring(
     let client_prompt = system_prompt
         .map(|system_prompt| client_prompt(client, system_prompt))
         .transpose()?;
-    let instructions = SessionInstructions::start(config, prompt, session)
+    let instructions = runtime
+        .instructions_of(session)
         .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+    let prompt = &runtime.prompt;
     let client = match client_prompt {
         Some(client_prompt) => client_prompt
             .register(prompt, session.id())

@@ -14,7 +14,7 @@ use crate::adapter::{self, Purpose};
 use crate::file::{AgentSpec, Deployment, LayerSpec};
 use crate::host::StartedSession;
 use crate::measure::tokens::{Part, PromptTokens};
-use crate::runtime::mcp::{Which, start_deployment_servers, stop_servers_on_signals};
+use crate::runtime::mcp::{Which, start_for_command};
 use crate::{Problem, Runtime};
 
 /// How many of the largest parts an over-budget agent's problem names.
@@ -70,19 +70,14 @@ pub fn check_deployment(
     }
     // The servers' tools and instructions are part of what is checked
     // (and of `max_prompt_tokens`); they run until the check ends.
-    let tokio = (servers == WithServers::Yes && !deployment.mcp.is_empty())
-        .then(crate::host::async_runtime)
-        .transpose()?;
-    if let Some(tokio) = &tokio {
-        tokio.block_on(async { stop_servers_on_signals() });
-        let started = tokio.block_on(start_deployment_servers(
-            deployment,
-            &runtime.mcp,
-            Which::All,
-        ));
+    let _servers = if servers == WithServers::Yes && !deployment.mcp.is_empty() {
+        let (servers, started) = start_for_command(deployment, runtime, Which::All)?;
         findings.problems.extend(started.required_failures);
         findings.problems.extend(started.optional_failures);
-    }
+        Some(servers)
+    } else {
+        None
+    };
     let mut agents = agents_to_check(deployment);
     findings.children = agents.len() - deployment.agents.len();
     agents.extend(preset_checks(deployment, &agents));
@@ -96,9 +91,6 @@ pub fn check_deployment(
             &mut findings,
             &mut repeated,
         );
-    }
-    if let Some(tokio) = tokio {
-        tokio.block_on(runtime.mcp.shutdown());
     }
     Ok(findings)
 }

@@ -8,7 +8,7 @@ use dsh_system_prompt::{PromptAssembly, render_prompt};
 
 use super::StartedSession;
 use crate::check::prompt_problems;
-use crate::runtime::mcp::{self, Servers};
+use crate::runtime::mcp::{self, Servers, Which};
 use crate::{AgentSpec, Deployment, Problem, Runtime};
 
 /// One agent of a deployment, loaded, with a session started in its
@@ -34,7 +34,10 @@ pub struct AgentPrompt {
     pub runtime: Runtime,
     /// The session the prompt is a prompt of, with its instruction files.
     pub started: StartedSession,
-    servers: Option<Servers>,
+    /// The optional servers that failed to start.
+    server_failures: Vec<Problem>,
+    /// The agent's servers, running while this lives.
+    _servers: Option<Servers>,
 }
 
 /// Whether an [`AgentPrompt`] starts the agent's MCP servers.
@@ -59,9 +62,17 @@ impl AgentPrompt {
         mcp: McpServers,
     ) -> Result<Self, Vec<Problem>> {
         let (deployment, agent, runtime) = crate::load_agent(config, agent)?;
-        let servers = match mcp {
-            McpServers::Start => mcp::start_for_command(&deployment, &agent, &runtime)?,
-            McpServers::Leave => None,
+        let listed = (agent.tools.iter()).any(|tool| tool.get_ref().starts_with("mcp:"));
+        let (servers, server_failures) = match mcp {
+            McpServers::Start if listed => {
+                let which = Which::ListedBy(vec![&agent]);
+                let (servers, started) = mcp::start_for_command(&deployment, &runtime, which)?;
+                if !started.required_failures.is_empty() {
+                    return Err(started.required_failures);
+                }
+                (Some(servers), started.optional_failures)
+            }
+            McpServers::Start | McpServers::Leave => (None, Vec::new()),
         };
         let started = runtime.start_session(cwd)?;
         Ok(Self {
@@ -69,16 +80,15 @@ impl AgentPrompt {
             agent,
             runtime,
             started,
-            servers,
+            server_failures,
+            _servers: servers,
         })
     }
 
     /// The optional MCP servers that failed to start: the prompt is shown
     /// without them, and a front end says so.
     pub fn server_failures(&self) -> &[Problem] {
-        self.servers
-            .as_ref()
-            .map_or(&[], |servers| servers.optional_failures())
+        &self.server_failures
     }
 
     /// The agent's assembly in the session, as the loop's first step

@@ -238,7 +238,7 @@ impl Host {
     /// value lives: the ones of the session that runs (a resumed one reads
     /// its own directory's).
     pub fn instructions_of(&self, session: &Session) -> Result<SessionInstructions, Vec<Problem>> {
-        SessionInstructions::start(&self.runtime.instructions, &self.runtime.prompt, session)
+        (self.runtime.instructions_of(session))
             .map_err(|error| vec![Problem::new(error.to_string())])
     }
 
@@ -263,7 +263,7 @@ impl Host {
         let outcome = tokio.block_on(async {
             let started = mcp::start_deployment_servers(
                 &self.deployment,
-                &self.runtime.mcp,
+                &self.runtime,
                 Which::ListedBy(vec![&self.agent]),
             )
             .await;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use dsh_agent_loop::{AgentLoop, Session};
 
-use super::SessionInstructions;
+use super::{InstructionsError, SessionInstructions};
 use dsh_system_prompt::PromptAssembly;
 
 use crate::file::AgentSpec;
@@ -37,12 +37,23 @@ impl Runtime {
     /// its instruction files and registers them into its layer.
     pub fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
         let session = session_in(Session::new(), cwd);
-        let instructions = SessionInstructions::start(&self.instructions, &self.prompt, &session)
+        let instructions = self
+            .instructions_of(&session)
             .map_err(|error| vec![Problem::new(error.to_string())])?;
         Ok(StartedSession {
             session,
             instructions,
         })
+    }
+
+    /// Reads the instruction files of `session`'s working directory and
+    /// registers them into its layer, where they stay while the returned
+    /// value lives: every session's, however it started.
+    pub fn instructions_of(
+        &self,
+        session: &Session,
+    ) -> Result<SessionInstructions, InstructionsError> {
+        SessionInstructions::start(&self.instructions, &self.prompt, session)
     }
 
     /// A session in `cwd` that reads no instruction file: to check, before

@@ -5,8 +5,9 @@ use dsh_tool_mcp::{McpServer, McpServers, ServerConfig, selection_entry};
 
 use crate::file::Deployment;
 use crate::file::mcp::McpSpec;
-use crate::host::environment::{Child, ChildEnvironment};
+use crate::host::environment::Child;
 use crate::problem::Problem;
+use crate::runtime::Runtime;
 
 /// What starting a deployment's servers came to.
 #[derive(Debug, Default)]
@@ -32,9 +33,10 @@ pub enum Which<'a> {
 /// that no server outlives it.
 pub async fn start_deployment_servers(
     deployment: &Deployment,
-    servers: &McpServers,
+    runtime: &Runtime,
     which: Which<'_>,
 ) -> Started {
+    let servers = &runtime.mcp;
     let picked: Vec<&McpSpec> = deployment
         .mcp
         .iter()
@@ -50,7 +52,7 @@ pub async fn start_deployment_servers(
     if picked.is_empty() {
         return started;
     }
-    let env_removed = ChildEnvironment::of(deployment).removed_for(Child::McpServer);
+    let env_removed = runtime.environment.removed_for(Child::McpServer);
     let mut configs: Vec<(&McpSpec, ServerConfig)> = Vec::new();
     for spec in picked {
         match spec.server_config(&deployment.file) {
@@ -162,39 +164,23 @@ pub fn stop_servers_on_signals() {
     });
 }
 
-/// The servers `agent` lists, started for a command that shows its prompt
-/// (`dsh prompt`): the returned async runtime keeps them running, and
-/// dropping it stops them. An optional server that fails is kept in
-/// [`Servers::optional_failures`], for the caller to say; a required one
-/// fails the command.
+/// The servers `which` picks, started for a command without a loop of its
+/// own (`dsh prompt`, `dsh check`), with the signal watch that stops them
+/// (`stop_servers_on_signals`): the returned [`Servers`] keep them
+/// running, and dropping it stops them; [`Started`] says which failed.
 pub fn start_for_command(
     deployment: &Deployment,
-    agent: &crate::file::AgentSpec,
-    runtime: &crate::runtime::Runtime,
-) -> Result<Option<Servers>, Vec<Problem>> {
-    let listed = agent
-        .tools
-        .iter()
-        .any(|tool| tool.get_ref().starts_with("mcp:"));
-    if !listed {
-        return Ok(None);
-    }
+    runtime: &Runtime,
+    which: Which<'_>,
+) -> Result<(Servers, Started), Vec<Problem>> {
     let tokio = crate::host::async_runtime()?;
     tokio.block_on(async { stop_servers_on_signals() });
-    let started = tokio.block_on(start_deployment_servers(
-        deployment,
-        &runtime.mcp,
-        Which::ListedBy(vec![agent]),
-    ));
+    let started = tokio.block_on(start_deployment_servers(deployment, runtime, which));
     let servers = Servers {
         tokio,
         servers: runtime.mcp.clone(),
-        optional_failures: started.optional_failures,
     };
-    if !started.required_failures.is_empty() {
-        return Err(started.required_failures);
-    }
-    Ok(Some(servers))
+    Ok((servers, started))
 }
 
 /// Servers running for a command, on their async runtime; stopped when
@@ -203,15 +189,6 @@ pub fn start_for_command(
 pub struct Servers {
     tokio: tokio::runtime::Runtime,
     servers: McpServers,
-    optional_failures: Vec<Problem>,
-}
-
-impl Servers {
-    /// The optional servers that failed to start: the command goes on
-    /// without them, and says so.
-    pub fn optional_failures(&self) -> &[Problem] {
-        &self.optional_failures
-    }
 }
 
 impl Drop for Servers {
