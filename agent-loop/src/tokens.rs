@@ -154,23 +154,6 @@ pub enum TokenizerChoice {
     Estimate,
 }
 
-/// Counts tokens the way an agent's model reads them: one [`Encoding`],
-/// and how it was chosen.
-///
-/// ```
-/// use dsh_agent_loop::{Encoding, Tokenizer, TokenizerChoice};
-///
-/// let gpt5 = Tokenizer::for_model("gpt-5");
-/// assert_eq!((gpt5.encoding(), gpt5.choice()), (Encoding::O200kBase, TokenizerChoice::Model));
-/// assert_eq!(gpt5.count("Check the exit code."), 5);
-///
-/// let local = Tokenizer::for_model("llama3.1:8b");
-/// assert!(local.is_default());
-///
-/// let configured = Tokenizer::select("llama3.1:8b", Some(Encoding::Cl100kBase));
-/// assert_eq!(configured.choice(), TokenizerChoice::Configured);
-/// ```
-///
 /// Which tokenizer counts an agent's tokens, for every model a deployment
 /// may run: the one rule `explain`, `check`, the context budget and the
 /// trace all ask, so they never count one request two ways.
@@ -190,48 +173,59 @@ pub enum TokenizerChoice {
 /// assert_eq!(configured.for_model("gpt-5").encoding(), Encoding::Cl100kBase);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TokenizerRule {
-    configured: Option<Encoding>,
-    estimate_all: bool,
+pub enum TokenizerRule {
+    /// Each model's own encoding ([`Tokenizer::for_model`]).
+    #[default]
+    ByModel,
+    /// Every model is an estimate ([`Tokenizer::estimate`]).
+    EstimateAll,
+    /// Every model is counted with this encoding.
+    Configured(Encoding),
 }
 
 impl TokenizerRule {
     /// Each model's own encoding ([`Tokenizer::for_model`]).
     pub fn by_model() -> Self {
-        Self::default()
+        Self::ByModel
     }
 
     /// Every model is an estimate ([`Tokenizer::estimate`]).
     pub fn estimate_all() -> Self {
-        Self {
-            configured: None,
-            estimate_all: true,
-        }
+        Self::EstimateAll
     }
 
     /// Every model is counted with `encoding`.
     pub fn configured(encoding: Encoding) -> Self {
-        Self {
-            configured: Some(encoding),
-            estimate_all: false,
-        }
-    }
-
-    /// The encoding a deployment configured, if any.
-    pub fn configured_encoding(&self) -> Option<Encoding> {
-        self.configured
+        Self::Configured(encoding)
     }
 
     /// The tokenizer of an agent on `model`.
     pub fn for_model(&self, model: &str) -> Tokenizer {
-        match (self.configured, self.estimate_all) {
-            (Some(encoding), _) => Tokenizer::configured(encoding),
-            (None, true) => Tokenizer::estimate(),
-            (None, false) => Tokenizer::for_model(model),
+        match *self {
+            Self::EstimateAll => Tokenizer::estimate(),
+            Self::Configured(encoding) => Tokenizer::select(model, Some(encoding)),
+            Self::ByModel => Tokenizer::select(model, None),
         }
     }
 }
 
+/// Counts tokens the way an agent's model reads them: one [`Encoding`],
+/// and how it was chosen.
+///
+/// ```
+/// use dsh_agent_loop::{Encoding, Tokenizer, TokenizerChoice};
+///
+/// let gpt5 = Tokenizer::for_model("gpt-5");
+/// assert_eq!((gpt5.encoding(), gpt5.choice()), (Encoding::O200kBase, TokenizerChoice::Model));
+/// assert_eq!(gpt5.count("Check the exit code."), 5);
+///
+/// let local = Tokenizer::for_model("llama3.1:8b");
+/// assert!(local.is_default());
+///
+/// let configured = Tokenizer::select("llama3.1:8b", Some(Encoding::Cl100kBase));
+/// assert_eq!(configured.choice(), TokenizerChoice::Configured);
+/// ```
+///
 /// Cheap to copy: the BPE behind it is built once per process, on the
 /// first count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
