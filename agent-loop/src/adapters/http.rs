@@ -13,6 +13,7 @@
 use std::pin::pin;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::StreamExt as _;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde::Serialize;
@@ -180,7 +181,9 @@ impl Exchange {
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
+        // Serialized once; each attempt sends the same bytes, shared.
         let body = serde_json::to_vec(request).map_err(|error| ModelError::Other(error.into()))?;
+        let body = Bytes::from(body);
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ModelError::Cancelled),
@@ -193,7 +196,7 @@ impl Exchange {
     async fn send<W: Wire>(
         &self,
         wire: &W,
-        body: &[u8],
+        body: &Bytes,
         on_text: TextSink<'_>,
     ) -> Result<ModelResponse, ModelError> {
         let mut retries = 0;
@@ -215,14 +218,14 @@ impl Exchange {
     async fn attempt<W: Wire>(
         &self,
         wire: &W,
-        body: &[u8],
+        body: &Bytes,
         on_text: TextSink<'_>,
     ) -> Result<ModelResponse, Failure> {
         let mut request = self
             .client
             .post(&self.endpoint.url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_vec());
+            .body(body.clone());
         if let Some(key) = &self.key {
             request = request.header(key.header.clone(), key.value.clone());
         }
