@@ -213,7 +213,7 @@ impl McpServer {
                 cwd,
             } => {
                 let (transport, group, pid) =
-                    spawn(&config, command, (env, env_remove), cwd.as_deref())?;
+                    spawn(&config, command, env, env_remove, cwd.as_deref())?;
                 let transport = Watched {
                     inner: transport,
                     announced: Arc::clone(&shared.announced),
@@ -472,7 +472,8 @@ fn introduced(
 fn spawn(
     config: &ServerConfig,
     command: &[String],
-    (env, env_remove): (&[(String, String)], &[String]),
+    env: &[(String, String)],
+    env_remove: &[String],
     cwd: Option<&std::path::Path>,
 ) -> Result<Spawned, McpError> {
     let Some((program, args)) = command.split_first() else {
