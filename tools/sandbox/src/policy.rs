@@ -1,0 +1,297 @@
+//! The policy ([`Sandbox`]) and its application to a child process
+//! ([`Confinement`]).
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::support::support;
+
+/// The Landlock ABI whose rights the sandbox handles: file system rights
+/// up to truncation (v3), TCP bind and connect (v4). On an older kernel
+/// the rights it lacks are left unhandled (best effort), which
+/// [`support`] reports.
+const FS_ABI: ABI = ABI::V4;
+
+/// How much a sandboxed process may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Reads anywhere; writes nowhere but `/dev/null`.
+    ReadOnly,
+    /// Reads anywhere; writes under the session's working directory, the
+    /// directories the front end adds, `writable`, and the temporary
+    /// directory.
+    WorkspaceWrite,
+    /// No sandbox: the process may change what the user may.
+    FullAccess,
+}
+
+impl SandboxMode {
+    /// Every mode, in the order of how much they allow.
+    pub const ALL: [Self; 3] = [Self::ReadOnly, Self::WorkspaceWrite, Self::FullAccess];
+
+    /// The mode's name as a deployment writes it: `workspace-write`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::FullAccess => "full-access",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is no [`SandboxMode`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is no sandbox mode; choose `read-only`, `workspace-write` or `full-access`")]
+pub struct UnknownMode(pub String);
+
+impl FromStr for SandboxMode {
+    type Err = UnknownMode;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == name)
+            .ok_or_else(|| UnknownMode(name.to_owned()))
+    }
+}
+
+/// A sandbox policy: what a command or server dsh starts may change, and
+/// whether it may reach the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    mode: SandboxMode,
+    network: bool,
+    writable: Vec<PathBuf>,
+    required: bool,
+}
+
+impl Sandbox {
+    /// A policy of `mode`, its network the mode's default (reachable in
+    /// `full-access` only), no directory writable besides the session's,
+    /// and required: where the kernel cannot enforce it, nothing runs.
+    pub fn new(mode: SandboxMode) -> Self {
+        Self {
+            mode,
+            network: mode == SandboxMode::FullAccess,
+            writable: Vec::new(),
+            required: true,
+        }
+    }
+
+    /// The policy with its network reachable (`true`) or not.
+    pub fn with_network(mut self, network: bool) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// The policy with `directories` writable too (in `workspace-write`),
+    /// after those it had.
+    pub fn with_writable(mut self, directories: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.writable.extend(directories);
+        self
+    }
+
+    /// The policy, saying whether a machine whose kernel cannot enforce it
+    /// refuses to run (`true`, the default) or runs without it.
+    pub fn with_required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// The policy in another mode, the rest kept; the network follows the
+    /// new mode's default only where it was the old one's.
+    pub fn in_mode(&self, mode: SandboxMode) -> Self {
+        let network = if self.network == Self::new(self.mode).network {
+            Self::new(mode).network
+        } else {
+            self.network
+        };
+        Self {
+            mode,
+            network,
+            ..self.clone()
+        }
+    }
+
+    /// Its mode.
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// Whether the network is reachable.
+    pub fn network(&self) -> bool {
+        self.network || self.mode == SandboxMode::FullAccess
+    }
+
+    /// Whether a machine that cannot enforce the policy refuses to run.
+    pub fn required(&self) -> bool {
+        self.required
+    }
+
+    /// The directories under which a process may write, for a session
+    /// working in `cwd`: none in `read-only`; `cwd`, the writable
+    /// directories and the temporary directory in `workspace-write`; `/`
+    /// in `full-access`.
+    pub fn writable_roots(&self, cwd: Option<&Path>) -> Vec<PathBuf> {
+        match self.mode {
+            SandboxMode::ReadOnly => Vec::new(),
+            SandboxMode::FullAccess => vec![PathBuf::from("/")],
+            SandboxMode::WorkspaceWrite => cwd
+                .map(Path::to_path_buf)
+                .into_iter()
+                .chain(self.writable.iter().cloned())
+                .chain([std::env::temp_dir()])
+                .collect(),
+        }
+    }
+
+    /// Whether `real` (absolute, links resolved) is writable under the
+    /// policy for a session working in `cwd`: what the `write` and `edit`
+    /// tools, which run in dsh's own process, ask.
+    pub fn may_write(&self, real: &Path, cwd: Option<&Path>) -> bool {
+        self.writable_roots(cwd)
+            .iter()
+            .map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone()))
+            .any(|root| real.starts_with(root))
+    }
+
+    /// The kernel ruleset of the policy for a session working in `cwd`,
+    /// ready to be entered by a child process. `full-access` has none; a
+    /// policy the running kernel cannot enforce is an error when it is
+    /// required, and none (the process runs unsandboxed) when it is not.
+    pub fn confine(&self, cwd: Option<&Path>) -> Result<Confinement, SandboxError> {
+        if self.mode == SandboxMode::FullAccess {
+            return Ok(Confinement { ruleset: None });
+        }
+        if let Some(reason) = support().filesystem_missing() {
+            return if self.required {
+                Err(SandboxError::Unsupported {
+                    mode: self.mode,
+                    reason,
+                })
+            } else {
+                Ok(Confinement { ruleset: None })
+            };
+        }
+        let ruleset = self.ruleset(cwd).map_err(|error| SandboxError::Ruleset {
+            mode: self.mode,
+            message: error.to_string(),
+        })?;
+        Ok(Confinement {
+            ruleset: Some(ruleset),
+        })
+    }
+
+    fn ruleset(&self, cwd: Option<&Path>) -> Result<RulesetCreated, RulesetError> {
+        let mut ruleset = landlock::Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(FS_ABI))?;
+        if !self.network() {
+            // Without network, abstract Unix sockets are scoped too (ABI
+            // v6, where the kernel has it): such a socket reaches another
+            // process (a session bus, an X server) without a path.
+            ruleset = ruleset
+                .handle_access(AccessNet::from_all(FS_ABI))?
+                .scope(Scope::AbstractUnixSocket)?;
+        }
+        ruleset
+            .create()?
+            .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
+            .add_rules(path_beneath_rules(
+                ["/dev/null"],
+                AccessFs::from_file(FS_ABI),
+            ))?
+            .add_rules(path_beneath_rules(
+                self.writable_roots(cwd),
+                AccessFs::from_all(FS_ABI),
+            ))
+    }
+}
+
+/// Why a policy cannot confine a process.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    /// The running kernel cannot enforce the policy, and it is required.
+    #[error(
+        "commands run in a `{mode}` sandbox, which this machine cannot enforce ({reason}); \
+         to run them anyway, set `[sandbox] mode = \"full-access\"` (or `dsh run --sandbox full-access`), \
+         or `[sandbox] required = false` to run unsandboxed wherever the kernel cannot sandbox"
+    )]
+    Unsupported {
+        /// The mode asked for.
+        mode: SandboxMode,
+        /// What the kernel lacks.
+        reason: String,
+    },
+    /// The kernel refused the ruleset.
+    #[error("the `{mode}` sandbox could not be prepared: {message}")]
+    Ruleset {
+        /// The mode asked for.
+        mode: SandboxMode,
+        /// The kernel's or the Landlock crate's word.
+        message: String,
+    },
+}
+
+/// A policy's ruleset, prepared in the parent, for one child process to
+/// enter.
+#[derive(Debug)]
+pub struct Confinement {
+    ruleset: Option<RulesetCreated>,
+}
+
+impl Confinement {
+    /// No confinement: the child may do what the user may.
+    pub fn none() -> Self {
+        Self { ruleset: None }
+    }
+
+    /// Whether the child will be confined.
+    pub fn is_confined(&self) -> bool {
+        self.ruleset.is_some()
+    }
+
+    /// Makes `command`'s process enter the sandbox between `fork` and
+    /// `exec`: what it then runs, and everything that starts, is
+    /// confined. A spawn whose child cannot enter it fails with
+    /// [`io::ErrorKind::PermissionDenied`].
+    pub fn apply_to(self, command: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt as _;
+        let Some(ruleset) = self.ruleset else {
+            return;
+        };
+        let mut ruleset = Some(ruleset);
+        let enter = move || match ruleset.take() {
+            // Two system calls (`prctl` and `landlock_restrict_self`) on a
+            // ruleset built in the parent: nothing here allocates.
+            Some(ruleset) => match ruleset.restrict_self() {
+                Ok(_) => Ok(()),
+                Err(_) => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+            },
+            None => Ok(()),
+        };
+        // SAFETY: `enter` makes no allocation and takes no lock: it moves
+        // the ruleset out of its own state and makes two system calls,
+        // which is what may run in a forked child before `exec`.
+        unsafe {
+            command.pre_exec(enter);
+        }
+    }
+}
