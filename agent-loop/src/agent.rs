@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use dsh_system_prompt::{Scope, ScopeId};
+use dsh_system_prompt::{Extensions, Scope, ScopeId};
 use dsh_tools::ToolSelection;
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +85,8 @@ struct AgentInner {
     scope: Scope,
     /// Its model's context budget.
     budget: ContextBudget,
+    /// What the host attaches to the agent ([`Agent::with_fact`]).
+    facts: Extensions,
 }
 
 impl Agent {
@@ -98,7 +100,30 @@ impl Agent {
             options,
             tools: None,
             preset: None,
+            facts: Extensions::new(),
         }))
+    }
+
+    /// Attaches `fact`, a value of a type its owner defines (the sandbox
+    /// policy in force), to the agent: every assembly of its prompt and
+    /// every call of its tools carries it, in their typed extensions, and
+    /// its owner reads it back there. A fact of the same type is replaced.
+    ///
+    /// ```
+    /// use dsh_agent_loop::{Agent, AgentOptions};
+    ///
+    /// struct Mode(&'static str);
+    /// let agent = Agent::new("coder", AgentOptions::new("gpt-5")).with_fact(Mode("read-only"));
+    /// assert_eq!(agent.facts().get::<Mode>().map(|mode| mode.0), Some("read-only"));
+    /// ```
+    pub fn with_fact<T: Send + Sync + 'static>(mut self, fact: T) -> Self {
+        Arc::make_mut(&mut self.0).facts.insert(fact);
+        self
+    }
+
+    /// The facts attached to the agent.
+    pub fn facts(&self) -> &Extensions {
+        &self.0.facts
     }
 
     /// Makes the agent join the preset `preset`: its assemblies see the
@@ -200,6 +225,7 @@ impl fmt::Debug for Agent {
             .field("persona", &self.0.options.persona)
             .field("tools", &self.tools())
             .field("preset", &self.preset())
+            .field("facts", &self.0.facts)
             .finish()
     }
 }

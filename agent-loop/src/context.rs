@@ -77,7 +77,7 @@ impl AgentContextExt for AssembleContext {
             Some(session) => with_session_layer(agent.scope(), &session.id),
             None => agent.scope().clone(),
         };
-        let cx = self.with_scope(scope).with(agent);
+        let cx = self.with_scope(scope).with_all(agent.facts()).with(agent);
         match selection {
             Some(selection) => cx.with_shared(selection),
             None => cx,

@@ -576,6 +576,7 @@ impl AgentLoop {
         cx.cwd = calling.session.cwd.clone();
         cx.call_id = call.id.clone();
         cx.cancel = cancel.child_token();
+        cx.extensions.extend_from(calling.agent.facts());
         cx.extensions.insert(calling.clone());
         if let Some(hook) = &self.inner.on_progress {
             let (hook, session, call) =

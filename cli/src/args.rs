@@ -1,5 +1,6 @@
 //! The command line, as `clap` parses it.
 
+use dsh_sandbox::SandboxMode;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -140,8 +141,18 @@ pub(crate) struct HostArgs {
     /// cached tokens.
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: Option<PathBuf>,
+    /// Run commands and MCP servers in this sandbox, whatever the
+    /// deployment says: `read-only`, `workspace-write` or `full-access`.
+    #[arg(long, value_name = "MODE", value_parser = sandbox_mode)]
+    pub(crate) sandbox: Option<SandboxMode>,
     #[command(flatten)]
     pub(crate) store: StoreArgs,
+}
+
+/// A sandbox mode by its name.
+fn sandbox_mode(name: &str) -> Result<SandboxMode, String> {
+    name.parse()
+        .map_err(|error: dsh_sandbox::UnknownMode| error.to_string())
 }
 
 impl HostArgs {
@@ -153,6 +164,7 @@ impl HostArgs {
             no_store: self.store.no_store,
             record_requests: self.record_requests.clone(),
             trace: self.trace.clone(),
+            sandbox: self.sandbox,
         }
     }
 }

@@ -51,6 +51,12 @@ impl Extensions {
         self.map.get(&TypeId::of::<T>())?.value.downcast_ref()
     }
 
+    /// Inserts every value of `other`, replacing values of the same types.
+    pub fn extend_from(&mut self, other: &Extensions) {
+        self.map
+            .extend(other.map.iter().map(|(id, entry)| (*id, entry.clone())));
+    }
+
     /// Removes the value of type `T`; returns whether there was one.
     pub fn remove<T: Send + Sync + 'static>(&mut self) -> bool {
         self.map.remove(&TypeId::of::<T>()).is_some()
@@ -143,6 +149,13 @@ impl AssembleContext {
     /// The field of type `T`, if present.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.extensions.get()
+    }
+
+    /// Adds every field of `extensions`, replacing fields of the same
+    /// types.
+    pub fn with_all(mut self, extensions: &Extensions) -> Self {
+        self.extensions.extend_from(extensions);
+        self
     }
 
     /// The typed fields.

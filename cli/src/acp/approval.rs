@@ -1,4 +1,5 @@
-//! Tool approval over ACP: a call of a `permission = "ask"` tool waits for
+//! Tool approval over ACP: a call the host's policy says asks first (a
+//! `permission = "ask"` tool, an MCP tool not annotated read-only) waits for
 //! the client's `session/request_permission` answer; every call that may
 //! run is then reported `in_progress`.
 
@@ -9,6 +10,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionRequest, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
+use dsh_deployment::host::ApprovalPolicy;
 use tokio_util::sync::CancellationToken;
 
 use super::updates::Updates;
@@ -20,7 +22,7 @@ const REJECT: &str = "reject";
 #[derive(Debug)]
 pub(super) struct AskTheClient {
     acp_session: schema::SessionId,
-    ask_first: Vec<String>,
+    policy: ApprovalPolicy,
     updates: Updates,
     cx: ConnectionTo<Client>,
 }
@@ -28,13 +30,13 @@ pub(super) struct AskTheClient {
 impl AskTheClient {
     pub(super) fn new(
         acp_session: schema::SessionId,
-        ask_first: Vec<String>,
+        policy: ApprovalPolicy,
         updates: Updates,
         cx: ConnectionTo<Client>,
     ) -> Self {
         Self {
             acp_session,
-            ask_first,
+            policy,
             updates,
             cx,
         }
@@ -87,7 +89,7 @@ impl ToolApproval for AskTheClient {
         session: &SessionFacts,
         _cancel: &CancellationToken,
     ) -> Approval {
-        if self.ask_first.contains(&call.name) {
+        if self.policy.asks(&call.name, session.id.as_str()) {
             let approval = self.ask(call).await;
             if approval != Approval::Allow {
                 return approval;

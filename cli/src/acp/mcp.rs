@@ -14,11 +14,12 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{self, McpServer as ClientServer};
 use agent_client_protocol::{Error, ErrorCode};
+use dsh_deployment::runtime::ServerPolicy;
 use dsh_tool_mcp::{McpServers, ServerConfig, sanitize_server_name};
 
 /// The MCP side of `dsh acp`: the servers of the process and what the
 /// deployment's start came to.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct AcpMcp {
     pub(crate) servers: McpServers,
     /// The failures of the deployment's optional servers, said in each new
@@ -26,9 +27,9 @@ pub(crate) struct AcpMcp {
     pub(crate) optional_failures: Vec<String>,
     /// The failures of its required servers: no session starts.
     pub(crate) required_failures: Vec<String>,
-    /// What a client's stdio server runs without, by the host's policy
-    /// (`Child::McpServer`).
-    pub(crate) env_removed: Vec<String>,
+    /// What a client's stdio server may see and change, by the host's
+    /// policy.
+    pub(crate) editor_servers: ServerPolicy,
 }
 
 impl AcpMcp {
@@ -67,8 +68,7 @@ impl AcpMcp {
         let mut failures = Vec::new();
         let mut configs = Vec::new();
         for server in servers {
-            match client_config(server, cwd, &taken)
-                .map(|config| config.without_env(&self.env_removed))
+            match client_config(server, cwd, &taken).map(|config| self.editor_servers.apply(config))
             {
                 Ok(config) => {
                     taken.push(config.name.clone());

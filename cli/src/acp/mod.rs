@@ -402,8 +402,8 @@ impl Server {
             updates.clone(),
             updates.clone(),
         );
-        let ask_first = self.inner.host.ask_first().to_vec();
-        let approval = AskTheClient::new(acp_id, ask_first, updates, cx.clone());
+        let policy = self.inner.host.approval_policy();
+        let approval = AskTheClient::new(acp_id, policy, updates, cx.clone());
         let agent_loop = self
             .inner
             .agent_loop

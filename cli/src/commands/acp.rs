@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use agent_client_protocol::ConnectTo;
 use dsh_deployment::Problem;
+use dsh_deployment::file::mcp::ServerRules;
 use dsh_deployment::host::Host;
-use dsh_deployment::host::environment::Child;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::transport::StdioTransport;
@@ -34,7 +34,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
             servers: host.runtime.mcp.clone(),
             optional_failures: said(started.optional_failures),
             required_failures: said(started.required_failures),
-            env_removed: host.runtime.environment.removed_for(Child::McpServer),
+            editor_servers: host.runtime.server_policy(&ServerRules::default()),
         };
         let server = Server::new(Arc::clone(&host), mcp);
         let stop = CancellationToken::new();

@@ -18,7 +18,7 @@ use dsh_deployment::host::{Host, OpenedSession, Resume};
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
 use crate::diagnostics::Reporter;
-use crate::terminal::{Chat, Console, NoOneToAsk, out};
+use crate::terminal::{AskOnTheTerminal, Chat, Console, out};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let cwd = command_line_cwd(args.cwd.as_deref())?;
@@ -96,12 +96,10 @@ fn on_the_console(
                 progress.progress(&call.name, text);
             }
         });
-    if host.ask_first().is_empty() {
-        return agent_loop;
-    }
-    agent_loop.with_approval(Arc::new(NoOneToAsk {
-        ask_first: host.ask_first().to_vec(),
-    }))
+    agent_loop.with_approval(Arc::new(AskOnTheTerminal::new(
+        host.approval_policy(),
+        Arc::clone(console),
+    )))
 }
 
 /// The session's outcome, with the trace's summary said on stderr and a

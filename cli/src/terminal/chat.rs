@@ -4,9 +4,7 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use dsh_agent_loop::{
-    AgentLoop, Approval, SessionFacts, ToolApproval, ToolCall, TurnError, async_trait,
-};
+use dsh_agent_loop::{AgentLoop, TurnError};
 use dsh_deployment::Problem;
 use dsh_deployment::host::signals::EndingSignals;
 use dsh_deployment::host::{Input, SlashCommand, parse_input};
@@ -143,30 +141,6 @@ async fn until_cancelled<T>(
                 *ended = Some(signal);
                 cancel.cancel();
             }
-        }
-    }
-}
-
-/// `dsh run` has no way to ask the user about one call: the calls of a
-/// tool that asks first are refused, with what to do instead.
-#[derive(Debug)]
-pub(crate) struct NoOneToAsk {
-    pub(crate) ask_first: Vec<String>,
-}
-
-#[async_trait]
-impl ToolApproval for NoOneToAsk {
-    async fn approve(&self, call: &ToolCall, _: &SessionFacts, _: &CancellationToken) -> Approval {
-        if !self.ask_first.contains(&call.name) {
-            return Approval::Allow;
-        }
-        Approval::Deny {
-            reason: format!(
-                "`{name}` runs only with the user's permission (`[tools.{name}] permission = \"ask\"`), \
-                 and `dsh run` cannot ask for it; run this agent from an editor with `dsh acp`, \
-                 or set `permission = \"allow\"`",
-                name = call.name
-            ),
         }
     }
 }

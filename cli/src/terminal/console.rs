@@ -191,7 +191,7 @@ pub(crate) fn out(stream: &mut impl Write, text: &str) {
 }
 
 /// `text` on one line, cut to about `max` characters.
-fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         flat

@@ -8,6 +8,12 @@
 //! # headers = { X-Team = "core" }            # headers and
 //! # bearer_token_env = "DOCS_TOKEN"          # a bearer token read from the environment
 //! tools = ["search", "fetch_page"]           # optional allow-list of the server's tool names
+//! permission = "ask"                         # optional: every tool asks ("allow": none does);
+//!                                            # left out, a tool asks unless annotated read-only
+//! allow = ["search"]                         # optional: tools that never ask (`ask` = always ask)
+//! env_keep = ["DOCS_API_TOKEN"]              # optional: variables it gets besides HOME, PATH, …
+//! sandbox = "read-only"                      # optional: default the deployment's [sandbox] mode
+//! network = true                             # default: a sandboxed server reaches the network
 //! required = false                           # default: a failed start leaves the session without it
 //! startup_timeout_secs = 10                  # defaults as shown
 //! call_timeout_secs = 60
@@ -20,6 +26,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
 
+use dsh_sandbox::SandboxMode;
 use dsh_tool_mcp::{McpServerTable, ServerConfig};
 use toml::Spanned;
 use toml::de::DeValue;
@@ -39,6 +46,21 @@ pub struct McpSpec {
     pub bearer_token_env: Option<Spanned<String>>,
     /// The allow-list as written, to point at an unknown name.
     pub allowed: Vec<Spanned<String>>,
+    /// What the host's policy takes from the table: `env_keep`, `sandbox`,
+    /// `network`.
+    pub rules: ServerRules,
+}
+
+/// What a server's table says of the host's policy for its process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerRules {
+    /// `env_keep`: variables it inherits besides the base.
+    pub env_keep: Vec<String>,
+    /// `sandbox`: its sandbox mode, in place of the deployment's.
+    pub sandbox: Option<SandboxMode>,
+    /// `network`: whether it reaches the network when sandboxed (default
+    /// `true`).
+    pub network: Option<bool>,
 }
 
 impl McpSpec {
@@ -90,6 +112,15 @@ pub(super) fn read_servers(
                     span: places.span(),
                     bearer_token_env: table.bearer_token_env,
                     allowed: table.tools.unwrap_or_default(),
+                    rules: ServerRules {
+                        env_keep: table
+                            .env_keep
+                            .into_iter()
+                            .map(Spanned::into_inner)
+                            .collect(),
+                        sandbox: table.sandbox,
+                        network: table.network,
+                    },
                 });
             }
             Err(errors) => {

@@ -108,7 +108,9 @@ use toml::Spanned;
 use toml::de::DeTable;
 
 use crate::host::InstructionsConfig;
+use crate::host::environment::EnvironmentTable;
 use crate::problem::{Problem, SourceFile};
+use dsh_sandbox::{Sandbox, SandboxMode, SandboxTable};
 use layers::{PresetFile, ToolOrderList, check_layer};
 use places::{deserializer_problem, entries};
 use tools::{ToolTables, read_tool_tables};
@@ -170,6 +172,11 @@ pub struct Deployment {
     /// `[instructions]`, checked: how each session finds its instruction
     /// files.
     pub instructions: InstructionsConfig,
+    /// `[sandbox]`, checked: the policy commands and MCP servers run in,
+    /// unless an agent or the command line chooses another mode.
+    pub sandbox: Sandbox,
+    /// `[environment]`: the secrets no child gets.
+    pub environment: EnvironmentTable,
 }
 
 /// The deployment file as written, but for `[tools]` and `[mcp]`, whose
@@ -205,6 +212,14 @@ struct DeploymentFile {
     /// reads from its project, and how many bytes of them.
     #[schemars(with = "Option<InstructionsConfig>")]
     instructions: Option<Spanned<InstructionsConfig>>,
+    /// What the commands and MCP servers dsh starts may change: a Landlock
+    /// sandbox, its mode, network and writable directories.
+    #[serde(default)]
+    #[schemars(with = "SandboxTable")]
+    sandbox: SandboxTable<Spanned<String>>,
+    /// What no process dsh starts may see of its environment.
+    #[serde(default)]
+    environment: EnvironmentTable,
 }
 
 /// `[[agents]]`: one agent of the deployment.
@@ -246,6 +261,9 @@ struct AgentFile {
     /// nearest wins.
     #[schemars(with = "Option<Vec<String>>")]
     tool_order: Option<ToolOrderList>,
+    /// The agent's sandbox mode, in place of `[sandbox] mode`:
+    /// `"read-only"`, `"workspace-write"` or `"full-access"`.
+    sandbox: Option<SandboxMode>,
 }
 
 /// One agent of a deployment as the file specifies it, each field with
@@ -268,6 +286,9 @@ pub struct AgentSpec {
     pub preset: Option<Spanned<String>>,
     /// What the agent's own layer adds; a child's is empty.
     pub layer: LayerSpec,
+    /// Its own sandbox mode, in place of the deployment's; a child runs in
+    /// its parent's.
+    pub sandbox: Option<SandboxMode>,
 }
 
 impl AgentSpec {
@@ -383,6 +404,8 @@ impl Deployment {
             mcp,
             sessions: checked.sessions,
             instructions: checked.instructions,
+            sandbox: checked.sandbox,
+            environment: checked.environment,
         })
     }
 
@@ -425,6 +448,7 @@ impl Deployment {
             max_prompt_tokens: None,
             preset,
             layer: LayerSpec::default(),
+            sandbox: parent.sandbox,
         })
     }
 
@@ -538,6 +562,8 @@ impl ReadFile {
 /// The top-level keys, checked.
 struct CheckedRoot {
     adapter: AdapterConfig<Spanned<String>>,
+    sandbox: Sandbox,
+    environment: EnvironmentTable,
     tokenizers: TokenizerRule,
     max_subagent_depth: u32,
     global_layer: LayerSpec,
@@ -575,8 +601,11 @@ impl Checks<'_> {
             agents,
             sessions,
             instructions,
+            sandbox,
+            environment,
         } = root;
         let tokenizers = self.tokenizer(&adapter);
+        let sandbox = self.sandbox(sandbox);
         let global_layer = check_layer(
             self.file,
             "the deployment",
@@ -608,6 +637,29 @@ impl Checks<'_> {
             sessions: sessions.resolve(dir),
             instructions: self.instructions(instructions),
             adapter,
+            sandbox,
+            environment,
+        }
+    }
+
+    /// `[sandbox]`: its `writable` directories absolute.
+    fn sandbox(&mut self, table: SandboxTable<Spanned<String>>) -> Sandbox {
+        match table.policy() {
+            Ok(policy) => policy,
+            Err(relative) => {
+                for path in relative {
+                    self.problems.push(
+                        self.file
+                            .problem(format!(
+                                "`[sandbox] writable` holds `{}`, which is not an absolute path",
+                                path.get_ref()
+                            ))
+                            .label(path.span(), "relative")
+                            .help("write the directory's whole path, from `/`"),
+                    );
+                }
+                Sandbox::new(dsh_sandbox::DEFAULT_MODE)
+            }
         }
     }
 
@@ -748,6 +800,7 @@ impl Checks<'_> {
                 max_prompt_tokens: agent.max_prompt_tokens,
                 preset: agent.preset,
                 layer,
+                sandbox: agent.sandbox,
             });
         }
         checked

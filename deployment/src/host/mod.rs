@@ -4,12 +4,14 @@
 //! sessions opened (new, continued, resumed) and recorded, its trace
 //! attached, served with the ending signals, its servers and children
 //! stopped. Beside it, one owner each for what a person types
-//! ([`parse_input`]), what a child process may see ([`environment`]), a
+//! ([`parse_input`]), what a child process may see ([`environment`]), what needs a person's
+//! yes ([`approval`]), a
 //! session's working directory ([`cwd`], [`session_in`]), the instruction
 //! files and the client's prompt a session brings, and the prompt an
 //! agent's session gets ([`AgentPrompt`]).
 
 mod agent_prompt;
+pub mod approval;
 mod client_prompt;
 pub mod cwd;
 pub mod environment;
@@ -21,6 +23,7 @@ pub mod signals;
 pub mod store;
 
 pub use agent_prompt::{AgentPrompt, McpServers};
+pub use approval::ApprovalPolicy;
 pub use client_prompt::{
     CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
     is_workspace_context,

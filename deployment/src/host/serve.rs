@@ -36,6 +36,9 @@ pub struct HostOptions {
     pub record_requests: Option<PathBuf>,
     /// Writes one JSON line per request to this file (`--trace`).
     pub trace: Option<PathBuf>,
+    /// Runs commands and servers in this sandbox mode, whatever the
+    /// deployment says (`--sandbox`).
+    pub sandbox: Option<dsh_sandbox::SandboxMode>,
 }
 
 /// One agent of a deployment, loaded and checked, with its registries,
@@ -72,8 +75,11 @@ impl Host {
     /// trace. Instruction files are each session's own: the check reads
     /// none.
     pub fn load(options: &HostOptions, check_cwd: &Path) -> Result<Self, Vec<Problem>> {
-        let (deployment, agent, runtime) =
+        let (deployment, agent, mut runtime) =
             crate::load_agent(options.config.as_deref(), options.agent.as_deref())?;
+        if let Some(mode) = options.sandbox {
+            runtime.force_sandbox(mode);
+        }
         let bare = Runtime::without_instructions(Some(check_cwd));
         if let Err(errors) = render_prompt(&runtime.assemble(&agent, &bare)) {
             return Err(prompt_problems(&deployment, &agent, &errors));
@@ -92,8 +98,9 @@ impl Host {
             None => Trace::summary_only(Counting::Bytes),
         }
         .with_tool_server(mcp::tool_server(&runtime.mcp));
-        let loop_agent =
-            crate::runtime::loop_agent(&agent).with_budget(deployment.budget_for(&agent));
+        let loop_agent = runtime
+            .loop_agent(&agent)
+            .with_budget(deployment.budget_for(&agent));
         Ok(Self {
             deployment,
             agent,
@@ -115,10 +122,10 @@ impl Host {
         self.recording.as_ref()
     }
 
-    /// The tools whose calls need a person's yes first
-    /// (`permission = "ask"`).
-    pub fn ask_first(&self) -> &[String] {
-        &self.deployment.ask_first
+    /// What needs a person's yes before it runs: the tables that ask, and
+    /// the MCP servers' tools by their tables and annotations.
+    pub fn approval_policy(&self) -> super::ApprovalPolicy {
+        super::ApprovalPolicy::new(self.deployment.ask_first.clone(), self.runtime.mcp.clone())
     }
 
     /// The trace of every request of every session, for a front end that

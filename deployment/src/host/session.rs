@@ -12,7 +12,7 @@ use dsh_system_prompt::PromptAssembly;
 
 use crate::file::AgentSpec;
 use crate::problem::Problem;
-use crate::runtime::{Runtime, loop_agent};
+use crate::runtime::Runtime;
 
 /// `session` in `cwd`, or with no working directory: the one place a
 /// session gets its `<<cwd>>`.
@@ -69,7 +69,7 @@ impl Runtime {
     /// loop's steps assemble with, so what `dsh prompt` prints is what
     /// `dsh run` sends.
     pub fn assemble(&self, agent: &AgentSpec, started: &StartedSession) -> PromptAssembly {
-        let cx = AgentLoop::context(&loop_agent(agent), &started.session);
+        let cx = AgentLoop::context(&self.loop_agent(agent), &started.session);
         self.prompt.assemble(&cx)
     }
 }

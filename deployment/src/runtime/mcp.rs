@@ -5,7 +5,6 @@ use dsh_tool_mcp::{McpServer, McpServers, ServerConfig, selection_entry};
 
 use crate::file::Deployment;
 use crate::file::mcp::McpSpec;
-use crate::host::environment::Child;
 use crate::problem::Problem;
 use crate::runtime::Runtime;
 
@@ -52,11 +51,10 @@ pub async fn start_deployment_servers(
     if picked.is_empty() {
         return started;
     }
-    let env_removed = runtime.environment.removed_for(Child::McpServer);
     let mut configs: Vec<(&McpSpec, ServerConfig)> = Vec::new();
     for spec in picked {
         match spec.server_config(&deployment.file) {
-            Ok(config) => configs.push((spec, config.without_env(&env_removed))),
+            Ok(config) => configs.push((spec, runtime.under_policy(config, &spec.rules))),
             Err(problem) => failed(&mut started, spec, problem),
         }
     }

@@ -7,16 +7,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_agent_loop::AgentOptions;
+use dsh_sandbox::{Sandbox, SandboxMode};
 use dsh_system_prompt::{Registration, SystemPrompt};
+use dsh_tool_mcp::ServerConfig;
 use dsh_tool_subagent::{
     AcpProvider, ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool,
 };
 use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
+use crate::file::mcp::ServerRules;
 use crate::file::{AgentSpec, Deployment, ToolInstance};
 use crate::host::InstructionsConfig;
-use crate::host::environment::{Child, ChildEnvironment};
+use crate::host::environment::ChildEnvironment;
 use crate::problem::Problem;
 
 mod layers;
@@ -117,6 +120,11 @@ pub struct Runtime {
     pub instructions: InstructionsConfig,
     /// What each kind of child process may see of dsh's environment.
     pub environment: ChildEnvironment,
+    /// The deployment's sandbox policy (`[sandbox]`), which an agent's own
+    /// mode, or the command line's, may change.
+    sandbox: Sandbox,
+    /// The mode the command line forces, if any.
+    forced_mode: Option<SandboxMode>,
 }
 
 impl Runtime {
@@ -137,7 +145,7 @@ impl Runtime {
         })?;
         // What commands may see is the host's decision (`host::environment`).
         let environment = ChildEnvironment::of(deployment);
-        let bash_env_remove = environment.removed_for(Child::Command);
+        let bash_env_remove = environment.removed_for_command();
         for tool in builtin_tools(todo, &bash_env_remove, &deployment.roots) {
             let name = tool.name().to_owned();
             tools.register(tool).map_err(|error| {
@@ -146,7 +154,7 @@ impl Runtime {
                 ))]
             })?;
         }
-        let problems = register_instances(&tools, deployment);
+        let problems = register_instances(&tools, deployment, &environment);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -172,14 +180,84 @@ impl Runtime {
             _layers: layers,
             instructions: deployment.instructions.clone(),
             environment,
+            sandbox: deployment.sandbox.clone(),
+            forced_mode: None,
         })
+    }
+
+    /// The agent loop's agent for `agent`, carrying the sandbox it runs in
+    /// ([`sandbox_for`](Self::sandbox_for)) as a fact: its commands are
+    /// confined by it, its file tools follow it, and its prompt's section
+    /// `sandbox` says it.
+    pub fn loop_agent(&self, agent: &AgentSpec) -> dsh_agent_loop::Agent {
+        loop_agent(agent).with_fact(self.sandbox_for(agent))
+    }
+
+    /// The sandbox `agent` runs in: the mode the command line forces
+    /// ([`force_sandbox`](Self::force_sandbox)), else the agent's own,
+    /// else the deployment's, with the deployment's network and writable
+    /// directories.
+    pub fn sandbox_for(&self, agent: &AgentSpec) -> Sandbox {
+        match self.forced_mode.or(agent.sandbox) {
+            Some(mode) => self.sandbox.in_mode(mode),
+            None => self.sandbox.clone(),
+        }
+    }
+
+    /// Makes every agent and every server without a mode of its own run
+    /// in `mode` (`dsh run --sandbox`), whatever the deployment says.
+    pub fn force_sandbox(&mut self, mode: SandboxMode) {
+        self.forced_mode = Some(mode);
+        self.sandbox = self.sandbox.in_mode(mode);
+    }
+
+    /// `config`, a server's, under the host's policy for its process
+    /// ([`server_policy`](Self::server_policy)).
+    pub fn under_policy(&self, config: ServerConfig, rules: &ServerRules) -> ServerConfig {
+        self.server_policy(rules).apply(config)
+    }
+
+    /// The host's policy for a stdio server whose table says `rules` (an
+    /// editor's server has none: `ServerRules::default()`): it inherits
+    /// only the base of dsh's environment and what `rules` keep, and runs
+    /// in the sandbox of `rules`' mode (else the deployment's), reaching
+    /// the network unless `rules` say not.
+    pub fn server_policy(&self, rules: &ServerRules) -> ServerPolicy {
+        let mode = rules.sandbox.unwrap_or(self.sandbox.mode());
+        ServerPolicy {
+            inherit: self.environment.inherited_by_server(&rules.env_keep),
+            sandbox: (self.sandbox.in_mode(mode)).with_network(rules.network.unwrap_or(true)),
+        }
+    }
+}
+
+/// What the host lets a stdio MCP server's process see and change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerPolicy {
+    /// The variables of dsh's environment it inherits.
+    pub inherit: Vec<String>,
+    /// The sandbox it runs in.
+    pub sandbox: Sandbox,
+}
+
+impl ServerPolicy {
+    /// `config` under the policy (an HTTP server's is unchanged: it is no
+    /// process of dsh's).
+    pub fn apply(&self, config: ServerConfig) -> ServerConfig {
+        config
+            .inheriting_only(self.inherit.iter().cloned())
+            .sandboxed(self.sandbox.clone())
     }
 }
 
 /// Registers the deployment's tool instances into `tools`, then checks
 /// that every tool an agent lists exists now, or the agent would run
 /// without it and never know. Every problem, not the first.
-fn register_instances(tools: &ToolRegistry, deployment: &Deployment) -> Vec<Problem> {
+fn register_instances(
+    tools: &ToolRegistry,
+    deployment: &Deployment,
+    environment: &ChildEnvironment,
+) -> Vec<Problem> {
     let providers = match subagent_providers() {
         Ok(providers) => providers,
         Err(error) => {
@@ -190,7 +268,7 @@ fn register_instances(tools: &ToolRegistry, deployment: &Deployment) -> Vec<Prob
     };
     let mut problems: Vec<Problem> = (deployment.tools.iter())
         .filter_map(|(name, instance)| {
-            register_instance(tools, &providers, deployment, name, instance).err()
+            register_instance(tools, &providers, (deployment, environment), name, instance).err()
         })
         .collect();
     // `mcp:<server>` names a `[mcp.<name>]` table, checked with the file.
@@ -215,7 +293,9 @@ fn register_instances(tools: &ToolRegistry, deployment: &Deployment) -> Vec<Prob
     problems
 }
 
-/// The agent loop's agent for a deployment's agent.
+/// The agent loop's agent for a deployment's agent, without the facts a
+/// runtime attaches ([`Runtime::loop_agent`]): its id, model, persona,
+/// tools and preset.
 pub fn loop_agent(agent: &AgentSpec) -> dsh_agent_loop::Agent {
     let options = AgentOptions::new(agent.model.get_ref().as_str())
         .with_persona(agent.persona.get_ref().as_str());
@@ -244,18 +324,24 @@ fn subagent_providers() -> Result<SubagentProviders, SubagentError> {
 fn register_instance(
     tools: &ToolRegistry,
     providers: &SubagentProviders,
-    deployment: &Deployment,
+    (deployment, environment): (&Deployment, &ChildEnvironment),
     name: &str,
     instance: &ToolInstance,
 ) -> Result<(), Problem> {
     let ToolInstance { table, places } = instance;
+    let keep: Vec<String> = table
+        .env_keep
+        .iter()
+        .map(|name| name.get_ref().clone())
+        .collect();
+    let env_removed = environment.removed_for_agent(&keep);
     let own_key = if table.child.is_some() {
         "child"
     } else {
         "command"
     };
     let own = table
-        .own_provider(name)
+        .own_provider(name, &env_removed)
         .and_then(|own| {
             own.map(|provider| {
                 let own_providers = SubagentProviders::new();

@@ -16,6 +16,10 @@
 //! - It inherits the process's environment except the variables named by
 //!   [`BashTool::without_env`]: a front end names its model adapter's API
 //!   key there, so a command cannot print the key into the conversation.
+//! - It runs in the [`Sandbox`](dsh_sandbox::Sandbox) a front end attaches
+//!   to the call's context, if any (Landlock: what it may write, whether
+//!   it reaches the network); the sandbox crate's section `sandbox` tells
+//!   the model that policy.
 //!
 //! The crate owns prompt section `tool:bash` ([`EXIT_CODE_HABIT`], order
 //! 105, bound to the `bash` tool): the habit across calls of checking
@@ -55,6 +59,8 @@ use dsh_tools::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+use dsh_sandbox::{Confinement, Sandbox};
 
 use crate::run::RunError;
 
@@ -141,12 +147,21 @@ impl BashTool {
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
                 .clamp(1, MAX_TIMEOUT_MS),
         );
+        // The sandbox in force is the host's, attached to the call; it
+        // confines writes to the session's directory, not to `workdir`.
+        let confinement = match cx.get::<Sandbox>() {
+            Some(sandbox) => sandbox
+                .confine(cx.cwd.as_deref())
+                .map_err(|error| ToolError::failed(TOOL_NAME, error.to_string()))?,
+            None => Confinement::none(),
+        };
         let finished = run::run(
             &args.command,
             dir.as_deref(),
             timeout,
             OUTPUT_CAP_BYTES,
             &self.env_remove,
+            confinement,
             &cx.cancel,
         )
         .await

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use dsh_sandbox::Confinement;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
@@ -116,20 +117,22 @@ pub(crate) async fn run(
     timeout: Duration,
     output_cap: usize,
     env_remove: &[String],
+    confinement: Confinement,
     cancel: &CancellationToken,
 ) -> Result<Finished, RunError> {
-    let (child, output_pipe) = spawn(command, dir, env_remove)?;
+    let (child, output_pipe) = spawn(command, dir, env_remove, confinement)?;
     Running::new(child, output_pipe, timeout, output_cap)
         .wait(cancel)
         .await
 }
 
-/// Starts the shell, its stdout and stderr one pipe whose read end is
-/// returned.
+/// Starts the shell in `confinement`, its stdout and stderr one pipe
+/// whose read end is returned.
 fn spawn(
     command: &str,
     dir: Option<&Path>,
     env_remove: &[String],
+    confinement: Confinement,
 ) -> Result<(Child, pipe::Receiver), RunError> {
     // One pipe for both streams, as `2>&1` would: the model reads stdout
     // and stderr interleaved in the order they were written, which two
@@ -154,6 +157,7 @@ fn spawn(
     for name in env_remove {
         shell.env_remove(name);
     }
+    confinement.apply_to(shell.as_std_mut());
     let spawned = shell.spawn();
     // The command holds this process's copies of the pipe's write end:
     // close them, or the output never reaches end-of-file.

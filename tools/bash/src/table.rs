@@ -34,6 +34,12 @@ pub struct BashTable<S = String> {
     /// always removed, listed here or not. Default: none.
     #[serde(default)]
     pub env_remove: Vec<S>,
+    /// Variables whose names look secret (they contain `KEY`, `SECRET`,
+    /// `TOKEN` or `PASSWORD`), which commands otherwise run without, that
+    /// they keep: `["GITHUB_TOKEN"]`. The adapter's key, MCP bearer
+    /// tokens and `[environment] secrets` are never kept. Default: none.
+    #[serde(default)]
+    pub env_keep: Vec<S>,
 }
 
 impl<S> Default for BashTable<S> {
@@ -41,6 +47,7 @@ impl<S> Default for BashTable<S> {
         Self {
             permission: Permission::default(),
             env_remove: Vec::new(),
+            env_keep: Vec::new(),
         }
     }
 }
@@ -65,10 +72,11 @@ impl<S: Borrow<str>> BashTable<S> {
 impl<S> BashTable<S> {
     /// The same table with every string mapped by `f` (a front end drops
     /// the places it kept: `table.map(Spanned::into_inner)`).
-    pub fn map<T>(self, f: impl FnMut(S) -> T) -> BashTable<T> {
+    pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> BashTable<T> {
         BashTable {
             permission: self.permission,
-            env_remove: self.env_remove.into_iter().map(f).collect(),
+            env_remove: self.env_remove.into_iter().map(&mut f).collect(),
+            env_keep: self.env_keep.into_iter().map(f).collect(),
         }
     }
 }
@@ -106,7 +114,7 @@ mod tests {
 
     #[test]
     fn the_schema_has_the_keys_and_refuses_others() {
-        let schema = table_schema::<BashTable>(&["permission", "env_remove"]);
+        let schema = table_schema::<BashTable>(&["permission", "env_remove", "env_keep"]);
         assert_described(&schema, "env_remove", "API key");
     }
 }

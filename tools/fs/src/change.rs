@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use dsh_tools::{FileChange, ToolCallContext, ToolError, ToolOutput};
 
+use dsh_sandbox::{Sandbox, SandboxMode};
+
 use crate::access::{DiskFiles, FileAccess, FileError, file_access};
 use crate::observe::{Observations, Seen, Unseen};
 use crate::text::{changed_lines, show_lines};
@@ -58,6 +60,18 @@ pub enum ChangeError {
         real: PathBuf,
         /// The session's working directory.
         cwd: Option<PathBuf>,
+    },
+    /// The sandbox in force is read-only.
+    #[error(
+        "`{path}` cannot be changed: this session's sandbox is `read-only`, so `{tool}` changes \
+         no file; say what you would change instead",
+        path = .path.display(),
+    )]
+    ReadOnlySandbox {
+        /// The tool.
+        tool: String,
+        /// The path as the call gave it.
+        path: PathBuf,
     },
     /// The path is outside the workspace, and the user said no.
     #[error("`{}` is outside the workspace, and it may not be changed: {reason}", .path.display())]
@@ -189,6 +203,17 @@ impl<'a> Change<'a> {
         let mut all_roots = roots.to_vec();
         if let Some(outside) = outside {
             all_roots.extend(outside.roots());
+        }
+        // The sandbox in force, when the front end attached one, is the
+        // writable set of commands: the file tools follow it.
+        if let Some(sandbox) = cx.get::<Sandbox>() {
+            if sandbox.mode() == SandboxMode::ReadOnly {
+                return Err(ChangeError::ReadOnlySandbox {
+                    tool: tool.to_owned(),
+                    path: given,
+                });
+            }
+            all_roots.extend(sandbox.writable_roots(None));
         }
         if !is_inside(&real, cx.cwd.as_deref(), &all_roots) {
             match outside {

@@ -568,3 +568,52 @@ async fn a_file_larger_than_a_whole_file_change_holds_is_refused() {
         size
     );
 }
+
+#[tokio::test]
+async fn the_sandbox_in_force_decides_where_changes_go() {
+    use dsh_sandbox::{Sandbox, SandboxMode};
+    // Outside the temporary directory, which `workspace-write` allows.
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fs-sandbox");
+    let (writable, elsewhere) = (base.join("writable"), base.join("elsewhere"));
+    for dir in [&writable, &elsewhere] {
+        std::fs::create_dir_all(dir).expect("directory");
+    }
+    let project = Project::new();
+    let write = |path: &Path| json!({ "file_path": path.display().to_string(), "content": "x\n" });
+
+    let read_only = project.cx().with(Sandbox::new(SandboxMode::ReadOnly));
+    let result = project
+        .call_in(&read_only, "write", write(&project.path("new.txt")))
+        .await;
+    assert!(
+        result.is_error && result.text.contains("sandbox is `read-only`"),
+        "{}",
+        result.text
+    );
+    assert!(!project.path("new.txt").exists());
+
+    let workspace = Sandbox::new(SandboxMode::WorkspaceWrite).with_writable([writable.clone()]);
+    let cx = project.cx().with(workspace);
+    assert_ok(
+        &project
+            .call_in(&cx, "write", write(&project.path("new.txt")))
+            .await,
+    );
+    assert_ok(
+        &project
+            .call_in(&cx, "write", write(&writable.join("w.txt")))
+            .await,
+    );
+    let target = elsewhere.join("e.txt");
+    let result = project.call_in(&cx, "write", write(&target)).await;
+    assert!(
+        result.is_error && result.text.contains("is outside the workspace"),
+        "{}",
+        result.text
+    );
+    assert!(!target.exists());
+
+    let full = project.cx().with(Sandbox::new(SandboxMode::FullAccess));
+    assert_ok(&project.call_in(&full, "write", write(&target)).await);
+    assert!(target.exists());
+}

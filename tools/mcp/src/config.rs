@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use dsh_sandbox::Sandbox;
+use dsh_tools::Permission;
+
 /// The default of [`ServerConfig::startup_timeout`]: 10 s for the server
 /// to start, answer `initialize` and list its tools.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -44,6 +47,54 @@ pub struct ServerConfig {
     /// Where the server is declared (`dsh.toml`, line 12), for the owner
     /// of its instructions; `None` for a server an editor sent.
     pub declared_at: Option<(String, u32)>,
+    /// Which of its tools ask before each call ([`McpApproval::asks`]).
+    pub approval: McpApproval,
+}
+
+/// Which tools of a server need a person's yes before each call.
+///
+/// A tool listed in `allow` never asks, one in `ask` always does; the
+/// others follow `permission`, and left unset, a tool asks unless its
+/// annotations say `readOnlyHint: true` — the MCP specification's own
+/// defaults treat an unannotated tool as possibly destructive.
+///
+/// ```
+/// use dsh_tool_mcp::McpApproval;
+/// use dsh_tools::Permission;
+///
+/// let approval = McpApproval { allow: vec!["search".into()], ..McpApproval::default() };
+/// assert!(!approval.asks("search", false));
+/// assert!(approval.asks("write_file", false));
+/// assert!(!approval.asks("read_file", true));
+/// let trusted = McpApproval { permission: Some(Permission::Allow), ..McpApproval::default() };
+/// assert!(!trusted.asks("write_file", false));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpApproval {
+    /// `permission`: every tool asks (`ask`) or none does (`allow`); by
+    /// its annotations when `None`.
+    pub permission: Option<Permission>,
+    /// Tools, by the server's names, that always ask.
+    pub ask: Vec<String>,
+    /// Tools, by the server's names, that never ask.
+    pub allow: Vec<String>,
+}
+
+impl McpApproval {
+    /// Whether a call of the server's tool `tool` asks first; `read_only`
+    /// is its `readOnlyHint` annotation.
+    pub fn asks(&self, tool: &str, read_only: bool) -> bool {
+        if self.allow.iter().any(|name| name == tool) {
+            return false;
+        }
+        if self.ask.iter().any(|name| name == tool) {
+            return true;
+        }
+        match self.permission {
+            Some(permission) => permission.asks(),
+            None => !read_only,
+        }
+    }
 }
 
 /// How a server is reached.
@@ -56,9 +107,12 @@ pub enum Transport {
         command: Vec<String>,
         /// Variables added to the process's environment.
         env: Vec<(String, String)>,
-        /// Variables of dsh's environment the process runs without (the
-        /// model API's key: a server is not the model's client).
-        env_remove: Vec<String>,
+        /// The variables of dsh's environment the process inherits, by
+        /// name: these alone, or every one when `None` (a host decides:
+        /// dsh gives a server the small base the MCP SDKs give theirs).
+        inherit_env: Option<Vec<String>>,
+        /// The sandbox the process runs in; none when `None`.
+        sandbox: Option<Sandbox>,
         /// Its working directory; dsh's when `None`.
         cwd: Option<PathBuf>,
     },
@@ -83,6 +137,7 @@ impl ServerConfig {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             declared_at: None,
+            approval: McpApproval::default(),
         }
     }
 
@@ -97,7 +152,8 @@ impl ServerConfig {
             Transport::Stdio {
                 command: command.into_iter().map(Into::into).collect(),
                 env: Vec::new(),
-                env_remove: Vec::new(),
+                inherit_env: None,
+                sandbox: None,
                 cwd: None,
             },
         )
@@ -130,17 +186,32 @@ impl ServerConfig {
         self
     }
 
-    /// Starts a stdio server without these variables of dsh's
-    /// environment (an HTTP server is no process of dsh's: nothing to
-    /// remove).
-    pub fn without_env<I, S>(mut self, names: I) -> Self
+    /// Starts a stdio server with only these variables of dsh's
+    /// environment, besides its own (an HTTP server is no process of
+    /// dsh's: nothing to pass).
+    pub fn inheriting_only<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        if let Transport::Stdio { env_remove, .. } = &mut self.transport {
-            env_remove.extend(names.into_iter().map(Into::into));
+        if let Transport::Stdio { inherit_env, .. } = &mut self.transport {
+            *inherit_env = Some(names.into_iter().map(Into::into).collect());
         }
+        self
+    }
+
+    /// Starts a stdio server in `sandbox`, confined for its working
+    /// directory (an HTTP server is no process of dsh's).
+    pub fn sandboxed(mut self, policy: Sandbox) -> Self {
+        if let Transport::Stdio { sandbox, .. } = &mut self.transport {
+            *sandbox = Some(policy);
+        }
+        self
+    }
+
+    /// Sets which of its tools ask before each call.
+    pub fn with_approval(mut self, approval: McpApproval) -> Self {
+        self.approval = approval;
         self
     }
 

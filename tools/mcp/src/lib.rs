@@ -56,7 +56,9 @@ mod table;
 pub mod test_server;
 mod watched;
 
-pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
+pub use config::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
+};
 pub use error::McpError;
 pub use naming::{
     ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names, is_server_name,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use dsh_sandbox::Sandbox;
 use dsh_system_prompt::ToolSchema;
 use dsh_tools::{ToolError, ToolOutput};
 use nix::sys::signal::Signal;
@@ -63,6 +64,9 @@ pub(crate) struct ToolSet {
     pub(crate) names: Vec<ExposedName>,
     /// Names in `allowed_tools` the server does not have.
     pub(crate) unknown_allowed: Vec<String>,
+    /// The exposed names of the tools whose annotations say
+    /// `readOnlyHint: true`.
+    pub(crate) read_only: std::collections::HashSet<String>,
 }
 
 impl ToolSet {
@@ -93,6 +97,15 @@ impl ToolSet {
             .iter()
             .map(|name| (name.exposed.clone(), name.tool.clone()))
             .collect();
+        let read_only = tools
+            .iter()
+            .zip(&names)
+            .filter(|(tool, _)| {
+                let hints = tool.annotations.as_ref();
+                hints.and_then(|hints| hints.read_only_hint) == Some(true)
+            })
+            .map(|(_, name)| name.exposed.clone())
+            .collect();
         let unknown_allowed = server
             .allowed_tools
             .iter()
@@ -105,6 +118,7 @@ impl ToolSet {
             raw,
             names,
             unknown_allowed,
+            read_only,
         }
     }
 }
@@ -209,11 +223,18 @@ impl McpServer {
             Transport::Stdio {
                 command,
                 env,
-                env_remove,
+                inherit_env,
+                sandbox,
                 cwd,
             } => {
-                let (transport, group, pid) =
-                    spawn(&config, command, env, env_remove, cwd.as_deref())?;
+                let child = Child {
+                    command,
+                    env,
+                    inherit_env: inherit_env.as_deref(),
+                    sandbox: sandbox.as_ref(),
+                    cwd: cwd.as_deref(),
+                };
+                let (transport, group, pid) = spawn(&config, &child)?;
                 let transport = Watched {
                     inner: transport,
                     announced: Arc::clone(&shared.announced),
@@ -305,6 +326,20 @@ impl McpServer {
 
     pub(crate) fn tool_set(&self) -> Arc<ToolSet> {
         Arc::clone(&self.shared.tools.read())
+    }
+
+    /// Whether a call of the tool the model knows as `exposed` asks a
+    /// person first, by the server's [`McpApproval`](crate::McpApproval)
+    /// and the tool's annotations; `None` when the server has no such
+    /// tool.
+    pub fn asks_first(&self, exposed: &str) -> Option<bool> {
+        let set = self.tool_set();
+        let tool = set.raw.get(exposed)?;
+        Some(
+            self.config
+                .approval
+                .asks(tool, set.read_only.contains(exposed)),
+        )
     }
 
     /// Every tool's exposed name, with the fix applied to it, if any.
@@ -467,15 +502,26 @@ fn introduced(
     (instructions, server_info)
 }
 
-/// Starts a stdio server as the leader of a new process group, its
-/// stderr drained onto dsh's.
-fn spawn(
-    config: &ServerConfig,
-    command: &[String],
-    env: &[(String, String)],
-    env_remove: &[String],
-    cwd: Option<&std::path::Path>,
-) -> Result<Spawned, McpError> {
+/// A stdio server's process, as its transport describes it.
+struct Child<'a> {
+    command: &'a [String],
+    env: &'a [(String, String)],
+    inherit_env: Option<&'a [String]>,
+    sandbox: Option<&'a Sandbox>,
+    cwd: Option<&'a std::path::Path>,
+}
+
+/// Starts a stdio server as the leader of a new process group, with the
+/// environment and in the sandbox its transport says, its stderr drained
+/// onto dsh's.
+fn spawn(config: &ServerConfig, child: &Child<'_>) -> Result<Spawned, McpError> {
+    let Child {
+        command,
+        env,
+        inherit_env,
+        sandbox,
+        cwd,
+    } = *child;
     let Some((program, args)) = command.split_first() else {
         return Err(McpError::Config {
             server: config.name.clone(),
@@ -484,8 +530,13 @@ fn spawn(
         });
     };
     let mut cmd = tokio::process::Command::new(program);
-    for name in env_remove {
-        cmd.env_remove(name);
+    if let Some(names) = inherit_env {
+        cmd.env_clear();
+        for name in names {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
     }
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -497,6 +548,19 @@ fn spawn(
         .kill_on_drop(true);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
+    }
+    if let Some(sandbox) = sandbox {
+        let cwd = cwd
+            .map(std::path::Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok());
+        let confinement = sandbox
+            .confine(cwd.as_deref())
+            .map_err(|error| McpError::Spawn {
+                server: config.name.clone(),
+                origin: config.origin(),
+                message: error.to_string(),
+            })?;
+        confinement.apply_to(cmd.as_std_mut());
     }
     let (transport, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())

@@ -115,6 +115,13 @@ impl McpServers {
             .find(|server| server.tool_set().raw.contains_key(tool))
     }
 
+    /// Whether a call of `tool` (an exposed name) in `session` asks a
+    /// person first ([`McpServer::asks_first`]); `None` when no server of
+    /// the session or the deployment has the tool.
+    pub fn asks_first(&self, session: Option<&str>, tool: &str) -> Option<bool> {
+        self.server_of_tool(session, tool)?.asks_first(tool)
+    }
+
     /// The servers an assembly for `session` with tool list `selection`
     /// sees: the session's, then the deployment's it selects.
     fn visible(

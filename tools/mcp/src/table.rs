@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use dsh_tools::{ProblemPlace, TableProblem};
+use dsh_sandbox::SandboxMode;
+use dsh_tools::{Permission, ProblemPlace, TableProblem};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::ServerConfig;
 use crate::naming::{MAX_SERVER_NAME, is_server_name};
+use crate::{McpApproval, ServerConfig};
 
 /// The longest timeout a table may set: a day, in seconds.
 pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
@@ -76,6 +77,34 @@ pub struct McpServerTable<S = String> {
     /// How many seconds one call of a tool may take; more than 0, at most
     /// 86400. Default: 60.
     pub call_timeout_secs: Option<f64>,
+    /// `"ask"`: every tool of the server asks the user before each call;
+    /// `"allow"`: none does. Left out, a tool asks unless its annotations
+    /// say `readOnlyHint: true` (the MCP specification treats an
+    /// unannotated tool as possibly destructive). `ask` and `allow` name
+    /// exceptions.
+    pub permission: Option<Permission>,
+    /// Tools, by the server's names, that ask before each call whatever
+    /// `permission` says. Default: none.
+    #[serde(default)]
+    pub ask: Vec<S>,
+    /// Tools, by the server's names, that run without asking whatever
+    /// `permission` and their annotations say. Default: none.
+    #[serde(default)]
+    pub allow: Vec<S>,
+    /// Variables of dsh's environment a `command` server gets besides the
+    /// base every server gets (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`,
+    /// `USER`, the locale). The model adapter's key, any
+    /// `bearer_token_env` and `[environment] secrets` are never passed.
+    /// Default: none.
+    #[serde(default)]
+    pub env_keep: Vec<S>,
+    /// The sandbox a `command` server runs in: `"read-only"`,
+    /// `"workspace-write"` or `"full-access"`. Default: the deployment's
+    /// `[sandbox] mode`.
+    pub sandbox: Option<SandboxMode>,
+    /// Whether a sandboxed `command` server may reach the network.
+    /// Default: `true`.
+    pub network: Option<bool>,
 }
 
 impl<S> Default for McpServerTable<S> {
@@ -90,6 +119,12 @@ impl<S> Default for McpServerTable<S> {
             required: false,
             startup_timeout_secs: None,
             call_timeout_secs: None,
+            permission: None,
+            ask: Vec::new(),
+            allow: Vec::new(),
+            env_keep: Vec::new(),
+            sandbox: None,
+            network: None,
         }
     }
 }
@@ -152,7 +187,12 @@ impl<S: Borrow<str> + Clone> McpServerTable<S> {
         if self.required {
             config = config.required();
         }
-        Ok(config)
+        let names = |names: &[S]| names.iter().map(|name| name.borrow().to_owned()).collect();
+        Ok(config.with_approval(McpApproval {
+            permission: self.permission,
+            ask: names(&self.ask),
+            allow: names(&self.allow),
+        }))
     }
 
     /// The server's transport: exactly one of `command` (not empty) and
@@ -260,6 +300,12 @@ impl<S> McpServerTable<S> {
             required: self.required,
             startup_timeout_secs: self.startup_timeout_secs,
             call_timeout_secs: self.call_timeout_secs,
+            permission: self.permission,
+            ask: map_all(self.ask, &mut f),
+            allow: map_all(self.allow, &mut f),
+            env_keep: map_all(self.env_keep, &mut f),
+            sandbox: self.sandbox,
+            network: self.network,
         }
     }
 }

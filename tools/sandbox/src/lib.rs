@@ -39,8 +39,10 @@
 mod policy;
 mod section;
 mod support;
+mod table;
 
-pub use crate::policy::{Confinement, Sandbox, SandboxError, SandboxMode};
+pub use crate::policy::{Confinement, Sandbox, SandboxError, SandboxMode, UnknownMode};
 pub use crate::support::{Support, support};
+pub use crate::table::{DEFAULT_MODE, SandboxTable};
 
 pub use crate::section::SANDBOX_SECTION;

@@ -62,6 +62,7 @@ pub struct AcpProvider {
     name: String,
     command: Vec<String>,
     timeout: Duration,
+    env_remove: Vec<String>,
 }
 
 impl AcpProvider {
@@ -87,7 +88,23 @@ impl AcpProvider {
             name: Self::NAME.to_owned(),
             command,
             timeout: Self::DEFAULT_TIMEOUT,
+            env_remove: Vec::new(),
         })
+    }
+
+    /// Starts each child without these variables of dsh's environment
+    /// (the host's policy: secrets a child agent is not given), added to
+    /// those removed already. The ACP SDK's process configuration can add
+    /// variables but not remove them, so the child is started through
+    /// `env -u NAME … --`.
+    pub fn without_env(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        self.env_remove.extend(names);
+        self
+    }
+
+    /// The variables its children run without.
+    pub fn env_removed(&self) -> &[String] {
+        &self.env_remove
     }
 
     /// How long a child may take to answer its task, from its start,
@@ -158,6 +175,7 @@ impl SubagentProvider for AcpProvider {
             None => std::env::current_dir().map_err(|error| self.failed(error.to_string()))?,
         };
         let (program, args) = match self.command.split_first() {
+            Some(_) if !self.env_remove.is_empty() => without_env(&self.env_remove, &self.command),
             Some((program, args)) => (program.clone(), args.to_vec()),
             None => return Err(self.failed("the command is empty".to_owned())),
         };
@@ -188,6 +206,18 @@ impl AcpProvider {
             message: format!("`{}`: {message}", self.command.join(" ")),
         }
     }
+}
+
+/// `command` started by `env(1)` without the variables `names`: `env -u
+/// A -u B -- program args…` as the program and its arguments.
+fn without_env(names: &[String], command: &[String]) -> (String, Vec<String>) {
+    let mut args: Vec<String> = names
+        .iter()
+        .flat_map(|name| ["-u".to_owned(), name.clone()])
+        .collect();
+    args.push("--".to_owned());
+    args.extend(command.iter().cloned());
+    ("env".to_owned(), args)
 }
 
 /// How a child's turn ended, before it is a tool result.

@@ -50,7 +50,7 @@ pub enum SubagentKind {
 /// [`own_provider`](Self::own_provider) and
 /// [`tool_config`](Self::tool_config) make the instance.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, bound(deserialize = "S: Deserialize<'de>"))]
 pub struct SubagentTable<S = String> {
     /// `"subagent"`: the table configures a subagent tool, not a built-in
     /// tool's settings; the table's key is the tool's name.
@@ -79,6 +79,14 @@ pub struct SubagentTable<S = String> {
     /// For `provider = "spawn"`: who the children are, where they differ
     /// from the calling agent.
     pub child: Option<ChildAgentConfig<S>>,
+    /// For `provider = "acp"`: variables of dsh's environment the child
+    /// agent keeps that it would otherwise run without — the secrets
+    /// (the model adapter's key, MCP bearer tokens, `[environment]
+    /// secrets`) and names that look secret (`KEY`, `SECRET`, `TOKEN`,
+    /// `PASSWORD`). A child agent is a model client of its own: name the
+    /// key it needs (`["ANTHROPIC_API_KEY"]`). Default: none.
+    #[serde(default)]
+    pub env_keep: Vec<S>,
 }
 
 impl SubagentTable {
@@ -155,12 +163,14 @@ impl<S: Borrow<str> + Clone> SubagentTable<S> {
     /// when its table has a key of its own: a spawn provider whose
     /// children are its `child`, or an ACP provider running its `command`
     /// within its `timeout_secs`. `None` when the instance binds to the
-    /// registered provider its `provider` names. A caller registers it in
+    /// registered provider its `provider` names. An ACP child runs without
+    /// the variables `env_removed` names (the host's policy). A caller registers it in
     /// a registry of its own, so other instances never see it. Call it on
     /// a table that passed [`check`](Self::check).
     pub fn own_provider(
         &self,
         tool: &str,
+        env_removed: &[String],
     ) -> Result<Option<Arc<dyn SubagentProvider>>, SubagentError> {
         if let Some(child) = &self.child {
             let child = child.clone().map(|text| text.borrow().to_owned());
@@ -171,8 +181,9 @@ impl<S: Borrow<str> + Clone> SubagentTable<S> {
         let Some(command) = &self.command else {
             return Ok(None);
         };
-        let mut provider =
-            AcpProvider::new(command.iter().map(|arg| arg.borrow().to_owned()))?.named(tool);
+        let mut provider = AcpProvider::new(command.iter().map(|arg| arg.borrow().to_owned()))?
+            .named(tool)
+            .without_env(env_removed.iter().cloned());
         if let Some(seconds) = self.timeout_secs {
             provider = provider.with_timeout(Duration::from_secs(seconds));
         }
@@ -205,6 +216,7 @@ impl<S> SubagentTable<S> {
                 .command
                 .map(|command| command.into_iter().map(&mut f).collect()),
             timeout_secs: self.timeout_secs,
+            env_keep: self.env_keep.into_iter().map(&mut f).collect(),
             child: self.child.map(|child| child.map(f)),
         }
     }

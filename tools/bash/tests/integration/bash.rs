@@ -262,3 +262,42 @@ fn the_description_carries_the_per_call_contract() {
     assert_eq!(parameters["required"], json!(["command"]));
     assert_eq!(parameters["properties"]["timeout_ms"]["maximum"], 600_000);
 }
+
+/// A directory outside the temporary directory, which `workspace-write`
+/// lets commands write.
+fn outside_temp(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("bash-sandbox")
+        .join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("directory");
+    dir
+}
+
+#[tokio::test]
+async fn a_command_runs_in_the_sandbox_the_call_carries() {
+    use dsh_sandbox::{Sandbox, SandboxMode};
+    let workspace = outside_temp("workspace");
+    let outside = outside_temp("outside");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    let port = listener.local_addr().expect("address").port();
+    let cx = ToolCallContext::new("test")
+        .with_cwd(&workspace)
+        .with(Sandbox::new(SandboxMode::WorkspaceWrite));
+    let command = format!(
+        "echo in > inside.txt; echo out > {}/escaped.txt; \
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected",
+        outside.display()
+    );
+    let result = bash_in(&cx, json!({ "command": command })).await;
+    assert!(workspace.join("inside.txt").exists(), "{}", result.text);
+    assert!(!outside.join("escaped.txt").exists(), "{}", result.text);
+    assert!(result.text.contains("Permission denied"), "{}", result.text);
+    assert!(!result.text.contains("connected"), "{}", result.text);
+    assert!(result.text.ends_with("[exit code: 1]"), "{}", result.text);
+
+    // The same command without a sandbox in the call writes and connects.
+    let cx = ToolCallContext::new("test").with_cwd(&workspace);
+    let result = bash_in(&cx, json!({ "command": command })).await;
+    assert!(outside.join("escaped.txt").exists(), "{}", result.text);
+    assert!(result.text.ends_with("connected\n"), "{}", result.text);
+}

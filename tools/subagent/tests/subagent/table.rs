@@ -30,7 +30,7 @@ fn a_spawn_table_with_a_child_makes_its_own_provider() {
     assert_eq!(table.check("review"), Ok(()));
     assert!(table.permission.asks());
     let provider = table
-        .own_provider("review")
+        .own_provider("review", &[])
         .expect("built")
         .expect("its own");
     assert_eq!(provider.name(), "review");
@@ -47,7 +47,7 @@ fn an_instance_without_keys_of_its_own_binds_to_its_provider() {
     assert_eq!(table.check("fork"), Ok(()));
     assert!(
         table
-            .own_provider("fork")
+            .own_provider("fork", &[])
             .expect("nothing to build")
             .is_none()
     );
@@ -65,7 +65,7 @@ fn an_acp_table_runs_its_command_within_its_timeout() {
     );
     assert_eq!(table.check("helper"), Ok(()));
     let provider = table
-        .own_provider("helper")
+        .own_provider("helper", &[])
         .expect("built")
         .expect("its own");
     assert_eq!(provider.name(), "helper");

@@ -1,0 +1,137 @@
+//! Approval in `dsh run`: a call the host's policy says asks first is put
+//! to the person at the terminal — `y`es, `n`o, or `a`lways for this
+//! session — and refused, naming the key that would allow it, where no
+//! one can answer (input that is not a terminal).
+
+use std::collections::HashSet;
+use std::io::{BufRead, IsTerminal};
+use std::sync::Arc;
+
+use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
+use dsh_deployment::host::ApprovalPolicy;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::console::{Console, one_line, out};
+
+/// What the person answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No,
+    Always,
+}
+
+impl Answer {
+    /// The answer a line says: `y`/`yes`, `a`/`always`; anything else is
+    /// no.
+    fn of(line: &str) -> Self {
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Self::Yes,
+            "a" | "always" => Self::Always,
+            _ => Self::No,
+        }
+    }
+}
+
+/// Asks the person at the terminal before each call that asks first.
+pub(crate) struct AskOnTheTerminal {
+    policy: ApprovalPolicy,
+    /// Whether someone can answer: stdin and stderr are a terminal.
+    terminal: bool,
+    console: Arc<Console>,
+    /// The tools answered "always" in this session.
+    always: Mutex<HashSet<String>>,
+}
+
+impl AskOnTheTerminal {
+    pub(crate) fn new(policy: ApprovalPolicy, console: Arc<Console>) -> Self {
+        Self {
+            policy,
+            terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            console,
+            always: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Puts `call` to the person, reading the answer from the terminal.
+    async fn ask(&self, call: &ToolCall, cancel: &CancellationToken) -> Answer {
+        self.console.idle();
+        out(
+            &mut std::io::stderr(),
+            &format!(
+                "Allow `{}` {}? [y]es, [n]o, [a]lways for this session: ",
+                call.name,
+                one_line(&call.arguments, 160)
+            ),
+        );
+        // The terminal itself, not stdin: the chat reads its lines from
+        // stdin, through a buffer of its own.
+        let read = tokio::task::spawn_blocking(|| {
+            let tty = std::fs::File::open("/dev/tty")?;
+            let mut line = String::new();
+            std::io::BufReader::new(tty).read_line(&mut line)?;
+            Ok::<_, std::io::Error>(line)
+        });
+        tokio::select! {
+            answer = read => match answer {
+                Ok(Ok(line)) => Answer::of(&line),
+                _ => Answer::No,
+            },
+            () = cancel.cancelled() => Answer::No,
+        }
+    }
+}
+
+#[async_trait]
+impl ToolApproval for AskOnTheTerminal {
+    async fn approve(
+        &self,
+        call: &ToolCall,
+        session: &SessionFacts,
+        cancel: &CancellationToken,
+    ) -> Approval {
+        if !self.policy.asks(&call.name, session.id.as_str())
+            || self.always.lock().contains(&call.name)
+        {
+            return Approval::Allow;
+        }
+        if !self.terminal {
+            return Approval::Deny {
+                reason: format!(
+                    "`{name}` runs only with the user's permission, and `dsh run` cannot ask for \
+                     it: its input is not a terminal. Run it at a terminal, or from an editor \
+                     with `dsh acp`, or {how}",
+                    name = call.name,
+                    how = self.policy.how_to_allow(&call.name, session.id.as_str()),
+                ),
+            };
+        }
+        match self.ask(call, cancel).await {
+            Answer::Yes => Approval::Allow,
+            Answer::Always => {
+                self.always.lock().insert(call.name.clone());
+                Approval::Allow
+            }
+            Answer::No => Approval::Deny {
+                reason: format!("the user declined to run `{}`", call.name),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_read_leniently_and_default_to_no() {
+        assert_eq!(Answer::of("y\n"), Answer::Yes);
+        assert_eq!(Answer::of(" YES "), Answer::Yes);
+        assert_eq!(Answer::of("a\n"), Answer::Always);
+        assert_eq!(Answer::of("always"), Answer::Always);
+        for no in ["n\n", "", "\n", "maybe", "yy"] {
+            assert_eq!(Answer::of(no), Answer::No, "{no:?}");
+        }
+    }
+}

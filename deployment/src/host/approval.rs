@@ -1,0 +1,63 @@
+//! What needs a person's yes before it runs: one decision for every front
+//! end, asked for each call.
+//!
+//! - A built-in tool or a tool instance asks when its table says
+//!   `permission = "ask"`.
+//! - An MCP tool asks as its server's `[mcp.<name>]` table says
+//!   (`permission`, `ask`, `allow`), and left unset, unless its
+//!   annotations say `readOnlyHint: true`: the MCP specification treats an
+//!   unannotated tool as possibly destructive. A tool of a server an
+//!   editor sent follows the same default.
+//!
+//! How to ask is the front end's: `dsh acp` asks the editor, `dsh run`
+//! the terminal, and where no one can be asked the call is refused with
+//! [`ApprovalPolicy::how_to_allow`].
+
+use dsh_tool_mcp::McpServers;
+
+/// The approval policy of a deployment.
+#[derive(Debug, Clone)]
+pub struct ApprovalPolicy {
+    /// The tools whose tables say `permission = "ask"`.
+    ask_first: Vec<String>,
+    /// The servers whose tools ask by their own rule.
+    mcp: McpServers,
+}
+
+impl ApprovalPolicy {
+    /// The policy of tables that ask (`ask_first`) and of the servers
+    /// `mcp` holds, now and later.
+    pub fn new(ask_first: Vec<String>, mcp: McpServers) -> Self {
+        Self { ask_first, mcp }
+    }
+
+    /// Whether a call of `tool` in the session `session` (the agent loop's
+    /// id) asks a person first.
+    pub fn asks(&self, tool: &str, session: &str) -> bool {
+        self.ask_first.iter().any(|name| name == tool)
+            || self.mcp.asks_first(Some(session), tool) == Some(true)
+    }
+
+    /// What the deployment would set to let `tool` run without asking: the
+    /// key to name where a call cannot be asked about.
+    pub fn how_to_allow(&self, tool: &str, session: &str) -> String {
+        let Some(server) = self.mcp.server_of_tool(Some(session), tool) else {
+            return format!("set `[tools.{tool}] permission = \"allow\"` to run it unasked");
+        };
+        let name = server.name();
+        let raw = (server.exposed_names().into_iter())
+            .find(|exposed| exposed.exposed == tool)
+            .map_or_else(|| tool.to_owned(), |exposed| exposed.tool);
+        if server.config().declared_at.is_none() {
+            return format!(
+                "`{tool}` is a tool of the MCP server `{name}` the editor sent, which may change \
+                 things (its annotations do not say `readOnlyHint: true`)"
+            );
+        }
+        format!(
+            "set `[mcp.{name}] allow = [\"{raw}\"]` (or `permission = \"allow\"` for every tool \
+             of the server) to run it unasked; a tool that only reads should say \
+             `readOnlyHint: true` in its annotations"
+        )
+    }
+}
