@@ -121,6 +121,13 @@ impl Agent {
         self
     }
 
+    /// The agent with every fact of `facts` attached (a child's, from its
+    /// parent's: it runs under the same policy).
+    pub fn with_facts(mut self, facts: &Extensions) -> Self {
+        Arc::make_mut(&mut self.0).facts.extend_from(facts);
+        self
+    }
+
     /// The facts attached to the agent.
     pub fn facts(&self) -> &Extensions {
         &self.0.facts

@@ -16,6 +16,7 @@ use dsh_agent_loop as _;
 use dsh_agent_types as _;
 use dsh_deployment as _;
 use dsh_prompt_template as _;
+use dsh_sandbox as _;
 use dsh_session_store as _;
 use dsh_tool_bash as _;
 use dsh_tool_fs as _;
@@ -62,6 +63,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("tools/todo", "dsh-tool-todo", Reach::Linked),
     ("tools/subagent", "dsh-tool-subagent", Reach::Linked),
     ("tools/mcp", "dsh-tool-mcp", Reach::Linked),
+    ("tools/sandbox", "dsh-sandbox", Reach::Linked),
     ("store", "dsh-session-store", Reach::Linked),
     ("deployment", "dsh-deployment", Reach::Linked),
     ("cli", "dsh-cli", Reach::Binary),
@@ -174,6 +176,7 @@ struct Expected {
 
 const PROMPT_RS: &str = include_str!("../../agent-loop/src/prompt.rs");
 const BASH_RS: &str = include_str!("../../tools/bash/src/lib.rs");
+const SANDBOX_RS: &str = include_str!("../../tools/sandbox/src/section.rs");
 const FS_RS: &str = include_str!("../../tools/fs/src/lib.rs");
 const COMPACTION_RS: &str = include_str!("../../agent-loop/src/compaction.rs");
 
@@ -294,6 +297,19 @@ fn the_full_static_registry_builds_with_the_expected_owners() {
                 file: "tools/bash/src/lib.rs",
                 source: BASH_RS,
                 declaration: "pub const EXIT_CODE_HABIT: &str",
+            },
+        ),
+        // Empty without a sandbox in the context, but in every assembly.
+        (
+            "sandbox",
+            106,
+            Some("bash"),
+            Expected {
+                krate: "dsh-sandbox",
+                item: "dsh_sandbox::section::sandbox",
+                file: "tools/sandbox/src/section.rs",
+                source: SANDBOX_RS,
+                declaration: "fn sandbox(",
             },
         ),
     ];

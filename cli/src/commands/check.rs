@@ -28,10 +28,29 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
         return Err(findings.problems);
     }
     print(&format!(
-        "{}: {} checked, every prompt renders\n",
+        "{}: {} checked, every prompt renders\n{}\n",
         deployment.file.name(),
-        checked(&findings)
+        checked(&findings),
+        sandbox(runtime.sandbox()),
     ))
+}
+
+/// The sandbox line: the deployment's mode, and what this machine's
+/// kernel enforces of it.
+fn sandbox(sandbox: &dsh_sandbox::Sandbox) -> String {
+    let mode = sandbox.mode();
+    if mode == dsh_sandbox::SandboxMode::FullAccess {
+        return format!("sandbox: {mode} (commands and servers are not confined)");
+    }
+    let network = if sandbox.network() { "on" } else { "off" };
+    let support = dsh_sandbox::support();
+    let unenforced = if support.filesystem || !sandbox.required() {
+        ""
+    } else {
+        "; every command will fail here: set `[sandbox] mode = \"full-access\"` or \
+         `required = false`"
+    };
+    format!("sandbox: {mode}, network {network}; this kernel: {support}{unenforced}")
 }
 
 /// What was checked, in words: `2 agents and 1 child (1 preset)`.

@@ -867,9 +867,9 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
     assert_eq!(result["is_error"], true);
     assert_eq!(
         result["text"],
-        "not run: `bash` runs only with the user's permission \
-         (`[tools.bash] permission = \"ask\"`), and `dsh run` cannot ask for it; \
-         run this agent from an editor with `dsh acp`, or set `permission = \"allow\"`"
+        "not run: `bash` runs only with the user's permission, and `dsh run` cannot ask for \
+         it: its input is not a terminal. Run it at a terminal, or from an editor with \
+         `dsh acp`, or set `[tools.bash] permission = \"allow\"` to run it unasked"
     );
 }
 

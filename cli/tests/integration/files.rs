@@ -356,7 +356,9 @@ async fn additional_directories_need_no_question_and_the_rest_is_asked() {
     let dir = tempfile::tempdir().expect("config dir");
     let (extra, elsewhere) = (
         tempfile::tempdir().expect("extra"),
-        tempfile::tempdir().expect("elsewhere"),
+        // Outside the temporary directory, which the sandbox lets commands
+        // and the file tools write.
+        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("elsewhere"),
     );
     let extra_file = real_file(&extra, "in-extra.txt");
     let outside_file = real_file(&elsewhere, "outside.txt");
@@ -394,7 +396,9 @@ async fn additional_directories_need_no_question_and_the_rest_is_asked() {
 fn dsh_run_refuses_a_change_outside_the_workspace_and_makes_one_inside() {
     let dir = tempfile::tempdir().expect("config dir");
     let (_project, root) = project("");
-    let outside = tempfile::tempdir().expect("outside");
+    // Outside the temporary directory, which the sandbox lets commands and
+    // the file tools write.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("outside");
     let target = real_file(&outside, "escaped.txt");
     let answers = writes(&[(&target, "out\n"), (Path::new("sub/in.txt"), "in\n")]);
     let config = deployment(dir.path(), &answers);

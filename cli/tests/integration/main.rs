@@ -26,3 +26,4 @@ mod run;
 mod schema;
 mod sessions;
 mod trace;
+mod trust;

@@ -9,11 +9,17 @@ use serde_json::Value;
 const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
 
 /// A `[mcp.<name>]` table starting the test server with `args`, and
-/// `extra` keys.
+/// `extra` keys; its tools run unasked (`permission = "allow"`) unless
+/// `extra` says otherwise.
 fn server_table(name: &str, args: &[&str], extra: &str) -> String {
     let mut command = vec![SERVER.to_owned()];
     command.extend(args.iter().map(|arg| (*arg).to_owned()));
-    format!("\n[mcp.{name}]\ncommand = {command:?}\n{extra}\n")
+    let permission = if extra.contains("permission") || extra.contains("allow") {
+        ""
+    } else {
+        "permission = \"allow\""
+    };
+    format!("\n[mcp.{name}]\ncommand = {command:?}\n{permission}\n{extra}\n")
 }
 
 fn system_prompt(request: &Value) -> String {
@@ -119,28 +125,40 @@ fn a_required_server_that_fails_stops_the_run() {
 }
 
 #[test]
-fn a_server_never_sees_the_model_apis_key_and_sees_what_it_was_given() {
+fn a_server_gets_the_base_environment_what_it_keeps_and_never_a_secret() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let env_file = dir.path().join("env.txt");
     let env_arg = format!("env-file={}", env_file.display());
     let tables = format!(
         "[adapter.openai]\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n\
-         api_key_env = \"DSH_TEST_MODEL_KEY\"\n{}{}",
-        server_table("docs", &[&env_arg], "env = { DSH_TEST_GIVEN = \"yes\" }"),
+         api_key_env = \"DSH_TEST_MODEL_KEY\"\n[environment]\nsecrets = [\"DSH_TEST_DB\"]\n{}{}",
+        server_table(
+            "docs",
+            &[&env_arg],
+            "env = { DSH_TEST_GIVEN = \"yes\" }\n\
+             env_keep = [\"DSH_TEST_KEPT_TOKEN\", \"DSH_TEST_MODEL_KEY\", \"DSH_TEST_DB\"]"
+        ),
         common::runner("", &["mcp:docs"])
     );
     let config = common::config(dir.path(), &tables);
     let output = common::command(&["prompt", "--config", &config])
         .env("DSH_TEST_MODEL_KEY", "sk-secret")
-        .env("DSH_TEST_OTHER", "kept")
+        .env("DSH_TEST_DB", "postgres://secret")
+        .env("DSH_TEST_OTHER", "not passed")
+        .env("DSH_TEST_KEPT_TOKEN", "kept")
         .output()
         .expect("dsh runs");
     assert_status(&output, 0);
     let seen = std::fs::read_to_string(&env_file).expect("the server wrote its environment");
     let seen: Vec<&str> = seen.lines().collect();
-    assert!(!seen.contains(&"DSH_TEST_MODEL_KEY"), "{seen:?}");
-    assert!(seen.contains(&"DSH_TEST_OTHER"), "{seen:?}");
-    assert!(seen.contains(&"DSH_TEST_GIVEN"), "{seen:?}");
+    // The model's key and a listed secret, even where `env_keep` names
+    // them; dsh's other variables, but for the base.
+    for absent in ["DSH_TEST_MODEL_KEY", "DSH_TEST_DB", "DSH_TEST_OTHER"] {
+        assert!(!seen.contains(&absent), "{absent}: {seen:?}");
+    }
+    for present in ["DSH_TEST_KEPT_TOKEN", "DSH_TEST_GIVEN", "PATH", "HOME"] {
+        assert!(seen.contains(&present), "{present}: {seen:?}");
+    }
 }
 
 #[test]

@@ -207,6 +207,7 @@ fn coding_agent_text_is_persona_then_read_write_edit_bash() {
         dsh_tool_fs::WRITE_HABIT,
         dsh_tool_fs::EDIT_HABIT,
         dsh_tool_bash::EXIT_CODE_HABIT,
+        &dsh_sandbox::Sandbox::new(dsh_sandbox::SandboxMode::WorkspaceWrite).describe(),
     ]
     .join("\n\n");
     assert_eq!(prompt(&[]), expected);

@@ -1130,7 +1130,7 @@ persona = "x"
         assert_eq!(
             messages(&text),
             [
-                "unknown field `roots`, expected `permission` or `env_remove`",
+                "unknown field `roots`, expected one of `permission`, `env_remove`, `env_keep`",
                 "root `tmp` of `[tools.write]` is not an absolute path"
             ]
         );

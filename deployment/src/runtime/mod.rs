@@ -193,6 +193,12 @@ impl Runtime {
         loop_agent(agent).with_fact(self.sandbox_for(agent))
     }
 
+    /// The deployment's sandbox policy, with the mode the command line
+    /// forces, if any.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
     /// The sandbox `agent` runs in: the mode the command line forces
     /// ([`force_sandbox`](Self::force_sandbox)), else the agent's own,
     /// else the deployment's, with the deployment's network and writable

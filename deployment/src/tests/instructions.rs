@@ -187,6 +187,7 @@ fn nested_files_render_root_to_working_directory_after_the_tool_guidance() {
             "tool:write",
             "tool:edit",
             "tool:bash",
+            "sandbox",
             "project:AGENTS.md",
             "project:sub/AGENTS.md"
         ]

@@ -62,11 +62,14 @@ impl TestServer {
         let none = || schema(serde_json::json!({}), &[]);
         let p = &self.prefix;
         let mut tools = vec![
+            // Annotated read-only: it runs unasked by default; the other
+            // tools, unannotated, ask (the MCP specification's default).
             Tool::new(
                 format!("{p}echo"),
                 "Returns `text` unchanged.",
                 schema(serde_json::json!({"text": {"type": "string"}}), &["text"]),
-            ),
+            )
+            .annotate(rmcp::model::ToolAnnotations::new().read_only(true)),
             Tool::new(
                 format!("{p}slow"),
                 "Sleeps `ms` milliseconds, then says so.",

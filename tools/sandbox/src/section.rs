@@ -13,13 +13,21 @@ pub const SANDBOX_SECTION: &str = "sandbox";
 
 /// Section `sandbox`, order 106 (after `tool:bash`'s habit): what `bash`
 /// commands may write and whether they have a network, from the
-/// [`Sandbox`] in the context; nothing without one. The session's working
-/// directory is `<<cwd>>`, the agent loop's fact.
+/// [`Sandbox`] in the context; nothing without one. The working directory
+/// is named, not shown: where it is, is the agent loop's fact (`<<cwd>>`).
 #[prompt_section(name = "sandbox", order = 106, tool = "bash")]
 fn sandbox(cx: &AssembleContext) -> String {
     cx.get::<Sandbox>()
-        .map(|sandbox| describe(sandbox, support()))
+        .map(Sandbox::describe)
         .unwrap_or_default()
+}
+
+impl Sandbox {
+    /// What section `sandbox` says of this policy on the running kernel:
+    /// what `bash` commands may write, whether they have a network.
+    pub fn describe(&self) -> String {
+        describe(self, support())
+    }
 }
 
 /// The section's text for `sandbox` on a kernel that enforces `support`.
@@ -41,9 +49,13 @@ pub(crate) fn describe(sandbox: &Sandbox, support: Support) -> String {
     match mode {
         SandboxMode::ReadOnly => text.push_str("they can read files but write none."),
         _ => {
-            text.push_str("they can write only under the working directory <<cwd>>");
-            for directory in sandbox.writable_roots(None) {
-                let _ = write!(text, ", {}", directory.display());
+            text.push_str("they can write only under the session's working directory");
+            let roots = sandbox.writable_roots(None);
+            if let Some((temp, others)) = roots.split_last() {
+                for directory in others {
+                    let _ = write!(text, ", {}", directory.display());
+                }
+                let _ = write!(text, " and the temporary directory {}", temp.display());
             }
             text.push_str("; everything else is read-only.");
         }
@@ -83,8 +95,8 @@ mod tests {
             describe(&workspace, ENFORCED),
             format!(
                 "Commands you run with bash are sandboxed (`workspace-write`): they can write \
-                 only under the working directory <<cwd>>, /srv/cache, {}; everything else is \
-                 read-only. They have no network: connecting and listening are refused. Do not \
+                 only under the session's working directory, /srv/cache and the temporary \
+                 directory {}; everything else is read-only. They have no network: connecting and listening are refused. Do not \
                  try to get around the sandbox: when a task needs more, say what and why.",
                 temp.display()
             )

@@ -172,7 +172,10 @@ impl SpawnProvider {
         // The parent's context budget is its model's as the deployment
         // configures it: a child on the same model has the same window.
         let same_model = model == parent.model();
-        let mut agent = Agent::new(id, AgentOptions::new(model).with_persona(persona));
+        // The facts a host attached to the parent (the sandbox it runs in)
+        // hold for its child too.
+        let mut agent = Agent::new(id, AgentOptions::new(model).with_persona(persona))
+            .with_facts(parent.facts());
         if same_model {
             agent = agent.with_budget(*parent.budget());
         }
