@@ -207,10 +207,15 @@ impl Exchange {
                 Err(Failure::Busy { error, retry_after }) => (error, retry_after),
             };
             retries += 1;
-            match self.backoff.wait(retries, retry_after) {
-                Some(wait) => tokio::time::sleep(wait).await,
-                None => return Err(self.scrubbed(gave_up(error, retries - 1))),
-            }
+            let error = match self.backoff.wait(retries, retry_after) {
+                Retry::After(wait) => {
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Retry::Spent => error,
+                Retry::TooLong => too_long(error),
+            };
+            return Err(self.scrubbed(gave_up(error, retries - 1)));
         }
     }
 
@@ -340,6 +345,16 @@ fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
         "false" => Some(false),
         _ => None,
     }
+}
+
+/// A busy API's error when it asked for a wait longer than dsh accepts.
+fn too_long(error: ModelError) -> ModelError {
+    with_message(error, |message| {
+        format!(
+            "{message} (the server asks for a wait longer than the {} s dsh accepts)",
+            Backoff::MAX_WAIT.as_secs()
+        )
+    })
 }
 
 /// A busy API's last error, saying how many retries were spent on it.
@@ -586,26 +601,45 @@ impl Backoff {
     /// without a word.
     pub(crate) const MAX_WAIT: Duration = Duration::from_secs(60);
 
-    /// The wait before retry `retry` (from 1), or `None` to give up: every
-    /// retry is spent, or the server asks for more than
+    /// Whether, and after how long, to send retry `retry` (from 1): not
+    /// when every retry is spent, or when the server asks for more than
     /// [`MAX_WAIT`](Self::MAX_WAIT). The server's `retry-after` is
     /// honoured when it sent one; else the wait doubles from `base`.
-    pub(crate) fn wait(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn wait(&self, retry: u32, retry_after: Option<Duration>) -> Retry {
         if retry == 0 || retry > self.max_retries {
-            return None;
+            return Retry::Spent;
         }
         let wait = retry_after.unwrap_or_else(|| {
             self.base
                 .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
         });
-        (wait <= Self::MAX_WAIT).then_some(wait)
+        if wait <= Self::MAX_WAIT {
+            Retry::After(wait)
+        } else {
+            Retry::TooLong
+        }
     }
+}
+
+/// What [`Backoff::wait`] decides for a request the API was too busy for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Send it again after this wait (at most [`Backoff::MAX_WAIT`]).
+    After(Duration),
+    /// Every retry is spent: the last error is the answer.
+    Spent,
+    /// The server asks for a wait longer than [`Backoff::MAX_WAIT`]: the
+    /// error is the answer now, rather than a wait the user did not ask
+    /// for.
+    TooLong,
 }
 
 /// How long the server asks to be left alone: `retry-after-ms`
 /// (milliseconds) when sent, else `retry-after` in seconds (a whole or a
 /// decimal number; the HTTP-date form is not honoured, the backoff's own
-/// wait applies then).
+/// wait applies then). A value that is not a finite number of at least
+/// zero is no value; one too large to be a [`Duration`] is
+/// [`Duration::MAX`], which [`Backoff::wait`] refuses to wait.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let number = |name: &str| {
         headers
@@ -618,8 +652,15 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
             .filter(|value| value.is_finite() && *value >= 0.0)
     };
     number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+        .map(|ms| seconds(ms / 1000.0))
+        .or_else(|| number("retry-after").map(seconds))
+}
+
+/// `seconds` (finite, not negative) as a wait; a number too large for a
+/// [`Duration`] (`1e20`) is [`Duration::MAX`], longer than any wait dsh
+/// accepts, so the request fails rather than the conversion panicking.
+fn seconds(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
 }
 
 #[cfg(test)]
@@ -645,14 +686,17 @@ mod tests {
         };
         assert_eq!(
             backoff.wait(1, Some(Duration::from_secs(2))),
-            Some(Duration::from_secs(2))
+            Retry::After(Duration::from_secs(2))
         );
-        assert_eq!(backoff.wait(1, None), Some(Duration::from_millis(500)));
-        assert_eq!(backoff.wait(3, None), Some(Duration::from_secs(2)));
-        assert_eq!(backoff.wait(4, None), None, "every retry is spent");
+        assert_eq!(
+            backoff.wait(1, None),
+            Retry::After(Duration::from_millis(500))
+        );
+        assert_eq!(backoff.wait(3, None), Retry::After(Duration::from_secs(2)));
+        assert_eq!(backoff.wait(4, None), Retry::Spent, "every retry is spent");
         assert_eq!(
             backoff.wait(1, Some(Duration::from_secs(600))),
-            None,
+            Retry::TooLong,
             "too long a wait fails at once"
         );
     }
@@ -682,5 +726,88 @@ mod tests {
             reqwest::header::HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&date), None);
+    }
+
+    /// `headers` with `name: value`.
+    fn with_header(name: &'static str, value: &str) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Ok(value) = reqwest::header::HeaderValue::from_str(value) {
+            headers.insert(name, value);
+        }
+        headers
+    }
+
+    #[test]
+    fn a_retry_after_too_large_for_a_duration_is_too_long_a_wait() {
+        let backoff = Backoff {
+            max_retries: 4,
+            base: Duration::from_millis(1),
+        };
+        for (name, value) in [
+            ("retry-after", "1e20"),
+            ("retry-after", "18446744073709551616"),
+            ("retry-after-ms", "1e300"),
+            ("retry-after-ms", "1.7976931348623157e308"),
+        ] {
+            let asked = retry_after(&with_header(name, value));
+            assert_eq!(asked, Some(Duration::MAX), "{name}: {value}");
+            assert_eq!(backoff.wait(1, asked), Retry::TooLong, "{name}: {value}");
+        }
+        for value in ["-1", "-0.5", "NaN", "inf", "-inf", "infinity", "1e400"] {
+            assert_eq!(
+                retry_after(&with_header("retry-after", value)),
+                None,
+                "{value}"
+            );
+        }
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// A header value: a number as servers and hostile probes write
+        /// one, or any text at all.
+        fn value() -> impl Strategy<Value = String> {
+            prop_oneof![
+                any::<f64>().prop_map(|number| number.to_string()),
+                any::<f64>().prop_map(|number| format!("{number:e}")),
+                any::<u64>().prop_map(|number| number.to_string()),
+                "[-+0-9eE.naifINFty ]{0,24}",
+                "\\PC{0,24}",
+            ]
+        }
+
+        proptest! {
+            /// Whatever the server sends, reading it does not panic, and
+            /// the wait decided is one dsh accepts: the server's own when
+            /// within [`Backoff::MAX_WAIT`], else none at all.
+            #[test]
+            fn any_retry_after_gives_a_wait_within_the_bound(
+                seconds in proptest::option::of(value()),
+                milliseconds in proptest::option::of(value()),
+            ) {
+                let mut headers = reqwest::header::HeaderMap::new();
+                for (name, value) in [("retry-after", seconds), ("retry-after-ms", milliseconds)] {
+                    let value = value.and_then(|value| {
+                        reqwest::header::HeaderValue::from_str(&value).ok()
+                    });
+                    if let Some(value) = value {
+                        headers.insert(name, value);
+                    }
+                }
+                let asked = retry_after(&headers);
+                let backoff = Backoff { max_retries: 1, base: Duration::from_secs(1) };
+                match backoff.wait(1, asked) {
+                    Retry::After(wait) => {
+                        prop_assert!(wait <= Backoff::MAX_WAIT);
+                        prop_assert_eq!(wait, asked.unwrap_or(backoff.base));
+                    }
+                    Retry::TooLong => prop_assert!(asked.is_some_and(|asked| asked > Backoff::MAX_WAIT)),
+                    Retry::Spent => prop_assert!(false, "a first retry of one is not spent"),
+                }
+            }
+        }
     }
 }

@@ -539,6 +539,26 @@ async fn a_server_busy_after_every_retry_is_a_status_error() -> TestResult {
     Ok(())
 }
 
+/// A `retry-after` too large for any wait (`1e20` seconds, `1e300`
+/// milliseconds) fails the request at once with the server's status and
+/// message, and says why it was not retried; it does not panic the
+/// adapter.
+#[tokio::test]
+async fn a_retry_after_past_the_longest_wait_fails_at_once() -> TestResult {
+    for (name, value) in [("retry-after", "1e20"), ("retry-after-ms", "1e300")] {
+        let (base_url, server) = serve([rate_limited().with_header(name, value)]).await?;
+        let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
+        let error = error_of(&adapter).await?;
+        assert!(
+            matches!(&error, ModelError::Status { status: 429, message, .. }
+                if message == "Rate limit reached (the server asks for a wait longer than the 60 s dsh accepts)"),
+            "{name}: {error:?}"
+        );
+        assert_eq!(server.received.lock().len(), 1, "{name}: no retry");
+    }
+    Ok(())
+}
+
 /// The server's `x-should-retry` wins over the status: a 429 it says not
 /// to retry is the answer, a 500 it says to retry is sent again.
 #[tokio::test]
