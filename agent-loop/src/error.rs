@@ -110,6 +110,18 @@ pub enum ModelError {
         /// How the answer broke off.
         message: String,
     },
+    /// The server sent more than one of dsh's bounds on an answer allows
+    /// (a server that ignores `max_tokens`, or an endless line).
+    #[error(
+        "the model server at {url} sent more than {limit}; check that the server \
+         bounds its answers (`max_tokens`) and that `base_url` points at the API"
+    )]
+    TooLarge {
+        /// The request's URL.
+        url: String,
+        /// The bound it passed.
+        limit: crate::ResponseLimit,
+    },
     /// The request was cancelled.
     #[error("the model request was cancelled")]
     Cancelled,

@@ -168,7 +168,7 @@ mod turn;
 
 pub use adapters::{
     AdapterConfig, AnthropicAdapter, AnthropicConfig, CacheTtl, OpenAiAdapter, OpenAiConfig,
-    Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall,
+    ResponseLimit, Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall,
 };
 pub use agent::{Agent, AgentOptions};
 pub use approval::{Approval, ToolApproval};

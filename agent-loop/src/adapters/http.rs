@@ -8,7 +8,12 @@
 //! formats only, which each states as a [`Wire`]; everything that can go
 //! wrong on the way (a bad URL, a timeout, a connection that breaks
 //! part-way, an error status, a busy API) is handled and worded here,
-//! once, through an [`Exchange`] and its [`Endpoint`].
+//! once, through an [`Exchange`] and its [`Endpoint`]. So are the bounds
+//! on what an answer may hold ([`ResponseLimit`], in `limits`).
+
+mod limits;
+#[cfg(test)]
+mod properties;
 
 use std::pin::pin;
 use std::time::Duration;
@@ -22,6 +27,9 @@ use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::{ModelApi, ModelError, ModelResponse, TextSink};
+
+pub use limits::ResponseLimit;
+use limits::{ERROR_BODY_BYTES, StreamError, bounded_events, held_by, read_body};
 
 /// One API's part of an exchange: its headers, which of its failures
 /// mean "too busy, ask again", and how its answers read. Posting,
@@ -53,6 +61,12 @@ pub(crate) trait Wire: Send + Sync {
 
     /// Reads the data of the stream's next event into `answer`.
     fn add<'a>(&self, answer: &'a mut Self::Streamed, data: &str) -> Result<Step<'a>, String>;
+
+    /// What `answer` holds so far, in bytes, as [`ResponseLimit::Answer`]
+    /// counts it: its text, its tool calls' ids, names and arguments, and
+    /// the size of each block or call it keeps apart (so that endless
+    /// empty ones count too).
+    fn held(&self, answer: &Self::Streamed) -> usize;
 
     /// The answer of a stream that said it is complete.
     fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String>;
@@ -241,14 +255,24 @@ impl Exchange {
             .map_err(|error| self.endpoint.transport(&error))?;
         let status = response.status();
         if status.is_success() && is_event_stream(response.headers()) {
-            return self.read_stream(wire, response, on_text).await;
+            let events = bounded_events(response.bytes_stream(), ResponseLimit::MAX_EVENT);
+            return self.read_events(wire, events, on_text).await;
         }
         let retry_after = retry_after(response.headers());
         let should_retry = should_retry(response.headers());
-        let body = response
-            .bytes()
+        // An error's message is at the start of its body; an answer
+        // past its bound is refused.
+        let limit = if status.is_success() {
+            ResponseLimit::MAX_BODY
+        } else {
+            ERROR_BODY_BYTES
+        };
+        let (body, cut) = read_body(response, limit)
             .await
             .map_err(|error| self.endpoint.transport(&error))?;
+        if cut && status.is_success() {
+            return Err(self.endpoint.too_large(ResponseLimit::Body).into());
+        }
         if !status.is_success() {
             let error = self.endpoint.status(status.as_u16(), &body);
             // The API's own word wins; else what its wire calls busy.
@@ -263,21 +287,26 @@ impl Exchange {
         let answer = wire
             .response(&body)
             .map_err(|message| self.endpoint.invalid(message))?;
+        if held_by(&answer) > ResponseLimit::MAX_ANSWER {
+            return Err(self.endpoint.too_large(ResponseLimit::Answer).into());
+        }
         if !answer.text.is_empty() {
             on_text(&answer.text);
         }
         Ok(answer)
     }
 
-    /// Reads the events of a streamed answer up to the one that ends it,
-    /// passing each piece of text to `on_text` as it arrives.
-    async fn read_stream<W: Wire>(
+    /// Reads the events of a streamed answer (its body's `bytes`, each
+    /// event already bounded) up to the one that ends it, passing each
+    /// piece of text to `on_text` as it arrives; fails once the answer
+    /// holds more than [`ResponseLimit::Answer`].
+    async fn read_events<W: Wire>(
         &self,
         wire: &W,
-        response: reqwest::Response,
+        bytes: impl futures::Stream<Item = Result<Bytes, StreamError>>,
         on_text: TextSink<'_>,
     ) -> Result<ModelResponse, Failure> {
-        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
+        let mut events = pin!(SseByteStream::new(bytes));
         let mut answer = W::Streamed::default();
         let mut shown = false;
         while let Some(event) = events.next().await {
@@ -295,6 +324,7 @@ impl Exchange {
                 }
                 Step::Text(_) | Step::Nothing => {}
                 Step::Stop => {
+                    self.check_held(wire, &answer)?;
                     return wire
                         .finish(answer)
                         .map_err(|message| self.endpoint.invalid(message).into());
@@ -303,26 +333,43 @@ impl Exchange {
                     // Once text has reached the sink, a retry would show
                     // it twice: only an answer not yet begun is retried.
                     let busy = wire.is_busy_event(&kind) && !shown;
-                    let error = ModelError::ErrorEvent {
-                        url: self.endpoint.url.clone(),
-                        kind,
-                        message,
-                    };
-                    return Err(if busy {
-                        Failure::Busy {
-                            error,
-                            retry_after: None,
-                        }
-                    } else {
-                        Failure::Final(error)
-                    });
+                    return Err(self.error_event(kind, message, busy));
                 }
             }
+            // Counted once the step (which borrows the answer) is done
+            // with: the text shown past the bound is one event's at most.
+            self.check_held(wire, &answer)?;
         }
         Err(self
             .endpoint
             .interrupted(format!("the stream ended without {}", W::END_OF_STREAM))
             .into())
+    }
+
+    /// Fails once `answer` holds more than [`ResponseLimit::Answer`].
+    fn check_held<W: Wire>(&self, wire: &W, answer: &W::Streamed) -> Result<(), Failure> {
+        if wire.held(answer) > ResponseLimit::MAX_ANSWER {
+            return Err(self.endpoint.too_large(ResponseLimit::Answer).into());
+        }
+        Ok(())
+    }
+
+    /// A stream's error event, of kind `kind`, as a failure: worth a retry
+    /// when `busy`.
+    fn error_event(&self, kind: String, message: String, busy: bool) -> Failure {
+        let error = ModelError::ErrorEvent {
+            url: self.endpoint.url.clone(),
+            kind,
+            message,
+        };
+        if busy {
+            Failure::Busy {
+                error,
+                retry_after: None,
+            }
+        } else {
+            Failure::Final(error)
+        }
     }
 
     /// `error` with the API key, should a server echo it, replaced by `…`.
@@ -464,14 +511,27 @@ impl Endpoint {
     }
 
     /// A stream that failed part-way: the connection (or the request's
-    /// timeout), or bytes that are not UTF-8 text.
+    /// timeout), an event past its bound, or bytes that are not UTF-8
+    /// text.
     pub(crate) fn broken_stream(&self, error: sse_stream::Error) -> ModelError {
-        match error {
-            sse_stream::Error::Body(error) => match error.downcast_ref::<reqwest::Error>() {
+        let sse_stream::Error::Body(error) = error else {
+            return self.invalid(format!("the event stream does not decode: {error}"));
+        };
+        match error.downcast_ref::<StreamError>() {
+            Some(StreamError::EventTooLarge) => self.too_large(ResponseLimit::Event),
+            Some(StreamError::Read(error)) => match error.downcast_ref::<reqwest::Error>() {
                 Some(error) if error.is_timeout() => self.transport(error),
-                _ => self.interrupted(chain(&*error)),
+                _ => self.interrupted(chain(&**error)),
             },
-            other => self.invalid(format!("the event stream does not decode: {other}")),
+            None => self.interrupted(chain(&*error)),
+        }
+    }
+
+    /// An answer that passed `limit`.
+    pub(crate) fn too_large(&self, limit: ResponseLimit) -> ModelError {
+        ModelError::TooLarge {
+            url: self.url.clone(),
+            limit,
         }
     }
 
@@ -759,55 +819,6 @@ mod tests {
                 None,
                 "{value}"
             );
-        }
-    }
-
-    mod properties {
-        use proptest::prelude::*;
-
-        use super::*;
-
-        /// A header value: a number as servers and hostile probes write
-        /// one, or any text at all.
-        fn value() -> impl Strategy<Value = String> {
-            prop_oneof![
-                any::<f64>().prop_map(|number| number.to_string()),
-                any::<f64>().prop_map(|number| format!("{number:e}")),
-                any::<u64>().prop_map(|number| number.to_string()),
-                "[-+0-9eE.naifINFty ]{0,24}",
-                "\\PC{0,24}",
-            ]
-        }
-
-        proptest! {
-            /// Whatever the server sends, reading it does not panic, and
-            /// the wait decided is one dsh accepts: the server's own when
-            /// within [`Backoff::MAX_WAIT`], else none at all.
-            #[test]
-            fn any_retry_after_gives_a_wait_within_the_bound(
-                seconds in proptest::option::of(value()),
-                milliseconds in proptest::option::of(value()),
-            ) {
-                let mut headers = reqwest::header::HeaderMap::new();
-                for (name, value) in [("retry-after", seconds), ("retry-after-ms", milliseconds)] {
-                    let value = value.and_then(|value| {
-                        reqwest::header::HeaderValue::from_str(&value).ok()
-                    });
-                    if let Some(value) = value {
-                        headers.insert(name, value);
-                    }
-                }
-                let asked = retry_after(&headers);
-                let backoff = Backoff { max_retries: 1, base: Duration::from_secs(1) };
-                match backoff.wait(1, asked) {
-                    Retry::After(wait) => {
-                        prop_assert!(wait <= Backoff::MAX_WAIT);
-                        prop_assert_eq!(wait, asked.unwrap_or(backoff.base));
-                    }
-                    Retry::TooLong => prop_assert!(asked.is_some_and(|asked| asked > Backoff::MAX_WAIT)),
-                    Retry::Spent => prop_assert!(false, "a first retry of one is not spent"),
-                }
-            }
         }
     }
 }

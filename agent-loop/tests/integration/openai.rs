@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
-    OpenAiAdapter, OpenAiConfig, Session, ToolCall, Usage,
+    OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall, Usage,
 };
 use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
@@ -44,6 +44,9 @@ enum Piece {
     Wait(Arc<Notify>),
     /// Breaks the connection before the body is complete.
     Break,
+    /// These bytes, written this many times, made as they are written
+    /// (a flood costs the test server no memory).
+    Repeat(Bytes, usize),
 }
 
 impl Canned {
@@ -89,11 +92,19 @@ impl Canned {
 /// The body of `pieces`, written as they come.
 fn http_body(pieces: Vec<Piece>) -> Body {
     Body::from_stream(futures::stream::unfold(
-        pieces.into_iter(),
+        pieces.into_iter().peekable(),
         |mut pieces| async move {
             loop {
+                if let Some(Piece::Repeat(bytes, times)) = pieces.peek_mut()
+                    && *times > 0
+                {
+                    *times -= 1;
+                    let bytes = bytes.clone();
+                    return Some((Ok(bytes), pieces));
+                }
                 match pieces.next()? {
                     Piece::Bytes(bytes) => return Some((Ok(Bytes::from(bytes)), pieces)),
+                    Piece::Repeat(..) => {}
                     Piece::Wait(notify) => {
                         // Past five seconds, go on anyway: a test that
                         // needed the notify fails on its time check.
@@ -925,5 +936,115 @@ async fn the_session_is_the_prompt_cache_key_unless_turned_off() -> TestResult {
             .get("prompt_cache_key")
             .is_none()
     );
+    Ok(())
+}
+
+/// `times` events of `chunk`, made as they are sent.
+fn flood_of(chunk: &Value, times: usize) -> Piece {
+    Piece::Repeat(Bytes::from(sse(chunk)), times)
+}
+
+/// 64 KiB of `x`.
+fn block() -> String {
+    "x".repeat(64 << 10)
+}
+
+/// Fails unless `error` says the server at `adapter`'s endpoint passed
+/// `limit`, and names it.
+fn assert_too_large(error: &ModelError, adapter: &OpenAiAdapter, limit: ResponseLimit) {
+    assert!(
+        matches!(error, ModelError::TooLarge { url, limit: passed }
+            if url == adapter.endpoint() && *passed == limit),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains(&limit.to_string()), "{message}");
+    assert!(message.contains(adapter.endpoint()), "{message}");
+}
+
+/// A server that ignores `max_tokens` and streams 100 MiB of text is cut
+/// off at the answer limit, not read to its end.
+#[tokio::test]
+async fn an_answer_past_the_answer_limit_fails_naming_it() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned::events([
+        flood_of(&text_delta(&block()), 1600),
+        done(),
+    ])])
+    .await?;
+    let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {}).await;
+    let error = response.err().ok_or("expected an error")?;
+    assert_too_large(&error, &adapter, ResponseLimit::Answer);
+    let shown: usize = pieces.iter().map(String::len).sum();
+    assert!(
+        shown <= ResponseLimit::MAX_ANSWER + (64 << 10),
+        "shown {shown} bytes"
+    );
+    Ok(())
+}
+
+/// A tool call's arguments count toward the answer limit as text does.
+#[tokio::test]
+async fn tool_call_arguments_count_toward_the_answer_limit() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned::events([
+        event(tool_delta(json!({
+            "index": 0, "id": "call_a", "type": "function",
+            "function": {"name": "write", "arguments": ""},
+        }))),
+        flood_of(
+            &tool_delta(json!({"index": 0, "function": {"arguments": block()}})),
+            200,
+        ),
+        done(),
+    ])])
+    .await?;
+    assert_too_large(&error_of(&adapter).await?, &adapter, ResponseLimit::Answer);
+    Ok(())
+}
+
+/// One line of 200 MiB, never ended, is cut off at the event limit rather
+/// than buffered whole.
+#[tokio::test]
+async fn an_event_past_the_event_limit_fails_naming_it() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned::events([
+        event(text_delta("Start")),
+        Piece::Bytes("data: ".to_owned()),
+        Piece::Repeat(Bytes::from(block()), 3200),
+    ])])
+    .await?;
+    assert_too_large(&error_of(&adapter).await?, &adapter, ResponseLimit::Event);
+    Ok(())
+}
+
+/// A body that is not streamed is bounded too.
+#[tokio::test]
+async fn a_body_past_the_body_limit_fails_naming_it() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned {
+        content_type: "application/json",
+        body: vec![
+            Piece::Bytes(r#"{"choices": [{"message": {"content": ""#.to_owned()),
+            Piece::Repeat(Bytes::from(block()), 320),
+            Piece::Bytes(r#""}}]}"#.to_owned()),
+        ],
+        ..Canned::raw(StatusCode::OK, "")
+    }])
+    .await?;
+    assert_too_large(&error_of(&adapter).await?, &adapter, ResponseLimit::Body);
+    Ok(())
+}
+
+/// A long answer within the limits is read whole, in small events or in
+/// one large one: the limits change nothing for a real answer.
+#[tokio::test]
+async fn a_long_answer_within_the_limits_is_whole() -> TestResult {
+    let large = "y".repeat(1 << 20);
+    let (adapter, _server) = local_adapter([Canned::events([
+        flood_of(&text_delta(&block()), 96),
+        event(text_delta(&large)),
+        done(),
+    ])])
+    .await?;
+    let response = complete(&adapter, &request(None, "hi")).await?;
+    assert_eq!(response.text.len(), 96 * (64 << 10) + (1 << 20));
+    assert!(response.text.ends_with(&large));
     Ok(())
 }
