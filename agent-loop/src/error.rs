@@ -59,6 +59,22 @@ pub enum ModelError {
         /// The API the adapter speaks, for the hint.
         api: ModelApi,
     },
+    /// The server redirected the request to another origin, which dsh
+    /// does not follow: the request carries the API key and the
+    /// conversation.
+    #[error(
+        "the model server at {url} redirected the request from {from} to {to}, another \
+         origin; dsh does not send the API key and the conversation there: set `base_url` \
+         to the final URL directly"
+    )]
+    CrossOriginRedirect {
+        /// The request's URL.
+        url: String,
+        /// The origin of the request's URL.
+        from: String,
+        /// Where the redirect points: its origin.
+        to: String,
+    },
     /// The server did not answer in time.
     #[error(
         "the model server at {url} did not answer within {timeout_ms} ms; \

@@ -9,11 +9,13 @@
 //! wrong on the way (a bad URL, a timeout, a connection that breaks
 //! part-way, an error status, a busy API) is handled and worded here,
 //! once, through an [`Exchange`] and its [`Endpoint`]. So are the bounds
-//! on what an answer may hold ([`ResponseLimit`], in `limits`).
+//! on what an answer may hold ([`ResponseLimit`], in `limits`), and the
+//! redirects a request follows (within its origin, in `redirect`).
 
 mod limits;
 #[cfg(test)]
 mod properties;
+mod redirect;
 
 use std::pin::pin;
 use std::time::Duration;
@@ -458,8 +460,9 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     /// Checks `base_url` (an http or https URL) and builds a client whose
-    /// requests must be answered, whole, within `timeout_ms`; requests go
-    /// to `base_url` (without a trailing `/`) followed by `path`.
+    /// requests must be answered, whole, within `timeout_ms`, and follow
+    /// a redirect only within their origin; requests go to `base_url`
+    /// (without a trailing `/`) followed by `path`.
     pub(crate) fn connect(
         base_url: &str,
         path: &str,
@@ -481,6 +484,7 @@ impl Endpoint {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(Duration::from_millis(timeout_ms))
+            .redirect(redirect::same_origin_only())
             .build()
             .map_err(|error| ModelError::Unreachable {
                 url: base_url.to_owned(),
@@ -495,9 +499,15 @@ impl Endpoint {
     }
 
     /// The request could not be sent, or its answer not read: a timeout,
-    /// or a connection that failed.
+    /// a redirect to another origin, or a connection that failed.
     pub(crate) fn transport(&self, error: &reqwest::Error) -> ModelError {
-        if error.is_timeout() {
+        if let Some(refused) = redirect::cross_origin(error) {
+            ModelError::CrossOriginRedirect {
+                url: self.url.clone(),
+                from: refused.from.clone(),
+                to: refused.to.clone(),
+            }
+        } else if error.is_timeout() {
             ModelError::Timeout {
                 url: self.url.clone(),
                 timeout_ms: self.timeout_ms,

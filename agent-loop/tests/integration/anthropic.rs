@@ -872,3 +872,37 @@ async fn a_tool_input_past_the_answer_limit_fails_naming_it() -> TestResult {
     assert_eq!(server.received.lock().len(), 1, "not retried");
     Ok(())
 }
+
+/// A 307 from the configured server to another origin (another port of
+/// 127.0.0.1) is not followed: `x-api-key`, which reqwest would carry
+/// across origins, and the conversation never reach the other server.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_naming_both() -> TestResult {
+    let (elsewhere, other) = serve([text_answer("leaked")]).await?;
+    let location = format!("{elsewhere}/v1/messages");
+    let router = axum::Router::new().route(
+        "/v1/messages",
+        post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(axum::http::header::LOCATION, location)],
+            )
+        }),
+    );
+    let address = support::serve_locally(router).await?;
+    let config = AnthropicConfig::default().with_base_url(format!("http://{address}"));
+    let adapter = AnthropicAdapter::new(config, Some(KEY.into()))?;
+    let (response, _) = stream(&adapter, &request("hi")).await;
+    let error = response.err().ok_or("expected an error")?;
+    assert!(
+        matches!(&error, ModelError::CrossOriginRedirect { from, to, .. }
+            if *from == format!("http://{address}") && *to == elsewhere),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`base_url`"), "{error}");
+    assert!(
+        other.received.lock().is_empty(),
+        "the other origin got nothing"
+    );
+    Ok(())
+}

@@ -1048,3 +1048,94 @@ async fn a_long_answer_within_the_limits_is_whole() -> TestResult {
     assert!(response.text.ends_with(&large));
     Ok(())
 }
+
+/// A router that answers every POST to `path` with a 307 to `location`.
+fn redirecting(path: &str, location: String) -> axum::Router {
+    axum::Router::new().route(
+        path,
+        post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(header::LOCATION, location)],
+            )
+        }),
+    )
+}
+
+/// A 307 from the configured server to another origin (another port of
+/// 127.0.0.1) is not followed: the request, its key and the conversation
+/// never reach the other server, and the error names both origins and
+/// says what to configure.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_naming_both() -> TestResult {
+    let (elsewhere, other) = serve([answer("the key and the conversation")]).await?;
+    let router = redirecting(
+        "/v1/chat/completions",
+        format!("{elsewhere}/chat/completions"),
+    );
+    let address = support::serve_locally(router).await?;
+    let adapter = OpenAiAdapter::new(
+        OpenAiConfig::new(format!("http://{address}/v1")),
+        Some("sk-secret".into()),
+    )?;
+    let error = error_of(&adapter).await?;
+    let other_origin = elsewhere.trim_end_matches("/v1");
+    assert!(
+        matches!(&error, ModelError::CrossOriginRedirect { url, from, to }
+            if url == adapter.endpoint() && *from == format!("http://{address}") && to == other_origin),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains(other_origin), "{message}");
+    assert!(
+        message.contains("set `base_url` to the final URL"),
+        "{message}"
+    );
+    assert!(
+        other.received.lock().is_empty(),
+        "the other origin got nothing"
+    );
+    Ok(())
+}
+
+/// A redirect within the origin (another path of the same server) is
+/// followed, with the key: a server that moved its API within itself
+/// still answers.
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed() -> TestResult {
+    let server = Arc::new(Server {
+        answers: Mutex::new([answer("moved")].into()),
+        received: Mutex::new(Vec::new()),
+    });
+    let router = redirecting("/old/chat/completions", "/v1/chat/completions".to_owned()).merge(
+        axum::Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .with_state(Arc::clone(&server)),
+    );
+    let address = support::serve_locally(router).await?;
+    let adapter = OpenAiAdapter::new(
+        OpenAiConfig::new(format!("http://{address}/old")),
+        Some("sk-secret".into()),
+    )?;
+    let response = complete(&adapter, &request(None, "hi")).await?;
+    assert_eq!(response, ModelResponse::text("moved"));
+    let received = server.received.lock();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].1.as_deref(), Some("Bearer sk-secret"));
+    Ok(())
+}
+
+/// A server that redirects to itself forever is left after five
+/// redirects, saying so.
+#[tokio::test]
+async fn a_redirect_loop_within_the_origin_stops() -> TestResult {
+    let router = redirecting("/v1/chat/completions", "/v1/chat/completions".to_owned());
+    let address = support::serve_locally(router).await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(format!("http://{address}/v1")), None)?;
+    let error = error_of(&adapter).await?;
+    assert!(
+        matches!(&error, ModelError::Unreachable { message, .. } if message.contains("more than 5 redirects")),
+        "{error:?}"
+    );
+    Ok(())
+}
