@@ -24,8 +24,8 @@ use crate::ModelResponse;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ResponseLimit {
-    /// What one answer holds — its text, and its tool calls' ids, names
-    /// and arguments —, streamed or not:
+    /// What one answer holds, streamed or not (its text, and its tool
+    /// calls' ids, names and arguments):
     /// [`MAX_ANSWER`](Self::MAX_ANSWER) bytes.
     Answer,
     /// One event of a stream, every line of it up to the blank line that
@@ -58,13 +58,16 @@ impl ResponseLimit {
 impl fmt::Display for ResponseLimit {
     /// The bound as a message says it: `dsh's answer limit, 8 MiB of …`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self {
-            Self::Answer => "answer limit, {} MiB of text and tool calls in one answer",
-            Self::Event => "event limit, {} MiB in one event of a stream",
-            Self::Body => "body limit, {} MiB in one answer that is not streamed",
+        let (name, of_what) = match self {
+            Self::Answer => ("answer", "of text and tool calls in one answer"),
+            Self::Event => ("event", "in one event of a stream"),
+            Self::Body => ("body", "in one answer that is not streamed"),
         };
-        let (head, tail) = what.split_once("{}").unwrap_or((what, ""));
-        write!(f, "dsh's {head}{}{tail}", self.bytes() >> 20)
+        write!(
+            f,
+            "dsh's {name} limit, {} MiB {of_what}",
+            self.bytes() >> 20
+        )
     }
 }
 
@@ -78,11 +81,8 @@ pub(crate) enum StreamError {
     /// The bytes could not be read (the connection, or the timeout).
     #[error(transparent)]
     Read(Box<dyn std::error::Error + Send + Sync>),
-    /// An event ran past [`ResponseLimit::Event`] before its blank line.
-    #[error(
-        "an event of the stream is longer than {} bytes",
-        ResponseLimit::MAX_EVENT
-    )]
+    /// An event ran past its bound before the empty line that ends it.
+    #[error("an event of the stream is longer than its bound")]
     EventTooLarge,
 }
 
