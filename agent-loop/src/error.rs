@@ -59,6 +59,22 @@ pub enum ModelError {
         /// The API the adapter speaks, for the hint.
         api: ModelApi,
     },
+    /// The server redirected the request to another origin, which dsh
+    /// does not follow: the request carries the API key and the
+    /// conversation.
+    #[error(
+        "the model server at {url} redirected the request from {from} to {to}, another \
+         origin; dsh does not send the API key and the conversation there: set `base_url` \
+         to the final URL directly"
+    )]
+    CrossOriginRedirect {
+        /// The request's URL.
+        url: String,
+        /// The origin of the request's URL.
+        from: String,
+        /// Where the redirect points: its origin.
+        to: String,
+    },
     /// The server did not answer in time.
     #[error(
         "the model server at {url} did not answer within {timeout_ms} ms; \
@@ -109,6 +125,18 @@ pub enum ModelError {
         url: String,
         /// How the answer broke off.
         message: String,
+    },
+    /// The server sent more than one of dsh's bounds on an answer allows
+    /// (a server that ignores `max_tokens`, or an endless line).
+    #[error(
+        "the model server at {url} sent more than {limit}; check that the server \
+         bounds its answers (`max_tokens`) and that `base_url` points at the API"
+    )]
+    TooLarge {
+        /// The request's URL.
+        url: String,
+        /// The bound it passed.
+        limit: crate::ResponseLimit,
     },
     /// The request was cancelled.
     #[error("the model request was cancelled")]

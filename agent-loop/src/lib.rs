@@ -107,7 +107,10 @@
 //! written once, and each adapter states only its wire format. So both
 //! retry a busy API (a 429; Anthropic's 529 and `overloaded_error`; any
 //! status the server marks `x-should-retry: true`) after its
-//! `retry-after`, or a doubling wait, up to `max_retries` times.
+//! `retry-after`, or a doubling wait, up to `max_retries` times; both
+//! bound what a server may send for one request ([`ResponseLimit`]); and
+//! both follow a redirect only within the origin of their `base_url`,
+//! since a request carries the API key and the conversation.
 //!
 //! A deployment picks one with an [`AdapterConfig`], its `[adapter.<kind>]`
 //! table; the `dsh` command deserializes this schema, with places kept,
@@ -168,7 +171,7 @@ mod turn;
 
 pub use adapters::{
     AdapterConfig, AnthropicAdapter, AnthropicConfig, CacheTtl, OpenAiAdapter, OpenAiConfig,
-    Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall,
+    ResponseLimit, Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall,
 };
 pub use agent::{Agent, AgentOptions};
 pub use approval::{Approval, ToolApproval};

@@ -8,7 +8,14 @@
 //! formats only, which each states as a [`Wire`]; everything that can go
 //! wrong on the way (a bad URL, a timeout, a connection that breaks
 //! part-way, an error status, a busy API) is handled and worded here,
-//! once, through an [`Exchange`] and its [`Endpoint`].
+//! once, through an [`Exchange`] and its [`Endpoint`]. So are the bounds
+//! on what an answer may hold ([`ResponseLimit`], in `limits`), and the
+//! redirects a request follows (within its origin, in `redirect`).
+
+mod limits;
+#[cfg(test)]
+mod properties;
+mod redirect;
 
 use std::pin::pin;
 use std::time::Duration;
@@ -22,6 +29,9 @@ use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::{ModelApi, ModelError, ModelResponse, TextSink};
+
+pub use limits::ResponseLimit;
+use limits::{ERROR_BODY_BYTES, StreamError, bounded_events, held_by, read_body};
 
 /// One API's part of an exchange: its headers, which of its failures
 /// mean "too busy, ask again", and how its answers read. Posting,
@@ -53,6 +63,12 @@ pub(crate) trait Wire: Send + Sync {
 
     /// Reads the data of the stream's next event into `answer`.
     fn add<'a>(&self, answer: &'a mut Self::Streamed, data: &str) -> Result<Step<'a>, String>;
+
+    /// What `answer` holds so far, in bytes, as [`ResponseLimit::Answer`]
+    /// counts it: its text, its tool calls' ids, names and arguments, and
+    /// the size of each block or call it keeps apart (so that endless
+    /// empty ones count too).
+    fn held(&self, answer: &Self::Streamed) -> usize;
 
     /// The answer of a stream that said it is complete.
     fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String>;
@@ -207,10 +223,15 @@ impl Exchange {
                 Err(Failure::Busy { error, retry_after }) => (error, retry_after),
             };
             retries += 1;
-            match self.backoff.wait(retries, retry_after) {
-                Some(wait) => tokio::time::sleep(wait).await,
-                None => return Err(self.scrubbed(gave_up(error, retries - 1))),
-            }
+            let error = match self.backoff.wait(retries, retry_after) {
+                Retry::After(wait) => {
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Retry::Spent => error,
+                Retry::TooLong => too_long(error),
+            };
+            return Err(self.scrubbed(gave_up(error, retries - 1)));
         }
     }
 
@@ -236,14 +257,24 @@ impl Exchange {
             .map_err(|error| self.endpoint.transport(&error))?;
         let status = response.status();
         if status.is_success() && is_event_stream(response.headers()) {
-            return self.read_stream(wire, response, on_text).await;
+            let events = bounded_events(response.bytes_stream(), ResponseLimit::MAX_EVENT);
+            return self.read_events(wire, events, on_text).await;
         }
         let retry_after = retry_after(response.headers());
         let should_retry = should_retry(response.headers());
-        let body = response
-            .bytes()
+        // An error's message is at the start of its body; an answer
+        // past its bound is refused.
+        let limit = if status.is_success() {
+            ResponseLimit::MAX_BODY
+        } else {
+            ERROR_BODY_BYTES
+        };
+        let (body, cut) = read_body(response, limit)
             .await
             .map_err(|error| self.endpoint.transport(&error))?;
+        if cut && status.is_success() {
+            return Err(self.endpoint.too_large(ResponseLimit::Body).into());
+        }
         if !status.is_success() {
             let error = self.endpoint.status(status.as_u16(), &body);
             // The API's own word wins; else what its wire calls busy.
@@ -258,21 +289,26 @@ impl Exchange {
         let answer = wire
             .response(&body)
             .map_err(|message| self.endpoint.invalid(message))?;
+        if held_by(&answer) > ResponseLimit::MAX_ANSWER {
+            return Err(self.endpoint.too_large(ResponseLimit::Answer).into());
+        }
         if !answer.text.is_empty() {
             on_text(&answer.text);
         }
         Ok(answer)
     }
 
-    /// Reads the events of a streamed answer up to the one that ends it,
-    /// passing each piece of text to `on_text` as it arrives.
-    async fn read_stream<W: Wire>(
+    /// Reads the events of a streamed answer (its body's `bytes`, each
+    /// event already bounded) up to the one that ends it, passing each
+    /// piece of text to `on_text` as it arrives; fails once the answer
+    /// holds more than [`ResponseLimit::Answer`].
+    async fn read_events<W: Wire>(
         &self,
         wire: &W,
-        response: reqwest::Response,
+        bytes: impl futures::Stream<Item = Result<Bytes, StreamError>>,
         on_text: TextSink<'_>,
     ) -> Result<ModelResponse, Failure> {
-        let mut events = pin!(SseByteStream::new(response.bytes_stream()));
+        let mut events = pin!(SseByteStream::new(bytes));
         let mut answer = W::Streamed::default();
         let mut shown = false;
         while let Some(event) = events.next().await {
@@ -290,6 +326,7 @@ impl Exchange {
                 }
                 Step::Text(_) | Step::Nothing => {}
                 Step::Stop => {
+                    self.check_held(wire, &answer)?;
                     return wire
                         .finish(answer)
                         .map_err(|message| self.endpoint.invalid(message).into());
@@ -298,26 +335,43 @@ impl Exchange {
                     // Once text has reached the sink, a retry would show
                     // it twice: only an answer not yet begun is retried.
                     let busy = wire.is_busy_event(&kind) && !shown;
-                    let error = ModelError::ErrorEvent {
-                        url: self.endpoint.url.clone(),
-                        kind,
-                        message,
-                    };
-                    return Err(if busy {
-                        Failure::Busy {
-                            error,
-                            retry_after: None,
-                        }
-                    } else {
-                        Failure::Final(error)
-                    });
+                    return Err(self.error_event(kind, message, busy));
                 }
             }
+            // Counted once the step (which borrows the answer) is done
+            // with: the text shown past the bound is one event's at most.
+            self.check_held(wire, &answer)?;
         }
         Err(self
             .endpoint
             .interrupted(format!("the stream ended without {}", W::END_OF_STREAM))
             .into())
+    }
+
+    /// Fails once `answer` holds more than [`ResponseLimit::Answer`].
+    fn check_held<W: Wire>(&self, wire: &W, answer: &W::Streamed) -> Result<(), Failure> {
+        if wire.held(answer) > ResponseLimit::MAX_ANSWER {
+            return Err(self.endpoint.too_large(ResponseLimit::Answer).into());
+        }
+        Ok(())
+    }
+
+    /// A stream's error event, of kind `kind`, as a failure: worth a retry
+    /// when `busy`.
+    fn error_event(&self, kind: String, message: String, busy: bool) -> Failure {
+        let error = ModelError::ErrorEvent {
+            url: self.endpoint.url.clone(),
+            kind,
+            message,
+        };
+        if busy {
+            Failure::Busy {
+                error,
+                retry_after: None,
+            }
+        } else {
+            Failure::Final(error)
+        }
     }
 
     /// `error` with the API key, should a server echo it, replaced by `…`.
@@ -340,6 +394,16 @@ fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
         "false" => Some(false),
         _ => None,
     }
+}
+
+/// A busy API's error when it asked for a wait longer than dsh accepts.
+fn too_long(error: ModelError) -> ModelError {
+    with_message(error, |message| {
+        format!(
+            "{message} (the server asks for a wait longer than the {} s dsh accepts)",
+            Backoff::MAX_WAIT.as_secs()
+        )
+    })
 }
 
 /// A busy API's last error, saying how many retries were spent on it.
@@ -396,8 +460,9 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     /// Checks `base_url` (an http or https URL) and builds a client whose
-    /// requests must be answered, whole, within `timeout_ms`; requests go
-    /// to `base_url` (without a trailing `/`) followed by `path`.
+    /// requests must be answered, whole, within `timeout_ms`, and follow
+    /// a redirect only within their origin; requests go to `base_url`
+    /// (without a trailing `/`) followed by `path`.
     pub(crate) fn connect(
         base_url: &str,
         path: &str,
@@ -419,6 +484,7 @@ impl Endpoint {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .timeout(Duration::from_millis(timeout_ms))
+            .redirect(redirect::same_origin_only())
             .build()
             .map_err(|error| ModelError::Unreachable {
                 url: base_url.to_owned(),
@@ -433,9 +499,15 @@ impl Endpoint {
     }
 
     /// The request could not be sent, or its answer not read: a timeout,
-    /// or a connection that failed.
+    /// a redirect to another origin, or a connection that failed.
     pub(crate) fn transport(&self, error: &reqwest::Error) -> ModelError {
-        if error.is_timeout() {
+        if let Some(refused) = redirect::cross_origin(error) {
+            ModelError::CrossOriginRedirect {
+                url: self.url.clone(),
+                from: refused.from.clone(),
+                to: refused.to.clone(),
+            }
+        } else if error.is_timeout() {
             ModelError::Timeout {
                 url: self.url.clone(),
                 timeout_ms: self.timeout_ms,
@@ -449,14 +521,27 @@ impl Endpoint {
     }
 
     /// A stream that failed part-way: the connection (or the request's
-    /// timeout), or bytes that are not UTF-8 text.
+    /// timeout), an event past its bound, or bytes that are not UTF-8
+    /// text.
     pub(crate) fn broken_stream(&self, error: sse_stream::Error) -> ModelError {
-        match error {
-            sse_stream::Error::Body(error) => match error.downcast_ref::<reqwest::Error>() {
+        let sse_stream::Error::Body(error) = error else {
+            return self.invalid(format!("the event stream does not decode: {error}"));
+        };
+        match error.downcast_ref::<StreamError>() {
+            Some(StreamError::EventTooLarge) => self.too_large(ResponseLimit::Event),
+            Some(StreamError::Read(error)) => match error.downcast_ref::<reqwest::Error>() {
                 Some(error) if error.is_timeout() => self.transport(error),
-                _ => self.interrupted(chain(&*error)),
+                _ => self.interrupted(chain(&**error)),
             },
-            other => self.invalid(format!("the event stream does not decode: {other}")),
+            None => self.interrupted(chain(&*error)),
+        }
+    }
+
+    /// An answer that passed `limit`.
+    pub(crate) fn too_large(&self, limit: ResponseLimit) -> ModelError {
+        ModelError::TooLarge {
+            url: self.url.clone(),
+            limit,
         }
     }
 
@@ -586,26 +671,45 @@ impl Backoff {
     /// without a word.
     pub(crate) const MAX_WAIT: Duration = Duration::from_secs(60);
 
-    /// The wait before retry `retry` (from 1), or `None` to give up: every
-    /// retry is spent, or the server asks for more than
+    /// Whether, and after how long, to send retry `retry` (from 1): not
+    /// when every retry is spent, or when the server asks for more than
     /// [`MAX_WAIT`](Self::MAX_WAIT). The server's `retry-after` is
     /// honoured when it sent one; else the wait doubles from `base`.
-    pub(crate) fn wait(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn wait(&self, retry: u32, retry_after: Option<Duration>) -> Retry {
         if retry == 0 || retry > self.max_retries {
-            return None;
+            return Retry::Spent;
         }
         let wait = retry_after.unwrap_or_else(|| {
             self.base
                 .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
         });
-        (wait <= Self::MAX_WAIT).then_some(wait)
+        if wait <= Self::MAX_WAIT {
+            Retry::After(wait)
+        } else {
+            Retry::TooLong
+        }
     }
+}
+
+/// What [`Backoff::wait`] decides for a request the API was too busy for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Send it again after this wait (at most [`Backoff::MAX_WAIT`]).
+    After(Duration),
+    /// Every retry is spent: the last error is the answer.
+    Spent,
+    /// The server asks for a wait longer than [`Backoff::MAX_WAIT`]: the
+    /// error is the answer now, rather than a wait the user did not ask
+    /// for.
+    TooLong,
 }
 
 /// How long the server asks to be left alone: `retry-after-ms`
 /// (milliseconds) when sent, else `retry-after` in seconds (a whole or a
 /// decimal number; the HTTP-date form is not honoured, the backoff's own
-/// wait applies then).
+/// wait applies then). A value that is not a finite number of at least
+/// zero is no value; one too large to be a [`Duration`] is
+/// [`Duration::MAX`], which [`Backoff::wait`] refuses to wait.
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let number = |name: &str| {
         headers
@@ -618,8 +722,15 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
             .filter(|value| value.is_finite() && *value >= 0.0)
     };
     number("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+        .map(|ms| seconds(ms / 1000.0))
+        .or_else(|| number("retry-after").map(seconds))
+}
+
+/// `seconds` (finite, not negative) as a wait; a number too large for a
+/// [`Duration`] (`1e20`) is [`Duration::MAX`], longer than any wait dsh
+/// accepts, so the request fails rather than the conversion panicking.
+fn seconds(seconds: f64) -> Duration {
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
 }
 
 #[cfg(test)]
@@ -645,14 +756,17 @@ mod tests {
         };
         assert_eq!(
             backoff.wait(1, Some(Duration::from_secs(2))),
-            Some(Duration::from_secs(2))
+            Retry::After(Duration::from_secs(2))
         );
-        assert_eq!(backoff.wait(1, None), Some(Duration::from_millis(500)));
-        assert_eq!(backoff.wait(3, None), Some(Duration::from_secs(2)));
-        assert_eq!(backoff.wait(4, None), None, "every retry is spent");
+        assert_eq!(
+            backoff.wait(1, None),
+            Retry::After(Duration::from_millis(500))
+        );
+        assert_eq!(backoff.wait(3, None), Retry::After(Duration::from_secs(2)));
+        assert_eq!(backoff.wait(4, None), Retry::Spent, "every retry is spent");
         assert_eq!(
             backoff.wait(1, Some(Duration::from_secs(600))),
-            None,
+            Retry::TooLong,
             "too long a wait fails at once"
         );
     }
@@ -682,5 +796,39 @@ mod tests {
             reqwest::header::HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&date), None);
+    }
+
+    /// `headers` with `name: value`.
+    fn with_header(name: &'static str, value: &str) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Ok(value) = reqwest::header::HeaderValue::from_str(value) {
+            headers.insert(name, value);
+        }
+        headers
+    }
+
+    #[test]
+    fn a_retry_after_too_large_for_a_duration_is_too_long_a_wait() {
+        let backoff = Backoff {
+            max_retries: 4,
+            base: Duration::from_millis(1),
+        };
+        for (name, value) in [
+            ("retry-after", "1e20"),
+            ("retry-after", "18446744073709551616"),
+            ("retry-after-ms", "1e300"),
+            ("retry-after-ms", "1.7976931348623157e308"),
+        ] {
+            let asked = retry_after(&with_header(name, value));
+            assert_eq!(asked, Some(Duration::MAX), "{name}: {value}");
+            assert_eq!(backoff.wait(1, asked), Retry::TooLong, "{name}: {value}");
+        }
+        for value in ["-1", "-0.5", "NaN", "inf", "-inf", "infinity", "1e400"] {
+            assert_eq!(
+                retry_after(&with_header("retry-after", value)),
+                None,
+                "{value}"
+            );
+        }
     }
 }

@@ -17,5 +17,6 @@ mod scripted;
 
 pub use anthropic::{AnthropicAdapter, AnthropicConfig, CacheTtl};
 pub use config::AdapterConfig;
+pub use http::ResponseLimit;
 pub use openai::{OpenAiAdapter, OpenAiConfig};
 pub use scripted::{Script, ScriptedAdapter, ScriptedAnswer, ScriptedToolCall};

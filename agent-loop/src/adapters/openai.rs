@@ -251,6 +251,10 @@ impl Wire for ChatWire {
         answer.add(data).map(Step::Text)
     }
 
+    fn held(&self, answer: &Self::Streamed) -> usize {
+        answer.held()
+    }
+
     fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String> {
         answer.finish()
     }
@@ -568,6 +572,15 @@ mod wire {
         arguments: String,
     }
 
+    impl PartialToolCall {
+        /// The bytes of its id, name and arguments so far.
+        fn held(&self) -> usize {
+            self.id.as_ref().map_or(0, String::len)
+                + self.name.as_ref().map_or(0, String::len)
+                + self.arguments.len()
+        }
+    }
+
     /// A streamed completion so far: the text, and the tool calls by their
     /// index.
     #[derive(Default)]
@@ -576,6 +589,9 @@ mod wire {
         tool_calls: BTreeMap<usize, PartialToolCall>,
         usage: Option<WireUsage>,
         events: usize,
+        /// What the text and the tool calls hold, in bytes: each call's
+        /// strings and its own size (so a flood of empty calls counts).
+        held: usize,
     }
 
     impl StreamedAnswer {
@@ -592,22 +608,38 @@ mod wire {
                 return Ok("");
             };
             for piece in delta.tool_calls.unwrap_or_default() {
-                let call = self.tool_calls.entry(piece.index).or_default();
-                // Set once: some servers repeat the id and name in every delta.
-                if call.id.is_none() {
-                    call.id = piece.id.filter(|id| !id.is_empty());
-                }
-                let function = piece.function.unwrap_or_default();
-                if call.name.is_none() {
-                    call.name = function.name.filter(|name| !name.is_empty());
-                }
-                call.arguments
-                    .push_str(function.arguments.as_deref().unwrap_or_default());
+                self.add_tool_call(piece);
             }
             let start = self.text.len();
-            self.text
-                .push_str(delta.content.as_deref().unwrap_or_default());
+            let text = delta.content.as_deref().unwrap_or_default();
+            self.held += text.len();
+            self.text.push_str(text);
             Ok(&self.text[start..])
+        }
+
+        /// Adds a piece of a tool call to the call of its index.
+        fn add_tool_call(&mut self, piece: ToolCallDelta) {
+            let call = self.tool_calls.entry(piece.index).or_insert_with(|| {
+                self.held += std::mem::size_of::<PartialToolCall>();
+                PartialToolCall::default()
+            });
+            let before = call.held();
+            // Set once: some servers repeat the id and name in every delta.
+            if call.id.is_none() {
+                call.id = piece.id.filter(|id| !id.is_empty());
+            }
+            let function = piece.function.unwrap_or_default();
+            if call.name.is_none() {
+                call.name = function.name.filter(|name| !name.is_empty());
+            }
+            call.arguments
+                .push_str(function.arguments.as_deref().unwrap_or_default());
+            self.held += call.held() - before;
+        }
+
+        /// What the answer holds so far, in bytes.
+        pub(super) fn held(&self) -> usize {
+            self.held
         }
 
         /// The whole answer, its tool calls in index order.

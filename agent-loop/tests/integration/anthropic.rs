@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
     Agent, AgentOptions, AnthropicAdapter, AnthropicConfig, CacheTtl, Message, ModelAdapter,
-    ModelError, ModelRequest, ModelResponse, Session, ToolCall, Usage,
+    ModelError, ModelRequest, ModelResponse, ResponseLimit, Session, ToolCall, Usage,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -837,5 +837,72 @@ async fn an_unreachable_api_and_a_bad_url_say_what_to_fix() -> TestResult {
     let error = response.err().ok_or("expected an error")?.to_string();
     assert!(error.contains("could not reach"), "{error}");
     assert!(error.contains("/v1/messages"), "{error}");
+    Ok(())
+}
+
+/// A tool call whose input streams past the answer limit (a server that
+/// ignores `max_tokens`) fails the request, naming the limit and the
+/// endpoint, before the stream ends.
+#[tokio::test]
+async fn a_tool_input_past_the_answer_limit_fails_naming_it() -> TestResult {
+    let piece = "x".repeat(64 << 10);
+    let flood = (0..150).map(|_| json_delta(0, &piece));
+    let (response, _, server) = answer_to(
+        "hi",
+        [message(
+            start_usage(),
+            std::iter::once(tool_start(0, "toolu_1", "write"))
+                .chain(flood)
+                .chain([block_stop(0)]),
+            "tool_use",
+            1,
+        )],
+    )
+    .await?;
+    let error = response.err().ok_or("expected an error")?;
+    assert!(
+        matches!(&error, ModelError::TooLarge { url, limit: ResponseLimit::Answer }
+            if url.ends_with("/v1/messages")),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("dsh's answer limit, 8 MiB"),
+        "{error}"
+    );
+    assert_eq!(server.received.lock().len(), 1, "not retried");
+    Ok(())
+}
+
+/// A 307 from the configured server to another origin (another port of
+/// 127.0.0.1) is not followed: `x-api-key`, which reqwest would carry
+/// across origins, and the conversation never reach the other server.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_naming_both() -> TestResult {
+    let (elsewhere, other) = serve([text_answer("leaked")]).await?;
+    let location = format!("{elsewhere}/v1/messages");
+    let router = axum::Router::new().route(
+        "/v1/messages",
+        post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(axum::http::header::LOCATION, location)],
+            )
+        }),
+    );
+    let address = support::serve_locally(router).await?;
+    let config = AnthropicConfig::default().with_base_url(format!("http://{address}"));
+    let adapter = AnthropicAdapter::new(config, Some(KEY.into()))?;
+    let (response, _) = stream(&adapter, &request("hi")).await;
+    let error = response.err().ok_or("expected an error")?;
+    assert!(
+        matches!(&error, ModelError::CrossOriginRedirect { from, to, .. }
+            if *from == format!("http://{address}") && *to == elsewhere),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`base_url`"), "{error}");
+    assert!(
+        other.received.lock().is_empty(),
+        "the other origin got nothing"
+    );
     Ok(())
 }

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
     Agent, AgentLoop, AgentOptions, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
-    OpenAiAdapter, OpenAiConfig, Session, ToolCall, Usage,
+    OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall, Usage,
 };
 use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
@@ -44,6 +44,9 @@ enum Piece {
     Wait(Arc<Notify>),
     /// Breaks the connection before the body is complete.
     Break,
+    /// These bytes, written this many times, made as they are written
+    /// (a flood costs the test server no memory).
+    Repeat(Bytes, usize),
 }
 
 impl Canned {
@@ -89,11 +92,19 @@ impl Canned {
 /// The body of `pieces`, written as they come.
 fn http_body(pieces: Vec<Piece>) -> Body {
     Body::from_stream(futures::stream::unfold(
-        pieces.into_iter(),
+        pieces.into_iter().peekable(),
         |mut pieces| async move {
             loop {
+                if let Some(Piece::Repeat(bytes, times)) = pieces.peek_mut()
+                    && *times > 0
+                {
+                    *times -= 1;
+                    let bytes = bytes.clone();
+                    return Some((Ok(bytes), pieces));
+                }
                 match pieces.next()? {
                     Piece::Bytes(bytes) => return Some((Ok(Bytes::from(bytes)), pieces)),
+                    Piece::Repeat(..) => {}
                     Piece::Wait(notify) => {
                         // Past five seconds, go on anyway: a test that
                         // needed the notify fails on its time check.
@@ -539,6 +550,26 @@ async fn a_server_busy_after_every_retry_is_a_status_error() -> TestResult {
     Ok(())
 }
 
+/// A `retry-after` too large for any wait (`1e20` seconds, `1e300`
+/// milliseconds) fails the request at once with the server's status and
+/// message, and says why it was not retried; it does not panic the
+/// adapter.
+#[tokio::test]
+async fn a_retry_after_past_the_longest_wait_fails_at_once() -> TestResult {
+    for (name, value) in [("retry-after", "1e20"), ("retry-after-ms", "1e300")] {
+        let (base_url, server) = serve([rate_limited().with_header(name, value)]).await?;
+        let adapter = retrying_adapter(&base_url, 4, Duration::from_millis(1))?;
+        let error = error_of(&adapter).await?;
+        assert!(
+            matches!(&error, ModelError::Status { status: 429, message, .. }
+                if message == "Rate limit reached (the server asks for a wait longer than the 60 s dsh accepts)"),
+            "{name}: {error:?}"
+        );
+        assert_eq!(server.received.lock().len(), 1, "{name}: no retry");
+    }
+    Ok(())
+}
+
 /// The server's `x-should-retry` wins over the status: a 429 it says not
 /// to retry is the answer, a 500 it says to retry is sent again.
 #[tokio::test]
@@ -904,6 +935,207 @@ async fn the_session_is_the_prompt_cache_key_unless_turned_off() -> TestResult {
             .0
             .get("prompt_cache_key")
             .is_none()
+    );
+    Ok(())
+}
+
+/// `times` events of `chunk`, made as they are sent.
+fn flood_of(chunk: &Value, times: usize) -> Piece {
+    Piece::Repeat(Bytes::from(sse(chunk)), times)
+}
+
+/// 64 KiB of `x`.
+fn block() -> String {
+    "x".repeat(64 << 10)
+}
+
+/// Fails unless `error` says the server at `adapter`'s endpoint passed
+/// `limit`, and names it.
+fn assert_too_large(error: &ModelError, adapter: &OpenAiAdapter, limit: ResponseLimit) {
+    assert!(
+        matches!(error, ModelError::TooLarge { url, limit: passed }
+            if url == adapter.endpoint() && *passed == limit),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains(&limit.to_string()), "{message}");
+    assert!(message.contains(adapter.endpoint()), "{message}");
+}
+
+/// A server that ignores `max_tokens` and streams 100 MiB of text is cut
+/// off at the answer limit, not read to its end.
+#[tokio::test]
+async fn an_answer_past_the_answer_limit_fails_naming_it() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned::events([
+        flood_of(&text_delta(&block()), 1600),
+        done(),
+    ])])
+    .await?;
+    let (response, pieces) = stream(&adapter, &CancellationToken::new(), |_| {}).await;
+    let error = response.err().ok_or("expected an error")?;
+    assert_too_large(&error, &adapter, ResponseLimit::Answer);
+    let shown: usize = pieces.iter().map(String::len).sum();
+    assert!(
+        shown <= ResponseLimit::MAX_ANSWER + (64 << 10),
+        "shown {shown} bytes"
+    );
+    Ok(())
+}
+
+/// A tool call's arguments count toward the answer limit as text does.
+#[tokio::test]
+async fn tool_call_arguments_count_toward_the_answer_limit() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned::events([
+        event(tool_delta(json!({
+            "index": 0, "id": "call_a", "type": "function",
+            "function": {"name": "write", "arguments": ""},
+        }))),
+        flood_of(
+            &tool_delta(json!({"index": 0, "function": {"arguments": block()}})),
+            200,
+        ),
+        done(),
+    ])])
+    .await?;
+    assert_too_large(&error_of(&adapter).await?, &adapter, ResponseLimit::Answer);
+    Ok(())
+}
+
+/// One line of 200 MiB, never ended, is cut off at the event limit rather
+/// than buffered whole.
+#[tokio::test]
+async fn an_event_past_the_event_limit_fails_naming_it() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned::events([
+        event(text_delta("Start")),
+        Piece::Bytes("data: ".to_owned()),
+        Piece::Repeat(Bytes::from(block()), 3200),
+    ])])
+    .await?;
+    assert_too_large(&error_of(&adapter).await?, &adapter, ResponseLimit::Event);
+    Ok(())
+}
+
+/// A body that is not streamed is bounded too.
+#[tokio::test]
+async fn a_body_past_the_body_limit_fails_naming_it() -> TestResult {
+    let (adapter, _server) = local_adapter([Canned {
+        content_type: "application/json",
+        body: vec![
+            Piece::Bytes(r#"{"choices": [{"message": {"content": ""#.to_owned()),
+            Piece::Repeat(Bytes::from(block()), 320),
+            Piece::Bytes(r#""}}]}"#.to_owned()),
+        ],
+        ..Canned::raw(StatusCode::OK, "")
+    }])
+    .await?;
+    assert_too_large(&error_of(&adapter).await?, &adapter, ResponseLimit::Body);
+    Ok(())
+}
+
+/// A long answer within the limits is read whole, in small events or in
+/// one large one: the limits change nothing for a real answer.
+#[tokio::test]
+async fn a_long_answer_within_the_limits_is_whole() -> TestResult {
+    let large = "y".repeat(1 << 20);
+    let (adapter, _server) = local_adapter([Canned::events([
+        flood_of(&text_delta(&block()), 96),
+        event(text_delta(&large)),
+        done(),
+    ])])
+    .await?;
+    let response = complete(&adapter, &request(None, "hi")).await?;
+    assert_eq!(response.text.len(), 96 * (64 << 10) + (1 << 20));
+    assert!(response.text.ends_with(&large));
+    Ok(())
+}
+
+/// A router that answers every POST to `path` with a 307 to `location`.
+fn redirecting(path: &str, location: String) -> axum::Router {
+    axum::Router::new().route(
+        path,
+        post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(header::LOCATION, location)],
+            )
+        }),
+    )
+}
+
+/// A 307 from the configured server to another origin (another port of
+/// 127.0.0.1) is not followed: the request, its key and the conversation
+/// never reach the other server, and the error names both origins and
+/// says what to configure.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_naming_both() -> TestResult {
+    let (elsewhere, other) = serve([answer("the key and the conversation")]).await?;
+    let router = redirecting(
+        "/v1/chat/completions",
+        format!("{elsewhere}/chat/completions"),
+    );
+    let address = support::serve_locally(router).await?;
+    let adapter = OpenAiAdapter::new(
+        OpenAiConfig::new(format!("http://{address}/v1")),
+        Some("sk-secret".into()),
+    )?;
+    let error = error_of(&adapter).await?;
+    let other_origin = elsewhere.trim_end_matches("/v1");
+    assert!(
+        matches!(&error, ModelError::CrossOriginRedirect { url, from, to }
+            if url == adapter.endpoint() && *from == format!("http://{address}") && to == other_origin),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains(other_origin), "{message}");
+    assert!(
+        message.contains("set `base_url` to the final URL"),
+        "{message}"
+    );
+    assert!(
+        other.received.lock().is_empty(),
+        "the other origin got nothing"
+    );
+    Ok(())
+}
+
+/// A redirect within the origin (another path of the same server) is
+/// followed, with the key: a server that moved its API within itself
+/// still answers.
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed() -> TestResult {
+    let server = Arc::new(Server {
+        answers: Mutex::new([answer("moved")].into()),
+        received: Mutex::new(Vec::new()),
+    });
+    let router = redirecting("/old/chat/completions", "/v1/chat/completions".to_owned()).merge(
+        axum::Router::new()
+            .route("/v1/chat/completions", post(completions))
+            .with_state(Arc::clone(&server)),
+    );
+    let address = support::serve_locally(router).await?;
+    let adapter = OpenAiAdapter::new(
+        OpenAiConfig::new(format!("http://{address}/old")),
+        Some("sk-secret".into()),
+    )?;
+    let response = complete(&adapter, &request(None, "hi")).await?;
+    assert_eq!(response, ModelResponse::text("moved"));
+    let received = server.received.lock();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].1.as_deref(), Some("Bearer sk-secret"));
+    Ok(())
+}
+
+/// A server that redirects to itself forever is left after five
+/// redirects, saying so.
+#[tokio::test]
+async fn a_redirect_loop_within_the_origin_stops() -> TestResult {
+    let router = redirecting("/v1/chat/completions", "/v1/chat/completions".to_owned());
+    let address = support::serve_locally(router).await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(format!("http://{address}/v1")), None)?;
+    let error = error_of(&adapter).await?;
+    assert!(
+        matches!(&error, ModelError::Unreachable { message, .. } if message.contains("more than 5 redirects")),
+        "{error:?}"
     );
     Ok(())
 }

@@ -46,6 +46,7 @@ mod config;
 mod error;
 mod naming;
 mod process;
+mod redirect;
 mod render;
 mod section;
 mod server;
@@ -71,12 +72,15 @@ pub use servers::{McpServers, selection_entry};
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the
-/// `ring` provider, installed as the process's default when it has none).
+/// `ring` provider, installed as the process's default when it has none),
+/// that follows a redirect only within the origin of the server's `url`.
 /// Front ends that already have dsh's client pass that instead.
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Another thread may have installed one meanwhile: either is ring.
         let _ = rustls::crypto::ring::default_provider().install_default();
     }
-    reqwest::Client::builder().build()
+    reqwest::Client::builder()
+        .redirect(redirect::same_origin_only())
+        .build()
 }

@@ -257,7 +257,7 @@ impl McpServer {
                 let service = tokio::time::timeout_at(deadline, handler.serve(transport))
                     .await
                     .map_err(|_| timeout())?
-                    .map_err(|error| handshake(error.to_string()))?;
+                    .map_err(|error| handshake(crate::redirect::described(&error)))?;
                 (service, None, None)
             }
         };

@@ -101,3 +101,53 @@ async fn an_http_server_gets_its_headers_and_token_and_serves_calls() {
     }
     server.shutdown().await;
 }
+
+/// A 307 from the configured server to another origin (another port of
+/// 127.0.0.1) is not followed: the other server gets nothing — neither
+/// the headers nor the requests — and the error names both origins and
+/// says what to configure.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_naming_both() {
+    let seen = Seen::default();
+    let elsewhere = axum::Router::new()
+        .route("/mcp", post(mcp))
+        .with_state(Arc::clone(&seen));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let other = format!("http://{}", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, elsewhere).await });
+
+    let location = format!("{other}/mcp");
+    let redirecting = axum::Router::new().route(
+        "/mcp",
+        post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [(axum::http::header::LOCATION, location)],
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let origin = format!("http://{}", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, redirecting).await });
+
+    let config = ServerConfig::http("web", format!("{origin}/mcp"))
+        .with_env([("X-Team", "core")])
+        .with_bearer_token("s3cret");
+    let Err(error) = McpServer::start(config, &http_client().expect("a client")).await else {
+        panic!("the start through a redirect to another origin succeeded");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("from {origin} to {other}")),
+        "{message}"
+    );
+    assert!(message.contains("`url`"), "{message}");
+    assert!(
+        seen.lock().expect("not poisoned").is_empty(),
+        "the other origin got nothing"
+    );
+}

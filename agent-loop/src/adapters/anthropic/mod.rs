@@ -387,6 +387,10 @@ impl Wire for MessagesWire {
         answer.add(data)
     }
 
+    fn held(&self, answer: &Self::Streamed) -> usize {
+        answer.held()
+    }
+
     fn finish(&self, answer: Self::Streamed) -> Result<ModelResponse, String> {
         answer.finish()
     }

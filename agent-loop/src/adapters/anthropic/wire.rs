@@ -434,6 +434,10 @@ pub(super) struct StreamedMessage {
     blocks: BTreeMap<usize, PartialBlock>,
     usage: Option<WireUsage>,
     events: usize,
+    /// What the text and the blocks hold, in bytes: each block's own
+    /// size (so a flood of empty blocks counts), a tool call's opening
+    /// event whole (its id, name and input), and its input's deltas.
+    held: usize,
 }
 
 impl StreamedMessage {
@@ -452,18 +456,22 @@ impl StreamedMessage {
                 index,
                 content_block,
             } => {
+                self.held += std::mem::size_of::<PartialBlock>();
                 let block = match content_block {
                     ContentBlock::Text { text } if !text.is_empty() => {
                         self.blocks.insert(index, PartialBlock::Text);
                         return Ok(self.push_text(&text));
                     }
                     ContentBlock::Text { .. } => PartialBlock::Text,
-                    ContentBlock::ToolUse { id, name, input } => PartialBlock::ToolUse {
-                        id,
-                        name,
-                        start: input,
-                        json: String::new(),
-                    },
+                    ContentBlock::ToolUse { id, name, input } => {
+                        self.held += data.len();
+                        PartialBlock::ToolUse {
+                            id,
+                            name,
+                            start: input,
+                            json: String::new(),
+                        }
+                    }
                     ContentBlock::Other => PartialBlock::Other,
                 };
                 self.blocks.insert(index, block);
@@ -481,6 +489,7 @@ impl StreamedMessage {
                         return Ok(self.push_text(&text));
                     }
                     (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                        self.held += partial_json.len();
                         json.push_str(&partial_json);
                     }
                     (_, Delta::Other) | (PartialBlock::Other, _) => {}
@@ -510,9 +519,15 @@ impl StreamedMessage {
     }
 
     fn push_text(&mut self, piece: &str) -> Step<'_> {
+        self.held += piece.len();
         let start = self.text.len();
         self.text.push_str(piece);
         Step::Text(&self.text[start..])
+    }
+
+    /// What the answer holds so far, in bytes.
+    pub(super) fn held(&self) -> usize {
+        self.held
     }
 
     /// The whole answer, its tool calls in block order; an error when a
@@ -783,6 +798,34 @@ mod tests {
         .unwrap_or_default();
         assert!(error.contains("`toolu_9` (`bash`, block 0)"), "{error}");
         assert!(error.contains("raise `max_tokens`"), "{error}");
+    }
+
+    /// What a streamed message holds counts its text, its tool calls'
+    /// opening events and input, and each block's own size, so that a
+    /// flood of empty blocks reaches the answer limit too.
+    #[test]
+    fn what_a_message_holds_counts_every_block() -> Result<(), String> {
+        let mut message = StreamedMessage::default();
+        let block = std::mem::size_of::<PartialBlock>();
+        for index in 0..3 {
+            let start = json!({"type": "content_block_start", "index": index,
+                               "content_block": {"type": "text", "text": ""}});
+            message.add(&start.to_string())?;
+        }
+        assert_eq!(message.held(), 3 * block, "empty blocks");
+        let text = json!({"type": "content_block_delta", "index": 0,
+                          "delta": {"type": "text_delta", "text": "four"}});
+        message.add(&text.to_string())?;
+        assert_eq!(message.held(), 3 * block + 4);
+        let tool = json!({"type": "content_block_start", "index": 3,
+                          "content_block": {"type": "tool_use", "id": "t", "name": "bash", "input": {}}})
+        .to_string();
+        message.add(&tool)?;
+        let input = json!({"type": "content_block_delta", "index": 3,
+                           "delta": {"type": "input_json_delta", "partial_json": "{}"}});
+        message.add(&input.to_string())?;
+        assert_eq!(message.held(), 4 * block + 4 + tool.len() + 2);
+        Ok(())
     }
 
     #[test]
