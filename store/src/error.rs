@@ -23,6 +23,36 @@ pub enum StoreError {
         /// Why.
         source: std::io::Error,
     },
+    /// A file of the store (the store itself, its `-wal` or `-shm` file,
+    /// a session's lock) is not a regular file: opening a FIFO would wait
+    /// for a writer, forever.
+    #[error(
+        "the session store's file `{path}` is {kind}, not a regular file; move it away, or \
+         name another store with `[sessions] path`"
+    )]
+    NotARegularFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is: `a directory`, `a FIFO (named pipe)`, ….
+        kind: &'static str,
+    },
+    /// The store's file, or its `-wal` or `-shm` file, is open to other
+    /// users, and this user cannot make it private (it is another user's).
+    #[error(
+        "the session store's file `{path}` is open to other users (mode {mode:04o}) and \
+         cannot be made private: {source}; it belongs to uid {owner}, who can `chmod 600` it, \
+         or name another store with `[sessions] path`"
+    )]
+    NotPrivate {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// The user id of its owner.
+        owner: u32,
+        /// Why its mode could not be changed.
+        source: std::io::Error,
+    },
     /// SQLite failed.
     #[error("the session store `{path}` failed {doing}: {source}")]
     Sqlite {
