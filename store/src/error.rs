@@ -53,6 +53,22 @@ pub enum StoreError {
         /// Why its mode could not be changed.
         source: std::io::Error,
     },
+    /// The store's file is not an SQLite database, or one damaged past
+    /// reading: every session would fail on it, so the message says how
+    /// to go on without it.
+    #[error(
+        "the session store `{path}` is damaged ({source}, {doing}); move it aside with its \
+         `-wal` and `-shm` files, and dsh starts a new store there, or run without the \
+         store: `--no-store`, or `[sessions] enabled = false`"
+    )]
+    Damaged {
+        /// The store's file.
+        path: PathBuf,
+        /// What the store was doing when SQLite found the damage.
+        doing: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
     /// SQLite failed.
     #[error("the session store `{path}` failed {doing}: {source}")]
     Sqlite {
@@ -121,10 +137,27 @@ impl StoreError {
         doing: &'static str,
     ) -> impl FnOnce(rusqlite::Error) -> Self {
         let path = path.into();
-        move |source| Self::Sqlite {
-            path,
-            doing,
-            source,
+        move |source| {
+            // A file that is no database, or one damaged: said as such,
+            // wherever SQLite finds it (a damaged page may be found long
+            // after opening).
+            let damaged = matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+            );
+            if damaged {
+                Self::Damaged {
+                    path,
+                    doing,
+                    source,
+                }
+            } else {
+                Self::Sqlite {
+                    path,
+                    doing,
+                    source,
+                }
+            }
         }
     }
 

@@ -46,7 +46,10 @@
 //! wait on a FIFO forever. A store file that group or others may open —
 //! made by hand, or by an older dsh — is made private (0644 becomes 0600),
 //! its `-wal` and `-shm` files too; one this user cannot change (another
-//! user's) is refused, saying whose it is ([`StoreError::NotPrivate`]).
+//! user's) is refused, saying whose it is ([`StoreError::NotPrivate`]). A
+//! file that is no SQLite database, or one damaged, is
+//! [`StoreError::Damaged`] wherever SQLite finds it, and says how to go
+//! on: move it aside, or run without the store.
 //!
 //! # Sessions and events
 //!

@@ -614,3 +614,72 @@ fn another_users_open_store_is_refused() {
     assert_eq!(mode_of(&path), 0o644, "left as it was");
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
+
+/// Bytes that are no database: a fixed xorshift sequence.
+fn noise(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+/// A damaged store's error names the file and both ways on: move it
+/// aside, or run without the store.
+fn assert_damaged(error: &StoreError, path: &Path) {
+    assert!(matches!(error, StoreError::Damaged { .. }), "{error:?}");
+    let message = error.to_string();
+    for needle in [
+        format!("the session store `{}` is damaged (", path.display()),
+        "move it aside with its `-wal` and `-shm` files".to_owned(),
+        "`--no-store`".to_owned(),
+    ] {
+        assert!(message.contains(&needle), "{needle:?} in {message}");
+    }
+}
+
+#[test]
+fn a_file_of_random_bytes_is_a_damaged_store_with_a_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    std::fs::write(&path, noise(8192)).unwrap();
+    assert_damaged(&Store::open(&path).unwrap_err(), &path);
+    assert_eq!(std::fs::read(&path).unwrap(), noise(8192), "left as it was");
+}
+
+#[test]
+fn a_truncated_store_is_damaged_with_a_way_out() {
+    let (_dir, store) = temp_store();
+    for _ in 0..20 {
+        let writer = coder_session(&store);
+        for n in 0..10 {
+            let text = format!("{n} {}", "many words ".repeat(200));
+            writer.append(&Event::UserMessage { text }).unwrap();
+        }
+    }
+    let path = store.path().to_owned();
+    drop(store);
+    // Everything into the file itself, and no WAL left beside it: the
+    // file alone is the store, and half of it is lost.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    drop(conn);
+    assert!(!beside(&path, "-wal").exists());
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > 100_000, "{len} bytes");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let error = Store::open(&path)
+        .and_then(|store| store.list(&ListQuery::default()))
+        .unwrap_err();
+    assert_damaged(&error, &path);
+}
