@@ -339,6 +339,23 @@ fn continue_traced(dir: &Path, config: &str) -> (std::process::Output, Vec<Value
     (output, requests, first)
 }
 
+/// A first prompt that would retitle the terminal (OSC 0, ended by BEL)
+/// is listed escaped.
+#[test]
+fn sessions_lists_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["-p", "\x1b]0;owned\x07 hello"]);
+    assert_status(&output, 0);
+    let listed = dsh_in(dir.path(), &["sessions", "--config", &config])
+        .output()
+        .unwrap();
+    assert_status(&listed, 0);
+    let table = stdout(&listed);
+    assert!(table.contains("\\u{1b}]0;owned\\u{7} hello"), "{table:?}");
+    assert!(!table.contains(['\x1b', '\x07']), "{table:?}");
+}
+
 /// Random bytes where the store should be: every command that opens the
 /// store names it and the ways on, and `--no-store` is one.
 #[test]
