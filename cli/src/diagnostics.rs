@@ -125,15 +125,27 @@ fn has_controls(problem: &Problem) -> bool {
 /// `text` with every control character but line breaks and tabs written
 /// as a Rust escape (`\u{1b}`).
 fn escape_controls(text: String) -> String {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\t'))
-    {
+    escape_controls_but(text, &['\n', '\t'])
+}
+
+/// `text` with every control character written as a Rust escape
+/// (`\u{1b}`), line breaks and tabs too: for text someone else wrote (a
+/// recorded prompt, a directory's name) shown in one cell of a table.
+pub(crate) fn escape_controls_in_line(text: String) -> String {
+    escape_controls_but(text, &[])
+}
+
+/// `text` with every control character not in `kept` written as a Rust
+/// escape (`\u{1b}`): the one way dsh shows control characters it did
+/// not write, so none reaches the terminal.
+fn escape_controls_but(text: String, kept: &[char]) -> String {
+    let escaped = |c: char| c.is_control() && !kept.contains(&c);
+    if !text.chars().any(escaped) {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if c.is_control() && !matches!(c, '\n' | '\t') {
+        if escaped(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);

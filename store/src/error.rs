@@ -23,6 +23,52 @@ pub enum StoreError {
         /// Why.
         source: std::io::Error,
     },
+    /// A file of the store (the store itself, its `-wal` or `-shm` file,
+    /// a session's lock) is not a regular file: opening a FIFO would wait
+    /// for a writer, forever.
+    #[error(
+        "the session store's file `{path}` is {kind}, not a regular file; move it away, or \
+         name another store with `[sessions] path`"
+    )]
+    NotARegularFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is: `a directory`, `a FIFO (named pipe)`, ….
+        kind: &'static str,
+    },
+    /// The store's file, or its `-wal` or `-shm` file, is open to other
+    /// users, and this user cannot make it private (it is another user's).
+    #[error(
+        "the session store's file `{path}` is open to other users (mode {mode:04o}) and \
+         cannot be made private: {source}; it belongs to uid {owner}, who can `chmod 600` it, \
+         or name another store with `[sessions] path`"
+    )]
+    NotPrivate {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// The user id of its owner.
+        owner: u32,
+        /// Why its mode could not be changed.
+        source: std::io::Error,
+    },
+    /// The store's file is not an SQLite database, or one damaged past
+    /// reading: every session would fail on it, so the message says how
+    /// to go on without it.
+    #[error(
+        "the session store `{path}` is damaged ({source}, {doing}); move it aside with its \
+         `-wal` and `-shm` files, and dsh starts a new store there, or run without the \
+         store: `--no-store`, or `[sessions] enabled = false`"
+    )]
+    Damaged {
+        /// The store's file.
+        path: PathBuf,
+        /// What the store was doing when SQLite found the damage.
+        doing: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
     /// SQLite failed.
     #[error("the session store `{path}` failed {doing}: {source}")]
     Sqlite {
@@ -91,10 +137,27 @@ impl StoreError {
         doing: &'static str,
     ) -> impl FnOnce(rusqlite::Error) -> Self {
         let path = path.into();
-        move |source| Self::Sqlite {
-            path,
-            doing,
-            source,
+        move |source| {
+            // A file that is no database, or one damaged: said as such,
+            // wherever SQLite finds it (a damaged page may be found long
+            // after opening).
+            let damaged = matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+            );
+            if damaged {
+                Self::Damaged {
+                    path,
+                    doing,
+                    source,
+                }
+            } else {
+                Self::Sqlite {
+                    path,
+                    doing,
+                    source,
+                }
+            }
         }
     }
 

@@ -40,6 +40,17 @@
 //! one transaction, and a store a newer dsh wrote is refused
 //! ([`StoreError::TooNew`]) and never rewritten.
 //!
+//! What is at the path is checked before SQLite opens it. A FIFO, a
+//! directory or a device there, or at the `-wal` and `-shm` files beside
+//! it, is refused at once ([`StoreError::NotARegularFile`]): SQLite would
+//! wait on a FIFO forever. A store file that group or others may open —
+//! made by hand, or by an older dsh — is made private (0644 becomes 0600),
+//! its `-wal` and `-shm` files too; one this user cannot change (another
+//! user's) is refused, saying whose it is ([`StoreError::NotPrivate`]). A
+//! file that is no SQLite database, or one damaged, is
+//! [`StoreError::Damaged`] wherever SQLite finds it, and says how to go
+//! on: move it aside, or run without the store.
+//!
 //! # Sessions and events
 //!
 //! A session row holds its id (a random UUID), agent, working directory,
@@ -79,6 +90,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod file;
 mod recover;
 mod schema;
 mod store;

@@ -17,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
+use crate::file;
 use crate::recover::close_open_turns;
 use crate::schema;
 use crate::title::title_of;
@@ -230,21 +231,10 @@ impl Store {
     /// dsh is an error, and is left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref().to_owned();
-        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(StoreError::io(dir))?;
-        }
-        // Create the file before SQLite does, with the mode it must have;
-        // SQLite gives its `-wal` and `-shm` files the same.
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(StoreError::io(&path))?;
+        // Create the file before SQLite does, with the mode it must have
+        // (SQLite gives its `-wal` and `-shm` files the same), and refuse
+        // one SQLite must not open.
+        file::prepare(&path)?;
         let mut conn =
             Connection::open(&path).map_err(StoreError::sqlite(&path, "while opening the file"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
@@ -608,13 +598,20 @@ impl Store {
                 .create(dir)
                 .map_err(StoreError::io(dir))?;
         }
+        // Read and write, without blocking: a FIFO put there opens at once
+        // (opened only for writing, it would wait for a reader), and is
+        // refused.
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .mode(0o600)
+            .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
             .open(&path)
             .map_err(StoreError::io(&path))?;
+        let opened = file.metadata().map_err(StoreError::io(&path))?;
+        file::refuse_special(&path, opened.file_type())?;
         Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
             if errno == nix::errno::Errno::EWOULDBLOCK {
                 StoreError::InUse { id: id.to_owned() }

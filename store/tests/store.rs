@@ -1,7 +1,8 @@
 //! The store on real files: round trips, torn records, versions, modes,
 //! locks, and several processes writing at once.
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -430,4 +431,255 @@ fn a_torn_prefix_is_reported_and_the_session_still_loads() {
     };
     assert_eq!(skipped.kind, "request_prefix");
     assert!(skipped.reason.contains("request prefix"), "{skipped}");
+}
+
+/// The file SQLite keeps beside the store at `path` with `suffix`
+/// (`-wal`, `-shm`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}{suffix}", path.display()))
+}
+
+fn mode_of(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// Opening a FIFO for writing waits for a reader: the store refuses it
+/// before anything opens it, or this test would never end.
+#[test]
+fn a_fifo_at_the_store_path_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let error = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            StoreError::NotARegularFile {
+                kind: "a FIFO (named pipe)",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "the session store's file `{}` is a FIFO (named pipe), not a regular file; move \
+             it away, or name another store with `[sessions] path`",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn a_directory_at_the_store_path_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    std::fs::create_dir(&path).unwrap();
+    let error = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::NotARegularFile { path: at, kind: "a directory" } if *at == path),
+        "{error:?}"
+    );
+}
+
+/// SQLite's WAL beside the store is checked as the store is.
+#[test]
+fn a_fifo_beside_the_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let wal = beside(&path, "-wal");
+    nix::unistd::mkfifo(&wal, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let error = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::NotARegularFile { path: at, kind: "a FIFO (named pipe)" } if *at == wal),
+        "{error:?}"
+    );
+}
+
+/// A session's lock is a file beside the store too.
+#[test]
+fn a_fifo_at_a_sessions_lock_is_refused() {
+    let (_dir, store) = temp_store();
+    let (writer, id) = recorded_session(&store);
+    drop(writer);
+    let lock = beside(store.path(), "-locks").join(&id);
+    std::fs::remove_file(&lock).unwrap();
+    nix::unistd::mkfifo(&lock, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let error = store.resume(&id).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::NotARegularFile { path: at, kind: "a FIFO (named pipe)" } if *at == lock),
+        "{error:?}"
+    );
+}
+
+/// A store made before dsh kept it private, or opened up by hand: the
+/// file, its WAL and its shared memory are each tightened, and nothing
+/// else changes.
+#[test]
+fn a_store_open_to_others_is_made_private_with_its_wal_and_shm() {
+    let (_dir, store) = temp_store();
+    let (writer, id) = recorded_session(&store);
+    drop(writer);
+    let path = store.path().to_owned();
+    drop(store);
+    let opened = [
+        (path.clone(), 0o644),
+        (beside(&path, "-wal"), 0o640),
+        (beside(&path, "-shm"), 0o666),
+    ];
+    for (file, mode) in &opened {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(*mode)).unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    for (file, _) in &opened {
+        assert_eq!(mode_of(file), 0o600, "{}", file.display());
+    }
+    assert_eq!(store.load(&id).unwrap().info.title, "list the files");
+}
+
+/// The child side of [`another_users_open_store_is_refused`]: opens, as
+/// a user who does not own it, the store named by the environment.
+const FOREIGN_ENV: &str = "DSH_STORE_TEST_FOREIGN";
+
+#[test]
+fn foreign_store_child() {
+    let Some(path) = std::env::var_os(FOREIGN_ENV) else {
+        return;
+    };
+    let path = PathBuf::from(path);
+    let error = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            StoreError::NotPrivate {
+                mode: 0o644,
+                owner: 0,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "the session store's file `{}` is open to other users (mode 0644) and cannot be \
+             made private",
+            path.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains("it belongs to uid 0, who can `chmod 600` it"),
+        "{message}"
+    );
+}
+
+/// Root's store, readable by all, opened by `nobody`: it cannot be made
+/// private, and is refused saying so rather than used as it is. Only
+/// root can make a file of another user's, so the test needs root (as
+/// the tests run on CI); it opens the store in a child process that
+/// runs as `nobody`.
+#[test]
+fn another_users_open_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let path = store.path().to_owned();
+    drop(store);
+    if std::fs::metadata(&path).unwrap().uid() != 0 {
+        // Not root: this user can make no file of another user's.
+        return;
+    }
+    // `nobody` may reach the store, and read it.
+    let mut reach = path.parent();
+    while let Some(dir_of) = reach.filter(|at| at.starts_with(dir.path())) {
+        std::fs::set_permissions(dir_of, std::fs::Permissions::from_mode(0o755)).unwrap();
+        reach = dir_of.parent();
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "foreign_store_child", "--nocapture"])
+        .env(FOREIGN_ENV, &path)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(mode_of(&path), 0o644, "left as it was");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+/// Bytes that are no database: a fixed xorshift sequence.
+fn noise(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+/// A damaged store's error names the file and both ways on: move it
+/// aside, or run without the store.
+fn assert_damaged(error: &StoreError, path: &Path) {
+    assert!(matches!(error, StoreError::Damaged { .. }), "{error:?}");
+    let message = error.to_string();
+    for needle in [
+        format!("the session store `{}` is damaged (", path.display()),
+        "move it aside with its `-wal` and `-shm` files".to_owned(),
+        "`--no-store`".to_owned(),
+    ] {
+        assert!(message.contains(&needle), "{needle:?} in {message}");
+    }
+}
+
+#[test]
+fn a_file_of_random_bytes_is_a_damaged_store_with_a_way_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    std::fs::write(&path, noise(8192)).unwrap();
+    assert_damaged(&Store::open(&path).unwrap_err(), &path);
+    assert_eq!(std::fs::read(&path).unwrap(), noise(8192), "left as it was");
+}
+
+#[test]
+fn a_truncated_store_is_damaged_with_a_way_out() {
+    let (_dir, store) = temp_store();
+    for _ in 0..20 {
+        let writer = coder_session(&store);
+        for n in 0..10 {
+            let text = format!("{n} {}", "many words ".repeat(200));
+            writer.append(&Event::UserMessage { text }).unwrap();
+        }
+    }
+    let path = store.path().to_owned();
+    drop(store);
+    // Everything into the file itself, and no WAL left beside it: the
+    // file alone is the store, and half of it is lost.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    drop(conn);
+    assert!(!beside(&path, "-wal").exists());
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > 100_000, "{len} bytes");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let error = Store::open(&path)
+        .and_then(|store| store.list(&ListQuery::default()))
+        .unwrap_err();
+    assert_damaged(&error, &path);
 }

@@ -6,6 +6,7 @@ use dsh_session_store::{ListQuery, SessionInfo};
 
 use crate::args::{SessionsAction, SessionsArgs};
 use crate::commands::{Outcome, print};
+use crate::diagnostics::escape_controls_in_line;
 use dsh_deployment::Problem;
 use dsh_deployment::host::store;
 use dsh_deployment::runtime;
@@ -54,7 +55,11 @@ pub(crate) fn run(args: &SessionsArgs) -> Outcome {
     }
 }
 
-/// One line a session: id, agent, age, working directory, title.
+/// One line a session: id, agent, age, working directory, title. What
+/// the store holds was written by others (a prompt, a directory's name,
+/// whatever else wrote the file): its control characters are shown
+/// escaped, never sent to the terminal, and a line break never splits a
+/// row.
 fn table(sessions: &[SessionInfo], now_ms: i64) -> String {
     if sessions.is_empty() {
         return "no sessions recorded yet\n".to_owned();
@@ -72,6 +77,7 @@ fn table(sessions: &[SessionInfo], now_ms: i64) -> String {
                     .map_or_else(|| "-".to_owned(), |cwd| cwd.display().to_string()),
                 session.title.clone(),
             ]
+            .map(escape_controls_in_line)
         })
         .collect();
     let header = ["ID", "AGENT", "AGE", "CWD", "TITLE"].map(str::to_owned);
@@ -119,5 +125,33 @@ mod tests {
         assert_eq!(age(3 * 3_600_000), "3h");
         assert_eq!(age(49 * 3_600_000), "2d");
         assert_eq!(age(-5), "0s", "a clock set back is no negative age");
+    }
+
+    /// A first prompt that would retitle the terminal (OSC 0), from a
+    /// directory whose name clears the screen and breaks the line.
+    #[test]
+    fn control_characters_of_titles_and_directories_are_escaped() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let store = dsh_session_store::Store::open(dir.path().join("sessions.db"))
+            .expect("the store opens");
+        let new = dsh_session_store::NewSession::new("coder", "m").with_cwd("/w/\x1b[2J\nx\ty");
+        let writer = store.create(&new).expect("a session");
+        writer
+            .append(&dsh_agent_loop::Event::UserMessage {
+                text: "\x1b]0;owned\x07 fix\rit".into(),
+            })
+            .expect("recorded");
+        let sessions = store.list(&ListQuery::default()).expect("listed");
+        let printed = table(&sessions, sessions[0].updated_at_ms);
+        let row = printed.lines().nth(1).expect("a row");
+        assert!(
+            row.ends_with("  /w/\\u{1b}[2J\\u{a}x\\u{9}y  \\u{1b}]0;owned\\u{7} fix\\u{d}it"),
+            "{printed:?}"
+        );
+        assert_eq!(printed.lines().count(), 2, "{printed:?}");
+        assert!(
+            !printed.chars().any(|c| c.is_control() && c != '\n'),
+            "{printed:?}"
+        );
     }
 }

@@ -338,3 +338,71 @@ fn continue_traced(dir: &Path, config: &str) -> (std::process::Output, Vec<Value
     let first = serde_json::from_str(text.lines().next().expect("a trace line")).unwrap();
     (output, requests, first)
 }
+
+/// A first prompt that would retitle the terminal (OSC 0, ended by BEL)
+/// is listed escaped.
+#[test]
+fn sessions_lists_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let (output, _) = run(dir.path(), &config, &["-p", "\x1b]0;owned\x07 hello"]);
+    assert_status(&output, 0);
+    let listed = dsh_in(dir.path(), &["sessions", "--config", &config])
+        .output()
+        .unwrap();
+    assert_status(&listed, 0);
+    let table = stdout(&listed);
+    assert!(table.contains("\\u{1b}]0;owned\\u{7} hello"), "{table:?}");
+    assert!(!table.contains(['\x1b', '\x07']), "{table:?}");
+}
+
+/// Random bytes where the store should be: every command that opens the
+/// store names it and the ways on, and `--no-store` is one.
+#[test]
+fn a_damaged_store_names_the_file_and_the_ways_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let store = dir.path().join("sessions.db");
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|n| (n.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&store, &noise).unwrap();
+    let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
+    let said = common::assert_fails_saying(&output, "is damaged (file is not a database");
+    for needle in [
+        format!("`{}`", store.display()),
+        "move it aside with its `-wal` and `-shm` files".to_owned(),
+        "`--no-store`".to_owned(),
+    ] {
+        assert!(said.contains(&needle), "{needle:?} in {said}");
+    }
+    let listed = dsh_in(dir.path(), &["sessions", "--config", &config])
+        .output()
+        .unwrap();
+    common::assert_fails_saying(&listed, "is damaged (file is not a database");
+
+    let (output, _) = run(dir.path(), &config, &["--no-store", "-p", "hi"]);
+    assert_status(&output, 0);
+    assert_eq!(std::fs::read(&store).unwrap(), noise, "left as it was");
+}
+
+/// A FIFO where the store should be: refused at once, naming it, where
+/// opening it used to wait for a reader forever.
+#[test]
+fn a_fifo_at_the_store_path_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "");
+    let store = dir.path().join("sessions.db");
+    let made = Command::new("mkfifo").arg(&store).status().unwrap();
+    assert!(made.success());
+    let refusal = format!(
+        "the session store's file `{}` is a FIFO (named pipe), not a regular file",
+        store.display()
+    );
+    let listed = dsh_in(dir.path(), &["sessions", "--config", &config])
+        .output()
+        .unwrap();
+    common::assert_fails_saying(&listed, &refusal);
+    let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
+    common::assert_fails_saying(&output, &refusal);
+}

@@ -300,6 +300,28 @@ async fn permissions_are_kept() {
     assert_eq!(mode & 0o777, 0o750);
 }
 
+/// A read-only file is refused, not replaced, as root too (CI runs the
+/// tests as root, whom the mode does not stop).
+#[tokio::test]
+async fn a_read_only_file_is_refused_and_kept() {
+    let project = Project::having_read("frozen.txt", "keep\n").await;
+    std::fs::set_permissions(
+        project.path("frozen.txt"),
+        std::fs::Permissions::from_mode(0o444),
+    )
+    .expect("chmod");
+    let refusal = format!(
+        "`{}` is read-only (mode 0444); dsh does not change a file its mode keeps from writing, \
+         not even as root: make it writable first (`chmod u+w`) if it should change",
+        project.shown("frozen.txt")
+    );
+    let result = project.edit("frozen.txt", "keep", "lose").await;
+    assert_error(&result, &format!("tool `edit` failed: {refusal}"));
+    let result = project.write("frozen.txt", "lose\n").await;
+    assert_error(&result, &format!("tool `write` failed: {refusal}"));
+    assert_eq!(project.get("frozen.txt"), "keep\n");
+}
+
 #[tokio::test]
 async fn binary_and_non_utf8_files_are_refused() {
     let project = Project::new();
