@@ -595,8 +595,8 @@ async fn a_file_larger_than_a_whole_file_change_holds_is_refused() {
 async fn the_sandbox_in_force_decides_where_changes_go() {
     use dsh_sandbox::{Sandbox, SandboxMode};
     // Outside the temporary directory, which `workspace-write` allows.
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fs-sandbox");
-    let (writable, elsewhere) = (base.join("writable"), base.join("elsewhere"));
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a directory");
+    let (writable, elsewhere) = (base.path().join("writable"), base.path().join("elsewhere"));
     for dir in [&writable, &elsewhere] {
         std::fs::create_dir_all(dir).expect("directory");
     }
