@@ -87,6 +87,9 @@ struct AgentInner {
     budget: ContextBudget,
     /// What the host attaches to the agent ([`Agent::with_fact`]).
     facts: Extensions,
+    /// What the host attaches to its tool calls only
+    /// ([`Agent::with_tool_fact`]).
+    tool_facts: Extensions,
 }
 
 impl Agent {
@@ -101,6 +104,7 @@ impl Agent {
             tools: None,
             preset: None,
             facts: Extensions::new(),
+            tool_facts: Extensions::new(),
         }))
     }
 
@@ -119,6 +123,21 @@ impl Agent {
     pub fn with_fact<T: Send + Sync + 'static>(mut self, fact: T) -> Self {
         Arc::make_mut(&mut self.0).facts.insert(fact);
         self
+    }
+
+    /// Attaches `fact` to the agent's tool calls only, over a fact of the
+    /// same type [`with_fact`](Self::with_fact) attached: what changed in
+    /// a session (a mode switched to another sandbox) reaches its tools
+    /// while its prompt, and the provider's cache of it, stay as they
+    /// were.
+    pub fn with_tool_fact<T: Send + Sync + 'static>(mut self, fact: T) -> Self {
+        Arc::make_mut(&mut self.0).tool_facts.insert(fact);
+        self
+    }
+
+    /// The facts attached to the agent's tool calls only.
+    pub fn tool_facts(&self) -> &Extensions {
+        &self.0.tool_facts
     }
 
     /// The agent with every fact of `facts` attached (a child's, from its

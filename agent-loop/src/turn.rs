@@ -577,6 +577,7 @@ impl AgentLoop {
         cx.call_id = call.id.clone();
         cx.cancel = cancel.child_token();
         cx.extensions.extend_from(calling.agent.facts());
+        cx.extensions.extend_from(calling.agent.tool_facts());
         cx.extensions.insert(calling.clone());
         if let Some(hook) = &self.inner.on_progress {
             let (hook, session, call) =

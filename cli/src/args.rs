@@ -120,6 +120,14 @@ pub(crate) struct RunArgs {
     /// Run one turn with this prompt, then exit.
     #[arg(long, short = 'p', value_name = "PROMPT")]
     pub(crate) prompt: Option<String>,
+    /// Run the session in this mode: `read-only`, `ask`, `auto` or
+    /// `full-access` (`/mode` switches it later).
+    #[arg(long, value_name = "ID")]
+    pub(crate) mode: Option<String>,
+    /// Run the session on this model, one of `[adapter] models`
+    /// (`/model` switches it later).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<String>,
     #[command(flatten)]
     pub(crate) resume: ResumeArgs,
 }

@@ -77,6 +77,10 @@ pub enum AdapterConfig<S = String> {
         base_url: S,
         /// The default model of the deployment's agents.
         model: Option<S>,
+        /// The models a person may pick for a session (an editor's model
+        /// picker, `dsh run --model`, `/model`); `model`, when set, is the
+        /// default. Default: `model` alone.
+        models: Option<Vec<S>>,
         /// The environment variable that holds the API key; without it
         /// no key is sent (a local server).
         api_key_env: Option<S>,
@@ -109,6 +113,11 @@ pub enum AdapterConfig<S = String> {
         /// The default model of the deployment's agents
         /// (`claude-sonnet-4-5`).
         model: Option<S>,
+        /// The models a person may pick for a session (an editor's model
+        /// picker, `dsh run --model`, `/model`); `model`, when set, is the
+        /// default. Default: `model` alone.
+        models: Option<Vec<S>>,
+
         /// The environment variable that holds the API key
         /// ([`AnthropicConfig::DEFAULT_API_KEY_ENV`] when left out).
         api_key_env: Option<S>,
@@ -144,6 +153,11 @@ pub enum AdapterConfig<S = String> {
         answers: S,
         /// The default model name the agents report as `<<model>>`.
         model: Option<S>,
+        /// The models a person may pick for a session (an editor's model
+        /// picker, `dsh run --model`, `/model`); `model`, when set, is the
+        /// default. Default: `model` alone.
+        models: Option<Vec<S>>,
+
         /// The [`Encoding`] tokens are counted with, as for `openai`.
         tokenizer: Option<S>,
         /// The context window, as for `openai`.
@@ -168,6 +182,15 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             Self::OpenAi { model, .. }
             | Self::Anthropic { model, .. }
             | Self::Scripted { model, .. } => model.as_ref(),
+        }
+    }
+
+    /// The models a person may pick for a session (`models`), as written.
+    pub fn models(&self) -> &[S] {
+        match self {
+            Self::OpenAi { models, .. }
+            | Self::Anthropic { models, .. }
+            | Self::Scripted { models, .. } => models.as_deref().unwrap_or_default(),
         }
     }
 

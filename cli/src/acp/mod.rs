@@ -18,6 +18,7 @@ mod fs;
 mod mcp;
 mod sessions;
 mod shutdown;
+mod steering;
 mod system_prompt;
 pub(crate) mod transport;
 mod updates;
@@ -30,7 +31,8 @@ use agent_client_protocol::v1::schema::{
     self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
     Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
     NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
-    StopReason,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
@@ -44,6 +46,7 @@ pub(crate) use self::mcp::AcpMcp;
 
 use self::approval::AskTheClient;
 use self::fs::SessionFiles;
+use self::steering::{MODE_OPTION, Steering};
 use self::updates::Updates;
 use dsh_deployment::host::cwd::{Relative, working_directory};
 use dsh_deployment::host::store::{Recorded, Recording};
@@ -85,6 +88,8 @@ struct Slot {
     recorded: Option<Recorded>,
     /// What the session brought to its prompt, registered while it lives.
     _brought: system_prompt::Brought,
+    /// Its mode, its model, its remembered answers.
+    steering: Steering,
 }
 
 impl Server {
@@ -135,6 +140,7 @@ impl Server {
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
         let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
+        let (set_mode, set_option) = (self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -177,6 +183,33 @@ impl Server {
             .on_receive_request(
                 async move |request: PromptRequest, responder, cx: ConnectionTo<Client>| {
                     prompt.prompt(request, responder, cx)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: SetSessionModeRequest, responder, cx: ConnectionTo<Client>| {
+                    let value = request.mode_id.0.to_string();
+                    let set = set_mode.steer(&request.session_id, MODE_OPTION, &value, &cx);
+                    responder.respond_with_result(set.map(|_| SetSessionModeResponse::new()))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: SetSessionConfigOptionRequest,
+                            responder,
+                            cx: ConnectionTo<Client>| {
+                    let value = match request.value.as_value_id() {
+                        Some(value) => value.0.to_string(),
+                        None => {
+                            return responder.respond_with_error(Error::new(
+                                ErrorCode::INVALID_PARAMS,
+                                "dsh's config options take a value id, not a boolean",
+                            ));
+                        }
+                    };
+                    let config = request.config_id.0.to_string();
+                    let set = set_option.steer(&request.session_id, &config, &value, &cx);
+                    responder.respond_with_result(set.map(SetSessionConfigOptionResponse::new))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -321,9 +354,13 @@ impl Server {
                 turn: None,
                 recorded,
                 _brought: brought,
+                steering: Steering::start(&self.inner.host),
             },
         );
-        Ok(NewSessionResponse::new(id.to_string()))
+        let (modes, options) = self.steering_of(&schema::SessionId::new(id.to_string()));
+        Ok(NewSessionResponse::new(id.to_string())
+            .modes(modes)
+            .config_options(options))
     }
 
     /// `session/prompt`: takes the session, starts its turn on a task of
@@ -340,7 +377,7 @@ impl Server {
         };
         let id = SessionId::new(request.session_id.0.clone());
         let cancel = CancellationToken::new();
-        let (session, roots) = {
+        let (session, roots, steering) = {
             let mut sessions = self.inner.sessions.lock();
             let Some(slot) = sessions.get_mut(&id) else {
                 return responder.respond_with_error(
@@ -357,14 +394,20 @@ impl Server {
                 ));
             };
             slot.turn = Some(cancel.clone());
-            (session, slot.roots.clone())
+            (session, slot.roots.clone(), slot.steering.clone())
         };
         let server = self.clone();
         // `$/cancel_request` of the prompt cancels the turn too.
         let cancelled = responder.cancellation();
         cx.clone().spawn(async move {
             let stop = server
-                .turn(session, roots, &input, &cancel, &cancelled, &cx)
+                .turn(
+                    session,
+                    (roots, steering),
+                    &input,
+                    (&cancel, &cancelled),
+                    &cx,
+                )
                 .await;
             responder.respond_with_result(stop.map(PromptResponse::new))
         })
@@ -375,12 +418,14 @@ impl Server {
     async fn turn(
         &self,
         mut session: Session,
-        roots: Vec<PathBuf>,
+        (roots, steering): (Vec<PathBuf>, Steering),
         input: &str,
-        cancel: &CancellationToken,
-        cancelled: &RequestCancellation,
+        (cancel, cancelled): (&CancellationToken, &RequestCancellation),
         cx: &ConnectionTo<Client>,
     ) -> Result<StopReason, Error> {
+        let agent = (self.inner.host)
+            .agent_for(steering.mode, &steering.model)
+            .map_err(|message| Error::new(ErrorCode::INTERNAL_ERROR, message))?;
         let acp_id = schema::SessionId::new(session.id().to_string());
         let updates = Updates::new(
             session.id().clone(),
@@ -403,7 +448,7 @@ impl Server {
             updates.clone(),
         );
         let policy = self.inner.host.approval_policy();
-        let approval = AskTheClient::new(acp_id, policy, updates, cx.clone());
+        let approval = AskTheClient::new(acp_id, policy, &steering, updates, cx.clone());
         let agent_loop = self
             .inner
             .agent_loop
@@ -415,15 +460,19 @@ impl Server {
             .with_approval(Arc::new(approval));
 
         let result = {
-            let agent = self.loop_agent();
+            let agent = &agent;
             let session = &mut session;
             let turn = async {
                 match parse_input(input) {
-                    Input::Command(SlashCommand::Compact) => {
+                    Input::Command(SlashCommand::Compact, _) => {
                         let report = agent_loop.compact(agent, session, cancel).await?;
                         if report.is_none() {
                             said.say("nothing to compact");
                         }
+                        Ok(())
+                    }
+                    Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
+                        said.say(&self.steer_by_command(session.id(), command, value, cx));
                         Ok(())
                     }
                     // An empty prompt is the client's to send: a turn.
@@ -450,6 +499,80 @@ impl Server {
             }
         }
         stop_reason(result, cancel)
+    }
+
+    /// The modes and config options of session `id` (new ones, for a
+    /// session not open).
+    fn steering_of(
+        &self,
+        id: &schema::SessionId,
+    ) -> (schema::SessionModeState, Vec<schema::SessionConfigOption>) {
+        let host = &self.inner.host;
+        let steering = (self.inner.sessions.lock())
+            .get(&SessionId::new(id.0.clone()))
+            .map_or_else(|| Steering::start(host), |slot| slot.steering.clone());
+        (steering.modes(), steering.config_options(host))
+    }
+
+    /// Sets session `id`'s config option `option` to `value` (the mode or
+    /// the model), for its next turn; announces the options as they are
+    /// now (and the mode, to clients of `session/set_mode`). Answers the
+    /// options.
+    fn steer(
+        &self,
+        id: &schema::SessionId,
+        option: &str,
+        value: &str,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<Vec<schema::SessionConfigOption>, Error> {
+        let host = &self.inner.host;
+        let steering = {
+            let mut sessions = self.inner.sessions.lock();
+            let slot = sessions
+                .get_mut(&SessionId::new(id.0.clone()))
+                .ok_or_else(|| Error::from(schema::Error::session_not_found(id.clone())))?;
+            slot.steering.set(host, option, value)?;
+            slot.steering.clone()
+        };
+        let options = steering.config_options(host);
+        let updates = [
+            schema::SessionUpdate::ConfigOptionUpdate(schema::ConfigOptionUpdate::new(
+                options.clone(),
+            )),
+            schema::SessionUpdate::CurrentModeUpdate(schema::CurrentModeUpdate::new(
+                steering.mode.id,
+            )),
+        ];
+        for update in updates {
+            // The connection is gone only when the client is.
+            let _ = cx.send_notification(schema::SessionNotification::new(id.clone(), update));
+        }
+        Ok(options)
+    }
+
+    /// `/mode ID` and `/model ID` typed in a prompt: the same switch as
+    /// the config options; without an id, what there is to choose. The
+    /// answer is what the session says.
+    fn steer_by_command(
+        &self,
+        id: &SessionId,
+        command: SlashCommand,
+        value: &str,
+        cx: &ConnectionTo<Client>,
+    ) -> String {
+        let option = match command {
+            SlashCommand::Mode => MODE_OPTION,
+            _ => steering::MODEL_OPTION,
+        };
+        let acp_id = schema::SessionId::new(id.to_string());
+        if value.is_empty() {
+            let (_, options) = self.steering_of(&acp_id);
+            return steering::choices(&options, option);
+        }
+        match self.steer(&acp_id, option, value, cx) {
+            Ok(_) => format!("{option}: {value}"),
+            Err(error) => error.message,
+        }
     }
 
     /// `session/cancel`: cancels the session's running turn, if any.

@@ -19,6 +19,7 @@ use agent_client_protocol::{Error, ErrorCode};
 use dsh_agent_loop::{Event, SessionId};
 use dsh_session_store::{ListQuery, StoreError};
 
+use super::steering::Steering;
 use super::updates::Updates;
 use super::{Server, Slot, commands, fs, session_cwd, system_prompt};
 use dsh_deployment::host::store::{Recording, ResumeError};
@@ -72,8 +73,11 @@ impl Server {
         updates.replay(&history);
         // A loaded session takes the commands a new one does; the client
         // knows its id, so they go before the answer, with the replay.
-        commands::announce(cx, updates_id);
-        Ok(LoadSessionResponse::new())
+        commands::announce(cx, updates_id.clone());
+        let (modes, options) = self.steering_of(&updates_id);
+        Ok(LoadSessionResponse::new()
+            .modes(modes)
+            .config_options(options))
     }
 
     /// `session/resume`: opens the recorded session, without replay, and
@@ -89,8 +93,11 @@ impl Server {
             request.additional_directories,
             request.system_prompt,
         )?;
+        let (modes, options) = self.steering_of(&request.session_id);
         commands::announce(cx, request.session_id);
-        Ok(ResumeSessionResponse::new())
+        Ok(ResumeSessionResponse::new()
+            .modes(modes)
+            .config_options(options))
     }
 
     /// `session/list`: this agent's sessions, of `cwd` if given, the most
@@ -230,6 +237,7 @@ impl Server {
                 recorded: Some(resumed.recorded),
                 _brought: brought,
                 roots,
+                steering: Steering::start(&self.inner.host),
             },
         );
         Ok(history)

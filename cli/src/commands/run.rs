@@ -19,6 +19,7 @@ use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
 use crate::diagnostics::Reporter;
 use crate::terminal::{AskOnTheTerminal, Chat, Console, out};
+use dsh_deployment::host::modes;
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let cwd = command_line_cwd(args.cwd.as_deref())?;
@@ -46,20 +47,34 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let _instructions = host.instructions_of(&session)?;
     let console = Arc::new(Console::new());
     console.replay(&history);
-    let agent_loop = on_the_console(&host, &console, &session);
+    let approval = Arc::new(AskOnTheTerminal::new(
+        host.approval_policy(),
+        Arc::clone(&console),
+    ));
+    let agent_loop = on_the_console(&host, &console, &session).with_approval(approval.clone());
     let outcome = host.serve(async |started, ending| {
         if !started.required_failures.is_empty() {
             return Err(started.required_failures);
         }
         Reporter::for_stderr().report(&started.optional_failures);
         let mut chat = Chat {
+            host: &host,
             agent_loop,
             agent: host.loop_agent().clone(),
+            mode: host.start_mode(),
+            model: host.loop_agent().model().to_owned(),
+            approval,
             session,
             console,
             ending,
             ended: None,
         };
+        let mode = match &args.mode {
+            Some(id) => modes::mode(id).map_err(|message| vec![Problem::new(message)])?,
+            None => chat.mode,
+        };
+        let model = args.model.clone().unwrap_or_else(|| chat.model.clone());
+        chat.steer(mode, &model).map_err(|problem| vec![problem])?;
         let outcome = match &args.prompt {
             Some(prompt) => chat.one_turn(prompt).await,
             None => chat.lines().await,
@@ -74,8 +89,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     finish(&host, outcome, recorded.as_ref())
 }
 
-/// The host's loop, showing what it does on the console; the calls of a
-/// tool that asks first are refused (no one is there to ask).
+/// The host's loop, showing what it does on the console.
 fn on_the_console(
     host: &Host,
     console: &Arc<Console>,
@@ -87,19 +101,14 @@ fn on_the_console(
         Arc::clone(console),
     );
     let id = session.id().clone();
-    let agent_loop = host
-        .agent_loop()
+    host.agent_loop()
         .on_event(move |_, event| events.event(event))
         .on_text(move |_, piece| text.text(piece))
         .on_tool_progress(move |session, call, text| {
             if *session == id {
                 progress.progress(&call.name, text);
             }
-        });
-    agent_loop.with_approval(Arc::new(AskOnTheTerminal::new(
-        host.approval_policy(),
-        Arc::clone(console),
-    )))
+        })
 }
 
 /// The session's outcome, with the trace's summary said on stderr and a

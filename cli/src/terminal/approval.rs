@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
 use dsh_deployment::host::ApprovalPolicy;
+use dsh_deployment::host::modes::Asking;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +38,8 @@ impl Answer {
 /// Asks the person at the terminal before each call that asks first.
 pub(crate) struct AskOnTheTerminal {
     policy: ApprovalPolicy,
+    /// Which calls the session's mode asks about; `/mode` changes it.
+    asking: Mutex<Asking>,
     /// Whether someone can answer: stdin and stderr are a terminal.
     terminal: bool,
     console: Arc<Console>,
@@ -48,10 +51,16 @@ impl AskOnTheTerminal {
     pub(crate) fn new(policy: ApprovalPolicy, console: Arc<Console>) -> Self {
         Self {
             policy,
+            asking: Mutex::new(Asking::Policy),
             terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             console,
             always: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Asks as a mode that asks `asking` does, from now on.
+    pub(crate) fn set_asking(&self, asking: Asking) {
+        *self.asking.lock() = asking;
     }
 
     /// Puts `call` to the person, reading the answer from the terminal.

@@ -6,18 +6,26 @@ use std::sync::Arc;
 
 use dsh_agent_loop::{AgentLoop, TurnError};
 use dsh_deployment::Problem;
+use dsh_deployment::host::modes::{self, MODES, Mode};
 use dsh_deployment::host::signals::EndingSignals;
-use dsh_deployment::host::{Input, SlashCommand, parse_input};
+use dsh_deployment::host::{Host, Input, SlashCommand, parse_input};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+use super::approval::AskOnTheTerminal;
 use super::console::{Console, out};
 use crate::commands::Outcome;
 
 /// A session of `dsh run`, talking with the person at the terminal.
-pub(crate) struct Chat {
+pub(crate) struct Chat<'h> {
+    pub(crate) host: &'h Host,
     pub(crate) agent_loop: AgentLoop,
     pub(crate) agent: dsh_agent_loop::Agent,
+    /// The session's mode and model, which `/mode` and `/model` switch.
+    pub(crate) mode: &'static Mode,
+    pub(crate) model: String,
+    /// The loop's approval, which asks as the mode says.
+    pub(crate) approval: Arc<AskOnTheTerminal>,
     pub(crate) session: dsh_agent_loop::Session,
     pub(crate) console: Arc<Console>,
     /// `SIGTERM` and `SIGHUP`: cancel the running turn, then end.
@@ -26,7 +34,54 @@ pub(crate) struct Chat {
     pub(crate) ended: Option<&'static str>,
 }
 
-impl Chat {
+impl Chat<'_> {
+    /// Switches the session to `mode` and `model`: its agent, and which
+    /// calls ask first. `Err` says why not.
+    pub(crate) fn steer(&mut self, mode: &'static Mode, model: &str) -> Result<(), Problem> {
+        self.agent = self.host.agent_for(mode, model).map_err(Problem::new)?;
+        self.approval.set_asking(mode.asking);
+        (self.mode, self.model) = (mode, model.to_owned());
+        Ok(())
+    }
+
+    /// `/mode ID` and `/model ID`; without an id, what there is to choose.
+    fn command(&mut self, command: SlashCommand, argument: &str) {
+        let choices = |current: &str, all: Vec<String>| {
+            let marked: Vec<String> = (all.into_iter())
+                .map(|one| {
+                    if one == current {
+                        format!("{one} (now)")
+                    } else {
+                        one
+                    }
+                })
+                .collect();
+            marked.join(", ")
+        };
+        let said = match (command, argument) {
+            (SlashCommand::Mode, "") => {
+                let ids = MODES.iter().map(|mode| mode.id.to_owned()).collect();
+                Ok(format!("modes: {}", choices(self.mode.id, ids)))
+            }
+            (SlashCommand::Model, "") => Ok(format!(
+                "models: {}",
+                choices(&self.model, self.host.models())
+            )),
+            (SlashCommand::Mode, id) => modes::mode(id)
+                .map_err(Problem::new)
+                .and_then(|mode| self.steer(mode, &self.model.clone()))
+                .map(|()| format!("mode: {} — {}", self.mode.id, self.mode.description)),
+            (SlashCommand::Model, model) => {
+                (self.steer(self.mode, model)).map(|()| format!("model: {}", self.model))
+            }
+            (SlashCommand::Compact, _) => return,
+        };
+        match said {
+            Ok(line) => out(&mut std::io::stderr(), &format!("{line}\n")),
+            Err(problem) => self.console.problem(&problem),
+        }
+    }
+
     /// `-p`: one turn; its failure, or its cancellation, is the command's.
     pub(crate) async fn one_turn(&mut self, prompt: &str) -> Outcome {
         match self.turn(prompt).await {
@@ -70,7 +125,11 @@ impl Chat {
             };
             let outcome = match parse_input(&line) {
                 Input::Empty => continue,
-                Input::Command(SlashCommand::Compact) => self.compact().await,
+                Input::Command(SlashCommand::Compact, _) => self.compact().await,
+                Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), argument) => {
+                    self.command(command, argument);
+                    continue;
+                }
                 Input::Prompt(prompt) => self.turn(prompt).await,
             };
             if self.ended.is_some() {

@@ -14,6 +14,9 @@
 //! [`ApprovalPolicy::how_to_allow`].
 
 use dsh_tool_mcp::McpServers;
+use dsh_tools::{ToolKind, ToolRegistry};
+
+use super::modes::Asking;
 
 /// The approval policy of a deployment.
 #[derive(Debug, Clone)]
@@ -22,20 +25,50 @@ pub struct ApprovalPolicy {
     ask_first: Vec<String>,
     /// The servers whose tools ask by their own rule.
     mcp: McpServers,
+    /// The registered tools, whose kinds say which only read.
+    tools: ToolRegistry,
 }
 
 impl ApprovalPolicy {
-    /// The policy of tables that ask (`ask_first`) and of the servers
-    /// `mcp` holds, now and later.
-    pub fn new(ask_first: Vec<String>, mcp: McpServers) -> Self {
-        Self { ask_first, mcp }
+    /// The policy of tables that ask (`ask_first`), of the servers `mcp`
+    /// holds, now and later, and of the tools `tools` holds.
+    pub fn new(ask_first: Vec<String>, mcp: McpServers, tools: ToolRegistry) -> Self {
+        Self {
+            ask_first,
+            mcp,
+            tools,
+        }
     }
 
     /// Whether a call of `tool` in the session `session` (the agent loop's
-    /// id) asks a person first.
+    /// id) asks a person first, by the deployment's policy.
     pub fn asks(&self, tool: &str, session: &str) -> bool {
         self.ask_first.iter().any(|name| name == tool)
             || self.mcp.asks_first(Some(session), tool) == Some(true)
+    }
+
+    /// Whether a call of `tool` in `session` asks first in a mode that
+    /// asks as `asking` says.
+    pub fn asks_in(&self, asking: Asking, tool: &str, session: &str) -> bool {
+        match asking {
+            Asking::Never => false,
+            Asking::Policy => self.asks(tool, session),
+            Asking::SideEffects => self.asks(tool, session) || !self.only_reads(tool, session),
+        }
+    }
+
+    /// Whether `tool` only reads: a tool of a read-only kind, or an MCP
+    /// tool annotated `readOnlyHint: true`.
+    fn only_reads(&self, tool: &str, session: &str) -> bool {
+        if let Some(read_only) = self.mcp.is_read_only(Some(session), tool) {
+            return read_only;
+        }
+        self.tools.get(tool).is_some_and(|tool| {
+            matches!(
+                tool.kind(),
+                ToolKind::Read | ToolKind::Search | ToolKind::Think | ToolKind::Fetch
+            )
+        })
     }
 
     /// What the deployment would set to let `tool` run without asking: the

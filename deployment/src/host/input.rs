@@ -11,6 +11,12 @@
 pub enum SlashCommand {
     /// `/compact`: the loop's compaction, on request.
     Compact,
+    /// `/mode ID`: switch the session's mode (`host::modes`); without an
+    /// id, say the modes.
+    Mode,
+    /// `/model ID`: switch the session's model (`[adapter] models`);
+    /// without an id, say the models.
+    Model,
 }
 
 impl SlashCommand {
@@ -18,6 +24,8 @@ impl SlashCommand {
     pub fn name(self) -> &'static str {
         match self {
             Self::Compact => "compact",
+            Self::Mode => "mode",
+            Self::Model => "model",
         }
     }
 
@@ -28,12 +36,31 @@ impl SlashCommand {
                 "Compact the conversation: summarize it so far, keeping the system prompt and \
                  tools as they are"
             }
+            Self::Mode => {
+                "Switch the session's mode (read-only, ask, auto, full-access): its sandbox \
+                 and which calls ask first"
+            }
+            Self::Model => "Switch the model the session runs on",
+        }
+    }
+
+    /// What its argument is, for a command that takes one: an editor
+    /// shows it as the input's hint.
+    pub fn argument(self) -> Option<&'static str> {
+        match self {
+            Self::Compact => None,
+            Self::Mode => Some("mode id"),
+            Self::Model => Some("model"),
         }
     }
 }
 
 /// Every slash command, in the order a front end lists them.
-pub const SLASH_COMMANDS: &[SlashCommand] = &[SlashCommand::Compact];
+pub const SLASH_COMMANDS: &[SlashCommand] = &[
+    SlashCommand::Compact,
+    SlashCommand::Mode,
+    SlashCommand::Model,
+];
 
 /// One input, read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,26 +68,35 @@ pub enum Input<'a> {
     /// Nothing but white space: no turn.
     Empty,
     /// A slash command, alone on its input (surrounding white space
-    /// aside).
-    Command(SlashCommand),
+    /// aside), with its argument (empty when none was given; a command
+    /// that takes none has none).
+    Command(SlashCommand, &'a str),
     /// A prompt for the model, as typed (a slash that names no command
     /// is a prompt too: `/etc/hosts is wrong` asks the model).
     Prompt(&'a str),
 }
 
 /// Reads one input: a command when the whole of it, trimmed, is `/name`
-/// of a command; else a prompt.
+/// of a command (then its argument, for a command that takes one); else
+/// a prompt.
 pub fn parse_input(input: &str) -> Input<'_> {
     let trimmed = input.trim();
     if trimmed.is_empty() {
         return Input::Empty;
     }
-    let command = trimmed
-        .strip_prefix('/')
-        .and_then(|name| SLASH_COMMANDS.iter().find(|command| command.name() == name));
+    let Some(line) = trimmed.strip_prefix('/') else {
+        return Input::Prompt(input);
+    };
+    let (name, argument) = match line.split_once(char::is_whitespace) {
+        Some((name, argument)) => (name, argument.trim()),
+        None => (line, ""),
+    };
+    let command = SLASH_COMMANDS.iter().find(|command| command.name() == name);
     match command {
-        Some(&command) => Input::Command(command),
-        None => Input::Prompt(input),
+        Some(&command) if argument.is_empty() || command.argument().is_some() => {
+            Input::Command(command, argument)
+        }
+        _ => Input::Prompt(input),
     }
 }
 
@@ -72,11 +108,19 @@ mod tests {
     fn only_the_command_itself_is_a_command() {
         assert_eq!(
             parse_input("/compact"),
-            Input::Command(SlashCommand::Compact)
+            Input::Command(SlashCommand::Compact, "")
         );
         assert_eq!(
             parse_input("  /compact\n"),
-            Input::Command(SlashCommand::Compact)
+            Input::Command(SlashCommand::Compact, "")
+        );
+        assert_eq!(
+            parse_input("/mode  read-only \n"),
+            Input::Command(SlashCommand::Mode, "read-only")
+        );
+        assert_eq!(
+            parse_input("/model"),
+            Input::Command(SlashCommand::Model, "")
         );
         assert_eq!(parse_input("compact"), Input::Prompt("compact"));
         assert_eq!(

@@ -17,6 +17,7 @@ pub mod cwd;
 pub mod environment;
 mod input;
 mod instructions;
+pub mod modes;
 mod serve;
 pub mod session;
 pub mod signals;

@@ -3,6 +3,8 @@
 //! their sessions through it, and run on [`Host::serve`], so they differ
 //! only in how they talk to a person.
 
+use super::modes::{self, Mode, ModeSwitch};
+use dsh_agent_loop::Agent;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,10 +124,62 @@ impl Host {
         self.recording.as_ref()
     }
 
+    /// The mode a session starts in: the one of the deployment's sandbox
+    /// (`--sandbox`, `[sandbox] mode`).
+    pub fn start_mode(&self) -> &'static Mode {
+        modes::default_mode(self.runtime.sandbox_for(&self.agent).mode())
+    }
+
+    /// The models a person may pick for a session: `[adapter] models`,
+    /// the agent's own model first, or that alone.
+    pub fn models(&self) -> Vec<String> {
+        let own = self.loop_agent.model().to_owned();
+        let listed = self.deployment.adapter.models().iter();
+        let mut models = vec![own.clone()];
+        models.extend(
+            listed
+                .map(|model| model.get_ref().clone())
+                .filter(|m| *m != own),
+        );
+        models
+    }
+
+    /// The agent a session switched to `mode` and `model` runs: `model`
+    /// is its `<<model>>` and what requests name; a mode other than the
+    /// one sessions start in confines its tools by the mode's sandbox and
+    /// is said at the conversation's tail, its system prompt unchanged.
+    /// `Err` says the model is not one of [`models`](Self::models).
+    pub fn agent_for(&self, mode: &'static Mode, model: &str) -> Result<Agent, String> {
+        let models = self.models();
+        if !models.iter().any(|known| known == model) {
+            return Err(format!(
+                "`{model}` is not a model of this deployment; the models are {} \
+                 (`[adapter] models` lists them)",
+                models.join(", ")
+            ));
+        }
+        let mut agent = if model == self.loop_agent.model() {
+            self.loop_agent.clone()
+        } else {
+            let mut spec = self.agent.clone();
+            spec.model = toml::Spanned::new(spec.model.span(), model.to_owned());
+            (self.runtime.loop_agent(&spec)).with_budget(self.deployment.budget_for(&spec))
+        };
+        if mode != self.start_mode() {
+            let sandbox = self.runtime.sandbox().in_mode(mode.sandbox);
+            agent = agent.with_tool_fact(sandbox).with_fact(ModeSwitch(mode));
+        }
+        Ok(agent)
+    }
+
     /// What needs a person's yes before it runs: the tables that ask, and
     /// the MCP servers' tools by their tables and annotations.
     pub fn approval_policy(&self) -> super::ApprovalPolicy {
-        super::ApprovalPolicy::new(self.deployment.ask_first.clone(), self.runtime.mcp.clone())
+        super::ApprovalPolicy::new(
+            self.deployment.ask_first.clone(),
+            self.runtime.mcp.clone(),
+            self.runtime.tools.clone(),
+        )
     }
 
     /// The trace of every request of every session, for a front end that

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use dsh_agent_loop::AgentOptions;
 use dsh_sandbox::{Sandbox, SandboxMode};
-use dsh_system_prompt::{Registration, SystemPrompt};
+use dsh_system_prompt::{Owner, PromptSection, Registration, SystemPrompt};
 use dsh_tool_mcp::ServerConfig;
 use dsh_tool_subagent::{
     AcpProvider, ForkProvider, SpawnProvider, SubagentError, SubagentProviders, SubagentTool,
@@ -20,6 +20,7 @@ use crate::file::mcp::ServerRules;
 use crate::file::{AgentSpec, Deployment, ToolInstance};
 use crate::host::InstructionsConfig;
 use crate::host::environment::ChildEnvironment;
+use crate::host::modes::{MODE_CONTEXT, ModeSwitch};
 use crate::problem::Problem;
 
 mod layers;
@@ -116,6 +117,8 @@ pub struct Runtime {
     _todo_context: Registration,
     /// Keep the deployment's layers (sections, tool orders) registered.
     _layers: Vec<Registration>,
+    /// Keeps the context that tells the model a session's mode.
+    _mode_context: Registration,
     /// How each session finds its instruction files.
     pub instructions: InstructionsConfig,
     /// What each kind of child process may see of dsh's environment.
@@ -170,6 +173,11 @@ impl Runtime {
             ))]
         })?;
         let layers = layers::register_layers(&prompt, &tools, deployment)?;
+        let mode_context = prompt.context(mode_context()).map_err(|error| {
+            vec![Problem::new(format!(
+                "the mode's context cannot be registered: {error}"
+            ))]
+        })?;
         Ok(Self {
             prompt,
             tools,
@@ -178,6 +186,7 @@ impl Runtime {
             _mcp_installed: mcp_installed,
             _todo_context: todo_context,
             _layers: layers,
+            _mode_context: mode_context,
             instructions: deployment.instructions.clone(),
             environment,
             sandbox: deployment.sandbox.clone(),
@@ -297,6 +306,24 @@ fn register_instances(
         }
     }
     problems
+}
+
+/// The runtime context `host:mode`: the mode a session was switched to
+/// ([`ModeSwitch`], a fact of the session's agent), said at the
+/// conversation's tail, where a switch leaves the cached prefix whole;
+/// nothing while the session runs in the mode it started in.
+fn mode_context() -> PromptSection {
+    PromptSection::provided(MODE_CONTEXT, 90, |cx| {
+        cx.get::<ModeSwitch>()
+            .map(|switch| switch.0.context())
+            .unwrap_or_default()
+    })
+    .owned_by(Owner::new(
+        env!("CARGO_PKG_NAME"),
+        "dsh_deployment::runtime::mode_context",
+        file!(),
+        line!(),
+    ))
 }
 
 /// The agent loop's agent for a deployment's agent, without the facts a

@@ -122,6 +122,13 @@ impl McpServers {
         self.server_of_tool(session, tool)?.asks_first(tool)
     }
 
+    /// Whether `tool` (an exposed name) in `session` is annotated
+    /// `readOnlyHint: true`; `None` when no server has the tool.
+    pub fn is_read_only(&self, session: Option<&str>, tool: &str) -> Option<bool> {
+        let server = self.server_of_tool(session, tool)?;
+        Some(server.tool_set().read_only.contains(tool))
+    }
+
     /// The servers an assembly for `session` with tool list `selection`
     /// sees: the session's, then the deployment's it selects.
     fn visible(

@@ -1,0 +1,209 @@
+//! What a person steers of a session from the editor: its mode and its
+//! model, as config options (categories `mode` and `model`, from which
+//! Zed builds its pickers) and as the older `modes` / `session/set_mode`
+//! pair; and the answers they gave "always" to.
+//!
+//! The modes and models are the host's ([`Host::start_mode`],
+//! [`Host::models`], [`Host::agent_for`]); this module says them in ACP's
+//! words and keeps each session's choice.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOption, SessionMode,
+    SessionModeState,
+};
+use agent_client_protocol::{Error, ErrorCode};
+use dsh_deployment::host::Host;
+use dsh_deployment::host::modes::{self, MODES, Mode};
+use parking_lot::Mutex;
+
+/// The id of the mode config option.
+pub(super) const MODE_OPTION: &str = "mode";
+
+/// The id of the model config option.
+pub(super) const MODEL_OPTION: &str = "model";
+
+/// One session's steering: its mode, its model, its remembered answers.
+#[derive(Debug, Clone)]
+pub(super) struct Steering {
+    pub(super) mode: &'static Mode,
+    pub(super) model: String,
+    /// What the person answered "always" to, shared with the session's
+    /// approval.
+    pub(super) remembered: Arc<Mutex<Remembered>>,
+}
+
+impl Steering {
+    /// A session's steering as it starts: the host's start mode and the
+    /// agent's own model.
+    pub(super) fn start(host: &Host) -> Self {
+        Self {
+            mode: host.start_mode(),
+            model: host.loop_agent().model().to_owned(),
+            remembered: Arc::default(),
+        }
+    }
+
+    /// The session's modes, as `session/new` answers them.
+    pub(super) fn modes(&self) -> SessionModeState {
+        let available = MODES
+            .iter()
+            .map(|mode| SessionMode::new(mode.id, mode.name).description(mode.description))
+            .collect();
+        SessionModeState::new(self.mode.id, available)
+    }
+
+    /// The session's config options: its mode, then its model.
+    pub(super) fn config_options(&self, host: &Host) -> Vec<SessionConfigOption> {
+        let modes: Vec<SessionConfigSelectOption> = MODES
+            .iter()
+            .map(|mode| {
+                SessionConfigSelectOption::new(mode.id, mode.name).description(mode.description)
+            })
+            .collect();
+        let models: Vec<SessionConfigSelectOption> = host
+            .models()
+            .into_iter()
+            .map(|model| SessionConfigSelectOption::new(model.clone(), model))
+            .collect();
+        vec![
+            SessionConfigOption::select(MODE_OPTION, "Mode", self.mode.id, modes)
+                .description(
+                    "How much the agent may do: its sandbox, and which calls ask first".to_owned(),
+                )
+                .category(SessionConfigOptionCategory::Mode),
+            SessionConfigOption::select(MODEL_OPTION, "Model", self.model.clone(), models)
+                .category(SessionConfigOptionCategory::Model),
+        ]
+    }
+
+    /// Sets option `option` to `value`; `Err` is the request's error.
+    pub(super) fn set(&mut self, host: &Host, option: &str, value: &str) -> Result<(), Error> {
+        let invalid = |message: String| Error::new(ErrorCode::INVALID_PARAMS, message);
+        match option {
+            MODE_OPTION => self.mode = modes::mode(value).map_err(invalid)?,
+            MODEL_OPTION => {
+                host.agent_for(self.mode, value).map_err(invalid)?;
+                self.model = value.to_owned();
+            }
+            other => {
+                return Err(invalid(format!(
+                    "`{other}` is no config option of dsh; the options are `{MODE_OPTION}` \
+                     and `{MODEL_OPTION}`"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What option `option` of `options` offers, in one line: `mode: auto
+/// (now), ask, …`.
+pub(super) fn choices(options: &[SessionConfigOption], option: &str) -> String {
+    let Some(found) = options.iter().find(|found| &*found.id.0 == option) else {
+        return format!("no option `{option}`");
+    };
+    let agent_client_protocol::v1::schema::SessionConfigKind::Select(select) = &found.kind else {
+        return format!("`{option}` is not a choice");
+    };
+    let values: Vec<String> = match &select.options {
+        agent_client_protocol::v1::schema::SessionConfigSelectOptions::Ungrouped(values) => values
+            .iter()
+            .map(|value| {
+                let id = value.value.0.to_string();
+                if value.value == select.current_value {
+                    format!("{id} (now)")
+                } else {
+                    id
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    format!("{option}: {}", values.join(", "))
+}
+
+/// The answers a person gave "always" to, for the rest of a session: a
+/// `bash` call by its command's leading words, any other by its tool.
+#[derive(Debug, Default)]
+pub(super) struct Remembered {
+    allowed: HashSet<String>,
+    rejected: HashSet<String>,
+}
+
+/// What a remembered answer says of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Said {
+    Allowed,
+    Rejected,
+}
+
+impl Remembered {
+    /// What was said "always" of a call with this scope, if anything.
+    pub(super) fn said(&self, scope: &str) -> Option<Said> {
+        if self.rejected.contains(scope) {
+            Some(Said::Rejected)
+        } else if self.allowed.contains(scope) {
+            Some(Said::Allowed)
+        } else {
+            None
+        }
+    }
+
+    /// Remembers `said` for calls with this scope.
+    pub(super) fn remember(&mut self, scope: String, said: Said) {
+        match said {
+            Said::Allowed => self.allowed.insert(scope),
+            Said::Rejected => self.rejected.insert(scope),
+        };
+    }
+}
+
+/// The scope an "always" answer about a call holds for, and its words for
+/// the person: a `bash` call's command's leading words (the program, and
+/// its subcommand when it has one: `cargo test`), any other call's tool.
+pub(super) fn scope(tool: &str, arguments: &str) -> (String, String) {
+    if tool == dsh_tool_bash::TOOL_NAME
+        && let Some(command) = serde_json::from_str::<serde_json::Value>(arguments)
+            .ok()
+            .and_then(|arguments| arguments.get("command")?.as_str().map(str::to_owned))
+    {
+        let words: Vec<&str> = command.split_whitespace().take(2).collect();
+        let lead = match words[..] {
+            [program, sub]
+                if sub
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                    && !sub.starts_with('-') =>
+            {
+                format!("{program} {sub}")
+            }
+            [program, ..] => program.to_owned(),
+            [] => String::new(),
+        };
+        return (format!("bash:{lead}"), format!("`{lead}`"));
+    }
+    (format!("tool:{tool}"), format!("`{tool}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_is_remembered_by_its_leading_words_other_tools_by_name() {
+        assert_eq!(
+            scope("bash", r#"{"command": "cargo test --workspace"}"#),
+            ("bash:cargo test".to_owned(), "`cargo test`".to_owned())
+        );
+        assert_eq!(scope("bash", r#"{"command": "ls -la"}"#).0, "bash:ls");
+        assert_eq!(scope("bash", r#"{"command": "rm -rf /"}"#).0, "bash:rm");
+        assert_eq!(scope("write", "{}").0, "tool:write");
+        let mut remembered = Remembered::default();
+        remembered.remember("bash:cargo test".to_owned(), Said::Allowed);
+        assert_eq!(remembered.said("bash:cargo test"), Some(Said::Allowed));
+        assert_eq!(remembered.said("bash:cargo build"), None);
+    }
+}
