@@ -29,7 +29,9 @@
 //!   is abandoned and the server told (`notifications/cancelled`); a call
 //!   to a dead server fails at once, naming it.
 //! - **Processes.** A stdio server runs as the leader of a process group
-//!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix.
+//!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix
+//!   (read as bytes, shown as UTF-8 with `�` for what is not, each line
+//!   cut at [`MAX_STDERR_LINE`] bytes with a marker, read to its end).
 //!   [`McpServer::shutdown`] closes its stdin, then sends the group
 //!   `SIGTERM`, then `SIGKILL`; dropping a server kills its group; and
 //!   [`stop_all_servers`] kills every group, for a process about to exit
@@ -50,6 +52,7 @@ mod render;
 mod section;
 mod server;
 mod servers;
+mod stderr;
 mod table;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
@@ -66,6 +69,7 @@ pub use process::stop_all_servers;
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
+pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the

@@ -2,7 +2,6 @@
 //! process stopped.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,13 +18,13 @@ use rmcp::service::{NotificationContext, Peer, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
 use crate::render::render_result;
 use crate::section::{InstructionsSection, instructions_section};
+use crate::stderr::log;
 use crate::watched::Watched;
 use crate::{McpError, ServerConfig, Transport};
 
@@ -168,11 +167,6 @@ impl Shared {
         *self.tools.write() = Arc::new(ToolSet::new(&self.config, tools));
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-/// Writes one line to dsh's stderr, prefixed with the server's name.
-fn log(server: &str, line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "[mcp {server}] {line}");
 }
 
 impl McpServer {
@@ -514,13 +508,7 @@ fn spawn(
     let group = pid.and_then(ProcessGroup::led_by);
     if let Some(stderr) = stderr {
         // Always drained: a server blocks once a full pipe is not read.
-        let name = config.name.clone();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                log(&name, &line);
-            }
-        });
+        crate::stderr::copy_to_log(&config.name, stderr);
     }
     Ok((transport, group, pid))
 }

@@ -327,3 +327,22 @@ async fn session_servers_are_seen_by_their_session_only() {
         .assemble(&selecting(&[]).with(ToolSession::new("a")));
     assert!(!after.has_tool("notes__echo"));
 }
+
+#[tokio::test]
+async fn a_byte_on_stderr_that_is_not_utf8_leaves_the_server_running() {
+    // `bad \xff` and a newline, written before the server answers.
+    let server = start(config("docs", &["stderr-hex=626164ff0a"]))
+        .await
+        .expect("starts");
+    let never = CancellationToken::new();
+    for text in ["after the bad byte", "and again"] {
+        // The server writes to its stderr, which dsh still reads: were
+        // the pipe closed, the write would fail and the server exit.
+        let logged = server
+            .call("docs__log", serde_json::json!({ "text": text }), &never)
+            .await
+            .expect("the server is alive");
+        assert_eq!(logged.text, "logged");
+    }
+    server.shutdown().await;
+}
