@@ -24,7 +24,9 @@
 //! - **Calls.** Results are rendered for a text model: text as it is,
 //!   embedded text resources with their URI, images, audio and binary
 //!   resources described (type, size), `structuredContent` as JSON when
-//!   there is no text; `isError` makes a failed tool result. Every wait
+//!   there is no text; `isError` makes a failed tool result. A result
+//!   over [`MAX_RESULT_BYTES`] keeps its head and tail, with a line saying
+//!   how many bytes were left out (as `bash` cuts its output). Every wait
 //!   has a timeout (`startup_timeout`, `call_timeout`); a cancelled call
 //!   is abandoned and the server told (`notifications/cancelled`); a call
 //!   to a dead server fails at once, naming it.
@@ -66,6 +68,7 @@ pub use naming::{
     sanitize_server_name,
 };
 pub use process::stop_all_servers;
+pub use render::MAX_RESULT_BYTES;
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};

@@ -346,3 +346,27 @@ async fn a_byte_on_stderr_that_is_not_utf8_leaves_the_server_running() {
     }
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_huge_result_is_cut_to_the_cap_with_a_marker() {
+    let server = start(config("docs", &[])).await.expect("starts");
+    let never = CancellationToken::new();
+    let result = server
+        .call(
+            "docs__big",
+            serde_json::json!({ "bytes": 10_000_000 }),
+            &never,
+        )
+        .await
+        .expect("answers");
+    let half = dsh_tool_mcp::MAX_RESULT_BYTES / 2;
+    let omitted = 10_000_000 - dsh_tool_mcp::MAX_RESULT_BYTES;
+    let marker = format!(
+        "\n[output truncated: {omitted} bytes omitted; the first {half} and the last {half} bytes are shown]\n"
+    );
+    assert_eq!(
+        result.text,
+        format!("{}{marker}{}", "y".repeat(half), "y".repeat(half))
+    );
+    server.shutdown().await;
+}
