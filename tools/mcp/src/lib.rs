@@ -20,7 +20,12 @@
 //!   is verbatim — a `<<` in it is never a reference — and cut at
 //!   [`MAX_INSTRUCTIONS`] bytes with a visible marker.
 //! - **Changes.** On `notifications/tools/list_changed` the server's list
-//!   is read again; the next assembly has the new set.
+//!   is read again; the next assembly has the new set. One re-list runs
+//!   at a time, at most one every [`MIN_RELIST_INTERVAL`]: notifications
+//!   meanwhile make one more, however many they are. A list is read to at
+//!   most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`] tools; past either,
+//!   the server does not start ([`McpError::ToolListTooLong`]), or keeps
+//!   the tools it had.
 //! - **Calls.** Results are rendered for a text model: text as it is,
 //!   embedded text resources with their URI, images, audio and binary
 //!   resources described (type, size), `structuredContent` as JSON when
@@ -59,6 +64,7 @@ mod table;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
 pub mod test_server;
+mod tool_list;
 mod watched;
 
 pub use config::{DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, ServerConfig, Transport};
@@ -74,6 +80,7 @@ pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
 pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
+pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the
 /// `ring` provider, installed as the process's default when it has none).

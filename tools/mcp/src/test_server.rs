@@ -36,7 +36,7 @@
 //! when stderr is closed, as a server dies of `EPIPE`), `big` (`bytes`: a
 //! text result that long), `flood` (`count`: sends that many
 //! `notifications/tools/list_changed`, then answers), `stats` (how many
-//! `tools/list` requests it has answered).
+//! `tools/list` requests it has answered, and the most at once).
 #![allow(clippy::print_stderr, reason = "a test server's log is its stderr")]
 #![allow(missing_docs, missing_debug_implementations, reason = "a test fixture")]
 
@@ -66,6 +66,9 @@ struct TestServer {
     notify_every: Option<Duration>,
     /// How many `tools/list` requests it has answered.
     lists: Arc<AtomicU64>,
+    /// How many it is answering now, and the most it answered at once.
+    lists_in_flight: Arc<AtomicU64>,
+    most_lists_in_flight: Arc<AtomicU64>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -200,6 +203,11 @@ impl ServerHandler for TestServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.lists.fetch_add(1, Ordering::SeqCst);
+        let now = self.lists_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_lists_in_flight.fetch_max(now, Ordering::SeqCst);
+        // Let other requests in: lists that overlap are seen to.
+        tokio::task::yield_now().await;
+        self.lists_in_flight.fetch_sub(1, Ordering::SeqCst);
         if let Some(per_page) = self.endless_pages {
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
             return Ok(Self::endless_page(per_page, cursor));
@@ -232,8 +240,9 @@ impl ServerHandler for TestServer {
                 CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
             }
             "stats" => CallToolResult::success(vec![ContentBlock::text(format!(
-                "tools/list requests: {}",
-                self.lists.load(Ordering::SeqCst)
+                "tools/list requests: {}, at most {} at once",
+                self.lists.load(Ordering::SeqCst),
+                self.most_lists_in_flight.load(Ordering::SeqCst)
             ))]),
             "exit" => {
                 // Let what is queued (a cancelled call's log line) run first.

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_system_prompt::{AssembleContext, SystemPrompt, render_prompt};
-use dsh_tool_mcp::{McpError, McpServer, McpServers, ServerConfig, http_client};
+use dsh_tool_mcp::{
+    MIN_RELIST_INTERVAL, McpError, McpServer, McpServers, ServerConfig, http_client,
+};
 use dsh_tools::{ToolCallContext, ToolRegistry, ToolSelection, ToolSession};
 use tokio_util::sync::CancellationToken;
 
@@ -369,4 +371,66 @@ async fn a_huge_result_is_cut_to_the_cap_with_a_marker() {
         format!("{}{marker}{}", "y".repeat(half), "y".repeat(half))
     );
     server.shutdown().await;
+}
+
+/// `stats`: how many `tools/list` requests the server answered, and the
+/// most it answered at once.
+async fn list_stats(server: &McpServer) -> (u64, u64) {
+    let stats = server
+        .call(
+            "docs__stats",
+            serde_json::json!({}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers")
+        .text;
+    let numbers: Vec<u64> = stats
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+#[tokio::test]
+async fn a_flood_of_tool_list_changes_is_read_one_list_at_a_time() {
+    let flooding = std::time::Instant::now();
+    let server = start(config("docs", &[])).await.expect("starts");
+    let flood = server
+        .call(
+            "docs__flood",
+            serde_json::json!({ "count": 10_000 }),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(flood.text, "sent 10000");
+    // The call returned once a list read after the last notification was
+    // in place.
+    assert!(server.tool_list_generation() >= 2);
+    let (lists, at_once) = list_stats(&server).await;
+    assert_eq!(at_once, 1, "{lists} lists");
+    // One list at the start, then one every `MIN_RELIST_INTERVAL` at
+    // most, however many notifications: a slow machine makes fewer.
+    let bound = 2 + flooding.elapsed().as_millis() / MIN_RELIST_INTERVAL.as_millis();
+    assert!(
+        u128::from(lists) <= bound,
+        "{lists} lists for 10,000 notifications in {:?}",
+        flooding.elapsed()
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_list_without_end_fails_the_start_naming_the_server() {
+    for (per_page, bound) in [(1, "past 100 pages"), (100, "more than 1000 tools")] {
+        let pages = format!("endless-pages={per_page}");
+        let error = start(config("pager", &[&pages]).with_startup_timeout(Duration::from_secs(60)))
+            .await
+            .expect_err("the list never ends");
+        assert!(matches!(error, McpError::ToolListTooLong { .. }), "{error}");
+        let message = error.to_string();
+        assert!(message.contains("MCP server `pager`"), "{message}");
+        assert!(message.contains(bound), "{message}");
+    }
 }
