@@ -228,6 +228,9 @@ fn check_starts_the_servers_and_reports_each_failure_at_its_table() {
     let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
     let output = dsh(&["check", "--config", &config]);
     let stderr = common::assert_fails_saying(&output, "MCP server `docs` has no tool `serch`");
+    // The hint names the server's tools, not only the allowed `echo`.
+    assert!(stderr.contains("its tools are"), "{stderr}");
+    assert!(stderr.contains("`dotted.name`"), "{stderr}");
     assert!(
         stderr.contains("MCP server `broken` could not be started"),
         "{stderr}"

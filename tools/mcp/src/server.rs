@@ -66,10 +66,14 @@ pub(crate) struct ToolSet {
     pub(crate) names: Vec<ExposedName>,
     /// Names in `allowed_tools` the server does not have.
     pub(crate) unknown_allowed: Vec<String>,
+    /// The name of every tool the server listed, allowed or not, in its
+    /// order.
+    pub(crate) listed: Vec<String>,
 }
 
 impl ToolSet {
     fn new(server: &ServerConfig, tools: Vec<rmcp::model::Tool>) -> Self {
+        let listed = tools.iter().map(|tool| tool.name.to_string()).collect();
         let allowed = |name: &str| {
             server
                 .allowed_tools
@@ -108,6 +112,7 @@ impl ToolSet {
             raw,
             names,
             unknown_allowed,
+            listed,
         }
     }
 }
@@ -345,6 +350,13 @@ impl McpServer {
     /// not have.
     pub fn unknown_allowed_tools(&self) -> Vec<String> {
         self.shared.tools.read().unknown_allowed.clone()
+    }
+
+    /// The server's own name of every tool it lists, whether the
+    /// deployment's allow-list lets the model see it or not, in the
+    /// server's order: what an allow-list may name.
+    pub fn listed_tools(&self) -> Vec<String> {
+        self.shared.tools.read().listed.clone()
     }
 
     /// How many tool lists the server has sent: 1 after the start, one

@@ -126,6 +126,10 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
         .expect("starts");
     assert_eq!(common::tool_names(&server), ["docs__echo"]);
     assert_eq!(server.unknown_allowed_tools(), ["nope"]);
+    // What the allow-list may name: every tool, the others too.
+    let listed = server.listed_tools();
+    assert_eq!(listed[..3], ["echo", "slow", "fail"]);
+    assert!(listed.contains(&"dotted.name".to_owned()), "{listed:?}");
     server.shutdown().await;
 }
 
