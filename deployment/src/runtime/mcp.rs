@@ -164,9 +164,10 @@ fn tools_hint(wrong: &str, names: &[String]) -> String {
 /// For a command without signal handling of its own (`dsh check`, `dsh
 /// prompt`; `dsh run` and `dsh acp` end gracefully on their signals and
 /// stop their servers on the way out): from its first server on, the
-/// signals that end dsh (`SIGTERM`, `SIGHUP`, `SIGQUIT`) first kill every
-/// server's process group — the servers run in groups of their own, which
-/// no signal to dsh reaches — and then end dsh as the signal would.
+/// signals that end dsh (`SIGTERM`, `SIGHUP`, `SIGQUIT`, and Ctrl-C's
+/// `SIGINT`) first kill every server's process group — the servers run in
+/// groups of their own, which no signal to dsh reaches — and then end dsh
+/// as the signal would (exit status 128 and the signal's number).
 pub fn stop_servers_on_signals() {
     use std::sync::Once;
     use tokio::signal::unix::{SignalKind, signal};
@@ -176,6 +177,7 @@ pub fn stop_servers_on_signals() {
             (SignalKind::terminate(), 15),
             (SignalKind::hangup(), 1),
             (SignalKind::quit(), 3),
+            (SignalKind::interrupt(), 2),
         ] {
             let Ok(mut stream) = signal(kind) else {
                 continue;
