@@ -4,10 +4,12 @@
 //! stdout carries protocol messages and nothing else; problems before the
 //! server starts go to stderr, like every command's.
 //!
-//! The editor closing stdin, `SIGTERM` and `SIGHUP` all end the server the
-//! same way (`crate::acp::transport`, `crate::acp::shutdown`): running
-//! turns are cancelled and answer `cancelled`, the processes they started
-//! are stopped, and dsh exits with status 0.
+//! The editor closing stdin, `SIGTERM`, `SIGHUP` and `SIGINT` all end the
+//! server the same way (`crate::acp::transport`, `crate::acp::shutdown`):
+//! running turns are cancelled and answer `cancelled`, the processes they
+//! started are stopped, and dsh exits with status 0. A signal while the
+//! deployment's MCP servers start ends dsh at once, with the signal's
+//! status (the host's rule).
 
 use std::sync::Arc;
 
@@ -41,7 +43,9 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         tokio::spawn({
             let stop = stop.clone();
             async move {
-                signals.recv().await;
+                // Ctrl-C has no turn of its own to cancel here: it ends
+                // the server like the other signals.
+                signals.recv_or_interrupt().await;
                 stop.cancel();
             }
         });

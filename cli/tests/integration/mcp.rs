@@ -246,6 +246,9 @@ fn check_starts_the_servers_and_reports_each_failure_at_its_table() {
     let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
     let output = dsh(&["check", "--config", &config]);
     let stderr = common::assert_fails_saying(&output, "MCP server `docs` has no tool `serch`");
+    // The hint names the server's tools, not only the allowed `echo`.
+    assert!(stderr.contains("its tools are"), "{stderr}");
+    assert!(stderr.contains("`dotted.name`"), "{stderr}");
     assert!(
         stderr.contains("MCP server `broken` could not be started"),
         "{stderr}"
@@ -370,5 +373,112 @@ fn a_terminated_dsh_leaves_no_server_running() {
         .expect("kill runs");
     assert!(status.success());
     dsh.wait().expect("dsh exits");
+    common::assert_all_gone(&pids);
+}
+
+/// The pids the server wrote to `pid_file` (its own, its child's), once
+/// it has written both: the server has started, and hangs in `initialize`.
+fn started_server(pid_file: &std::path::Path) -> Vec<u32> {
+    for _ in 0..1500 {
+        if let Ok(text) = std::fs::read_to_string(pid_file)
+            && text.lines().count() == 2
+        {
+            return common::server_pids(pid_file);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("the server did not start");
+}
+
+/// A signal while a server starts — one that never answers `initialize`
+/// — ends every command at once with the signal's status (128 and its
+/// number), and leaves no process of the server's group: not Ctrl-C's
+/// `SIGINT`, which used to kill dsh alone, nor `SIGTERM` or `SIGHUP`,
+/// which `dsh run` and `dsh acp` used to hold until the start-up timeout.
+#[test]
+fn a_signal_while_a_server_starts_ends_dsh_with_its_status_and_leaves_no_process() {
+    let run: &[&str] = &["run", "-p", "go"];
+    let cases: [(&str, i32, &[&str]); 8] = [
+        ("-INT", 130, run),
+        ("-INT", 130, &["acp"]),
+        ("-INT", 130, &["prompt"]),
+        ("-INT", 130, &["check"]),
+        ("-TERM", 143, run),
+        ("-TERM", 143, &["acp"]),
+        ("-HUP", 129, run),
+        ("-HUP", 129, &["acp"]),
+    ];
+    for (signal, status, command) in cases {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let pid_file = dir.path().join("pids");
+        let pids_arg = format!("pid-file={}", pid_file.display());
+        let tables = format!(
+            "{}{}",
+            server_table(
+                "docs",
+                &[&pids_arg, "hang-at-initialize"],
+                // Were the signal held, dsh would end after this, not now.
+                "startup_timeout_secs = 30"
+            ),
+            common::runner("", &["mcp:docs"])
+        );
+        let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+        let mut args = command.to_vec();
+        args.extend(["--config", &config]);
+        // stdin stays open: `dsh acp` would end when it closes.
+        let dsh = common::spawn(&args);
+        let pids = started_server(&pid_file);
+        let killed = std::process::Command::new("kill")
+            .args([signal, &dsh.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(killed.success());
+        let output = dsh.wait_with_output().expect("dsh ends");
+        assert_eq!(
+            output.status.code(),
+            Some(status),
+            "{signal} {command:?}: {}",
+            stderr(&output)
+        );
+        common::assert_all_gone(&pids);
+    }
+}
+
+/// Ctrl-C's `SIGINT` to `dsh acp` once it serves (it has answered
+/// `initialize`, so its servers have started) ends it the way `SIGTERM`
+/// does: status 0, and no process of a server's group left.
+#[test]
+fn sigint_ends_dsh_acp_gently_and_stops_its_servers() {
+    use std::io::{BufRead, Write};
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let pid_file = dir.path().join("pids");
+    let pids_arg = format!("pid-file={}", pid_file.display());
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &[&pids_arg], ""),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let mut dsh = common::spawn(&["acp", "--config", &config]);
+    let mut stdin = dsh.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n")
+        .expect("write stdin");
+    let mut answer = String::new();
+    std::io::BufReader::new(dsh.stdout.take().expect("stdout"))
+        .read_line(&mut answer)
+        .expect("read stdout");
+    assert!(answer.contains("\"protocolVersion\":1"), "{answer}");
+    let pids = common::server_pids(&pid_file);
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &dsh.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    // stdin stays open: only the signal ends it.
+    let output = dsh.wait_with_output().expect("dsh ends");
+    drop(stdin);
+    assert_status(&output, 0);
     common::assert_all_gone(&pids);
 }

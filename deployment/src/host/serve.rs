@@ -15,7 +15,7 @@ use dsh_session_store::StoreError;
 use dsh_system_prompt::render_prompt;
 use dsh_tool_subagent::AcpProvider;
 
-use super::signals::EndingSignals;
+use super::signals::{EndingSignals, end_now};
 use super::store::{self, Recorded, Recording};
 use super::{SessionInstructions, async_runtime};
 use crate::check::prompt_problems;
@@ -305,13 +305,15 @@ impl Host {
 
     /// Runs a front end on the host's async runtime, with the lifecycle
     /// every front end shares: the ending signals are listened to before
-    /// any server starts (a signal while they start ends dsh the gentle
-    /// way, which stops them too); the agent's MCP servers start, all at
-    /// once; `front` runs with what started and the signals; then the
-    /// child agents of the last turns stop gently (so that they stop their
-    /// own tools' processes), and every MCP server stops. Reading stdin
-    /// blocks a thread that cannot be interrupted: the runtime is not
-    /// waited for.
+    /// any server starts; the agent's MCP servers start, all at once, and
+    /// an ending signal or `SIGINT` while they do ends dsh at once (their
+    /// process groups killed, the exit status the signal's:
+    /// [`signals::end_now`](super::signals::end_now)), since no session
+    /// runs that could end gently; `front` runs with what started and the
+    /// signals; then the child agents of the last turns stop gently (so
+    /// that they stop their own tools' processes), and every MCP server
+    /// stops. Reading stdin blocks a thread that cannot be interrupted:
+    /// the runtime is not waited for.
     pub fn serve<T>(
         &self,
         front: impl AsyncFnOnce(Started, EndingSignals) -> Result<T, Vec<Problem>>,
@@ -322,12 +324,16 @@ impl Host {
             EndingSignals::listen()?
         };
         let outcome = tokio.block_on(async {
-            let started = mcp::start_deployment_servers(
+            let mut signals = signals;
+            let start = mcp::start_deployment_servers(
                 &self.deployment,
                 &self.runtime,
                 Which::ListedBy(vec![&self.agent]),
-            )
-            .await;
+            );
+            let started = tokio::select! {
+                started = start => started,
+                ending = signals.recv_or_interrupt() => end_now(ending),
+            };
             let outcome = front(started, signals).await;
             AcpProvider::wait_for_children(AcpProvider::STOP_GRACE).await;
             self.runtime.mcp.shutdown().await;

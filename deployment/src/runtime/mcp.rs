@@ -103,14 +103,11 @@ fn failed(started: &mut Started, spec: &McpSpec, problem: Problem) {
     }
 }
 
-/// Each name of the allow-list the server does not have.
+/// Each name of the allow-list the server does not have, answered with
+/// the names the server does have.
 fn unknown_allowed(deployment: &Deployment, spec: &McpSpec, server: &McpServer) -> Vec<Problem> {
     let unknown = server.unknown_allowed_tools();
-    let names: Vec<String> = server
-        .exposed_names()
-        .into_iter()
-        .map(|name| name.tool)
-        .collect();
+    let names = server.listed_tools();
     spec.allowed
         .iter()
         .filter(|allowed| unknown.contains(allowed.get_ref()))
@@ -123,22 +120,52 @@ fn unknown_allowed(deployment: &Deployment, spec: &McpSpec, server: &McpServer) 
                     allowed.get_ref()
                 ))
                 .label(allowed.span(), "not one of its tools")
-                .help(format!("its tools are {}", quoted(&names)))
+                .help(tools_hint(allowed.get_ref(), &names))
         })
         .collect()
 }
 
-fn quoted(names: &[String]) -> String {
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    dsh_system_prompt::template::quoted_list(&names)
+/// How many of a server's tools a hint names; the rest are counted.
+const HINTED_TOOLS: usize = 20;
+
+/// The help for an allow-list entry `wrong` that is none of the server's
+/// tools `names` (the server's own names, in its order): the closest
+/// name first, when one is close enough to be meant, then the others,
+/// at most [`HINTED_TOOLS`] of them.
+fn tools_hint(wrong: &str, names: &[String]) -> String {
+    if names.is_empty() {
+        return "the server lists no tools".to_owned();
+    }
+    let closest = dsh_system_prompt::suggestion::closest(wrong, names);
+    let ordered: Vec<&str> = closest
+        .iter()
+        .map(|name| name.as_str())
+        .chain(
+            names
+                .iter()
+                .map(String::as_str)
+                .filter(|name| closest.is_none_or(|closest| closest != name)),
+        )
+        .collect();
+    let shown = dsh_system_prompt::template::quoted_list(ordered.iter().take(HINTED_TOOLS));
+    let more = match ordered.len().saturating_sub(HINTED_TOOLS) {
+        0 => String::new(),
+        more => format!(" and {more} more"),
+    };
+    let list = format!("its tools are {shown}{more}");
+    match closest {
+        Some(closest) => format!("did you mean `{closest}`? {list}"),
+        None => list,
+    }
 }
 
 /// For a command without signal handling of its own (`dsh check`, `dsh
 /// prompt`; `dsh run` and `dsh acp` end gracefully on their signals and
 /// stop their servers on the way out): from its first server on, the
-/// signals that end dsh (`SIGTERM`, `SIGHUP`, `SIGQUIT`) first kill every
-/// server's process group — the servers run in groups of their own, which
-/// no signal to dsh reaches — and then end dsh as the signal would.
+/// signals that end dsh (`SIGTERM`, `SIGHUP`, `SIGQUIT`, and Ctrl-C's
+/// `SIGINT`) first kill every server's process group — the servers run in
+/// groups of their own, which no signal to dsh reaches — and then end dsh
+/// as the signal would (exit status 128 and the signal's number).
 pub fn stop_servers_on_signals() {
     use std::sync::Once;
     use tokio::signal::unix::{SignalKind, signal};
@@ -148,6 +175,7 @@ pub fn stop_servers_on_signals() {
             (SignalKind::terminate(), 15),
             (SignalKind::hangup(), 1),
             (SignalKind::quit(), 3),
+            (SignalKind::interrupt(), 2),
         ] {
             let Ok(mut stream) = signal(kind) else {
                 continue;
@@ -210,4 +238,30 @@ pub fn tool_server(servers: &McpServers) -> crate::measure::trace::ToolServer {
                     .is_some_and(|rest| rest.starts_with(dsh_tool_mcp::SEPARATOR))
             })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_misspelled_tool_is_answered_with_the_servers_names_closest_first() {
+        let tools = names(&["echo", "search", "fetch_page"]);
+        assert_eq!(
+            tools_hint("serch", &tools),
+            "did you mean `search`? its tools are `search`, `echo`, `fetch_page`"
+        );
+        assert_eq!(
+            tools_hint("zzz", &tools),
+            "its tools are `echo`, `search`, `fetch_page`"
+        );
+        assert_eq!(tools_hint("zzz", &[]), "the server lists no tools");
+        let many: Vec<String> = (0..25).map(|n| format!("tool{n}")).collect();
+        let hint = tools_hint("zzz", &many);
+        assert!(hint.ends_with("`tool19` and 5 more"), "{hint}");
+    }
 }

@@ -50,6 +50,18 @@ pub enum McpError {
         /// What failed.
         message: String,
     },
+    /// Its tool list is longer than dsh reads from one server
+    /// ([`MAX_TOOLS`](crate::MAX_TOOLS) tools,
+    /// [`MAX_TOOL_PAGES`](crate::MAX_TOOL_PAGES) pages).
+    #[error("MCP server `{server}` ({origin}) failed to start: {message}")]
+    ToolListTooLong {
+        /// The server's name.
+        server: String,
+        /// Its command line or URL.
+        origin: String,
+        /// Which bound it passed.
+        message: String,
+    },
 }
 
 impl McpError {
@@ -59,7 +71,8 @@ impl McpError {
             Self::Config { server, .. }
             | Self::Spawn { server, .. }
             | Self::StartupTimeout { server, .. }
-            | Self::Handshake { server, .. } => server,
+            | Self::Handshake { server, .. }
+            | Self::ToolListTooLong { server, .. } => server,
         }
     }
 }

@@ -20,16 +20,25 @@
 //!   is verbatim — a `<<` in it is never a reference — and cut at
 //!   [`MAX_INSTRUCTIONS`] bytes with a visible marker.
 //! - **Changes.** On `notifications/tools/list_changed` the server's list
-//!   is read again; the next assembly has the new set.
+//!   is read again; the next assembly has the new set. One re-list runs
+//!   at a time, at most one every [`MIN_RELIST_INTERVAL`]: notifications
+//!   meanwhile make one more, however many they are. A list is read to at
+//!   most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`] tools; past either,
+//!   the server does not start ([`McpError::ToolListTooLong`]), or keeps
+//!   the tools it had.
 //! - **Calls.** Results are rendered for a text model: text as it is,
 //!   embedded text resources with their URI, images, audio and binary
 //!   resources described (type, size), `structuredContent` as JSON when
-//!   there is no text; `isError` makes a failed tool result. Every wait
+//!   there is no text; `isError` makes a failed tool result. A result
+//!   over [`MAX_RESULT_BYTES`] keeps its head and tail, with a line saying
+//!   how many bytes were left out (as `bash` cuts its output). Every wait
 //!   has a timeout (`startup_timeout`, `call_timeout`); a cancelled call
 //!   is abandoned and the server told (`notifications/cancelled`); a call
 //!   to a dead server fails at once, naming it.
 //! - **Processes.** A stdio server runs as the leader of a process group
-//!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix.
+//!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix
+//!   (read as bytes, shown as UTF-8 with `�` for what is not, each line
+//!   cut at [`MAX_STDERR_LINE`] bytes with a marker, read to its end).
 //!   [`McpServer::shutdown`] closes its stdin, then sends the group
 //!   `SIGTERM`, then `SIGKILL`; dropping a server kills its group; and
 //!   [`stop_all_servers`] kills every group, for a process about to exit
@@ -51,10 +60,12 @@ mod render;
 mod section;
 mod server;
 mod servers;
+mod stderr;
 mod table;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
 pub mod test_server;
+mod tool_list;
 mod watched;
 
 pub use config::{
@@ -66,10 +77,13 @@ pub use naming::{
     sanitize_server_name,
 };
 pub use process::stop_all_servers;
+pub use render::MAX_RESULT_BYTES;
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
+pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
+pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the
 /// `ring` provider, installed as the process's default when it has none),

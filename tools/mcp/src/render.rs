@@ -2,6 +2,13 @@
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
+/// The most bytes of a tool result the model reads, as for `bash`'s
+/// output: a longer result keeps its first and its last half of this, with
+/// a line between them saying how much was left out. A result goes into
+/// every later request of the session, so one huge answer would cost every
+/// step after it.
+pub const MAX_RESULT_BYTES: usize = 30 * 1024;
+
 /// The text of a tool result, and whether the server marked it failed
 /// (`isError`).
 ///
@@ -9,8 +16,50 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 /// (`[resource <uri>]` on the line before it); images, audio and binary
 /// resources are described by type and size, never inlined; a resource
 /// link by name and URI. Without any text, `structuredContent` is given
-/// as its JSON. Blocks are joined with a newline.
+/// as its JSON. Blocks are joined with a newline, and the whole is capped
+/// at [`MAX_RESULT_BYTES`] ([`capped`]).
 pub(crate) fn render_result(result: &CallToolResult) -> (String, bool) {
+    let text = joined(result);
+    (
+        capped(text, MAX_RESULT_BYTES),
+        result.is_error == Some(true),
+    )
+}
+
+/// `text` as the model reads it: whole when it has at most `cap` bytes;
+/// else its first and last `cap / 2` bytes (each cut back to a character
+/// boundary), with the line `bash` writes between them, so the model
+/// reads one kind of cut.
+fn capped(text: String, cap: usize) -> String {
+    if text.len() <= cap {
+        return text;
+    }
+    let head_cap = cap / 2;
+    let tail_cap = cap - head_cap;
+    let mut head_end = head_cap;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - tail_cap;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let (head, tail) = (&text[..head_end], &text[tail_start..]);
+    let mut shown = String::with_capacity(cap + 120);
+    shown.push_str(head);
+    if !head.is_empty() && !head.ends_with('\n') {
+        shown.push('\n');
+    }
+    shown.push_str(&format!(
+        "[output truncated: {} bytes omitted; the first {head_cap} and the last {tail_cap} bytes are shown]\n",
+        tail_start - head_end,
+    ));
+    shown.push_str(tail);
+    shown
+}
+
+/// The blocks of `result` rendered and joined, uncapped.
+fn joined(result: &CallToolResult) -> String {
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
     let mut has_text = false;
     for block in &result.content {
@@ -61,7 +110,7 @@ pub(crate) fn render_result(result: &CallToolResult) -> (String, bool) {
     if !has_text && let Some(structured) = &result.structured_content {
         parts.push(structured.to_string());
     }
-    (parts.join("\n"), result.is_error == Some(true))
+    parts.join("\n")
 }
 
 /// The size of the data a base64 text encodes.
@@ -73,6 +122,37 @@ fn decoded_len(base64: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_result_keeps_its_head_and_tail_and_says_what_was_cut() {
+        assert_eq!(capped("short".to_owned(), 8), "short");
+        // 18 bytes, a cap of 8: head `abcd`, tail `opqr`, 10 omitted.
+        assert_eq!(
+            capped("abcdefghijklmnopqr".to_owned(), 8),
+            "abcd\n[output truncated: 10 bytes omitted; the first 4 and the last 4 bytes are shown]\nopqr"
+        );
+        // `é` is two bytes: the tail's cut would split one, and is moved
+        // past it.
+        assert_eq!(
+            capped("aéééééééééb".to_owned(), 7),
+            "aé\n[output truncated: 14 bytes omitted; the first 3 and the last 4 bytes are shown]\néb"
+        );
+    }
+
+    #[test]
+    fn audio_and_binary_resources_are_described_not_inlined() {
+        let blob =
+            ResourceContents::blob("AAAAAAAA", "file:///a.bin").with_mime_type("application/zip");
+        let result = CallToolResult::success(vec![
+            ContentBlock::audio("AAAA", "audio/wav"),
+            ContentBlock::resource(blob),
+        ]);
+        assert_eq!(
+            render_result(&result).0,
+            "[audio: audio/wav, 3 bytes, not shown]\n\
+             [binary resource file:///a.bin: application/zip, 6 bytes, not shown]"
+        );
+    }
 
     #[test]
     fn blocks_render_for_a_text_model() {

@@ -2,7 +2,6 @@
 //! process stopped.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,18 +15,19 @@ use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, Peer, RunningService, ServiceError};
+use rmcp::service::{ClientCacheConfig, Peer, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
 use crate::render::render_result;
 use crate::section::{InstructionsSection, instructions_section};
-use crate::watched::Watched;
+use crate::stderr::log;
+use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
+use crate::watched::{Announcements, Watched};
 use crate::{McpError, ServerConfig, Transport};
 
 /// How long a stopping server has to exit after its stdin closes, and
@@ -50,6 +50,9 @@ pub struct McpServer {
     started_in: Duration,
     group: Option<ProcessGroup>,
     pid: Option<u32>,
+    /// Ends the task that re-lists the tools (when the server stops, or
+    /// is dropped).
+    relisting: CancellationToken,
 }
 
 /// What the server's tools are now; replaced whole when the server says
@@ -67,10 +70,14 @@ pub(crate) struct ToolSet {
     /// The exposed names of the tools whose annotations say
     /// `readOnlyHint: true`.
     pub(crate) read_only: std::collections::HashSet<String>,
+    /// The name of every tool the server listed, allowed or not, in its
+    /// order.
+    pub(crate) listed: Vec<String>,
 }
 
 impl ToolSet {
     fn new(server: &ServerConfig, tools: Vec<rmcp::model::Tool>) -> Self {
+        let listed = tools.iter().map(|tool| tool.name.to_string()).collect();
         let allowed = |name: &str| {
             server
                 .allowed_tools
@@ -119,28 +126,30 @@ impl ToolSet {
             names,
             unknown_allowed,
             read_only,
+            listed,
         }
     }
 }
 
-/// What the connection's handler and the server share.
+/// What the server and the task that keeps its tools current share.
 pub(crate) struct Shared {
     config: ServerConfig,
     pub(crate) tools: RwLock<Arc<ToolSet>>,
     /// Counts the tool lists received: the first is 1.
     pub(crate) generation: AtomicU64,
-    /// Counts the `list_changed` notifications read off the transport,
-    /// which holds the counter too (`Watched`).
-    announced: Arc<AtomicU64>,
-    /// Counts the notifications handled (the list read again, or that
-    /// failing): a call waits for it to reach `announced`.
+    /// The `list_changed` notifications read off the transport, which
+    /// shares them (`Watched`).
+    announced: Arc<Announcements>,
+    /// How many of those the tools have been read again since (or
+    /// failed to be): a call waits for it to reach `announced`.
     handled: tokio::sync::watch::Sender<u64>,
 }
 
+/// The client's side of the connection: what dsh says it is. A
+/// `list_changed` notification is not handled here but where it is read
+/// (`Watched`), which wakes the one task that re-lists the tools.
 #[derive(Clone)]
-struct Handler {
-    shared: Arc<Shared>,
-}
+struct Handler;
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
@@ -153,40 +162,65 @@ impl ClientHandler for Handler {
         config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
     }
-
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.refresh(context).await;
-        self.shared.handled.send_modify(|handled| *handled += 1);
-    }
-}
-
-impl Handler {
-    async fn refresh(&self, context: NotificationContext<RoleClient>) {
-        let config = &self.shared.config;
-        match tokio::time::timeout(config.startup_timeout, context.peer.list_all_tools()).await {
-            Ok(Ok(tools)) => self.shared.set_tools(tools),
-            Ok(Err(error)) => log(
-                &config.name,
-                &format!("its tool list changed, but could not be read again: {error}"),
-            ),
-            Err(_) => log(
-                &config.name,
-                "its tool list changed, but listing it again timed out",
-            ),
-        }
-    }
 }
 
 impl Shared {
-    fn set_tools(&self, tools: Vec<rmcp::model::Tool>) {
+    /// Puts a list read in place: the tools as the model sees them now,
+    /// read after `covered` notifications.
+    fn listed(&self, tools: Vec<rmcp::model::Tool>, covered: u64) {
         *self.tools.write() = Arc::new(ToolSet::new(&self.config, tools));
         self.generation.fetch_add(1, Ordering::SeqCst);
+        self.handled
+            .send_modify(|handled| *handled = (*handled).max(covered));
     }
-}
 
-/// Writes one line to dsh's stderr, prefixed with the server's name.
-fn log(server: &str, line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "[mcp {server}] {line}");
+    /// Starts the task that keeps the server's tools current
+    /// ([`keep_tools_current`](Self::keep_tools_current)); cancelling the
+    /// token ends it.
+    fn keep_current(shared: &Arc<Self>, peer: &Peer<RoleClient>) -> CancellationToken {
+        let stop = CancellationToken::new();
+        let (shared, peer, token) = (Arc::clone(shared), peer.clone(), stop.clone());
+        tokio::spawn(async move { shared.keep_tools_current(peer, token).await });
+        stop
+    }
+
+    /// Reads the tools again whenever the server said they changed, until
+    /// `stop`: one list at a time (notifications meanwhile make one more,
+    /// no more), and at most one every [`MIN_RELIST_INTERVAL`], so a server
+    /// that announces without pause costs dsh little. A list that fails
+    /// leaves the tools as they were, and says so.
+    async fn keep_tools_current(&self, peer: Peer<RoleClient>, stop: CancellationToken) {
+        let name = &self.config.name;
+        // Re-lists are woken as a notification is read, maybe before
+        // rmcp's loop drops its cached list: rmcp's cache would answer
+        // with the old one.
+        peer.set_response_cache_config(ClientCacheConfig::disabled())
+            .await;
+        loop {
+            tokio::select! {
+                () = self.announced.changed() => {}
+                () = stop.cancelled() => return,
+            }
+            let covered = self.announced.count();
+            match tokio::time::timeout(self.config.startup_timeout, list_tools(&peer)).await {
+                Ok(Ok(tools)) => self.listed(tools, covered),
+                Ok(Err(error)) => log(
+                    name,
+                    &format!("its tool list changed, but could not be read again: {error}"),
+                ),
+                Err(_) => log(
+                    name,
+                    "its tool list changed, but listing it again timed out",
+                ),
+            }
+            self.handled
+                .send_modify(|handled| *handled = (*handled).max(covered));
+            tokio::select! {
+                () = tokio::time::sleep(MIN_RELIST_INTERVAL) => {}
+                () = stop.cancelled() => return,
+            }
+        }
+    }
 }
 
 impl McpServer {
@@ -205,9 +239,7 @@ impl McpServer {
             announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
         });
-        let handler = Handler {
-            shared: Arc::clone(&shared),
-        };
+        let handler = Handler;
         let handshake = |error: String| McpError::Handshake {
             server: config.name.clone(),
             origin: config.origin(),
@@ -261,14 +293,16 @@ impl McpServer {
                 (service, None, None)
             }
         };
-        let tools = tokio::time::timeout_at(deadline, service.peer().list_all_tools())
+        let covered = shared.announced.count();
+        let tools = tokio::time::timeout_at(deadline, list_tools(service.peer()))
             .await
             .map_err(|_| timeout())?
-            .map_err(|error| handshake(format!("`tools/list` failed: {error}")))?;
-        shared.set_tools(tools);
+            .map_err(|error| error.at_start(&config))?;
+        shared.listed(tools, covered);
         let (instructions, server_info) =
             introduced(&config, service.peer().peer_info().as_deref());
         Ok(Self {
+            relisting: Shared::keep_current(&shared, service.peer()),
             peer: service.peer().clone(),
             service: Mutex::new(Some(service)),
             config,
@@ -353,6 +387,13 @@ impl McpServer {
         self.shared.tools.read().unknown_allowed.clone()
     }
 
+    /// The server's own name of every tool it lists, whether the
+    /// deployment's allow-list lets the model see it or not, in the
+    /// server's order: what an allow-list may name.
+    pub fn listed_tools(&self) -> Vec<String> {
+        self.shared.tools.read().listed.clone()
+    }
+
     /// How many tool lists the server has sent: 1 after the start, one
     /// more for each `notifications/tools/list_changed` read.
     pub fn tool_list_generation(&self) -> u64 {
@@ -433,7 +474,7 @@ impl McpServer {
     /// handled (bounded by the startup timeout): a call that changed the
     /// server's tools returns after the new list is in place.
     async fn tool_list_settled(&self) {
-        let announced = self.shared.announced.load(Ordering::SeqCst);
+        let announced = self.shared.announced.count();
         let mut handled = self.shared.handled.subscribe();
         let settled = handled.wait_for(|handled| *handled >= announced);
         let _ = tokio::time::timeout(self.config.startup_timeout, settled).await;
@@ -451,6 +492,7 @@ impl McpServer {
     /// waits a moment, sends its process group `SIGTERM`, waits a moment,
     /// and kills the group. Bounded: at most about three seconds.
     pub async fn shutdown(&self) {
+        self.relisting.cancel();
         let service = self.service.lock().take();
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(STOP_GRACE).await;
@@ -465,6 +507,12 @@ impl McpServer {
             let _ = tokio::time::timeout(STOP_GRACE, exited).await;
             group.signal(Signal::SIGKILL);
         }
+    }
+}
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        self.relisting.cancel();
     }
 }
 
@@ -578,13 +626,7 @@ fn spawn(config: &ServerConfig, child: &Child<'_>) -> Result<Spawned, McpError> 
     let group = pid.and_then(ProcessGroup::led_by);
     if let Some(stderr) = stderr {
         // Always drained: a server blocks once a full pipe is not read.
-        let name = config.name.clone();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                log(&name, &line);
-            }
-        });
+        crate::stderr::copy_to_log(&config.name, stderr);
     }
     Ok((transport, group, pid))
 }

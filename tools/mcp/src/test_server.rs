@@ -13,36 +13,62 @@
 //! - `pid-file=<path>`: writes its pid, and the pid of a `sleep` child it
 //!   starts (a grandchild of dsh), one a line — the process group test;
 //! - `stderr=<text>`: writes that line to its stderr at start;
+//!   `stderr-hex=<hex>`: writes those bytes (`ff0a`: a byte that is not
+//!   UTF-8, then a newline); `stderr-flood=<n>`: writes `n` bytes of `x`
+//!   and no newline;
 //! - `tool-prefix=<text>`: a prefix of every tool's name (naming tests);
 //! - `env-file=<path>`: writes the names of its environment's variables,
-//!   one a line (what a server may see).
+//!   one a line (what a server may see);
+//! - `hang-at-initialize`: never answers `initialize` (a server stuck in
+//!   its start);
+//! - `endless-pages=<n>`: every `tools/list` page has `n` tools and a
+//!   `nextCursor` to one more page;
+//! - `notify-every-ms=<n>`: once initialized, sends
+//!   `notifications/tools/list_changed` every `n` ms, for ever.
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
 //! `resource` (an embedded text resource), `structured` (structured
 //! content only), `add_tool` (adds `extra` and sends
 //! `notifications/tools/list_changed`), `exit` (the process exits without
-//! answering), `dotted.name` (a name MCP allows and model APIs do not).
+//! answering), `dotted.name` (a name MCP allows and model APIs do not),
+//! `log` (`text`: writes it as a line to stderr, and exits with status 1
+//! when stderr is closed, as a server dies of `EPIPE`), `big` (`bytes`: a
+//! text result that long), `flood` (`count`: sends that many
+//! `notifications/tools/list_changed`, then answers), `stats` (how many
+//! `tools/list` requests it has answered, and the most at once).
 #![allow(clippy::print_stderr, reason = "a test server's log is its stderr")]
 #![allow(missing_docs, missing_debug_implementations, reason = "a test fixture")]
 
+use std::io::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct TestServer {
     instructions: Option<String>,
     prefix: String,
     extra: Arc<AtomicBool>,
+    /// `hang-at-initialize`.
+    hang: bool,
+    /// `endless-pages=<n>`: tools a page, every page with a next one.
+    endless_pages: Option<usize>,
+    /// `notify-every-ms=<n>`.
+    notify_every: Option<Duration>,
+    /// How many `tools/list` requests it has answered.
+    lists: Arc<AtomicU64>,
+    /// How many it is answering now, and the most it answered at once.
+    lists_in_flight: Arc<AtomicU64>,
+    most_lists_in_flight: Arc<AtomicU64>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -60,6 +86,8 @@ fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
 impl TestServer {
     fn tools(&self) -> Vec<Tool> {
         let none = || schema(serde_json::json!({}), &[]);
+        let one =
+            |name: &str, kind: &str| schema(serde_json::json!({ name: {"type": kind} }), &[name]);
         let p = &self.prefix;
         let mut tools = vec![
             // Annotated read-only: it runs unasked by default; the other
@@ -67,13 +95,13 @@ impl TestServer {
             Tool::new(
                 format!("{p}echo"),
                 "Returns `text` unchanged.",
-                schema(serde_json::json!({"text": {"type": "string"}}), &["text"]),
+                one("text", "string"),
             )
             .annotate(rmcp::model::ToolAnnotations::new().read_only(true)),
             Tool::new(
                 format!("{p}slow"),
                 "Sleeps `ms` milliseconds, then says so.",
-                schema(serde_json::json!({"ms": {"type": "integer"}}), &["ms"]),
+                one("ms", "integer"),
             ),
             Tool::new(format!("{p}fail"), "Always fails.", none()),
             Tool::new(format!("{p}image"), "Returns a tiny PNG.", none()),
@@ -90,11 +118,45 @@ impl TestServer {
             Tool::new(format!("{p}add_tool"), "Adds the tool `extra`.", none()),
             Tool::new(format!("{p}exit"), "Makes the server exit.", none()),
             Tool::new(format!("{p}dotted.name"), "A name with a dot.", none()),
+            Tool::new(
+                format!("{p}log"),
+                "Writes `text` to stderr.",
+                one("text", "string"),
+            ),
+            Tool::new(
+                format!("{p}big"),
+                "Returns `bytes` bytes of text.",
+                one("bytes", "integer"),
+            ),
+            Tool::new(
+                format!("{p}flood"),
+                "Sends `count` tool-list changes.",
+                one("count", "integer"),
+            ),
+            Tool::new(format!("{p}stats"), "Counts the tool lists read.", none()),
         ];
         if self.extra.load(Ordering::SeqCst) {
             tools.push(Tool::new(format!("{p}extra"), "Added at run time.", none()));
         }
         tools
+    }
+
+    /// Page `cursor` of an endless list of `per_page` tools a page.
+    fn endless_page(per_page: usize, cursor: Option<&str>) -> ListToolsResult {
+        let page: usize = cursor.and_then(|cursor| cursor.parse().ok()).unwrap_or(0);
+        let tools = (0..per_page)
+            .map(|n| {
+                let description = "One more tool.";
+                Tool::new(
+                    format!("t{page}_{n}"),
+                    description,
+                    schema(serde_json::json!({}), &[]),
+                )
+            })
+            .collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = Some((page + 1).to_string());
+        result
     }
 }
 
@@ -113,11 +175,46 @@ impl ServerHandler for TestServer {
         info
     }
 
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(every) = self.notify_every {
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    if context.peer.notify_tool_list_changed().await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.lists.fetch_add(1, Ordering::SeqCst);
+        let now = self.lists_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_lists_in_flight.fetch_max(now, Ordering::SeqCst);
+        // Let other requests in: lists that overlap are seen to.
+        tokio::task::yield_now().await;
+        self.lists_in_flight.fetch_sub(1, Ordering::SeqCst);
+        if let Some(per_page) = self.endless_pages {
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            return Ok(Self::endless_page(per_page, cursor));
+        }
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
@@ -132,47 +229,24 @@ impl ServerHandler for TestServer {
             .unwrap_or(&request.name);
         let args = request.arguments.unwrap_or_default();
         let result = match name {
-            "echo" => CallToolResult::success(vec![ContentBlock::text(
-                args.get("text")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default(),
-            )]),
-            "slow" => {
-                let ms = args
-                    .get("ms")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0);
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(ms)) => {}
-                    () = context.ct.cancelled() => {
-                        eprintln!("slow: cancelled");
-                        return Err(ErrorData::internal_error("cancelled", None));
-                    }
-                }
-                CallToolResult::success(vec![ContentBlock::text(format!("slept {ms} ms"))])
-            }
-            "fail" => CallToolResult::error(vec![ContentBlock::text("it failed on purpose")]),
-            "image" => CallToolResult::success(vec![
-                ContentBlock::text("a pixel:"),
-                ContentBlock::image(
-                    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-                    "image/png",
-                ),
-            ]),
-            "resource" => CallToolResult::success(vec![ContentBlock::embedded_text(
-                "file:///docs/readme.md",
-                "# Read me",
-            )]),
-            "structured" => {
-                let mut result = CallToolResult::success(Vec::new());
-                result.structured_content = Some(serde_json::json!({"answer": 42}));
-                result
-            }
+            "slow" => slow(&args, &context).await?,
             "add_tool" => {
                 self.extra.store(true, Ordering::SeqCst);
                 let _ = context.peer.notify_tool_list_changed().await;
                 CallToolResult::success(vec![ContentBlock::text("added `extra`")])
             }
+            "flood" => {
+                let count = number(&args, "count");
+                for _ in 0..count {
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
+                CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
+            }
+            "stats" => CallToolResult::success(vec![ContentBlock::text(format!(
+                "tools/list requests: {}, at most {} at once",
+                self.lists.load(Ordering::SeqCst),
+                self.most_lists_in_flight.load(Ordering::SeqCst)
+            ))]),
             "exit" => {
                 // Let what is queued (a cancelled call's log line) run first.
                 for _ in 0..8 {
@@ -180,45 +254,141 @@ impl ServerHandler for TestServer {
                 }
                 std::process::exit(3)
             }
-            "dotted.name" | "extra" => CallToolResult::success(vec![ContentBlock::text(name)]),
-            _ => return Err(ErrorData::invalid_params(format!("no tool {name}"), None)),
+            _ => simple_tool(name, &args)?,
         };
         Ok(result.into())
     }
 }
 
+/// The number argument `key` (0 when missing).
+fn number(args: &JsonObject, key: &str) -> u64 {
+    args.get(key)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// `slow`: sleeps `ms`, or stops when the call is cancelled.
+async fn slow(
+    args: &JsonObject,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let ms = number(args, "ms");
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+        () = context.ct.cancelled() => {
+            eprintln!("slow: cancelled");
+            return Err(ErrorData::internal_error("cancelled", None));
+        }
+    }
+    Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+        "slept {ms} ms"
+    ))]))
+}
+
+/// The tools that answer from their arguments alone.
+fn simple_tool(name: &str, args: &JsonObject) -> Result<CallToolResult, ErrorData> {
+    let text = |key: &str| {
+        args.get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(match name {
+        "echo" => CallToolResult::success(vec![ContentBlock::text(text("text"))]),
+        "fail" => CallToolResult::error(vec![ContentBlock::text("it failed on purpose")]),
+        "image" => CallToolResult::success(vec![
+            ContentBlock::text("a pixel:"),
+            ContentBlock::image(
+                "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+                "image/png",
+            ),
+        ]),
+        "resource" => CallToolResult::success(vec![ContentBlock::embedded_text(
+            "file:///docs/readme.md",
+            "# Read me",
+        )]),
+        "structured" => {
+            let mut result = CallToolResult::success(Vec::new());
+            result.structured_content = Some(serde_json::json!({"answer": 42}));
+            result
+        }
+        "log" => {
+            let line = format!("{}\n", text("text"));
+            if std::io::stderr().write_all(line.as_bytes()).is_err() {
+                // What a server whose stderr was closed does: it dies.
+                std::process::exit(1);
+            }
+            CallToolResult::success(vec![ContentBlock::text("logged")])
+        }
+        "big" => {
+            let bytes = usize::try_from(number(args, "bytes")).unwrap_or(usize::MAX);
+            CallToolResult::success(vec![ContentBlock::text("y".repeat(bytes))])
+        }
+        "dotted.name" | "extra" => CallToolResult::success(vec![ContentBlock::text(name)]),
+        _ => return Err(ErrorData::invalid_params(format!("no tool {name}"), None)),
+    })
+}
+
+/// Writes `bytes` to stderr.
+fn write_stderr(bytes: &[u8]) -> std::io::Result<()> {
+    let mut stderr = std::io::stderr().lock();
+    stderr.write_all(bytes)?;
+    stderr.flush()
+}
+
+/// Bytes written as hex digits, two a byte (`ff0a`).
+fn from_hex(hex: &str) -> Result<Vec<u8>, std::num::ParseIntError> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(hex.get(at..at + 2).unwrap_or("g"), 16))
+        .collect()
+}
+
+/// Applies one `key=value` argument; some act at once (a delay, an exit,
+/// a file written, stderr written).
+async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (key, value) = arg.split_once('=').unwrap_or((arg, ""));
+    match key {
+        "instructions" => server.instructions = Some(value.to_owned()),
+        "instructions-bytes" => server.instructions = Some("x".repeat(value.parse()?)),
+        "start-delay-ms" => tokio::time::sleep(Duration::from_millis(value.parse()?)).await,
+        "exit-at-start" => std::process::exit(value.parse()?),
+        "stderr" => eprintln!("{value}"),
+        "stderr-hex" => write_stderr(&from_hex(value)?)?,
+        "stderr-flood" => {
+            let chunk = [b'x'; 64 * 1024];
+            let mut left: usize = value.parse()?;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                write_stderr(&chunk[..n])?;
+                left -= n;
+            }
+        }
+        "tool-prefix" => server.prefix = value.to_owned(),
+        "hang-at-initialize" => server.hang = true,
+        "endless-pages" => server.endless_pages = Some(value.parse()?),
+        "notify-every-ms" => server.notify_every = Some(Duration::from_millis(value.parse()?)),
+        "env-file" => {
+            let names: Vec<String> = std::env::vars_os()
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            std::fs::write(value, names.join("\n"))?;
+        }
+        "pid-file" => {
+            let child = std::process::Command::new("sleep").arg("1000").spawn()?;
+            std::fs::write(value, format!("{}\n{}\n", std::process::id(), child.id()))?;
+        }
+        _ => return Err(format!("unknown argument `{arg}`").into()),
+    }
+    Ok(())
+}
+
 /// Runs the test server on stdio with the process's arguments.
 #[tokio::main(flavor = "current_thread")]
 pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut server = TestServer {
-        instructions: None,
-        prefix: String::new(),
-        extra: Arc::new(AtomicBool::new(false)),
-    };
+    let mut server = TestServer::default();
     for arg in std::env::args().skip(1) {
-        let (key, value) = arg.split_once('=').unwrap_or((&arg, ""));
-        match key {
-            "instructions" => server.instructions = Some(value.to_owned()),
-            "instructions-bytes" => {
-                let n: usize = value.parse()?;
-                server.instructions = Some("x".repeat(n));
-            }
-            "start-delay-ms" => tokio::time::sleep(Duration::from_millis(value.parse()?)).await,
-            "exit-at-start" => std::process::exit(value.parse()?),
-            "stderr" => eprintln!("{value}"),
-            "tool-prefix" => server.prefix = value.to_owned(),
-            "env-file" => {
-                let names: Vec<String> = std::env::vars_os()
-                    .map(|(name, _)| name.to_string_lossy().into_owned())
-                    .collect();
-                std::fs::write(value, names.join("\n"))?;
-            }
-            "pid-file" => {
-                let child = std::process::Command::new("sleep").arg("1000").spawn()?;
-                std::fs::write(value, format!("{}\n{}\n", std::process::id(), child.id()))?;
-            }
-            _ => return Err(format!("unknown argument `{arg}`").into()),
-        }
+        apply(&mut server, &arg).await?;
     }
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_system_prompt::{AssembleContext, SystemPrompt, render_prompt};
-use dsh_tool_mcp::{McpError, McpServer, McpServers, ServerConfig, http_client};
+use dsh_tool_mcp::{
+    MIN_RELIST_INTERVAL, McpError, McpServer, McpServers, ServerConfig, http_client,
+};
 use dsh_tools::{ToolCallContext, ToolRegistry, ToolSelection, ToolSession};
 use tokio_util::sync::CancellationToken;
 
@@ -124,6 +126,10 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
         .expect("starts");
     assert_eq!(common::tool_names(&server), ["docs__echo"]);
     assert_eq!(server.unknown_allowed_tools(), ["nope"]);
+    // What the allow-list may name: every tool, the others too.
+    let listed = server.listed_tools();
+    assert_eq!(listed[..3], ["echo", "slow", "fail"]);
+    assert!(listed.contains(&"dotted.name".to_owned()), "{listed:?}");
     server.shutdown().await;
 }
 
@@ -326,4 +332,109 @@ async fn session_servers_are_seen_by_their_session_only() {
         .prompt
         .assemble(&selecting(&[]).with(ToolSession::new("a")));
     assert!(!after.has_tool("notes__echo"));
+}
+
+#[tokio::test]
+async fn a_byte_on_stderr_that_is_not_utf8_leaves_the_server_running() {
+    // `bad \xff` and a newline, written before the server answers.
+    let server = start(config("docs", &["stderr-hex=626164ff0a"]))
+        .await
+        .expect("starts");
+    let never = CancellationToken::new();
+    for text in ["after the bad byte", "and again"] {
+        // The server writes to its stderr, which dsh still reads: were
+        // the pipe closed, the write would fail and the server exit.
+        let logged = server
+            .call("docs__log", serde_json::json!({ "text": text }), &never)
+            .await
+            .expect("the server is alive");
+        assert_eq!(logged.text, "logged");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_huge_result_is_cut_to_the_cap_with_a_marker() {
+    let server = start(config("docs", &[])).await.expect("starts");
+    let never = CancellationToken::new();
+    let result = server
+        .call(
+            "docs__big",
+            serde_json::json!({ "bytes": 10_000_000 }),
+            &never,
+        )
+        .await
+        .expect("answers");
+    let half = dsh_tool_mcp::MAX_RESULT_BYTES / 2;
+    let omitted = 10_000_000 - dsh_tool_mcp::MAX_RESULT_BYTES;
+    let marker = format!(
+        "\n[output truncated: {omitted} bytes omitted; the first {half} and the last {half} bytes are shown]\n"
+    );
+    assert_eq!(
+        result.text,
+        format!("{}{marker}{}", "y".repeat(half), "y".repeat(half))
+    );
+    server.shutdown().await;
+}
+
+/// `stats`: how many `tools/list` requests the server answered, and the
+/// most it answered at once.
+async fn list_stats(server: &McpServer) -> (u64, u64) {
+    let stats = server
+        .call(
+            "docs__stats",
+            serde_json::json!({}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers")
+        .text;
+    let numbers: Vec<u64> = stats
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+#[tokio::test]
+async fn a_flood_of_tool_list_changes_is_read_one_list_at_a_time() {
+    let flooding = std::time::Instant::now();
+    let server = start(config("docs", &[])).await.expect("starts");
+    let flood = server
+        .call(
+            "docs__flood",
+            serde_json::json!({ "count": 10_000 }),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(flood.text, "sent 10000");
+    // The call returned once a list read after the last notification was
+    // in place.
+    assert!(server.tool_list_generation() >= 2);
+    let (lists, at_once) = list_stats(&server).await;
+    assert_eq!(at_once, 1, "{lists} lists");
+    // One list at the start, then one every `MIN_RELIST_INTERVAL` at
+    // most, however many notifications: a slow machine makes fewer.
+    let bound = 2 + flooding.elapsed().as_millis() / MIN_RELIST_INTERVAL.as_millis();
+    assert!(
+        u128::from(lists) <= bound,
+        "{lists} lists for 10,000 notifications in {:?}",
+        flooding.elapsed()
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_list_without_end_fails_the_start_naming_the_server() {
+    for (per_page, bound) in [(1, "past 100 pages"), (100, "more than 1000 tools")] {
+        let pages = format!("endless-pages={per_page}");
+        let error = start(config("pager", &[&pages]).with_startup_timeout(Duration::from_secs(60)))
+            .await
+            .expect_err("the list never ends");
+        assert!(matches!(error, McpError::ToolListTooLong { .. }), "{error}");
+        let message = error.to_string();
+        assert!(message.contains("MCP server `pager`"), "{message}");
+        assert!(message.contains(bound), "{message}");
+    }
 }
