@@ -1,0 +1,290 @@
+//! Spending the budget on the files read, markers included: the files
+//! nearest the working directory whole, then at most one file cut with
+//! its marker, then one marker for every file that gets nothing — and all
+//! of it, markers too, within `max_bytes`.
+//!
+//! The nearest files are kept whole while they fit. The first that does
+//! not is cut to what is left after its own marker and the shared one;
+//! when not even a character of it fits, it is left out too, and when the
+//! shared marker does not fit beside the files kept, the last of them is
+//! cut (or left out) in turn, until it does. The shared marker names the
+//! first and last file it stands for, or, when those paths do not fit,
+//! only how many.
+
+use std::path::Path;
+
+use super::gather::Read;
+use super::{InstructionFile, LeftOutFile, cut_marker};
+
+/// How the budget was spent: the files in the prompt (whole, or one cut),
+/// in the order they were read, and the files left out, in render order,
+/// with the marker that says so.
+#[derive(Debug)]
+pub(super) struct Spent {
+    /// Each file in the prompt, with its group.
+    pub(super) files: Vec<(usize, InstructionFile)>,
+    /// The files left out, in render order (farthest first).
+    pub(super) left_out: Vec<LeftOutFile>,
+    /// The marker that stands for them; `None` when none was left out.
+    pub(super) marker: Option<String>,
+}
+
+/// Spends `max_bytes` on `reads` (in the order they were read, nearest
+/// first: every one whole but perhaps the last), with `unread` left out
+/// whatever happens.
+pub(super) fn spend(
+    reads: Vec<Read>,
+    unread: Vec<(usize, LeftOutFile)>,
+    max_bytes: usize,
+) -> Spent {
+    // `used[j]`: the bytes of the first `j` files, whole.
+    let mut used = vec![0];
+    for read in reads.iter().take_while(|read| read.is_whole()) {
+        let total = used[used.len() - 1] + read.bytes;
+        if total > max_bytes {
+            break;
+        }
+        used.push(total);
+    }
+    let fitting = used.len() - 1;
+    if fitting == reads.len() && unread.is_empty() {
+        let files = reads.into_iter().map(whole).collect();
+        return Spent {
+            files,
+            left_out: Vec::new(),
+            marker: None,
+        };
+    }
+    // A marker that says where comes first, even at the cost of a file:
+    // one that says only how many is for a budget that holds no path.
+    let plan = [false, true]
+        .into_iter()
+        .find_map(|short| {
+            (0..=fitting)
+                .rev()
+                .find_map(|kept| plan(&reads, &unread, kept, max_bytes - used[kept], short))
+        })
+        // The shortest marker fits any budget `InstructionsConfig::check`
+        // accepts; should it not, it is still said.
+        .unwrap_or_else(|| Plan {
+            whole: 0,
+            cut: None,
+            marker: left_out_marker(&left_out_paths(&reads, &unread, 0), false),
+        });
+    apply(reads, unread, plan)
+}
+
+/// Where the budget ends: the first `whole` files kept, the next one cut
+/// to `cut` bytes (or left out), every later one left out.
+struct Plan {
+    whole: usize,
+    cut: Option<usize>,
+    marker: Option<String>,
+}
+
+/// The plan that keeps the first `whole` files in `room` bytes left after
+/// them, with the `short` form of the shared marker: the next file cut,
+/// with both markers, when a character of it fits; else left out with
+/// the rest, when their marker fits.
+fn plan(
+    reads: &[Read],
+    unread: &[(usize, LeftOutFile)],
+    whole: usize,
+    room: usize,
+    short: bool,
+) -> Option<Plan> {
+    if let Some(next) = reads.get(whole) {
+        let marker = left_out_marker(&left_out_paths(reads, unread, whole + 1), short);
+        let marker_bytes = marker.as_ref().map_or(0, String::len);
+        let cut = room
+            .checked_sub(marker_bytes)
+            .and_then(|room| room.checked_sub(cut_marker_bound(next)))
+            .and_then(|room| cut_point(&next.text, room));
+        if cut.is_some() {
+            return Some(Plan { whole, cut, marker });
+        }
+    }
+    let marker = left_out_marker(&left_out_paths(reads, unread, whole), short);
+    (marker.as_ref().map_or(0, String::len) <= room).then_some(Plan {
+        whole,
+        cut: None,
+        marker,
+    })
+}
+
+/// The files and markers of `plan`.
+fn apply(reads: Vec<Read>, unread: Vec<(usize, LeftOutFile)>, plan: Plan) -> Spent {
+    let mut files = Vec::with_capacity(plan.whole + 1);
+    let mut left_out = Vec::new();
+    for (at, read) in reads.into_iter().enumerate() {
+        if at < plan.whole {
+            files.push(whole(read));
+        } else if let (true, Some(kept)) = (at == plan.whole, plan.cut) {
+            files.push(cut(read, kept));
+        } else {
+            left_out.push(read.left_out());
+        }
+    }
+    left_out.extend(unread);
+    Spent {
+        files,
+        left_out: render_order(left_out),
+        marker: plan.marker,
+    }
+}
+
+/// The paths of the files from the `from`-th read on, and the unread, in
+/// render order: what the shared marker names.
+fn left_out_paths<'a>(
+    reads: &'a [Read],
+    unread: &'a [(usize, LeftOutFile)],
+    from: usize,
+) -> Vec<&'a Path> {
+    let files = reads
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .map(|read| (read.group, read.path.as_path()))
+        .chain(
+            unread
+                .iter()
+                .map(|(group, file)| (*group, file.path.as_path())),
+        )
+        .collect();
+    render_order(files)
+}
+
+/// `items` (each with its group) in render order: by group, farthest
+/// first, and in the order read within a group (a file before what it
+/// imports).
+pub(super) fn render_order<T>(mut items: Vec<(usize, T)>) -> Vec<T> {
+    items.sort_by_key(|(group, _)| std::cmp::Reverse(*group));
+    items.into_iter().map(|(_, item)| item).collect()
+}
+
+/// The marker that stands for the files at `paths`, or `None` for none:
+/// naming the first and the last of them, or, `short`, only how many.
+pub(super) fn left_out_marker(paths: &[&Path], short: bool) -> Option<String> {
+    let (first, last) = (paths.first()?, paths[paths.len() - 1]);
+    let count = paths.len();
+    if short {
+        return Some(format!(
+            "[dsh left out {count} instruction file{} to fit their budget; `dsh prompt --format \
+             explain` in the working directory lists {}]",
+            if count == 1 { "" } else { "s" },
+            if count == 1 { "it" } else { "them" },
+        ));
+    }
+    let which = match count {
+        1 => format!("the instruction file {}", first.display()),
+        2 => format!(
+            "2 instruction files, {} and {}",
+            first.display(),
+            last.display()
+        ),
+        _ => format!(
+            "{count} instruction files, from {} to {}",
+            first.display(),
+            last.display()
+        ),
+    };
+    Some(format!(
+        "[dsh left out {which} to fit their budget; use the read tool on {} for what {} say]",
+        if count == 1 { "it" } else { "them" },
+        if count == 1 {
+            "it has to"
+        } else {
+            "they have to"
+        },
+    ))
+}
+
+/// The most bytes a cut of `read` adds to what it keeps: the line break
+/// before its marker, and the marker with the largest numbers it can hold.
+fn cut_marker_bound(read: &Read) -> usize {
+    1 + cut_marker(
+        &read.path,
+        read.bytes,
+        read.bytes,
+        read.bytes.saturating_add(1),
+    )
+    .len()
+}
+
+/// Where to cut `text` to keep at most `room` bytes: at the last line
+/// break that fits (a half line reads as a whole instruction to a model),
+/// else at a character; `None` when not a character fits.
+fn cut_point(text: &str, room: usize) -> Option<usize> {
+    let mut kept = room.min(text.len());
+    while !text.is_char_boundary(kept) {
+        kept -= 1;
+    }
+    if let Some(line_end) = text[..kept].rfind('\n') {
+        kept = line_end + 1;
+    }
+    (kept > 0).then_some(kept)
+}
+
+fn whole(read: Read) -> (usize, InstructionFile) {
+    let file = InstructionFile {
+        section: read.section,
+        order: 0,
+        source: read.source,
+        bytes: read.bytes,
+        kept: read.bytes,
+        text: read.text,
+        path: read.path,
+        imported_by: read.imported_by,
+    };
+    (read.group, file)
+}
+
+/// `read` cut to its first `kept` bytes, and its marker.
+fn cut(read: Read, kept: usize) -> (usize, InstructionFile) {
+    let shown = &read.text[..kept];
+    let next_line = shown.matches('\n').count() + 1;
+    let mut text = String::with_capacity(kept + 200);
+    text.push_str(shown);
+    if !shown.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&cut_marker(&read.path, kept, read.bytes, next_line));
+    let file = InstructionFile {
+        section: read.section,
+        order: 0,
+        source: read.source,
+        bytes: read.bytes,
+        kept,
+        text,
+        path: read.path,
+        imported_by: read.imported_by,
+    };
+    (read.group, file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_keeps_whole_lines_else_characters() {
+        assert_eq!(cut_point("one\ntwo\nthree\n", 10), Some(8));
+        // `é` is two bytes: three bytes hold `é` and `t`.
+        assert_eq!(cut_point("été long", 3), Some(3));
+        assert_eq!(cut_point("été", 1), None);
+    }
+
+    #[test]
+    fn the_short_marker_fits_the_smallest_budget_for_any_count() {
+        let path = Path::new("/p/AGENTS.md");
+        let paths = vec![path; 2];
+        let mut marker = left_out_marker(&paths, true).expect("a marker");
+        marker = marker.replace('2', &usize::MAX.to_string());
+        assert!(
+            marker.len() <= super::super::MIN_MAX_BYTES,
+            "{} bytes: {marker}",
+            marker.len()
+        );
+        assert_eq!(left_out_marker(&[], false), None);
+    }
+}
