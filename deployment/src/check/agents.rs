@@ -60,7 +60,7 @@ pub fn check_deployment(
     let started = runtime.start_session(cwd)?;
     let found = started.instructions.found();
     let mut findings = Findings {
-        warnings: instruction_report::cut_warnings(found, &runtime.instructions),
+        warnings: instruction_report::warnings(found, &runtime.instructions),
         presets: deployment.presets.len(),
         agents: deployment.agents.len(),
         ..Findings::default()

@@ -434,7 +434,8 @@ impl fmt::Display for SkippedFile {
                 )
             }
             SkipReason::Cycle => f.write_str(
-                ", which its own imports led to: an import cycle, and the file is read once",
+                ", a file whose imports lead here: an import cycle, not followed (each file is \
+                 read once)",
             ),
             SkipReason::TooDeep => write!(
                 f,

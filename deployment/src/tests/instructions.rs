@@ -358,17 +358,17 @@ fn a_thousand_nested_files_cost_the_budget_and_one_marker() {
     // One marker, first, naming how many and from where to where.
     assert_eq!(left_out.order, 200);
     assert_eq!(found.files()[0].order, 201);
-    let (first, last) = (
-        &left_out.files[0].path,
-        &left_out.files[left_out.files.len() - 1].path,
-    );
+    // The nearest of them has a path of 3,000 bytes: the marker names the
+    // farthest only, and spends the rest of the budget on files.
+    let first = &left_out.files[0].path;
     assert_eq!(first, &dir.path().join("AGENTS.md"));
     assert!(
         left_out.text.starts_with(&format!(
-            "[dsh left out {} instruction files, from {} to {}",
+            "[dsh left out {} instruction files to fit their budget: {} and {} more nearer the \
+             working directory; use the read tool on them",
             left_out.files.len(),
             first.display(),
-            last.display()
+            left_out.files.len() - 1
         )),
         "{}",
         left_out.text
@@ -777,5 +777,49 @@ fn imported_files_share_the_budget_nearest_first() {
     let left_out = found.left_out().expect("the root's file left out");
     assert_eq!(left_out.files.len(), 1);
     assert_eq!(left_out.files[0].path, root.join("CLAUDE.md"));
+    assert_eq!(
+        left_out.text,
+        format!(
+            "[dsh left out 1 instruction file to fit their budget: {}; use the read tool on it \
+             for what it has to say]",
+            root.join("CLAUDE.md").display()
+        )
+    );
     assert!(in_budget(&found) <= 600, "{}", in_budget(&found));
+}
+
+#[test]
+fn the_files_left_out_are_named_from_the_farthest_to_the_nearest() {
+    let nested = Nested::new();
+    write(
+        &nested.root().join("sub/deeper/AGENTS.md"),
+        &"Deeper.\n".repeat(100),
+    );
+    let home = tempfile::tempdir().expect("a config dir");
+    let user = home.path().join("dsh/AGENTS.md");
+    write(&user, "User: be brief.\n");
+    let budget = config().with_max_bytes(700);
+    let found = Instructions::discover(&budget, &nested.cwd(), Some(&user)).expect("found");
+    let left_out = found.left_out().expect("files left out");
+    let paths: Vec<&Path> = left_out
+        .files
+        .iter()
+        .map(|file| file.path.as_path())
+        .collect();
+    let (root, sub) = (
+        nested.root().join("AGENTS.md"),
+        nested.root().join("sub/AGENTS.md"),
+    );
+    assert_eq!(paths, [user.as_path(), root.as_path(), sub.as_path()]);
+    assert!(
+        left_out.text.starts_with(&format!(
+            "[dsh left out 3 instruction files to fit their budget: from {} to {}; use the read tool on them",
+            user.display(),
+            sub.display()
+        )),
+        "{}",
+        left_out.text
+    );
+    assert_eq!(sections(&found), [("project:sub/deeper/AGENTS.md", 201)]);
+    assert!(in_budget(&found) <= 700, "{}", in_budget(&found));
 }

@@ -55,21 +55,16 @@ pub(super) fn spend(
             marker: None,
         };
     }
-    // A marker that says where comes first, even at the cost of a file:
-    // one that says only how many is for a budget that holds no path.
-    let plan = [false, true]
-        .into_iter()
-        .find_map(|short| {
-            (0..=fitting)
-                .rev()
-                .find_map(|kept| plan(&reads, &unread, kept, max_bytes - used[kept], short))
-        })
+    // The most files first; for each, the most detailed marker that fits.
+    let plan = (0..=fitting)
+        .rev()
+        .find_map(|kept| plan(&reads, &unread, kept, max_bytes - used[kept]))
         // The shortest marker fits any budget `InstructionsConfig::check`
         // accepts; should it not, it is still said.
         .unwrap_or_else(|| Plan {
             whole: 0,
             cut: None,
-            marker: left_out_marker(&left_out_paths(&reads, &unread, 0), false),
+            marker: left_out_marker(&left_out_paths(&reads, &unread, 0), Detail::Count),
         });
     apply(reads, unread, plan)
 }
@@ -83,33 +78,39 @@ struct Plan {
 }
 
 /// The plan that keeps the first `whole` files in `room` bytes left after
-/// them, with the `short` form of the shared marker: the next file cut,
-/// with both markers, when a character of it fits; else left out with
-/// the rest, when their marker fits.
+/// them: the next file cut, with both markers, when a character of it
+/// fits; else left out with the rest, when their marker fits — each with
+/// the most detailed shared marker that fits.
 fn plan(
     reads: &[Read],
     unread: &[(usize, LeftOutFile)],
     whole: usize,
     room: usize,
-    short: bool,
 ) -> Option<Plan> {
     if let Some(next) = reads.get(whole) {
-        let marker = left_out_marker(&left_out_paths(reads, unread, whole + 1), short);
-        let marker_bytes = marker.as_ref().map_or(0, String::len);
-        let cut = room
-            .checked_sub(marker_bytes)
-            .and_then(|room| room.checked_sub(cut_marker_bound(next)))
-            .and_then(|room| cut_point(&next.text, room));
-        if cut.is_some() {
-            return Some(Plan { whole, cut, marker });
+        let rest = left_out_paths(reads, unread, whole + 1);
+        for detail in Detail::ALL {
+            let marker = left_out_marker(&rest, detail);
+            let marker_bytes = marker.as_ref().map_or(0, String::len);
+            let cut = room
+                .checked_sub(marker_bytes)
+                .and_then(|room| room.checked_sub(cut_marker_bound(next)))
+                .and_then(|room| cut_point(&next.text, room));
+            if cut.is_some() {
+                return Some(Plan { whole, cut, marker });
+            }
         }
     }
-    let marker = left_out_marker(&left_out_paths(reads, unread, whole), short);
-    (marker.as_ref().map_or(0, String::len) <= room).then_some(Plan {
-        whole,
-        cut: None,
-        marker,
-    })
+    let rest = left_out_paths(reads, unread, whole);
+    Detail::ALL
+        .into_iter()
+        .map(|detail| left_out_marker(&rest, detail))
+        .find(|marker| marker.as_ref().map_or(0, String::len) <= room)
+        .map(|marker| Plan {
+            whole,
+            cut: None,
+            marker,
+        })
 }
 
 /// The files and markers of `plan`.
@@ -162,40 +163,52 @@ pub(super) fn render_order<T>(mut items: Vec<(usize, T)>) -> Vec<T> {
     items.into_iter().map(|(_, item)| item).collect()
 }
 
-/// The marker that stands for the files at `paths`, or `None` for none:
-/// naming the first and the last of them, or, `short`, only how many.
-pub(super) fn left_out_marker(paths: &[&Path], short: bool) -> Option<String> {
-    let (first, last) = (paths.first()?, paths[paths.len() - 1]);
+/// How much the shared marker says of where the files it stands for
+/// are: paths can be long, and the marker is paid for from the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Detail {
+    /// The first and the last file.
+    FirstAndLast,
+    /// The first (the farthest from the working directory) only.
+    First,
+    /// How many, and where the list is.
+    Count,
+}
+
+impl Detail {
+    /// Every detail, most first.
+    const ALL: [Self; 3] = [Self::FirstAndLast, Self::First, Self::Count];
+}
+
+/// The marker that stands for the files at `paths` (in render order), or
+/// `None` for none, saying as much as `detail` of where they are.
+pub(super) fn left_out_marker(paths: &[&Path], detail: Detail) -> Option<String> {
+    let (first, last) = (paths.first()?.display(), paths[paths.len() - 1].display());
     let count = paths.len();
-    if short {
-        return Some(format!(
-            "[dsh left out {count} instruction file{} to fit their budget; `dsh prompt --format \
-             explain` in the working directory lists {}]",
-            if count == 1 { "" } else { "s" },
-            if count == 1 { "it" } else { "them" },
-        ));
-    }
-    let which = match count {
-        1 => format!("the instruction file {}", first.display()),
-        2 => format!(
-            "2 instruction files, {} and {}",
-            first.display(),
-            last.display()
+    let (them, have) = if count == 1 {
+        ("it", "it has")
+    } else {
+        ("them", "they have")
+    };
+    let files = if count == 1 { "file" } else { "files" };
+    let place = match (detail, count) {
+        (Detail::Count, _) => {
+            return Some(format!(
+                "[dsh left out {count} instruction {files} to fit their budget; `dsh prompt \
+                 --format explain` in the working directory lists {them}]"
+            ));
+        }
+        (_, 1) => first.to_string(),
+        (Detail::First, _) => format!(
+            "{first} and {} more nearer the working directory",
+            count - 1
         ),
-        _ => format!(
-            "{count} instruction files, from {} to {}",
-            first.display(),
-            last.display()
-        ),
+        (_, 2) => format!("{first} and {last}"),
+        _ => format!("from {first} to {last}"),
     };
     Some(format!(
-        "[dsh left out {which} to fit their budget; use the read tool on {} for what {} say]",
-        if count == 1 { "it" } else { "them" },
-        if count == 1 {
-            "it has to"
-        } else {
-            "they have to"
-        },
+        "[dsh left out {count} instruction {files} to fit their budget: {place}; use the read \
+         tool on {them} for what {have} to say]"
     ))
 }
 
@@ -278,13 +291,13 @@ mod tests {
     fn the_short_marker_fits_the_smallest_budget_for_any_count() {
         let path = Path::new("/p/AGENTS.md");
         let paths = vec![path; 2];
-        let mut marker = left_out_marker(&paths, true).expect("a marker");
+        let mut marker = left_out_marker(&paths, Detail::Count).expect("a marker");
         marker = marker.replace('2', &usize::MAX.to_string());
         assert!(
             marker.len() <= super::super::MIN_MAX_BYTES,
             "{} bytes: {marker}",
             marker.len()
         );
-        assert_eq!(left_out_marker(&[], false), None);
+        assert_eq!(left_out_marker(&[], Detail::FirstAndLast), None);
     }
 }
