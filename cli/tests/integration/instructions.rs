@@ -292,6 +292,32 @@ fn check_warns_when_two_owners_state_the_same_sentence() {
 }
 
 #[test]
+fn a_file_repeated_whole_in_another_is_one_warning_for_the_pair() {
+    let project = Project::new("");
+    let text: String = (1..=66)
+        .map(|n| format!("Rule {n}: keep module {n} free of cycles.\n"))
+        .collect();
+    write(&project.root().join("AGENTS.md"), &text);
+    write(&project.root().join("sub/AGENTS.md"), &text);
+    let output = project.dsh_in(&project.cwd(), &["check"]);
+    assert_status(&output, 0);
+    let err = stderr(&output);
+    let file = |path: &str| project.root().join(path).display().to_string();
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: 66 sentences of instruction file `{}` are repeated in instruction file \
+             `{}`, such as \"Rule 1: keep module 1 free of cycles.\" and \"Rule 2: keep module \
+             2 free of cycles.\"",
+            file("AGENTS.md"),
+            file("sub/AGENTS.md")
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("fix these first"), "{err}");
+}
+
+#[test]
 fn claude_md_is_the_fallback_and_enabled_false_reads_nothing() {
     let project = Project::new("");
     std::fs::remove_file(project.root().join("sub/AGENTS.md")).expect("removed");
