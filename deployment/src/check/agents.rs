@@ -9,7 +9,7 @@ use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
 use dsh_system_prompt::{PromptAssembly, render_context};
 use toml::Spanned;
 
-use super::{duplicate_sentences, instruction_report, prompt_problems};
+use super::{duplicate_sentences, instruction_report, prompt_problems, window};
 use crate::adapter::{self, Purpose};
 use crate::file::{AgentSpec, Deployment, LayerSpec};
 use crate::host::StartedSession;
@@ -97,7 +97,8 @@ pub fn check_deployment(
 
 /// Renders one agent's prompt and contexts (a failed render reports every
 /// problem of every section; the contexts' come after the prompt's), its
-/// budget, and the sentences it states twice.
+/// budget, whether its window holds the prompt with room for a turn, and
+/// the sentences it states twice.
 fn check_agent(
     deployment: &Deployment,
     runtime: &Runtime,
@@ -114,10 +115,16 @@ fn check_agent(
             findings
                 .problems
                 .extend(prompt_problems(deployment, agent, &context));
-            if context.is_empty()
-                && let Some(problem) = over_budget(deployment, agent, &assembly, &prompt)
-            {
-                findings.problems.push(problem);
+            if context.is_empty() {
+                findings
+                    .problems
+                    .extend(over_budget(deployment, agent, &assembly, &prompt));
+                findings.problems.extend(window::no_room_for_a_turn(
+                    deployment,
+                    agent,
+                    &assembly,
+                    &prompt.text,
+                ));
             }
         }
         Err(mut errors) => {

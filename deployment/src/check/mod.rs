@@ -6,6 +6,7 @@ mod agents;
 pub mod duplicate_sentences;
 pub mod instruction_report;
 pub mod prompt_problems;
+mod window;
 
 pub use agents::{Findings, WithServers, check_deployment};
 pub use prompt_problems::prompt_problems;
