@@ -92,3 +92,28 @@ fn a_compact_at_that_leaves_no_room_names_compact_at() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_tool_schema_over_the_limit_is_a_problem_at_the_key() {
+    let text = format!("max_tool_schema_bytes = 200\n{}", deployment(""));
+    let findings = check(&text);
+    let said = messages(&findings);
+    assert!(
+        said.iter().any(
+            |message| message.starts_with("the schema of tool `bash` is ")
+                && message.ends_with(
+                    "bytes, over the 200 of `max_tool_schema_bytes`: every request would carry it"
+                )
+        ),
+        "{said:?}"
+    );
+    // Each tool is said once, at the key.
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        findings
+            .problems
+            .iter()
+            .all(|problem| problem.source().is_some())
+    );
+    assert!(check(&deployment("")).problems.is_empty());
+}

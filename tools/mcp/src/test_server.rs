@@ -15,7 +15,11 @@
 //! - `stderr=<text>`: writes that line to its stderr at start;
 //! - `tool-prefix=<text>`: a prefix of every tool's name (naming tests);
 //! - `env-file=<path>`: writes the names of its environment's variables,
-//!   one a line (what a server may see).
+//!   one a line (what a server may see);
+//! - `extra-tools=<n>`: `n` more tools, `t0`, `t1`, … (a server with too
+//!   many); `array-schema`: a tool `listy` whose input schema is an array,
+//!   not an object; `schema-bytes=<n>`: a tool `big` whose input schema
+//!   holds a description of `n` bytes (for the checks of `dsh check`).
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -43,6 +47,8 @@ struct TestServer {
     instructions: Option<String>,
     prefix: String,
     extra: Arc<AtomicBool>,
+    /// Tools added by the arguments, after the usual ones.
+    more: Vec<Tool>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -94,6 +100,7 @@ impl TestServer {
         if self.extra.load(Ordering::SeqCst) {
             tools.push(Tool::new(format!("{p}extra"), "Added at run time.", none()));
         }
+        tools.extend(self.more.iter().cloned());
         tools
     }
 }
@@ -194,6 +201,7 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
         instructions: None,
         prefix: String::new(),
         extra: Arc::new(AtomicBool::new(false)),
+        more: Vec::new(),
     };
     for arg in std::env::args().skip(1) {
         let (key, value) = arg.split_once('=').unwrap_or((&arg, ""));
@@ -207,6 +215,27 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "exit-at-start" => std::process::exit(value.parse()?),
             "stderr" => eprintln!("{value}"),
             "tool-prefix" => server.prefix = value.to_owned(),
+            "extra-tools" => {
+                for n in 0..value.parse::<usize>()? {
+                    let none = schema(serde_json::json!({}), &[]);
+                    server
+                        .more
+                        .push(Tool::new(format!("t{n}"), "A tool of many.", none));
+                }
+            }
+            "array-schema" => {
+                let mut array = JsonObject::new();
+                array.insert("type".to_owned(), "array".into());
+                let tool = Tool::new("listy", "Takes a list.", Arc::new(array));
+                server.more.push(tool);
+            }
+            "schema-bytes" => {
+                let text = "x".repeat(value.parse()?);
+                let properties =
+                    serde_json::json!({"text": {"type": "string", "description": text}});
+                let tool = Tool::new("big", "Has a large schema.", schema(properties, &[]));
+                server.more.push(tool);
+            }
             "env-file" => {
                 let names: Vec<String> = std::env::vars_os()
                     .map(|(name, _)| name.to_string_lossy().into_owned())
