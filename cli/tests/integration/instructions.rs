@@ -192,7 +192,7 @@ fn explain_and_json_list_each_file_with_bytes_tokens_and_what_was_kept() {
 
 #[test]
 fn check_warns_for_each_cut_and_left_out_file_and_still_passes() {
-    let project = Project::new("[instructions]\nmax_bytes = 300\n");
+    let project = Project::new("[instructions]\nmax_bytes = 400\n");
     write(&project.root().join("sub/AGENTS.md"), &long_sub_text());
     let output = project.dsh_in(&project.cwd(), &["check"]);
     assert_status(&output, 0);
@@ -212,7 +212,7 @@ fn check_warns_for_each_cut_and_left_out_file_and_still_passes() {
         )),
         "{err}"
     );
-    assert!(err.contains("`max_bytes = 300`"), "{err}");
+    assert!(err.contains("`max_bytes = 400`"), "{err}");
 }
 
 #[test]

@@ -55,8 +55,10 @@
 //! together, the markers included, and is spent nearest first: the
 //! working directory's file (and what it imports) is kept whole before its
 //! parents', the global file last. The first file that does not fit is
-//! cut at the last line break that fits (or, when no line fits, at a
-//! character boundary) and ends with a visible marker line naming the
+//! cut at the last line break that fits (a first line longer than the
+//! whole budget at a character boundary; a file of which no line fits is
+//! left out rather than shown as a fragment) and ends with a visible
+//! marker line naming the
 //! file, the bytes kept of how many, and the line to `read` on from. The
 //! files that get nothing share one marker, its own section
 //! ([`LEFT_OUT_SECTION`]), that says how many were left out and where.

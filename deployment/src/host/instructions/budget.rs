@@ -4,12 +4,12 @@
 //! of it, markers too, within `max_bytes`.
 //!
 //! The nearest files are kept whole while they fit. The first that does
-//! not is cut to what is left after its own marker and the shared one;
-//! when not even a character of it fits, it is left out too, and when the
-//! shared marker does not fit beside the files kept, the last of them is
-//! cut (or left out) in turn, until it does. The shared marker names the
-//! first and last file it stands for, or, when those paths do not fit,
-//! only how many.
+//! not is cut to the whole lines that fit in what is left after its own
+//! marker and the shared one; when not a line of it fits, it is left out
+//! too, and when the shared marker does not fit beside the files kept,
+//! the last of them is cut (or left out) in turn, until it does. The
+//! shared marker names the first and last file it stands for, or, when
+//! those paths do not fit, the first only, or only how many.
 
 use std::path::Path;
 
@@ -58,7 +58,7 @@ pub(super) fn spend(
     // The most files first; for each, the most detailed marker that fits.
     let plan = (0..=fitting)
         .rev()
-        .find_map(|kept| plan(&reads, &unread, kept, max_bytes - used[kept]))
+        .find_map(|kept| plan(&reads, &unread, kept, max_bytes - used[kept], max_bytes))
         // The shortest marker fits any budget `InstructionsConfig::check`
         // accepts; should it not, it is still said.
         .unwrap_or_else(|| Plan {
@@ -78,14 +78,16 @@ struct Plan {
 }
 
 /// The plan that keeps the first `whole` files in `room` bytes left after
-/// them: the next file cut, with both markers, when a character of it
-/// fits; else left out with the rest, when their marker fits — each with
-/// the most detailed shared marker that fits.
+/// them (of `max_bytes`): the next file cut, with both markers, when a
+/// line of it fits (a character, for a first line longer than the whole
+/// budget); else left out with the rest, when their marker fits — each
+/// with the most detailed shared marker that fits.
 fn plan(
     reads: &[Read],
     unread: &[(usize, LeftOutFile)],
     whole: usize,
     room: usize,
+    max_bytes: usize,
 ) -> Option<Plan> {
     if let Some(next) = reads.get(whole) {
         let rest = left_out_paths(reads, unread, whole + 1);
@@ -95,7 +97,7 @@ fn plan(
             let cut = room
                 .checked_sub(marker_bytes)
                 .and_then(|room| room.checked_sub(cut_marker_bound(next)))
-                .and_then(|room| cut_point(&next.text, room));
+                .and_then(|room| cut_point(&next.text, room, max_bytes));
             if cut.is_some() {
                 return Some(Plan { whole, cut, marker });
             }
@@ -225,17 +227,21 @@ fn cut_marker_bound(read: &Read) -> usize {
 }
 
 /// Where to cut `text` to keep at most `room` bytes: at the last line
-/// break that fits (a half line reads as a whole instruction to a model),
-/// else at a character; `None` when not a character fits.
-fn cut_point(text: &str, room: usize) -> Option<usize> {
+/// break that fits, since a half line reads as a whole instruction to a
+/// model; at a character only when the first line is longer than the whole
+/// budget, `max_bytes`, and so could never be kept whole. `None` when
+/// nothing may be kept: the file is better left out than shown as a
+/// fragment.
+fn cut_point(text: &str, room: usize, max_bytes: usize) -> Option<usize> {
     let mut kept = room.min(text.len());
     while !text.is_char_boundary(kept) {
         kept -= 1;
     }
     if let Some(line_end) = text[..kept].rfind('\n') {
-        kept = line_end + 1;
+        return Some(line_end + 1);
     }
-    (kept > 0).then_some(kept)
+    let first_line = text.find('\n').map_or(text.len(), |end| end + 1);
+    (kept > 0 && first_line > max_bytes).then_some(kept)
 }
 
 fn whole(read: Read) -> (usize, InstructionFile) {
@@ -280,11 +286,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_cut_keeps_whole_lines_else_characters() {
-        assert_eq!(cut_point("one\ntwo\nthree\n", 10), Some(8));
-        // `é` is two bytes: three bytes hold `é` and `t`.
-        assert_eq!(cut_point("été long", 3), Some(3));
-        assert_eq!(cut_point("été", 1), None);
+    fn a_cut_keeps_whole_lines_and_splits_only_a_line_longer_than_the_budget() {
+        assert_eq!(cut_point("one\ntwo\nthree\n", 10, 256), Some(8));
+        // A line that would fit a bigger room is not cut in two.
+        assert_eq!(cut_point("one two\nthree\n", 5, 256), None);
+        // A line longer than the budget is: `é` is two bytes, and three
+        // bytes hold `é` and `t`.
+        assert_eq!(cut_point("été long", 3, 4), Some(3));
+        assert_eq!(cut_point("été", 1, 2), None);
     }
 
     #[test]
