@@ -39,6 +39,15 @@
 //! replay to an editor maps the event to the same line the live session
 //! showed ([`CompactionReport`]).
 //!
+//! When the system prompt and the tools alone reach the threshold (a
+//! window smaller than the fixed prompt, or a tiny `compact_at`), no
+//! compaction can get under it: the loop then sends the request as it is,
+//! records once an [`Event::Compacted`] that changed nothing, whose
+//! [`CompactionReport`] says what to set, and does not try again — no
+//! summary request that cannot reach the budget is paid for on every
+//! turn — until the prompt or the tools change. `dsh check` refuses such a
+//! window before a session starts.
+//!
 //! [`AgentLoop::compact`] does the same on request (`/compact`), summarizing
 //! every turn. If the summary request fails, nothing is recorded: the turn
 //! (or the request) fails with [`TurnError::Compaction`], naming the
@@ -157,6 +166,11 @@ pub struct CompactionReport {
     pub elided: usize,
     /// Whether turns were summarized.
     pub summarized: bool,
+    /// Whether the compaction could not start: the system prompt and the
+    /// tools alone reach the budget (a budget compaction that elided and
+    /// summarized nothing is recorded only then), so the request was sent
+    /// as it was, and the loop does not try again for that prompt.
+    pub unreachable: bool,
 }
 
 impl CompactionReport {
@@ -182,12 +196,32 @@ impl CompactionReport {
             window: *window,
             elided: elided.len(),
             summarized: summary.is_some(),
+            unreachable: *trigger == CompactionTrigger::Budget
+                && elided.is_empty()
+                && summary.is_none(),
         })
     }
 }
 
 impl fmt::Display for CompactionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.unreachable {
+            write!(
+                f,
+                "cannot compact the conversation under its budget: the system prompt and tools \
+                 alone reach the point where it compacts"
+            )?;
+            if let Some(window) = self.window {
+                write!(f, " in the {window}-token window")?;
+            }
+            return write!(
+                f,
+                " ({} tokens in all); the request is sent as it is and compaction is not tried \
+                 again: set a larger `context_window` or `compact_at` in the adapter's table, or \
+                 give the agent fewer tools (`dsh check` names the numbers)",
+                self.before_tokens
+            );
+        }
         write!(
             f,
             "compacted the conversation: {} → {} tokens",
@@ -246,7 +280,10 @@ impl AgentLoop {
         let budget = agent.budget();
         let known = session.known_size;
         match budget.assess(known, fixed.system, fixed.tools, messages) {
-            Assessment::Over { .. } => {
+            Assessment::Over { tokens } => {
+                if self.prefix_over_budget(agent, session, fixed, tokens) {
+                    return Ok(false);
+                }
                 let compacted = self
                     .compact_with(
                         step,
@@ -269,6 +306,45 @@ impl AgentLoop {
             }
             _ => Ok(false),
         }
+    }
+
+    /// Whether the system prompt and tools of `fixed` alone reach the
+    /// agent's threshold, so that no compaction can bring a request of
+    /// `tokens` under it: then the request is sent as it is, and the first
+    /// time for this prefix, an [`Event::Compacted`] that changed nothing
+    /// is recorded, whose [`CompactionReport`] says what to do. A summary
+    /// request that cannot reach the budget is never sent, on this turn or
+    /// any later one, until the prefix changes.
+    fn prefix_over_budget(
+        &self,
+        agent: &Agent,
+        session: &mut Session,
+        fixed: Fixed<'_>,
+        tokens: u64,
+    ) -> bool {
+        let print = prefix_print(fixed.system, fixed.tools);
+        if session.over_budget_prefix == Some(print) {
+            return true;
+        }
+        let budget = agent.budget();
+        let Some(threshold) = budget.threshold() else {
+            return false;
+        };
+        if budget.count_prefix(fixed.system, fixed.tools) < threshold {
+            return false;
+        }
+        session.over_budget_prefix = Some(print);
+        let event = Event::Compacted {
+            trigger: CompactionTrigger::Budget,
+            before_tokens: tokens,
+            after_tokens: tokens,
+            window: budget.window(),
+            elided: Vec::new(),
+            summary: None,
+            replaced: 0,
+        };
+        self.record(session, event);
+        true
     }
 
     /// Compacts `session` on request (`/compact`), between turns: elides

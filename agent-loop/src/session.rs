@@ -29,6 +29,10 @@ pub struct Session {
     recorder: Option<Recorder>,
     /// What the API (or a count) last said the session's request took.
     pub(crate) known_size: Option<KnownSize>,
+    /// The prefix (`system.len()`, tool count) whose system prompt and
+    /// tools alone reach the agent's compaction threshold: compaction
+    /// cannot help while it stays, so it is said once and not tried again.
+    pub(crate) over_budget_prefix: Option<(usize, usize)>,
 }
 
 /// Where a session's events go as they are appended (a session store).
@@ -62,6 +66,7 @@ impl Session {
             events: Vec::new(),
             recorder: None,
             known_size: None,
+            over_budget_prefix: None,
         }
     }
 

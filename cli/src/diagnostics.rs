@@ -96,14 +96,26 @@ impl Reporter {
             // Nothing sensible is left to do when stderr itself is gone.
             let _ = write!(stderr, "{separator}{}", self.render(problem));
         }
-        if let Some(more) = problems.len().checked_sub(MAX_REPORTED).filter(|&n| n > 0) {
-            let _ = writeln!(
-                stderr,
-                "\nand {more} more problem{} (fix these first)",
-                if more == 1 { "" } else { "s" }
-            );
+        if let Some(line) = more_line(problems) {
+            let _ = writeln!(stderr, "\n{line}");
         }
     }
+}
+
+/// The line that counts the problems past the first [`MAX_REPORTED`]:
+/// worded as warnings when they all are (a warning fails nothing, so it
+/// is not something to fix first).
+fn more_line(problems: &[Problem]) -> Option<String> {
+    let rest = problems
+        .get(MAX_REPORTED..)
+        .filter(|rest| !rest.is_empty())?;
+    let more = rest.len();
+    let plural = if more == 1 { "" } else { "s" };
+    Some(if rest.iter().all(Problem::is_warning) {
+        format!("and {more} more warning{plural}")
+    } else {
+        format!("and {more} more problem{plural} (fix these first)")
+    })
 }
 
 /// Whether anything a problem shows holds a control character other than
@@ -157,6 +169,24 @@ fn escape_controls_but(text: String, kept: &[char]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rest_are_counted_as_warnings_when_they_all_are() {
+        let warnings: Vec<Problem> = (0..MAX_REPORTED + 16)
+            .map(|n| Problem::new(format!("warning {n}")).warning())
+            .collect();
+        assert_eq!(
+            more_line(&warnings).as_deref(),
+            Some("and 16 more warnings")
+        );
+        let mut mixed = warnings;
+        mixed.push(Problem::new("an error"));
+        assert_eq!(
+            more_line(&mixed).as_deref(),
+            Some("and 17 more problems (fix these first)")
+        );
+        assert_eq!(more_line(&mixed[..MAX_REPORTED]), None);
+    }
 
     #[test]
     fn a_diagnostic_header_counts_columns_in_characters() {

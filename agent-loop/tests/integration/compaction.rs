@@ -397,3 +397,39 @@ async fn a_compacted_log_reloads_to_the_same_conversation() -> Result<(), Box<dy
     );
     Ok(())
 }
+
+/// A window smaller than the system prompt and tools: no compaction can
+/// get under it, so none is tried (no summary request on any turn), and
+/// one event says so and what to do.
+#[tokio::test]
+async fn a_window_the_prompt_alone_fills_is_said_once_and_never_summarized()
+-> Result<(), Box<dyn std::error::Error>> {
+    let turns = 8;
+    let (agent_loop, _installed, adapter) =
+        produce_loop((0..turns).map(|n| ModelResponse::text(format!("answer {n}"))))?;
+    let agent = agent(10);
+    let mut session = Session::new();
+    for n in 0..turns {
+        support::turn(&agent_loop, &agent, &mut session, &format!("turn {n}")).await?;
+    }
+    assert_eq!(
+        adapter.requests().len(),
+        turns,
+        "one request a turn, no summary"
+    );
+    let compacted = compactions(&session);
+    assert_eq!(compacted.len(), 1, "{:#?}", session.events());
+    let report = CompactionReport::of(compacted[0]).ok_or("a report")?;
+    assert!(report.unreachable, "{report:?}");
+    let said = report.to_string();
+    assert!(
+        said.starts_with(
+            "cannot compact the conversation under its budget: the system prompt and tools \
+             alone reach the point where it compacts in the 10-token window"
+        ) && said.contains("set a larger `context_window` or `compact_at`"),
+        "{said}"
+    );
+    // The history is the whole conversation, as sent.
+    assert_eq!(session.messages().len(), 2 * turns);
+    Ok(())
+}

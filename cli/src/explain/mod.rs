@@ -38,12 +38,16 @@ pub(crate) fn explain(
     let scope = runtime::loop_agent(agent).scope().clone();
     let origins = section_origins(&runtime.prompt, &scope);
     let found = started.instructions.found();
-    let files = instruction_report::reports(found, Some((&prompt, &tokens)));
-    let none = instruction_report::none_found(found, &runtime.instructions);
+    let instructions = parts::InstructionsShown {
+        files: instruction_report::reports(found, Some((&prompt, &tokens))),
+        left_out: instruction_report::left_out_report(found, Some((&prompt, &tokens))),
+        skipped: found.skipped(),
+        none: instruction_report::none_found(found, &runtime.instructions),
+    };
     let mut out = String::new();
     parts::explain_agent(&mut out, deployment, agent, &prompt, &tokens);
     parts::explain_layers(&mut out, &scope, &origins);
-    parts::explain(&mut out, assembly, &prompt, &tokens, (&files, &none));
+    parts::explain(&mut out, assembly, &prompt, &tokens, &instructions);
     parts::explain_compaction(&mut out, &runtime.prompt, deployment.budget_for(agent));
     mcp::explain_servers(&mut out, runtime, assembly, &tokens);
     Ok(out)

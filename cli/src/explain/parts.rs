@@ -7,6 +7,7 @@ use dsh_agent_loop::{
 };
 use dsh_deployment::check::instruction_report::FileReport;
 use dsh_deployment::file::{AgentSpec, Deployment};
+use dsh_deployment::host::{LeftOut, SkippedFile};
 use dsh_deployment::measure::canonical_request;
 use dsh_deployment::measure::tokens::PromptTokens;
 use dsh_system_prompt::inspect::{
@@ -18,6 +19,22 @@ use dsh_system_prompt::{
 
 use super::{row, share, table};
 
+/// A session's instruction files as explain shows them.
+pub(super) struct InstructionsShown<'a> {
+    /// Each file in the prompt.
+    pub(super) files: Vec<FileReport<'a>>,
+    /// The files left out, their marker, and its bytes and tokens.
+    pub(super) left_out: Option<(&'a LeftOut, Option<(usize, usize)>)>,
+    /// The files skipped.
+    pub(super) skipped: &'a [SkippedFile],
+    /// What to say when there is no file.
+    pub(super) none: String,
+}
+
+/// How many paths of the files left out explain lists; JSON lists every
+/// one.
+const LEFT_OUT_LISTED: usize = 10;
+
 /// The explain tables after the agent and its layers: its sections,
 /// variables and tools, then the total.
 pub(super) fn explain(
@@ -25,10 +42,10 @@ pub(super) fn explain(
     assembly: &PromptAssembly,
     prompt: &RenderedPrompt,
     tokens: &PromptTokens,
-    instructions: (&[FileReport<'_>], &str),
+    instructions: &InstructionsShown<'_>,
 ) {
     explain_sections(out, assembly, prompt, tokens);
-    explain_instructions(out, instructions.0, instructions.1);
+    explain_instructions(out, instructions);
     explain_variables(out, assembly);
     explain_tools(out, assembly, tokens);
     explain_contexts(out, assembly);
@@ -243,42 +260,96 @@ fn why_not_rendered(assembly: &PromptAssembly, section: &AssembledSection) -> St
 }
 
 /// The session's instruction files: each one's section, file, size,
-/// what the budget kept, and its bytes and tokens in the prompt.
-fn explain_instructions(out: &mut String, files: &[FileReport<'_>], none: &str) {
+/// what the budget kept, what imported it, and its bytes and tokens in the
+/// prompt; then the files left out, and the files skipped and why.
+fn explain_instructions(out: &mut String, shown: &InstructionsShown<'_>) {
     let _ = writeln!(
         out,
         "\ninstruction files (read when the session starts; the budget is spent nearest first)\n"
     );
-    if files.is_empty() {
-        let _ = writeln!(out, "{none}");
-        return;
+    if shown.files.is_empty() && shown.left_out.is_none() {
+        let _ = writeln!(out, "{}", shown.none);
+    } else {
+        explain_instruction_files(out, shown);
     }
+    if let Some((left_out, _)) = shown.left_out {
+        let count = left_out.files.len();
+        let _ = writeln!(
+            out,
+            "\nleft out to fit the budget ({count} file{}, said by section `{}`):",
+            if count == 1 { "" } else { "s" },
+            left_out.section
+        );
+        for file in left_out.files.iter().take(LEFT_OUT_LISTED) {
+            let _ = writeln!(out, "  {} ({} bytes)", file.path.display(), file.bytes);
+        }
+        if count > LEFT_OUT_LISTED {
+            let _ = writeln!(
+                out,
+                "  and {} more (`--format json` lists every one)",
+                count - LEFT_OUT_LISTED
+            );
+        }
+    }
+    if !shown.skipped.is_empty() {
+        let _ = writeln!(out, "\nskipped:");
+        for skipped in shown.skipped {
+            let _ = writeln!(out, "  {skipped}");
+        }
+    }
+}
+
+/// The table of the files in the prompt, and the marker of those left out.
+fn explain_instruction_files(out: &mut String, shown: &InstructionsShown<'_>) {
     let mut rows = vec![row([
         "section",
         "source",
         "file",
         "bytes",
         "kept",
+        "imported by",
         "prompt bytes",
         "tokens",
     ])];
-    for report in files {
-        let (bytes, tokens) = report.in_prompt.map_or_else(
+    let in_prompt = |in_prompt: Option<(usize, usize)>| {
+        in_prompt.map_or_else(
             || ("-".to_owned(), "-".to_owned()),
             |(bytes, tokens)| (bytes.to_string(), tokens.to_string()),
-        );
+        )
+    };
+    if let Some((left_out, shown)) = shown.left_out {
+        let (bytes, tokens) = in_prompt(shown);
+        let total: usize = left_out.files.iter().map(|file| file.bytes).sum();
+        rows.push(row([
+            left_out.section.clone(),
+            "budget".to_owned(),
+            format!(
+                "({} file{} left out)",
+                left_out.files.len(),
+                if left_out.files.len() == 1 { "" } else { "s" }
+            ),
+            total.to_string(),
+            "none".to_owned(),
+            "-".to_owned(),
+            bytes,
+            tokens,
+        ]));
+    }
+    for report in &shown.files {
+        let (bytes, tokens) = in_prompt(report.in_prompt);
         rows.push(row([
             report.file.section.clone(),
             report.source().to_owned(),
             report.file.path.display().to_string(),
             report.file.bytes.to_string(),
             report.kept(),
+            report.imported_by(),
             bytes,
             tokens,
         ]));
     }
     // Numeric: bytes, prompt bytes, tokens.
-    table(out, &rows, &[3, 5, 6]);
+    table(out, &rows, &[3, 6, 7]);
 }
 
 /// Every variable, its value for this assembly, and its owner.

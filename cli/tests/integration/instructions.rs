@@ -129,77 +129,141 @@ fn the_users_global_file_comes_before_the_projects() {
     );
 }
 
+/// A `sub/AGENTS.md` of 40 lines of 21 bytes: longer than the smallest
+/// budget.
+fn long_sub_text() -> String {
+    (1..=40)
+        .map(|n| format!("Sub: rule number {n:02}.\n"))
+        .collect()
+}
+
 #[test]
 fn explain_and_json_list_each_file_with_bytes_tokens_and_what_was_kept() {
-    let project = Project::new("[instructions]\nmax_bytes = 40\n");
+    let project = Project::new("[instructions]\nmax_bytes = 400\n");
+    let sub_text = long_sub_text();
+    write(&project.root().join("sub/AGENTS.md"), &sub_text);
     let output = project.dsh_in(&project.cwd(), &["prompt", "--format", "explain"]);
     assert_status(&output, 0);
     let explain = stdout(&output);
     let root_file = project.root().join("AGENTS.md").display().to_string();
     let sub_file = project.root().join("sub/AGENTS.md").display().to_string();
-    let line = |section: &str| {
+    let line = |start: &str, source: &str| {
         explain
             .lines()
-            .find(|line| line.starts_with(section) && line.contains("project  /"))
-            .unwrap_or_else(|| panic!("no row for {section} in:\n{explain}"))
+            .find(|line| line.starts_with(start) && line.contains(source))
+            .unwrap_or_else(|| panic!("no row for {start} in:\n{explain}"))
             .to_owned()
     };
-    // The nearest file is served first: it is cut to the 40 bytes, and
-    // the root's has nothing left.
-    let sub = line("project:sub/AGENTS.md");
+    // The nearest file is served first, and cut; the root's has nothing
+    // left, and one marker says so, within the 400 bytes.
+    let sub = line("project:sub/AGENTS.md", "project  /");
+    let cut = format!(" of {} bytes", sub_text.len());
+    assert!(sub.contains(&sub_file) && sub.contains(&cut), "{sub}");
+    let marker = line("project::left-out", "budget");
+    assert!(marker.contains("(1 file left out)"), "{marker}");
     assert!(
-        sub.contains(&sub_file) && sub.contains("cut: 40 of 61 bytes"),
-        "{sub}"
-    );
-    let root = line("project:AGENTS.md ");
-    assert!(
-        root.contains(&root_file) && root.contains("cut: 0 of 25 bytes"),
-        "{root}"
+        explain.contains(&format!(
+            "left out to fit the budget (1 file, said by section `project::left-out`):\n  \
+             {root_file} ({} bytes)",
+            ROOT_TEXT.len()
+        )),
+        "{explain}"
     );
 
     let output = project.dsh_in(&project.cwd(), &["prompt", "--format", "json"]);
     assert_status(&output, 0);
     let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
-    let files = json["instructions"]["files"].as_array().expect("files");
-    let summary: Vec<(String, u64, u64, bool)> = files
-        .iter()
-        .map(|file| {
-            (
-                file["section"].as_str().expect("section").to_owned(),
-                file["bytes"].as_u64().expect("bytes"),
-                file["kept"].as_u64().expect("kept"),
-                file["cut"].as_bool().expect("cut"),
-            )
-        })
-        .collect();
-    assert_eq!(
-        summary,
-        [
-            ("project:AGENTS.md".to_owned(), 25, 0, true),
-            ("project:sub/AGENTS.md".to_owned(), 61, 40, true),
-        ]
-    );
-    for file in files {
-        assert!(file["tokens"].as_u64().expect("tokens") > 0, "{file}");
-        assert!(file["prompt_bytes"].as_u64().expect("bytes") > 0, "{file}");
-    }
-    assert_eq!(json["instructions"]["max_bytes"], 40);
+    let instructions = &json["instructions"];
+    let files = instructions["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file = &files[0];
+    assert_eq!(file["section"], "project:sub/AGENTS.md");
+    assert_eq!(file["bytes"], sub_text.len());
+    assert_eq!(file["cut"], true);
+    assert!(file["kept"].as_u64().expect("kept") > 0, "{file}");
+    assert!(file["tokens"].as_u64().expect("tokens") > 0, "{file}");
+    let left_out = &instructions["left_out"];
+    assert_eq!(left_out["files"][0]["path"], root_file);
+    let in_prompt = file["prompt_bytes"].as_u64().expect("bytes")
+        + left_out["prompt_bytes"].as_u64().expect("bytes");
+    assert!(in_prompt <= 400, "{in_prompt}");
+    assert_eq!(instructions["max_bytes"], 400);
 }
 
 #[test]
-fn check_warns_for_each_cut_file_and_still_passes() {
-    let project = Project::new("[instructions]\nmax_bytes = 30\n");
+fn check_warns_for_each_cut_and_left_out_file_and_still_passes() {
+    let project = Project::new("[instructions]\nmax_bytes = 400\n");
+    write(&project.root().join("sub/AGENTS.md"), &long_sub_text());
     let output = project.dsh_in(&project.cwd(), &["check"]);
     assert_status(&output, 0);
     let err = stderr(&output);
-    for file in ["AGENTS.md", "sub/AGENTS.md"] {
-        let path = project.root().join(file).display().to_string();
-        assert!(
-            err.contains(&format!("warning: instruction file `{path}` is cut")),
-            "{err}"
-        );
-    }
-    assert!(err.contains("`max_bytes = 30`"), "{err}");
+    let path = |file: &str| project.root().join(file).display().to_string();
+    assert!(
+        err.contains(&format!(
+            "warning: instruction file `{}` is cut",
+            path("sub/AGENTS.md")
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "warning: instruction file `{}` is left out to fit the budget",
+            path("AGENTS.md")
+        )),
+        "{err}"
+    );
+    assert!(err.contains("`max_bytes = 400`"), "{err}");
+}
+
+#[test]
+fn a_link_out_of_the_project_is_skipped_and_explain_and_check_say_so() {
+    let project = Project::new("");
+    let secret = project.dir.path().join("secret.txt");
+    write(&secret, "the deploy key is hunter2\n");
+    let agents = project.root().join("sub/AGENTS.md");
+    std::fs::remove_file(&agents).expect("removed");
+    std::os::unix::fs::symlink(&secret, &agents).expect("a link");
+    let prompt = stdout(&project.dsh_in(&project.cwd(), &["prompt"]));
+    assert!(!prompt.contains("hunter2"), "{prompt}");
+    assert!(prompt.ends_with(ROOT_TEXT), "{prompt}");
+    let said = format!(
+        "instruction file `{}`, whose real path `{}` is outside `{}`",
+        agents.display(),
+        secret.display(),
+        project.root().display()
+    );
+    let explain = stdout(&project.dsh_in(&project.cwd(), &["prompt", "--format", "explain"]));
+    assert!(
+        explain.contains(&format!("skipped:\n  {said}")),
+        "{explain}"
+    );
+    let output = project.dsh_in(&project.cwd(), &["check"]);
+    assert_status(&output, 0);
+    let err = stderr(&output);
+    assert!(err.contains(&format!("warning: {said}")), "{err}");
+}
+
+#[test]
+fn explain_says_what_was_imported_from_where() {
+    let project = Project::new("[instructions]\nfiles = [\"CLAUDE.md\"]\n");
+    write(&project.root().join("CLAUDE.md"), "@AGENTS.md\n");
+    let output = project.dsh_in(&project.cwd(), &["prompt"]);
+    assert_status(&output, 0);
+    let prompt = stdout(&output);
+    assert!(
+        prompt.ends_with(&format!("@AGENTS.md\n\n\n{ROOT_TEXT}")),
+        "{prompt}"
+    );
+    let explain = stdout(&project.dsh_in(&project.cwd(), &["prompt", "--format", "explain"]));
+    let claude = project.root().join("CLAUDE.md").display().to_string();
+    let row = explain
+        .lines()
+        .find(|line| line.starts_with("project:AGENTS.md "))
+        .unwrap_or_else(|| panic!("no row in:\n{explain}"));
+    assert!(
+        row.contains(&format!("`@AGENTS.md` in {claude}:1")),
+        "{row}"
+    );
 }
 
 #[test]
@@ -225,6 +289,32 @@ fn check_warns_when_two_owners_state_the_same_sentence() {
     assert!(err.contains("dsh.toml:"), "{err}");
     assert!(err.contains("stated here"), "{err}");
     assert!(err.contains("one fact, one owner"), "{err}");
+}
+
+#[test]
+fn a_file_repeated_whole_in_another_is_one_warning_for_the_pair() {
+    let project = Project::new("");
+    let text: String = (1..=66)
+        .map(|n| format!("Rule {n}: keep module {n} free of cycles.\n"))
+        .collect();
+    write(&project.root().join("AGENTS.md"), &text);
+    write(&project.root().join("sub/AGENTS.md"), &text);
+    let output = project.dsh_in(&project.cwd(), &["check"]);
+    assert_status(&output, 0);
+    let err = stderr(&output);
+    let file = |path: &str| project.root().join(path).display().to_string();
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: 66 sentences of instruction file `{}` are repeated in instruction file \
+             `{}`, such as \"Rule 1: keep module 1 free of cycles.\" and \"Rule 2: keep module \
+             2 free of cycles.\"",
+            file("AGENTS.md"),
+            file("sub/AGENTS.md")
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("fix these first"), "{err}");
 }
 
 #[test]

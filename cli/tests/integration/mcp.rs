@@ -279,6 +279,105 @@ fn check_counts_the_servers_tool_schemas_in_max_prompt_tokens() {
     assert_status(&output, 0);
 }
 
+/// A deployment, in `dir`, of the test server started with `args` and
+/// listed by agent `runner` (besides `read`, and `tools`), with the
+/// `instances` tables, and the top-level keys `top`.
+fn with_server(
+    dir: &std::path::Path,
+    args: &[&str],
+    instances: &str,
+    tools: &[&str],
+    top: &str,
+) -> String {
+    let mut listed = vec!["read", "mcp:docs"];
+    listed.extend(tools);
+    common::write(&dir.join("answers.toml"), "[[answers]]\ntext = \"x\"\n");
+    common::config(
+        dir,
+        &format!(
+            "{top}[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n{}{}",
+            server_table("docs", args, ""),
+            common::runner(instances, &listed)
+        ),
+    )
+}
+
+/// `dsh check` on [`with_server`]'s deployment: stderr, its wrapped
+/// lines joined, after a check that fails.
+fn check_fails_with_server(args: &[&str], instances: &str, tools: &[&str], top: &str) -> String {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = with_server(dir.path(), args, instances, tools, top);
+    let output = dsh(&["check", "--config", &config]);
+    assert_status(&output, 1);
+    stderr(&output).replace("\n  │ ", " ")
+}
+
+#[test]
+fn check_refuses_more_tools_than_a_request_may_carry() {
+    let err = check_fails_with_server(&["extra-tools=130"], "", &[], "");
+    assert!(
+        err.contains(
+            "agent `runner` sends 140 tools, more than the 128 OpenAI's API accepts in \
+             one request"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_refuses_a_tool_whose_input_schema_is_not_an_object() {
+    let err = check_fails_with_server(&["array-schema"], "", &[], "");
+    assert!(
+        err.contains(
+            "the input schema of tool `docs__listy` of MCP server `docs` is not an object: it \
+             has `\"type\": \"array\"` at its top"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("[mcp.docs]"), "the table is shown: {err}");
+}
+
+#[test]
+fn check_refuses_a_tool_schema_over_the_deployments_limit() {
+    // Under the default limit, a 100 KB schema passes; under a limit of
+    // 50,000 bytes, set at the top of the file, it does not.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = with_server(dir.path(), &["schema-bytes=100000"], "", &[], "");
+    assert_status(&dsh(&["check", "--config", &config]), 0);
+    let err = check_fails_with_server(
+        &["schema-bytes=100000"],
+        "",
+        &[],
+        "max_tool_schema_bytes = 50000\n",
+    );
+    assert!(
+        err.contains("the schema of tool `docs__wide` of MCP server `docs` is 100"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bytes, over the 50000 of `max_tool_schema_bytes`"),
+        "{err}"
+    );
+    assert!(err.contains("the limit"), "the key is shown: {err}");
+}
+
+#[test]
+fn check_refuses_an_instance_that_hides_an_mcp_tool() {
+    let instance = "[tools.docs__echo]\nkind = \"subagent\"\nprovider = \"spawn\"\n";
+    let err = check_fails_with_server(&[], instance, &["docs__echo"], "");
+    assert!(
+        err.contains(
+            "tool instance `docs__echo` hides tool `echo` of MCP server `docs`, which the model \
+             would see by the same name: agent `runner` gets the instance only"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("[tools.docs__echo]"),
+        "the table is shown: {err}"
+    );
+}
+
 #[test]
 fn explain_and_json_group_the_tools_by_server() {
     let dir = tempfile::tempdir().expect("a temp dir");

@@ -9,7 +9,7 @@ use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
 use dsh_system_prompt::{PromptAssembly, render_context};
 use toml::Spanned;
 
-use super::{duplicate_sentences, instruction_report, prompt_problems};
+use super::{duplicate_sentences, instruction_report, prompt_problems, tools, window};
 use crate::adapter::{self, Purpose};
 use crate::file::{AgentSpec, Deployment, LayerSpec};
 use crate::host::StartedSession;
@@ -60,7 +60,7 @@ pub fn check_deployment(
     let started = runtime.start_session(cwd)?;
     let found = started.instructions.found();
     let mut findings = Findings {
-        warnings: instruction_report::cut_warnings(found, &runtime.instructions),
+        warnings: instruction_report::warnings(found, &runtime.instructions),
         presets: deployment.presets.len(),
         agents: deployment.agents.len(),
         ..Findings::default()
@@ -81,7 +81,7 @@ pub fn check_deployment(
     let mut agents = agents_to_check(deployment);
     findings.children = agents.len() - deployment.agents.len();
     agents.extend(preset_checks(deployment, &agents));
-    let mut repeated = HashSet::new();
+    let mut said = Said::default();
     for agent in &agents {
         check_agent(
             deployment,
@@ -89,24 +89,48 @@ pub fn check_deployment(
             &started,
             agent,
             &mut findings,
-            &mut repeated,
+            &mut said,
         );
     }
     Ok(findings)
 }
 
+/// What was said for an agent checked before, and is not said again for
+/// the next: a repeated sentence (with its owners), a tool's own problem,
+/// an instance that hides an MCP tool.
+#[derive(Debug, Default)]
+struct Said {
+    sentences: HashSet<(String, String, String)>,
+    tools: HashSet<String>,
+    hidden: HashSet<String>,
+}
+
 /// Renders one agent's prompt and contexts (a failed render reports every
 /// problem of every section; the contexts' come after the prompt's), its
-/// budget, and the sentences it states twice.
+/// budget, whether its window holds the prompt with room for a turn, its
+/// tools, and the sentences it states twice.
 fn check_agent(
     deployment: &Deployment,
     runtime: &Runtime,
     started: &StartedSession,
     agent: &AgentSpec,
     findings: &mut Findings,
-    repeated: &mut HashSet<(String, String, String)>,
+    said: &mut Said,
 ) {
     let assembly = runtime.assemble(agent, started);
+    findings.problems.extend(tools::tool_problems(
+        deployment,
+        runtime,
+        agent,
+        &assembly,
+        &mut said.tools,
+    ));
+    findings.problems.extend(tools::hidden_mcp_tools(
+        deployment,
+        runtime,
+        agent,
+        &mut said.hidden,
+    ));
     let context = render_context(&assembly).err().into_iter().flatten();
     match render_prompt_with_spans(&assembly) {
         Ok(prompt) => {
@@ -114,10 +138,16 @@ fn check_agent(
             findings
                 .problems
                 .extend(prompt_problems(deployment, agent, &context));
-            if context.is_empty()
-                && let Some(problem) = over_budget(deployment, agent, &assembly, &prompt)
-            {
-                findings.problems.push(problem);
+            if context.is_empty() {
+                findings
+                    .problems
+                    .extend(over_budget(deployment, agent, &assembly, &prompt));
+                findings.problems.extend(window::no_room_for_a_turn(
+                    deployment,
+                    agent,
+                    &assembly,
+                    &prompt.text,
+                ));
             }
         }
         Err(mut errors) => {
@@ -132,7 +162,7 @@ fn check_agent(
         agent,
         &assembly,
         started.instructions.found(),
-        repeated,
+        &mut said.sentences,
     ));
 }
 

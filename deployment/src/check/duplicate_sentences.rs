@@ -1,5 +1,6 @@
-//! One fact, one owner — checked by `dsh check`: a warning for each
-//! sentence two owners of an agent's prompt both state. Core finds the
+//! One fact, one owner — checked by `dsh check`: a warning for each pair
+//! of owners of an agent's prompt that state the same sentences, however
+//! many. Core finds the
 //! sentences (`repeated_sentences`); this module says who the owners are
 //! — the persona, every section, every instruction file, every tool's
 //! description — and points into the deployment file where an owner is
@@ -9,7 +10,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::host::Instructions;
-use dsh_system_prompt::{PromptAssembly, repeated_sentences};
+use dsh_system_prompt::{PromptAssembly, RepeatedSentence, repeated_sentences};
 use toml::Spanned;
 
 use crate::file::{AgentSpec, Deployment};
@@ -93,9 +94,14 @@ fn stated<'d>(
     texts
 }
 
-/// A warning for each sentence two owners of `agent`'s prompt state,
-/// except those in `seen` (already reported for another agent), which
-/// it extends.
+/// How many repeated sentences a warning quotes.
+const EXAMPLES: usize = 2;
+
+/// A warning for each pair of owners of `agent`'s prompt that state the
+/// same sentences (one for the pair, however many: a file repeated whole
+/// in another is one finding, not one per sentence), quoting the first
+/// one or two; except the sentences in `seen` (reported already for
+/// another agent), which it extends.
 pub fn warnings(
     deployment: &Deployment,
     agent: &AgentSpec,
@@ -104,38 +110,75 @@ pub fn warnings(
     seen: &mut HashSet<(String, String, String)>,
 ) -> Vec<Problem> {
     let texts = stated(deployment, agent, assembly, instructions);
-    let mut problems = Vec::new();
+    let mut pairs: Vec<Vec<RepeatedSentence<Stated<'_>>>> = Vec::new();
     for repeated in repeated_sentences(texts.iter().map(|(who, text)| (who.clone(), *text))) {
-        let (first, first_at) = &repeated.first;
-        let (second, second_at) = &repeated.second;
         let key = (
             repeated.normalized.clone(),
-            first.who.clone(),
-            second.who.clone(),
+            repeated.first.0.who.clone(),
+            repeated.second.0.who.clone(),
         );
         if !seen.insert(key) {
             continue;
         }
-        let quote = |stated: &Stated<'_>, at: &Range<usize>| -> String {
-            let text = texts
-                .iter()
-                .find(|(who, _)| who.who == stated.who)
-                .map_or("", |(_, text)| text);
-            text.get(at.clone())
-                .unwrap_or(&repeated.normalized)
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
+        let same_pair = |group: &&mut Vec<RepeatedSentence<Stated<'_>>>| {
+            group[0].first.0.who == repeated.first.0.who
+                && group[0].second.0.who == repeated.second.0.who
         };
-        let message = format!(
-            "the same sentence is stated by {} and by {}: \"{}\"",
+        match pairs.iter_mut().find(same_pair) {
+            Some(group) => group.push(repeated),
+            None => pairs.push(vec![repeated]),
+        }
+    }
+    pairs
+        .iter()
+        .map(|group| pair_warning(deployment, &texts, group))
+        .collect()
+}
+
+/// The warning of one pair of owners that state the sentences of `group`
+/// (never empty), pointing into the deployment file at the examples it
+/// quotes, where an owner is written there.
+fn pair_warning(
+    deployment: &Deployment,
+    texts: &[(Stated<'_>, &str)],
+    group: &[RepeatedSentence<Stated<'_>>],
+) -> Problem {
+    let quote = |stated: &Stated<'_>, at: &Range<usize>, normalized: &str| -> String {
+        let text = texts
+            .iter()
+            .find(|(who, _)| who.who == stated.who)
+            .map_or("", |(_, text)| text);
+        text.get(at.clone())
+            .unwrap_or(normalized)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (first, second) = (&group[0].first.0, &group[0].second.0);
+    let examples: Vec<String> = group
+        .iter()
+        .take(EXAMPLES)
+        .map(|repeated| {
+            let (stated, at) = &repeated.first;
+            format!("\"{}\"", quote(stated, at, &repeated.normalized))
+        })
+        .collect();
+    let message = match group.len() {
+        1 => format!(
+            "the same sentence is stated by {} and by {}: {}",
+            first.who, second.who, examples[0]
+        ),
+        count => format!(
+            "{count} sentences of {} are repeated in {}, such as {}",
             first.who,
             second.who,
-            quote(first, first_at)
-        );
-        let mut problem = Problem::new(message.clone());
-        let mut labelled = false;
-        for (stated, at) in [(first, first_at), (second, second_at)] {
+            examples.join(" and ")
+        ),
+    };
+    let mut problem = Problem::new(message.clone());
+    let mut labelled = false;
+    for repeated in group.iter().take(EXAMPLES) {
+        for (stated, at) in [&repeated.first, &repeated.second] {
             if let Some(text) = stated.written {
                 let span = crate::file::string_file_range(&deployment.file, text, at.clone());
                 problem = if labelled {
@@ -149,15 +192,12 @@ pub fn warnings(
                 labelled = true;
             }
         }
-        problems.push(
-            problem
-                .help(
-                    "one fact, one owner: keep the sentence where it belongs (what a tool does in \
-                     its description, a habit with its tool, a project's convention in its \
-                     AGENTS.md, the agent's identity in its persona) and remove the other",
-                )
-                .warning(),
-        );
     }
-    problems
+    problem
+        .help(
+            "one fact, one owner: keep the sentence where it belongs (what a tool does in its \
+             description, a habit with its tool, a project's convention in its AGENTS.md, the \
+             agent's identity in its persona) and remove the other",
+        )
+        .warning()
 }

@@ -1,10 +1,15 @@
 //! A session's instruction files in the reports: each file with its
-//! bytes, what the budget kept of it, and its tokens in the prompt, for
-//! `dsh prompt --format explain|json`; a warning for each cut file, for
-//! `dsh check`. No cut is silent: the prompt's marker says it to the
-//! model, these say it to the deployment's author.
+//! bytes, what the budget kept of it, what imported it, and its tokens in
+//! the prompt; the files the budget left out; the files skipped, and why
+//! — for `dsh prompt --format explain|json`; and a warning for each cut,
+//! for the files left out, and for each file skipped, for `dsh check`. No
+//! cut is silent: the prompt's markers say it to the model, these say it
+//! to the deployment's author.
 
-use crate::host::{InstructionFile, InstructionSource, Instructions, InstructionsConfig};
+use crate::host::{
+    InstructionFile, InstructionSource, Instructions, InstructionsConfig, LeftOut, LeftOutFile,
+    SkippedFile,
+};
 use dsh_system_prompt::inspect::RenderedPrompt;
 use serde_json::{Value, json};
 
@@ -38,6 +43,31 @@ impl FileReport<'_> {
             _ => "project",
         }
     }
+
+    /// The import that brought the file, as explain shows it, or `-`.
+    pub fn imported_by(&self) -> String {
+        self.file
+            .imported_by
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), ToString::to_string)
+    }
+}
+
+/// The marker of the files left out, with its bytes and tokens in the
+/// rendered prompt, when it rendered.
+pub fn left_out_report<'a>(
+    found: &'a Instructions,
+    prompt: Option<(&RenderedPrompt, &PromptTokens)>,
+) -> Option<(&'a LeftOut, Option<(usize, usize)>)> {
+    let left_out = found.left_out()?;
+    let in_prompt = prompt.and_then(|(prompt, tokens)| {
+        let at = prompt
+            .sections
+            .iter()
+            .position(|section| section.name == left_out.section.as_str())?;
+        Some((prompt.sections[at].range.len(), *tokens.sections.get(at)?))
+    });
+    Some((left_out, in_prompt))
 }
 
 /// Each file of `found`, with its share of `prompt`, if it rendered.
@@ -65,6 +95,9 @@ pub fn reports<'a>(
 pub fn none_found(found: &Instructions, config: &InstructionsConfig) -> String {
     if !config.enabled {
         return "(none: `enabled = false` in [instructions])".to_owned();
+    }
+    if !found.skipped().is_empty() {
+        return "(none in the prompt: every file found was skipped, as said below)".to_owned();
     }
     match found.root() {
         Some(root) => format!(
@@ -96,8 +129,30 @@ pub fn json(
                 "bytes": file.bytes,
                 "kept": file.kept,
                 "cut": file.is_cut(),
+                "imported_by": file.imported_by,
                 "prompt_bytes": report.in_prompt.map(|(bytes, _)| bytes),
                 "tokens": report.in_prompt.map(|(_, tokens)| tokens),
+            })
+        })
+        .collect();
+    let left_out = left_out_report(found, prompt).map(|(left_out, in_prompt)| {
+        json!({
+            "section": left_out.section,
+            "order": left_out.order,
+            "files": left_out.files,
+            "prompt_bytes": in_prompt.map(|(bytes, _)| bytes),
+            "tokens": in_prompt.map(|(_, tokens)| tokens),
+        })
+    });
+    let skipped: Vec<Value> = found
+        .skipped()
+        .iter()
+        .map(|skipped| {
+            json!({
+                "path": skipped.path.display().to_string(),
+                "imported_by": skipped.imported_by,
+                "reason": skipped.reason,
+                "message": skipped.to_string(),
             })
         })
         .collect();
@@ -107,12 +162,24 @@ pub fn json(
         "max_bytes": config.max_bytes,
         "root": found.root().map(|root| root.display().to_string()),
         "files": files,
+        "left_out": left_out,
+        "skipped": skipped,
     })
 }
 
-/// A warning for each file the budget cut.
-pub fn cut_warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Problem> {
-    found
+/// The warnings of a session's instruction files: each file the budget
+/// cut, the files it left out (one warning), and each file skipped for a
+/// reason worth saying (outside the project, an import cycle, too deep).
+pub fn warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Problem> {
+    let budget_help = || {
+        format!(
+            "the budget, `max_bytes = {}` in [instructions], is spent on the files nearest \
+             the working directory first, markers included; raise it, or shorten the files; \
+             the prompt tells the model where the rest is",
+            config.max_bytes
+        )
+    };
+    let mut warnings: Vec<Problem> = found
         .files()
         .iter()
         .filter(|file| file.is_cut())
@@ -124,13 +191,56 @@ pub fn cut_warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Pr
                 file.kept,
                 file.bytes
             ))
-            .help(format!(
-                "the budget, `max_bytes = {}` in [instructions], is spent on the files nearest \
-                 the working directory first; raise it, or shorten the files; the prompt tells \
-                 the model where the rest is",
-                config.max_bytes
-            ))
+            .help(budget_help())
             .warning()
         })
-        .collect()
+        .collect();
+    if let Some(left_out) = found.left_out() {
+        warnings.push(
+            Problem::new(format!(
+                "{} left out to fit the budget; one line in the prompt says so",
+                left_out_files(&left_out.files)
+            ))
+            .help(budget_help())
+            .warning(),
+        );
+    }
+    warnings.extend(
+        found
+            .skipped()
+            .iter()
+            .filter(|skipped| skipped.is_warning())
+            .map(skipped_warning),
+    );
+    warnings
+}
+
+/// `instruction file `/p/AGENTS.md` is`, or `3 instruction files are`,
+/// naming the first and the last.
+fn left_out_files(files: &[LeftOutFile]) -> String {
+    let path = |file: &LeftOutFile| format!("`{}`", file.path.display());
+    match files {
+        [one] => format!("instruction file {} is", path(one)),
+        [first, .., last] => format!(
+            "{} instruction files, from {} to {}, are",
+            files.len(),
+            path(first),
+            path(last)
+        ),
+        [] => "no instruction file is".to_owned(),
+    }
+}
+
+/// The warning of a file not read, with what to do about it.
+fn skipped_warning(skipped: &SkippedFile) -> Problem {
+    use crate::host::SkipReason;
+    let help = match &skipped.reason {
+        SkipReason::Outside { .. } => {
+            "instruction files are read from the project and the user's config directory only; \
+             copy the text into the project if it belongs there"
+        }
+        SkipReason::Cycle => "remove the import that leads back, so each file imports forward",
+        _ => "import the file from nearer the top, or move its text into a file nearer",
+    };
+    Problem::new(skipped.to_string()).help(help).warning()
 }

@@ -6,6 +6,9 @@ mod agents;
 pub mod duplicate_sentences;
 pub mod instruction_report;
 pub mod prompt_problems;
+mod tools;
+mod window;
 
 pub use agents::{Findings, WithServers, check_deployment};
 pub use prompt_problems::prompt_problems;
+pub use tools::MAX_TOOLS;

@@ -132,6 +132,12 @@ pub const EMBEDDED: &str = include_str!(concat!(
 /// The name the embedded deployment goes by in diagnostics.
 pub const EMBEDDED_NAME: &str = "built-in:examples/coding-agent/dsh.toml";
 
+/// The largest tool schema `dsh check` accepts unless the file sets
+/// `max_tool_schema_bytes`: 256 KiB, far above any built-in tool's and
+/// well-behaved server's, and below what makes every request pay for one
+/// tool.
+pub const DEFAULT_MAX_TOOL_SCHEMA_BYTES: u64 = 256 * 1024;
+
 /// A deployment, parsed and checked.
 #[derive(Debug)]
 pub struct Deployment {
@@ -159,6 +165,10 @@ pub struct Deployment {
     /// `max_subagent_depth`: how deep subagents may nest, for every
     /// provider (`dsh_tool_subagent::DEFAULT_MAX_DEPTH` when left out).
     pub max_subagent_depth: u32,
+    /// `max_tool_schema_bytes` as the file sets it, with its place; left
+    /// out, [`DEFAULT_MAX_TOOL_SCHEMA_BYTES`]
+    /// ([`max_tool_schema_bytes`](Self::max_tool_schema_bytes)).
+    pub max_tool_schema_bytes: Option<Spanned<u64>>,
     /// What the deployment adds to the global layer: its `tool_order`.
     pub global_layer: LayerSpec,
     /// The `[presets.<id>]`, checked.
@@ -198,6 +208,11 @@ struct DeploymentFile {
     /// How deep subagents may nest, for every provider: a call that would
     /// start a child deeper than this is refused. Default: 4.
     max_subagent_depth: Option<u32>,
+    /// The largest tool schema (name, description and input schema, as
+    /// sent) `dsh check` accepts, in bytes: an MCP server's tool past it is
+    /// a problem before any session pays for it. Default: 262144.
+    #[schemars(with = "Option<u64>")]
+    max_tool_schema_bytes: Option<Spanned<u64>>,
     /// Per-agent variants without copies: a preset is a layer of sections
     /// and a tool order that the agents naming it in `preset` share.
     #[serde(default)]
@@ -398,6 +413,7 @@ impl Deployment {
             roots,
             bash,
             max_subagent_depth: checked.max_subagent_depth,
+            max_tool_schema_bytes: checked.max_tool_schema_bytes,
             global_layer: checked.global_layer,
             presets: checked.presets,
             agents: checked.agents,
@@ -450,6 +466,15 @@ impl Deployment {
             layer: LayerSpec::default(),
             sandbox: parent.sandbox,
         })
+    }
+
+    /// The largest tool schema, as sent, that `dsh check` accepts: the
+    /// file's `max_tool_schema_bytes`, else
+    /// [`DEFAULT_MAX_TOOL_SCHEMA_BYTES`].
+    pub fn max_tool_schema_bytes(&self) -> u64 {
+        self.max_tool_schema_bytes
+            .as_ref()
+            .map_or(DEFAULT_MAX_TOOL_SCHEMA_BYTES, |max| *max.get_ref())
     }
 
     /// The adapter's table as the file names it (`[adapter.openai]`).
@@ -566,6 +591,7 @@ struct CheckedRoot {
     environment: EnvironmentTable,
     tokenizers: TokenizerRule,
     max_subagent_depth: u32,
+    max_tool_schema_bytes: Option<Spanned<u64>>,
     global_layer: LayerSpec,
     presets: BTreeMap<String, LayerSpec>,
     agents: Vec<AgentSpec>,
@@ -597,6 +623,7 @@ impl Checks<'_> {
             adapter,
             tool_order,
             max_subagent_depth,
+            max_tool_schema_bytes,
             presets,
             agents,
             sessions,
@@ -631,6 +658,7 @@ impl Checks<'_> {
         CheckedRoot {
             tokenizers,
             max_subagent_depth: max_subagent_depth.unwrap_or(dsh_tool_subagent::DEFAULT_MAX_DEPTH),
+            max_tool_schema_bytes,
             global_layer,
             presets,
             agents,

@@ -27,18 +27,46 @@
 //! `cat <<EOF` or `<<model>>` in a file renders as written and never as a
 //! reference.
 //!
+//! # Imports
+//!
+//! A file may import others with Claude Code's `@path` syntax (a
+//! `CLAUDE.md` whose whole text is `@AGENTS.md` is common): a `@` at the
+//! start of the text or after whitespace, then a path up to the next
+//! whitespace, relative to the importing file (`~/` for the home
+//! directory, or absolute), outside Markdown code spans and code blocks.
+//! A path that names no file is text, not an import. Each imported file is
+//! a section of its own, owned by its own path, right after the file that
+//! imports it, within the same budget; imports are followed
+//! [`MAX_IMPORT_DEPTH`] hops deep, each file is read once, and an import
+//! cycle is refused and said ([`SkipReason`]), never followed.
+//!
+//! # Where files may come from
+//!
+//! A file — found in a directory, the user's, or imported — is read only
+//! when its real path (symbolic links resolved) is under the project root
+//! or the user's config directory (the directory of the global file). Any
+//! other is skipped, never read: a committed `AGENTS.md` that links to
+//! `/etc/passwd` does not send that file to the model's provider.
+//! [`Instructions::skipped`] says which were, where they point, and why.
+//!
 //! # The budget
 //!
 //! [`InstructionsConfig::max_bytes`] bounds the bytes of all files
-//! together, and is spent nearest first: the working directory's file is
-//! kept whole before its parents', the global file last. A file that does
-//! not fit is cut at the last line break that fits (or, when no line fits,
-//! at a character boundary) and ends with a visible marker line naming the
-//! file, the bytes kept of how many, and the line to `read` on from; a file
-//! with no budget left is the marker alone. The markers are not counted
-//! in the budget. Only as much of a file as the budget can keep is read,
-//! so a huge file costs its share of the budget, not its size. Nothing is cut silently: [`InstructionFile::is_cut`]
-//! says which were, for every report.
+//! together, the markers included, and is spent nearest first: the
+//! working directory's file (and what it imports) is kept whole before its
+//! parents', the global file last. The first file that does not fit is
+//! cut at the last line break that fits (a first line longer than the
+//! whole budget at a character boundary; a file of which no line fits is
+//! left out rather than shown as a fragment) and ends with a visible
+//! marker line naming the
+//! file, the bytes kept of how many, and the line to `read` on from. The
+//! files that get nothing share one marker, its own section
+//! ([`LEFT_OUT_SECTION`]), that says how many were left out and where.
+//! Only as much of a file as the budget can keep is read, so a huge file
+//! costs its share of the budget, not its size, and a thousand nested
+//! directories cost the budget, not a thousand markers. Nothing is cut
+//! silently: [`InstructionFile::is_cut`] and [`Instructions::left_out`]
+//! say which were, for every report.
 //!
 //! Files are read once, when [`Instructions::discover`] runs — once per
 //! session, when it starts — so a session's system prompt stays the same
@@ -61,6 +89,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod budget;
+mod gather;
+mod imports;
+
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use dsh_system_prompt::template::escape_literal;
@@ -82,6 +115,18 @@ pub const INSTRUCTIONS_ORDER: i32 = 200;
 
 /// The name of the user's global file, under `$XDG_CONFIG_HOME/dsh/`.
 const USER_FILE_NAME: &str = "AGENTS.md";
+
+/// The section of the marker that stands for the files the budget left
+/// out: a name no file's path gives (`::`), under `project:` so that a
+/// client's override keeps it with the files.
+pub const LEFT_OUT_SECTION: &str = "project::left-out";
+
+/// The smallest budget `[instructions]` accepts: room for the marker
+/// that says files were left out, however many. To read no file, set
+/// `enabled = false`.
+pub const MIN_MAX_BYTES: usize = 256;
+
+pub use imports::MAX_IMPORT_DEPTH;
 
 /// The `[instructions]` table of a deployment: which file names count,
 /// the budget over all files, and whether to read any.
@@ -107,7 +152,8 @@ pub struct InstructionsConfig {
     /// The names that count, in order: the first present in a directory
     /// is that directory's file. Plain file names, no paths.
     pub files: Vec<String>,
-    /// The budget over all files, in bytes, spent nearest first.
+    /// The budget over all files, markers included, in bytes, spent
+    /// nearest first; at least 256.
     pub max_bytes: usize,
     /// Whether instruction files are read at all.
     pub enabled: bool,
@@ -142,9 +188,10 @@ impl InstructionsConfig {
         self
     }
 
-    /// Checks that every name of `files` is a plain file name: not empty,
-    /// not `.` or `..`, without a path separator. The error names the
-    /// first that is not, by its index.
+    /// Checks that every name of `files` is a plain file name (not
+    /// empty, not `.` or `..`, without a path separator), the error naming
+    /// the first that is not by its index, and that `max_bytes` holds a
+    /// marker ([`MIN_MAX_BYTES`]).
     pub fn check(&self) -> Result<(), InstructionsError> {
         for (index, name) in self.files.iter().enumerate() {
             let reason = if name.is_empty() {
@@ -162,6 +209,11 @@ impl InstructionsConfig {
                 reason,
             });
         }
+        if self.enabled && self.max_bytes < MIN_MAX_BYTES {
+            return Err(InstructionsError::BudgetTooSmall {
+                max_bytes: self.max_bytes,
+            });
+        }
         Ok(())
     }
 }
@@ -171,10 +223,36 @@ impl InstructionsConfig {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum InstructionSource {
-    /// The user's global file.
+    /// The user's config directory: the global file, or a file it imports.
     User,
-    /// A directory of the project, from its root to the working directory.
+    /// The project: a directory from its root to the working directory,
+    /// or a file one of theirs imports.
     Project,
+}
+
+/// Where a file was imported: the importing file and the `@path` in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ImportSite {
+    /// The importing file.
+    pub file: PathBuf,
+    /// The path after `@`, as written.
+    pub written: String,
+    /// The line of the import in the importing file, from 1.
+    pub line: usize,
+}
+
+impl fmt::Display for ImportSite {
+    /// `` `@AGENTS.md` in /p/CLAUDE.md:1 ``.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`@{}` in {}:{}",
+            self.written,
+            self.file.display(),
+            self.line
+        )
+    }
 }
 
 /// One instruction file found for a session, as its section holds it.
@@ -187,7 +265,8 @@ pub struct InstructionFile {
     pub order: i32,
     /// Whose file it is.
     pub source: InstructionSource,
-    /// The file, as found from the working directory.
+    /// The file, as found from the working directory, or as its import
+    /// resolved.
     pub path: PathBuf,
     /// The file's size in bytes.
     pub bytes: usize,
@@ -196,6 +275,8 @@ pub struct InstructionFile {
     /// The text as the prompt shows it: the kept bytes, and the marker
     /// line when it was cut. Not escaped.
     pub text: String,
+    /// The import that brought it, for a file no directory contributes.
+    pub imported_by: Option<ImportSite>,
 }
 
 impl InstructionFile {
@@ -225,15 +306,162 @@ impl InstructionFile {
     }
 }
 
+/// A file the budget had nothing left for: not in the prompt, but named
+/// by the marker of [`LeftOut`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LeftOutFile {
+    /// Whose file it is.
+    pub source: InstructionSource,
+    /// The file, as found or imported.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// The import that brought it, if one did.
+    pub imported_by: Option<ImportSite>,
+}
+
+/// The files the budget left out, and the one marker in the prompt that
+/// says how many and where: section [`LEFT_OUT_SECTION`], counted in the
+/// budget.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LeftOut {
+    /// The marker's section: [`LEFT_OUT_SECTION`].
+    pub section: String,
+    /// Its order: first of the instruction files, where the farthest
+    /// files, which are the ones left out, would have been.
+    pub order: i32,
+    /// The marker, as the prompt shows it.
+    pub text: String,
+    /// The files, in the order the prompt would have shown them.
+    pub files: Vec<LeftOutFile>,
+}
+
+impl LeftOut {
+    /// The marker's owner: dsh's instruction budget, not any file.
+    pub fn owner(&self) -> Owner {
+        Owner::new(
+            "dsh-deployment",
+            "the instruction budget (`max_bytes` in [instructions])",
+            file!(),
+            line!(),
+        )
+    }
+
+    /// The section to register, verbatim.
+    pub fn prompt_section(&self) -> PromptSection {
+        PromptSection::new(
+            self.section.clone(),
+            self.order,
+            escape_literal(&self.text).into_owned(),
+        )
+        .owned_by(self.owner())
+    }
+}
+
+/// A file that was found (in a directory, or by an import) and not read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SkippedFile {
+    /// The file, as found or as its import resolved.
+    pub path: PathBuf,
+    /// The import that named it, if one did.
+    pub imported_by: Option<ImportSite>,
+    /// Why it was not read.
+    pub reason: SkipReason,
+}
+
+/// Why a file found was not read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// Its real path is outside the project root and the user's config
+    /// directory.
+    Outside {
+        /// Where it points.
+        real: PathBuf,
+        /// The directories instruction files may come from.
+        allowed: Vec<PathBuf>,
+    },
+    /// An import of a file whose own imports led here: a cycle, followed
+    /// once.
+    Cycle,
+    /// An import more than [`MAX_IMPORT_DEPTH`] hops from the file a
+    /// directory contributes.
+    TooDeep,
+    /// A file in the prompt already, as this section.
+    Repeated {
+        /// The section that holds it.
+        section: String,
+    },
+}
+
+impl SkippedFile {
+    /// Whether the skip is worth a warning: every reason but a file that
+    /// is in the prompt already.
+    pub fn is_warning(&self) -> bool {
+        !matches!(self.reason, SkipReason::Repeated { .. })
+    }
+}
+
+impl fmt::Display for SkippedFile {
+    /// What was skipped and why, in a sentence without its period.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        match &self.imported_by {
+            Some(site) => write!(f, "{site} imports `{path}`")?,
+            None => write!(f, "instruction file `{path}`")?,
+        }
+        match &self.reason {
+            SkipReason::Outside { real, allowed } => {
+                let allowed: Vec<String> = allowed
+                    .iter()
+                    .map(|dir| format!("`{}`", dir.display()))
+                    .collect();
+                write!(
+                    f,
+                    ", whose real path `{}` is outside {}; it is not read",
+                    real.display(),
+                    match allowed.as_slice() {
+                        [] => "every directory instruction files may come from".to_owned(),
+                        [one] => one.clone(),
+                        many => format!(
+                            "{} and {}",
+                            many[..many.len() - 1].join(", "),
+                            many[many.len() - 1]
+                        ),
+                    }
+                )
+            }
+            SkipReason::Cycle => f.write_str(
+                ", a file whose imports lead here: an import cycle, not followed (each file is \
+                 read once)",
+            ),
+            SkipReason::TooDeep => write!(
+                f,
+                ", more than {MAX_IMPORT_DEPTH} hops of imports from the directory's file: \
+                 imports are followed {MAX_IMPORT_DEPTH} hops deep"
+            ),
+            SkipReason::Repeated { section } => {
+                write!(f, ", which is in the prompt already as `{section}`")
+            }
+        }
+    }
+}
+
 /// The instruction files of one session, in render order: the user's
 /// global file, then the project's from the root to the working
-/// directory.
+/// directory, each followed by what it imports.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Instructions {
     /// The project root: the nearest directory holding `.git`, else the
     /// working directory; `None` when the config is disabled.
     root: Option<PathBuf>,
     files: Vec<InstructionFile>,
+    left_out: Option<LeftOut>,
+    skipped: Vec<SkippedFile>,
 }
 
 impl Instructions {
@@ -245,7 +473,9 @@ impl Instructions {
     /// The user's global file, where the environment puts it:
     /// `$XDG_CONFIG_HOME/dsh/AGENTS.md`, or `$HOME/.config/dsh/AGENTS.md`
     /// when `XDG_CONFIG_HOME` is unset, empty or relative (as the XDG
-    /// specification says to ignore it then); `None` without either.
+    /// specification says to ignore it then); `None` without either. Its
+    /// directory is the user's config directory, where instruction files
+    /// may come from besides the project.
     pub fn user_file() -> Option<PathBuf> {
         let config = std::env::var_os("XDG_CONFIG_HOME")
             .map(PathBuf::from)
@@ -259,11 +489,13 @@ impl Instructions {
 
     /// Finds and reads the instruction files of a session in `cwd`, with
     /// the user's global file at `user_file` (usually
-    /// [`Instructions::user_file`]), and spends the budget on them.
+    /// [`Instructions::user_file`]), follows their imports, and spends the
+    /// budget on them.
     ///
-    /// A name that is present but not readable as UTF-8 text is an error
-    /// naming the file: a prompt is never silently missing a file.
-    /// A disabled config finds nothing.
+    /// A file that is present, inside the project or the user's config
+    /// directory, but not readable as UTF-8 text is an error naming the
+    /// file: a prompt is never silently missing a file. A disabled config
+    /// finds nothing.
     pub fn discover(
         config: &InstructionsConfig,
         cwd: &Path,
@@ -283,16 +515,21 @@ impl Instructions {
             return Ok(Self::none());
         }
         config.check()?;
-        let root = cwd.map(project_root);
+        let root = cwd.map(gather::project_root);
+        let boundary = gather::Boundary::new(root.as_deref(), user_file);
+        let mut reading = gather::Gather::new(config.max_bytes, &boundary);
         // Nearest first: the order the budget is spent in.
-        let mut nearest_first: Vec<(InstructionSource, PathBuf, String)> = Vec::new();
+        let mut group = 0;
         if let (Some(cwd), Some(root)) = (cwd, &root) {
             for dir in cwd.ancestors() {
-                if let Some(path) = first_present(dir, &config.files) {
+                if let Some(path) = gather::first_present(dir, &config.files) {
                     let relative = path.strip_prefix(root).unwrap_or(&path);
-                    let section =
-                        format!("{PROJECT_INSTRUCTIONS_PREFIX}{}", section_path(relative));
-                    nearest_first.push((InstructionSource::Project, path, section));
+                    let section = format!(
+                        "{PROJECT_INSTRUCTIONS_PREFIX}{}",
+                        gather::section_path(relative)
+                    );
+                    reading.found(group, InstructionSource::Project, path, section)?;
+                    group += 1;
                 }
                 if dir == root {
                     break;
@@ -300,34 +537,28 @@ impl Instructions {
             }
         }
         if let Some(user) = user_file.filter(|user| user.is_file()) {
-            nearest_first.push((
-                InstructionSource::User,
-                user.to_path_buf(),
-                USER_INSTRUCTIONS_SECTION.to_owned(),
-            ));
+            let section = USER_INSTRUCTIONS_SECTION.to_owned();
+            reading.found(group, InstructionSource::User, user.to_path_buf(), section)?;
         }
-        let mut budget = config.max_bytes;
-        let mut files = Vec::with_capacity(nearest_first.len());
-        for (source, path, section) in nearest_first {
-            let (text, bytes) = read_text(&path, budget)?;
-            let (kept_text, kept) = spend(&text, bytes, &mut budget, &path);
-            files.push(InstructionFile {
-                section,
-                order: 0,
-                source,
-                bytes,
-                kept,
-                text: kept_text,
-                path,
-            });
-        }
-        // Render order: the global file first, then root to working
-        // directory — the reverse of the order the budget was spent in.
-        files.reverse();
+        let gathered = reading.finish();
+        let spent = budget::spend(gathered.reads, gathered.unread, config.max_bytes);
+        let mut files = budget::render_order(spent.files);
+        let left_out = spent.marker.map(|text| LeftOut {
+            section: LEFT_OUT_SECTION.to_owned(),
+            order: INSTRUCTIONS_ORDER,
+            text,
+            files: spent.left_out,
+        });
+        let first = INSTRUCTIONS_ORDER + i32::from(left_out.is_some());
         for (at, file) in files.iter_mut().enumerate() {
-            file.order = INSTRUCTIONS_ORDER.saturating_add(i32::try_from(at).unwrap_or(i32::MAX));
+            file.order = first.saturating_add(i32::try_from(at).unwrap_or(i32::MAX));
         }
-        Ok(Self { root, files })
+        Ok(Self {
+            root,
+            files,
+            left_out,
+            skipped: gathered.skipped,
+        })
     }
 
     /// The project root the files were found from, if any were looked for
@@ -336,7 +567,7 @@ impl Instructions {
         self.root.as_deref()
     }
 
-    /// The files, in render order.
+    /// The files in the prompt, in render order.
     pub fn files(&self) -> &[InstructionFile] {
         &self.files
     }
@@ -346,19 +577,35 @@ impl Instructions {
         self.files.iter().find(|file| file.section == section)
     }
 
-    /// Registers each file's section into the layer of `session`
-    /// ([`ScopeId::session`]) of `prompt`: seen by that session's
-    /// assemblies only, and unregistered when the returned handles drop —
-    /// keep them as long as the session lives.
+    /// The files the budget left out, and their marker; `None` when every
+    /// file found is in the prompt, whole or cut.
+    pub fn left_out(&self) -> Option<&LeftOut> {
+        self.left_out.as_ref()
+    }
+
+    /// The files found and not read (outside the project and the user's
+    /// config directory, an import cycle, too deep, in the prompt
+    /// already), in the order they were met.
+    pub fn skipped(&self) -> &[SkippedFile] {
+        &self.skipped
+    }
+
+    /// Registers each file's section, and the marker of the files left
+    /// out, into the layer of `session` ([`ScopeId::session`]) of
+    /// `prompt`: seen by that session's assemblies only, and unregistered
+    /// when the returned handles drop — keep them as long as the session
+    /// lives.
     pub fn register(
         &self,
         prompt: &SystemPrompt,
         session: &SessionId,
     ) -> Result<Vec<Registration>, RegistryError> {
         let layer = prompt.in_scope(ScopeId::session(session.as_str()));
-        self.files
+        self.left_out
             .iter()
-            .map(|file| layer.section(file.prompt_section()))
+            .map(LeftOut::prompt_section)
+            .chain(self.files.iter().map(InstructionFile::prompt_section))
+            .map(|section| layer.section(section))
             .collect()
     }
 }
@@ -411,56 +658,23 @@ impl SessionInstructions {
     }
 }
 
-/// The nearest directory of `cwd` and its parents that holds `.git`, or
-/// `cwd` itself.
-fn project_root(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
-        .unwrap_or(cwd)
-        .to_path_buf()
-}
-
-/// The first of `names` present in `dir` as a file (a symlink to a file
-/// counts).
-fn first_present(dir: &Path, names: &[String]) -> Option<PathBuf> {
-    names
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.is_file())
-}
-
-/// A relative path as a section name holds it: components joined by `/`,
-/// each character a section name cannot hold (a space, a non-ASCII
-/// letter) replaced by `_`. The owner keeps the true path; names stay
-/// distinct, since the files of one session are at different depths.
-fn section_path(relative: &Path) -> String {
-    let joined: Vec<String> = relative
-        .components()
-        .map(|part| part.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    joined
-        .join("/")
-        .chars()
-        // After `project:`, the name grammar allows these anywhere.
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '/' | '_' | '.' | ':' | '-' => c,
-            _ => '_',
-        })
-        .collect()
-}
-
-/// The file's text, as much of it as `budget` can keep (and a character's
-/// bytes more, to cut at a character), and its size in bytes: a huge file
-/// costs the budget, not its size. An unreadable file, or one that is not
-/// UTF-8 in what is read, is an error naming it.
-fn read_text(path: &Path, budget: usize) -> Result<(String, usize), InstructionsError> {
+/// The text of the file at `real` (named `path` in errors), as much of it
+/// as `budget` can keep (and a character's bytes more, to cut at a
+/// character), and its size in bytes: a huge file costs the budget, not
+/// its size. An unreadable file, or one that is not UTF-8 in what is
+/// read, is an error naming it.
+fn read_text(
+    real: &Path,
+    path: &Path,
+    budget: usize,
+) -> Result<(String, usize), InstructionsError> {
     use std::io::Read as _;
 
     let read_error = |source| InstructionsError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
+    let file = std::fs::File::open(real).map_err(read_error)?;
     let size = file.metadata().map_err(read_error)?.len();
     let limit = u64::try_from(budget).unwrap_or(u64::MAX).saturating_add(4);
     let mut bytes = Vec::new();
@@ -474,6 +688,10 @@ fn read_text(path: &Path, budget: usize) -> Result<(String, usize), Instructions
     } else {
         usize::try_from(size).unwrap_or(usize::MAX).max(bytes.len())
     };
+    let not_utf8 = |offset| InstructionsError::NotUtf8 {
+        path: path.to_path_buf(),
+        offset,
+    };
     match String::from_utf8(bytes) {
         Ok(text) => Ok((text, total)),
         // A character cut by the read limit, past what the budget keeps.
@@ -481,46 +699,12 @@ fn read_text(path: &Path, budget: usize) -> Result<(String, usize), Instructions
             let valid = error.utf8_error().valid_up_to();
             let mut bytes = error.into_bytes();
             bytes.truncate(valid);
-            let text = String::from_utf8(bytes).map_err(|error| InstructionsError::NotUtf8 {
-                path: path.to_path_buf(),
-                offset: error.utf8_error().valid_up_to(),
-            })?;
+            let text = String::from_utf8(bytes)
+                .map_err(|error| not_utf8(error.utf8_error().valid_up_to()))?;
             Ok((text, total))
         }
-        Err(error) => Err(InstructionsError::NotUtf8 {
-            path: path.to_path_buf(),
-            offset: error.utf8_error().valid_up_to(),
-        }),
+        Err(error) => Err(not_utf8(error.utf8_error().valid_up_to())),
     }
-}
-
-/// What of `text` (the start of a file of `total` bytes) the remaining
-/// `budget` keeps, with the marker when it is cut, and how many bytes of
-/// the file that is; takes them from `budget`.
-fn spend(text: &str, total: usize, budget: &mut usize, path: &Path) -> (String, usize) {
-    if total <= *budget && text.len() == total {
-        *budget -= total;
-        return (text.to_owned(), total);
-    }
-    let mut kept = (*budget).min(text.len());
-    while !text.is_char_boundary(kept) {
-        kept -= 1;
-    }
-    // Whole lines where one fits: a half line reads as a whole
-    // instruction to a model.
-    if let Some(line_end) = text[..kept].rfind('\n') {
-        kept = line_end + 1;
-    }
-    *budget -= kept;
-    let shown = &text[..kept];
-    let next_line = shown.matches('\n').count() + 1;
-    let mut out = String::with_capacity(kept + 200);
-    out.push_str(shown);
-    if !shown.is_empty() && !shown.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&cut_marker(path, kept, total, next_line));
-    (out, kept)
 }
 
 /// The line that ends a cut file: which file, how much of it is above,
@@ -540,46 +724,24 @@ mod tests {
     #[test]
     fn section_paths_hold_only_section_name_characters() {
         assert_eq!(
-            section_path(Path::new("crates/net/AGENTS.md")),
+            gather::section_path(Path::new("crates/net/AGENTS.md")),
             "crates/net/AGENTS.md"
         );
         assert_eq!(
-            section_path(Path::new("mon projet/é/AGENTS.md")),
+            gather::section_path(Path::new("mon projet/é/AGENTS.md")),
             "mon_projet/_/AGENTS.md"
         );
         let name = format!(
             "{PROJECT_INSTRUCTIONS_PREFIX}{}",
-            section_path(Path::new("a b/AGENTS.md"))
+            gather::section_path(Path::new("a b/AGENTS.md"))
         );
         assert!(
             dsh_system_prompt::template::is_section_name(&name),
             "{name}"
         );
-    }
-
-    #[test]
-    fn a_cut_keeps_whole_lines_and_says_where_the_rest_is() {
-        let mut budget = 10;
-        let (text, kept) = spend(
-            "one\ntwo\nthree\n",
-            14,
-            &mut budget,
-            Path::new("/p/AGENTS.md"),
-        );
-        assert_eq!(kept, 8);
-        assert_eq!(budget, 2);
-        assert!(text.starts_with("one\ntwo\n[dsh cut"), "{text}");
-        assert!(text.contains("8 of 14 bytes of /p/AGENTS.md"), "{text}");
-        assert!(text.contains("from line 3"), "{text}");
-    }
-
-    #[test]
-    fn a_cut_inside_the_first_line_stops_at_a_character() {
-        let mut budget = 3;
-        let (text, kept) = spend("été long", 10, &mut budget, Path::new("/p/A.md"));
-        // `é` is two bytes: three bytes hold `é` and `t`.
-        assert_eq!(kept, 3);
-        assert!(text.starts_with("ét\n[dsh cut"), "{text}");
+        assert!(dsh_system_prompt::template::is_section_name(
+            LEFT_OUT_SECTION
+        ));
     }
 
     #[test]
@@ -590,6 +752,18 @@ mod tests {
             matches!(error, InstructionsError::InvalidFileName { index: 1, .. }),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_budget_too_small_for_a_marker_is_refused() {
+        let config = InstructionsConfig::default().with_max_bytes(MIN_MAX_BYTES - 1);
+        let error = config.check().expect_err("too small");
+        assert!(
+            error.to_string().contains("`max_bytes = 255`")
+                && error.to_string().contains("`enabled = false`"),
+            "{error}"
+        );
+        assert!(config.disabled().check().is_ok());
     }
 }
 
@@ -611,6 +785,16 @@ pub enum InstructionsError {
         name: String,
         /// What is wrong with it.
         reason: &'static str,
+    },
+    /// `max_bytes` cannot hold the marker that says files were left out.
+    #[error(
+        "`max_bytes = {max_bytes}` in [instructions] is too small to hold even the line that \
+         says instruction files were left out; give it at least 256 bytes, or set \
+         `enabled = false` to read no instruction file"
+    )]
+    BudgetTooSmall {
+        /// The budget as written.
+        max_bytes: usize,
     },
     /// An instruction file is present but cannot be read.
     #[error(

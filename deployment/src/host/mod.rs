@@ -31,8 +31,10 @@ pub use client_prompt::{
 };
 pub use input::{Input, SLASH_COMMANDS, SlashCommand, parse_input};
 pub use instructions::{
-    INSTRUCTIONS_ORDER, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
-    InstructionsError, PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, USER_INSTRUCTIONS_SECTION,
+    INSTRUCTIONS_ORDER, ImportSite, InstructionFile, InstructionSource, Instructions,
+    InstructionsConfig, InstructionsError, LEFT_OUT_SECTION, LeftOut, LeftOutFile,
+    MAX_IMPORT_DEPTH, MIN_MAX_BYTES, PROJECT_INSTRUCTIONS_PREFIX, SessionInstructions, SkipReason,
+    SkippedFile, USER_INSTRUCTIONS_SECTION,
 };
 pub use serve::{Host, HostOptions, OpenedSession, Resume};
 pub use session::{StartedSession, session_in};

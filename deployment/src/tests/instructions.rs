@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::host::{
-    ClientPrompt, ClientPromptMode, InstructionSource, Instructions, InstructionsConfig,
-    InstructionsError,
+    ClientPrompt, ClientPromptMode, InstructionFile, InstructionSource, Instructions,
+    InstructionsConfig, InstructionsError, MIN_MAX_BYTES, SkipReason,
 };
 use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{Registration, SystemPrompt, render_prompt};
@@ -242,7 +242,7 @@ fn claude_md_counts_where_there_is_no_agents_md() {
 }
 
 #[test]
-fn the_user_file_comes_first_and_is_cut_last() {
+fn the_user_file_comes_first_and_is_spent_on_last() {
     let nested = Nested::new();
     let home = tempfile::tempdir().expect("a config dir");
     let user = home.path().join("dsh/AGENTS.md");
@@ -259,61 +259,129 @@ fn the_user_file_comes_first_and_is_cut_last() {
     assert_eq!(found.files()[0].source, InstructionSource::User);
     assert_eq!(found.files()[0].owner().krate, "user");
 
-    // A budget of the two project files exactly: the user's file has
-    // nothing left, and says so.
-    let budget = config()
-        .with_max_bytes("Root: build with make.\n".len() + "Sub: never touch vendor/.\n".len());
+    // The smallest budget: the project's two files whole, and what is
+    // left of it for the user's long file, its marker included.
+    let long: String = (0..100).map(|n| format!("User line {n:03}.\n")).collect();
+    write(&user, &long);
+    let budget = config().with_max_bytes(MIN_MAX_BYTES);
     let found = Instructions::discover(&budget, &nested.cwd(), Some(&user)).expect("ok");
-    let cut: Vec<&str> = found
+    let user_file = found.file("user:AGENTS.md").expect("the user's file, cut");
+    assert!(user_file.is_cut() && user_file.kept > 0, "{user_file:?}");
+    assert!(
+        user_file.text.starts_with("User line 000.\n")
+            && user_file.text.ends_with("for the rest]")
+            && user_file
+                .text
+                .contains(&format!("of {} bytes of {}", long.len(), user.display())),
+        "{}",
+        user_file.text
+    );
+    assert!(found.files().iter().filter(|file| file.is_cut()).count() == 1);
+    assert_eq!(found.left_out(), None);
+    assert!(in_budget(&found) <= MIN_MAX_BYTES, "{}", in_budget(&found));
+}
+
+/// The bytes the instruction sections hold: every file's text and the
+/// marker of the files left out.
+fn in_budget(found: &Instructions) -> usize {
+    found
         .files()
         .iter()
-        .filter(|file| file.is_cut())
-        .map(|file| file.section.as_str())
-        .collect();
-    assert_eq!(cut, ["user:AGENTS.md"]);
-    let user_text = &found.files()[0].text;
-    assert!(
-        user_text.starts_with("[dsh cut this instruction file")
-            && user_text.contains(&format!("0 of 16 bytes of {}", user.display())),
-        "{user_text}"
-    );
+        .map(|file| file.text.len())
+        .sum::<usize>()
+        + found.left_out().map_or(0, |left_out| left_out.text.len())
 }
 
 #[test]
 fn the_budget_is_spent_nearest_first_and_every_cut_is_marked() {
     let nested = Nested::new();
-    write(
-        &nested.root().join("AGENTS.md"),
-        "Root line one.\nRoot line two.\nRoot line three.\n",
-    );
+    let root_text: String = (1..=40).map(|n| format!("Root line {n:02}.\n")).collect();
+    write(&nested.root().join("AGENTS.md"), &root_text);
     let sub = "Sub: never touch vendor/.\n";
-    // The nearest file whole, and one line of the root's.
-    let budget = config().with_max_bytes(sub.len() + "Root line one.\n".len() + 3);
+    let budget = config().with_max_bytes(400);
     let found = Instructions::discover(&budget, &nested.cwd(), None).expect("discovered");
+    // The nearest file whole, and whole lines of the root's.
     let sub_file = found.file("project:sub/AGENTS.md").expect("sub");
     assert!(!sub_file.is_cut());
     assert_eq!(sub_file.text, sub);
     let root_file = found.file("project:AGENTS.md").expect("root");
     assert!(root_file.is_cut());
-    assert_eq!((root_file.kept, root_file.bytes), (15, 47));
+    assert_eq!(root_file.bytes, root_text.len());
+    assert_eq!(root_file.kept % "Root line 01.\n".len(), 0, "whole lines");
     let path = nested.root().join("AGENTS.md");
     assert_eq!(
         root_file.text,
         format!(
-            "Root line one.\n[dsh cut this instruction file to fit its budget: 15 of 47 bytes \
-             of {} are above; use the read tool on that file from line 2 for the rest]",
-            path.display()
+            "{}[dsh cut this instruction file to fit its budget: {} of {} bytes \
+             of {} are above; use the read tool on that file from line {} for the rest]",
+            &root_text[..root_file.kept],
+            root_file.kept,
+            root_text.len(),
+            path.display(),
+            root_file.kept / "Root line 01.\n".len() + 1
         )
     );
+    // The marker counts: the budget holds the whole.
+    assert!(in_budget(&found) <= 400, "{}", in_budget(&found));
     // The marker is in the prompt, where the model reads it.
     let started = start(&nested.cwd(), &found);
     assert!(
         started
             .render()
-            .contains("use the read tool on that file from line 2")
+            .contains("use the read tool on that file from line")
     );
 }
 
+#[test]
+fn a_thousand_nested_files_cost_the_budget_and_one_marker() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(dir.path().join(".git")).expect("a .git");
+    let text = format!(
+        "{}\n",
+        "Keep the build green; run the whole test suite before each commit. "
+            .repeat(2)
+            .trim_end()
+    );
+    let mut cwd = dir.path().to_path_buf();
+    for depth in 0..1_500 {
+        if depth > 0 {
+            cwd.push("d");
+        }
+        write(&cwd.join("AGENTS.md"), &text);
+    }
+    let found = Instructions::discover(&config(), &cwd, None).expect("discovered");
+    let max = config().max_bytes;
+    assert!(in_budget(&found) <= max, "{} > {max}", in_budget(&found));
+    let left_out = found.left_out().expect("files left out");
+    assert_eq!(found.files().len() + left_out.files.len(), 1_500);
+    assert!(found.files().iter().filter(|file| file.is_cut()).count() <= 1);
+    // One marker, first, naming how many and from where to where.
+    assert_eq!(left_out.order, 200);
+    assert_eq!(found.files()[0].order, 201);
+    // The nearest of them has a path of 3,000 bytes: the marker names the
+    // farthest only, and spends the rest of the budget on files.
+    let first = &left_out.files[0].path;
+    assert_eq!(first, &dir.path().join("AGENTS.md"));
+    assert!(
+        left_out.text.starts_with(&format!(
+            "[dsh left out {} instruction files to fit their budget: {} and {} more nearer the \
+             working directory; use the read tool on them",
+            left_out.files.len(),
+            first.display(),
+            left_out.files.len() - 1
+        )),
+        "{}",
+        left_out.text
+    );
+    // The prompt holds the nearest files, and nothing cut-marked but one.
+    let started = start(&cwd, &found);
+    let prompt = started.render();
+    assert_eq!(
+        prompt.matches("[dsh cut").count() + prompt.matches("[dsh left out").count(),
+        1 + usize::from(found.files().iter().any(InstructionFile::is_cut))
+    );
+    assert!(prompt.len() < max + 8 * 1024, "{}", prompt.len());
+}
 #[test]
 fn instruction_text_renders_verbatim_whatever_it_holds() {
     let nested = Nested::new();
@@ -444,15 +512,16 @@ fn a_client_override_replaces_the_agents_instructions_and_keeps_the_projects() {
 #[test]
 fn a_huge_file_is_read_only_as_far_as_the_budget_reaches() {
     let nested = Nested::new();
+    std::fs::remove_file(nested.root().join("AGENTS.md")).expect("removed");
+    std::fs::remove_file(nested.root().join("sub/AGENTS.md")).expect("removed");
     // A megabyte of `é` (two bytes each) after a first line, and a byte
-    // that is not UTF-8 far past the budget: only the budget is read.
+    // that is not UTF-8 far past the budget: only the budget is read, and
+    // the read stops inside a character, which is not an error.
     let mut bytes = b"First line.\n".to_vec();
     bytes.extend("é".repeat(512 * 1024).as_bytes());
     bytes.push(0xff);
     std::fs::write(nested.cwd().join("AGENTS.md"), &bytes).expect("write");
-    // 12 bytes of the first line, then 5 of the `é`s: the read stops
-    // inside a character, which is not an error.
-    let budget = config().with_max_bytes(12 + 5);
+    let budget = config().with_max_bytes(MIN_MAX_BYTES + 1);
     let found = Instructions::discover(&budget, &nested.cwd(), None).expect("discovered");
     let file = found
         .file("project:sub/deeper/AGENTS.md")
@@ -468,6 +537,289 @@ fn a_huge_file_is_read_only_as_far_as_the_budget_reaches() {
         "{}",
         file.text
     );
-    // The parents' files had no budget left.
-    assert!(found.files().iter().all(|file| file.is_cut()));
+}
+
+/// `link` made a symbolic link to `target`, replacing what was there.
+fn link(target: &Path, link: &Path) {
+    let _ = std::fs::remove_file(link);
+    std::os::unix::fs::symlink(target, link).expect("a symbolic link");
+}
+
+#[test]
+fn a_link_to_a_file_outside_the_project_is_skipped_and_said() {
+    let nested = Nested::new();
+    let outside = tempfile::tempdir().expect("another directory");
+    let secret = outside.path().join("passwd");
+    write(&secret, "root:x:0:0:the secret:/root:/bin/sh\n");
+    let agents = nested.root().join("sub/AGENTS.md");
+    link(&secret, &agents);
+    let found = discovered(&nested);
+    assert_eq!(sections(&found), [("project:AGENTS.md", 200)]);
+    let skipped = found.skipped();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].path, agents);
+    let real = std::fs::canonicalize(&secret).expect("a real path");
+    assert_eq!(
+        skipped[0].reason,
+        SkipReason::Outside {
+            real: real.clone(),
+            allowed: vec![nested.root().to_path_buf()],
+        }
+    );
+    assert!(skipped[0].is_warning());
+    let said = skipped[0].to_string();
+    for part in [agents.display(), real.display(), nested.root().display()] {
+        assert!(said.contains(&format!("`{part}`")), "{said}");
+    }
+    assert!(!start(&nested.cwd(), &found).render().contains("the secret"));
+
+    // A link inside the project is read, and so is one into the user's
+    // config directory.
+    write(&nested.root().join("docs/sub.md"), "Shared: use tabs.\n");
+    link(&nested.root().join("docs/sub.md"), &agents);
+    let found = discovered(&nested);
+    assert_eq!(
+        found
+            .file("project:sub/AGENTS.md")
+            .map(|file| file.text.as_str()),
+        Some("Shared: use tabs.\n")
+    );
+    let home = tempfile::tempdir().expect("a config dir");
+    let user = home.path().join("dsh/AGENTS.md");
+    write(
+        &home.path().join("dsh/project.md"),
+        "From the user's directory.\n",
+    );
+    link(&home.path().join("dsh/project.md"), &agents);
+    let found = Instructions::discover(&config(), &nested.cwd(), Some(&user)).expect("found");
+    assert!(found.skipped().is_empty(), "{:?}", found.skipped());
+    assert_eq!(
+        found
+            .file("project:sub/AGENTS.md")
+            .map(|file| file.text.as_str()),
+        Some("From the user's directory.\n")
+    );
+}
+
+/// A project whose directories' file is `CLAUDE.md` (the only name
+/// listed), found from its root.
+fn claude_project() -> (tempfile::TempDir, InstructionsConfig) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(dir.path().join(".git")).expect("a .git");
+    (dir, config().with_files(["CLAUDE.md"]))
+}
+
+#[test]
+fn a_claude_md_that_imports_agents_md_brings_it_as_its_own_section() {
+    let (dir, config) = claude_project();
+    let root = dir.path();
+    write(&root.join("CLAUDE.md"), "@AGENTS.md\n");
+    let agents: String = (0..200)
+        .map(|n| format!("Convention {n}: keep it.\n"))
+        .collect();
+    write(&root.join("AGENTS.md"), &agents);
+    let found = Instructions::discover(&config, root, None).expect("found");
+    assert_eq!(
+        sections(&found),
+        [("project:CLAUDE.md", 200), ("project:AGENTS.md", 201)]
+    );
+    let imported = found.file("project:AGENTS.md").expect("imported");
+    assert_eq!(imported.text, agents);
+    assert_eq!(
+        imported.owner().item.to_string(),
+        root.join("AGENTS.md").display().to_string()
+    );
+    let site = imported.imported_by.as_ref().expect("an import");
+    assert_eq!(
+        (site.file.as_path(), site.written.as_str(), site.line),
+        (root.join("CLAUDE.md").as_path(), "AGENTS.md", 1)
+    );
+    let prompt = start(root, &found).render();
+    assert!(
+        prompt.ends_with(&format!("@AGENTS.md\n\n\n{agents}")),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn imports_follow_claude_codes_rules_and_go_five_hops_deep() {
+    let (dir, config) = claude_project();
+    let root = dir.path();
+    // Relative to the importing file; not in code; not a handle.
+    write(
+        &root.join("CLAUDE.md"),
+        "See @docs/one.md but not `@docs/two.md`, nor @alice.\n\n```\n@docs/two.md\n```\n",
+    );
+    write(&root.join("docs/one.md"), "One.\n@hop2.md\n");
+    write(&root.join("docs/two.md"), "Two.\n");
+    for hop in 2..=6 {
+        write(
+            &root.join(format!("docs/hop{hop}.md")),
+            &format!("Hop {hop}.\n@hop{}.md\n", hop + 1),
+        );
+    }
+    write(&root.join("docs/hop7.md"), "Hop 7.\n");
+    let found = Instructions::discover(&config, root, None).expect("found");
+    let names: Vec<&str> = found
+        .files()
+        .iter()
+        .map(|file| file.section.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "project:CLAUDE.md",
+            "project:docs/one.md",
+            "project:docs/hop2.md",
+            "project:docs/hop3.md",
+            "project:docs/hop4.md",
+            "project:docs/hop5.md",
+        ]
+    );
+    // `hop5.md` is the fifth hop; its import would be the sixth.
+    let skipped = found.skipped();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0].reason, SkipReason::TooDeep);
+    assert_eq!(skipped[0].path, root.join("docs/hop6.md"));
+    assert!(
+        skipped[0].to_string().contains("5 hops deep"),
+        "{}",
+        skipped[0]
+    );
+}
+
+#[test]
+fn an_import_cycle_is_read_once_and_said() {
+    let (dir, config) = claude_project();
+    let root = dir.path();
+    write(&root.join("CLAUDE.md"), "Top.\n@a.md\n");
+    write(&root.join("a.md"), "A.\n@b.md\n");
+    write(&root.join("b.md"), "B.\n@a.md\n@CLAUDE.md\n");
+    let found = Instructions::discover(&config, root, None).expect("found");
+    assert_eq!(
+        sections(&found),
+        [
+            ("project:CLAUDE.md", 200),
+            ("project:a.md", 201),
+            ("project:b.md", 202)
+        ]
+    );
+    let reasons: Vec<(&Path, &SkipReason)> = found
+        .skipped()
+        .iter()
+        .map(|skipped| (skipped.path.as_path(), &skipped.reason))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (root.join("a.md").as_path(), &SkipReason::Cycle),
+            (root.join("CLAUDE.md").as_path(), &SkipReason::Cycle)
+        ]
+    );
+    assert!(found.skipped()[0].to_string().contains("import cycle"));
+}
+
+#[test]
+fn an_import_from_outside_the_project_is_skipped() {
+    let (dir, config) = claude_project();
+    let outside = tempfile::tempdir().expect("another directory");
+    write(&outside.path().join("notes.md"), "Not the project's.\n");
+    let root = dir.path();
+    write(
+        &root.join("CLAUDE.md"),
+        &format!(
+            "@{}\n@../{}/notes.md\n",
+            outside.path().join("notes.md").display(),
+            outside
+                .path()
+                .file_name()
+                .and_then(|name| name.to_str())
+                .expect("a name")
+        ),
+    );
+    let found = Instructions::discover(&config, root, None).expect("found");
+    assert_eq!(sections(&found), [("project:CLAUDE.md", 200)]);
+    let skipped = found.skipped();
+    assert_eq!(
+        skipped.len(),
+        1 + usize::from(outside.path().parent() == root.parent())
+    );
+    assert!(
+        skipped.iter().all(
+            |skipped| matches!(skipped.reason, SkipReason::Outside { .. })
+                && skipped.imported_by.is_some()
+        ),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn imported_files_share_the_budget_nearest_first() {
+    let (dir, config) = claude_project();
+    let root = dir.path();
+    let sub = root.join("sub");
+    write(&root.join("CLAUDE.md"), "Root.\n");
+    write(&sub.join("CLAUDE.md"), "Sub.\n@big.md\n");
+    let big: String = (0..100).map(|n| format!("Big line {n:03}.\n")).collect();
+    write(&sub.join("big.md"), &big);
+    let found = Instructions::discover(&config.with_max_bytes(600), &sub, None).expect("found");
+    // The working directory's file and its import come first; the import
+    // is cut, and the root's file, farthest, is left out.
+    assert_eq!(
+        sections(&found),
+        [("project:sub/CLAUDE.md", 201), ("project:sub/big.md", 202)]
+    );
+    assert!(
+        found
+            .file("project:sub/big.md")
+            .is_some_and(InstructionFile::is_cut)
+    );
+    let left_out = found.left_out().expect("the root's file left out");
+    assert_eq!(left_out.files.len(), 1);
+    assert_eq!(left_out.files[0].path, root.join("CLAUDE.md"));
+    assert_eq!(
+        left_out.text,
+        format!(
+            "[dsh left out 1 instruction file to fit their budget: {}; use the read tool on it \
+             for what it has to say]",
+            root.join("CLAUDE.md").display()
+        )
+    );
+    assert!(in_budget(&found) <= 600, "{}", in_budget(&found));
+}
+
+#[test]
+fn the_files_left_out_are_named_from_the_farthest_to_the_nearest() {
+    let nested = Nested::new();
+    write(
+        &nested.root().join("sub/deeper/AGENTS.md"),
+        &"Deeper.\n".repeat(100),
+    );
+    let home = tempfile::tempdir().expect("a config dir");
+    let user = home.path().join("dsh/AGENTS.md");
+    write(&user, "User: be brief.\n");
+    let budget = config().with_max_bytes(700);
+    let found = Instructions::discover(&budget, &nested.cwd(), Some(&user)).expect("found");
+    let left_out = found.left_out().expect("files left out");
+    let paths: Vec<&Path> = left_out
+        .files
+        .iter()
+        .map(|file| file.path.as_path())
+        .collect();
+    let (root, sub) = (
+        nested.root().join("AGENTS.md"),
+        nested.root().join("sub/AGENTS.md"),
+    );
+    assert_eq!(paths, [user.as_path(), root.as_path(), sub.as_path()]);
+    assert!(
+        left_out.text.starts_with(&format!(
+            "[dsh left out 3 instruction files to fit their budget: from {} to {}; use the read tool on them",
+            user.display(),
+            sub.display()
+        )),
+        "{}",
+        left_out.text
+    );
+    assert_eq!(sections(&found), [("project:sub/deeper/AGENTS.md", 201)]);
+    assert!(in_budget(&found) <= 700, "{}", in_budget(&found));
 }

@@ -7,6 +7,7 @@
 //! dependency graph, and a fresh `cargo test` (the README's command) pays
 //! for every one.
 
+mod check;
 mod docs;
 mod instructions;
 mod print_prompt;

@@ -25,6 +25,10 @@
 //!   `nextCursor` to one more page;
 //! - `notify-every-ms=<n>`: once initialized, sends
 //!   `notifications/tools/list_changed` every `n` ms, for ever.
+//! - `extra-tools=<n>`: `n` more tools, `t0`, `t1`, … (a server with too
+//!   many); `array-schema`: a tool `listy` whose input schema is an array,
+//!   not an object; `schema-bytes=<n>`: a tool `wide` whose input schema
+//!   holds a description of `n` bytes (for the checks of `dsh check`).
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -69,6 +73,8 @@ struct TestServer {
     /// How many it is answering now, and the most it answered at once.
     lists_in_flight: Arc<AtomicU64>,
     most_lists_in_flight: Arc<AtomicU64>,
+    /// Tools added by the arguments, after the usual ones.
+    more: Vec<Tool>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -138,6 +144,7 @@ impl TestServer {
         if self.extra.load(Ordering::SeqCst) {
             tools.push(Tool::new(format!("{p}extra"), "Added at run time.", none()));
         }
+        tools.extend(self.more.iter().cloned());
         tools
     }
 
@@ -368,6 +375,27 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
         "hang-at-initialize" => server.hang = true,
         "endless-pages" => server.endless_pages = Some(value.parse()?),
         "notify-every-ms" => server.notify_every = Some(Duration::from_millis(value.parse()?)),
+        "extra-tools" => {
+            for n in 0..value.parse::<usize>()? {
+                let none = schema(serde_json::json!({}), &[]);
+                server
+                    .more
+                    .push(Tool::new(format!("t{n}"), "A tool of many.", none));
+            }
+        }
+        "array-schema" => {
+            let mut array = JsonObject::new();
+            array.insert("type".to_owned(), "array".into());
+            server
+                .more
+                .push(Tool::new("listy", "Takes a list.", Arc::new(array)));
+        }
+        "schema-bytes" => {
+            let text = "x".repeat(value.parse()?);
+            let properties = serde_json::json!({"text": {"type": "string", "description": text}});
+            let tool = Tool::new("wide", "Has a large schema.", schema(properties, &[]));
+            server.more.push(tool);
+        }
         "env-file" => {
             let names: Vec<String> = std::env::vars_os()
                 .map(|(name, _)| name.to_string_lossy().into_owned())
