@@ -628,6 +628,7 @@ mod tests {
             &[
                 "base_url",
                 "model",
+                "models",
                 "api_key_env",
                 "timeout_ms",
                 "tokenizer",
@@ -638,6 +639,7 @@ mod tests {
             ],
             &[
                 "model",
+                "models",
                 "api_key_env",
                 "base_url",
                 "max_tokens",
@@ -651,6 +653,7 @@ mod tests {
             &[
                 "answers",
                 "model",
+                "models",
                 "tokenizer",
                 "context_window",
                 "compact_at",

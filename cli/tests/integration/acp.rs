@@ -906,7 +906,11 @@ async fn the_compact_command_is_announced_and_compacts_the_session() {
             _ => None,
         })
         .collect();
-    assert_eq!(commands, ["compact"], "announced once, after session/new");
+    assert_eq!(
+        commands,
+        ["compact,mode,model"],
+        "announced once, after session/new"
+    );
     let lines = outline(&seen);
     assert_eq!(lines.len(), 4, "{lines:#?}");
     assert_eq!(lines[0], "text one");

@@ -317,7 +317,7 @@ fn check_refuses_more_tools_than_a_request_may_carry() {
     let err = check_fails_with_server(&["extra-tools=130"], "", &[], "");
     assert!(
         err.contains(
-            "agent `runner` sends 140 tools, more than the 128 OpenAI's API accepts in \
+            "agent `runner` sends 144 tools, more than the 128 OpenAI's API accepts in \
              one request"
         ),
         "{err}"

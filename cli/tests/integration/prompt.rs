@@ -277,7 +277,7 @@ fn json_is_the_assembly() {
     );
     assert_eq!(
         names(&json, "contexts"),
-        ["todo"],
+        ["host:mode", "todo"],
         "the runtime contexts, apart from the sections"
     );
     assert!(!sections.contains(&"todo"));

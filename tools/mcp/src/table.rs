@@ -575,7 +575,14 @@ startup_timeout_secs = 2.5
             "required",
             "startup_timeout_secs",
             "call_timeout_secs",
+            "permission",
+            "ask",
+            "allow",
+            "env_keep",
+            "sandbox",
+            "network",
         ]);
         assert_described(&schema, "call_timeout_secs", "Default: 60");
+        assert_described(&schema, "permission", "readOnlyHint");
     }
 }

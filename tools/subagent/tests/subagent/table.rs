@@ -142,6 +142,7 @@ fn the_schema_has_the_keys_and_refuses_others() {
         "command",
         "timeout_secs",
         "child",
+        "env_keep",
     ]);
     assert_eq!(
         schema["required"],
