@@ -37,6 +37,7 @@ enum Seen {
 enum Answer {
     Allow,
     Reject,
+    AllowAlways,
 }
 
 /// A deployment in `dir`: scripted `answers`, one agent with `tools`, and
@@ -152,6 +153,7 @@ async fn with_agent<T>(
                 let kind = match answer {
                     Answer::Allow => PermissionOptionKind::AllowOnce,
                     Answer::Reject => PermissionOptionKind::RejectOnce,
+                    Answer::AllowAlways => PermissionOptionKind::AllowAlways,
                 };
                 let option = request
                     .options
@@ -576,6 +578,7 @@ async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
         );
         let outline = outline(&seen);
         let expected: Vec<&str> = match answer {
+            Answer::AllowAlways => unreachable!("not among the answers tried"),
             Answer::Allow => vec![
                 "call echo hi Execute Pending {\"command\":\"echo hi\"}",
                 "permission echo hi",
@@ -929,4 +932,148 @@ async fn the_compact_command_is_announced_and_compacts_the_session() {
         Some(dsh_agent_loop::compaction::COMPACTION_INSTRUCTION)
     );
     assert_eq!(requests[2]["messages"][1]["text"], "second");
+}
+
+/// The config option of `category` in `options`, and its current value.
+fn option_of(
+    options: &[agent_client_protocol::v1::schema::SessionConfigOption],
+    category: agent_client_protocol::v1::schema::SessionConfigOptionCategory,
+) -> (String, String) {
+    use agent_client_protocol::v1::schema::SessionConfigKind;
+    let option = options
+        .iter()
+        .find(|option| option.category.as_ref() == Some(&category))
+        .unwrap_or_else(|| panic!("an option of category {category:?}: {options:?}"));
+    let SessionConfigKind::Select(select) = &option.kind else {
+        panic!("a select: {option:?}");
+    };
+    (option.id.0.to_string(), select.current_value.0.to_string())
+}
+
+#[tokio::test]
+async fn the_editor_picks_the_model_and_the_next_request_runs_on_it() {
+    use agent_client_protocol::v1::schema::{
+        SessionConfigOptionCategory as Category, SetSessionConfigOptionRequest,
+    };
+    let fixture = fixture(
+        "[[answers]]\ntext = \"one\"\n",
+        "models = [\"scripted\", \"scripted-large\"]\n[sessions]\npath = \"sessions.db\"\n",
+        &["read"],
+    );
+    let (options, set, seen) = fixture
+        .client(Answer::Allow, async |cx, rx| {
+            let response = cx
+                .send_request(NewSessionRequest::new(fixture.project.path()))
+                .block_task()
+                .await?;
+            let session = response.session_id.clone();
+            let options = response.config_options.clone().unwrap_or_default();
+            let (model_option, _) = option_of(&options, Category::Model);
+            let set = cx
+                .send_request(SetSessionConfigOptionRequest::new(
+                    session.clone(),
+                    model_option,
+                    "scripted-large",
+                ))
+                .block_task()
+                .await?;
+            prompt(&cx, &session, "hello").await?;
+            Ok((options, set.config_options, drain(rx)))
+        })
+        .await;
+    assert_eq!(
+        option_of(&options, Category::Mode),
+        ("mode".to_owned(), "auto".to_owned())
+    );
+    assert_eq!(option_of(&options, Category::Model).1, "scripted");
+    assert_eq!(option_of(&set, Category::Model).1, "scripted-large");
+    assert!(
+        seen.iter()
+            .any(|item| matches!(item, Seen::Update(_, SessionUpdate::ConfigOptionUpdate(_)))),
+        "the change is announced: {seen:?}"
+    );
+    let requests = common::recorded_requests(&fixture.recorded);
+    assert_eq!(requests[0]["model"], "scripted-large");
+    assert!(
+        requests[0]["system"]
+            .as_str()
+            .is_some_and(|system| system.contains("on scripted-large in")),
+        "{}",
+        requests[0]["system"]
+    );
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_a_write_and_the_disk_is_untouched() {
+    use agent_client_protocol::v1::schema::SetSessionModeRequest;
+    let fixture = fixture(
+        "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
+         arguments = { file_path = \"new.txt\", content = \"x\" }\n\
+         [[answers]]\ntext = \"done\"\n",
+        "",
+        &["write"],
+    );
+    let seen = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            cx.send_request(SetSessionModeRequest::new(session.clone(), "read-only"))
+                .block_task()
+                .await?;
+            prompt(&cx, &session, "write it").await?;
+            Ok(drain(rx))
+        })
+        .await;
+    assert!(!fixture.project.path().join("new.txt").exists());
+    assert!(
+        seen.iter().any(|item| matches!(
+            item,
+            Seen::Update(_, SessionUpdate::CurrentModeUpdate(update))
+                if &*update.current_mode_id.0 == "read-only"
+        )),
+        "{seen:?}"
+    );
+    let requests = common::recorded_requests(&fixture.recorded);
+    let last = requests.last().expect("a request").to_string();
+    assert!(last.contains("sandbox is `read-only`"), "{last}");
+    // The mode reaches the model at the tail, the system prompt unchanged.
+    assert!(
+        last.contains("switched this session to the mode `read-only`"),
+        "{last}"
+    );
+    assert_eq!(requests[0]["system"], requests[1]["system"]);
+}
+
+#[tokio::test]
+async fn allow_always_lets_the_same_command_run_unasked_for_the_session() {
+    let call = "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\n\
+                arguments = { command = \"echo hi\" }\n";
+    let fixture = fixture(
+        &format!("{call}{call}[[answers]]\ntext = \"ok\"\n"),
+        "[tools.bash]\npermission = \"ask\"\n",
+        &["bash"],
+    );
+    let seen = fixture
+        .in_session(Answer::AllowAlways, async |cx, session, rx| {
+            prompt(&cx, &session, "twice").await?;
+            Ok(drain(rx))
+        })
+        .await;
+    let asked: Vec<&RequestPermissionRequest> = seen
+        .iter()
+        .filter_map(|item| match item {
+            Seen::Permission(request) => Some(request),
+            Seen::Update(..) => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "asked once: {seen:#?}");
+    let names: Vec<&str> = asked[0]
+        .options
+        .iter()
+        .map(|option| option.name.as_str())
+        .collect();
+    assert!(names.contains(&"Always allow `echo hi`"), "{names:?}");
+    let results = outline(&seen)
+        .into_iter()
+        .filter(|line| line.starts_with("update Some(Completed)"))
+        .count();
+    assert_eq!(results, 2, "both ran: {:#?}", outline(&seen));
 }
