@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 use dsh_deployment::diff::{Cost, PromptDiff, SectionChange, ToolChange, WordRun};
 
 use super::{
-    change_name, cost, inline_words, same_line, section_note, section_owners, sides_of, tool_owners,
+    change_name, cost, counts, inline_words, same_line, section_note, section_owners, sides_of,
+    tool_owners,
 };
 
 /// The comment; one line when the prefixes are the same.
@@ -73,10 +74,11 @@ fn sections(out: &mut String, diff: &PromptDiff) {
     let sections = &diff.sections;
     let _ = writeln!(
         out,
-        "**Sections**: {} changed of {}; {} unchanged.\n",
-        sections.changes.len(),
-        sections.changes.len() + sections.unchanged,
-        sections.unchanged
+        "**Sections**: {}.\n",
+        counts(
+            sections.changes.iter().map(|c| c.change),
+            sections.unchanged
+        )
     );
     if sections.changes.is_empty() {
         return;
@@ -137,10 +139,8 @@ fn tools(out: &mut String, diff: &PromptDiff) {
     let tools = &diff.tools;
     let _ = writeln!(
         out,
-        "**Tools**: {} changed of {}; {} unchanged.\n",
-        tools.changes.len(),
-        tools.changes.len() + tools.unchanged,
-        tools.unchanged
+        "**Tools**: {}.\n",
+        counts(tools.changes.iter().map(|c| c.change), tools.unchanged)
     );
     if tools.changes.is_empty() {
         return;

@@ -127,6 +127,25 @@ fn cost(multiple: Multiple) -> String {
     format!("{}.{:02}", multiple.0 / 100, multiple.0 % 100)
 }
 
+/// `2 changed, 1 moved, 6 unchanged`: each kind of change that occurs.
+fn counts(changes: impl Iterator<Item = Change>, unchanged: usize) -> String {
+    let changes: Vec<Change> = changes.collect();
+    let mut parts: Vec<String> = [
+        Change::Changed,
+        Change::Moved,
+        Change::Added,
+        Change::Removed,
+    ]
+    .into_iter()
+    .filter_map(|kind| {
+        let n = changes.iter().filter(|change| **change == kind).count();
+        (n > 0).then(|| format!("{n} {}", change_name(kind)))
+    })
+    .collect();
+    parts.push(format!("{unchanged} unchanged"));
+    parts.join(", ")
+}
+
 /// What a change is called in a report.
 fn change_name(change: Change) -> &'static str {
     match change {

@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::diff::{Change, PromptDiff, SectionChange, SourceKind, ToolChange};
+use dsh_deployment::diff::{PromptDiff, SectionChange, SourceKind, ToolChange};
 
 use super::{
-    change_name, change_of, cost, inline_words, same_line, section_note, section_owners, sides_of,
-    tool_owners,
+    change_name, change_of, cost, counts, inline_words, same_line, section_note, section_owners,
+    sides_of, tool_owners,
 };
 use crate::explain::{row, table};
 
@@ -52,25 +52,6 @@ fn header(out: &mut String, diff: &PromptDiff) {
         "tokenizer  {} (the new side's, both sides)",
         diff.tokenizer
     );
-}
-
-/// `2 changed, 1 moved, 6 unchanged`: each kind of change that occurs.
-fn counts(changes: impl Iterator<Item = Change>, unchanged: usize) -> String {
-    let changes: Vec<Change> = changes.collect();
-    let mut parts: Vec<String> = [
-        Change::Changed,
-        Change::Moved,
-        Change::Added,
-        Change::Removed,
-    ]
-    .into_iter()
-    .filter_map(|kind| {
-        let n = changes.iter().filter(|change| **change == kind).count();
-        (n > 0).then(|| format!("{n} {}", change_name(kind)))
-    })
-    .collect();
-    parts.push(format!("{unchanged} unchanged"));
-    parts.join(", ")
 }
 
 /// A part's tokens on the sides that have it.

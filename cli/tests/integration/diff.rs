@@ -225,18 +225,22 @@ fn trouble_exits_2_saying_where() {
     );
     assert_eq!(stdout(&output), "", "no report on trouble");
 
-    let output = dsh(&["diff", "examples/acp-agent/dsh.toml", NEW, "--no-cwd"]);
+    // Both sides' problems, each in its file, when neither renders.
+    let acp = common::workspace().join("examples/acp-agent");
+    let copy = dir.path().join("acp.toml");
+    let text = std::fs::read_to_string(acp.join("dsh.toml")).expect("the example");
+    let answers = acp.join("answers.toml").display().to_string();
+    common::write(
+        &copy,
+        &text.replace("\"answers.toml\"", &format!("{answers:?}")),
+    );
+    let copy = copy.display().to_string();
+    let output = dsh(&["diff", "examples/acp-agent/dsh.toml", &copy, "--no-cwd"]);
     assert_status(&output, 2);
-    assert!(
-        stderr(&output).contains("`<<cwd>>` has no value"),
-        "{}",
-        stderr(&output)
-    );
-    assert!(
-        stderr(&output).contains("examples/acp-agent/dsh.toml:"),
-        "{}",
-        stderr(&output)
-    );
+    let says = stderr(&output);
+    assert_eq!(says.matches("`<<cwd>>` has no value").count(), 2, "{says}");
+    assert!(says.contains("examples/acp-agent/dsh.toml:"), "{says}");
+    assert!(says.contains(&format!("{copy}:")), "{says}");
 }
 
 /// A tool's schema change is named by JSON Pointer; a tool added at the

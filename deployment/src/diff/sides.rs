@@ -98,9 +98,12 @@ pub fn read_sides(
     let render = |input: Input, tokenizer: Option<Tokenizer>| {
         input.side(agent.as_deref(), cwd.as_deref(), options.mcp, tokenizer)
     };
-    let new = render(new, None)?;
-    let old = render(old, new.prefix.tokenizer())?;
-    Ok((old, new))
+    // The old side is rendered even when the new one fails, so that both
+    // sides' problems are reported at once.
+    let new = render(new, None);
+    let tokenizer = new.as_ref().ok().and_then(|side| side.prefix.tokenizer());
+    let old = render(old, tokenizer);
+    both(old, new)
 }
 
 /// Both results, or the problems of either and both.
