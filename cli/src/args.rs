@@ -4,6 +4,7 @@ use dsh_sandbox::SandboxMode;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use dsh_deployment::diff::Threshold;
 use dsh_deployment::host::HostOptions;
 
 /// See, check and run the system prompt of a dsh deployment.
@@ -34,6 +35,11 @@ pub(crate) enum Command {
     /// Print the JSON Schema of a deployment file (`dsh.toml`), for
     /// editors with a TOML language server: `dsh schema > dsh.schema.json`.
     Schema,
+    /// Compare an agent's request prefix (the system prompt, then the
+    /// tools) in two deployments or dumps: by owner, in tokens, and in
+    /// what the change costs a provider's prompt cache. Exit status 0: the
+    /// same; 1: different; 2: trouble.
+    Diff(DiffArgs),
 }
 
 /// Which deployment.
@@ -235,4 +241,70 @@ pub(crate) struct DeleteArgs {
 pub(crate) struct AcpArgs {
     #[command(flatten)]
     pub(crate) host: HostArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The old side: a deployment file, or a JSON file `dsh prompt
+    /// --format json` wrote.
+    #[arg(value_name = "OLD")]
+    pub(crate) old: PathBuf,
+    /// The new side: a deployment file, or a JSON file `dsh prompt
+    /// --format json` wrote.
+    #[arg(value_name = "NEW")]
+    pub(crate) new: PathBuf,
+    /// The agent, or a child as `<agent>/<instance>` [default: a dump's
+    /// agent, else each deployment's first].
+    #[arg(long, short = 'a', value_name = "ID")]
+    pub(crate) agent: Option<String>,
+    /// The session's working directory, both deployments' [default: a
+    /// dump's, else the current directory].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cwd")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// Render the deployments for a session without a working directory,
+    /// so `<<cwd>>` has no value.
+    #[arg(long)]
+    pub(crate) no_cwd: bool,
+    /// What to print: `markdown` is for a pull-request comment.
+    #[arg(long, short = 'f', value_enum, default_value_t = DiffFormat::Text)]
+    pub(crate) format: DiffFormat,
+    /// The requests of a session, for the estimate of what a cache break
+    /// costs.
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) requests: u32,
+    /// Exit 1 only on a break of the cached prefix (`cache-break`), not on
+    /// any difference: with `--before`, only on one before a section or a
+    /// number of tokens.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) fail_on: Option<FailOn>,
+    /// With `--fail-on cache-break`: fail only when the prefix breaks
+    /// before the new prompt's section SECTION starts, or before TOKENS
+    /// tokens (digits): what comes after may change.
+    #[arg(long, value_name = "SECTION|TOKENS", requires = "fail_on")]
+    pub(crate) before: Option<Threshold>,
+    /// Do not start the deployments' MCP servers: their tools and
+    /// instructions are then left out of both sides.
+    #[arg(long)]
+    pub(crate) no_mcp: bool,
+}
+
+/// What `dsh diff` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiffFormat {
+    /// A report for a terminal.
+    Text,
+    /// A pull-request comment: tables, then the text diffs in collapsible
+    /// blocks.
+    Markdown,
+    /// The comparison as JSON (`format_version` 1, documented in
+    /// docs/diff.md).
+    Json,
+}
+
+/// What `dsh diff --fail-on` fails on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FailOn {
+    /// A break of the prefix a provider caches.
+    CacheBreak,
 }

@@ -8,15 +8,19 @@
 //! - `dsh run` runs an agent through the agent loop;
 //! - `dsh acp` serves an agent to an editor over the Agent Client Protocol;
 //! - `dsh sessions` lists (and deletes) the sessions the store recorded,
-//!   which `dsh run --continue`/`--resume` and `session/load` bring back.
+//!   which `dsh run --continue`/`--resume` and `session/load` bring back;
+//! - `dsh diff` compares an agent's request prefix in two deployments or
+//!   dumps, by owner, in tokens and in what it costs the cache.
 //!
 //! Exit status: 0 on success, 1 on a prompt, config or run error, 2 on a
-//! usage error.
+//! usage error; `dsh diff` exits as `diff(1)` does: 0 the same, 1
+//! different, 2 trouble.
 
 mod acp;
 mod args;
 mod commands;
 mod diagnostics;
+mod diff;
 mod explain;
 #[cfg(test)]
 mod property_tests;
@@ -35,13 +39,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let reporter = Reporter::for_stderr();
     quiet_panics();
+    let success = |()| ExitCode::SUCCESS;
     let outcome = std::panic::catch_unwind(|| match &cli.command {
-        Command::Prompt(args) => commands::prompt::run(args),
-        Command::Check(args) => commands::check::run(args),
-        Command::Run(args) => commands::run::run(args),
-        Command::Acp(args) => commands::acp::run(args),
-        Command::Sessions(args) => commands::sessions::run(args),
-        Command::Schema => commands::schema::run(),
+        Command::Prompt(args) => commands::prompt::run(args).map(success),
+        Command::Check(args) => commands::check::run(args).map(success),
+        Command::Run(args) => commands::run::run(args).map(success),
+        Command::Acp(args) => commands::acp::run(args).map(success),
+        Command::Sessions(args) => commands::sessions::run(args).map(success),
+        Command::Schema => commands::schema::run().map(success),
+        Command::Diff(args) => commands::diff::run(args),
     })
     .unwrap_or_else(|_| {
         Err(vec![Problem::new(
@@ -49,10 +55,14 @@ fn main() -> ExitCode {
         )])
     });
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => status,
         Err(problems) => {
             reporter.report(&problems);
-            ExitCode::FAILURE
+            match cli.command {
+                // Trouble, as diff(1) says it: 1 means "different".
+                Command::Diff(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -8,7 +8,8 @@
 //! recorded, signals that end them, children stopped — and the rules both
 //! need (the tokenizer of an agent, the slash commands, a session for a
 //! working directory, what a child process may see). [`measure`] counts
-//! and traces requests; [`check`] turns a deployment's findings into data.
+//! and traces requests; [`check`] turns a deployment's findings into data;
+//! [`diff`] compares two request prefixes of an agent (`dsh diff`).
 //!
 //! This crate prints nothing: `dsh` (crate `dsh-cli`) is the front ends —
 //! the terminal chat, the ACP server, the renderers, the error reporter.
@@ -29,6 +30,7 @@
 
 pub mod adapter;
 pub mod check;
+pub mod diff;
 pub mod file;
 pub mod host;
 pub mod measure;

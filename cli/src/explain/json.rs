@@ -1,9 +1,11 @@
-//! `dsh prompt --format json`: the assembly, with its tokens, its
-//! instruction files and its MCP servers.
+//! `dsh prompt --format json`: its format's version, the assembly, with
+//! its tokens, its instruction files and its MCP servers, and the request
+//! prefix `dsh diff` reads back (`dsh_deployment::diff::Prefix`).
 
 use dsh_agent_loop::{Tokenizer, TokenizerChoice};
 use dsh_deployment::Problem;
 use dsh_deployment::check::instruction_report;
+use dsh_deployment::diff::{DUMP_FORMAT_VERSION, Prefix};
 use dsh_deployment::host::AgentPrompt;
 use dsh_deployment::measure::tokens::PromptTokens;
 use dsh_system_prompt::PromptAssembly;
@@ -12,8 +14,9 @@ use serde_json::{Value, json};
 
 use super::mcp;
 
-/// The assembly as JSON, with `tokens`, `instructions` and
-/// `mcp_servers`.
+/// The assembly as JSON, after its `format_version`, with `tokens`,
+/// `instructions`, `mcp_servers` and, last, `prefix` (`null` when the
+/// prompt does not render).
 pub(crate) fn json(shown: &AgentPrompt, assembly: &PromptAssembly) -> Result<String, Vec<Problem>> {
     let runtime = &shown.runtime;
     let cannot = |error: serde_json::Error| {
@@ -50,6 +53,15 @@ pub(crate) fn json(shown: &AgentPrompt, assembly: &PromptAssembly) -> Result<Str
                 mcp::servers_json(runtime, assembly, tokens),
             );
         }
+        let prefix = counted.map(|(prompt, tokens)| Prefix::new(shown, assembly, prompt, tokens));
+        object.insert(
+            "prefix".to_owned(),
+            serde_json::to_value(prefix).map_err(cannot)?,
+        );
+        let version = ("format_version".to_owned(), json!(DUMP_FORMAT_VERSION));
+        *object = std::iter::once(version)
+            .chain(std::mem::take(object))
+            .collect();
     }
     let json = serde_json::to_string_pretty(&json).map_err(cannot)?;
     Ok(format!("{json}\n"))

@@ -53,7 +53,7 @@ pub(crate) fn explain(
     Ok(out)
 }
 
-pub(super) fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
+pub(crate) fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
     cells.into_iter().map(Into::into).collect()
 }
 
@@ -69,7 +69,7 @@ fn share(bytes: usize, total: usize) -> String {
 /// Writes `rows` as aligned columns, two spaces apart, with a rule under
 /// the header row: the `numeric` columns (by index) aligned right, the
 /// others left.
-pub(super) fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
+pub(crate) fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
     let columns = rows[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|column| {

@@ -16,6 +16,7 @@ mod anthropic;
 mod check;
 mod compaction;
 mod context;
+mod diff;
 mod docs;
 mod files;
 mod harden;

@@ -206,19 +206,19 @@ struct LastRequest {
     tools: Vec<String>,
 }
 
-struct CountedPart {
-    part: Part,
+pub(crate) struct CountedPart {
+    pub(crate) part: Part,
     /// 0 when not counting.
-    tokens: usize,
+    pub(crate) tokens: usize,
 }
 
 /// How much two requests share.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct SharedPrefix {
-    bytes: usize,
-    tokens: usize,
+pub(crate) struct SharedPrefix {
+    pub(crate) bytes: usize,
+    pub(crate) tokens: usize,
     /// The index of the first part that differs, and its kind.
-    broke_at: Option<(usize, PartKind)>,
+    pub(crate) broke_at: Option<(usize, PartKind)>,
 }
 
 impl Trace {
@@ -562,8 +562,9 @@ fn tools_sha256(parts: &[CountedPart]) -> String {
 }
 
 /// What `previous` and `current` share, part by part; the prefix tokens
-/// are counted with `tokenizer`, if any.
-fn shared_prefix(
+/// are counted with `tokenizer`, if any. `dsh diff` measures where two
+/// prefixes part with it too.
+pub(crate) fn shared_prefix(
     previous: &[CountedPart],
     current: &[CountedPart],
     tokenizer: Option<Tokenizer>,

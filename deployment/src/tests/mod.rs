@@ -1,6 +1,6 @@
 //! Tests of the deployment layer through its public API: the user
 //! documentation, the instruction files on a real file system, the
-//! `print_prompt` example, the schema.
+//! `print_prompt` example, the schema, the comparison of two prompts.
 //!
 //! They are modules of the crate's unit-test binary rather than a
 //! `tests/` binary of their own: each test binary links the crate's whole
@@ -8,6 +8,7 @@
 //! for every one.
 
 mod check;
+mod diff;
 mod docs;
 mod instructions;
 mod print_prompt;

@@ -1,0 +1,59 @@
+//! `dsh diff`: an agent's request prefix in two deployments or dumps,
+//! compared by the host (`dsh_deployment::diff`) and rendered as text,
+//! markdown or JSON (`crate::diff`), with `diff(1)`'s exit status.
+
+use std::process::ExitCode;
+
+use dsh_deployment::Problem;
+use dsh_deployment::diff::{SessionDirectory, SideOptions, Threshold, compare, read_sides};
+use dsh_deployment::host::McpServers;
+
+use crate::args::{CwdArgs, DiffArgs, DiffFormat, FailOn};
+use crate::commands::{command_line_cwd, print, session_cwd};
+use crate::diagnostics::Reporter;
+use crate::diff;
+
+/// Compares, prints, and says whether the comparison fails: 1 when the
+/// prefixes differ (with `--fail-on cache-break`, when the prefix breaks
+/// before the threshold), else 0. Problems are trouble: `main` exits 2.
+pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, Vec<Problem>> {
+    let cwd = if args.cwd.is_some() || args.no_cwd {
+        SessionDirectory::Given(session_cwd(&CwdArgs {
+            cwd: args.cwd.clone(),
+            no_cwd: args.no_cwd,
+        })?)
+    } else {
+        SessionDirectory::Else(command_line_cwd(None)?)
+    };
+    let options = SideOptions {
+        agent: args.agent.clone(),
+        cwd,
+        mcp: if args.no_mcp {
+            McpServers::Leave
+        } else {
+            McpServers::Start
+        },
+    };
+    let (old, new) = read_sides(&args.old, &args.new, &options)?;
+    let reporter = Reporter::for_stderr();
+    reporter.report(&old.server_failures);
+    reporter.report(&new.server_failures);
+    let compared = compare(&old, &new, args.requests);
+    let fails = match args.fail_on {
+        None => !compared.same,
+        Some(FailOn::CacheBreak) => (args.before.clone())
+            .unwrap_or(Threshold::Anywhere)
+            .is_crossed(compared.cache.as_ref(), &new.prefix)
+            .map_err(|problem| vec![problem])?,
+    };
+    print(&match args.format {
+        DiffFormat::Text => diff::text(&compared),
+        DiffFormat::Markdown => diff::markdown(&compared),
+        DiffFormat::Json => diff::json(&compared)?,
+    })?;
+    Ok(if fails {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
