@@ -14,7 +14,7 @@ use crate::StoreError;
 use crate::title::title_of;
 
 /// The schema version this binary writes.
-pub(crate) const CURRENT: i64 = 3;
+pub(crate) const CURRENT: i64 = 4;
 
 /// Version 1: sessions and their events.
 pub(crate) const V1: &str = "
@@ -55,6 +55,18 @@ CREATE TABLE prefixes (
 ) WITHOUT ROWID;
 ";
 
+/// Version 4: what a person chose for a session (its mode, its model, the
+/// answers given "always"), by key, restored when it is opened again.
+const V4: &str = "
+CREATE TABLE settings (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
+";
+
 /// Brings the database at `path` to [`CURRENT`], or says why not.
 pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let found = version(conn, path)?;
@@ -90,6 +102,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
                 backfill_titles(tx)
             }
             2 => tx.execute_batch(V3),
+            3 => tx.execute_batch(V4),
             _ => Ok(()),
         }
     };

@@ -144,6 +144,9 @@ pub struct LoadedSession {
     /// The prefix of the session's last request, if one was recorded
     /// ([`SessionWriter::record_prefix`]).
     pub prefix: Option<RequestPrefix>,
+    /// What a person chose for the session, by key
+    /// ([`SessionWriter::set`]).
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// The start of a model request that a provider's prompt cache can serve —
@@ -385,12 +388,14 @@ impl Store {
             }
             None => None,
         };
+        let settings = self.settings_of(&conn, id)?;
         Ok(LoadedSession {
             info,
             events,
             closed,
             skipped,
             prefix,
+            settings,
         })
     }
 
@@ -459,6 +464,7 @@ impl Store {
                 .map_err(self.failed("while deleting a session"))?;
             tx.execute("DELETE FROM events WHERE session_id = ?1", [id])
                 .and_then(|_| tx.execute("DELETE FROM prefixes WHERE session_id = ?1", [id]))
+                .and_then(|_| tx.execute("DELETE FROM settings WHERE session_id = ?1", [id]))
                 .and_then(|_| tx.execute("DELETE FROM sessions WHERE id = ?1", [id]))
                 .and_then(|_| tx.commit())
                 .map_err(self.failed("while deleting a session"))?;
@@ -541,6 +547,38 @@ impl Store {
                 .map_err(|error| format!("it does not read as a request prefix: {error}")),
             _ => Err("its body is not text".to_owned()),
         }))
+    }
+
+    /// The settings of session `id`.
+    fn settings_of(
+        &self,
+        conn: &Connection,
+        id: &str,
+    ) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+        const DOING: &str = "while loading a session's settings";
+        let mut query = conn
+            .prepare("SELECT key, value FROM settings WHERE session_id = ?1")
+            .map_err(self.failed(DOING))?;
+        let rows = query
+            .query_map([id], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(self.failed(DOING))?;
+        rows.collect::<Result<_, _>>().map_err(self.failed(DOING))
+    }
+
+    /// Sets setting `key` of session `id` to `value`.
+    fn set(&self, id: &str, key: &str, value: &str) -> Result<(), StoreError> {
+        self.inner
+            .conn
+            .lock()
+            .execute(
+                "INSERT INTO settings (session_id, key, value, at) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value, at = excluded.at",
+                (id, key, value, now_ms()),
+            )
+            .map(drop)
+            .map_err(self.failed("while recording a session's setting"))
     }
 
     /// Replaces the recorded prefix of session `id`.
@@ -696,6 +734,13 @@ impl SessionWriter {
     /// prompt does not change.
     pub fn record_prefix(&self, prefix: &RequestPrefix) -> Result<(), StoreError> {
         self.store.record_prefix(&self.id, prefix)
+    }
+
+    /// Records what a person chose for the session: setting `key` is
+    /// `value` (replacing what it was), restored with the session
+    /// ([`LoadedSession::settings`]).
+    pub fn set(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.store.set(&self.id, key, value)
     }
 
     /// A recorder for the loop's `Session::with_recorder`

@@ -275,11 +275,12 @@ fn list_filters_by_cwd_and_pages() {
 fn delete_removes_a_session_and_its_events() {
     let (_dir, store) = temp_store();
     let (writer, id) = recorded_session(&store);
+    writer.set("mode", "ask").unwrap();
     let kept = coder_session(&store);
     drop(writer);
     store.delete(&id).unwrap();
     assert!(matches!(store.load(&id), Err(StoreError::NotFound { .. })));
-    for table in ["events", "prefixes"] {
+    for table in ["events", "prefixes", "settings"] {
         let rows: i64 = raw(&store)
             .query_row(
                 &format!("SELECT COUNT(*) FROM {table} WHERE session_id = ?1"),
@@ -410,6 +411,23 @@ fn the_last_request_prefix_is_kept_replaced_and_reloaded() {
     drop(writer);
     let (loaded, _writer) = store.resume(&id).unwrap();
     assert_eq!(loaded.prefix, Some(a_prefix("You review.")), "the last one");
+}
+
+#[test]
+fn a_sessions_settings_are_kept_replaced_and_reloaded() {
+    let (_dir, store) = temp_store();
+    let writer = coder_session(&store);
+    let id = writer.id().to_owned();
+    assert!(store.load(&id).unwrap().settings.is_empty());
+    writer.set("mode", "ask").unwrap();
+    writer.set("model", "small").unwrap();
+    writer.set("mode", "read-only").unwrap();
+    drop(writer);
+    let (loaded, _writer) = store.resume(&id).unwrap();
+    let settings: Vec<(&str, &str)> = (loaded.settings.iter())
+        .map(|(key, value)| (key.as_str(), value.as_str()))
+        .collect();
+    assert_eq!(settings, [("mode", "read-only"), ("model", "small")]);
 }
 
 #[test]

@@ -352,9 +352,14 @@ impl Server {
                 roots,
                 session: Some(session),
                 turn: None,
+                steering: Steering::start(
+                    &self.inner.host,
+                    recorded
+                        .as_ref()
+                        .map(|recorded| Arc::clone(&recorded.writer)),
+                ),
                 recorded,
                 _brought: brought,
-                steering: Steering::start(&self.inner.host),
             },
         );
         let (modes, options) = self.steering_of(&schema::SessionId::new(id.to_string()));
@@ -510,7 +515,7 @@ impl Server {
         let host = &self.inner.host;
         let steering = (self.inner.sessions.lock())
             .get(&SessionId::new(id.0.clone()))
-            .map_or_else(|| Steering::start(host), |slot| slot.steering.clone());
+            .map_or_else(|| Steering::start(host, None), |slot| slot.steering.clone());
         (steering.modes(), steering.config_options(host))
     }
 

@@ -7,6 +7,8 @@
 //! A session another dsh process has open is refused, never opened twice:
 //! its writer holds the session's lock.
 
+use std::sync::Arc;
+
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -229,6 +231,11 @@ impl Server {
         let (recorded, prefix) = (Some(&resumed.recorded), resumed.loaded.prefix.as_ref());
         self.trace_session(&resumed.session, recorded, prefix);
         let history = resumed.loaded.events;
+        let steering = Steering::restore(
+            &self.inner.host,
+            Arc::clone(&resumed.recorded.writer),
+            &resumed.loaded.settings,
+        );
         self.inner.sessions.lock().insert(
             id,
             Slot {
@@ -237,7 +244,7 @@ impl Server {
                 recorded: Some(resumed.recorded),
                 _brought: brought,
                 roots,
-                steering: Steering::start(&self.inner.host),
+                steering,
             },
         );
         Ok(history)

@@ -7,7 +7,7 @@
 //! [`Host::models`], [`Host::agent_for`]); this module says them in ACP's
 //! words and keeps each session's choice.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
@@ -17,6 +17,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Error, ErrorCode};
 use dsh_deployment::host::Host;
 use dsh_deployment::host::modes::{self, MODES, Mode};
+use dsh_session_store::SessionWriter;
 use parking_lot::Mutex;
 
 /// The id of the mode config option.
@@ -35,15 +36,58 @@ pub(super) struct Steering {
     pub(super) remembered: Arc<Mutex<Remembered>>,
 }
 
+/// The store's key of the mode, the model, and an "always" answer's
+/// scope.
+const MODE_KEY: &str = "mode";
+const MODEL_KEY: &str = "model";
+const ALWAYS_PREFIX: &str = "always:";
+
 impl Steering {
     /// A session's steering as it starts: the host's start mode and the
-    /// agent's own model.
-    pub(super) fn start(host: &Host) -> Self {
+    /// agent's own model; what it chooses is recorded by `writer`, when
+    /// the session is recorded.
+    pub(super) fn start(host: &Host, writer: Option<Arc<SessionWriter>>) -> Self {
         Self {
             mode: host.start_mode(),
             model: host.loop_agent().model().to_owned(),
-            remembered: Arc::default(),
+            remembered: Arc::new(Mutex::new(Remembered {
+                writer,
+                ..Remembered::default()
+            })),
         }
+    }
+
+    /// A recorded session's steering as it was: its `settings` from the
+    /// store, each that this deployment still has; the rest as a new
+    /// session's.
+    pub(super) fn restore(
+        host: &Host,
+        writer: Arc<SessionWriter>,
+        settings: &BTreeMap<String, String>,
+    ) -> Self {
+        let mut steering = Self::start(host, Some(writer));
+        if let Some(mode) = settings.get(MODE_KEY).and_then(|id| modes::mode(id).ok()) {
+            steering.mode = mode;
+        }
+        if let Some(model) = settings.get(MODEL_KEY)
+            && host.agent_for(steering.mode, model).is_ok()
+        {
+            steering.model = model.clone();
+        }
+        let mut remembered = steering.remembered.lock();
+        for (key, value) in settings {
+            let Some(scope) = key.strip_prefix(ALWAYS_PREFIX) else {
+                continue;
+            };
+            let said = if value == "allow" {
+                Said::Allowed
+            } else {
+                Said::Rejected
+            };
+            remembered.note(scope.to_owned(), said);
+        }
+        drop(remembered);
+        steering
     }
 
     /// The session's modes, as `session/new` answers them.
@@ -83,10 +127,14 @@ impl Steering {
     pub(super) fn set(&mut self, host: &Host, option: &str, value: &str) -> Result<(), Error> {
         let invalid = |message: String| Error::new(ErrorCode::INVALID_PARAMS, message);
         match option {
-            MODE_OPTION => self.mode = modes::mode(value).map_err(invalid)?,
+            MODE_OPTION => {
+                self.mode = modes::mode(value).map_err(invalid)?;
+                self.remembered.lock().record(MODE_KEY, value);
+            }
             MODEL_OPTION => {
                 host.agent_for(self.mode, value).map_err(invalid)?;
                 self.model = value.to_owned();
+                self.remembered.lock().record(MODEL_KEY, value);
             }
             other => {
                 return Err(invalid(format!(
@@ -127,10 +175,13 @@ pub(super) fn choices(options: &[SessionConfigOption], option: &str) -> String {
 
 /// The answers a person gave "always" to, for the rest of a session: a
 /// `bash` call by its command's leading words, any other by its tool.
+/// With the session recorded, they (and the mode and model) are recorded
+/// too, and hold again when it is loaded.
 #[derive(Debug, Default)]
 pub(super) struct Remembered {
     allowed: HashSet<String>,
     rejected: HashSet<String>,
+    writer: Option<Arc<SessionWriter>>,
 }
 
 /// What a remembered answer says of a call.
@@ -152,12 +203,37 @@ impl Remembered {
         }
     }
 
-    /// Remembers `said` for calls with this scope.
+    /// Remembers `said` for calls with this scope, and records it.
     pub(super) fn remember(&mut self, scope: String, said: Said) {
+        let value = match said {
+            Said::Allowed => "allow",
+            Said::Rejected => "reject",
+        };
+        self.record(&format!("{ALWAYS_PREFIX}{scope}"), value);
+        self.note(scope, said);
+    }
+
+    /// Remembers `said` for calls with this scope, unrecorded.
+    fn note(&mut self, scope: String, said: Said) {
         match said {
             Said::Allowed => self.allowed.insert(scope),
             Said::Rejected => self.rejected.insert(scope),
         };
+    }
+
+    /// Records setting `key` of the session, when it is recorded; a
+    /// failure is said on stderr (stdout is the protocol's), the choice
+    /// holding for this process.
+    fn record(&self, key: &str, value: &str) {
+        if let Some(writer) = &self.writer
+            && let Err(error) = writer.set(key, value)
+        {
+            let problem = dsh_deployment::Problem::new(format!(
+                "the session's choice `{key}` = `{value}` was not recorded: {error}"
+            ))
+            .warning();
+            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+        }
     }
 }
 

@@ -382,3 +382,65 @@ async fn a_refused_new_session_is_not_recorded() {
         })
         .await;
 }
+
+#[tokio::test]
+async fn a_loaded_session_keeps_its_mode_model_and_always_answers() {
+    use agent_client_protocol::v1::schema::{
+        SessionConfigOptionCategory as Category, SetSessionConfigOptionRequest,
+        SetSessionModeRequest,
+    };
+    let call = "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\n\
+                arguments = { command = \"echo hi\" }\n";
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
+        &format!("{call}[[answers]]\ntext = \"one\"\n{call}[[answers]]\ntext = \"two\"\n"),
+        "models = [\"scripted\", \"scripted-large\"]\n[sessions]\npath = \"sessions.db\"\n\
+         [tools.bash]\npermission = \"ask\"\n",
+        &["bash"],
+    );
+    let id = with_dsh(config, recorded, Answer::AllowAlways, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        cx.send_request(SetSessionModeRequest::new(session.clone(), "ask"))
+            .block_task()
+            .await?;
+        let model = SetSessionConfigOptionRequest::new(session.clone(), "model", "scripted-large");
+        cx.send_request(model).block_task().await?;
+        prompt(&cx, &session, "first").await?;
+        let asked = drain(rx)
+            .iter()
+            .filter(|item| matches!(item, Seen::Permission(_)))
+            .count();
+        assert_eq!(asked, 1, "asked, and answered always");
+        Ok(session)
+    })
+    .await;
+
+    // Another process: the choices hold, and the same command runs unasked.
+    let (options, seen) = with_dsh(config, recorded, Answer::Reject, async |cx, rx| {
+        initialize(&cx).await?;
+        let loaded = cx
+            .send_request(LoadSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        drain(rx);
+        prompt(&cx, &id, "second").await?;
+        Ok((loaded.config_options.unwrap_or_default(), drain(rx)))
+    })
+    .await;
+    assert_eq!(option_of(&options, Category::Mode).1, "ask");
+    assert_eq!(option_of(&options, Category::Model).1, "scripted-large");
+    assert!(
+        !seen.iter().any(|item| matches!(item, Seen::Permission(_))),
+        "the always answer held: {seen:#?}"
+    );
+    let requests = common::recorded_requests(recorded);
+    assert_eq!(
+        requests.last().expect("a request")["model"],
+        "scripted-large"
+    );
+}
