@@ -37,7 +37,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
 use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
-use dsh_deployment::host::{Host, Input, SlashCommand, parse_input};
+use dsh_deployment::host::{Host, Input, SlashCommand, attach, parse_input};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -376,11 +376,12 @@ impl Server {
         responder: Responder<PromptResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let input = match prompt_text(&request.prompt) {
+        let id = SessionId::new(request.session_id.0.clone());
+        let dirs = self.session_dirs(&id);
+        let input = match prompt_text(&request.prompt, &dirs) {
             Ok(input) => input,
             Err(error) => return responder.respond_with_error(error),
         };
-        let id = SessionId::new(request.session_id.0.clone());
         let cancel = CancellationToken::new();
         let (session, roots, steering) = {
             let mut sessions = self.inner.sessions.lock();
@@ -580,6 +581,20 @@ impl Server {
         }
     }
 
+    /// The directories of session `id` whose files a prompt may attach:
+    /// its working directory and its additional directories.
+    fn session_dirs(&self, id: &SessionId) -> Vec<PathBuf> {
+        let sessions = self.inner.sessions.lock();
+        let Some(slot) = sessions.get(id) else {
+            return Vec::new();
+        };
+        let cwd = slot.session.as_ref().and_then(|session| session.cwd());
+        cwd.map(std::path::Path::to_path_buf)
+            .into_iter()
+            .chain(slot.roots.iter().cloned())
+            .collect()
+    }
+
     /// `session/cancel`: cancels the session's running turn, if any.
     fn cancel(&self, id: &schema::SessionId) {
         let id = SessionId::new(id.0.clone());
@@ -624,17 +639,33 @@ fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
     })
 }
 
-/// The user's message of a prompt: its text blocks, and each resource
-/// link as its name and URI. Other blocks need capabilities dsh does not
-/// advertise.
-fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
+/// The user's message of a prompt: its text blocks; each embedded text
+/// resource inline with its URI, and each link to a file of the session's
+/// `dirs` read and inlined (`host::attach`, within its budget); other
+/// links as their name and URI. Images and audio need capabilities dsh
+/// does not advertise.
+fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<String, Error> {
     let mut parts = Vec::with_capacity(prompt.len());
     for (at, block) in prompt.iter().enumerate() {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
             ContentBlock::ResourceLink(link) => {
-                parts.push(format!("[{}]({})", link.name, link.uri));
+                let inside = attach::file_uri_path(&link.uri)
+                    .and_then(|path| attach::file(&path, dirs).ok());
+                parts.push(inside.unwrap_or_else(|| format!("[{}]({})", link.name, link.uri)));
             }
+            ContentBlock::Resource(resource) => parts.push(match &resource.resource {
+                schema::EmbeddedResourceResource::TextResourceContents(text) => {
+                    attach::inline(&text.uri, &text.text)
+                }
+                schema::EmbeddedResourceResource::BlobResourceContents(blob) => format!(
+                    "[resource {}: {}, {} bytes of base64, not shown]",
+                    blob.uri,
+                    blob.mime_type.as_deref().unwrap_or("binary"),
+                    blob.blob.len()
+                ),
+                _ => format!("`prompt[{at}]`: a resource of a kind dsh does not know"),
+            }),
             other => {
                 let kind = serde_json::to_value(other)
                     .ok()
@@ -644,7 +675,7 @@ fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
                     ErrorCode::INVALID_PARAMS,
                     format!(
                         "`prompt[{at}]` is a `{kind}` block, which dsh does not accept; \
-                         send `text` or `resource_link` blocks"
+                         send `text`, `resource` or `resource_link` blocks"
                     ),
                 ));
             }

@@ -31,14 +31,23 @@ const PAGE: usize = 50;
 
 /// What dsh can do with sessions: loading, listing, resuming and deleting
 /// them when there is a store to keep them.
+/// What a prompt may hold besides text and links: embedded resources
+/// (an editor's @-mentions of files, inlined).
+fn prompt_capabilities() -> schema::PromptCapabilities {
+    schema::PromptCapabilities::new().embedded_context(true)
+}
+
 pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
     let capabilities = SessionCapabilities::new()
         .system_prompt(system_prompt::capabilities())
         .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     if recording.is_none() {
-        return AgentCapabilities::new().session_capabilities(capabilities);
+        return AgentCapabilities::new()
+            .prompt_capabilities(prompt_capabilities())
+            .session_capabilities(capabilities);
     }
     AgentCapabilities::new()
+        .prompt_capabilities(prompt_capabilities())
         .load_session(true)
         .session_capabilities(
             capabilities

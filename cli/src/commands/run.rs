@@ -19,7 +19,7 @@ use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
 use crate::diagnostics::Reporter;
 use crate::terminal::{AskOnTheTerminal, Chat, Console, out};
-use dsh_deployment::host::modes;
+use dsh_deployment::host::{attach, modes};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let cwd = command_line_cwd(args.cwd.as_deref())?;
@@ -45,6 +45,13 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     });
     // The instruction files stay registered while the session runs.
     let _instructions = host.instructions_of(&session)?;
+    let attached = (args.attach.iter())
+        .map(|path| {
+            let path = cwd.join(path);
+            attach::file(&path, std::slice::from_ref(&cwd))
+                .map_err(|error| vec![Problem::new(error.to_string())])
+        })
+        .collect::<Result<Vec<String>, _>>()?;
     let console = Arc::new(Console::new());
     console.replay(&history);
     let approval = Arc::new(AskOnTheTerminal::new(
@@ -64,6 +71,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             mode: host.start_mode(),
             model: host.loop_agent().model().to_owned(),
             approval,
+            attached,
             session,
             console,
             ending,

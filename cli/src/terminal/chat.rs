@@ -26,6 +26,8 @@ pub(crate) struct Chat<'h> {
     pub(crate) model: String,
     /// The loop's approval, which asks as the mode says.
     pub(crate) approval: Arc<AskOnTheTerminal>,
+    /// Files attached to the first prompt (`--attach`), inline.
+    pub(crate) attached: Vec<String>,
     pub(crate) session: dsh_agent_loop::Session,
     pub(crate) console: Arc<Console>,
     /// `SIGTERM` and `SIGHUP`: cancel the running turn, then end.
@@ -172,7 +174,19 @@ impl Chat<'_> {
     }
 
     /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.
+    /// The first carries the attached files, after the prompt.
     async fn turn(&mut self, input: &str) -> Result<(), TurnError> {
+        let attached = std::mem::take(&mut self.attached);
+        let with_attached;
+        let input = if attached.is_empty() {
+            input
+        } else {
+            with_attached = std::iter::once(input.to_owned())
+                .chain(attached)
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            &with_attached
+        };
         let cancel = CancellationToken::new();
         let turn = self
             .agent_loop

@@ -1077,3 +1077,61 @@ async fn allow_always_lets_the_same_command_run_unasked_for_the_session() {
         .count();
     assert_eq!(results, 2, "both ran: {:#?}", outline(&seen));
 }
+
+#[tokio::test]
+async fn embedded_resources_and_links_to_project_files_reach_the_model_inline() {
+    use agent_client_protocol::v1::schema::{
+        EmbeddedResource, EmbeddedResourceResource, ResourceLink, TextResourceContents,
+    };
+    let fixture = fixture("[[answers]]\ntext = \"seen\"\n", "", &["read"]);
+    std::fs::write(
+        fixture.project.path().join("notes.md"),
+        "Use tabs, not spaces.\n",
+    )
+    .expect("a project file");
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("secret.txt"), "not for the model").expect("a file");
+    let capabilities = fixture
+        .in_session(Answer::Allow, async |cx, session, _rx| {
+            let project_file = format!(
+                "file://{}",
+                fixture.project.path().join("notes.md").display()
+            );
+            let outside_file = format!("file://{}", outside.path().join("secret.txt").display());
+            let blocks = vec![
+                ContentBlock::from("Read these."),
+                ContentBlock::Resource(EmbeddedResource::new(
+                    EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                        "The editor's buffer.",
+                        "file:///buffer.rs",
+                    )),
+                )),
+                ContentBlock::ResourceLink(ResourceLink::new("notes.md", project_file)),
+                ContentBlock::ResourceLink(ResourceLink::new("secret.txt", outside_file)),
+            ];
+            cx.send_request(PromptRequest::new(session.clone(), blocks))
+                .block_task()
+                .await?;
+            Ok(initialize(&cx)
+                .await?
+                .agent_capabilities
+                .prompt_capabilities)
+        })
+        .await;
+    assert!(capabilities.embedded_context, "{capabilities:?}");
+    let requests = common::recorded_requests(&fixture.recorded);
+    let user = requests[0]["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|m| m["role"] == "user"))
+        .map(|message| message.to_string())
+        .expect("the user's message");
+    assert!(
+        user.contains(
+            "<context ref=\\\"file:///buffer.rs\\\">\\nThe editor's buffer.\\n</context>"
+        ),
+        "{user}"
+    );
+    assert!(user.contains("Use tabs, not spaces."), "{user}");
+    assert!(!user.contains("not for the model"), "{user}");
+    assert!(user.contains("[secret.txt](file://"), "{user}");
+}

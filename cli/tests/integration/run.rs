@@ -446,3 +446,34 @@ fn an_interrupt_cancels_the_turn_not_the_session() {
     assert!(seen.contains("turn cancelled"), "{seen}");
     assert_eq!(stdout(&output), "Still here.\n");
 }
+
+#[test]
+fn attach_puts_a_project_file_in_the_first_prompt_and_refuses_one_outside() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    std::fs::write(project.path().join("spec.md"), "The answer is 42.\n").expect("write");
+    let config = common::scripted_runner(dir.path(), "[[answers]]\ntext = \"ok\"\n", &["read"]);
+    let cwd = project.path().display().to_string();
+    let (_, requests) = common::run_recorded(
+        dir.path(),
+        &config,
+        &["--cwd", &cwd, "--attach", "spec.md", "-p", "Read the spec."],
+    );
+    let user = requests[0]["messages"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        user.starts_with("Read the spec.\n\n<context ref=\"file://"),
+        "{user}"
+    );
+    assert!(user.contains("The answer is 42."), "{user}");
+
+    let outside = dir.path().join("answers.toml").display().to_string();
+    let output = common::command(&[
+        "run", "--config", &config, "--cwd", &cwd, "--attach", &outside, "-p", "x",
+    ])
+    .output()
+    .expect("dsh runs");
+    common::assert_fails_saying(&output, "is outside the session's directories");
+}

@@ -12,6 +12,7 @@
 
 mod agent_prompt;
 pub mod approval;
+pub mod attach;
 mod client_prompt;
 pub mod cwd;
 pub mod environment;

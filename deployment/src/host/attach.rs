@@ -1,0 +1,140 @@
+//! Context a person attaches to a prompt: an editor's embedded resource
+//! or a link to a file of the session, `dsh run --attach FILE`. One rule
+//! for both front ends: text goes into the user's message inline, marked
+//! with where it came from (`<context ref="…">`, as claude-agent-acp
+//! does), within a budget, said when cut; a file is read only inside the
+//! session's directories.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// The most bytes one attached file or resource puts in a prompt.
+pub const MAX_ATTACHED_BYTES: usize = 100 * 1024;
+
+/// `text`, from `uri`, as the prompt carries it: inline, cut to
+/// [`MAX_ATTACHED_BYTES`] with a line saying how much was left out.
+pub fn inline(uri: &str, text: &str) -> String {
+    let kept = if text.len() > MAX_ATTACHED_BYTES {
+        let mut end = MAX_ATTACHED_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!(
+            "{}\n[cut: {} more bytes of this attachment were left out]",
+            &text[..end],
+            text.len() - end
+        )
+    } else {
+        text.to_owned()
+    };
+    let uri = uri.replace('"', "%22");
+    format!("<context ref=\"{uri}\">\n{kept}\n</context>")
+}
+
+/// Why a file cannot be attached.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttachError {
+    /// The file is outside the session's directories.
+    #[error("`{path}` is outside the session's directories ({dirs}); attach a file of the project")]
+    Outside {
+        /// The file.
+        path: PathBuf,
+        /// The directories, in words.
+        dirs: String,
+    },
+    /// It cannot be read as text.
+    #[error("`{path}` cannot be attached: {reason}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The file at `path`, read as text for a prompt, when it is inside one
+/// of `dirs` (links resolved): [`inline`], its URI the file's.
+pub fn file(path: &Path, dirs: &[PathBuf]) -> Result<String, AttachError> {
+    let unreadable = |reason: String| AttachError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    let real = std::fs::canonicalize(path).map_err(|error| unreadable(error.to_string()))?;
+    let inside = dirs
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .any(|dir| real.starts_with(dir));
+    if !inside {
+        let dirs: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
+        return Err(AttachError::Outside {
+            path: path.to_owned(),
+            dirs: dirs.join(", "),
+        });
+    }
+    if !real.is_file() {
+        return Err(unreadable("it is not a regular file".to_owned()));
+    }
+    // A byte past the budget says there is more; the rest is not read.
+    let mut bytes = Vec::new();
+    let limit = u64::try_from(MAX_ATTACHED_BYTES * 2).unwrap_or(u64::MAX);
+    std::fs::File::open(&real)
+        .and_then(|file| file.take(limit).read_to_end(&mut bytes))
+        .map_err(|error| unreadable(error.to_string()))?;
+    if bytes.iter().take(8192).any(|byte| *byte == 0) {
+        return Err(unreadable("it is a binary file, not text".to_owned()));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(inline(&format!("file://{}", real.display()), &text))
+}
+
+/// The path a `file://` URI names, if it is one.
+pub fn file_uri_path(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri).ok()?.to_file_path().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_of_the_project_is_inlined_and_one_outside_refused() {
+        let project = tempfile::tempdir().expect("project");
+        let outside = tempfile::tempdir().expect("outside");
+        std::fs::write(project.path().join("notes.md"), "Use tabs.\n").expect("write");
+        std::fs::write(outside.path().join("secret.txt"), "no").expect("write");
+        let dirs = [project.path().to_owned()];
+        let text = file(&project.path().join("notes.md"), &dirs).expect("inside");
+        assert!(text.starts_with("<context ref=\"file://"), "{text}");
+        assert!(
+            text.ends_with("notes.md\">\nUse tabs.\n\n</context>"),
+            "{text}"
+        );
+        let error = file(&outside.path().join("secret.txt"), &dirs).expect_err("outside");
+        assert!(
+            error
+                .to_string()
+                .contains("is outside the session's directories")
+        );
+        // A link out of the project is judged by where it points.
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), project.path().join("l"))
+            .expect("symlink");
+        assert!(file(&project.path().join("l"), &dirs).is_err());
+    }
+
+    #[test]
+    fn a_long_attachment_is_cut_and_said() {
+        let text = inline("file:///big.txt", &"é".repeat(MAX_ATTACHED_BYTES));
+        assert!(text.contains("[cut: "), "{}", &text[text.len() - 100..]);
+        assert!(text.len() < MAX_ATTACHED_BYTES + 200);
+    }
+
+    #[test]
+    fn file_uris_are_decoded() {
+        assert_eq!(
+            file_uri_path("file:///home/a%20b/c.rs"),
+            Some(PathBuf::from("/home/a b/c.rs"))
+        );
+        assert_eq!(file_uri_path("https://example.com"), None);
+    }
+}
