@@ -198,18 +198,7 @@ impl Server {
                 async move |request: SetSessionConfigOptionRequest,
                             responder,
                             cx: ConnectionTo<Client>| {
-                    let value = match request.value.as_value_id() {
-                        Some(value) => value.0.to_string(),
-                        None => {
-                            return responder.respond_with_error(Error::new(
-                                ErrorCode::INVALID_PARAMS,
-                                "dsh's config options take a value id, not a boolean",
-                            ));
-                        }
-                    };
-                    let config = request.config_id.0.to_string();
-                    let set = set_option.steer(&request.session_id, &config, &value, &cx);
-                    responder.respond_with_result(set.map(SetSessionConfigOptionResponse::new))
+                    responder.respond_with_result(set_option.set_option(&request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -496,6 +485,13 @@ impl Server {
                 }
             }
         };
+        self.give_back(session);
+        stop_reason(result, cancel)
+    }
+
+    /// Puts `session` back in its slot after a turn, and says what the
+    /// store failed to record of it.
+    fn give_back(&self, session: Session) {
         if let Some(slot) = self.inner.sessions.lock().get_mut(session.id()) {
             slot.turn = None;
             slot.session = Some(session);
@@ -504,7 +500,6 @@ impl Server {
                 crate::diagnostics::Reporter::for_stderr().report(&[problem]);
             }
         }
-        stop_reason(result, cancel)
     }
 
     /// The modes and config options of session `id` (new ones, for a
@@ -554,6 +549,23 @@ impl Server {
             let _ = cx.send_notification(schema::SessionNotification::new(id.clone(), update));
         }
         Ok(options)
+    }
+
+    /// `session/set_config_option`: [`steer`](Self::steer) by a value id.
+    fn set_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let value = request.value.as_value_id().ok_or_else(|| {
+            Error::new(
+                ErrorCode::INVALID_PARAMS,
+                "dsh's config options take a value id, not a boolean",
+            )
+        })?;
+        let option = request.config_id.0.to_string();
+        self.steer(&request.session_id, &option, &value.0, cx)
+            .map(SetSessionConfigOptionResponse::new)
     }
 
     /// `/mode ID` and `/model ID` typed in a prompt: the same switch as

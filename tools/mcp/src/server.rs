@@ -252,20 +252,8 @@ impl McpServer {
         };
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
         let (service, group, pid) = match &config.transport {
-            Transport::Stdio {
-                command,
-                env,
-                inherit_env,
-                sandbox,
-                cwd,
-            } => {
-                let child = Child {
-                    command,
-                    env,
-                    inherit_env: inherit_env.as_deref(),
-                    sandbox: sandbox.as_ref(),
-                    cwd: cwd.as_deref(),
-                };
+            Transport::Stdio { .. } => {
+                let child = Child::of(&config.transport);
                 let (transport, group, pid) = spawn(&config, &child)?;
                 let transport = Watched {
                     inner: transport,
@@ -557,6 +545,35 @@ struct Child<'a> {
     inherit_env: Option<&'a [String]>,
     sandbox: Option<&'a Sandbox>,
     cwd: Option<&'a std::path::Path>,
+}
+
+impl<'a> Child<'a> {
+    /// The process of a stdio transport (an HTTP one has none: an empty
+    /// command, which [`spawn`] refuses).
+    fn of(transport: &'a Transport) -> Self {
+        match transport {
+            Transport::Stdio {
+                command,
+                env,
+                inherit_env,
+                sandbox,
+                cwd,
+            } => Self {
+                command,
+                env,
+                inherit_env: inherit_env.as_deref(),
+                sandbox: sandbox.as_ref(),
+                cwd: cwd.as_deref(),
+            },
+            Transport::Http { .. } => Self {
+                command: &[],
+                env: &[],
+                inherit_env: None,
+                sandbox: None,
+                cwd: None,
+            },
+        }
+    }
 }
 
 /// Starts a stdio server as the leader of a new process group, with the
