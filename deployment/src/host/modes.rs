@@ -21,8 +21,9 @@ pub enum Asking {
     /// command, a change, a subagent, an MCP tool not annotated
     /// read-only), whatever the deployment's tables say.
     SideEffects,
-    /// What the deployment's policy says ([`ApprovalPolicy`]
-    /// (super::ApprovalPolicy)): `permission = "ask"` tables and MCP tools
+    /// What the deployment's policy says
+    /// ([`ApprovalPolicy`](super::ApprovalPolicy)): `permission = "ask"`
+    /// tables and MCP tools
     /// by their annotations.
     Policy,
 }

@@ -16,7 +16,7 @@
 //! - It inherits the process's environment except the variables named by
 //!   [`BashTool::without_env`]: a front end names its model adapter's API
 //!   key there, so a command cannot print the key into the conversation.
-//! - It runs in the [`Sandbox`](dsh_sandbox::Sandbox) a front end attaches
+//! - It runs in the [`Sandbox`] a front end attaches
 //!   to the call's context, if any (Landlock: what it may write, whether
 //!   it reaches the network); the sandbox crate's section `sandbox` tells
 //!   the model that policy.
