@@ -51,12 +51,15 @@
 //! list has `mcp:<server>`; a session's servers by that session alone.
 #![deny(missing_docs)]
 
+mod annotations;
+mod client;
 mod config;
 mod error;
 mod naming;
 mod process;
 mod redirect;
 mod render;
+mod resources;
 mod section;
 mod server;
 mod servers;
@@ -78,6 +81,7 @@ pub use naming::{
 };
 pub use process::stop_all_servers;
 pub use render::MAX_RESULT_BYTES;
+pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE};
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
