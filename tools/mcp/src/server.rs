@@ -24,7 +24,7 @@ use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
 use crate::render::render_result;
-use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
+use crate::resources::{READ_RESOURCE, list_prompt_names, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::stderr::log;
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
@@ -53,6 +53,9 @@ pub struct McpServer {
     pid: Option<u32>,
     /// The directories the server may work in (`roots/list`).
     roots: Roots,
+    /// The names of its prompts, as listed at its start; `None` when it
+    /// has no prompts capability.
+    prompts: Option<Vec<String>>,
     /// Ends the task that re-lists the tools (when the server stops, or
     /// is dropped).
     relisting: CancellationToken,
@@ -281,20 +284,9 @@ impl McpServer {
         let peer = service.peer();
         let info = peer.peer_info();
         let (instructions, server_info) = introduced(&config, info.as_deref());
-        if info.is_some_and(|info| info.capabilities.resources.is_some()) {
-            let listed = tokio::time::timeout_at(deadline, list_resources(peer)).await;
-            *shared.resources.write() = Some(match listed {
-                Ok(Ok(resources)) => resources.into(),
-                Ok(Err(error)) => {
-                    log(
-                        &config.name,
-                        &format!("its resources could not be listed: {error}"),
-                    );
-                    Arc::default()
-                }
-                Err(_) => return Err(timeout()),
-            });
-        }
+        let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
+        let (resources, prompts) = listed.await.map_err(|_| timeout())?;
+        *shared.resources.write() = resources;
         let tools = tokio::time::timeout_at(deadline, list_tools(peer))
             .await
             .map_err(|_| timeout())?
@@ -312,6 +304,7 @@ impl McpServer {
             group,
             pid,
             roots,
+            prompts,
         })
     }
 
@@ -346,6 +339,34 @@ impl McpServer {
         self.instructions
             .as_ref()
             .map(|section| section.text.as_str())
+    }
+
+    /// How many bytes of `instructions` the server sent (more than
+    /// [`MAX_INSTRUCTIONS`](crate::MAX_INSTRUCTIONS) when they were cut),
+    /// if it sent any.
+    pub fn instructions_sent_bytes(&self) -> Option<usize> {
+        self.instructions.as_ref().map(|section| section.sent_bytes)
+    }
+
+    /// The names of the server's prompts, as listed at its start: `None`
+    /// when it has no prompts capability.
+    pub fn prompt_names(&self) -> Option<&[String]> {
+        self.prompts.as_deref()
+    }
+
+    /// The tools the server lists that the model does not see, each with
+    /// why: not in the deployment's allow-list.
+    pub fn left_out(&self) -> Vec<(String, String)> {
+        let set = self.tool_set();
+        (set.listed.iter())
+            .filter(|tool| !set.names.iter().any(|name| &name.tool == *tool))
+            .map(|tool| {
+                (
+                    tool.clone(),
+                    "not in the server's `tools` allow-list".to_owned(),
+                )
+            })
+            .collect()
     }
 
     pub(crate) fn instructions_section(&self) -> Option<&InstructionsSection> {
@@ -613,6 +634,42 @@ fn process_exists(pid: u32) -> bool {
 }
 
 type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
+
+/// What a server has beside its tools, as listed at its start: its
+/// resources and the names of its prompts, each `None` when the server
+/// lacks the capability. A list that fails is said, and taken as empty:
+/// the server's tools work without it.
+async fn listed_beside_tools(
+    config: &ServerConfig,
+    peer: &Peer<RoleClient>,
+) -> (Option<Arc<[Resource]>>, Option<Vec<String>>) {
+    let info = peer.peer_info();
+    let capabilities = info.as_ref().map(|info| &info.capabilities);
+    let failed = |what: &str, error: ServiceError| {
+        log(
+            &config.name,
+            &format!("its {what} could not be listed: {error}"),
+        );
+    };
+    let resources = match capabilities.and_then(|c| c.resources.as_ref()) {
+        None => None,
+        Some(_) => Some(match list_resources(peer).await {
+            Ok(resources) => resources.into(),
+            Err(error) => {
+                failed("resources", error);
+                Arc::default()
+            }
+        }),
+    };
+    let prompts = match capabilities.and_then(|c| c.prompts.as_ref()) {
+        None => None,
+        Some(_) => Some(list_prompt_names(peer).await.unwrap_or_else(|error| {
+            failed("prompts", error);
+            Vec::new()
+        })),
+    };
+    (resources, prompts)
+}
 
 /// A server connected: its process started (a stdio server's), and the
 /// `initialize` handshake done. Unbounded: the caller sets the deadline

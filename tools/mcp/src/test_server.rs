@@ -35,6 +35,8 @@
 //! - `resources`: the resources capability, two resources
 //!   (`file:///docs/readme.md`, text; `demo://logo.png`, binary), and a
 //!   tool `linked` whose result links the first;
+//! - `prompts`: the prompts capability, and one prompt, `review`, with a
+//!   required argument `file`;
 //! - `roots`: a tool `roots` that asks dsh `roots/list` and answers the
 //!   URIs, one a line, then how many `notifications/roots/list_changed`
 //!   it has had.
@@ -86,6 +88,8 @@ struct TestServer {
     more: Vec<Tool>,
     /// `resources`.
     resources: bool,
+    /// `prompts`.
+    prompts: bool,
     /// How many `notifications/roots/list_changed` it has had.
     roots_changed: Arc<AtomicU64>,
 }
@@ -216,6 +220,9 @@ impl ServerHandler for TestServer {
         if self.resources {
             capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
         }
+        if self.prompts {
+            capabilities.prompts = Some(rmcp::model::PromptsCapability::default());
+        }
         let mut info = ServerConfig::new(capabilities)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
             .with_server_info(Implementation::new("dsh-mcp-test-server", "0.1.0"));
@@ -270,6 +277,39 @@ impl ServerHandler for TestServer {
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
         self.roots_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        use rmcp::model::{Prompt, PromptArgument};
+        let file = PromptArgument::new("file")
+            .with_description("The file to review")
+            .with_required(true);
+        Ok(rmcp::model::ListPromptsResult::with_all_items(vec![
+            Prompt::new("review", Some("Reviews a file."), Some(vec![file])),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        use rmcp::model::{GetPromptResult, PromptMessage, Role};
+        let file = request
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get("file"))
+            .and_then(|file| file.as_str().map(str::to_owned))
+            .ok_or_else(|| ErrorData::invalid_params("`file` is required", None))?;
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Review {file} for mistakes."),
+        )])
+        .into())
     }
 
     async fn list_resources(
@@ -497,6 +537,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
         }
         "tool-prefix" => server.prefix = value.to_owned(),
         "annotated" | "roots" => server.more.extend(flagged_tools(key)),
+        "prompts" => server.prompts = true,
         "resources" => {
             server.resources = true;
             server.more.extend(flagged_tools(key));
