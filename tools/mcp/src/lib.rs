@@ -35,6 +35,17 @@
 //!   has a timeout (`startup_timeout`, `call_timeout`); a cancelled call
 //!   is abandoned and the server told (`notifications/cancelled`); a call
 //!   to a dead server fails at once, naming it.
+//! - **Annotations.** A tool's `title` titles its calls, and its hints
+//!   choose their kind (`Tool::kind`: read, edit, fetch or other), for an
+//!   editor that shows calls.
+//! - **Resources.** A server with resources has one more tool,
+//!   `<server>__read_resource` ([`READ_RESOURCE`]), whose description
+//!   lists them (at most [`MAX_LISTED_RESOURCES`] in
+//!   [`MAX_RESOURCE_LIST_BYTES`]); resource links in results name it.
+//! - **Roots.** `roots/list` answers the server's roots
+//!   ([`ServerConfig::roots`]: a session's directories, else the server's
+//!   working directory); [`McpServer::set_roots`] changes them and tells
+//!   the server.
 //! - **Processes.** A stdio server runs as the leader of a process group
 //!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix
 //!   (read as bytes, shown as UTF-8 with `�` for what is not, each line
