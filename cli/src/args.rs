@@ -114,6 +114,21 @@ pub(crate) struct CheckArgs {
     /// instructions are then left out of the check.
     #[arg(long)]
     pub(crate) no_mcp: bool,
+    /// How to print what was checked: `text`, or `json` for scripts (the
+    /// counts and each MCP server's report; problems still go to
+    /// stderr).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub(crate) format: CheckFormat,
+}
+
+/// What `dsh check` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CheckFormat {
+    /// Lines for a person: what was checked, the sandbox, each MCP
+    /// server.
+    Text,
+    /// One JSON object: `ok`, the counts, and `mcp_servers`.
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -6,11 +6,13 @@
 //! ([`sanitize_server_name`]: lower case, other characters `_`, a suffix
 //! on collision with the deployment's or the session's other servers);
 //! every tool of every client server is offered to the session's agent.
-//! A server that fails is said once, as a message in the session; a
+//! Their roots (`roots/list`) are the session's working directory, then
+//! its `additionalDirectories`. A server that fails is said once, as a
+//! message in the session; a
 //! deployment server that is `required` and failed makes every
 //! `session/new` fail, naming it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{self, McpServer as ClientServer};
 use agent_client_protocol::{Error, ErrorCode};
@@ -52,13 +54,18 @@ impl AcpMcp {
     }
 
     /// Starts the client's `servers` for session `session` (working in
-    /// `cwd`), at once; returns the failures, one message each.
+    /// `cwd`, with the editor's additional directories `more`: together
+    /// the roots the servers are given), at once; returns the failures,
+    /// one message each.
     pub(crate) async fn start_session_servers(
         &self,
         session: &str,
-        cwd: &Path,
+        (cwd, more): (&Path, &[PathBuf]),
         servers: Vec<ClientServer>,
     ) -> Vec<String> {
+        let roots: Vec<PathBuf> = std::iter::once(cwd.to_owned())
+            .chain(more.iter().cloned())
+            .collect();
         let mut taken: Vec<String> = self
             .servers
             .deployment_servers()
@@ -68,8 +75,9 @@ impl AcpMcp {
         let mut failures = Vec::new();
         let mut configs = Vec::new();
         for server in servers {
-            match client_config(server, cwd, &taken).map(|config| self.editor_servers.apply(config))
-            {
+            let config = client_config(server, cwd, &taken)
+                .map(|config| self.editor_servers.apply(config.with_roots(roots.clone())));
+            match config {
                 Ok(config) => {
                     taken.push(config.name.clone());
                     configs.push(config);

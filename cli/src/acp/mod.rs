@@ -268,7 +268,8 @@ impl Server {
         cx.clone().spawn(async move {
             let id = session.id().clone();
             let mcp = &server.inner.mcp;
-            failures.extend(mcp.start_session_servers(id.as_str(), &cwd, servers).await);
+            let started = mcp.start_session_servers(id.as_str(), (&cwd, &roots), servers);
+            failures.extend(started.await);
             let opened = server.open_session(session, recorded, roots, system_prompt);
             if opened.is_err() {
                 mcp.servers.end_session(id.as_str()).await;

@@ -216,7 +216,10 @@ impl Updates {
     pub(super) fn describe(&self, call: &ToolCall) -> Shown {
         let input = serde_json::from_str(&call.arguments)
             .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
-        let (title, kind, locations) = match self.inner.tools.get(&call.name) {
+        // An MCP tool is resolved, not registered: the session's own
+        // servers' too.
+        let cx = dsh_tools::ToolCallContext::new(self.inner.session.as_str());
+        let (title, kind, locations) = match self.inner.tools.resolve(&call.name, &cx) {
             Some(tool) => (tool.title(&input), tool.kind(), tool.locations(&input)),
             None => (call.name.clone(), ToolKind::Other, Vec::new()),
         };

@@ -6,7 +6,7 @@
 use dsh_deployment::Runtime;
 use dsh_deployment::check::{Findings, WithServers, check_deployment};
 
-use crate::args::CheckArgs;
+use crate::args::{CheckArgs, CheckFormat};
 use crate::commands::{Outcome, print, session_cwd};
 use crate::diagnostics::Reporter;
 
@@ -24,15 +24,40 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
     if !findings.warnings.is_empty() {
         Reporter::for_stderr().report(&findings.warnings);
     }
+    if args.format == CheckFormat::Json {
+        // Scripts read the servers' reports whether or not the check
+        // passed; the problems go to stderr, and fail it.
+        print(&format!("{}\n", json(&findings)))?;
+    }
     if !findings.problems.is_empty() {
         return Err(findings.problems);
     }
+    if args.format == CheckFormat::Json {
+        return Ok(());
+    }
+    let servers: String = (findings.servers.iter())
+        .map(|server| format!("{}\n", server.line()))
+        .collect();
     print(&format!(
-        "{}: {} checked, every prompt renders\n{}\n",
+        "{}: {} checked, every prompt renders\n{}\n{servers}",
         deployment.file.name(),
         checked(&findings),
         sandbox(runtime.sandbox()),
     ))
+}
+
+/// What `--format json` prints: whether the check passed, the counts, and
+/// each MCP server's report.
+fn json(findings: &Findings) -> serde_json::Value {
+    serde_json::json!({
+        "ok": findings.problems.is_empty(),
+        "agents": findings.agents,
+        "children": findings.children,
+        "presets": findings.presets,
+        "problems": findings.problems.len(),
+        "warnings": findings.warnings.len(),
+        "mcp_servers": findings.servers,
+    })
 }
 
 /// The sandbox line: the deployment's mode, and what this machine's

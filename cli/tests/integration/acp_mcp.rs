@@ -11,7 +11,9 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, DeleteSessionRequest, InitializeRequest, McpServer, McpServerStdio,
-    NewSessionRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
+    NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
+    SessionUpdate, StopReason, ToolKind,
 };
 use agent_client_protocol::{Agent, Client, Error};
 use tokio::sync::mpsc;
@@ -19,7 +21,8 @@ use tokio::sync::mpsc;
 const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
 
 /// Runs `op` as a client of `dsh acp --config config`; every session
-/// update goes to the receiver.
+/// update goes to the receiver; a permission request is answered "allow
+/// once".
 async fn with_dsh<T>(
     config: &str,
     recorded: &Path,
@@ -38,6 +41,20 @@ async fn with_dsh<T>(
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                let option = request
+                    .options
+                    .iter()
+                    .find(|option| option.kind == PermissionOptionKind::AllowOnce)
+                    .map(|option| option.option_id.clone())
+                    .expect("dsh offers allow-once");
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
         )
         .connect_with(agent, async |cx: ConnectionTo<Agent>| op(cx, &mut rx).await);
     tokio::time::timeout(Duration::from_secs(60), run)
@@ -221,5 +238,63 @@ async fn a_required_deployment_server_that_failed_fails_session_new_naming_it() 
     assert!(
         error.message.contains("/nonexistent/docs-server"),
         "{error:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_servers_roots_are_the_sessions_directories_and_its_annotations_show() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let extra = tempfile::tempdir().expect("an additional directory");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"notes__roots\"\narguments = {}\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"notes__delete_note\"\narguments = { id = \"n1\" }\n\
+        [[answers]]\ntext = \"done\"\n";
+    let config = common::scripted_config(
+        dir.path(),
+        answers,
+        "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let server = McpServer::Stdio(
+        McpServerStdio::new("Notes", SERVER).args(vec!["roots".to_owned(), "annotated".to_owned()]),
+    );
+    let calls = with_dsh(&config, &recorded, async |cx, rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let request = NewSessionRequest::new(project.path())
+            .additional_directories(vec![extra.path().to_owned()])
+            .mcp_servers(vec![server]);
+        let session = cx.send_request(request).block_task().await?.session_id;
+        assert_eq!(prompt(&cx, &session, "tidy up").await?, StopReason::EndTurn);
+        let mut calls = Vec::new();
+        while let Ok((_, update)) = rx.try_recv() {
+            if let SessionUpdate::ToolCall(call) = update {
+                calls.push((call.title, call.kind));
+            }
+        }
+        Ok(calls)
+    })
+    .await;
+    // The server asked `roots/list` and saw the session's directory and
+    // the editor's additional one.
+    let requests = common::recorded_requests(&recorded);
+    let result = serde_json::to_string(&requests[1]).expect("json");
+    let uri = |dir: &Path| format!("file://{}", dir.display());
+    let roots = format!(
+        "{}\\n{}\\nlist_changed: 0",
+        uri(project.path()),
+        uri(extra.path())
+    );
+    assert!(result.contains(&roots), "{roots} in {result}");
+    // The destructive tool's kind and title come from its annotations.
+    assert_eq!(
+        calls,
+        vec![
+            ("notes__roots".to_owned(), ToolKind::Other),
+            ("Delete a note".to_owned(), ToolKind::Edit),
+        ]
     );
 }

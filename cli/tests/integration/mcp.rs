@@ -265,6 +265,100 @@ fn check_starts_the_servers_and_reports_each_failure_at_its_table() {
 }
 
 #[test]
+fn check_reports_each_server_its_tools_instructions_resources_prompts_and_what_was_left_out() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}\n[mcp.broken]\ncommand = [\"/nonexistent/broken\"]\n{}",
+        server_table(
+            "docs",
+            &["instructions-bytes=5000", "resources", "prompts"],
+            "tools = [\"echo\", \"read_resource\"]"
+        ),
+        server_table("plain", &[], ""),
+        common::runner("", &["read", "mcp:docs", "mcp:plain"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config, "--format", "json"]);
+    // The broken server fails the check; the report says it too.
+    assert_status(&output, 1);
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(report["ok"], false);
+    let servers = report["mcp_servers"].as_array().expect("the servers");
+    let names: Vec<&str> = servers.iter().filter_map(|s| s["name"].as_str()).collect();
+    // In the deployment's order: its tables by name.
+    assert_eq!(names, ["broken", "docs", "plain"]);
+    let docs = &servers[1];
+    assert_eq!(docs["started"], true);
+    assert_eq!(docs["tools"], 2, "echo and the resource reader: {docs}");
+    assert!(
+        docs["schema_bytes"]
+            .as_u64()
+            .is_some_and(|bytes| bytes > 100),
+        "{docs}"
+    );
+    assert!(
+        docs["schema_tokens"]
+            .as_u64()
+            .is_some_and(|tokens| tokens > 10),
+        "{docs}"
+    );
+    assert_eq!(docs["instructions_bytes"], 5000);
+    assert_eq!(docs["instructions_cut"], true);
+    assert_eq!(docs["resources"], 2);
+    assert_eq!(docs["resource_reader"], "docs__read_resource");
+    assert_eq!(docs["prompts"], serde_json::json!(["review"]));
+    let left_out = docs["left_out"].as_array().expect("a list");
+    assert!(
+        left_out.iter().any(|tool| tool["tool"] == "slow"
+            && tool["reason"] == "not in the server's `tools` allow-list"),
+        "{left_out:?}"
+    );
+    let plain = &servers[2];
+    assert_eq!(
+        (plain["resources"].clone(), plain["prompts"].clone()),
+        (Value::Null, Value::Null)
+    );
+    assert_eq!(plain["instructions_bytes"], Value::Null);
+    let broken = &servers[0];
+    assert_eq!(broken["started"], false);
+    assert!(
+        broken["failure"]
+            .as_str()
+            .is_some_and(|failure| failure.contains("/nonexistent/broken")),
+        "{broken}"
+    );
+
+    // In text, a line a server.
+    let tables = tables.replace(
+        "\n[mcp.broken]\ncommand = [\"/nonexistent/broken\"]\n",
+        "\n",
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config]);
+    assert_status(&output, 0);
+    let text = stdout(&output);
+    let docs = text
+        .lines()
+        .find(|line| line.starts_with("mcp docs ("))
+        .expect("a line for docs");
+    assert!(docs.contains(": 2 tools, "), "{docs}");
+    assert!(
+        docs.contains("instructions 5000 bytes, cut to 4096"),
+        "{docs}"
+    );
+    assert!(
+        docs.contains("2 resources (read with `docs__read_resource`)"),
+        "{docs}"
+    );
+    assert!(docs.contains("1 prompts `review`"), "{docs}");
+    assert!(
+        docs.contains("left out `slow`: not in the server's `tools` allow-list"),
+        "{docs}"
+    );
+    assert!(text.contains("mcp plain ("), "{text}");
+}
+
+#[test]
 fn check_counts_the_servers_tool_schemas_in_max_prompt_tokens() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let tables = format!(

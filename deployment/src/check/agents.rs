@@ -36,6 +36,9 @@ pub struct Findings {
     pub children: usize,
     /// The deployment's presets.
     pub presets: usize,
+    /// Each MCP server of the deployment, started or not, in the
+    /// deployment's order (its tables by name); none with `--no-mcp`.
+    pub servers: Vec<super::ServerReport>,
 }
 
 /// Whether a check starts the deployment's MCP servers.
@@ -72,6 +75,7 @@ pub fn check_deployment(
     // (and of `max_prompt_tokens`); they run until the check ends.
     let _servers = if servers == WithServers::Yes && !deployment.mcp.is_empty() {
         let (servers, started) = start_for_command(deployment, runtime, Which::All)?;
+        findings.servers = server_reports(deployment, runtime, &started);
         findings.problems.extend(started.required_failures);
         findings.problems.extend(started.optional_failures);
         Some(servers)
@@ -93,6 +97,33 @@ pub fn check_deployment(
         );
     }
     Ok(findings)
+}
+
+/// A report of each server of `deployment`, in its order: those
+/// that started as they run in `runtime`, the others with why not.
+fn server_reports(
+    deployment: &Deployment,
+    runtime: &Runtime,
+    started: &crate::runtime::mcp::Started,
+) -> Vec<super::ServerReport> {
+    let running = runtime.mcp.deployment_servers();
+    (deployment.mcp.iter())
+        .filter_map(|spec| {
+            let name = &spec.config.name;
+            let tokenizer = super::servers::tokenizer_for_server(deployment, name);
+            if let Some(server) = running.iter().find(|server| server.name() == name) {
+                return Some(super::ServerReport::started(server, tokenizer));
+            }
+            let failed = started
+                .not_started
+                .iter()
+                .find(|failed| &failed.name == name)?;
+            let (origin, message) = (failed.origin.clone(), failed.message.clone());
+            Some(super::ServerReport::failed(
+                name, origin, message, tokenizer,
+            ))
+        })
+        .collect()
 }
 
 /// What was said for an agent checked before, and is not said again for

@@ -16,6 +16,20 @@ pub struct Started {
     pub optional_failures: Vec<Problem>,
     /// The failures of `required = true` servers: the command cannot go on.
     pub required_failures: Vec<Problem>,
+    /// Each server that did not start, by name: its command or URL, and
+    /// why (for `dsh check`'s report of each server).
+    pub not_started: Vec<NotStarted>,
+}
+
+/// A server that did not start.
+#[derive(Debug, Clone)]
+pub struct NotStarted {
+    /// Its name.
+    pub name: String,
+    /// Its command line or URL.
+    pub origin: String,
+    /// Why it did not start.
+    pub message: String,
 }
 
 /// Which of a deployment's servers to start.
@@ -79,6 +93,11 @@ pub async fn start_deployment_servers(
                 servers.add(server);
             }
             Err(error) => {
+                started.not_started.push(NotStarted {
+                    name: spec.config.name.clone(),
+                    origin: spec.config.origin(),
+                    message: error.to_string(),
+                });
                 let problem = deployment
                     .file
                     .problem(error.to_string())

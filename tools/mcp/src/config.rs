@@ -49,6 +49,10 @@ pub struct ServerConfig {
     pub declared_at: Option<(String, u32)>,
     /// Which of its tools ask before each call ([`McpApproval::asks`]).
     pub approval: McpApproval,
+    /// The directories the server may work in, as `roots/list` answers
+    /// (a `file://` URI each); when empty, the server's working directory
+    /// ([`roots`](Self::roots)).
+    pub roots: Vec<PathBuf>,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -138,6 +142,7 @@ impl ServerConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             declared_at: None,
             approval: McpApproval::default(),
+            roots: Vec::new(),
         }
     }
 
@@ -221,6 +226,33 @@ impl ServerConfig {
             *cwd = Some(dir.into());
         }
         self
+    }
+
+    /// Sets the directories the server may work in (`roots/list`): a
+    /// session's working directory, then the editor's additional
+    /// directories.
+    pub fn with_roots<I, P>(mut self, dirs: I) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        self.roots = dirs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The directories `roots/list` answers at the start: those set with
+    /// [`with_roots`](Self::with_roots), else a stdio server's working
+    /// directory, else dsh's (an HTTP server's too: it works for the
+    /// session in dsh's directory).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        if !self.roots.is_empty() {
+            return self.roots.clone();
+        }
+        let cwd = match &self.transport {
+            Transport::Stdio { cwd: Some(cwd), .. } => Some(cwd.clone()),
+            _ => std::env::current_dir().ok(),
+        };
+        cwd.into_iter().collect()
     }
 
     /// Sets the bearer token of an HTTP server.

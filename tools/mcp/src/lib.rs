@@ -35,6 +35,17 @@
 //!   has a timeout (`startup_timeout`, `call_timeout`); a cancelled call
 //!   is abandoned and the server told (`notifications/cancelled`); a call
 //!   to a dead server fails at once, naming it.
+//! - **Annotations.** A tool's `title` titles its calls, and its hints
+//!   choose their kind (`Tool::kind`: read, edit, fetch or other), for an
+//!   editor that shows calls.
+//! - **Resources.** A server with resources has one more tool,
+//!   `<server>__read_resource` ([`READ_RESOURCE`]), whose description
+//!   lists them (at most [`MAX_LISTED_RESOURCES`] in
+//!   [`MAX_RESOURCE_LIST_BYTES`]); resource links in results name it.
+//! - **Roots.** `roots/list` answers the server's roots
+//!   ([`ServerConfig::roots`]: a session's directories, else the server's
+//!   working directory); [`McpServer::set_roots`] changes them and tells
+//!   the server.
 //! - **Processes.** A stdio server runs as the leader of a process group
 //!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix
 //!   (read as bytes, shown as UTF-8 with `�` for what is not, each line
@@ -51,12 +62,15 @@
 //! list has `mcp:<server>`; a session's servers by that session alone.
 #![deny(missing_docs)]
 
+mod annotations;
+mod client;
 mod config;
 mod error;
 mod naming;
 mod process;
 mod redirect;
 mod render;
+mod resources;
 mod section;
 mod server;
 mod servers;
@@ -78,6 +92,7 @@ pub use naming::{
 };
 pub use process::stop_all_servers;
 pub use render::MAX_RESULT_BYTES;
+pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE};
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};

@@ -15,11 +15,12 @@ pub const MAX_RESULT_BYTES: usize = 30 * 1024;
 /// Text blocks come as they are; an embedded text resource with its URI
 /// (`[resource <uri>]` on the line before it); images, audio and binary
 /// resources are described by type and size, never inlined; a resource
-/// link by name and URI. Without any text, `structuredContent` is given
-/// as its JSON. Blocks are joined with a newline, and the whole is capped
-/// at [`MAX_RESULT_BYTES`] ([`capped`]).
-pub(crate) fn render_result(result: &CallToolResult) -> (String, bool) {
-    let text = joined(result);
+/// link by name and URI, and by `reader`, the tool that opens it, when
+/// the server has one. Without any text, `structuredContent` is given as
+/// its JSON. Blocks are joined with a newline, and the whole is capped at
+/// [`MAX_RESULT_BYTES`] ([`capped`]).
+pub(crate) fn render_result(result: &CallToolResult, reader: Option<&str>) -> (String, bool) {
+    let text = joined(result, reader);
     (
         capped(text, MAX_RESULT_BYTES),
         result.is_error == Some(true),
@@ -30,7 +31,7 @@ pub(crate) fn render_result(result: &CallToolResult) -> (String, bool) {
 /// else its first and last `cap / 2` bytes (each cut back to a character
 /// boundary), with the line `bash` writes between them, so the model
 /// reads one kind of cut.
-fn capped(text: String, cap: usize) -> String {
+pub(crate) fn capped(text: String, cap: usize) -> String {
     if text.len() <= cap {
         return text;
     }
@@ -58,8 +59,39 @@ fn capped(text: String, cap: usize) -> String {
     shown
 }
 
+/// A resource's contents (`resources/read`) as the model reads them, each
+/// rendered as an embedded resource is, joined with a newline, uncapped.
+pub(crate) fn render_contents(contents: &[ResourceContents]) -> String {
+    let parts: Vec<String> = contents.iter().map(|part| resource(part).0).collect();
+    parts.join("\n")
+}
+
+/// One resource's contents: text with its URI on the line before, binary
+/// described; and whether it is text.
+fn resource(contents: &ResourceContents) -> (String, bool) {
+    match contents {
+        ResourceContents::TextResourceContents { uri, text, .. } => {
+            (format!("[resource {uri}]\n{text}"), true)
+        }
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => (
+            format!(
+                "[binary resource {uri}: {}, {} bytes, not shown]",
+                mime_type.as_deref().unwrap_or("unknown type"),
+                decoded_len(blob)
+            ),
+            false,
+        ),
+        _ => ("[resource of a kind dsh does not know]".to_owned(), false),
+    }
+}
+
 /// The blocks of `result` rendered and joined, uncapped.
-fn joined(result: &CallToolResult) -> String {
+fn joined(result: &CallToolResult, reader: Option<&str>) -> String {
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
     let mut has_text = false;
     for block in &result.content {
@@ -78,25 +110,19 @@ fn joined(result: &CallToolResult) -> String {
                 audio.mime_type,
                 decoded_len(&audio.data)
             )),
-            ContentBlock::Resource(embedded) => match &embedded.resource {
-                ResourceContents::TextResourceContents { uri, text, .. } => {
-                    has_text = true;
-                    parts.push(format!("[resource {uri}]\n{text}"));
-                }
-                ResourceContents::BlobResourceContents {
-                    uri,
-                    mime_type,
-                    blob,
-                    ..
-                } => parts.push(format!(
-                    "[binary resource {uri}: {}, {} bytes, not shown]",
-                    mime_type.as_deref().unwrap_or("unknown type"),
-                    decoded_len(blob)
-                )),
-                _ => parts.push("[resource of a kind dsh does not know]".to_owned()),
-            },
+            ContentBlock::Resource(embedded) => {
+                let (part, text) = resource(&embedded.resource);
+                has_text |= text;
+                parts.push(part);
+            }
             ContentBlock::ResourceLink(link) => {
-                parts.push(format!("[resource link: {} {}]", link.name, link.uri));
+                parts.push(match reader {
+                    Some(reader) => format!(
+                        "[resource link: {} {} (read it with `{reader}`)]",
+                        link.name, link.uri
+                    ),
+                    None => format!("[resource link: {} {}]", link.name, link.uri),
+                });
             }
             other => parts.push(format!(
                 "[content of a kind dsh does not know: {}]",
@@ -148,7 +174,7 @@ mod tests {
             ContentBlock::resource(blob),
         ]);
         assert_eq!(
-            render_result(&result).0,
+            render_result(&result, None).0,
             "[audio: audio/wav, 3 bytes, not shown]\n\
              [binary resource file:///a.bin: application/zip, 6 bytes, not shown]"
         );
@@ -162,17 +188,28 @@ mod tests {
             ContentBlock::embedded_text("file:///a.md", "# A"),
         ]);
         assert_eq!(
-            render_result(&result),
+            render_result(&result, None),
             (
                 "a pixel:\n[image: image/png, 3 bytes, not shown]\n[resource file:///a.md]\n# A"
                     .to_owned(),
                 false
             )
         );
+        let linked = CallToolResult::success(vec![ContentBlock::resource_link(
+            rmcp::model::Resource::new("demo://a", "a"),
+        )]);
+        assert_eq!(
+            render_result(&linked, Some("demo__read_resource")).0,
+            "[resource link: a demo://a (read it with `demo__read_resource`)]"
+        );
+        assert_eq!(
+            render_result(&linked, None).0,
+            "[resource link: a demo://a]"
+        );
         let mut structured = CallToolResult::error(Vec::new());
         structured.structured_content = Some(serde_json::json!({"answer": 42}));
         assert_eq!(
-            render_result(&structured),
+            render_result(&structured, None),
             (r#"{"answer":42}"#.to_owned(), true)
         );
     }

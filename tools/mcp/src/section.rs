@@ -40,6 +40,9 @@ pub(crate) struct InstructionsSection {
     /// the instructions render verbatim.
     pub(crate) template: String,
     pub(crate) owner: Owner,
+    /// How many bytes the server sent: more than [`MAX_INSTRUCTIONS`]
+    /// when they were cut.
+    pub(crate) sent_bytes: usize,
 }
 
 /// The section of `instructions`: verbatim, cut at [`MAX_INSTRUCTIONS`]
@@ -66,5 +69,6 @@ pub(crate) fn instructions_section(
         template: dsh_prompt_template::escape_literal(&text).into_owned(),
         text,
         owner: server_owner(config),
+        sent_bytes: instructions.len(),
     }
 }

@@ -12,18 +12,19 @@ use dsh_system_prompt::ToolSchema;
 use dsh_tools::{ToolError, ToolOutput};
 use nix::sys::signal::Signal;
 use parking_lot::{Mutex, RwLock};
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-};
+use rmcp::model::{CallToolRequestParams, Resource};
 use rmcp::service::{ClientCacheConfig, Peer, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
+use crate::annotations::Look;
+use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
 use crate::render::render_result;
+use crate::resources::{READ_RESOURCE, list_prompt_names, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::stderr::log;
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
@@ -50,6 +51,11 @@ pub struct McpServer {
     started_in: Duration,
     group: Option<ProcessGroup>,
     pid: Option<u32>,
+    /// The directories the server may work in (`roots/list`).
+    roots: Roots,
+    /// The names of its prompts, as listed at its start; `None` when it
+    /// has no prompts capability.
+    prompts: Option<Vec<String>>,
     /// Ends the task that re-lists the tools (when the server stops, or
     /// is dropped).
     relisting: CancellationToken,
@@ -73,23 +79,41 @@ pub(crate) struct ToolSet {
     /// The name of every tool the server listed, allowed or not, in its
     /// order.
     pub(crate) listed: Vec<String>,
+    /// Exposed name → how a front end shows its calls (title, kind).
+    pub(crate) looks: HashMap<String, Look>,
+    /// The exposed name of the tool that reads the server's resources
+    /// (`<server>__read_resource`), for a server that has resources.
+    pub(crate) reader: Option<String>,
 }
 
 impl ToolSet {
-    fn new(server: &ServerConfig, tools: Vec<rmcp::model::Tool>) -> Self {
-        let listed = tools.iter().map(|tool| tool.name.to_string()).collect();
+    /// The tools of `server` as the model sees them: those it `listed`
+    /// that its allow-list lets through, and, when it has `resources`
+    /// (`None`: it has no resources capability), the tool that reads them,
+    /// last.
+    fn new(
+        server: &ServerConfig,
+        listed: Vec<rmcp::model::Tool>,
+        resources: Option<&[Resource]>,
+    ) -> Self {
         let allowed = |name: &str| {
             server
                 .allowed_tools
                 .as_ref()
                 .is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
         };
-        let tools: Vec<rmcp::model::Tool> = tools
+        let listed_names = listed.iter().map(|tool| tool.name.to_string()).collect();
+        let tools: Vec<rmcp::model::Tool> = listed
             .into_iter()
             .filter(|tool| allowed(&tool.name))
             .collect();
-        let names = exposed_names(&server.name, tools.iter().map(|tool| tool.name.to_string()));
-        let schemas = tools
+        let resources = resources.filter(|_| allowed(READ_RESOURCE));
+        let mut raw_names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+        if resources.is_some() {
+            raw_names.push(READ_RESOURCE.to_owned());
+        }
+        let names = exposed_names(&server.name, raw_names);
+        let mut schemas: Vec<Arc<ToolSchema>> = tools
             .iter()
             .zip(&names)
             .map(|(tool, name)| {
@@ -100,18 +124,33 @@ impl ToolSet {
                 ))
             })
             .collect();
+        let mut looks: HashMap<String, Look> = tools
+            .iter()
+            .zip(&names)
+            .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
+            .collect();
+        let reader = resources
+            .zip(names.get(tools.len()))
+            .map(|(resources, name)| {
+                schemas.push(reader_schema(&server.name, &name.exposed, resources));
+                looks.insert(
+                    name.exposed.clone(),
+                    Look {
+                        title: None,
+                        kind: dsh_tools::ToolKind::Read,
+                        reads_only: true,
+                    },
+                );
+                name.exposed.clone()
+            });
         let raw = names
             .iter()
             .map(|name| (name.exposed.clone(), name.tool.clone()))
             .collect();
-        let read_only = tools
+        let read_only = looks
             .iter()
-            .zip(&names)
-            .filter(|(tool, _)| {
-                let hints = tool.annotations.as_ref();
-                hints.and_then(|hints| hints.read_only_hint) == Some(true)
-            })
-            .map(|(_, name)| name.exposed.clone())
+            .filter(|(_, look)| look.reads_only)
+            .map(|(exposed, _)| exposed.clone())
             .collect();
         let unknown_allowed = server
             .allowed_tools
@@ -126,7 +165,9 @@ impl ToolSet {
             names,
             unknown_allowed,
             read_only,
-            listed,
+            listed: listed_names,
+            looks,
+            reader,
         }
     }
 }
@@ -143,32 +184,17 @@ pub(crate) struct Shared {
     /// How many of those the tools have been read again since (or
     /// failed to be): a call waits for it to reach `announced`.
     handled: tokio::sync::watch::Sender<u64>,
-}
-
-/// The client's side of the connection: what dsh says it is. A
-/// `list_changed` notification is not handled here but where it is read
-/// (`Watched`), which wakes the one task that re-lists the tools.
-#[derive(Clone)]
-struct Handler;
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        let mut config = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
-        );
-        // rmcp's default is its latest version, 2026-07-28, which has no
-        // `initialize` handshake: servers of today reject it.
-        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
-        config
-    }
+    /// The server's resources, as listed at its start; `None` when it
+    /// has no resources capability.
+    resources: RwLock<Option<Arc<[Resource]>>>,
 }
 
 impl Shared {
     /// Puts a list read in place: the tools as the model sees them now,
     /// read after `covered` notifications.
     fn listed(&self, tools: Vec<rmcp::model::Tool>, covered: u64) {
-        *self.tools.write() = Arc::new(ToolSet::new(&self.config, tools));
+        let resources = self.resources.read().clone();
+        *self.tools.write() = Arc::new(ToolSet::new(&self.config, tools, resources.as_deref()));
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.handled
             .send_modify(|handled| *handled = (*handled).max(covered));
@@ -238,60 +264,37 @@ impl McpServer {
             generation: AtomicU64::new(0),
             announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
+            resources: RwLock::new(None),
         });
-        let handler = Handler;
-        let handshake = |error: String| McpError::Handshake {
-            server: config.name.clone(),
-            origin: config.origin(),
-            message: error,
-        };
+        let roots = Roots::new(config.roots());
+        let deadline = tokio::time::Instant::now() + config.startup_timeout;
         let timeout = || McpError::StartupTimeout {
             server: config.name.clone(),
             origin: config.origin(),
             seconds: config.startup_timeout.as_secs_f64(),
         };
-        let deadline = tokio::time::Instant::now() + config.startup_timeout;
-        let (service, group, pid) = match &config.transport {
-            Transport::Stdio { .. } => {
-                let child = Child::of(&config.transport);
-                let (transport, group, pid) = spawn(&config, &child)?;
-                let transport = Watched {
-                    inner: transport,
-                    announced: Arc::clone(&shared.announced),
-                };
-                let service = tokio::time::timeout_at(deadline, handler.serve(transport))
-                    .await
-                    .map_err(|_| timeout())?
-                    .map_err(|error| handshake(error.to_string()))?;
-                (service, group, pid)
-            }
-            Transport::Http {
-                url,
-                headers,
-                bearer_token,
-            } => {
-                let transport = Watched {
-                    inner: http_transport(&config, http, url, headers, bearer_token)?,
-                    announced: Arc::clone(&shared.announced),
-                };
-                let service = tokio::time::timeout_at(deadline, handler.serve(transport))
-                    .await
-                    .map_err(|_| timeout())?
-                    .map_err(|error| handshake(crate::redirect::described(&error)))?;
-                (service, None, None)
-            }
+        let handler = Handler {
+            roots: roots.clone(),
         };
+        let connect = connect(&config, &shared, handler, http);
+        let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
+            .await
+            .map_err(|_| timeout())??;
         let covered = shared.announced.count();
-        let tools = tokio::time::timeout_at(deadline, list_tools(service.peer()))
+        let peer = service.peer();
+        let info = peer.peer_info();
+        let (instructions, server_info) = introduced(&config, info.as_deref());
+        let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
+        let (resources, prompts) = listed.await.map_err(|_| timeout())?;
+        *shared.resources.write() = resources;
+        let tools = tokio::time::timeout_at(deadline, list_tools(peer))
             .await
             .map_err(|_| timeout())?
             .map_err(|error| error.at_start(&config))?;
         shared.listed(tools, covered);
-        let (instructions, server_info) =
-            introduced(&config, service.peer().peer_info().as_deref());
         Ok(Self {
-            relisting: Shared::keep_current(&shared, service.peer()),
-            peer: service.peer().clone(),
+            relisting: Shared::keep_current(&shared, peer),
+            peer: peer.clone(),
             service: Mutex::new(Some(service)),
             config,
             shared,
@@ -300,6 +303,8 @@ impl McpServer {
             started_in: started.elapsed(),
             group,
             pid,
+            roots,
+            prompts,
         })
     }
 
@@ -336,6 +341,34 @@ impl McpServer {
             .map(|section| section.text.as_str())
     }
 
+    /// How many bytes of `instructions` the server sent (more than
+    /// [`MAX_INSTRUCTIONS`](crate::MAX_INSTRUCTIONS) when they were cut),
+    /// if it sent any.
+    pub fn instructions_sent_bytes(&self) -> Option<usize> {
+        self.instructions.as_ref().map(|section| section.sent_bytes)
+    }
+
+    /// The names of the server's prompts, as listed at its start: `None`
+    /// when it has no prompts capability.
+    pub fn prompt_names(&self) -> Option<&[String]> {
+        self.prompts.as_deref()
+    }
+
+    /// The tools the server lists that the model does not see, each with
+    /// why: not in the deployment's allow-list.
+    pub fn left_out(&self) -> Vec<(String, String)> {
+        let set = self.tool_set();
+        (set.listed.iter())
+            .filter(|tool| !set.names.iter().any(|name| &name.tool == *tool))
+            .map(|tool| {
+                (
+                    tool.clone(),
+                    "not in the server's `tools` allow-list".to_owned(),
+                )
+            })
+            .collect()
+    }
+
     pub(crate) fn instructions_section(&self) -> Option<&InstructionsSection> {
         self.instructions.as_ref()
     }
@@ -362,6 +395,42 @@ impl McpServer {
                 .approval
                 .asks(tool, set.read_only.contains(exposed)),
         )
+    }
+
+    /// The title and kind of the calls of the tool the model knows as
+    /// `exposed` (by its annotations); `None` when the server has no such
+    /// tool.
+    pub(crate) fn look(&self, exposed: &str) -> Option<crate::annotations::Look> {
+        self.tool_set().looks.get(exposed).cloned()
+    }
+
+    /// The directories the server may work in now (`roots/list`).
+    pub fn roots(&self) -> Vec<std::path::PathBuf> {
+        self.roots.dirs()
+    }
+
+    /// Puts `dirs` in place of the server's roots and, when they changed,
+    /// tells the server (`notifications/roots/list_changed`). Returns
+    /// whether they changed.
+    pub async fn set_roots(&self, dirs: Vec<std::path::PathBuf>) -> bool {
+        if !self.roots.replace(dirs) {
+            return false;
+        }
+        // A server gone cannot be told; its calls say it is gone.
+        let _ = Roots::announce(&self.peer).await;
+        true
+    }
+
+    /// The server's resources, as listed at its start: `None` when it has
+    /// no resources capability.
+    pub fn resources(&self) -> Option<Vec<Resource>> {
+        (self.shared.resources.read().as_deref()).map(<[Resource]>::to_vec)
+    }
+
+    /// The exposed name of the tool that reads the server's resources
+    /// (`<server>__read_resource`), when the model has one.
+    pub fn resource_reader(&self) -> Option<String> {
+        self.tool_set().reader.clone()
     }
 
     /// Every tool's exposed name, with the fix applied to it, if any.
@@ -411,7 +480,8 @@ impl McpServer {
             tool: exposed.to_owned(),
             message,
         };
-        let Some(raw) = self.tool_set().raw.get(exposed).cloned() else {
+        let set = self.tool_set();
+        let Some(raw) = set.raw.get(exposed).cloned() else {
             return Err(failed(format!(
                 "MCP server `{}` no longer has this tool",
                 self.config.name
@@ -419,6 +489,9 @@ impl McpServer {
         };
         if self.is_closed() {
             return Err(failed(self.gone()));
+        }
+        if set.reader.as_deref() == Some(exposed) {
+            return self.read_resource(exposed, &arguments, cancel).await;
         }
         let mut params = CallToolRequestParams::new(raw);
         if let serde_json::Value::Object(arguments) = arguments {
@@ -451,10 +524,50 @@ impl McpServer {
                 "MCP server `{}`: {error}",
                 self.config.name
             ))),
-            Ok(Ok(result)) => match render_result(&result) {
+            Ok(Ok(result)) => match render_result(&result, set.reader.as_deref()) {
                 (text, false) => Ok(ToolOutput::new(text)),
                 (text, true) => Err(failed(text)),
             },
+        }
+    }
+
+    /// A call of the resource reader `exposed`: reads the resource its
+    /// `uri` names, within the call timeout.
+    async fn read_resource(
+        &self,
+        exposed: &str,
+        arguments: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let failed = |message: String| ToolError::Failed {
+            tool: exposed.to_owned(),
+            message,
+        };
+        let uri = crate::resources::uri_argument(arguments).map_err(failed)?;
+        let read = crate::resources::read(&self.peer, &uri);
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(self.config.call_timeout, read) => outcome,
+            () = cancel.cancelled() => return Err(ToolError::cancelled(exposed)),
+        };
+        match outcome {
+            Ok(Ok(text)) => Ok(ToolOutput::new(text)),
+            Ok(Err(ServiceError::McpError(error))) => Err(failed(format!(
+                "MCP server `{}` could not read `{uri}`: {}",
+                self.config.name, error.message
+            ))),
+            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+                Err(failed(self.gone()))
+            }
+            Ok(Err(error)) => Err(failed(format!(
+                "MCP server `{}` could not read `{uri}`: {error}",
+                self.config.name
+            ))),
+            Err(_) => Err(failed(format!(
+                "MCP server `{}` ({}) did not answer within {} s (its `call_timeout_secs`)",
+                self.config.name,
+                self.config.origin(),
+                self.config.call_timeout.as_secs_f64()
+            ))),
         }
     }
 
@@ -521,6 +634,95 @@ fn process_exists(pid: u32) -> bool {
 }
 
 type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
+
+/// What a server has beside its tools, as listed at its start: its
+/// resources and the names of its prompts, each `None` when the server
+/// lacks the capability. A list that fails is said, and taken as empty:
+/// the server's tools work without it.
+async fn listed_beside_tools(
+    config: &ServerConfig,
+    peer: &Peer<RoleClient>,
+) -> (Option<Arc<[Resource]>>, Option<Vec<String>>) {
+    let info = peer.peer_info();
+    let capabilities = info.as_ref().map(|info| &info.capabilities);
+    let failed = |what: &str, error: ServiceError| {
+        log(
+            &config.name,
+            &format!("its {what} could not be listed: {error}"),
+        );
+    };
+    let resources = match capabilities.and_then(|c| c.resources.as_ref()) {
+        None => None,
+        Some(_) => Some(match list_resources(peer).await {
+            Ok(resources) => resources.into(),
+            Err(error) => {
+                failed("resources", error);
+                Arc::default()
+            }
+        }),
+    };
+    let prompts = match capabilities.and_then(|c| c.prompts.as_ref()) {
+        None => None,
+        Some(_) => Some(list_prompt_names(peer).await.unwrap_or_else(|error| {
+            failed("prompts", error);
+            Vec::new()
+        })),
+    };
+    (resources, prompts)
+}
+
+/// A server connected: its process started (a stdio server's), and the
+/// `initialize` handshake done. Unbounded: the caller sets the deadline
+/// (dropping the future kills the process).
+async fn connect(
+    config: &ServerConfig,
+    shared: &Shared,
+    handler: Handler,
+    http: &reqwest::Client,
+) -> Result<
+    (
+        RunningService<RoleClient, Handler>,
+        Option<ProcessGroup>,
+        Option<u32>,
+    ),
+    McpError,
+> {
+    let handshake = |error: String| McpError::Handshake {
+        server: config.name.clone(),
+        origin: config.origin(),
+        message: error,
+    };
+    match &config.transport {
+        Transport::Stdio { .. } => {
+            let child = Child::of(&config.transport);
+            let (transport, group, pid) = spawn(config, &child)?;
+            let transport = Watched {
+                inner: transport,
+                announced: Arc::clone(&shared.announced),
+            };
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|error| handshake(error.to_string()))?;
+            Ok((service, group, pid))
+        }
+        Transport::Http {
+            url,
+            headers,
+            bearer_token,
+        } => {
+            let transport = Watched {
+                inner: http_transport(config, http, url, headers, bearer_token)?,
+                announced: Arc::clone(&shared.announced),
+            };
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|error| handshake(crate::redirect::described(&error)))?;
+            Ok((service, None, None))
+        }
+    }
+}
 
 /// What a server's `initialize` answer says of itself: its instructions,
 /// as its section (none when blank), and its name and version.

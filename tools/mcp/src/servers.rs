@@ -88,6 +88,16 @@ impl McpServers {
         self.inner.read().deployment.clone()
     }
 
+    /// Puts `dirs` in place of the roots of session `session`'s servers
+    /// (its working directory, then the editor's additional directories),
+    /// telling each server whose roots changed.
+    pub async fn set_session_roots(&self, session: &str, dirs: &[std::path::PathBuf]) {
+        let servers = self.inner.read().sessions.get(session).cloned();
+        for server in servers.unwrap_or_default() {
+            server.set_roots(dirs.to_vec()).await;
+        }
+    }
+
     /// Stops and forgets the servers of session `session`.
     pub async fn end_session(&self, session: &str) {
         let servers = self.inner.write().sessions.remove(session);
@@ -250,6 +260,30 @@ impl Tool for McpTool {
 
     fn parameters(&self) -> serde_json::Value {
         self.schema.parameters.clone()
+    }
+
+    /// By the tool's hints: `readOnlyHint`, `destructiveHint` and
+    /// `openWorldHint` choose read, edit or fetch (see the crate's
+    /// documentation); the resource reader reads.
+    fn kind(&self) -> dsh_tools::ToolKind {
+        self.server
+            .look(&self.schema.name)
+            .map(|look| look.kind)
+            .unwrap_or_default()
+    }
+
+    /// The tool's `title` (or its annotations'), else its exposed name;
+    /// a resource read is titled by its URI.
+    fn title(&self, arguments: &serde_json::Value) -> String {
+        if self.server.resource_reader().as_deref() == Some(self.schema.name.as_str())
+            && let Ok(uri) = crate::resources::uri_argument(arguments)
+        {
+            return format!("Read {uri}");
+        }
+        self.server
+            .look(&self.schema.name)
+            .and_then(|look| look.title)
+            .unwrap_or_else(|| self.schema.name.clone())
     }
 
     async fn execute(

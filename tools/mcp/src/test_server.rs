@@ -29,6 +29,17 @@
 //!   many); `array-schema`: a tool `listy` whose input schema is an array,
 //!   not an object; `schema-bytes=<n>`: a tool `wide` whose input schema
 //!   holds a description of `n` bytes (for the checks of `dsh check`).
+//! - `annotated`: two tools with annotations, `delete_note` (titled
+//!   "Delete a note", destructive) and `web_search` (read-only, open
+//!   world);
+//! - `resources`: the resources capability, two resources
+//!   (`file:///docs/readme.md`, text; `demo://logo.png`, binary), and a
+//!   tool `linked` whose result links the first;
+//! - `prompts`: the prompts capability, and one prompt, `review`, with a
+//!   required argument `file`;
+//! - `roots`: a tool `roots` that asks dsh `roots/list` and answers the
+//!   URIs, one a line, then how many `notifications/roots/list_changed`
+//!   it has had.
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -75,6 +86,12 @@ struct TestServer {
     most_lists_in_flight: Arc<AtomicU64>,
     /// Tools added by the arguments, after the usual ones.
     more: Vec<Tool>,
+    /// `resources`.
+    resources: bool,
+    /// `prompts`.
+    prompts: bool,
+    /// How many `notifications/roots/list_changed` it has had.
+    roots_changed: Arc<AtomicU64>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -167,12 +184,45 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// `roots`: the roots dsh answers `roots/list` with, then how many
+    /// changes it announced.
+    #[allow(
+        deprecated,
+        reason = "rmcp marks roots deprecated; 2025-11-25 has them"
+    )]
+    async fn roots(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let listed = context
+            .peer
+            .list_roots()
+            .await
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
+        let mut lines: Vec<String> = listed.roots.into_iter().map(|root| root.uri).collect();
+        lines.push(format!(
+            "list_changed: {}",
+            self.roots_changed.load(Ordering::SeqCst)
+        ));
+        Ok(CallToolResult::success(vec![ContentBlock::text(
+            lines.join("\n"),
+        )]))
+    }
+}
+
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if self.resources {
+            capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
+        }
+        if self.prompts {
+            capabilities.prompts = Some(rmcp::model::PromptsCapability::default());
+        }
         let mut info = ServerConfig::new(capabilities)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
             .with_server_info(Implementation::new("dsh-mcp-test-server", "0.1.0"));
@@ -225,6 +275,76 @@ impl ServerHandler for TestServer {
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.roots_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        use rmcp::model::{Prompt, PromptArgument};
+        let file = PromptArgument::new("file")
+            .with_description("The file to review")
+            .with_required(true);
+        Ok(rmcp::model::ListPromptsResult::with_all_items(vec![
+            Prompt::new("review", Some("Reviews a file."), Some(vec![file])),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        use rmcp::model::{GetPromptResult, PromptMessage, Role};
+        let file = request
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get("file"))
+            .and_then(|file| file.as_str().map(str::to_owned))
+            .ok_or_else(|| ErrorData::invalid_params("`file` is required", None))?;
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Review {file} for mistakes."),
+        )])
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Ok(rmcp::model::ListResourcesResult::with_all_items(vec![
+            rmcp::model::Resource::new(README, "readme")
+                .with_title("Read me")
+                .with_mime_type("text/markdown")
+                .with_description("What the docs are."),
+            rmcp::model::Resource::new(LOGO, "logo").with_mime_type("image/png"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        use rmcp::model::{ReadResourceResult, ResourceContents};
+        let contents = match request.uri.as_str() {
+            README => ResourceContents::text("# Read me\nThe docs are here.", README),
+            LOGO => ResourceContents::blob(PIXEL, LOGO).with_mime_type("image/png"),
+            other => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -249,6 +369,7 @@ impl ServerHandler for TestServer {
                 }
                 CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
             }
+            "roots" => self.roots(&context).await?,
             "stats" => CallToolResult::success(vec![ContentBlock::text(format!(
                 "tools/list requests: {}, at most {} at once",
                 self.lists.load(Ordering::SeqCst),
@@ -264,6 +385,43 @@ impl ServerHandler for TestServer {
             _ => simple_tool(name, &args)?,
         };
         Ok(result.into())
+    }
+}
+
+/// The URIs of the resources of `resources`.
+const README: &str = "file:///docs/readme.md";
+const LOGO: &str = "demo://logo.png";
+
+/// A one-pixel PNG, in base64.
+const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// The tools of `annotated`, `resources` and `roots`.
+fn flagged_tools(flag: &str) -> Vec<Tool> {
+    use rmcp::model::ToolAnnotations;
+    let none = || schema(serde_json::json!({}), &[]);
+    match flag {
+        "annotated" => vec![
+            Tool::new(
+                "delete_note",
+                "Deletes the note `id`.",
+                schema(serde_json::json!({"id": {"type": "string"}}), &["id"]),
+            )
+            .with_title("Delete a note")
+            .annotate(ToolAnnotations::new().read_only(false).destructive(true)),
+            Tool::new(
+                "web_search",
+                "Searches the web.",
+                schema(serde_json::json!({"q": {"type": "string"}}), &["q"]),
+            )
+            .annotate(
+                ToolAnnotations::with_title("Web search")
+                    .read_only(true)
+                    .open_world(true),
+            ),
+        ],
+        "resources" => vec![Tool::new("linked", "Links the read-me.", none())],
+        "roots" => vec![Tool::new("roots", "Says the roots dsh gives.", none())],
+        _ => Vec::new(),
     }
 }
 
@@ -332,6 +490,12 @@ fn simple_tool(name: &str, args: &JsonObject) -> Result<CallToolResult, ErrorDat
             CallToolResult::success(vec![ContentBlock::text("y".repeat(bytes))])
         }
         "dotted.name" | "extra" => CallToolResult::success(vec![ContentBlock::text(name)]),
+        "delete_note" => CallToolResult::success(vec![ContentBlock::text("deleted")]),
+        "web_search" => CallToolResult::success(vec![ContentBlock::text("no results")]),
+        "linked" => CallToolResult::success(vec![
+            ContentBlock::text("see the read-me:"),
+            ContentBlock::resource_link(rmcp::model::Resource::new(README, "readme")),
+        ]),
         _ => return Err(ErrorData::invalid_params(format!("no tool {name}"), None)),
     })
 }
@@ -372,6 +536,12 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             }
         }
         "tool-prefix" => server.prefix = value.to_owned(),
+        "annotated" | "roots" => server.more.extend(flagged_tools(key)),
+        "prompts" => server.prompts = true,
+        "resources" => {
+            server.resources = true;
+            server.more.extend(flagged_tools(key));
+        }
         "hang-at-initialize" => server.hang = true,
         "endless-pages" => server.endless_pages = Some(value.parse()?),
         "notify-every-ms" => server.notify_every = Some(Duration::from_millis(value.parse()?)),

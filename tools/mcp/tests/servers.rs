@@ -10,7 +10,7 @@ use dsh_system_prompt::{AssembleContext, SystemPrompt, render_prompt};
 use dsh_tool_mcp::{
     MIN_RELIST_INTERVAL, McpError, McpServer, McpServers, ServerConfig, http_client,
 };
-use dsh_tools::{ToolCallContext, ToolRegistry, ToolSelection, ToolSession};
+use dsh_tools::{ToolCallContext, ToolKind, ToolRegistry, ToolSelection, ToolSession};
 use tokio_util::sync::CancellationToken;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_dsh-mcp-test-server");
@@ -437,4 +437,166 @@ async fn a_tool_list_without_end_fails_the_start_naming_the_server() {
         assert!(message.contains("MCP server `pager`"), "{message}");
         assert!(message.contains(bound), "{message}");
     }
+}
+
+#[tokio::test]
+async fn roots_list_answers_the_sessions_directories_and_a_change_is_announced() {
+    let project = tempfile::tempdir().expect("a project");
+    let extra = tempfile::tempdir().expect("an additional directory");
+    let server = start(config("docs", &["roots"]).with_roots([project.path()]))
+        .await
+        .expect("starts");
+    let never = CancellationToken::new();
+    let roots = || server.call("docs__roots", serde_json::json!({}), &never);
+    let uri = |dir: &std::path::Path| format!("file://{}", dir.display());
+    let seen = roots().await.expect("the server lists roots").text;
+    assert_eq!(seen, format!("{}\nlist_changed: 0", uri(project.path())));
+
+    let both = vec![project.path().to_owned(), extra.path().to_owned()];
+    assert!(server.set_roots(both.clone()).await, "the roots changed");
+    assert!(
+        !server.set_roots(both).await,
+        "the same roots are no change"
+    );
+    let seen = roots().await.expect("the server lists roots").text;
+    assert_eq!(
+        seen,
+        format!(
+            "{}\n{}\nlist_changed: 1",
+            uri(project.path()),
+            uri(extra.path())
+        )
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_roots_set_a_stdio_server_has_its_working_directory() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let server = start(config("docs", &["roots"]).with_cwd(dir.path()))
+        .await
+        .expect("starts");
+    assert_eq!(server.roots(), vec![dir.path().to_owned()]);
+    let seen = server
+        .call(
+            "docs__roots",
+            serde_json::json!({}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("the server lists roots")
+        .text;
+    assert!(
+        seen.starts_with(&format!("file://{}\n", dir.path().display())),
+        "{seen}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_servers_resources_are_read_through_one_tool_that_lists_them() {
+    let w = wired();
+    let server = w
+        .servers
+        .add(start(config("docs", &["resources"])).await.expect("starts"));
+    assert_eq!(
+        server.resource_reader().as_deref(),
+        Some("docs__read_resource")
+    );
+    assert_eq!(server.resources().map(|listed| listed.len()), Some(2));
+    let reader = server
+        .tool_schemas()
+        .into_iter()
+        .find(|schema| schema.name == "docs__read_resource")
+        .expect("the reader is a tool");
+    assert!(
+        reader.description.contains(
+            "Its resources:\n- `file:///docs/readme.md`: Read me (text/markdown) — What the docs are.\n\
+             - `demo://logo.png`: logo (image/png)"
+        ),
+        "{}",
+        reader.description
+    );
+    let cx = ToolCallContext::new("s1");
+    let call = |args: &'static str| {
+        let (tools, cx) = (w.tools.clone(), cx.clone());
+        async move { tools.call("docs__read_resource", args, &cx).await }
+    };
+    let text = call(r#"{"uri": "file:///docs/readme.md"}"#).await;
+    assert_eq!(
+        (text.text.as_str(), text.is_error),
+        (
+            "[resource file:///docs/readme.md]\n# Read me\nThe docs are here.",
+            false
+        )
+    );
+    let binary = call(r#"{"uri": "demo://logo.png"}"#).await;
+    assert_eq!(
+        binary.text,
+        "[binary resource demo://logo.png: image/png, 70 bytes, not shown]"
+    );
+    let missing = call(r#"{"uri": "demo://nothing"}"#).await;
+    assert!(missing.is_error);
+    assert!(
+        missing.text.contains(
+            "MCP server `docs` could not read `demo://nothing`: no resource demo://nothing"
+        ),
+        "{}",
+        missing.text
+    );
+    let no_uri = call("{}").await;
+    assert!(
+        no_uri.text.contains("the argument `uri` is missing"),
+        "{}",
+        no_uri.text
+    );
+    let linked = w.tools.call("docs__linked", "{}", &cx).await;
+    assert_eq!(
+        linked.text,
+        "see the read-me:\n[resource link: readme file:///docs/readme.md (read it with `docs__read_resource`)]"
+    );
+    // The reader reads: it runs unasked.
+    assert_eq!(server.asks_first("docs__read_resource"), Some(false));
+    w.servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_without_resources_has_no_reader() {
+    let server = start(config("docs", &[])).await.expect("starts");
+    assert_eq!(server.resource_reader(), None);
+    assert_eq!(server.resources(), None);
+    assert!(
+        !common::tool_names(&server)
+            .iter()
+            .any(|name| name.ends_with("read_resource"))
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn annotations_choose_the_kind_and_title_of_a_call() {
+    let w = wired();
+    w.servers
+        .add(start(config("docs", &["annotated"])).await.expect("starts"));
+    let cx = ToolCallContext::new("s1");
+    let tool = |name: &str| w.tools.resolve(name, &cx).expect("the tool resolves");
+    let args = serde_json::json!({});
+    let delete = tool("docs__delete_note");
+    assert_eq!(
+        (delete.kind(), delete.title(&args)),
+        (ToolKind::Edit, "Delete a note".to_owned())
+    );
+    let search = tool("docs__web_search");
+    assert_eq!(
+        (search.kind(), search.title(&args)),
+        (ToolKind::Fetch, "Web search".to_owned())
+    );
+    let echo = tool("docs__echo");
+    assert_eq!(
+        (echo.kind(), echo.title(&args)),
+        (ToolKind::Read, "docs__echo".to_owned())
+    );
+    let fail = tool("docs__fail");
+    assert_eq!(fail.kind(), ToolKind::Other);
+    w.servers.shutdown().await;
 }

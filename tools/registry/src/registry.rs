@@ -141,6 +141,18 @@ impl ToolRegistry {
         self.entry(name).map(|entry| Arc::clone(&entry.tool))
     }
 
+    /// The tool a call of `name` in `cx` would run: the registered tool of
+    /// that name, else the first a [`ToolResolver`] gives (an MCP server's
+    /// tool, which a session may have alone). For a front end that shows
+    /// a call ([`Tool::kind`](crate::Tool::kind),
+    /// [`Tool::title`](crate::Tool::title)) before it runs.
+    pub fn resolve(&self, name: &str, cx: &ToolCallContext) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.get(name) {
+            return Some(tool);
+        }
+        (self.resolvers.read().iter()).find_map(|resolver| resolver.resolve(name, cx))
+    }
+
     /// The registered tools' names, in registration order.
     pub fn names(&self) -> Vec<String> {
         self.inner

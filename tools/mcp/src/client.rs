@@ -1,0 +1,154 @@
+//! The client's side of a connection: what dsh says it is, and what it
+//! answers a server's requests with — the roots a server may work in.
+//!
+//! A `list_changed` notification of tools is not handled here but where
+//! it is read (`Watched`), which wakes the one task that re-lists them.
+
+// rmcp marks roots deprecated (SEP-2577, for the protocol after
+// 2025-11-25); the version dsh speaks has them, and servers of today
+// (`server-filesystem`) ask for them.
+#![allow(
+    deprecated,
+    reason = "rmcp marks roots deprecated; 2025-11-25 has them"
+)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ListRootsResult, ProtocolVersion, Root,
+    RootsCapabilities,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+
+/// The directories a server may work in, as `roots/list` answers them:
+/// shared by the connection's handler, which answers, and the server,
+/// which changes them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Roots {
+    dirs: Arc<RwLock<Vec<PathBuf>>>,
+}
+
+impl Roots {
+    pub(crate) fn new(dirs: Vec<PathBuf>) -> Self {
+        Self {
+            dirs: Arc::new(RwLock::new(dirs)),
+        }
+    }
+
+    /// The directories now.
+    pub(crate) fn dirs(&self) -> Vec<PathBuf> {
+        self.dirs.read().clone()
+    }
+
+    /// Puts `dirs` in place; whether they differ from what was there.
+    pub(crate) fn replace(&self, dirs: Vec<PathBuf>) -> bool {
+        let mut current = self.dirs.write();
+        if *current == dirs {
+            return false;
+        }
+        *current = dirs;
+        true
+    }
+
+    /// The roots as the protocol has them: a `file://` URI each (a
+    /// relative path, which no URI can name, is left out), named by the
+    /// directory's last component.
+    pub(crate) fn listed(&self) -> Vec<Root> {
+        self.dirs
+            .read()
+            .iter()
+            .filter_map(|dir| {
+                let uri = reqwest::Url::from_directory_path(dir).ok()?;
+                // `file:///work/` names the directory as well as
+                // `file:///work`, which is how roots are usually written;
+                // `file:///` keeps its slash.
+                let uri = match uri.as_str() {
+                    "file:///" => "file:///",
+                    uri => uri.trim_end_matches('/'),
+                };
+                let root = Root::new(uri);
+                Some(match dir.file_name() {
+                    Some(name) => root.with_name(name.to_string_lossy()),
+                    None => root,
+                })
+            })
+            .collect()
+    }
+
+    /// Tells a server its roots changed (`notifications/roots/list_changed`);
+    /// it asks `roots/list` again when it cares.
+    pub(crate) async fn announce(peer: &Peer<RoleClient>) -> bool {
+        peer.notify_roots_list_changed().await.is_ok()
+    }
+}
+
+/// What dsh is to a server: its name, the protocol version it speaks,
+/// and the capabilities it has (roots, whose list changes).
+#[derive(Clone)]
+pub(crate) struct Handler {
+    pub(crate) roots: Roots,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        capabilities.roots = Some(roots);
+        let mut config = ClientConfig::new(
+            capabilities,
+            Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
+        );
+        // rmcp's default is its latest version, 2026-07-28, which has no
+        // `initialize` handshake: servers of today reject it.
+        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        config
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(self.roots.listed()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_file_uris_named_by_their_directory() {
+        let roots = Roots::new(vec![
+            PathBuf::from("/work/my project"),
+            PathBuf::from("relative/dir"),
+            PathBuf::from("/"),
+        ]);
+        let listed: Vec<(String, Option<String>)> = roots
+            .listed()
+            .into_iter()
+            .map(|root| (root.uri, root.name))
+            .collect();
+        assert_eq!(
+            listed,
+            vec![
+                (
+                    "file:///work/my%20project".to_owned(),
+                    Some("my project".to_owned())
+                ),
+                ("file:///".to_owned(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn replacing_the_roots_says_whether_they_changed() {
+        let roots = Roots::new(vec![PathBuf::from("/a")]);
+        assert!(!roots.replace(vec![PathBuf::from("/a")]));
+        assert!(roots.replace(vec![PathBuf::from("/a"), PathBuf::from("/b")]));
+        assert_eq!(roots.dirs().len(), 2);
+    }
+}
