@@ -9,6 +9,10 @@
 //! - Standard output and standard error are captured together, in arrival
 //!   order, capped at [`OUTPUT_CAP_BYTES`]: the head and the tail are kept,
 //!   with a notice saying how many bytes were omitted between them.
+//! - What the command writes also goes, as it runs, to the caller's
+//!   [`CommandOutput`] if the call's context has one (at most ten reports
+//!   a second, whole characters, then how it ended): a front end shows it
+//!   live. The model reads only the result.
 //! - A failed command is a result, not a tool error: the text ends with
 //!   `[exit code: N]`, `[killed by signal: SIGKILL]` or
 //!   `[timed out after N ms]`; success has no marker. Only a failure to
@@ -47,6 +51,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod live;
 mod output;
 mod run;
 mod table;
@@ -55,7 +60,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use dsh_tools::{
-    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+    CommandOutput, Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait,
+    parse_arguments,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -155,20 +161,20 @@ impl BashTool {
                 .map_err(|error| ToolError::failed(TOOL_NAME, error.to_string()))?,
             None => Confinement::none(),
         };
-        let finished = run::run(
-            &args.command,
-            dir.as_deref(),
+        let spec = run::Spec {
+            command: &args.command,
+            dir: dir.as_deref(),
             timeout,
-            OUTPUT_CAP_BYTES,
-            &self.env_remove,
+            output_cap: OUTPUT_CAP_BYTES,
+            env_remove: &self.env_remove,
             confinement,
-            &cx.cancel,
-        )
-        .await
-        .map_err(|error| match error {
-            RunError::Cancelled => ToolError::cancelled(TOOL_NAME),
-            error => ToolError::failed(TOOL_NAME, error.to_string()),
-        })?;
+        };
+        let finished = run::run(spec, cx.get::<CommandOutput>(), &cx.cancel)
+            .await
+            .map_err(|error| match error {
+                RunError::Cancelled => ToolError::cancelled(TOOL_NAME),
+                error => ToolError::failed(TOOL_NAME, error.to_string()),
+            })?;
         let mut text = finished.output.into_text();
         match finished.ending.marker() {
             Some(marker) => {
@@ -252,6 +258,12 @@ impl Tool for BashTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Execute
+    }
+
+    /// What the command writes goes to the caller's
+    /// [`CommandOutput`] as it runs.
+    fn streams_output(&self) -> bool {
+        true
     }
 
     /// The command itself.
