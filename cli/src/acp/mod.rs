@@ -26,6 +26,7 @@ mod updates;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
     self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
@@ -71,6 +72,9 @@ struct Inner {
     /// The client's name, from `initialize`: the owner of its system
     /// prompt.
     client: Mutex<String>,
+    /// Whether the client shows running commands as terminals: its
+    /// capabilities' `_meta.terminal_output`, from `initialize`.
+    client_terminal: AtomicBool,
 }
 
 /// One ACP session.
@@ -105,6 +109,7 @@ impl Server {
                 mcp,
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
+                client_terminal: AtomicBool::new(false),
             }),
         }
     }
@@ -112,6 +117,11 @@ impl Server {
     /// Where sessions are recorded; `None` with the store off.
     fn store(&self) -> Option<&Recording> {
         self.inner.host.recording()
+    }
+
+    /// Whether the client shows running commands as terminals.
+    fn client_terminal(&self) -> bool {
+        self.inner.client_terminal.load(Ordering::Relaxed)
     }
 
     /// The agent loop's agent.
@@ -432,6 +442,7 @@ impl Server {
             acp_id.clone(),
             self.inner.agent_loop.tools().clone(),
             session.cwd(),
+            self.client_terminal(),
             cx.clone(),
         );
         let files = SessionFiles::new(
@@ -441,7 +452,8 @@ impl Server {
             updates.clone(),
             cx.clone(),
         );
-        let (events, text, progress, said) = (
+        let (events, text, progress, said, output) = (
+            updates.clone(),
             updates.clone(),
             updates.clone(),
             updates.clone(),
@@ -456,7 +468,10 @@ impl Server {
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
-            .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
+            .on_tool_call_context(move |session, call, cx| {
+                files.attach(session, call, cx);
+                output.attach_output(&session.id, call, cx);
+            })
             .with_approval(Arc::new(approval));
 
         let result = {
@@ -601,6 +616,9 @@ impl Server {
         if let Some(client) = &request.client_info {
             *self.inner.client.lock() = client.name.clone();
         }
+        let meta = request.client_capabilities.meta.as_ref();
+        let terminal = meta.and_then(|meta| meta.get("terminal_output"));
+        (self.inner.client_terminal).store(terminal == Some(&true.into()), Ordering::Relaxed);
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
                 sessions::capabilities(self.store())

@@ -68,6 +68,7 @@ impl Server {
             request.session_id,
             self.inner.agent_loop.tools().clone(),
             Some(&cwd),
+            self.client_terminal(),
             cx.clone(),
         );
         updates.replay(&history);

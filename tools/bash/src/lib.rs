@@ -60,8 +60,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use dsh_tools::{
-    CommandOutput, Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait,
-    parse_arguments,
+    CommandExit, CommandOutput, Tool, ToolCallContext, ToolError, ToolKind, ToolOutput,
+    async_trait, parse_arguments,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -183,12 +183,77 @@ impl BashTool {
                 }
                 text.push_str(&marker);
             }
-            None if text.is_empty() => text.push_str("(no output)"),
+            None if text.is_empty() => text.push_str(NO_OUTPUT),
             None => {}
         }
         Ok(ToolOutput::new(text))
     }
 }
+
+/// What a result of a call says of its command, for a front end that
+/// replays a recorded call as the terminal it showed live: the output the
+/// model read (empty for `(no output)`), and how the command ended, read
+/// from its marker (none is exit code 0).
+///
+/// ```
+/// use dsh_tool_bash::split_result;
+///
+/// let (output, exit) = split_result("checking\n[exit code: 3]");
+/// assert_eq!((output, exit.code, exit.signal), ("checking\n", Some(3), None));
+/// let (output, exit) = split_result("done\n");
+/// assert_eq!((output, exit.code), ("done\n", Some(0)));
+/// let (_, exit) = split_result("[killed by signal: SIGTERM]");
+/// assert_eq!(exit.signal.as_deref(), Some("SIGTERM"));
+/// ```
+pub fn split_result(text: &str) -> (&str, CommandExit) {
+    if text == NO_OUTPUT {
+        return (
+            "",
+            CommandExit {
+                code: Some(0),
+                signal: None,
+            },
+        );
+    }
+    let start = text.rfind('\n').map_or(0, |at| at + 1);
+    let (output, last) = text.split_at(start);
+    let marker = last
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'));
+    let exit = match marker {
+        Some(marker) => {
+            if let Some(code) = marker.strip_prefix("exit code: ") {
+                code.parse().ok().map(|code| CommandExit {
+                    code: Some(code),
+                    signal: None,
+                })
+            } else if let Some(signal) = marker.strip_prefix("killed by signal: ") {
+                Some(CommandExit {
+                    code: None,
+                    signal: Some(signal.to_owned()),
+                })
+            } else if marker.starts_with("timed out after ") {
+                run::Ending::TimedOut(Duration::ZERO).exit().into()
+            } else {
+                None
+            }
+        }
+        None => None,
+    };
+    match exit {
+        Some(exit) => (output, exit),
+        None => (
+            text,
+            CommandExit {
+                code: Some(0),
+                signal: None,
+            },
+        ),
+    }
+}
+
+/// The result of a command that succeeded without writing anything.
+const NO_OUTPUT: &str = "(no output)";
 
 /// The directory a call runs in: `workdir` resolved against the session's
 /// working directory, or that directory; `None` (the process's own) when
