@@ -37,7 +37,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, FinishReason, Session, SessionId, TurnError};
 use dsh_deployment::host::{Host, Input, SlashCommand, parse_input};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
@@ -484,17 +484,17 @@ impl Server {
                         if report.is_none() {
                             said.say("nothing to compact");
                         }
-                        Ok(())
+                        Ok(FinishReason::Stop)
                     }
                     Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
                         said.say(&self.steer_by_command(session.id(), command, value, cx));
-                        Ok(())
+                        Ok(FinishReason::Stop)
                     }
                     // An empty prompt is the client's to send: a turn.
                     Input::Empty | Input::Prompt(_) => agent_loop
                         .run_turn(agent, session, input, cancel)
                         .await
-                        .map(|_| ()),
+                        .map(|summary| summary.finish),
                 }
             };
             tokio::pin!(turn);
@@ -667,16 +667,19 @@ fn prompt_text(prompt: &[ContentBlock]) -> Result<String, Error> {
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`
-/// whatever failed underneath; a turn that failed otherwise is an error
+/// whatever failed underneath; an answer cut short or refused is
+/// `max_tokens` or `refusal`; a turn that failed otherwise is an error
 /// with the one line `dsh run` prints.
 fn stop_reason(
-    result: Result<(), TurnError>,
+    result: Result<FinishReason, TurnError>,
     cancel: &CancellationToken,
 ) -> Result<StopReason, Error> {
     if cancel.is_cancelled() {
         return Ok(StopReason::Cancelled);
     }
     match result {
+        Ok(FinishReason::MaxTokens) => Ok(StopReason::MaxTokens),
+        Ok(FinishReason::Refusal) => Ok(StopReason::Refusal),
         Ok(_) => Ok(StopReason::EndTurn),
         Err(TurnError::Cancelled) => Ok(StopReason::Cancelled),
         Err(TurnError::StepLimit { .. }) => Ok(StopReason::MaxTurnRequests),

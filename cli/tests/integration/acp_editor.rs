@@ -207,3 +207,20 @@ async fn a_loaded_session_replays_the_terminal_it_showed() {
     );
     assert_eq!(terminal_outline(&replayed), live);
 }
+
+#[tokio::test]
+async fn an_answer_cut_short_or_refused_is_its_stop_reason() {
+    for (finish, stop) in [
+        ("max_tokens", StopReason::MaxTokens),
+        ("refusal", StopReason::Refusal),
+    ] {
+        let answers = format!("[[answers]]\ntext = \"Partial\"\nfinish = \"{finish}\"\n");
+        let fixture = fixture(&answers, "", &[]);
+        let answered = fixture
+            .in_session(Answer::Allow, async |cx, session, _| {
+                prompt(&cx, &session, "Go.").await
+            })
+            .await;
+        assert_eq!(answered, stop);
+    }
+}
