@@ -29,11 +29,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
-    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason,
+    self, CancelNotification, CloseSessionRequest, ContentBlock, DeleteSessionRequest,
+    FileSystemCapabilities, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, ResumeSessionRequest, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
@@ -150,7 +150,7 @@ impl Server {
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
         let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
-        let (set_mode, set_option) = (self.clone(), self.clone());
+        let (set_mode, set_option, close) = (self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -181,6 +181,12 @@ impl Server {
             .on_receive_request(
                 async move |request: DeleteSessionRequest, responder, cx: ConnectionTo<Client>| {
                     responder.respond_with_result(delete.delete_session(request, &cx))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: CloseSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    responder.respond_with_result(close.close_session(request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )

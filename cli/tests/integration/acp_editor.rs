@@ -2,7 +2,9 @@
 //! output (as a terminal when the client draws one), and the same again
 //! when the session is loaded.
 
-use agent_client_protocol::v1::schema::{ClientCapabilities, LoadSessionRequest, Meta};
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, CloseSessionRequest, LoadSessionRequest, Meta, ResumeSessionRequest,
+};
 
 use super::*;
 
@@ -223,4 +225,49 @@ async fn an_answer_cut_short_or_refused_is_its_stop_reason() {
             .await;
         assert_eq!(answered, stop);
     }
+}
+
+#[tokio::test]
+async fn a_closed_session_is_free_for_another_process() {
+    let fixture = fixture("[[answers]]\ntext = \"one\"\n", "", &["bash"]);
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture;
+    with_dsh(config, recorded, Answer::Allow, async |cx, _| {
+        let init = initialize(&cx).await?;
+        assert!(init.agent_capabilities.session_capabilities.close.is_some());
+        let session = new_session(&cx, project.path()).await?;
+        prompt(&cx, &session, "first").await?;
+        cx.send_request(CloseSessionRequest::new(session.clone()))
+            .block_task()
+            .await?;
+        // This process still runs; another one resumes the session.
+        let other_recorded = recorded.with_file_name("other.jsonl");
+        let stop = with_dsh(config, &other_recorded, Answer::Allow, async |other, _| {
+            initialize(&other).await?;
+            other
+                .send_request(ResumeSessionRequest::new(session.clone(), project.path()))
+                .block_task()
+                .await?;
+            prompt(&other, &session, "second").await
+        })
+        .await;
+        assert_eq!(stop, StopReason::EndTurn);
+        // Here it is gone.
+        let again = cx
+            .send_request(CloseSessionRequest::new(session.clone()))
+            .block_task()
+            .await
+            .expect_err("closed already");
+        assert_error(&again, -32002, |message| {
+            message.contains(&format!("no session `{}` is open", session.0))
+        });
+        let prompted = prompt(&cx, &session, "third").await.expect_err("closed");
+        assert_error(&prompted, -32002, |_| true);
+        Ok(())
+    })
+    .await;
 }
