@@ -214,18 +214,7 @@ impl Server {
                 async move |request: SetSessionConfigOptionRequest,
                             responder,
                             cx: ConnectionTo<Client>| {
-                    let value = match request.value.as_value_id() {
-                        Some(value) => value.0.to_string(),
-                        None => {
-                            return responder.respond_with_error(Error::new(
-                                ErrorCode::INVALID_PARAMS,
-                                "dsh's config options take a value id, not a boolean",
-                            ));
-                        }
-                    };
-                    let config = request.config_id.0.to_string();
-                    let set = set_option.steer(&request.session_id, &config, &value, &cx);
-                    responder.respond_with_result(set.map(SetSessionConfigOptionResponse::new))
+                    responder.respond_with_result(set_option.set_option(&request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -458,8 +447,7 @@ impl Server {
             updates.clone(),
             cx.clone(),
         );
-        let (events, text, progress, said, output) = (
-            updates.clone(),
+        let (events, text, progress, said) = (
             updates.clone(),
             updates.clone(),
             updates.clone(),
@@ -474,10 +462,7 @@ impl Server {
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
-            .on_tool_call_context(move |session, call, cx| {
-                files.attach(session, call, cx);
-                output.attach_output(&session.id, call, cx);
-            })
+            .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
 
         let result = {
@@ -511,6 +496,13 @@ impl Server {
                 }
             }
         };
+        self.give_back(session);
+        stop_reason(result, cancel)
+    }
+
+    /// Puts `session` back in its slot after a turn, and says what the
+    /// store failed to record of it.
+    fn give_back(&self, session: Session) {
         if let Some(slot) = self.inner.sessions.lock().get_mut(session.id()) {
             slot.turn = None;
             slot.session = Some(session);
@@ -519,7 +511,6 @@ impl Server {
                 crate::diagnostics::Reporter::for_stderr().report(&[problem]);
             }
         }
-        stop_reason(result, cancel)
     }
 
     /// The modes and config options of session `id` (new ones, for a
@@ -569,6 +560,23 @@ impl Server {
             let _ = cx.send_notification(schema::SessionNotification::new(id.clone(), update));
         }
         Ok(options)
+    }
+
+    /// `session/set_config_option`: [`steer`](Self::steer) by a value id.
+    fn set_option(
+        &self,
+        request: &SetSessionConfigOptionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let value = request.value.as_value_id().ok_or_else(|| {
+            Error::new(
+                ErrorCode::INVALID_PARAMS,
+                "dsh's config options take a value id, not a boolean",
+            )
+        })?;
+        let option = request.config_id.0.to_string();
+        self.steer(&request.session_id, &option, &value.0, cx)
+            .map(SetSessionConfigOptionResponse::new)
     }
 
     /// `/mode ID` and `/model ID` typed in a prompt: the same switch as
