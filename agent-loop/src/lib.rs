@@ -188,7 +188,7 @@ pub use dsh_agent_types::{
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
+pub use request::{FinishReason, ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
 pub use session::Session;
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice, TokenizerRule};
 pub use turn::{AgentLoop, CallingTurn, StepPrompt, StepResponse, TurnSummary};

@@ -45,6 +45,34 @@ pub struct ModelResponse {
     /// says (a scripted answer, or a server that reports none, has `None`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Why the model stopped, as the API says it.
+    #[serde(default, skip_serializing_if = "FinishReason::is_stop")]
+    pub finish: FinishReason,
+}
+
+/// Why a model stopped writing its answer, as its API says it (OpenAI's
+/// `finish_reason`, Anthropic's `stop_reason`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// It was done, or called tools.
+    #[default]
+    Stop,
+    /// It reached the request's output limit (OpenAI's `length`,
+    /// Anthropic's `max_tokens`): the answer is cut short.
+    MaxTokens,
+    /// It refused (OpenAI's `content_filter` or a `refusal`, Anthropic's
+    /// `refusal`).
+    Refusal,
+}
+
+impl FinishReason {
+    /// Whether the model simply stopped: the default, left out of a
+    /// serialized answer.
+    pub fn is_stop(&self) -> bool {
+        *self == Self::Stop
+    }
 }
 
 impl ModelResponse {
@@ -54,7 +82,14 @@ impl ModelResponse {
             text: text.into(),
             tool_calls: Vec::new(),
             usage: None,
+            finish: FinishReason::Stop,
         }
+    }
+
+    /// Sets why the model stopped.
+    pub fn with_finish(mut self, finish: FinishReason) -> Self {
+        self.finish = finish;
+        self
     }
 
     /// Adds a tool call.

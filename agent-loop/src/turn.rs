@@ -17,9 +17,9 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Agent, AgentContextExt, Approval, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval, ToolCall,
-    TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, Event, FinishReason, Message, ModelAdapter, ModelError,
+    ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval,
+    ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -76,6 +76,9 @@ pub struct TurnSummary {
     pub answer: String,
     /// How many steps the turn took.
     pub steps: u32,
+    /// Why the model stopped its final answer: cut short at its output
+    /// limit, or refused, the turn ends all the same.
+    pub finish: FinishReason,
 }
 
 /// Runs agents' turns: per step, assemble the prompt for the agent, render
@@ -331,6 +334,7 @@ impl AgentLoop {
                 return Ok(TurnSummary {
                     answer: answer.text,
                     steps: step,
+                    finish: answer.finish,
                 });
             }
             // What a tool learns about this turn: the completed turns, not

@@ -288,6 +288,7 @@ mod wire {
     use serde::{Deserialize, Serialize};
 
     use super::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
+    use crate::FinishReason;
     use crate::SessionId;
     use crate::adapters::http::parse;
 
@@ -458,12 +459,17 @@ mod wire {
     #[derive(Deserialize)]
     struct Choice {
         message: AssistantMessage,
+        #[serde(default)]
+        finish_reason: Option<String>,
     }
 
     #[derive(Deserialize)]
     struct AssistantMessage {
         #[serde(default)]
         content: Option<String>,
+        /// What the model said when it refused, in place of `content`.
+        #[serde(default)]
+        refusal: Option<String>,
         #[serde(default)]
         tool_calls: Option<Vec<ResponseToolCall>>,
     }
@@ -489,11 +495,25 @@ mod wire {
             return Err("`choices` is empty".to_owned());
         };
         let message = choice.message;
-        Ok(answer(
-            message.content.unwrap_or_default(),
-            message.tool_calls.unwrap_or_default(),
-            response.usage,
-        ))
+        let refused = message
+            .refusal
+            .as_ref()
+            .is_some_and(|text| !text.is_empty());
+        let mut text = message.content.unwrap_or_default();
+        text.push_str(message.refusal.as_deref().unwrap_or_default());
+        let answer = answer(text, message.tool_calls.unwrap_or_default(), response.usage);
+        Ok(answer.with_finish(finish_reason(choice.finish_reason.as_deref(), refused)))
+    }
+
+    /// Why the model stopped: `length` is its output limit,
+    /// `content_filter` or a `refusal` a refusal.
+    fn finish_reason(reason: Option<&str>, refused: bool) -> FinishReason {
+        match reason {
+            _ if refused => FinishReason::Refusal,
+            Some("length") => FinishReason::MaxTokens,
+            Some("content_filter") => FinishReason::Refusal,
+            _ => FinishReason::Stop,
+        }
     }
 
     /// The answer of a completion, streamed or not.
@@ -504,6 +524,7 @@ mod wire {
     ) -> ModelResponse {
         ModelResponse {
             text,
+            finish: FinishReason::Stop,
             usage: usage.map(Usage::from),
             tool_calls: tool_calls
                 .into_iter()
@@ -535,12 +556,17 @@ mod wire {
     struct ChunkChoice {
         #[serde(default)]
         delta: Delta,
+        #[serde(default)]
+        finish_reason: Option<String>,
     }
 
     #[derive(Default, Deserialize)]
     struct Delta {
         #[serde(default)]
         content: Option<String>,
+        /// A piece of what the model says when it refuses.
+        #[serde(default)]
+        refusal: Option<String>,
         #[serde(default)]
         tool_calls: Option<Vec<ToolCallDelta>>,
     }
@@ -588,6 +614,10 @@ mod wire {
         text: String,
         tool_calls: BTreeMap<usize, PartialToolCall>,
         usage: Option<WireUsage>,
+        /// The `finish_reason` of the last chunk that had one.
+        finish_reason: Option<String>,
+        /// Whether a `refusal` came.
+        refused: bool,
         events: usize,
         /// What the text and the tool calls hold, in bytes: each call's
         /// strings and its own size (so a flood of empty calls counts).
@@ -604,16 +634,24 @@ mod wire {
             if chunk.usage.is_some() {
                 self.usage = chunk.usage;
             }
-            let Some(delta) = chunk.choices.into_iter().next().map(|choice| choice.delta) else {
+            let Some(choice) = chunk.choices.into_iter().next() else {
                 return Ok("");
             };
+            if choice.finish_reason.is_some() {
+                self.finish_reason = choice.finish_reason;
+            }
+            let delta = choice.delta;
             for piece in delta.tool_calls.unwrap_or_default() {
                 self.add_tool_call(piece);
             }
             let start = self.text.len();
-            let text = delta.content.as_deref().unwrap_or_default();
-            self.held += text.len();
-            self.text.push_str(text);
+            // A refusal is what the model says instead: shown as its text.
+            let refusal = delta.refusal.as_deref().unwrap_or_default();
+            self.refused |= !refusal.is_empty();
+            for text in [delta.content.as_deref().unwrap_or_default(), refusal] {
+                self.held += text.len();
+                self.text.push_str(text);
+            }
             Ok(&self.text[start..])
         }
 
@@ -660,7 +698,8 @@ mod wire {
                     })
                 })
                 .collect::<Result<_, String>>()?;
-            Ok(answer(self.text, tool_calls, self.usage))
+            let finish = finish_reason(self.finish_reason.as_deref(), self.refused);
+            Ok(answer(self.text, tool_calls, self.usage).with_finish(finish))
         }
     }
 

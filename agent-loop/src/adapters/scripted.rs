@@ -8,7 +8,9 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::{ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall};
+use crate::{
+    FinishReason, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall,
+};
 
 /// A model that answers from a queue of canned answers, in order, and
 /// records every request it gets. Deterministic and offline.
@@ -163,6 +165,10 @@ pub struct ScriptedAnswer {
     /// The tools the answer calls.
     #[serde(default)]
     pub tool_calls: Vec<ScriptedToolCall>,
+    /// Why the model stopped (`max_tokens`, `refusal`); `stop` when
+    /// absent.
+    #[serde(default)]
+    pub finish: FinishReason,
 }
 
 /// One tool call of a [`ScriptedAnswer`].
@@ -229,6 +235,7 @@ impl Script {
                     })
                     .collect(),
                 usage: None,
+                finish: scripted.finish,
             })
             .collect()
     }

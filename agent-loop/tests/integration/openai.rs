@@ -12,8 +12,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, Message, ModelAdapter, ModelError, ModelRequest, ModelResponse,
-    OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall, Usage,
+    Agent, AgentLoop, AgentOptions, FinishReason, Message, ModelAdapter, ModelError, ModelRequest,
+    ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall, Usage,
 };
 use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
@@ -1136,6 +1136,51 @@ async fn a_redirect_loop_within_the_origin_stops() -> TestResult {
     assert!(
         matches!(&error, ModelError::Unreachable { message, .. } if message.contains("more than 5 redirects")),
         "{error:?}"
+    );
+    Ok(())
+}
+
+/// A streamed answer whose last chunk has `finish_reason`.
+fn finishing(text: &str, finish_reason: &str) -> Canned {
+    let mut last = chunk(json!({}));
+    last["choices"][0]["finish_reason"] = json!(finish_reason);
+    Canned::events([event(text_delta(text)), event(last), done()])
+}
+
+#[tokio::test]
+async fn the_apis_finish_reason_says_why_the_answer_stopped() -> TestResult {
+    let refusal = Canned::events([
+        event(chunk(json!({"refusal": "I can't "}))),
+        event(chunk(json!({"refusal": "help with that."}))),
+        done(),
+    ]);
+    let whole_refusal = Canned::json(completion(
+        json!({"role": "assistant", "content": null, "refusal": "No."}),
+    ));
+    let (base_url, _server) = serve([
+        finishing("Cut sho", "length"),
+        finishing("", "content_filter"),
+        refusal,
+        whole_refusal,
+        finishing("Done.", "stop"),
+    ])
+    .await?;
+    let adapter = OpenAiAdapter::new(OpenAiConfig::new(&base_url), None)?;
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let (answer, _) = stream(&adapter, &CancellationToken::new(), |_| {}).await;
+        let answer = answer?;
+        seen.push((answer.text, answer.finish));
+    }
+    assert_eq!(
+        seen,
+        [
+            ("Cut sho".to_owned(), FinishReason::MaxTokens),
+            (String::new(), FinishReason::Refusal),
+            ("I can't help with that.".to_owned(), FinishReason::Refusal),
+            ("No.".to_owned(), FinishReason::Refusal),
+            ("Done.".to_owned(), FinishReason::Stop),
+        ]
     );
     Ok(())
 }

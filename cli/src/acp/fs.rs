@@ -88,8 +88,8 @@ impl SessionFiles {
     }
 
     /// Attaches the editor's files, the boundary and — for this session's
-    /// own calls, which the client tracks — the change reports to the
-    /// context of `call`.
+    /// own calls, which the client tracks — the change reports and the
+    /// running command's output to the context of `call`.
     pub(super) fn attach(&self, session: &SessionFacts, call: &ToolCall, cx: &mut ToolCallContext) {
         if let Some(editor) = &self.editor {
             cx.extensions.insert(Arc::clone(editor));
@@ -101,6 +101,9 @@ impl SessionFiles {
                 updates.changed(&call_id, change);
             }));
         }
+        // What a running command writes goes to the editor beside its
+        // diffs, through the same updates.
+        self.updates.attach_output(&session.id, call, cx);
     }
 }
 

@@ -26,17 +26,18 @@ mod updates;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    self, CancelNotification, ContentBlock, DeleteSessionRequest, FileSystemCapabilities,
-    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason,
+    self, CancelNotification, CloseSessionRequest, ContentBlock, DeleteSessionRequest,
+    FileSystemCapabilities, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, ResumeSessionRequest, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, FinishReason, Session, SessionId, TurnError};
 use dsh_deployment::host::{Host, Input, SlashCommand, attach, parse_input};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
@@ -71,6 +72,9 @@ struct Inner {
     /// The client's name, from `initialize`: the owner of its system
     /// prompt.
     client: Mutex<String>,
+    /// Whether the client shows running commands as terminals: its
+    /// capabilities' `_meta.terminal_output`, from `initialize`.
+    client_terminal: AtomicBool,
 }
 
 /// One ACP session.
@@ -105,6 +109,7 @@ impl Server {
                 mcp,
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
+                client_terminal: AtomicBool::new(false),
             }),
         }
     }
@@ -112,6 +117,11 @@ impl Server {
     /// Where sessions are recorded; `None` with the store off.
     fn store(&self) -> Option<&Recording> {
         self.inner.host.recording()
+    }
+
+    /// Whether the client shows running commands as terminals.
+    fn client_terminal(&self) -> bool {
+        self.inner.client_terminal.load(Ordering::Relaxed)
     }
 
     /// The agent loop's agent.
@@ -140,7 +150,7 @@ impl Server {
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
         let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
-        let (set_mode, set_option) = (self.clone(), self.clone());
+        let (set_mode, set_option, close) = (self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -171,6 +181,12 @@ impl Server {
             .on_receive_request(
                 async move |request: DeleteSessionRequest, responder, cx: ConnectionTo<Client>| {
                     responder.respond_with_result(delete.delete_session(request, &cx))
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: CloseSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    responder.respond_with_result(close.close_session(request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -428,6 +444,7 @@ impl Server {
             acp_id.clone(),
             self.inner.agent_loop.tools().clone(),
             session.cwd(),
+            self.client_terminal(),
             cx.clone(),
         );
         let files = SessionFiles::new(
@@ -465,17 +482,17 @@ impl Server {
                         if report.is_none() {
                             said.say("nothing to compact");
                         }
-                        Ok(())
+                        Ok(FinishReason::Stop)
                     }
                     Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
                         said.say(&self.steer_by_command(session.id(), command, value, cx));
-                        Ok(())
+                        Ok(FinishReason::Stop)
                     }
                     // An empty prompt is the client's to send: a turn.
                     Input::Empty | Input::Prompt(_) => agent_loop
                         .run_turn(agent, session, input, cancel)
                         .await
-                        .map(|_| ()),
+                        .map(|summary| summary.finish),
                 }
             };
             tokio::pin!(turn);
@@ -634,6 +651,9 @@ impl Server {
         if let Some(client) = &request.client_info {
             *self.inner.client.lock() = client.name.clone();
         }
+        let meta = request.client_capabilities.meta.as_ref();
+        let terminal = meta.and_then(|meta| meta.get("terminal_output"));
+        (self.inner.client_terminal).store(terminal == Some(&true.into()), Ordering::Relaxed);
         InitializeResponse::new(request.protocol_version)
             .agent_capabilities(
                 sessions::capabilities(self.store())
@@ -698,16 +718,19 @@ fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<String, Erro
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`
-/// whatever failed underneath; a turn that failed otherwise is an error
+/// whatever failed underneath; an answer cut short or refused is
+/// `max_tokens` or `refusal`; a turn that failed otherwise is an error
 /// with the one line `dsh run` prints.
 fn stop_reason(
-    result: Result<(), TurnError>,
+    result: Result<FinishReason, TurnError>,
     cancel: &CancellationToken,
 ) -> Result<StopReason, Error> {
     if cancel.is_cancelled() {
         return Ok(StopReason::Cancelled);
     }
     match result {
+        Ok(FinishReason::MaxTokens) => Ok(StopReason::MaxTokens),
+        Ok(FinishReason::Refusal) => Ok(StopReason::Refusal),
         Ok(_) => Ok(StopReason::EndTurn),
         Err(TurnError::Cancelled) => Ok(StopReason::Cancelled),
         Err(TurnError::StepLimit { .. }) => Ok(StopReason::MaxTurnRequests),

@@ -2,7 +2,7 @@
 //! `session/update`s its turns sent live, then the answer),
 //! `session/resume` (the same, without the replay), `session/list` (by
 //! `cwd`, a page at a time) and `session/delete` — advertised only while
-//! the store is on.
+//! the store is on —, and `session/close`, always.
 //!
 //! A session another dsh process has open is refused, never opened twice:
 //! its writer holds the session's lock.
@@ -12,9 +12,10 @@ use std::sync::Arc;
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    self, AgentCapabilities, DeleteSessionRequest, DeleteSessionResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, ResumeSessionRequest,
-    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    self, AgentCapabilities, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
+    DeleteSessionResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
     SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
 };
 use agent_client_protocol::{Error, ErrorCode};
@@ -39,6 +40,7 @@ fn prompt_capabilities() -> schema::PromptCapabilities {
 
 pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
     let capabilities = SessionCapabilities::new()
+        .close(SessionCloseCapabilities::new())
         .system_prompt(system_prompt::capabilities())
         .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
     if recording.is_none() {
@@ -79,6 +81,7 @@ impl Server {
             request.session_id,
             self.inner.agent_loop.tools().clone(),
             Some(&cwd),
+            self.client_terminal(),
             cx.clone(),
         );
         updates.replay(&history);
@@ -187,6 +190,37 @@ impl Server {
             Err(StoreError::NotFound { .. }) => Err(not_found(&request.session_id)),
             Err(error) => Err(store_error(error)),
         }
+    }
+
+    /// `session/close`: the editor is done with a session of this
+    /// process. Its running turn is cancelled (and answers `cancelled`);
+    /// the session leaves the process — with its recorder, whose writer
+    /// holds its lock in the store, so another process may open it now,
+    /// or once the cancelled turn has ended —; its own MCP servers stop,
+    /// off the message loop.
+    pub(super) fn close_session(
+        &self,
+        request: CloseSessionRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<CloseSessionResponse, Error> {
+        let id = SessionId::new(request.session_id.0.clone());
+        let slot = self.inner.sessions.lock().remove(&id);
+        let Some(slot) = slot else {
+            let mut error = schema::Error::session_not_found(request.session_id.clone());
+            error.message = format!("no session `{id}` is open in this dsh process");
+            return Err(error.into());
+        };
+        if let Some(turn) = &slot.turn {
+            turn.cancel();
+        }
+        self.inner.host.trace().forget(id.as_str());
+        drop(slot);
+        let servers = self.inner.mcp.servers.clone();
+        cx.spawn(async move {
+            servers.end_session(id.as_str()).await;
+            Ok(())
+        })?;
+        Ok(CloseSessionResponse::new())
     }
 
     fn recording(&self) -> Result<&Recording, Error> {

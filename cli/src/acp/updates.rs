@@ -2,6 +2,15 @@
 //! it streams, each tool call from `pending` through `in_progress` to
 //! `completed` or `failed` (with its kind and locations, and the files it
 //! changed as diffs), and the todo list as the session's plan.
+//!
+//! A call whose tool streams what its command writes (`bash`) is shown
+//! live: as a terminal when the client advertised
+//! `_meta.terminal_output` in its capabilities (Zed's convention, as
+//! claude-agent-acp and codex-acp send it: `_meta.terminal_info` and a
+//! `terminal` content on the `tool_call`, `_meta.terminal_output` chunks on
+//! `tool_call_update`s, `_meta.terminal_exit` with the final status), or
+//! else as the output so far, in the call's content, at most
+//! [`LIVE_TAIL_BYTES`] of it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,8 +25,19 @@ use agent_client_protocol::v1::schema::{
 };
 use dsh_agent_loop::{CompactionReport, Event, SessionId, ToolCall};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
-use dsh_tools::{FileChange, ToolKind, ToolRegistry};
+use dsh_tools::{
+    CommandExit, CommandOutput, CommandReport, FileChange, ToolCallContext, ToolKind, ToolRegistry,
+};
 use parking_lot::Mutex;
+use serde_json::json;
+
+/// How much of a running command's output the content of its call shows
+/// when the client has no terminal: the last bytes, whole characters.
+pub(super) const LIVE_TAIL_BYTES: usize = 16 * 1024;
+
+/// What a call's content says above the output when earlier output was
+/// left out.
+const EARLIER_OUTPUT: &str = "[earlier output not shown]\n";
 
 /// Sends the updates of one ACP session's turn. Events of other loop
 /// sessions (an in-process child's) are not the client's: they are left
@@ -41,6 +61,11 @@ struct Inner {
     calls: Mutex<HashMap<String, ToolCall>>,
     /// The diffs of the files each call changed, shown with its result.
     diffs: Mutex<HashMap<String, Vec<ToolCallContent>>>,
+    /// Whether running commands are shown as terminals (the client's
+    /// `_meta.terminal_output`).
+    terminal: bool,
+    /// Without terminals: each running call's output so far, its tail.
+    output: Mutex<HashMap<String, String>>,
 }
 
 impl Updates {
@@ -49,6 +74,7 @@ impl Updates {
         acp_session: schema::SessionId,
         tools: ToolRegistry,
         cwd: Option<&Path>,
+        terminal: bool,
         cx: ConnectionTo<Client>,
     ) -> Self {
         Self {
@@ -60,6 +86,8 @@ impl Updates {
                 cx,
                 calls: Mutex::new(HashMap::new()),
                 diffs: Mutex::new(HashMap::new()),
+                terminal,
+                output: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -90,34 +118,27 @@ impl Updates {
                     .lock()
                     .insert(call.id.clone(), call.clone());
                 let shown = self.describe(call);
-                self.send(SessionUpdate::ToolCall(
-                    schema::ToolCall::new(call.id.clone(), shown.title)
-                        .kind(shown.kind)
-                        .status(ToolCallStatus::Pending)
-                        .locations(shown.locations)
-                        .raw_input(shown.input),
-                ));
+                let mut shown_call = schema::ToolCall::new(call.id.clone(), shown.title)
+                    .kind(shown.kind)
+                    .status(ToolCallStatus::Pending)
+                    .locations(shown.locations)
+                    .raw_input(shown.input);
+                if self.is_terminal(&call.name) {
+                    let cwd = self.inner.cwd.as_ref().map(|cwd| cwd.display().to_string());
+                    let info = json!({ "terminal_id": call.id, "cwd": cwd });
+                    shown_call = shown_call
+                        .content(vec![terminal_content(&call.id)])
+                        .meta(meta("terminal_info", info));
+                }
+                self.send(SessionUpdate::ToolCall(shown_call));
             }
             Event::ToolResult {
                 call_id,
+                name,
                 text,
                 is_error,
-                ..
             } => {
-                let status = if *is_error {
-                    ToolCallStatus::Failed
-                } else {
-                    ToolCallStatus::Completed
-                };
-                // The content replaces what the call showed: the diffs
-                // stay, before the result's text.
-                let mut content = self.inner.diffs.lock().remove(call_id).unwrap_or_default();
-                content.push(ToolCallContent::from(text.as_str()));
-                let fields = ToolCallUpdateFields::new().status(status).content(content);
-                self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call_id.clone(),
-                    fields,
-                )));
+                self.finished(call_id, name, text, *is_error);
                 let call = self.inner.calls.lock().remove(call_id);
                 if let Some(plan) = call.filter(|_| !is_error).and_then(|call| plan_of(&call)) {
                     self.send(SessionUpdate::Plan(plan));
@@ -153,6 +174,7 @@ impl Updates {
                     let call = self.inner.calls.lock().get(call_id).cloned();
                     if let Some(call) = call.filter(|_| !event.never_ran()) {
                         self.started(&call);
+                        self.replay_output(&call, event);
                     }
                     self.event(&session, event);
                 }
@@ -201,6 +223,114 @@ impl Updates {
             call_id.to_owned(),
             fields,
         )));
+    }
+
+    /// A call of this session ended: its final status and content. The
+    /// content replaces what the call showed: the diffs stay, before the
+    /// result's text; a terminal stays, with how its command ended.
+    fn finished(&self, call_id: &str, name: &str, text: &str, is_error: bool) {
+        let status = if is_error {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        };
+        self.inner.output.lock().remove(call_id);
+        let mut content = self.inner.diffs.lock().remove(call_id).unwrap_or_default();
+        let terminal = self.is_terminal(name);
+        if terminal {
+            content.insert(0, terminal_content(call_id));
+        }
+        // A terminal shows a command's output, marker included; a call
+        // that failed to run says why in text.
+        if !terminal || is_error {
+            content.push(ToolCallContent::from(text));
+        }
+        let fields = ToolCallUpdateFields::new().status(status).content(content);
+        let mut update = ToolCallUpdate::new(call_id.to_owned(), fields);
+        if terminal {
+            let exit = if is_error {
+                CommandExit::default()
+            } else {
+                dsh_tool_bash::split_result(text).1
+            };
+            let exit = json!({
+                "terminal_id": call_id,
+                "exit_code": exit.code,
+                "signal": exit.signal,
+            });
+            update = update.meta(meta("terminal_exit", exit));
+        }
+        self.send(SessionUpdate::ToolCallUpdate(update));
+    }
+
+    /// Attaches where a call of this session whose tool streams reports
+    /// what its command writes.
+    pub(super) fn attach_output(
+        &self,
+        session: &SessionId,
+        call: &ToolCall,
+        cx: &mut ToolCallContext,
+    ) {
+        if !self.is_for(session) || !self.streams(&call.name) {
+            return;
+        }
+        let (updates, call_id) = (self.clone(), call.id.clone());
+        cx.extensions.insert(CommandOutput::new(move |report| {
+            if let CommandReport::Output(text) = report {
+                updates.command_output(&call_id, text);
+            }
+        }));
+    }
+
+    /// Text a running call's command wrote: a chunk of its terminal, or
+    /// its output so far in its content.
+    fn command_output(&self, call_id: &str, text: &str) {
+        let update = if self.inner.terminal {
+            let chunk = json!({ "terminal_id": call_id, "data": text });
+            ToolCallUpdate::new(call_id.to_owned(), ToolCallUpdateFields::new())
+                .meta(meta("terminal_output", chunk))
+        } else {
+            let so_far = {
+                let mut output = self.inner.output.lock();
+                let so_far = output.entry(call_id.to_owned()).or_default();
+                so_far.push_str(text);
+                keep_tail(so_far, LIVE_TAIL_BYTES);
+                so_far.clone()
+            };
+            let content = vec![ToolCallContent::from(so_far)];
+            ToolCallUpdate::new(
+                call_id.to_owned(),
+                ToolCallUpdateFields::new().content(content),
+            )
+        };
+        self.send(SessionUpdate::ToolCallUpdate(update));
+    }
+
+    /// A recorded call that streamed its output, as it showed live: the
+    /// output the result kept, in one piece.
+    fn replay_output(&self, call: &ToolCall, result: &Event) {
+        if let Event::ToolResult {
+            text,
+            is_error: false,
+            ..
+        } = result
+            && self.streams(&call.name)
+        {
+            let (output, _) = dsh_tool_bash::split_result(text);
+            if !output.is_empty() {
+                self.command_output(&call.id, output);
+            }
+        }
+    }
+
+    /// Whether calls of tool `name` stream what their command writes.
+    fn streams(&self, name: &str) -> bool {
+        (self.inner.tools.get(name)).is_some_and(|tool| tool.streams_output())
+    }
+
+    /// Whether calls of tool `name` are shown as terminals.
+    fn is_terminal(&self, name: &str) -> bool {
+        self.inner.terminal && self.streams(name)
     }
 
     /// A call of this session starts running.
@@ -258,6 +388,31 @@ pub(super) struct Shown {
     /// The places the call is about, absolute.
     pub(super) locations: Vec<ToolCallLocation>,
     pub(super) input: serde_json::Value,
+}
+
+/// A call's terminal, named by the call's id, as content.
+fn terminal_content(call_id: &str) -> ToolCallContent {
+    ToolCallContent::Terminal(schema::Terminal::new(call_id.to_owned()))
+}
+
+/// `_meta` with one key.
+fn meta(key: &str, value: serde_json::Value) -> schema::Meta {
+    let mut meta = schema::Meta::new();
+    meta.insert(key.to_owned(), value);
+    meta
+}
+
+/// Cuts `text` to its last `max` bytes or fewer (whole characters), said
+/// by a line above them.
+fn keep_tail(text: &mut String, max: usize) {
+    if text.len() <= max {
+        return;
+    }
+    let mut cut = text.len() - (max - EARLIER_OUTPUT.len());
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.replace_range(..cut, EARLIER_OUTPUT);
 }
 
 /// The plan a successful `todo_write` call leaves: its list, as the todo

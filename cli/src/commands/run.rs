@@ -14,6 +14,7 @@ use dsh_agent_loop::Session;
 use dsh_deployment::Problem;
 use dsh_deployment::host::store::Recorded;
 use dsh_deployment::host::{Host, OpenedSession, Resume};
+use dsh_tools::{CommandOutput, CommandReport};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
@@ -103,18 +104,29 @@ fn on_the_console(
     console: &Arc<Console>,
     session: &Session,
 ) -> dsh_agent_loop::AgentLoop {
-    let (events, text, progress) = (
+    let (events, text, progress, output) = (
+        Arc::clone(console),
         Arc::clone(console),
         Arc::clone(console),
         Arc::clone(console),
     );
-    let id = session.id().clone();
+    let (id, output_id) = (session.id().clone(), session.id().clone());
     host.agent_loop()
         .on_event(move |_, event| events.event(event))
         .on_text(move |_, piece| text.text(piece))
         .on_tool_progress(move |session, call, text| {
             if *session == id {
                 progress.progress(&call.name, text);
+            }
+        })
+        .on_tool_call_context(move |session, call, cx| {
+            if session.id == output_id && output.shows_output() {
+                let (console, tool) = (Arc::clone(&output), call.name.clone());
+                cx.extensions.insert(CommandOutput::new(move |report| {
+                    if let CommandReport::Output(text) = report {
+                        console.output(&tool, text);
+                    }
+                }));
             }
         })
 }

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use dsh_agent_loop::{AgentLoop, TurnError};
+use dsh_agent_loop::{AgentLoop, FinishReason, TurnError};
 use dsh_deployment::Problem;
 use dsh_deployment::host::modes::{self, MODES, Mode};
 use dsh_deployment::host::signals::EndingSignals;
@@ -193,7 +193,14 @@ impl Chat<'_> {
             .run_turn(&self.agent, &mut self.session, input, &cancel);
         let result = until_cancelled(turn, &cancel, &mut self.ending, &mut self.ended).await;
         self.console.idle();
-        result.map(|_| ())
+        let summary = result?;
+        let why = match summary.finish {
+            FinishReason::MaxTokens => "the answer stopped at the model's output limit",
+            FinishReason::Refusal => "the model refused",
+            _ => return Ok(()),
+        };
+        out(&mut std::io::stderr(), &format!("\n[{why}]\n"));
+        Ok(())
     }
 }
 

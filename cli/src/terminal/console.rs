@@ -1,7 +1,9 @@
 //! What the user of `dsh run` sees of a turn while it runs: the answer on
 //! stdout as it streams; tool calls, their results, a spinner and problems
-//! on stderr.
+//! on stderr. On a terminal, a running command's last lines show dimmed
+//! under its call until its result replaces them.
 
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -20,6 +22,8 @@ pub(crate) struct Console {
     spinner: Mutex<Option<ProgressBar>>,
     /// Whether text of the answer being written has reached stdout.
     streaming: AtomicBool,
+    /// The running command's last lines.
+    tail: Mutex<LiveTail>,
     reporter: Reporter,
 }
 
@@ -29,6 +33,7 @@ impl Console {
             tty: std::io::stderr().is_terminal(),
             spinner: Mutex::new(None),
             streaming: AtomicBool::new(false),
+            tail: Mutex::new(LiveTail::default()),
             reporter: Reporter::for_stderr(),
         }
     }
@@ -67,7 +72,8 @@ impl Console {
                     &mut std::io::stderr(),
                     &format!("→ {} {}\n", call.name, one_line(&call.arguments, 160)),
                 );
-                self.spin(format!("running `{}`…", call.name));
+                *self.tail.lock() = LiveTail::default();
+                self.spin(running(&call.name));
             }
             Event::ToolResult { text, is_error, .. } => {
                 self.idle();
@@ -99,6 +105,30 @@ impl Console {
     /// What a running call says it is doing, in the spinner's line.
     pub(crate) fn progress(&self, tool: &str, text: &str) {
         self.spin(format!("`{tool}`: {}", one_line(text, 100)));
+    }
+
+    /// Whether the console shows what a running command writes: only a
+    /// terminal redraws lines.
+    pub(crate) fn shows_output(&self) -> bool {
+        self.tty
+    }
+
+    /// Text a running call of tool `tool` wrote: its last lines, under the
+    /// spinner's line.
+    pub(crate) fn output(&self, tool: &str, text: &str) {
+        let lines = {
+            let mut tail = self.tail.lock();
+            tail.push(text);
+            tail.lines()
+        };
+        let mut message = running(tool);
+        for line in lines {
+            let line = one_line(&line, 120);
+            message.push_str(&format!("\n  {}", console::style(line).dim()));
+        }
+        if let Some(spinner) = self.spinner.lock().as_ref() {
+            spinner.set_message(message);
+        }
     }
 
     pub(crate) fn spin(&self, message: String) {
@@ -183,6 +213,56 @@ impl TermLike for NarrowStderr {
     }
 }
 
+/// The spinner's line while a call of `tool` runs.
+fn running(tool: &str) -> String {
+    format!("running `{tool}`…")
+}
+
+/// How many of a running command's last lines show under its call.
+const TAIL_LINES: usize = 3;
+
+/// A running command's last [`TAIL_LINES`] lines, the one it is writing
+/// included; a carriage return starts its line again, as a terminal
+/// would (a progress bar redraws in place).
+#[derive(Debug, Default)]
+struct LiveTail {
+    done: VecDeque<String>,
+    current: String,
+}
+
+impl LiveTail {
+    fn push(&mut self, text: &str) {
+        let mut pieces = text.split('\n');
+        if let Some(first) = pieces.next() {
+            self.write(first);
+        }
+        for piece in pieces {
+            self.done.push_back(std::mem::take(&mut self.current));
+            if self.done.len() > TAIL_LINES {
+                self.done.pop_front();
+            }
+            self.write(piece);
+        }
+    }
+
+    fn write(&mut self, piece: &str) {
+        match piece.rsplit_once('\r') {
+            Some((_, after)) => self.current = after.to_owned(),
+            None => self.current.push_str(piece),
+        }
+    }
+
+    /// The last lines, without an empty one being written.
+    fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.done.iter().cloned().collect();
+        if !self.current.is_empty() {
+            lines.push(self.current.clone());
+        }
+        let skip = lines.len().saturating_sub(TAIL_LINES);
+        lines.split_off(skip)
+    }
+}
+
 /// Writes to a stream; a closed stream leaves nothing to report to.
 pub(crate) fn out(stream: &mut impl Write, text: &str) {
     let _ = stream
@@ -237,6 +317,18 @@ mod tests {
         );
         assert_eq!(result_summary("only", true), "← error: only");
         assert_eq!(result_summary("", false), "← (no output)");
+    }
+
+    #[test]
+    fn a_running_command_shows_its_last_lines() {
+        let mut tail = LiveTail::default();
+        tail.push("one\ntw");
+        assert_eq!(tail.lines(), ["one", "tw"]);
+        tail.push("o\nthree\nfour\n");
+        assert_eq!(tail.lines(), ["two", "three", "four"]);
+        tail.push("10%\r50%\r");
+        tail.push("90%");
+        assert_eq!(tail.lines(), ["three", "four", "90%"]);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 use crate::common;
 
+#[path = "acp_editor.rs"]
+mod editor;
 #[path = "acp_sessions.rs"]
 mod sessions;
 
@@ -327,6 +329,7 @@ async fn a_turn_streams_its_text_and_its_tool_call_in_order() {
             "text Let me check.",
             "call echo checking; exit 3 Execute Pending {\"command\":\"echo checking; exit 3\"}",
             "update Some(InProgress)",
+            "update None checking",
             "update Some(Completed) checking\n[exit code: 3]",
             "text It failed with exit code 3.",
         ]
@@ -583,6 +586,7 @@ async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
                 "call echo hi Execute Pending {\"command\":\"echo hi\"}",
                 "permission echo hi",
                 "update Some(InProgress)",
+                "update None hi",
                 result,
                 "text ok",
             ],

@@ -477,3 +477,22 @@ fn attach_puts_a_project_file_in_the_first_prompt_and_refuses_one_outside() {
     .expect("dsh runs");
     common::assert_fails_saying(&output, "is outside the session's directories");
 }
+
+#[test]
+fn an_answer_cut_short_or_refused_says_so_and_the_run_succeeds() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    for (finish, said) in [
+        (
+            "max_tokens",
+            "[the answer stopped at the model's output limit]",
+        ),
+        ("refusal", "[the model refused]"),
+    ] {
+        let answers = format!("[[answers]]\ntext = \"Partial\"\nfinish = \"{finish}\"\n");
+        let config = scripted_deployment(dir.path(), &answers);
+        let output = run_hello(&config).output().expect("dsh runs");
+        assert_status(&output, 0);
+        assert_eq!(stdout(&output), "Partial\n");
+        assert!(stderr(&output).contains(said), "{}", stderr(&output));
+    }
+}

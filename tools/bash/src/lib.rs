@@ -9,6 +9,10 @@
 //! - Standard output and standard error are captured together, in arrival
 //!   order, capped at [`OUTPUT_CAP_BYTES`]: the head and the tail are kept,
 //!   with a notice saying how many bytes were omitted between them.
+//! - What the command writes also goes, as it runs, to the caller's
+//!   [`CommandOutput`] if the call's context has one (at most ten reports
+//!   a second, whole characters, then how it ended): a front end shows it
+//!   live. The model reads only the result.
 //! - A failed command is a result, not a tool error: the text ends with
 //!   `[exit code: N]`, `[killed by signal: SIGKILL]` or
 //!   `[timed out after N ms]`; success has no marker. Only a failure to
@@ -47,6 +51,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod live;
 mod output;
 mod run;
 mod table;
@@ -55,7 +60,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use dsh_tools::{
-    Tool, ToolCallContext, ToolError, ToolKind, ToolOutput, async_trait, parse_arguments,
+    CommandExit, CommandOutput, Tool, ToolCallContext, ToolError, ToolKind, ToolOutput,
+    async_trait, parse_arguments,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -155,20 +161,20 @@ impl BashTool {
                 .map_err(|error| ToolError::failed(TOOL_NAME, error.to_string()))?,
             None => Confinement::none(),
         };
-        let finished = run::run(
-            &args.command,
-            dir.as_deref(),
+        let spec = run::Spec {
+            command: &args.command,
+            dir: dir.as_deref(),
             timeout,
-            OUTPUT_CAP_BYTES,
-            &self.env_remove,
+            output_cap: OUTPUT_CAP_BYTES,
+            env_remove: &self.env_remove,
             confinement,
-            &cx.cancel,
-        )
-        .await
-        .map_err(|error| match error {
-            RunError::Cancelled => ToolError::cancelled(TOOL_NAME),
-            error => ToolError::failed(TOOL_NAME, error.to_string()),
-        })?;
+        };
+        let finished = run::run(spec, cx.get::<CommandOutput>(), &cx.cancel)
+            .await
+            .map_err(|error| match error {
+                RunError::Cancelled => ToolError::cancelled(TOOL_NAME),
+                error => ToolError::failed(TOOL_NAME, error.to_string()),
+            })?;
         let mut text = finished.output.into_text();
         match finished.ending.marker() {
             Some(marker) => {
@@ -177,12 +183,77 @@ impl BashTool {
                 }
                 text.push_str(&marker);
             }
-            None if text.is_empty() => text.push_str("(no output)"),
+            None if text.is_empty() => text.push_str(NO_OUTPUT),
             None => {}
         }
         Ok(ToolOutput::new(text))
     }
 }
+
+/// What a result of a call says of its command, for a front end that
+/// replays a recorded call as the terminal it showed live: the output the
+/// model read (empty for `(no output)`), and how the command ended, read
+/// from its marker (none is exit code 0).
+///
+/// ```
+/// use dsh_tool_bash::split_result;
+///
+/// let (output, exit) = split_result("checking\n[exit code: 3]");
+/// assert_eq!((output, exit.code, exit.signal), ("checking\n", Some(3), None));
+/// let (output, exit) = split_result("done\n");
+/// assert_eq!((output, exit.code), ("done\n", Some(0)));
+/// let (_, exit) = split_result("[killed by signal: SIGTERM]");
+/// assert_eq!(exit.signal.as_deref(), Some("SIGTERM"));
+/// ```
+pub fn split_result(text: &str) -> (&str, CommandExit) {
+    if text == NO_OUTPUT {
+        return (
+            "",
+            CommandExit {
+                code: Some(0),
+                signal: None,
+            },
+        );
+    }
+    let start = text.rfind('\n').map_or(0, |at| at + 1);
+    let (output, last) = text.split_at(start);
+    let marker = last
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'));
+    let exit = match marker {
+        Some(marker) => {
+            if let Some(code) = marker.strip_prefix("exit code: ") {
+                code.parse().ok().map(|code| CommandExit {
+                    code: Some(code),
+                    signal: None,
+                })
+            } else if let Some(signal) = marker.strip_prefix("killed by signal: ") {
+                Some(CommandExit {
+                    code: None,
+                    signal: Some(signal.to_owned()),
+                })
+            } else if marker.starts_with("timed out after ") {
+                run::Ending::TimedOut(Duration::ZERO).exit().into()
+            } else {
+                None
+            }
+        }
+        None => None,
+    };
+    match exit {
+        Some(exit) => (output, exit),
+        None => (
+            text,
+            CommandExit {
+                code: Some(0),
+                signal: None,
+            },
+        ),
+    }
+}
+
+/// The result of a command that succeeded without writing anything.
+const NO_OUTPUT: &str = "(no output)";
 
 /// The directory a call runs in: `workdir` resolved against the session's
 /// working directory, or that directory; `None` (the process's own) when
@@ -252,6 +323,12 @@ impl Tool for BashTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Execute
+    }
+
+    /// What the command writes goes to the caller's
+    /// [`CommandOutput`] as it runs.
+    fn streams_output(&self) -> bool {
+        true
     }
 
     /// The command itself.

@@ -75,7 +75,7 @@ impl CappedOutput {
 }
 
 /// The length of `bytes` without an incomplete UTF-8 sequence at its end.
-fn complete_prefix(bytes: &[u8]) -> usize {
+pub(crate) fn complete_prefix(bytes: &[u8]) -> usize {
     match std::str::from_utf8(bytes) {
         Ok(_) => bytes.len(),
         Err(error) if error.error_len().is_none() => error.valid_up_to(),

@@ -15,6 +15,9 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use dsh_tools::{CommandExit, CommandOutput};
+
+use crate::live::LiveStream;
 use crate::output::CappedOutput;
 
 /// How long output is still read after the shell exits, for a background
@@ -42,6 +45,25 @@ impl Ending {
             // Neither code nor signal does not happen on Unix for a reaped
             // process; report it as a failure rather than as success.
             (None, None) => Self::Exited(-1),
+        }
+    }
+
+    /// How a terminal says it ended: a timed-out command was killed with
+    /// `SIGKILL`.
+    pub(crate) fn exit(self) -> CommandExit {
+        match self {
+            Self::Exited(code) => CommandExit {
+                code: Some(code),
+                signal: None,
+            },
+            Self::Signalled(signal) => CommandExit {
+                code: None,
+                signal: Some(signal_name(signal)),
+            },
+            Self::TimedOut(_) => CommandExit {
+                code: None,
+                signal: Some(signal_name(Signal::SIGKILL as i32)),
+            },
         }
     }
 
@@ -109,21 +131,29 @@ impl Drop for GroupKiller {
     }
 }
 
-/// Runs `bash -c command` in `dir` (the process's working directory when
-/// `None`) in a new process group.
+/// One command to run: what, where, for how long, with what kept of its
+/// output and its environment, confined how.
+pub(crate) struct Spec<'a> {
+    pub(crate) command: &'a str,
+    /// The process's working directory when `None`.
+    pub(crate) dir: Option<&'a Path>,
+    pub(crate) timeout: Duration,
+    pub(crate) output_cap: usize,
+    pub(crate) env_remove: &'a [String],
+    pub(crate) confinement: Confinement,
+}
+
+/// Runs `bash -c command` in a new process group; what it writes also
+/// goes to `live` as it runs, when the caller attached one.
 pub(crate) async fn run(
-    command: &str,
-    dir: Option<&Path>,
-    timeout: Duration,
-    output_cap: usize,
-    env_remove: &[String],
-    confinement: Confinement,
+    spec: Spec<'_>,
+    live: Option<&CommandOutput>,
     cancel: &CancellationToken,
 ) -> Result<Finished, RunError> {
-    let (child, output_pipe) = spawn(command, dir, env_remove, confinement)?;
-    Running::new(child, output_pipe, timeout, output_cap)
-        .wait(cancel)
-        .await
+    let (child, output_pipe) = spawn(spec.command, spec.dir, spec.env_remove, spec.confinement)?;
+    let mut running = Running::new(child, output_pipe, spec.timeout, spec.output_cap);
+    running.live = live.cloned().map(LiveStream::new);
+    running.wait(cancel).await
 }
 
 /// Starts the shell in `confinement`, its stdout and stderr one pipe
@@ -185,6 +215,8 @@ struct Running {
     drain_until: Option<Instant>,
     status: Option<ExitStatus>,
     timed_out: bool,
+    /// The caller's live view of the output, if it has one.
+    live: Option<LiveStream>,
 }
 
 impl Running {
@@ -215,6 +247,7 @@ impl Running {
             drain_until: None,
             status: None,
             timed_out: false,
+            live: None,
         }
     }
 
@@ -224,11 +257,22 @@ impl Running {
         let mut output_open = true;
         while output_open || self.status.is_none() {
             let stop_at = self.drain_until.unwrap_or(self.deadline);
+            let live_due = self.live.as_ref().and_then(LiveStream::due);
             tokio::select! {
                 read = self.output_pipe.read(&mut self.buffer), if output_open => {
                     match read.map_err(RunError::Io)? {
                         0 => output_open = false,
-                        n => self.output.push(&self.buffer[..n]),
+                        n => {
+                            self.output.push(&self.buffer[..n]);
+                            if let Some(live) = &mut self.live {
+                                live.push(&self.buffer[..n], Instant::now());
+                            }
+                        }
+                    }
+                },
+                () = tokio::time::sleep_until(live_due.unwrap_or(stop_at)), if live_due.is_some() => {
+                    if let Some(live) = &mut self.live {
+                        live.flush(Instant::now());
                     }
                 },
                 exited = self.child.wait(), if self.status.is_none() => {
@@ -261,6 +305,9 @@ impl Running {
             Some(status) if !self.timed_out => Ending::of(status),
             _ => Ending::TimedOut(self.timeout),
         };
+        if let Some(live) = self.live.take() {
+            live.finish(ending.exit());
+        }
         Ok(Finished {
             output: self.output,
             ending,

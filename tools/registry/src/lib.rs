@@ -79,6 +79,7 @@
 #![deny(missing_docs)]
 
 mod arguments;
+mod command_output;
 mod error;
 mod input_file;
 mod panic;
@@ -92,6 +93,7 @@ mod tool;
 
 pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
+pub use command_output::{CommandExit, CommandOutput, CommandReport};
 pub use error::{ArgumentViolation, ToolError, ToolRegistryError};
 pub use input_file::{
     InputFileError, MAX_INPUT_FILE_BYTES, NotRegular, open_regular, read_input_file, special_kind,

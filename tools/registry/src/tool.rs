@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use dsh_system_prompt::Extensions;
 use tokio_util::sync::CancellationToken;
 
-use crate::{FileChange, FileChanges, ToolError, ToolLocation};
+use crate::{
+    CommandExit, CommandOutput, CommandReport, FileChange, FileChanges, ToolError, ToolLocation,
+};
 
 /// A tool the model can call.
 ///
@@ -54,6 +56,13 @@ pub trait Tool: Send + Sync + 'static {
     fn locations(&self, arguments: &serde_json::Value) -> Vec<ToolLocation> {
         let _ = arguments;
         Vec::new()
+    }
+
+    /// Whether a call reports what it runs writes, as it writes it,
+    /// through the caller's [`CommandOutput`] (a command's output, which
+    /// a front end shows as a terminal). `false` unless the tool says.
+    fn streams_output(&self) -> bool {
+        false
     }
 
     /// Runs one call. `arguments` has already been validated against
@@ -171,6 +180,22 @@ impl ToolCallContext {
     pub fn report_change(&self, change: &FileChange) {
         if let Some(changes) = self.get::<FileChanges>() {
             changes.report(change);
+        }
+    }
+
+    /// Reports text the call's command wrote to the caller's
+    /// [`CommandOutput`], if it attached one; does nothing otherwise.
+    pub fn report_output(&self, text: &str) {
+        if let Some(output) = self.get::<CommandOutput>() {
+            output.report(CommandReport::Output(text));
+        }
+    }
+
+    /// Reports how the call's command ended to the caller's
+    /// [`CommandOutput`], if it attached one; does nothing otherwise.
+    pub fn report_exit(&self, exit: CommandExit) {
+        if let Some(output) = self.get::<CommandOutput>() {
+            output.report(CommandReport::Exit(exit));
         }
     }
 

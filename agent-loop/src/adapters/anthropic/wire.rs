@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CacheTtl;
 use crate::adapters::http::{Step, parse};
-use crate::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
+use crate::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
 #[derive(Serialize)]
 struct MessagesRequest<'a> {
@@ -330,6 +330,18 @@ struct WholeMessage {
     content: Vec<ContentBlock>,
     #[serde(default)]
     usage: Option<WireUsage>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+/// Why the model stopped: `max_tokens` is the request's output limit,
+/// `refusal` a refusal.
+fn finish_reason(stop_reason: Option<&str>) -> FinishReason {
+    match stop_reason {
+        Some("max_tokens") => FinishReason::MaxTokens,
+        Some("refusal") => FinishReason::Refusal,
+        _ => FinishReason::Stop,
+    }
 }
 
 /// Parses a whole message; the error says what is wrong and where.
@@ -348,6 +360,7 @@ pub(super) fn response(body: &[u8]) -> Result<ModelResponse, String> {
         }
     }
     answer.usage = message.usage.map(Usage::from);
+    answer.finish = finish_reason(message.stop_reason.as_deref());
     Ok(answer)
 }
 
@@ -373,6 +386,8 @@ enum StreamEvent {
     },
     MessageDelta {
         #[serde(default)]
+        delta: Option<MessageDeltaFields>,
+        #[serde(default)]
         usage: Option<WireUsage>,
     },
     MessageStop,
@@ -384,6 +399,13 @@ enum StreamEvent {
     /// they do not know.
     #[serde(other)]
     Other,
+}
+
+/// What `message_delta` changes of the message.
+#[derive(Deserialize)]
+struct MessageDeltaFields {
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -433,6 +455,8 @@ pub(super) struct StreamedMessage {
     text: String,
     blocks: BTreeMap<usize, PartialBlock>,
     usage: Option<WireUsage>,
+    /// The `stop_reason` of `message_delta`.
+    stop_reason: Option<String>,
     events: usize,
     /// What the text and the blocks hold, in bytes: each block's own
     /// size (so a flood of empty blocks counts), a tool call's opening
@@ -501,9 +525,12 @@ impl StreamedMessage {
                     }
                 }
             }
-            StreamEvent::MessageDelta { usage } => {
+            StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(usage) = usage {
                     self.usage.get_or_insert_default().update(usage);
+                }
+                if let Some(stop_reason) = delta.and_then(|delta| delta.stop_reason) {
+                    self.stop_reason = Some(stop_reason);
                 }
             }
             StreamEvent::MessageStop => return Ok(Step::Stop),
@@ -531,9 +558,12 @@ impl StreamedMessage {
     }
 
     /// The whole answer, its tool calls in block order; an error when a
-    /// tool call's input is not JSON.
+    /// tool call's input is not JSON — unless the answer stopped at
+    /// `max_tokens`, which cut it short: that call is left out, and the
+    /// answer says it stopped there.
     pub(super) fn finish(self) -> Result<ModelResponse, String> {
-        let mut answer = ModelResponse::text(self.text);
+        let finish = finish_reason(self.stop_reason.as_deref());
+        let mut answer = ModelResponse::text(self.text).with_finish(finish);
         for (index, block) in self.blocks {
             let PartialBlock::ToolUse {
                 id,
@@ -550,6 +580,9 @@ impl StreamedMessage {
                 json
             };
             if serde_json::from_str::<serde_json::Value>(&arguments).is_err() {
+                if finish == FinishReason::MaxTokens {
+                    continue;
+                }
                 return Err(format!(
                     "the input of tool call `{id}` (`{name}`, block {index}) is not JSON: \
                      {arguments:?}; if the answer stopped at `max_tokens`, raise `max_tokens`"
@@ -783,21 +816,51 @@ mod tests {
         Ok(())
     }
 
-    #[test]
-    fn a_tool_input_cut_short_says_to_raise_max_tokens() {
-        let error = stream(&[
+    fn cut_tool_input(stop_reason: &str) -> Vec<Value> {
+        vec![
             json!({"type": "content_block_start", "index": 0,
-                   "content_block": {"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {}}}),
+                   "content_block": {"type": "text", "text": ""}}),
             json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": "Listing."}}),
+            json!({"type": "content_block_start", "index": 1,
+                   "content_block": {"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1,
                    "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ca"}}),
-            json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+            json!({"type": "message_delta", "delta": {"stop_reason": stop_reason},
                    "usage": {"output_tokens": 1024}}),
             json!({"type": "message_stop"}),
-        ])
-        .err()
-        .unwrap_or_default();
-        assert!(error.contains("`toolu_9` (`bash`, block 0)"), "{error}");
+        ]
+    }
+
+    #[test]
+    fn a_tool_input_cut_short_by_max_tokens_is_left_out_of_an_answer_that_says_so()
+    -> Result<(), String> {
+        let (_, answer) = stream(&cut_tool_input("max_tokens"))?;
+        assert_eq!(answer.text, "Listing.");
+        assert!(answer.tool_calls.is_empty(), "{answer:?}");
+        assert_eq!(answer.finish, FinishReason::MaxTokens);
+        Ok(())
+    }
+
+    #[test]
+    fn a_broken_tool_input_otherwise_is_an_error_naming_the_call() {
+        let error = stream(&cut_tool_input("tool_use"))
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("`toolu_9` (`bash`, block 1)"), "{error}");
         assert!(error.contains("raise `max_tokens`"), "{error}");
+    }
+
+    #[test]
+    fn a_refusal_is_the_answers_finish() -> Result<(), String> {
+        let (_, answer) = stream(&[
+            json!({"type": "message_delta", "delta": {"stop_reason": "refusal"}}),
+            json!({"type": "message_stop"}),
+        ])?;
+        assert_eq!(answer.finish, FinishReason::Refusal);
+        let whole = response(br#"{"content": [], "stop_reason": "max_tokens"}"#)?;
+        assert_eq!(whole.finish, FinishReason::MaxTokens);
+        Ok(())
     }
 
     /// What a streamed message holds counts its text, its tool calls'

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dsh_tool_bash::{BashTool, OUTPUT_CAP_BYTES};
-use dsh_tools::{ToolCallContext, ToolResult};
+use dsh_tools::{CommandOutput, CommandReport, ToolCallContext, ToolResult};
 use serde_json::json;
 
 async fn bash_in(cx: &ToolCallContext, arguments: serde_json::Value) -> ToolResult {
@@ -300,4 +300,60 @@ async fn a_command_runs_in_the_sandbox_the_call_carries() {
     let result = bash_in(&cx, json!({ "command": command })).await;
     assert!(outside.join("escaped.txt").exists(), "{}", result.text);
     assert!(result.text.ends_with("connected\n"), "{}", result.text);
+}
+
+/// The reports a call made to its [`CommandOutput`], each as a line:
+/// `out <text>` or `exit <code> <signal>`.
+fn live_context() -> (ToolCallContext, Arc<std::sync::Mutex<Vec<String>>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let cx = ToolCallContext::new("test").with(CommandOutput::new(move |report| {
+        let line = match report {
+            CommandReport::Output(text) => format!("out {text}"),
+            CommandReport::Exit(exit) => format!("exit {:?} {:?}", exit.code, exit.signal),
+            other => format!("{other:?}"),
+        };
+        sink.lock().unwrap().push(line);
+    }));
+    (cx, seen)
+}
+
+#[tokio::test]
+async fn output_reaches_the_callers_view_as_it_is_written_then_the_exit() {
+    let (cx, seen) = live_context();
+    let command = "for n in 1 2 3; do echo line $n; sleep 0.3; done; exit 4";
+    let result = bash_in(&cx, json!({ "command": command })).await;
+    // The model reads the capped result, as without a view.
+    assert_eq!(
+        result,
+        ToolResult::ok("line 1\nline 2\nline 3\n[exit code: 4]")
+    );
+    let seen = seen.lock().unwrap().clone();
+    let (exit, output) = seen.split_last().expect("reports");
+    assert_eq!(exit, "exit Some(4) None", "the exit comes last: {seen:?}");
+    assert!(
+        output.len() >= 2,
+        "lines written apart are reported apart: {seen:?}"
+    );
+    let text: String = output
+        .iter()
+        .map(|line| line.strip_prefix("out ").expect("output before the exit"))
+        .collect();
+    assert_eq!(text, "line 1\nline 2\nline 3\n");
+}
+
+#[tokio::test]
+async fn a_timed_out_command_reports_the_kill() {
+    let (cx, seen) = live_context();
+    let result = bash_in(
+        &cx,
+        json!({ "command": "echo start; sleep 30", "timeout_ms": 300 }),
+    )
+    .await;
+    assert!(
+        result.text.ends_with("[timed out after 300 ms]"),
+        "{result:?}"
+    );
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, ["out start\n", "exit None Some(\"SIGKILL\")"]);
 }
