@@ -17,9 +17,9 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Agent, AgentContextExt, Approval, Event, FinishReason, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval,
-    ToolCall, TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, Event, FinishReason, Image, Message, ModelAdapter,
+    ModelError, ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink,
+    ToolApproval, ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -295,8 +295,26 @@ impl AgentLoop {
         input: impl Into<String>,
         cancel: &CancellationToken,
     ) -> Result<TurnSummary, TurnError> {
+        self.run_turn_with(agent, session, (input.into(), Vec::new()), cancel)
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn) with images the user attached to
+    /// `input`: `(text, images)`, each image recorded as an
+    /// [`Event::UserImage`] after the message, and sent as an image part
+    /// of the user's turn where the adapter's API takes one.
+    pub async fn run_turn_with(
+        &self,
+        agent: &Agent,
+        session: &mut Session,
+        (text, images): (String, Vec<Image>),
+        cancel: &CancellationToken,
+    ) -> Result<TurnSummary, TurnError> {
         let turn_start = session.events().len();
-        self.record(session, Event::UserMessage { text: input.into() });
+        self.record(session, Event::UserMessage { text });
+        for image in images {
+            self.record(session, Event::UserImage { image });
+        }
         let result = self.steps(agent, session, turn_start, cancel).await;
         let (reason, error) = match &result {
             Ok(_) => (TurnEndReason::Completed, None),

@@ -37,7 +37,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, FinishReason, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, FinishReason, Image, Session, SessionId, TurnError};
 use dsh_deployment::host::{Host, Input, SlashCommand, attach, parse_input};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
@@ -384,7 +384,7 @@ impl Server {
     ) -> Result<(), Error> {
         let id = SessionId::new(request.session_id.0.clone());
         let dirs = self.session_dirs(&id);
-        let input = match prompt_text(&request.prompt, &dirs) {
+        let (input, images) = match prompt_text(&request.prompt, &dirs) {
             Ok(input) => input,
             Err(error) => return responder.respond_with_error(error),
         };
@@ -416,7 +416,7 @@ impl Server {
                 .turn(
                     session,
                     (roots, steering),
-                    &input,
+                    (&input, images),
                     (&cancel, &cancelled),
                     &cx,
                 )
@@ -431,7 +431,7 @@ impl Server {
         &self,
         mut session: Session,
         (roots, steering): (Vec<PathBuf>, Steering),
-        input: &str,
+        (input, images): (&str, Vec<Image>),
         (cancel, cancelled): (&CancellationToken, &RequestCancellation),
         cx: &ConnectionTo<Client>,
     ) -> Result<StopReason, Error> {
@@ -490,7 +490,7 @@ impl Server {
                     }
                     // An empty prompt is the client's to send: a turn.
                     Input::Empty | Input::Prompt(_) => agent_loop
-                        .run_turn(agent, session, input, cancel)
+                        .run_turn_with(agent, session, (input.to_owned(), images), cancel)
                         .await
                         .map(|summary| summary.finish),
                 }
@@ -675,13 +675,15 @@ fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
 /// The user's message of a prompt: its text blocks; each embedded text
 /// resource inline with its URI, and each link to a file of the session's
 /// `dirs` read and inlined (`host::attach`, within its budget); other
-/// links as their name and URI. Images and audio need capabilities dsh
-/// does not advertise.
-fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<String, Error> {
+/// links as their name and URI; and its images, each checked
+/// ([`prompt_image`]). Audio needs a capability dsh does not advertise.
+fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec<Image>), Error> {
     let mut parts = Vec::with_capacity(prompt.len());
+    let mut images = Vec::new();
     for (at, block) in prompt.iter().enumerate() {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Image(image) => images.push(prompt_image(at, image)?),
             ContentBlock::ResourceLink(link) => {
                 let inside = attach::file_uri_path(&link.uri)
                     .and_then(|path| attach::file(&path, dirs).ok());
@@ -708,13 +710,45 @@ fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<String, Erro
                     ErrorCode::INVALID_PARAMS,
                     format!(
                         "`prompt[{at}]` is a `{kind}` block, which dsh does not accept; \
-                         send `text`, `resource` or `resource_link` blocks"
+                         send `text`, `image`, `resource` or `resource_link` blocks"
                     ),
                 ));
             }
         }
     }
-    Ok(parts.join("\n\n"))
+    Ok((parts.join("\n\n"), images))
+}
+
+/// The image types both model APIs take in a user message.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The largest image dsh sends, decoded: Anthropic's limit per image
+/// (OpenAI's is larger).
+const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// Image block `at` of a prompt, when its type and size are ones the
+/// model APIs take; else the error naming what is wrong.
+fn prompt_image(at: usize, image: &schema::ImageContent) -> Result<Image, Error> {
+    let invalid = |message: String| Err(Error::new(ErrorCode::INVALID_PARAMS, message));
+    if !IMAGE_TYPES.contains(&image.mime_type.as_str()) {
+        return invalid(format!(
+            "`prompt[{at}]` is an image of type `{}`, which the model APIs do not take; \
+             send {}",
+            image.mime_type,
+            IMAGE_TYPES.join(", ")
+        ));
+    }
+    let bytes = image.data.len() / 4 * 3;
+    if bytes > MAX_IMAGE_BYTES {
+        return invalid(format!(
+            "`prompt[{at}]` is an image of {bytes} bytes, over the {MAX_IMAGE_BYTES} the \
+             model APIs take; send a smaller one"
+        ));
+    }
+    Ok(Image {
+        mime_type: image.mime_type.clone(),
+        data: image.data.clone(),
+    })
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`

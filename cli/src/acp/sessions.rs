@@ -32,10 +32,13 @@ const PAGE: usize = 50;
 
 /// What dsh can do with sessions: loading, listing, resuming and deleting
 /// them when there is a store to keep them.
-/// What a prompt may hold besides text and links: embedded resources
+/// What a prompt may hold besides text and links: images (pasted
+/// screenshots, sent to the model as image parts) and embedded resources
 /// (an editor's @-mentions of files, inlined).
 fn prompt_capabilities() -> schema::PromptCapabilities {
-    schema::PromptCapabilities::new().embedded_context(true)
+    schema::PromptCapabilities::new()
+        .image(true)
+        .embedded_context(true)
 }
 
 pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {

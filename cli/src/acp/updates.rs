@@ -166,6 +166,12 @@ impl Updates {
                 Event::UserMessage { text } => self.send(SessionUpdate::UserMessageChunk(
                     ContentChunk::new(schema::ContentBlock::from(text.as_str())),
                 )),
+                Event::UserImage { image } => self.send(SessionUpdate::UserMessageChunk(
+                    ContentChunk::new(schema::ContentBlock::Image(schema::ImageContent::new(
+                        image.data.clone(),
+                        image.mime_type.clone(),
+                    ))),
+                )),
                 Event::AssistantMessage { text } => self.text(&session, text),
                 Event::ToolResult { call_id, .. } => {
                     // Calls the approval refused, of a tool the agent
