@@ -77,7 +77,7 @@ impl Server {
         let id = SessionId::new(request.session_id.0.clone());
         let updates_id = request.session_id.clone();
         let updates = Updates::new(
-            id,
+            id.clone(),
             request.session_id,
             self.inner.agent_loop.tools().clone(),
             Some(&cwd),
@@ -85,6 +85,10 @@ impl Server {
             cx.clone(),
         );
         updates.replay(&history);
+        // The store keeps no API counts: the context is counted now.
+        if let Some((used, window)) = self.counted_usage(&id) {
+            updates.usage(used, window);
+        }
         // A loaded session takes the commands a new one does; the client
         // knows its id, so they go before the answer, with the replay.
         commands::announce(cx, updates_id.clone());
@@ -92,6 +96,22 @@ impl Server {
         Ok(LoadSessionResponse::new()
             .modes(modes)
             .config_options(options))
+    }
+
+    /// The context the agent of session `id` has in it now, counted with
+    /// its budget, and its window: what a load says of the session's usage,
+    /// since the store does not keep the API's counts. `None` when the
+    /// session is not open here, or its prompt does not render.
+    fn counted_usage(&self, id: &SessionId) -> Option<(u64, Option<u64>)> {
+        let sessions = self.inner.sessions.lock();
+        let slot = sessions.get(id)?;
+        let session = slot.session.as_ref()?;
+        let steering = &slot.steering;
+        let agent = (self.inner.host)
+            .agent_for(steering.mode, &steering.model)
+            .ok()?;
+        let used = self.inner.agent_loop.context_tokens(&agent, session)?;
+        Some((used, agent.budget().window()))
     }
 
     /// `session/resume`: opens the recorded session, without replay, and

@@ -23,7 +23,7 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields,
 };
-use dsh_agent_loop::{CompactionReport, Event, SessionId, ToolCall};
+use dsh_agent_loop::{CompactionReport, Event, SessionId, StepResponse, ToolCall};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{
     CommandExit, CommandOutput, CommandReport, FileChange, ToolCallContext, ToolKind, ToolRegistry,
@@ -180,6 +180,26 @@ impl Updates {
                 }
                 event => self.event(&session, event),
             }
+        }
+    }
+
+    /// The context a model response of the session leaves, against the
+    /// agent's window: a `usage_update` after each response.
+    pub(super) fn answered(&self, response: &StepResponse<'_>) {
+        if self.is_for(&response.session.id) {
+            let window = response.agent.budget().window();
+            self.usage(response.context_tokens(), window);
+        }
+    }
+
+    /// A `usage_update`: `used` tokens of the context `window`. None when
+    /// the window is unknown: the editor's meter needs a size, and a
+    /// guessed one would mislead.
+    pub(super) fn usage(&self, used: u64, window: Option<u64>) {
+        if let Some(size) = window {
+            self.send(SessionUpdate::UsageUpdate(schema::UsageUpdate::new(
+                used, size,
+            )));
         }
     }
 

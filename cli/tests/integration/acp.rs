@@ -42,6 +42,10 @@ enum Answer {
     AllowAlways,
 }
 
+/// The tables of a scripted model with a 100 000-token window, whose
+/// responses are followed by `usage_update`s.
+const WINDOWED: &str = "context_window = 100000\n[sessions]\npath = \"sessions.db\"\n";
+
 /// A deployment in `dir`: scripted `answers`, one agent with `tools`, and
 /// any extra `tables`.
 fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {

@@ -35,7 +35,7 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
         config,
         recorded,
         ..
-    } = &fixture(ANSWERS, "", &["bash", "todo_write"]);
+    } = &fixture(ANSWERS, WINDOWED, &["bash", "todo_write"]);
     let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         let init = initialize(&cx).await?;
         let capabilities = init.agent_capabilities;
@@ -88,6 +88,14 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
             if chunk.content == ContentBlock::from("Say hi.")),
         "the user's message comes first: {first:?}"
     );
+    // The one rule for usage: the store keeps none, so the live turn's
+    // `usage_update`s (one per answer) are not replayed where they were;
+    // the load ends with one, counted.
+    let usage = |u: &&SessionUpdate| matches!(u, SessionUpdate::UsageUpdate(_));
+    assert_eq!(live.iter().filter(usage).count(), 3, "{live:?}");
+    let (last, rest) = rest.split_last().expect("updates");
+    assert!(usage(&last), "the load ends with the usage: {last:?}");
+    let live: Vec<_> = live.iter().filter(|u| !usage(u)).cloned().collect();
     assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
 }
 
