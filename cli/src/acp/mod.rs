@@ -439,14 +439,7 @@ impl Server {
             .agent_for(steering.mode, &steering.model)
             .map_err(|message| Error::new(ErrorCode::INTERNAL_ERROR, message))?;
         let acp_id = schema::SessionId::new(session.id().to_string());
-        let updates = Updates::new(
-            session.id().clone(),
-            acp_id.clone(),
-            self.inner.agent_loop.tools().clone(),
-            session.cwd(),
-            self.client_terminal(),
-            cx.clone(),
-        );
+        let updates = self.turn_updates(&session, &acp_id, cx);
         let files = SessionFiles::new(
             &self.inner.client_fs.lock(),
             roots,
@@ -501,6 +494,32 @@ impl Server {
         };
         self.give_back(session);
         stop_reason(result, cancel)
+    }
+
+    /// The updates of a turn of `session`; they send its title once its
+    /// prompt gives it one, if the store has none yet.
+    fn turn_updates(
+        &self,
+        session: &Session,
+        acp_id: &schema::SessionId,
+        cx: &ConnectionTo<Client>,
+    ) -> Updates {
+        let updates = Updates::new(
+            session.id().clone(),
+            acp_id.clone(),
+            self.inner.agent_loop.tools().clone(),
+            session.cwd(),
+            self.client_terminal(),
+            cx.clone(),
+        );
+        let store = self.store().map(Recording::store);
+        let untitled = store.filter(|store| {
+            (store.info(session.id().as_str())).is_ok_and(|info| info.title.is_empty())
+        });
+        if let Some(store) = untitled {
+            updates.title_from(store.clone());
+        }
+        updates
     }
 
     /// Puts `session` back in its slot after a turn, and says what the

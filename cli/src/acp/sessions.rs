@@ -84,6 +84,9 @@ impl Server {
             self.client_terminal(),
             cx.clone(),
         );
+        if let Some(recording) = self.store() {
+            updates.title_from(recording.store().clone());
+        }
         updates.replay(&history);
         // The store keeps no API counts: the context is counted now.
         if let Some((used, window)) = self.counted_usage(&id) {

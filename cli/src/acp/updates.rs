@@ -24,6 +24,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdate, ToolCallUpdateFields,
 };
 use dsh_agent_loop::{CompactionReport, Event, SessionId, StepResponse, ToolCall};
+use dsh_session_store::Store;
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{
     CommandExit, CommandOutput, CommandReport, FileChange, ToolCallContext, ToolKind, ToolRegistry,
@@ -66,6 +67,9 @@ struct Inner {
     terminal: bool,
     /// Without terminals: each running call's output so far, its tail.
     output: Mutex<HashMap<String, String>>,
+    /// Where the session's title is read once a prompt gives it one, until
+    /// it is sent: the store, which makes it of the first prompt.
+    title: Mutex<Option<Store>>,
 }
 
 impl Updates {
@@ -88,8 +92,33 @@ impl Updates {
                 diffs: Mutex::new(HashMap::new()),
                 terminal,
                 output: Mutex::new(HashMap::new()),
+                title: Mutex::new(None),
             }),
         }
+    }
+
+    /// Sends the session's title, as `session_info_update`, once `store`
+    /// has one for it: after the user's message that gives it.
+    pub(super) fn title_from(&self, store: Store) {
+        *self.inner.title.lock() = Some(store);
+    }
+
+    /// The session's title, if it is awaited and the store has it now;
+    /// awaited still while the store has none (an empty prompt gives none).
+    fn titled(&self) {
+        let mut awaited = self.inner.title.lock();
+        let Some(store) = awaited.as_ref() else {
+            return;
+        };
+        // A store that fails here says so when it records: no title then.
+        match store.info(self.inner.session.as_str()) {
+            Ok(info) if info.title.is_empty() => return,
+            Ok(info) => self.send(SessionUpdate::SessionInfoUpdate(
+                schema::SessionInfoUpdate::new().title(info.title),
+            )),
+            Err(_) => {}
+        }
+        *awaited = None;
     }
 
     /// Whether `session` is the one these updates are for.
@@ -144,6 +173,7 @@ impl Updates {
                     self.send(SessionUpdate::Plan(plan));
                 }
             }
+            Event::UserMessage { .. } => self.titled(),
             Event::Compacted { .. } => {
                 if let Some(report) = CompactionReport::of(event) {
                     self.say(&report.to_string());
@@ -157,8 +187,10 @@ impl Updates {
     /// by the same mapping: the user's messages (which a live turn does
     /// not echo), each answer's text, each call `pending`, then
     /// `in_progress` when it ran, then its final status and content, and
-    /// the plans. The one difference: an answer streamed in pieces is
-    /// replayed as one chunk.
+    /// the plans, and the title after the prompt that gave it (when
+    /// [`title_from`](Self::title_from) the store). The differences: an
+    /// answer streamed in pieces is replayed as one chunk, and the usage
+    /// after each response is not (the store keeps none).
     pub(super) fn replay(&self, events: &[Event]) {
         let session = self.inner.session.clone();
         for event in events {
@@ -179,6 +211,10 @@ impl Updates {
                     self.event(&session, event);
                 }
                 event => self.event(&session, event),
+            }
+            if matches!(event, Event::UserMessage { .. }) {
+                // As live: the title after the prompt that gave it.
+                self.titled();
             }
         }
     }

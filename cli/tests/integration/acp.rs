@@ -238,13 +238,17 @@ async fn until_running(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
 
 /// The updates as short lines, to compare their order; without the
 /// commands announced once per session (`the_compact_command_...` sees
-/// them).
+/// them) and the title a session gets once (`a_new_session_gets_...`
+/// sees it).
 fn outline(seen: &[Seen]) -> Vec<String> {
     seen.iter()
         .filter(|item| {
             !matches!(
                 item,
-                Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_))
+                Seen::Update(
+                    _,
+                    SessionUpdate::AvailableCommandsUpdate(_) | SessionUpdate::SessionInfoUpdate(_)
+                )
             )
         })
         .map(|item| match item {

@@ -4,6 +4,7 @@
 
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, CloseSessionRequest, LoadSessionRequest, Meta, ResumeSessionRequest,
+    SessionInfoUpdate,
 };
 
 use super::*;
@@ -367,4 +368,46 @@ async fn without_a_known_window_no_usage_is_sent() {
         })
         .await;
     assert_eq!(usages(&seen), [], "{seen:?}");
+}
+
+/// The `session_info_update`s among `updates`.
+fn infos(updates: &[SessionUpdate]) -> Vec<SessionInfoUpdate> {
+    updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::SessionInfoUpdate(info) => Some(info.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_new_session_gets_its_title_after_its_first_prompt() {
+    let fixture = fixture(
+        "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+        "",
+        &[],
+    );
+    let (first, second) = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            prompt(&cx, &session, "\n  Fix the build.\nThen test.").await?;
+            let first = updates_of(drain(rx));
+            prompt(&cx, &session, "And again.").await?;
+            Ok((first, updates_of(drain(rx))))
+        })
+        .await;
+    // The store's title: the first prompt's first line, before the answer
+    // (after the commands, announced with the session).
+    let turn = first
+        .iter()
+        .find(|update| !matches!(update, SessionUpdate::AvailableCommandsUpdate(_)));
+    assert_eq!(
+        turn,
+        Some(&SessionUpdate::SessionInfoUpdate(
+            SessionInfoUpdate::new().title("Fix the build.")
+        )),
+        "{first:?}"
+    );
+    assert_eq!(infos(&first).len(), 1, "{first:?}");
+    assert_eq!(infos(&second), [], "a title is given once: {second:?}");
 }

@@ -49,6 +49,11 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
     })
     .await;
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::Plan(_))));
+    assert!(
+        live.iter()
+            .any(|u| matches!(u, SessionUpdate::SessionInfoUpdate(_))),
+        "the session got its title: {live:?}"
+    );
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::ToolCall(_))));
     assert!(
         live.iter()
