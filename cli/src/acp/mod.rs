@@ -162,7 +162,7 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(load.load_session(request, &cx))
+                    load.load_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -174,7 +174,7 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(resume.resume_session(request, &cx))
+                    resume.resume_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
