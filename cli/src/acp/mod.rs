@@ -497,7 +497,8 @@ impl Server {
     }
 
     /// The updates of a turn of `session`; they send its title once its
-    /// prompt gives it one, if the store has none yet.
+    /// prompt gives it one, if the store has none yet, and record the
+    /// files its calls change, if it is recorded.
     fn turn_updates(
         &self,
         session: &Session,
@@ -519,6 +520,14 @@ impl Server {
         if let Some(store) = untitled {
             updates.title_from(store.clone());
         }
+        let sessions = self.inner.sessions.lock();
+        let recorded = sessions
+            .get(session.id())
+            .and_then(|slot| slot.recorded.as_ref());
+        if let Some(recorded) = recorded {
+            updates.record_changes(Arc::clone(&recorded.writer));
+        }
+        drop(sessions);
         updates
     }
 

@@ -104,6 +104,7 @@ impl Server {
         );
         if let Some(recording) = self.store() {
             updates.title_from(recording.store().clone());
+            updates.replay_changes(recorded_changes(recording, &id));
         }
         updates.replay(&history);
         // The store keeps no API counts: the context is counted now.
@@ -414,6 +415,24 @@ impl Server {
         );
         Ok(history)
     }
+}
+
+/// The files the calls of session `id` changed, as recorded; none when
+/// the store fails to read them, which is said on stderr (stdout is the
+/// protocol's) and leaves the diffs out of the replay.
+fn recorded_changes(
+    recording: &Recording,
+    id: &SessionId,
+) -> std::collections::BTreeMap<String, Vec<dsh_session_store::RecordedChange>> {
+    recording
+        .store()
+        .changes(id.as_str())
+        .unwrap_or_else(|error| {
+            let problem = dsh_deployment::host::store::problem(error)
+                .help("the replay of the session shows no diffs");
+            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+            Default::default()
+        })
 }
 
 /// The error for an unknown session: the protocol's, naming it.

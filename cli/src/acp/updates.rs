@@ -12,7 +12,7 @@
 //! else as the output so far, in the call's content, at most
 //! [`LIVE_TAIL_BYTES`] of it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdate, ToolCallUpdateFields,
 };
 use dsh_agent_loop::{CompactionReport, Event, SessionId, StepResponse, ToolCall};
-use dsh_session_store::Store;
+use dsh_session_store::{RecordedChange, SessionWriter, Store};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{
     CommandExit, CommandOutput, CommandReport, FileChange, ToolCallContext, ToolKind, ToolRegistry,
@@ -35,6 +35,9 @@ use serde_json::json;
 /// How much of a running command's output the content of its call shows
 /// when the client has no terminal: the last bytes, whole characters.
 pub(super) const LIVE_TAIL_BYTES: usize = 16 * 1024;
+
+/// The unchanged lines a file's diff shows around what changed.
+const DIFF_CONTEXT_LINES: usize = 3;
 
 /// What a call's content says above the output when earlier output was
 /// left out.
@@ -70,6 +73,11 @@ struct Inner {
     /// Where the session's title is read once a prompt gives it one, until
     /// it is sent: the store, which makes it of the first prompt.
     title: Mutex<Option<Store>>,
+    /// Where the files the calls change are recorded as shown, for a load
+    /// to show them again: the session's writer, when it is recorded.
+    changes: Mutex<Option<Arc<SessionWriter>>>,
+    /// On a replay: the files each call changed, as recorded, by call.
+    recorded_changes: Mutex<BTreeMap<String, Vec<RecordedChange>>>,
 }
 
 impl Updates {
@@ -93,6 +101,8 @@ impl Updates {
                 terminal,
                 output: Mutex::new(HashMap::new()),
                 title: Mutex::new(None),
+                changes: Mutex::new(None),
+                recorded_changes: Mutex::new(BTreeMap::new()),
             }),
         }
     }
@@ -119,6 +129,17 @@ impl Updates {
             Err(_) => {}
         }
         *awaited = None;
+    }
+
+    /// Records the files the calls change, as shown, with `writer`.
+    pub(super) fn record_changes(&self, writer: Arc<SessionWriter>) {
+        *self.inner.changes.lock() = Some(writer);
+    }
+
+    /// The files each call changed, as recorded, for the
+    /// [`replay`](Self::replay).
+    pub(super) fn replay_changes(&self, changes: BTreeMap<String, Vec<RecordedChange>>) {
+        *self.inner.recorded_changes.lock() = changes;
     }
 
     /// Whether `session` is the one these updates are for.
@@ -206,6 +227,10 @@ impl Updates {
                     let call = self.inner.calls.lock().get(call_id).cloned();
                     if let Some(call) = call.filter(|_| !event.never_ran()) {
                         self.started(&call);
+                        let changes = self.inner.recorded_changes.lock().remove(call_id);
+                        for change in changes.iter().flatten() {
+                            self.show_change(call_id, change);
+                        }
                         self.replay_output(&call, event);
                     }
                     self.event(&session, event);
@@ -258,9 +283,30 @@ impl Updates {
         }
     }
 
-    /// A call of this session changed a file: the diff, and where the
-    /// change starts, so the editor can show and follow it.
+    /// A call of this session changed a file: the diff of the changed
+    /// region, and where the change starts, so the editor can show and
+    /// follow it; recorded as shown, when the session is, so a load shows
+    /// it again.
     pub(super) fn changed(&self, call_id: &str, change: &FileChange) {
+        let shown = region_of(change);
+        if let Some(writer) = self.inner.changes.lock().as_ref()
+            && let Err(error) = writer.record_change(call_id, &shown)
+        {
+            // stdout is the protocol's.
+            let problem = dsh_deployment::Problem::new(format!(
+                "the change of `{}` by call `{call_id}` was not recorded, and a load \
+                 will not show it: {error}",
+                shown.path.display()
+            ))
+            .warning();
+            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+        }
+        self.show_change(call_id, &shown);
+    }
+
+    /// Shows a change of a file by call `call_id`, after the ones it made
+    /// before: the diffs so far, and where this one starts.
+    fn show_change(&self, call_id: &str, change: &RecordedChange) {
         let diff = ToolCallContent::from(
             Diff::new(change.path.clone(), change.new_text.clone())
                 .old_text(change.old_text.clone()),
@@ -271,7 +317,7 @@ impl Updates {
             diffs.push(diff);
             diffs.clone()
         };
-        let location = ToolCallLocation::new(change.path.clone()).line(change.first_changed_line);
+        let location = ToolCallLocation::new(change.path.clone()).line(change.line);
         let fields = ToolCallUpdateFields::new()
             .content(content)
             .locations(vec![location]);
@@ -444,6 +490,32 @@ pub(super) struct Shown {
     /// The places the call is about, absolute.
     pub(super) locations: Vec<ToolCallLocation>,
     pub(super) input: serde_json::Value,
+}
+
+/// The region of a change an editor is shown: the lines that differ, with
+/// up to [`DIFF_CONTEXT_LINES`] unchanged lines around them, before and
+/// after; a new file whole. A region, not the whole file, since it is
+/// recorded with the session for a load to show again.
+fn region_of(change: &FileChange) -> RecordedChange {
+    let (path, line) = (change.path.clone(), change.first_changed_line);
+    let Some(old) = &change.old_text else {
+        return RecordedChange::new(path, None, change.new_text.clone(), line);
+    };
+    let old: Vec<&str> = old.split_inclusive('\n').collect();
+    let new: Vec<&str> = change.new_text.split_inclusive('\n').collect();
+    let same_start = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let same_end = (old.iter().rev().zip(new.iter().rev()))
+        .take(old.len().min(new.len()) - same_start)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let start = same_start.saturating_sub(DIFF_CONTEXT_LINES);
+    let end = |lines: &[&str]| (lines.len() - same_end + DIFF_CONTEXT_LINES).min(lines.len());
+    RecordedChange::new(
+        path,
+        Some(old[start..end(&old)].concat()),
+        new[start..end(&new)].concat(),
+        line,
+    )
 }
 
 /// A call's terminal, named by the call's id, as content.
