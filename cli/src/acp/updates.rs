@@ -579,3 +579,53 @@ fn acp_kind(kind: ToolKind) -> schema::ToolKind {
         _ => schema::ToolKind::Other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The region (before, after) shown of a change of `old` to `new`.
+    fn region(old: Option<&str>, new: &str) -> (Option<String>, String) {
+        let change = FileChange {
+            path: PathBuf::from("/p/a.txt"),
+            old_text: old.map(str::to_owned),
+            new_text: new.to_owned(),
+            first_changed_line: 1,
+        };
+        let shown = region_of(&change);
+        (shown.old_text, shown.new_text)
+    }
+
+    fn numbered(lines: std::ops::RangeInclusive<u32>) -> String {
+        lines.map(|n| format!("{n}\n")).collect()
+    }
+
+    #[test]
+    fn a_region_is_the_changed_lines_with_three_around_them() {
+        let old = numbered(1..=12);
+        // A line replaced in the middle.
+        let new = old.replace("6\n", "six\n");
+        assert_eq!(
+            region(Some(&old), &new),
+            (Some(numbered(3..=9)), "3\n4\n5\nsix\n7\n8\n9\n".to_owned())
+        );
+        // Lines removed at the end, none after them to show.
+        assert_eq!(
+            region(Some(&old), &numbered(1..=10)),
+            (Some(numbered(8..=12)), numbered(8..=10))
+        );
+        // A line added at the start, none before it.
+        let added = format!("0\n{old}");
+        assert_eq!(
+            region(Some(&old), &added),
+            (Some(numbered(1..=3)), format!("0\n{}", numbered(1..=3)))
+        );
+        // A last line without its newline, changed.
+        assert_eq!(
+            region(Some("a\nb"), "a\nc"),
+            (Some("a\nb".to_owned()), "a\nc".to_owned())
+        );
+        // A new file, whole.
+        assert_eq!(region(None, &old), (None, old.clone()));
+    }
+}
