@@ -162,7 +162,7 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(load.load_session(request, &cx))
+                    load.load_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -174,7 +174,7 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(resume.resume_session(request, &cx))
+                    resume.resume_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -439,14 +439,7 @@ impl Server {
             .agent_for(steering.mode, &steering.model)
             .map_err(|message| Error::new(ErrorCode::INTERNAL_ERROR, message))?;
         let acp_id = schema::SessionId::new(session.id().to_string());
-        let updates = Updates::new(
-            session.id().clone(),
-            acp_id.clone(),
-            self.inner.agent_loop.tools().clone(),
-            session.cwd(),
-            self.client_terminal(),
-            cx.clone(),
-        );
+        let updates = self.turn_updates(&session, &acp_id, cx);
         let files = SessionFiles::new(
             &self.inner.client_fs.lock(),
             roots,
@@ -454,12 +447,7 @@ impl Server {
             updates.clone(),
             cx.clone(),
         );
-        let (events, text, progress, said) = (
-            updates.clone(),
-            updates.clone(),
-            updates.clone(),
-            updates.clone(),
-        );
+        let [events, text, progress, said, answered] = std::array::from_fn(|_| updates.clone());
         let policy = self.inner.host.approval_policy();
         let approval = AskTheClient::new(acp_id, policy, &steering, updates, cx.clone());
         let agent_loop = self
@@ -468,6 +456,7 @@ impl Server {
             .clone()
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
+            .on_response(move |response| answered.answered(response))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
             .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
@@ -505,6 +494,41 @@ impl Server {
         };
         self.give_back(session);
         stop_reason(result, cancel)
+    }
+
+    /// The updates of a turn of `session`; they send its title once its
+    /// prompt gives it one, if the store has none yet, and record the
+    /// files its calls change, if it is recorded.
+    fn turn_updates(
+        &self,
+        session: &Session,
+        acp_id: &schema::SessionId,
+        cx: &ConnectionTo<Client>,
+    ) -> Updates {
+        let updates = Updates::new(
+            session.id().clone(),
+            acp_id.clone(),
+            self.inner.agent_loop.tools().clone(),
+            session.cwd(),
+            self.client_terminal(),
+            cx.clone(),
+        );
+        let store = self.store().map(Recording::store);
+        let untitled = store.filter(|store| {
+            (store.info(session.id().as_str())).is_ok_and(|info| info.title.is_empty())
+        });
+        if let Some(store) = untitled {
+            updates.title_from(store.clone());
+        }
+        let sessions = self.inner.sessions.lock();
+        let recorded = sessions
+            .get(session.id())
+            .and_then(|slot| slot.recorded.as_ref());
+        if let Some(recorded) = recorded {
+            updates.record_changes(Arc::clone(&recorded.writer));
+        }
+        drop(sessions);
+        updates
     }
 
     /// Puts `session` back in its slot after a turn, and says what the

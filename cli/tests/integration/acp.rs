@@ -42,6 +42,10 @@ enum Answer {
     AllowAlways,
 }
 
+/// The tables of a scripted model with a 100 000-token window, whose
+/// responses are followed by `usage_update`s.
+const WINDOWED: &str = "context_window = 100000\n[sessions]\npath = \"sessions.db\"\n";
+
 /// A deployment in `dir`: scripted `answers`, one agent with `tools`, and
 /// any extra `tables`.
 fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {
@@ -234,13 +238,17 @@ async fn until_running(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
 
 /// The updates as short lines, to compare their order; without the
 /// commands announced once per session (`the_compact_command_...` sees
-/// them).
+/// them) and the title a session gets once (`a_new_session_gets_...`
+/// sees it).
 fn outline(seen: &[Seen]) -> Vec<String> {
     seen.iter()
         .filter(|item| {
             !matches!(
                 item,
-                Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_))
+                Seen::Update(
+                    _,
+                    SessionUpdate::AvailableCommandsUpdate(_) | SessionUpdate::SessionInfoUpdate(_)
+                )
             )
         })
         .map(|item| match item {
