@@ -37,6 +37,10 @@ pub struct AgentOptions {
     /// and how it behaves. Empty renders nothing.
     #[serde(default)]
     pub persona: String,
+    /// How much the model reasons before it answers, where its API takes
+    /// a level (OpenAI's `reasoning_effort`); `None`: the API's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 impl AgentOptions {
@@ -45,6 +49,7 @@ impl AgentOptions {
         Self {
             model: model.into(),
             persona: String::new(),
+            effort: None,
         }
     }
 
@@ -106,6 +111,13 @@ impl Agent {
             facts: Extensions::new(),
             tool_facts: Extensions::new(),
         }))
+    }
+
+    /// The agent reasoning at `effort` (its model's API's level), or at the
+    /// API's default with `None`.
+    pub fn with_effort(mut self, effort: Option<String>) -> Self {
+        Arc::make_mut(&mut self.0).options.effort = effort;
+        self
     }
 
     /// Attaches `fact`, a value of a type its owner defines (the sandbox

@@ -468,6 +468,7 @@ impl AgentLoop {
             // Not the session's cache: this prefix is the instruction's,
             // and sharing the key would only crowd the session's own.
             session: None,
+            effort: agent.options().effort.clone(),
         };
         let answer = match self.ask(step, &request, &|_| {}, cancel).await {
             Ok(answer) => answer,

@@ -29,6 +29,11 @@ pub struct ModelRequest {
     /// `prompt_cache_key`); it is never part of what the model reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionId>,
+    /// How much the model reasons before it answers, where its API takes
+    /// a level (OpenAI's `reasoning_effort`: `low`, `medium`, `high`);
+    /// `None`: the API's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 /// A model's answer to one request.

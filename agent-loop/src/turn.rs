@@ -482,6 +482,7 @@ impl AgentLoop {
             tools: assembly.tools.clone(),
             messages,
             session: Some(session.id().clone()),
+            effort: agent.options().effort.clone(),
         };
         Ok((assembly, request))
     }

@@ -81,6 +81,11 @@ pub enum AdapterConfig<S = String> {
         /// picker, `dsh run --model`, `/model`); `model`, when set, is the
         /// default. Default: `model` alone.
         models: Option<Vec<S>>,
+        /// The reasoning efforts a person may pick for a session (an
+        /// editor's `thought_level` picker), as the API names them
+        /// (`reasoning_effort`: `"low"`, `"medium"`, `"high"`); the first
+        /// is the default. Default: none, and no picker.
+        efforts: Option<Vec<S>>,
         /// The environment variable that holds the API key; without it
         /// no key is sent (a local server).
         api_key_env: Option<S>,
@@ -191,6 +196,15 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             Self::OpenAi { models, .. }
             | Self::Anthropic { models, .. }
             | Self::Scripted { models, .. } => models.as_deref().unwrap_or_default(),
+        }
+    }
+
+    /// The reasoning efforts a person may pick (`efforts`, OpenAI's
+    /// `reasoning_effort`), as written; none for the other APIs.
+    pub fn efforts(&self) -> &[S] {
+        match self {
+            Self::OpenAi { efforts, .. } => efforts.as_deref().unwrap_or_default(),
+            Self::Anthropic { .. } | Self::Scripted { .. } => &[],
         }
     }
 
@@ -629,6 +643,7 @@ mod tests {
                 "base_url",
                 "model",
                 "models",
+                "efforts",
                 "api_key_env",
                 "timeout_ms",
                 "tokenizer",

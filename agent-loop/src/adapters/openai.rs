@@ -306,6 +306,9 @@ mod wire {
         /// The session's id, so its requests reach the same prompt cache.
         #[serde(skip_serializing_if = "Option::is_none")]
         prompt_cache_key: Option<&'a SessionId>,
+        /// How much a reasoning model reasons: the session's pick.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_effort: Option<&'a str>,
     }
 
     #[derive(Serialize)]
@@ -439,6 +442,7 @@ mod wire {
                 include_usage: true,
             },
             prompt_cache_key,
+            reasoning_effort: request.effort.as_deref(),
         }
     }
 

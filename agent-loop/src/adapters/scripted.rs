@@ -256,6 +256,7 @@ mod tests {
             tools: Vec::new(),
             messages: Vec::new(),
             session: None,
+            effort: None,
         }
     }
 

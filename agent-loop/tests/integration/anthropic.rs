@@ -172,6 +172,7 @@ fn request(text: &str) -> ModelRequest {
         tools: Vec::new(),
         messages: vec![Message::User { text: text.into() }],
         session: None,
+        effort: None,
     }
 }
 

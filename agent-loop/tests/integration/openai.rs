@@ -167,6 +167,7 @@ fn request(system: Option<&str>, text: &str) -> ModelRequest {
         tools: Vec::new(),
         messages: vec![Message::User { text: text.into() }],
         session: None,
+        effort: None,
     }
 }
 

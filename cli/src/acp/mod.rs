@@ -436,7 +436,7 @@ impl Server {
         cx: &ConnectionTo<Client>,
     ) -> Result<StopReason, Error> {
         let agent = (self.inner.host)
-            .agent_for(steering.mode, &steering.model)
+            .agent_for(steering.mode, &steering.model, steering.effort.as_deref())
             .map_err(|message| Error::new(ErrorCode::INTERNAL_ERROR, message))?;
         let acp_id = schema::SessionId::new(session.id().to_string());
         let updates = self.turn_updates(&session, &acp_id, cx);

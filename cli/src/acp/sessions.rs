@@ -198,7 +198,7 @@ impl Server {
         let session = slot.session.as_ref()?;
         let steering = &slot.steering;
         let agent = (self.inner.host)
-            .agent_for(steering.mode, &steering.model)
+            .agent_for(steering.mode, &steering.model, steering.effort.as_deref())
             .ok()?;
         let used = self.inner.agent_loop.context_tokens(&agent, session)?;
         Some((used, agent.budget().window()))

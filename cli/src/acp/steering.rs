@@ -26,11 +26,16 @@ pub(super) const MODE_OPTION: &str = "mode";
 /// The id of the model config option.
 pub(super) const MODEL_OPTION: &str = "model";
 
+/// The id of the reasoning effort config option.
+pub(super) const EFFORT_OPTION: &str = "effort";
+
 /// One session's steering: its mode, its model, its remembered answers.
 #[derive(Debug, Clone)]
 pub(super) struct Steering {
     pub(super) mode: &'static Mode,
     pub(super) model: String,
+    /// The reasoning effort, where the deployment offers some.
+    pub(super) effort: Option<String>,
     /// What the person answered "always" to, shared with the session's
     /// approval.
     pub(super) remembered: Arc<Mutex<Remembered>>,
@@ -40,6 +45,7 @@ pub(super) struct Steering {
 /// scope.
 const MODE_KEY: &str = "mode";
 const MODEL_KEY: &str = "model";
+const EFFORT_KEY: &str = "effort";
 const ALWAYS_PREFIX: &str = "always:";
 
 impl Steering {
@@ -50,6 +56,7 @@ impl Steering {
         Self {
             mode: host.start_mode(),
             model: host.loop_agent().model().to_owned(),
+            effort: host.efforts().into_iter().next(),
             remembered: Arc::new(Mutex::new(Remembered {
                 writer,
                 ..Remembered::default()
@@ -70,9 +77,16 @@ impl Steering {
             steering.mode = mode;
         }
         if let Some(model) = settings.get(MODEL_KEY)
-            && host.agent_for(steering.mode, model).is_ok()
+            && host.agent_for(steering.mode, model, None).is_ok()
         {
             steering.model = model.clone();
+        }
+        if let Some(effort) = settings.get(EFFORT_KEY)
+            && host
+                .agent_for(steering.mode, &steering.model, Some(effort))
+                .is_ok()
+        {
+            steering.effort = Some(effort.clone());
         }
         let mut remembered = steering.remembered.lock();
         for (key, value) in settings {
@@ -112,7 +126,7 @@ impl Steering {
             .into_iter()
             .map(|model| SessionConfigSelectOption::new(model.clone(), model))
             .collect();
-        vec![
+        let mut options = vec![
             SessionConfigOption::select(MODE_OPTION, "Mode", self.mode.id, modes)
                 .description(
                     "How much the agent may do: its sandbox, and which calls ask first".to_owned(),
@@ -120,7 +134,17 @@ impl Steering {
                 .category(SessionConfigOptionCategory::Mode),
             SessionConfigOption::select(MODEL_OPTION, "Model", self.model.clone(), models)
                 .category(SessionConfigOptionCategory::Model),
-        ]
+        ];
+        if let Some(effort) = &self.effort {
+            let efforts: Vec<SessionConfigSelectOption> = (host.efforts().into_iter())
+                .map(|effort| SessionConfigSelectOption::new(effort.clone(), effort))
+                .collect();
+            options.push(
+                SessionConfigOption::select(EFFORT_OPTION, "Reasoning", effort.clone(), efforts)
+                    .category(SessionConfigOptionCategory::ThoughtLevel),
+            );
+        }
+        options
     }
 
     /// Sets option `option` to `value`; `Err` is the request's error.
@@ -132,14 +156,20 @@ impl Steering {
                 self.remembered.lock().record(MODE_KEY, value);
             }
             MODEL_OPTION => {
-                host.agent_for(self.mode, value).map_err(invalid)?;
+                host.agent_for(self.mode, value, None).map_err(invalid)?;
                 self.model = value.to_owned();
                 self.remembered.lock().record(MODEL_KEY, value);
             }
+            EFFORT_OPTION => {
+                host.agent_for(self.mode, &self.model, Some(value))
+                    .map_err(invalid)?;
+                self.effort = Some(value.to_owned());
+                self.remembered.lock().record(EFFORT_KEY, value);
+            }
             other => {
                 return Err(invalid(format!(
-                    "`{other}` is no config option of dsh; the options are `{MODE_OPTION}` \
-                     and `{MODEL_OPTION}`"
+                    "`{other}` is no config option of dsh; the options are `{MODE_OPTION}`, \
+                     `{MODEL_OPTION}` and, where the deployment offers efforts, `{EFFORT_OPTION}`"
                 )));
             }
         }

@@ -40,7 +40,10 @@ impl Chat<'_> {
     /// Switches the session to `mode` and `model`: its agent, and which
     /// calls ask first. `Err` says why not.
     pub(crate) fn steer(&mut self, mode: &'static Mode, model: &str) -> Result<(), Problem> {
-        self.agent = self.host.agent_for(mode, model).map_err(Problem::new)?;
+        let effort = self.host.efforts().into_iter().next();
+        self.agent = (self.host)
+            .agent_for(mode, model, effort.as_deref())
+            .map_err(Problem::new)?;
         self.approval.set_asking(mode.asking);
         (self.mode, self.model) = (mode, model.to_owned());
         Ok(())

@@ -1229,3 +1229,50 @@ async fn an_image_prompt_reaches_an_openai_compatible_server_as_an_image_part() 
         "{messages:?}"
     );
 }
+
+#[tokio::test]
+async fn the_effort_picked_is_the_requests_reasoning_effort() {
+    use agent_client_protocol::v1::schema::{
+        SessionConfigOptionCategory as Category, SetSessionConfigOptionRequest,
+    };
+    let received = Received::default();
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(answer_briefly))
+        .with_state(received.clone());
+    let base_url = common::serve(app);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("project");
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.openai]\nbase_url = {base_url:?}\nmodel = \"local\"\n\
+             efforts = [\"low\", \"high\"]\n[sessions]\nenabled = false\n\
+             [[agents]]\nid = \"thinker\"\npersona = \"You think.\"\n"
+        ),
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let options = with_dsh(&config, &recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let response = cx
+            .send_request(NewSessionRequest::new(project.path()))
+            .block_task()
+            .await?;
+        let session = response.session_id;
+        prompt(&cx, &session, "one").await?;
+        let set = SetSessionConfigOptionRequest::new(session.clone(), "effort", "high");
+        let options = cx.send_request(set).block_task().await?.config_options;
+        prompt(&cx, &session, "two").await?;
+        Ok(options)
+    })
+    .await;
+    assert_eq!(
+        option_of(&options, Category::ThoughtLevel),
+        ("effort".to_owned(), "high".to_owned())
+    );
+    let received = received.lock().expect("received");
+    assert_eq!(
+        received[0]["reasoning_effort"], "low",
+        "the first is the default"
+    );
+    assert_eq!(received[1]["reasoning_effort"], "high");
+}

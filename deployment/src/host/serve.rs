@@ -144,12 +144,43 @@ impl Host {
         models
     }
 
-    /// The agent a session switched to `mode` and `model` runs: `model`
-    /// is its `<<model>>` and what requests name; a mode other than the
-    /// one sessions start in confines its tools by the mode's sandbox and
-    /// is said at the conversation's tail, its system prompt unchanged.
-    /// `Err` says the model is not one of [`models`](Self::models).
-    pub fn agent_for(&self, mode: &'static Mode, model: &str) -> Result<Agent, String> {
+    /// The reasoning efforts a person may pick for a session
+    /// (`[adapter.openai] efforts`, the first the default); none where the
+    /// API has no such level.
+    pub fn efforts(&self) -> Vec<String> {
+        (self.deployment.adapter.efforts().iter())
+            .map(|effort| effort.get_ref().clone())
+            .collect()
+    }
+
+    /// The agent a session switched to `mode`, `model` and `effort` runs:
+    /// `model` is its `<<model>>` and what requests name; `effort`, one of
+    /// [`efforts`](Self::efforts), how much it reasons; a mode other than
+    /// the one sessions start in confines its tools by the mode's sandbox
+    /// and is said at the conversation's tail, its system prompt
+    /// unchanged. `Err` says the model or the effort is not one there is.
+    pub fn agent_for(
+        &self,
+        mode: &'static Mode,
+        model: &str,
+        effort: Option<&str>,
+    ) -> Result<Agent, String> {
+        let efforts = self.efforts();
+        if let Some(effort) = effort
+            && !efforts.iter().any(|known| known == effort)
+        {
+            return Err(if efforts.is_empty() {
+                format!(
+                    "`{effort}` cannot be picked: the deployment offers no reasoning efforts \
+                     (`[adapter.openai] efforts` lists them)"
+                )
+            } else {
+                format!(
+                    "`{effort}` is no effort of this deployment; the efforts are {}",
+                    efforts.join(", ")
+                )
+            });
+        }
         let models = self.models();
         if !models.iter().any(|known| known == model) {
             return Err(format!(
@@ -169,7 +200,7 @@ impl Host {
             let sandbox = self.runtime.sandbox().in_mode(mode.sandbox);
             agent = agent.with_tool_fact(sandbox).with_fact(ModeSwitch(mode));
         }
-        Ok(agent)
+        Ok(agent.with_effort(effort.map(str::to_owned)))
     }
 
     /// What needs a person's yes before it runs: the tables that ask, and

@@ -677,6 +677,7 @@ mod tests {
             ],
             messages,
             session: None,
+            effort: None,
         }
     }
 
