@@ -1,21 +1,83 @@
 //! The session's slash commands, as ACP announces them
-//! (`available_commands_update`, right after `session/new`): the host's
-//! list ([`SLASH_COMMANDS`]), which also reads a prompt's text.
+//! (`available_commands_update`, right after `session/new`, and again
+//! when a server's prompts change): the host's list
+//! ([`Commands::listed`]: the built-in commands, then the prompts of the
+//! MCP servers the session sees), which also reads a prompt's text.
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    self, AvailableCommand, AvailableCommandsUpdate, SessionNotification, SessionUpdate,
+    self, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionNotification,
+    SessionUpdate, UnstructuredCommandInput,
 };
-use dsh_deployment::host::SLASH_COMMANDS;
+use std::borrow::Cow;
 
-/// Tells the client which commands the session takes.
-pub(super) fn announce(cx: &ConnectionTo<Client>, session: schema::SessionId) {
-    let commands = SLASH_COMMANDS
-        .iter()
-        .map(|command| AvailableCommand::new(command.name(), command.description()))
+use dsh_agent_loop::SessionId;
+use dsh_deployment::host::{Commands, Input, SlashCommand};
+use dsh_tool_mcp::McpServers;
+
+use super::updates::Updates;
+
+/// Tells the client which commands session `session` takes, its servers
+/// among `servers`.
+pub(super) fn announce(
+    cx: &ConnectionTo<Client>,
+    servers: &McpServers,
+    session: schema::SessionId,
+) {
+    let commands = Commands::of(servers, &session.0)
+        .listed()
+        .into_iter()
+        .map(|command| {
+            let listed = AvailableCommand::new(command.name, command.description);
+            match command.hint {
+                Some(hint) => listed.input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new(hint),
+                )),
+                None => listed,
+            }
+        })
         .collect();
     let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
     // The connection is gone only when the client is: nothing to tell.
     let _ = cx.send_notification(SessionNotification::new(session, update));
+}
+
+/// What a prompt's text asks of the session.
+pub(super) enum Read<'a> {
+    /// A built-in command, with its argument.
+    Command(SlashCommand, &'a str),
+    /// A turn with this text: the prompt's own, or the text of the
+    /// server's prompt it runs.
+    Turn(Cow<'a, str>),
+    /// No turn: a server's prompt that cannot run, and why, has been
+    /// said instead.
+    Said,
+}
+
+/// Reads `input`, a prompt's text in session `session`, by the host's
+/// commands ([`Commands::parse`]); a server's prompt is got from its
+/// server, and when it cannot be, why is said through `said`.
+pub(super) async fn read<'a>(
+    servers: &McpServers,
+    session: &SessionId,
+    input: &'a str,
+    said: &Updates,
+) -> Read<'a> {
+    match Commands::of(servers, session.as_str()).parse(input) {
+        Input::Command(command, argument) => Read::Command(command, argument),
+        Input::ServerPrompt(call) => match call.text(servers, session.as_str()).await {
+            Ok(text) => Read::Turn(Cow::Owned(text)),
+            Err(error) => {
+                said.say(&error.to_string());
+                Read::Said
+            }
+        },
+        Input::Invalid(error) => {
+            said.say(&error.to_string());
+            Read::Said
+        }
+        // An empty prompt is the client's to send: a turn.
+        Input::Empty | Input::Prompt(_) => Read::Turn(Cow::Borrowed(input)),
+    }
 }

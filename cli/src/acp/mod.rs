@@ -38,7 +38,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
 use dsh_agent_loop::{AgentLoop, FinishReason, Session, SessionId, TurnError};
-use dsh_deployment::host::{Host, Input, SlashCommand, attach, parse_input};
+use dsh_deployment::host::{Host, SlashCommand, attach};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -46,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use self::mcp::AcpMcp;
 
 use self::approval::AskTheClient;
+use self::commands::Read;
 use self::fs::SessionFiles;
 use self::steering::{MODE_OPTION, Steering};
 use self::updates::Updates;
@@ -276,7 +277,7 @@ impl Server {
             let id = opened.as_ref().ok().map(|new| new.session_id.clone());
             responder.respond_with_result(opened)?;
             if let Some(id) = id {
-                commands::announce(&cx, id);
+                commands::announce(&cx, &self.inner.mcp.servers, id);
             }
             return Ok(());
         }
@@ -294,7 +295,7 @@ impl Server {
             let announced = opened.as_ref().ok().map(|new| new.session_id.clone());
             responder.respond_with_result(opened)?;
             if let Some(announced) = announced {
-                commands::announce(&cx, announced);
+                commands::announce(&cx, &mcp.servers, announced);
             }
             if said {
                 let notification = schema::SessionNotification::new(
@@ -476,21 +477,22 @@ impl Server {
             let agent = &agent;
             let session = &mut session;
             let turn = async {
-                match parse_input(input) {
-                    Input::Command(SlashCommand::Compact, _) => {
+                match commands::read(&self.inner.mcp.servers, session.id(), input, &said).await {
+                    Read::Command(SlashCommand::Compact, _) => {
                         let report = agent_loop.compact(agent, session, cancel).await?;
                         if report.is_none() {
                             said.say("nothing to compact");
                         }
                         Ok(FinishReason::Stop)
                     }
-                    Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
+                    Read::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
                         said.say(&self.steer_by_command(session.id(), command, value, cx));
                         Ok(FinishReason::Stop)
                     }
+                    Read::Said => Ok(FinishReason::Stop),
                     // An empty prompt is the client's to send: a turn.
-                    Input::Empty | Input::Prompt(_) => agent_loop
-                        .run_turn(agent, session, input, cancel)
+                    Read::Turn(text) => agent_loop
+                        .run_turn(agent, session, text, cancel)
                         .await
                         .map(|summary| summary.finish),
                 }

@@ -8,7 +8,7 @@ use dsh_agent_loop::{AgentLoop, FinishReason, TurnError};
 use dsh_deployment::Problem;
 use dsh_deployment::host::modes::{self, MODES, Mode};
 use dsh_deployment::host::signals::EndingSignals;
-use dsh_deployment::host::{Host, Input, SlashCommand, parse_input};
+use dsh_deployment::host::{Commands, Host, Input, SlashCommand};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -125,11 +125,28 @@ impl Chat<'_> {
                     return Err(vec![Problem::new(format!("cannot read stdin: {error}"))]);
                 }
             };
-            let outcome = match parse_input(&line) {
+            let commands = Commands::of(&self.host.runtime.mcp, self.session.id().as_str());
+            let outcome = match commands.parse(&line) {
                 Input::Empty => continue,
                 Input::Command(SlashCommand::Compact, _) => self.compact().await,
                 Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), argument) => {
                     self.command(command, argument);
+                    continue;
+                }
+                Input::ServerPrompt(call) => {
+                    match call
+                        .text(&self.host.runtime.mcp, self.session.id().as_str())
+                        .await
+                    {
+                        Ok(text) => self.turn(&text).await,
+                        Err(error) => {
+                            self.console.problem(&Problem::new(error.to_string()));
+                            continue;
+                        }
+                    }
+                }
+                Input::Invalid(error) => {
+                    self.console.problem(&Problem::new(error.to_string()));
                     continue;
                 }
                 Input::Prompt(prompt) => self.turn(prompt).await,

@@ -139,6 +139,34 @@ impl McpServers {
         Some(server.tool_set().read_only.contains(tool))
     }
 
+    /// The prompts of the servers session `session` (or, `None`, a
+    /// session without servers of its own) sees, by server: the
+    /// session's servers first, then the deployment's; a server without
+    /// the prompts capability is left out.
+    pub fn prompts(&self, session: Option<&str>) -> Vec<(String, Arc<[crate::ServerPrompt]>)> {
+        (self.visible(session, None).into_iter())
+            .filter_map(|server| Some((server.name().to_owned(), server.prompts()?)))
+            .collect()
+    }
+
+    /// The text of prompt `prompt` of server `server`, one of those
+    /// `session` sees, with `arguments` ([`McpServer::get_prompt`]).
+    pub async fn get_prompt(
+        &self,
+        session: Option<&str>,
+        server: &str,
+        prompt: &str,
+        arguments: &std::collections::BTreeMap<String, String>,
+    ) -> Result<String, crate::PromptError> {
+        let found = (self.visible(session, None).into_iter()).find(|one| one.name() == server);
+        let Some(found) = found else {
+            return Err(crate::PromptError::UnknownServer {
+                server: server.to_owned(),
+            });
+        };
+        found.get_prompt(prompt, arguments).await
+    }
+
     /// The servers an assembly for `session` with tool list `selection`
     /// sees: the session's, then the deployment's it selects.
     fn visible(
