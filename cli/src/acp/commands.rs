@@ -11,10 +11,12 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, UnstructuredCommandInput,
 };
 use std::borrow::Cow;
+use std::sync::atomic::Ordering;
 
 use dsh_agent_loop::SessionId;
 use dsh_deployment::host::{Commands, Input, SlashCommand};
 use dsh_tool_mcp::McpServers;
+use tokio::sync::broadcast::error::RecvError;
 
 use super::updates::Updates;
 
@@ -79,5 +81,46 @@ pub(super) async fn read<'a>(
         }
         // An empty prompt is the client's to send: a turn.
         Input::Empty | Input::Prompt(_) => Read::Turn(Cow::Borrowed(input)),
+    }
+}
+
+impl super::Server {
+    /// Announces the commands again to each open session that sees a
+    /// server whose prompts changed, as they change, while the
+    /// connection lasts. Started once, at `initialize`.
+    pub(super) fn keep_commands_current(&self, cx: &ConnectionTo<Client>) {
+        if self.inner.commands_kept.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (server, to) = (self.clone(), cx.clone());
+        let mut changes = self.inner.mcp.servers.prompt_changes();
+        // The task ends with the connection; failing to start it leaves
+        // the commands as first announced.
+        let _ = cx.spawn(async move {
+            loop {
+                let changed = match changes.recv().await {
+                    Ok(name) => Some(name),
+                    // Some changes were missed: every session hears again.
+                    Err(RecvError::Lagged(_)) => None,
+                    Err(RecvError::Closed) => return Ok(()),
+                };
+                server.announce_where(&to, changed.as_deref());
+            }
+        });
+    }
+
+    /// Announces the commands of each open session that sees server
+    /// `changed` (every open session, for `None`).
+    fn announce_where(&self, cx: &ConnectionTo<Client>, changed: Option<&str>) {
+        let servers = &self.inner.mcp.servers;
+        let open: Vec<SessionId> = self.inner.sessions.lock().keys().cloned().collect();
+        for id in open {
+            let sees = |name: &str| {
+                (servers.prompts(Some(id.as_str())).iter()).any(|(one, _)| one == name)
+            };
+            if changed.is_none_or(sees) {
+                announce(cx, servers, schema::SessionId::new(id.to_string()));
+            }
+        }
     }
 }

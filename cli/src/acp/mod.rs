@@ -76,6 +76,8 @@ struct Inner {
     /// Whether the client shows running commands as terminals: its
     /// capabilities' `_meta.terminal_output`, from `initialize`.
     client_terminal: AtomicBool,
+    /// Whether the task that announces changed commands runs.
+    commands_kept: AtomicBool,
 }
 
 /// One ACP session.
@@ -111,6 +113,7 @@ impl Server {
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
                 client_terminal: AtomicBool::new(false),
+                commands_kept: AtomicBool::new(false),
             }),
         }
     }
@@ -156,7 +159,8 @@ impl Server {
             .v1()
             .name("dsh")
             .on_receive_request(
-                async move |request: InitializeRequest, responder, _cx| {
+                async move |request: InitializeRequest, responder, cx: ConnectionTo<Client>| {
+                    init.keep_commands_current(&cx);
                     responder.respond(init.initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),

@@ -303,14 +303,20 @@ async fn an_editor_servers_roots_are_the_sessions_directories_and_its_annotation
 async fn an_editor_servers_prompt_is_a_listed_command_that_sends_its_text() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\ntext = \"reviewed\"\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__add_prompt\"\narguments = {}\n\
+        [[answers]]\ntext = \"added\"\n";
     let config = common::scripted_config(
         dir.path(),
-        "[[answers]]\ntext = \"reviewed\"\n",
+        answers,
         "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
     let recorded = dir.path().join("requests.jsonl");
-    let server =
-        McpServer::Stdio(McpServerStdio::new("Docs", SERVER).args(vec!["prompts".to_owned()]));
+    let server = McpServer::Stdio(
+        McpServerStdio::new("Docs", SERVER)
+            .args(vec!["prompts".to_owned(), "prompt-changes".to_owned()]),
+    );
     let (listed, said) = with_dsh(&config, &recorded, async |cx, rx| {
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
             .block_task()
@@ -345,6 +351,15 @@ async fn an_editor_servers_prompt_is_a_listed_command_that_sends_its_text() {
         }
         let stop = prompt(&cx, &session, "/docs:review x.rs").await?;
         assert_eq!(stop, StopReason::EndTurn);
+        // The server adds a prompt: the session hears of it.
+        assert_eq!(prompt(&cx, &session, "add one").await?, StopReason::EndTurn);
+        while let Some((_, update)) = rx.recv().await {
+            if let SessionUpdate::AvailableCommandsUpdate(update) = update
+                && (update.available_commands.iter()).any(|one| one.name == "docs:summarize")
+            {
+                break;
+            }
+        }
         Ok((listed, said))
     })
     .await;
@@ -359,7 +374,7 @@ async fn an_editor_servers_prompt_is_a_listed_command_that_sends_its_text() {
         "{said}"
     );
     let requests = common::recorded_requests(&recorded);
-    assert_eq!(requests.len(), 1);
+    assert_eq!(requests.len(), 3);
     let sent = requests[0]["messages"].to_string();
     assert!(sent.contains("Review x.rs for mistakes."), "{sent}");
     assert!(!sent.contains("/docs:review"), "{sent}");

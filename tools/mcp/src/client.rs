@@ -20,7 +20,9 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ListRootsResult, ProtocolVersion, Root,
     RootsCapabilities,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+
+use crate::prompts::PromptList;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 /// The directories a server may work in, as `roots/list` answers them:
@@ -90,6 +92,8 @@ impl Roots {
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) roots: Roots,
+    /// The server's prompts, listed again when it says they changed.
+    pub(crate) prompts: Arc<PromptList>,
 }
 
 impl ClientHandler for Handler {
@@ -106,6 +110,13 @@ impl ClientHandler for Handler {
         // `initialize` handshake: servers of today reject it.
         config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
+    }
+
+    async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Not here: rmcp may read the next message only once this
+        // returns, and the list's answer is one.
+        let prompts = Arc::clone(&self.prompts);
+        tokio::spawn(async move { prompts.relist(&context.peer).await });
     }
 
     async fn list_roots(

@@ -7,6 +7,9 @@
 //! server for its messages, rendered here as one text.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 
 use rmcp::RoleClient;
 use rmcp::model::{GetPromptResult, PaginatedRequestParams, Prompt};
@@ -98,6 +101,68 @@ fn known_list(known: &[String]) -> String {
     }
     let quoted: Vec<String> = known.iter().map(|name| format!("`{name}`")).collect();
     format!("; it has {}", quoted.join(", "))
+}
+
+/// A server's prompts now, shared by the server, which reads them, and
+/// the connection's handler, which lists them again when the server says
+/// they changed, then tells whoever listens ([`McpServers`](crate::McpServers)).
+#[derive(Debug)]
+pub(crate) struct PromptList {
+    server: String,
+    /// How long a list may take: the server's startup timeout.
+    timeout: std::time::Duration,
+    prompts: RwLock<Option<Arc<[ServerPrompt]>>>,
+    /// One list at a time, in the order the notifications came.
+    listing: tokio::sync::Mutex<()>,
+    /// Told the server's name when its prompts changed.
+    listeners: Mutex<Vec<tokio::sync::broadcast::Sender<String>>>,
+}
+
+impl PromptList {
+    pub(crate) fn new(server: &str, timeout: std::time::Duration) -> Self {
+        Self {
+            server: server.to_owned(),
+            timeout,
+            prompts: RwLock::new(None),
+            listing: tokio::sync::Mutex::new(()),
+            listeners: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn get(&self) -> Option<Arc<[ServerPrompt]>> {
+        self.prompts.read().clone()
+    }
+
+    pub(crate) fn set(&self, prompts: Option<Arc<[ServerPrompt]>>) {
+        *self.prompts.write() = prompts;
+    }
+
+    /// Tells `listener` the server's name whenever its prompts change.
+    pub(crate) fn tell(&self, listener: tokio::sync::broadcast::Sender<String>) {
+        self.listeners.lock().push(listener);
+    }
+
+    /// Lists the prompts again (the server said they changed), then tells
+    /// the listeners; a list that fails or times out leaves them as they
+    /// were, and says so.
+    pub(crate) async fn relist(&self, peer: &Peer<RoleClient>) {
+        let _one_at_a_time = self.listing.lock().await;
+        match tokio::time::timeout(self.timeout, list_prompts(peer)).await {
+            Ok(Ok(prompts)) => self.set(Some(prompts.into())),
+            Ok(Err(error)) => {
+                let said = format!("its prompts changed, but could not be listed again: {error}");
+                return crate::stderr::log(&self.server, &said);
+            }
+            Err(_) => {
+                let said = "its prompts changed, but listing them again timed out";
+                return crate::stderr::log(&self.server, said);
+            }
+        }
+        for listener in self.listeners.lock().iter() {
+            // No receiver now: no one to tell.
+            let _ = listener.send(self.server.clone());
+        }
+    }
 }
 
 /// Every prompt `peer` lists, page after page, at most

@@ -23,7 +23,9 @@ use crate::annotations::Look;
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
-use crate::prompts::{PromptError, ServerPrompt, arguments_object, list_prompts, render_messages};
+use crate::prompts::{
+    PromptError, PromptList, ServerPrompt, arguments_object, list_prompts, render_messages,
+};
 use crate::render::render_result;
 use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
@@ -188,7 +190,7 @@ pub(crate) struct Shared {
     /// Its prompts, as listed at its start and again on
     /// `notifications/prompts/list_changed`; `None` when it has no
     /// prompts capability.
-    pub(crate) prompts: RwLock<Option<Arc<[ServerPrompt]>>>,
+    pub(crate) prompts: Arc<PromptList>,
 }
 
 impl Shared {
@@ -267,7 +269,7 @@ impl McpServer {
             announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
             resources: RwLock::new(None),
-            prompts: RwLock::new(None),
+            prompts: Arc::new(PromptList::new(&config.name, config.startup_timeout)),
         });
         let roots = Roots::new(config.roots());
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
@@ -278,6 +280,7 @@ impl McpServer {
         };
         let handler = Handler {
             roots: roots.clone(),
+            prompts: Arc::clone(&shared.prompts),
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
@@ -290,7 +293,7 @@ impl McpServer {
         let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
         let (resources, prompts) = listed.await.map_err(|_| timeout())?;
         *shared.resources.write() = resources;
-        *shared.prompts.write() = prompts;
+        shared.prompts.set(prompts);
         let tools = tokio::time::timeout_at(deadline, list_tools(peer))
             .await
             .map_err(|_| timeout())?
@@ -361,7 +364,7 @@ impl McpServer {
     /// The server's prompts now (as listed at its start, or since it said
     /// they changed): `None` when it has no prompts capability.
     pub fn prompts(&self) -> Option<Arc<[ServerPrompt]>> {
-        self.shared.prompts.read().clone()
+        self.shared.prompts.get()
     }
 
     /// The text of the server's prompt `prompt` with `arguments`
@@ -456,6 +459,12 @@ impl McpServer {
     /// tool.
     pub(crate) fn look(&self, exposed: &str) -> Option<crate::annotations::Look> {
         self.tool_set().looks.get(exposed).cloned()
+    }
+
+    /// Tells `listener` the server's name whenever it says its prompts
+    /// changed, once they are listed again.
+    pub(crate) fn tell_prompt_changes(&self, listener: tokio::sync::broadcast::Sender<String>) {
+        self.shared.prompts.tell(listener);
     }
 
     /// The directories the server may work in now (`roots/list`).

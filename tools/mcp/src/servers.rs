@@ -32,10 +32,25 @@ pub fn selection_entry(server: &str) -> String {
 /// waterfall listener adds the visible servers' tools and sections) and
 /// lets the [`ToolRegistry`] run their calls. Cheap to clone (clones share
 /// the set).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct McpServers {
     inner: Arc<RwLock<Inner>>,
+    /// The name of each server whose prompts changed, as it changes.
+    prompt_changes: tokio::sync::broadcast::Sender<String>,
 }
+
+impl Default for McpServers {
+    fn default() -> Self {
+        Self {
+            inner: Arc::default(),
+            prompt_changes: tokio::sync::broadcast::channel(PROMPT_CHANGES_KEPT).0,
+        }
+    }
+}
+
+/// How many prompt changes a slow listener may fall behind by before it
+/// is told it missed some (and takes every server's as changed).
+const PROMPT_CHANGES_KEPT: usize = 64;
 
 #[derive(Default)]
 struct Inner {
@@ -64,8 +79,17 @@ impl McpServers {
         .await
     }
 
+    /// The names of the servers whose prompts change, each as it changes
+    /// (`notifications/prompts/list_changed`, once they are listed
+    /// again), from now on; a receiver too slow is told how many it
+    /// missed.
+    pub fn prompt_changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.prompt_changes.subscribe()
+    }
+
     /// Adds a server of the deployment.
     pub fn add(&self, server: McpServer) -> Arc<McpServer> {
+        server.tell_prompt_changes(self.prompt_changes.clone());
         let server = Arc::new(server);
         self.inner.write().deployment.push(Arc::clone(&server));
         server
@@ -73,6 +97,7 @@ impl McpServers {
 
     /// Adds a server that only session `session` sees.
     pub fn add_to_session(&self, session: &str, server: McpServer) -> Arc<McpServer> {
+        server.tell_prompt_changes(self.prompt_changes.clone());
         let server = Arc::new(server);
         self.inner
             .write()
