@@ -717,3 +717,29 @@ fn a_servers_prompt_runs_as_a_command_of_the_input_line() {
     assert!(sent.contains("Review x.rs for mistakes."), "{sent}");
     assert!(!sent.contains("/docs:review"), "{sent}");
 }
+
+#[test]
+fn a_servers_question_is_declined_and_said() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__elicit\"\narguments = {}\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["elicits"], ""),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "done");
+    // The server hears a decline, not an error; the person, what it asked.
+    let result = requests[1]["messages"].to_string();
+    assert!(result.contains("elicitation: Decline"), "{result}");
+    let said = stderr(&output);
+    assert!(
+        said.contains(
+            "[mcp docs] asked for input, declined (dsh answers no elicitation): Sign in, please."
+        ),
+        "{said}"
+    );
+}

@@ -281,6 +281,7 @@ impl McpServer {
         let handler = Handler {
             roots: roots.clone(),
             prompts: Arc::clone(&shared.prompts),
+            server: config.name.as_str().into(),
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)

@@ -37,6 +37,9 @@
 //!   tool `linked` whose result links the first;
 //! - `prompts`: the prompts capability, and one prompt, `review`, with a
 //!   required argument `file`;
+//! - `elicits`: a tool `elicit` that sends dsh `elicitation/create` (a
+//!   URL to sign in at) whatever dsh advertised, and answers what came
+//!   back;
 //! - `prompt-changes`: with `prompts`, a tool `add_prompt` that adds a
 //!   prompt `summarize` (no arguments) and sends
 //!   `notifications/prompts/list_changed`;
@@ -383,6 +386,27 @@ impl ServerHandler for TestServer {
                 CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
             }
             "roots" => self.roots(&context).await?,
+            "elicit" => {
+                let params = rmcp::model::ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: "Sign in, please.".to_owned(),
+                    url: "https://example.com/sign-in".to_owned(),
+                    elicitation_id: "e1".to_owned(),
+                };
+                // Sent as it is: rmcp's `create_elicitation` wants a
+                // feature, and its `elicit` checks the capability first.
+                let request = rmcp::model::ServerRequest::ElicitRequest(
+                    rmcp::model::ElicitRequest::new(params),
+                );
+                let text = match context.peer.send_request(request).await {
+                    Ok(rmcp::model::ClientResult::ElicitResult(result)) => {
+                        format!("elicitation: {:?}", result.action)
+                    }
+                    Ok(other) => format!("elicitation answered otherwise: {other:?}"),
+                    Err(error) => format!("elicitation failed: {error}"),
+                };
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
             "add_prompt" => {
                 self.added_prompt.store(true, Ordering::SeqCst);
                 let _ = context.peer.notify_prompt_list_changed().await;
@@ -440,6 +464,7 @@ fn flagged_tools(flag: &str) -> Vec<Tool> {
         "resources" => vec![Tool::new("linked", "Links the read-me.", none())],
         "roots" => vec![Tool::new("roots", "Says the roots dsh gives.", none())],
         "prompt-changes" => vec![Tool::new("add_prompt", "Adds a prompt.", none())],
+        "elicits" => vec![Tool::new("elicit", "Asks the person to sign in.", none())],
         _ => Vec::new(),
     }
 }
@@ -555,7 +580,9 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             }
         }
         "tool-prefix" => server.prefix = value.to_owned(),
-        "annotated" | "roots" | "prompt-changes" => server.more.extend(flagged_tools(key)),
+        "annotated" | "roots" | "prompt-changes" | "elicits" => {
+            server.more.extend(flagged_tools(key))
+        }
         "prompts" => server.prompts = true,
         "resources" => {
             server.resources = true;
