@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use dsh_system_prompt::template::quoted_list;
 use dsh_tool_mcp::{McpServers, PromptError, ServerPrompt};
 
 /// A command a session takes instead of a prompt.
@@ -138,21 +139,19 @@ pub enum CommandError {
     },
 }
 
+/// `; it has `a`, `b`` (or `; it has none`).
 fn known_prompts(known: &[String]) -> String {
-    if known.is_empty() {
-        return "; it has none".to_owned();
+    match known {
+        [] => "; it has none".to_owned(),
+        _ => format!("; it has {}", quoted_list(known)),
     }
-    let quoted: Vec<String> = known.iter().map(|name| format!("`{name}`")).collect();
-    format!("; it has {}", quoted.join(", "))
 }
 
+/// `no arguments`, or `only `a`, `b``.
 fn takes(arguments: &[String]) -> String {
     match arguments {
         [] => "no arguments".to_owned(),
-        _ => {
-            let quoted: Vec<String> = arguments.iter().map(|name| format!("`{name}`")).collect();
-            format!("only {}", quoted.join(", "))
-        }
+        _ => format!("only {}", quoted_list(arguments)),
     }
 }
 

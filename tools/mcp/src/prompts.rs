@@ -94,13 +94,12 @@ pub enum PromptError {
     },
 }
 
-/// `; it has `a` and `b`` (or `; it has none`).
+/// `; it has `a`, `b`` (or `; it has none`).
 fn known_list(known: &[String]) -> String {
-    if known.is_empty() {
-        return "; it has none".to_owned();
+    match known {
+        [] => "; it has none".to_owned(),
+        _ => format!("; it has {}", dsh_prompt_template::quoted_list(known)),
     }
-    let quoted: Vec<String> = known.iter().map(|name| format!("`{name}`")).collect();
-    format!("; it has {}", quoted.join(", "))
 }
 
 /// A server's prompts now, shared by the server, which reads them, and
