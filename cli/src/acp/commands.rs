@@ -17,6 +17,7 @@ use dsh_agent_loop::SessionId;
 use dsh_deployment::host::{Commands, Input, SlashCommand};
 use dsh_tool_mcp::McpServers;
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::updates::Updates;
 
@@ -57,34 +58,36 @@ pub(super) enum Read<'a> {
     Said,
 }
 
-/// Reads `input`, a prompt's text in session `session`, by the host's
-/// commands ([`Commands::parse`]); a server's prompt is got from its
-/// server, and when it cannot be, why is said through `said`.
-pub(super) async fn read<'a>(
-    servers: &McpServers,
-    session: &SessionId,
-    input: &'a str,
-    said: &Updates,
-) -> Read<'a> {
-    match Commands::of(servers, session.as_str()).parse(input) {
-        Input::Command(command, argument) => Read::Command(command, argument),
-        Input::ServerPrompt(call) => match call.text(servers, session.as_str()).await {
-            Ok(text) => Read::Turn(Cow::Owned(text)),
-            Err(error) => {
+impl super::Server {
+    /// Reads `input`, a prompt's text in session `session`, by the
+    /// host's commands ([`Commands::parse`]); a server's prompt is got
+    /// from its server (until `cancel`), and when it cannot be, why is
+    /// said through `said`.
+    pub(super) async fn read<'a>(
+        &self,
+        session: &SessionId,
+        input: &'a str,
+        (said, cancel): (&Updates, &CancellationToken),
+    ) -> Read<'a> {
+        let servers = &self.inner.mcp.servers;
+        match Commands::of(servers, session.as_str()).parse(input) {
+            Input::Command(command, argument) => Read::Command(command, argument),
+            Input::ServerPrompt(call) => match call.text(servers, session.as_str(), cancel).await {
+                Ok(text) => Read::Turn(Cow::Owned(text)),
+                Err(error) => {
+                    said.say(&error.to_string());
+                    Read::Said
+                }
+            },
+            Input::Invalid(error) => {
                 said.say(&error.to_string());
                 Read::Said
             }
-        },
-        Input::Invalid(error) => {
-            said.say(&error.to_string());
-            Read::Said
+            // An empty prompt is the client's to send: a turn.
+            Input::Empty | Input::Prompt(_) => Read::Turn(Cow::Borrowed(input)),
         }
-        // An empty prompt is the client's to send: a turn.
-        Input::Empty | Input::Prompt(_) => Read::Turn(Cow::Borrowed(input)),
     }
-}
 
-impl super::Server {
     /// Announces the commands again to each open session that sees a
     /// server whose prompts changed, as they change, while the
     /// connection lasts. Started once, at `initialize`.

@@ -481,7 +481,7 @@ impl Server {
             let agent = &agent;
             let session = &mut session;
             let turn = async {
-                match commands::read(&self.inner.mcp.servers, session.id(), input, &said).await {
+                match self.read(session.id(), input, (&said, cancel)).await {
                     Read::Command(SlashCommand::Compact, _) => {
                         let report = agent_loop.compact(agent, session, cancel).await?;
                         if report.is_none() {

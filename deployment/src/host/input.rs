@@ -169,9 +169,15 @@ pub struct PromptCall {
 impl PromptCall {
     /// The prompt's text, from the server (`prompts/get`), as session
     /// `session` sees its servers: what the front end sends as the
-    /// person's turn.
-    pub async fn text(&self, servers: &McpServers, session: &str) -> Result<String, PromptError> {
-        (servers.get_prompt(Some(session), &self.server, &self.prompt, &self.arguments)).await
+    /// person's turn. `cancel` firing abandons it.
+    pub async fn text(
+        &self,
+        servers: &McpServers,
+        session: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, PromptError> {
+        let named = (self.server.as_str(), self.prompt.as_str());
+        (servers.get_prompt(Some(session), named, &self.arguments, cancel)).await
     }
 }
 

@@ -81,6 +81,14 @@ pub enum PromptError {
         /// The prompts it has.
         known: Vec<String>,
     },
+    /// The person cancelled while the server was asked.
+    #[error("prompt `{prompt}` of MCP server `{server}` was cancelled")]
+    Cancelled {
+        /// The server.
+        server: String,
+        /// The prompt.
+        prompt: String,
+    },
     /// `prompts/get` failed: the server answered with an error, did not
     /// answer in time, or is gone.
     #[error("MCP server `{server}` could not give prompt `{prompt}`: {message}")]

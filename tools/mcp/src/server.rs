@@ -370,14 +370,16 @@ impl McpServer {
 
     /// The text of the server's prompt `prompt` with `arguments`
     /// (`prompts/get`, within the call timeout): its messages rendered
-    /// as one person's turn (text as it is, other content described). A
-    /// prompt the server does not list, an error it answers, a timeout
-    /// and a dead server are each a [`PromptError`] naming the server
-    /// and the prompt.
+    /// as one person's turn (text as it is, other content described).
+    /// `cancel` firing abandons the request, and the server is told. A
+    /// prompt the server does not list, an error it answers, a timeout,
+    /// a cancel and a dead server are each a [`PromptError`] naming the
+    /// server and the prompt.
     pub async fn get_prompt(
         &self,
         prompt: &str,
         arguments: &std::collections::BTreeMap<String, String>,
+        cancel: &CancellationToken,
     ) -> Result<String, PromptError> {
         let known = self.prompt_names().unwrap_or_default();
         if !known.iter().any(|name| name == prompt) {
@@ -397,8 +399,18 @@ impl McpServer {
         }
         let params = rmcp::model::GetPromptRequestParams::new(prompt)
             .with_arguments(arguments_object(arguments));
+        // Dropping the request (timeout, cancel) tells the server.
         let get = tokio::time::timeout(self.config.call_timeout, self.peer.get_prompt(params));
-        match get.await {
+        let outcome = tokio::select! {
+            outcome = get => outcome,
+            () = cancel.cancelled() => {
+                return Err(PromptError::Cancelled {
+                    server: self.config.name.clone(),
+                    prompt: prompt.to_owned(),
+                });
+            }
+        };
+        match outcome {
             Ok(Ok(result)) => Ok(render_messages(&result)),
             Ok(Err(ServiceError::McpError(error))) => Err(failed(error.message.into_owned())),
             Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {

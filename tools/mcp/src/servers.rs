@@ -175,13 +175,14 @@ impl McpServers {
     }
 
     /// The text of prompt `prompt` of server `server`, one of those
-    /// `session` sees, with `arguments` ([`McpServer::get_prompt`]).
+    /// `session` sees, with `arguments`, until `cancel`
+    /// ([`McpServer::get_prompt`]).
     pub async fn get_prompt(
         &self,
         session: Option<&str>,
-        server: &str,
-        prompt: &str,
+        (server, prompt): (&str, &str),
         arguments: &std::collections::BTreeMap<String, String>,
+        cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<String, crate::PromptError> {
         let found = (self.visible(session, None).into_iter()).find(|one| one.name() == server);
         let Some(found) = found else {
@@ -189,7 +190,7 @@ impl McpServers {
                 server: server.to_owned(),
             });
         };
-        found.get_prompt(prompt, arguments).await
+        found.get_prompt(prompt, arguments, cancel).await
     }
 
     /// The servers an assembly for `session` with tool list `selection`

@@ -611,32 +611,45 @@ async fn a_prompt_is_got_as_text_and_its_list_kept_current() {
             .expect("starts"),
     );
     assert_eq!(server.prompt_names(), Some(vec!["review".to_owned()]));
-    let arguments = [("file".to_owned(), "x.rs".to_owned())].into();
+    let arguments: std::collections::BTreeMap<String, String> =
+        [("file".to_owned(), "x.rs".to_owned())].into();
+    let go = CancellationToken::new();
     let text = w
         .servers
-        .get_prompt(Some("s"), "docs", "review", &arguments);
+        .get_prompt(Some("s"), ("docs", "review"), &arguments, &go);
     assert_eq!(text.await.as_deref(), Ok("Review x.rs for mistakes."));
     // A prompt the server lacks, a server the session lacks, an error of
     // the server's: each named.
     let unknown = w
         .servers
-        .get_prompt(Some("s"), "docs", "reveiw", &arguments);
+        .get_prompt(Some("s"), ("docs", "reveiw"), &arguments, &go);
     assert_eq!(
         unknown.await.map_err(|error| error.to_string()),
         Err("MCP server `docs` has no prompt `reveiw`; it has `review`".to_owned())
     );
     let elsewhere = w
         .servers
-        .get_prompt(Some("t"), "docs", "review", &arguments);
+        .get_prompt(Some("t"), ("docs", "review"), &arguments, &go);
     assert_eq!(
         elsewhere.await.map_err(|error| error.to_string()),
         Err("no MCP server `docs` is running for this session".to_owned())
     );
     let none = Default::default();
-    let refused = w.servers.get_prompt(Some("s"), "docs", "review", &none);
+    let refused = w
+        .servers
+        .get_prompt(Some("s"), ("docs", "review"), &none, &go);
     assert_eq!(
         refused.await.map_err(|error| error.to_string()),
         Err("MCP server `docs` could not give prompt `review`: `file` is required".to_owned())
+    );
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let given_up = w
+        .servers
+        .get_prompt(Some("s"), ("docs", "review"), &arguments, &cancelled);
+    assert_eq!(
+        given_up.await.map_err(|error| error.to_string()),
+        Err("prompt `review` of MCP server `docs` was cancelled".to_owned())
     );
     // The server adds a prompt: it is listed again, and the listeners told.
     let mut changes = w.servers.prompt_changes();
