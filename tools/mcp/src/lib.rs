@@ -47,6 +47,9 @@
 //!   (`prompts/get`) as the text of a person's turn: text as it is, other
 //!   content described, capped as a result is. On
 //!   `notifications/prompts/list_changed` the list is read again.
+//! - **Questions.** dsh advertises neither sampling nor elicitation (no
+//!   one answers them yet); an `elicitation/create` a server sends anyway
+//!   is declined, and its message said on stderr.
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells
