@@ -229,6 +229,12 @@ pub enum Assessment {
 /// as OpenAI documents for its chat format; close for others.
 pub const MESSAGE_FRAMING_TOKENS: u64 = 4;
 
+/// What one image of the user's is counted as: the most Anthropic's
+/// vision charges for one (about 1,600 tokens); OpenAI's detail levels
+/// stay under it for images of usual sizes. An estimate: neither API
+/// says before the request.
+pub const IMAGE_TOKENS: u64 = 1_600;
+
 impl ContextBudget {
     /// The budget of an agent on `model`: `window` if the deployment sets
     /// one, else the table's ([`context_window_for`]); `compact_at`, else
@@ -369,6 +375,7 @@ impl ContextBudget {
     pub fn count_message(&self, message: &Message) -> u64 {
         let text = match message {
             Message::User { text } | Message::Tool { text, .. } => self.count(text),
+            Message::UserImage { .. } => IMAGE_TOKENS,
             Message::Assistant { text, tool_calls } => {
                 self.count(text)
                     + tool_calls
@@ -418,6 +425,9 @@ fn tool_bytes(tool: &ToolSchema) -> u64 {
 fn message_bytes(message: &Message) -> u64 {
     let text = match message {
         Message::User { text } | Message::Tool { text, .. } => len(text),
+        // The image's bytes bound what its tokens can be; what the API
+        // counts is far less (a few hundred to some thousands of tokens).
+        Message::UserImage { .. } => IMAGE_TOKENS * 4,
         Message::Assistant { text, tool_calls } => {
             len(text)
                 + tool_calls

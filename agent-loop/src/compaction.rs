@@ -596,6 +596,7 @@ fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
         }
         match message {
             Message::User { text } => push_entry(&mut out, "user", &text),
+            Message::UserImage { image } => push_entry(&mut out, "user", &image.described()),
             Message::Assistant { text, tool_calls } => {
                 if !text.is_empty() {
                     push_entry(&mut out, "assistant", &text);

@@ -98,6 +98,9 @@ pub(crate) fn positioned_messages(
     for (position, event) in events.iter().enumerate().skip(view.start) {
         let message = match event {
             Event::UserMessage { text } => Message::User { text: text.clone() },
+            Event::UserImage { image } => Message::UserImage {
+                image: image.clone(),
+            },
             Event::Context { text } => Message::User {
                 text: context_message(text),
             },

@@ -177,13 +177,13 @@ pub use agent::{Agent, AgentOptions};
 pub use approval::{Approval, ToolApproval};
 pub use async_trait::async_trait;
 pub use budget::{
-    Assessment, CompactAt, ContextBudget, KnownSize, MESSAGE_FRAMING_TOKENS, WindowSource,
-    context_window_for,
+    Assessment, CompactAt, ContextBudget, IMAGE_TOKENS, KnownSize, MESSAGE_FRAMING_TOKENS,
+    WindowSource, context_window_for,
 };
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use context::{AgentContextExt, SessionFacts};
 pub use dsh_agent_types::{
-    AgentId, CompactionTrigger, Event, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
+    AgentId, CompactionTrigger, Event, Image, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
 };
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};

@@ -17,9 +17,9 @@ use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    Agent, AgentContextExt, Approval, Event, FinishReason, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink, ToolApproval,
-    ToolCall, TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, Event, FinishReason, Image, Message, ModelAdapter,
+    ModelError, ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink,
+    ToolApproval, ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -63,8 +63,33 @@ pub struct StepResponse<'a> {
     /// The step's number within its turn, from 1; the same as the
     /// [`StepPrompt`] of the request this answers.
     pub step: u32,
+    /// The request the answer is to.
+    pub request: &'a ModelRequest,
     /// The answer, before the loop records it and runs its tool calls.
     pub response: &'a ModelResponse,
+}
+
+impl StepResponse<'_> {
+    /// The tokens of the context once the answer is in it: the request's
+    /// and the answer's, as the API reported them
+    /// ([`usage`](ModelResponse::usage)), or else counted with the
+    /// agent's [`ContextBudget`](crate::ContextBudget) — what an editor's
+    /// context meter shows against the agent's window.
+    pub fn context_tokens(&self) -> u64 {
+        if let Some(usage) = self.response.usage {
+            return usage.prompt_tokens.saturating_add(usage.completion_tokens);
+        }
+        let budget = self.agent.budget();
+        let request = self.request;
+        let system = request.system.as_deref().unwrap_or("");
+        let answer = Message::Assistant {
+            text: self.response.text.clone(),
+            tool_calls: self.response.tool_calls.clone(),
+        };
+        budget
+            .count_request(system, &request.tools, &request.messages)
+            .saturating_add(budget.count_message(&answer))
+    }
 }
 
 /// How a completed turn went.
@@ -281,6 +306,18 @@ impl AgentLoop {
         self.inner.prompt.assemble(&Self::context(agent, session))
     }
 
+    /// The tokens of the context `agent` has in `session` now, counted with
+    /// its [`ContextBudget`](crate::ContextBudget): the system prompt and
+    /// the tools a step would send, and the conversation as the model reads
+    /// it. `None` when the prompt does not render. What a front end shows
+    /// of a session whose store did not keep the API's counts.
+    pub fn context_tokens(&self, agent: &Agent, session: &Session) -> Option<u64> {
+        let assembly = self.assemble(agent, session);
+        let system = render_prompt(&assembly).ok()?;
+        let budget = agent.budget();
+        Some(budget.count_request(&system, &assembly.tools, &session.messages()))
+    }
+
     /// Runs one turn: appends `input` as the user's message, then steps
     /// until the model answers without calling tools.
     ///
@@ -295,8 +332,26 @@ impl AgentLoop {
         input: impl Into<String>,
         cancel: &CancellationToken,
     ) -> Result<TurnSummary, TurnError> {
+        self.run_turn_with(agent, session, (input.into(), Vec::new()), cancel)
+            .await
+    }
+
+    /// [`run_turn`](Self::run_turn) with images the user attached to
+    /// `input`: `(text, images)`, each image recorded as an
+    /// [`Event::UserImage`] after the message, and sent as an image part
+    /// of the user's turn where the adapter's API takes one.
+    pub async fn run_turn_with(
+        &self,
+        agent: &Agent,
+        session: &mut Session,
+        (text, images): (String, Vec<Image>),
+        cancel: &CancellationToken,
+    ) -> Result<TurnSummary, TurnError> {
         let turn_start = session.events().len();
-        self.record(session, Event::UserMessage { text: input.into() });
+        self.record(session, Event::UserMessage { text });
+        for image in images {
+            self.record(session, Event::UserImage { image });
+        }
         let result = self.steps(agent, session, turn_start, cancel).await;
         let (reason, error) = match &result {
             Ok(_) => (TurnEndReason::Completed, None),
@@ -328,7 +383,7 @@ impl AgentLoop {
                 .await?;
             let answer = self.ask_model(step, session.id(), &request, cancel).await?;
             crate::compaction::note_usage(session, &request, &answer);
-            self.show_response(step, agent, &facts, &answer)?;
+            self.show_response(step, agent, &facts, (&request, &answer))?;
             self.record_answer(session, &answer);
             if answer.tool_calls.is_empty() {
                 return Ok(TurnSummary {
@@ -479,7 +534,7 @@ impl AgentLoop {
         step: u32,
         agent: &Agent,
         facts: &SessionFacts,
-        answer: &ModelResponse,
+        (request, answer): (&ModelRequest, &ModelResponse),
     ) -> Result<(), TurnError> {
         let Some(hook) = &self.inner.on_response else {
             return Ok(());
@@ -488,6 +543,7 @@ impl AgentLoop {
             agent,
             session: facts,
             step,
+            request,
             response: answer,
         };
         contain(step, "the on-response hook", || hook(&response))

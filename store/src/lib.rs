@@ -80,6 +80,14 @@
 //! where its first request's prefix broke. A prefix that does not read is
 //! skipped like any other record.
 //!
+//! # What the calls changed
+//!
+//! A front end that shows the files a tool call changed records each
+//! change as it showed it ([`SessionWriter::record_change`], a
+//! [`RecordedChange`]: the changed region before and after), so that a
+//! session loaded later shows them again ([`Store::changes`]); the events
+//! alone hold neither a file's text before a change nor after it.
+//!
 //! # One writer per session
 //!
 //! [`Store::create`] and [`Store::resume`] hold the session's lock (an
@@ -99,6 +107,6 @@ mod title;
 pub use error::StoreError;
 pub use recover::{INTERRUPTED_CALL, INTERRUPTED_TURN};
 pub use store::{
-    ListQuery, LoadedSession, NewSession, RequestPrefix, SessionInfo, SessionWriter, SkippedRecord,
-    Store, now_ms,
+    ListQuery, LoadedSession, NewSession, RecordedChange, RequestPrefix, SessionInfo,
+    SessionWriter, SkippedRecord, Store, now_ms,
 };

@@ -14,7 +14,7 @@ use crate::StoreError;
 use crate::title::title_of;
 
 /// The schema version this binary writes.
-pub(crate) const CURRENT: i64 = 4;
+pub(crate) const CURRENT: i64 = 5;
 
 /// Version 1: sessions and their events.
 pub(crate) const V1: &str = "
@@ -67,6 +67,20 @@ CREATE TABLE settings (
 ) WITHOUT ROWID;
 ";
 
+/// Version 5: the files each tool call changed, as a front end showed
+/// them (the changed region), by call, in order; replayed when the session
+/// is loaded.
+const V5: &str = "
+CREATE TABLE changes (
+    session_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, call_id, seq)
+) WITHOUT ROWID;
+";
+
 /// Brings the database at `path` to [`CURRENT`], or says why not.
 pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let found = version(conn, path)?;
@@ -103,6 +117,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
             }
             2 => tx.execute_batch(V3),
             3 => tx.execute_batch(V4),
+            4 => tx.execute_batch(V5),
             _ => Ok(()),
         }
     };

@@ -1,6 +1,7 @@
 //! [`Store`]: one SQLite file of sessions; [`SessionWriter`]: one
 //! session's events, written as they happen.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::ops::Range;
@@ -179,6 +180,34 @@ impl RequestPrefix {
             system_prompt: system_prompt.into(),
             sections,
             tools,
+        }
+    }
+}
+
+/// A file a tool call changed, as a front end showed it
+/// ([`SessionWriter::record_change`]): the changed region of its text
+/// before and after, and where it starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RecordedChange {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The region before; `None` when the call created the file.
+    pub old_text: Option<String>,
+    /// The region after.
+    pub new_text: String,
+    /// The first line of the file that changed, from 1.
+    pub line: u32,
+}
+
+impl RecordedChange {
+    /// The change of `path` from `old_text` to `new_text` at `line`.
+    pub fn new(path: PathBuf, old_text: Option<String>, new_text: String, line: u32) -> Self {
+        Self {
+            path,
+            old_text,
+            new_text,
+            line,
         }
     }
 }
@@ -465,6 +494,7 @@ impl Store {
             tx.execute("DELETE FROM events WHERE session_id = ?1", [id])
                 .and_then(|_| tx.execute("DELETE FROM prefixes WHERE session_id = ?1", [id]))
                 .and_then(|_| tx.execute("DELETE FROM settings WHERE session_id = ?1", [id]))
+                .and_then(|_| tx.execute("DELETE FROM changes WHERE session_id = ?1", [id]))
                 .and_then(|_| tx.execute("DELETE FROM sessions WHERE id = ?1", [id]))
                 .and_then(|_| tx.commit())
                 .map_err(self.failed("while deleting a session"))?;
@@ -565,6 +595,56 @@ impl Store {
             })
             .map_err(self.failed(DOING))?;
         rows.collect::<Result<_, _>>().map_err(self.failed(DOING))
+    }
+
+    /// The files the tool calls of session `id` changed, by call, each
+    /// call's in order ([`SessionWriter::record_change`]); a record that
+    /// does not read is left out.
+    pub fn changes(&self, id: &str) -> Result<BTreeMap<String, Vec<RecordedChange>>, StoreError> {
+        const DOING: &str = "while loading a session's file changes";
+        let conn = self.inner.conn.lock();
+        let mut query = conn
+            .prepare(
+                "SELECT call_id, body FROM changes WHERE session_id = ?1 ORDER BY call_id, seq",
+            )
+            .map_err(self.failed(DOING))?;
+        let rows = query
+            .query_map([id], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(self.failed(DOING))?;
+        let mut changes: BTreeMap<String, Vec<RecordedChange>> = BTreeMap::new();
+        for row in rows {
+            let (call, body) = row.map_err(self.failed(DOING))?;
+            if let Ok(change) = serde_json::from_str(&body) {
+                changes.entry(call).or_default().push(change);
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Appends `change` to what call `call_id` of session `id` changed.
+    fn record_change(
+        &self,
+        id: &str,
+        call_id: &str,
+        change: &RecordedChange,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(change).map_err(|source| StoreError::Serialize {
+            id: id.to_owned(),
+            source,
+        })?;
+        self.inner
+            .conn
+            .lock()
+            .execute(
+                "INSERT INTO changes (session_id, call_id, seq, body, at) \
+                 SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4 FROM changes \
+                 WHERE session_id = ?1 AND call_id = ?2",
+                (id, call_id, body, now_ms()),
+            )
+            .map(drop)
+            .map_err(self.failed("while recording a file change"))
     }
 
     /// Sets setting `key` of session `id` to `value`.
@@ -741,6 +821,13 @@ impl SessionWriter {
     /// ([`LoadedSession::settings`]).
     pub fn set(&self, key: &str, value: &str) -> Result<(), StoreError> {
         self.store.set(&self.id, key, value)
+    }
+
+    /// Records that tool call `call_id` changed a file as `change` shows
+    /// it, after what it changed before; [`Store::changes`] reads them
+    /// back.
+    pub fn record_change(&self, call_id: &str, change: &RecordedChange) -> Result<(), StoreError> {
+        self.store.record_change(&self.id, call_id, change)
     }
 
     /// A recorder for the loop's `Session::with_recorder`

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use dsh_agent_types::{Event, ToolCall, TurnEndReason};
 use dsh_session_store::{
-    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RequestPrefix, SessionWriter, Store,
-    StoreError,
+    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RecordedChange, RequestPrefix,
+    SessionWriter, Store, StoreError,
 };
 
 fn a_turn() -> Vec<Event> {
@@ -276,11 +276,13 @@ fn delete_removes_a_session_and_its_events() {
     let (_dir, store) = temp_store();
     let (writer, id) = recorded_session(&store);
     writer.set("mode", "ask").unwrap();
+    let change = RecordedChange::new("/p/a.txt".into(), None, "a\n".to_owned(), 1);
+    writer.record_change("call_1", &change).unwrap();
     let kept = coder_session(&store);
     drop(writer);
     store.delete(&id).unwrap();
     assert!(matches!(store.load(&id), Err(StoreError::NotFound { .. })));
-    for table in ["events", "prefixes", "settings"] {
+    for table in ["events", "prefixes", "settings", "changes"] {
         let rows: i64 = raw(&store)
             .query_row(
                 &format!("SELECT COUNT(*) FROM {table} WHERE session_id = ?1"),
@@ -411,6 +413,30 @@ fn the_last_request_prefix_is_kept_replaced_and_reloaded() {
     drop(writer);
     let (loaded, _writer) = store.resume(&id).unwrap();
     assert_eq!(loaded.prefix, Some(a_prefix("You review.")), "the last one");
+}
+
+#[test]
+fn a_calls_file_changes_are_kept_in_order_by_call() {
+    let (dir, store) = temp_store();
+    let writer = coder_session(&store);
+    let id = writer.id().to_owned();
+    assert!(store.changes(&id).unwrap().is_empty());
+    let change = |text: &str, line| {
+        RecordedChange::new(
+            "/p/a.txt".into(),
+            Some("old\n".to_owned()),
+            text.to_owned(),
+            line,
+        )
+    };
+    writer.record_change("call_2", &change("x\n", 3)).unwrap();
+    writer.record_change("call_1", &change("b\n", 2)).unwrap();
+    writer.record_change("call_1", &change("a\n", 1)).unwrap();
+    drop(writer);
+    // Another process reads them back, each call's in the order recorded.
+    let changes = store_in(dir.path()).changes(&id).unwrap();
+    assert_eq!(changes["call_1"], [change("b\n", 2), change("a\n", 1)]);
+    assert_eq!(changes["call_2"], [change("x\n", 3)]);
 }
 
 #[test]

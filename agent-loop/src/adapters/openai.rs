@@ -323,6 +323,11 @@ mod wire {
         User {
             content: &'a str,
         },
+        /// A user message that is an image: OpenAI's content parts.
+        #[serde(rename = "user")]
+        UserParts {
+            content: [WirePart; 1],
+        },
         Assistant {
             content: Option<&'a str>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -332,6 +337,18 @@ mod wire {
             tool_call_id: &'a str,
             content: &'a str,
         },
+    }
+
+    /// A part of a user message's content.
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum WirePart {
+        ImageUrl { image_url: WireImageUrl },
+    }
+
+    #[derive(Serialize)]
+    struct WireImageUrl {
+        url: String,
     }
 
     #[derive(Serialize)]
@@ -373,6 +390,13 @@ mod wire {
             .chain(request.messages.iter().map(|message| {
                 match message {
                     Message::User { text } => WireMessage::User { content: text },
+                    Message::UserImage { image } => WireMessage::UserParts {
+                        content: [WirePart::ImageUrl {
+                            image_url: WireImageUrl {
+                                url: image.data_uri(),
+                            },
+                        }],
+                    },
                     Message::Assistant { text, tool_calls } => WireMessage::Assistant {
                         content: (!text.is_empty() || tool_calls.is_empty())
                             .then_some(text.as_str()),

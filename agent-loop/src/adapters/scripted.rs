@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    FinishReason, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall,
+    FinishReason, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall, Usage,
 };
 
 /// A model that answers from a queue of canned answers, in order, and
@@ -169,6 +169,10 @@ pub struct ScriptedAnswer {
     /// absent.
     #[serde(default)]
     pub finish: FinishReason,
+    /// The usage the API would have reported (`usage = { prompt_tokens =
+    /// 1200, completion_tokens = 40 }`); none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// One tool call of a [`ScriptedAnswer`].
@@ -234,7 +238,7 @@ impl Script {
                         },
                     })
                     .collect(),
-                usage: None,
+                usage: scripted.usage,
                 finish: scripted.finish,
             })
             .collect()

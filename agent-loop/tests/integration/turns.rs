@@ -584,6 +584,44 @@ async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> T
     Ok(())
 }
 
+/// The context an answer leaves is the API's count of the request and
+/// the answer when it reported one, and the agent's budget's count of
+/// both when it did not.
+#[tokio::test]
+async fn an_answers_context_tokens_are_reported_or_counted() -> TestResult {
+    let (agent_loop, _installed, _adapter, _echo) = support::counting_echo_loop([
+        call("c1", "echo", r#"{"text": "pong"}"#).with_usage(Usage::new(30, 5)),
+        ModelResponse::text("done"),
+    ])?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let observed = agent_loop.on_response({
+        let seen = Arc::clone(&seen);
+        move |answer| {
+            let budget = answer.agent.budget();
+            let request = answer.request;
+            let counted = budget.count_request(
+                request.system.as_deref().unwrap_or(""),
+                &request.tools,
+                &request.messages,
+            ) + budget.count_message(&Message::Assistant {
+                text: answer.response.text.clone(),
+                tool_calls: Vec::new(),
+            });
+            seen.lock().push((answer.context_tokens(), counted));
+        }
+    });
+    let mut session = Session::new();
+    observed
+        .run_turn(&agent(), &mut session, "ping", &CancellationToken::new())
+        .await?;
+    let seen = seen.lock().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].0, 35, "the API's prompt and completion tokens");
+    assert_eq!(seen[1].0, seen[1].1, "counted without the API's word");
+    assert!(seen[1].0 > 0);
+    Ok(())
+}
+
 /// A recorded session: the recorder gets every event the turn appends,
 /// before the on-event hook shows it, and none of the history it started
 /// with.

@@ -48,6 +48,12 @@ pub enum Event {
         /// The text.
         text: String,
     },
+    /// An image the user attached to the input before it, recorded after
+    /// the [`UserMessage`](Self::UserMessage) it belongs to.
+    UserImage {
+        /// The image.
+        image: crate::Image,
+    },
     /// A step begins: the loop assembles and renders the prompt, then asks
     /// the model.
     StepStart {

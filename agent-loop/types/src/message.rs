@@ -30,6 +30,34 @@ impl ToolCall {
     }
 }
 
+/// An image, as the user attached it: its media type and its bytes in
+/// base64.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// The media type: `image/png`, `image/jpeg`, `image/gif`,
+    /// `image/webp`.
+    pub mime_type: String,
+    /// The bytes, base64-encoded.
+    pub data: String,
+}
+
+impl Image {
+    /// The image as a `data:` URI, as OpenAI's `image_url` takes it.
+    pub fn data_uri(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
+
+    /// How it is said where it cannot be shown: `[image: image/png, 4033
+    /// bytes]`.
+    pub fn described(&self) -> String {
+        format!(
+            "[image: {}, {} bytes]",
+            self.mime_type,
+            self.data.len() / 4 * 3
+        )
+    }
+}
+
 /// One message of the conversation, as adapters send it.
 ///
 /// The system prompt is not a message: the loop's `ModelRequest` carries
@@ -41,6 +69,13 @@ pub enum Message {
     User {
         /// The text.
         text: String,
+    },
+    /// An image the user attached to what they said (the user message
+    /// before it): an adapter sends it as an image part of the user's
+    /// turn where its API takes one.
+    UserImage {
+        /// The image.
+        image: Image,
     },
     /// What the model answered: text, tool calls, or both.
     Assistant {

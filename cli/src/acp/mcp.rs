@@ -1,6 +1,7 @@
 //! MCP under ACP: the deployment's servers, started once when `dsh acp`
-//! starts, and the servers an editor sends in `session/new`'s
-//! `mcpServers`, started for that session alone, all at once.
+//! starts, and the servers an editor sends in the `mcpServers` of
+//! `session/new`, `session/load` or `session/resume`, started for that
+//! session alone, all at once.
 //!
 //! A client's server name is made a server name
 //! ([`sanitize_server_name`]: lower case, other characters `_`, a suffix
@@ -10,7 +11,7 @@
 //! its `additionalDirectories`. A server that fails is said once, as a
 //! message in the session; a
 //! deployment server that is `required` and failed makes every
-//! `session/new` fail, naming it.
+//! `session/new`, `session/load` and `session/resume` fail, naming it.
 
 use std::path::{Path, PathBuf};
 

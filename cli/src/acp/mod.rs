@@ -37,7 +37,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, FinishReason, Session, SessionId, TurnError};
+use dsh_agent_loop::{AgentLoop, FinishReason, Image, Session, SessionId, TurnError};
 use dsh_deployment::host::{Host, SlashCommand, attach};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
@@ -167,7 +167,7 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(load.load_session(request, &cx))
+                    load.load_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -179,7 +179,7 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    responder.respond_with_result(resume.resume_session(request, &cx))
+                    resume.resume_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -389,7 +389,7 @@ impl Server {
     ) -> Result<(), Error> {
         let id = SessionId::new(request.session_id.0.clone());
         let dirs = self.session_dirs(&id);
-        let input = match prompt_text(&request.prompt, &dirs) {
+        let (input, images) = match prompt_text(&request.prompt, &dirs) {
             Ok(input) => input,
             Err(error) => return responder.respond_with_error(error),
         };
@@ -421,7 +421,7 @@ impl Server {
                 .turn(
                     session,
                     (roots, steering),
-                    &input,
+                    (&input, images),
                     (&cancel, &cancelled),
                     &cx,
                 )
@@ -436,7 +436,7 @@ impl Server {
         &self,
         mut session: Session,
         (roots, steering): (Vec<PathBuf>, Steering),
-        input: &str,
+        (input, images): (&str, Vec<Image>),
         (cancel, cancelled): (&CancellationToken, &RequestCancellation),
         cx: &ConnectionTo<Client>,
     ) -> Result<StopReason, Error> {
@@ -444,14 +444,7 @@ impl Server {
             .agent_for(steering.mode, &steering.model)
             .map_err(|message| Error::new(ErrorCode::INTERNAL_ERROR, message))?;
         let acp_id = schema::SessionId::new(session.id().to_string());
-        let updates = Updates::new(
-            session.id().clone(),
-            acp_id.clone(),
-            self.inner.agent_loop.tools().clone(),
-            session.cwd(),
-            self.client_terminal(),
-            cx.clone(),
-        );
+        let updates = self.turn_updates(&session, &acp_id, cx);
         let files = SessionFiles::new(
             &self.inner.client_fs.lock(),
             roots,
@@ -459,12 +452,7 @@ impl Server {
             updates.clone(),
             cx.clone(),
         );
-        let (events, text, progress, said) = (
-            updates.clone(),
-            updates.clone(),
-            updates.clone(),
-            updates.clone(),
-        );
+        let [events, text, progress, said, answered] = std::array::from_fn(|_| updates.clone());
         let policy = self.inner.host.approval_policy();
         let approval = AskTheClient::new(acp_id, policy, &steering, updates, cx.clone());
         let agent_loop = self
@@ -473,6 +461,7 @@ impl Server {
             .clone()
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
+            .on_response(move |response| answered.answered(response))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
             .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
@@ -496,7 +485,7 @@ impl Server {
                     Read::Said => Ok(FinishReason::Stop),
                     // An empty prompt is the client's to send: a turn.
                     Read::Turn(text) => agent_loop
-                        .run_turn(agent, session, text, cancel)
+                        .run_turn_with(agent, session, (text.into_owned(), images), cancel)
                         .await
                         .map(|summary| summary.finish),
                 }
@@ -511,6 +500,41 @@ impl Server {
         };
         self.give_back(session);
         stop_reason(result, cancel)
+    }
+
+    /// The updates of a turn of `session`; they send its title once its
+    /// prompt gives it one, if the store has none yet, and record the
+    /// files its calls change, if it is recorded.
+    fn turn_updates(
+        &self,
+        session: &Session,
+        acp_id: &schema::SessionId,
+        cx: &ConnectionTo<Client>,
+    ) -> Updates {
+        let updates = Updates::new(
+            session.id().clone(),
+            acp_id.clone(),
+            self.inner.agent_loop.tools().clone(),
+            session.cwd(),
+            self.client_terminal(),
+            cx.clone(),
+        );
+        let store = self.store().map(Recording::store);
+        let untitled = store.filter(|store| {
+            (store.info(session.id().as_str())).is_ok_and(|info| info.title.is_empty())
+        });
+        if let Some(store) = untitled {
+            updates.title_from(store.clone());
+        }
+        let sessions = self.inner.sessions.lock();
+        let recorded = sessions
+            .get(session.id())
+            .and_then(|slot| slot.recorded.as_ref());
+        if let Some(recorded) = recorded {
+            updates.record_changes(Arc::clone(&recorded.writer));
+        }
+        drop(sessions);
+        updates
     }
 
     /// Puts `session` back in its slot after a turn, and says what the
@@ -681,13 +705,15 @@ fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
 /// The user's message of a prompt: its text blocks; each embedded text
 /// resource inline with its URI, and each link to a file of the session's
 /// `dirs` read and inlined (`host::attach`, within its budget); other
-/// links as their name and URI. Images and audio need capabilities dsh
-/// does not advertise.
-fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<String, Error> {
+/// links as their name and URI; and its images, each checked
+/// ([`prompt_image`]). Audio needs a capability dsh does not advertise.
+fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec<Image>), Error> {
     let mut parts = Vec::with_capacity(prompt.len());
+    let mut images = Vec::new();
     for (at, block) in prompt.iter().enumerate() {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Image(image) => images.push(prompt_image(at, image)?),
             ContentBlock::ResourceLink(link) => {
                 let inside = attach::file_uri_path(&link.uri)
                     .and_then(|path| attach::file(&path, dirs).ok());
@@ -714,13 +740,45 @@ fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<String, Erro
                     ErrorCode::INVALID_PARAMS,
                     format!(
                         "`prompt[{at}]` is a `{kind}` block, which dsh does not accept; \
-                         send `text`, `resource` or `resource_link` blocks"
+                         send `text`, `image`, `resource` or `resource_link` blocks"
                     ),
                 ));
             }
         }
     }
-    Ok(parts.join("\n\n"))
+    Ok((parts.join("\n\n"), images))
+}
+
+/// The image types both model APIs take in a user message.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The largest image dsh sends, decoded: Anthropic's limit per image
+/// (OpenAI's is larger).
+const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// Image block `at` of a prompt, when its type and size are ones the
+/// model APIs take; else the error naming what is wrong.
+fn prompt_image(at: usize, image: &schema::ImageContent) -> Result<Image, Error> {
+    let invalid = |message: String| Err(Error::new(ErrorCode::INVALID_PARAMS, message));
+    if !IMAGE_TYPES.contains(&image.mime_type.as_str()) {
+        return invalid(format!(
+            "`prompt[{at}]` is an image of type `{}`, which the model APIs do not take; \
+             send {}",
+            image.mime_type,
+            IMAGE_TYPES.join(", ")
+        ));
+    }
+    let bytes = image.data.len() / 4 * 3;
+    if bytes > MAX_IMAGE_BYTES {
+        return invalid(format!(
+            "`prompt[{at}]` is an image of {bytes} bytes, over the {MAX_IMAGE_BYTES} the \
+             model APIs take; send a smaller one"
+        ));
+    }
+    Ok(Image {
+        mime_type: image.mime_type.clone(),
+        data: image.data.clone(),
+    })
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`

@@ -4,27 +4,30 @@
 //! `cwd`, a page at a time) and `session/delete` — advertised only while
 //! the store is on —, and `session/close`, always.
 //!
-//! A session another dsh process has open is refused, never opened twice:
-//! its writer holds the session's lock.
+//! A load or a resume starts the editor's `mcpServers` as `session/new`
+//! does. A session another dsh process has open is refused, never opened
+//! twice: its writer holds the session's lock.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::Client;
-use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::JsonRpcResponse;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
     DeleteSessionResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
+    LoadSessionResponse, McpServer as ClientServer, ResumeSessionRequest, ResumeSessionResponse,
     SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
     SessionDeleteCapabilities, SessionListCapabilities, SessionResumeCapabilities,
 };
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Error, ErrorCode};
 use dsh_agent_loop::{Event, SessionId};
 use dsh_session_store::{ListQuery, StoreError};
 
 use super::steering::Steering;
 use super::updates::Updates;
-use super::{Server, Slot, commands, fs, session_cwd, system_prompt};
+use super::{Server, Slot, commands, fs, mcp, session_cwd, system_prompt};
 use dsh_deployment::host::store::{Recording, ResumeError};
 
 /// How many sessions one `session/list` page holds.
@@ -32,10 +35,13 @@ const PAGE: usize = 50;
 
 /// What dsh can do with sessions: loading, listing, resuming and deleting
 /// them when there is a store to keep them.
-/// What a prompt may hold besides text and links: embedded resources
+/// What a prompt may hold besides text and links: images (pasted
+/// screenshots, sent to the model as image parts) and embedded resources
 /// (an editor's @-mentions of files, inlined).
 fn prompt_capabilities() -> schema::PromptCapabilities {
-    schema::PromptCapabilities::new().embedded_context(true)
+    schema::PromptCapabilities::new()
+        .image(true)
+        .embedded_context(true)
 }
 
 pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
@@ -61,8 +67,23 @@ pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
 
 impl Server {
     /// `session/load`: opens the recorded session, replays its history as
-    /// updates, then answers.
+    /// updates, starts the editor's `mcpServers` for it, then answers.
     pub(super) fn load_session(
+        &self,
+        mut request: LoadSessionRequest,
+        responder: Responder<LoadSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(), Error> {
+        let servers = std::mem::take(&mut request.mcp_servers);
+        let id = request.session_id.clone();
+        self.open_with_servers(&id, servers, (responder, cx), move |server, cx| {
+            server.load(request, cx)
+        })
+    }
+
+    /// Opens the recorded session of `request`, and replays its history
+    /// as updates.
+    fn load(
         &self,
         request: LoadSessionRequest,
         cx: &ConnectionTo<Client>,
@@ -77,14 +98,22 @@ impl Server {
         let id = SessionId::new(request.session_id.0.clone());
         let updates_id = request.session_id.clone();
         let updates = Updates::new(
-            id,
+            id.clone(),
             request.session_id,
             self.inner.agent_loop.tools().clone(),
             Some(&cwd),
             self.client_terminal(),
             cx.clone(),
         );
+        if let Some(recording) = self.store() {
+            updates.title_from(recording.store().clone());
+            updates.replay_changes(recorded_changes(recording, &id));
+        }
         updates.replay(&history);
+        // The store keeps no API counts: the context is counted now.
+        if let Some((used, window)) = self.counted_usage(&id) {
+            updates.usage(used, window);
+        }
         // A loaded session takes the commands a new one does; the client
         // knows its id, so they go before the answer, with the replay.
         commands::announce(cx, &self.inner.mcp.servers, updates_id.clone());
@@ -94,9 +123,106 @@ impl Server {
             .config_options(options))
     }
 
-    /// `session/resume`: opens the recorded session, without replay, and
-    /// announces its commands.
+    /// Answers a `session/load` or `session/resume` of `acp_id` with what
+    /// `open` makes of it, as `session/new` answers: a required deployment
+    /// server that is down refuses it; the editor's `servers` start for the
+    /// session once it is open (on a task of the connection, so other
+    /// requests are served meanwhile) and before the answer, so its first
+    /// prompt has their tools; the servers that failed, and the
+    /// deployment's optional ones, are said in the session after the
+    /// answer. A session this process has open already keeps the servers
+    /// it has.
+    fn open_with_servers<R: JsonRpcResponse>(
+        &self,
+        acp_id: &schema::SessionId,
+        mut servers: Vec<ClientServer>,
+        (responder, cx): (Responder<R>, ConnectionTo<Client>),
+        open: impl FnOnce(&Self, &ConnectionTo<Client>) -> Result<R, Error> + Send + 'static,
+    ) -> Result<(), Error> {
+        if let Some(error) = self.inner.mcp.required_error() {
+            return responder.respond_with_error(error);
+        }
+        let id = SessionId::new(acp_id.0.clone());
+        let mut failures = self.inner.mcp.optional_failures.clone();
+        if self.inner.sessions.lock().contains_key(&id) {
+            (servers, failures) = (Vec::new(), Vec::new());
+        }
+        if servers.is_empty() && failures.is_empty() {
+            return responder.respond_with_result(open(self, &cx));
+        }
+        let server = self.clone();
+        cx.clone().spawn(async move {
+            let opened = open(&server, &cx);
+            if opened.is_ok() {
+                failures.extend(server.start_servers(&id, servers).await);
+            }
+            let said = opened.is_ok() && !failures.is_empty();
+            responder.respond_with_result(opened)?;
+            if said {
+                let update = mcp::failure_update(&failures);
+                let notification = schema::SessionNotification::new(id.to_string(), update);
+                // The connection is gone only when the client is.
+                let _ = cx.send_notification(notification);
+            }
+            Ok(())
+        })
+    }
+
+    /// Starts the editor's `servers` for the open session `id`, its roots
+    /// the session's directories; the failures, one message each.
+    async fn start_servers(&self, id: &SessionId, servers: Vec<ClientServer>) -> Vec<String> {
+        if servers.is_empty() {
+            return Vec::new();
+        }
+        let dirs = {
+            let sessions = self.inner.sessions.lock();
+            let slot = sessions.get(id);
+            let cwd = slot.and_then(|slot| slot.session.as_ref()?.cwd().map(Path::to_path_buf));
+            cwd.zip(slot.map(|slot| slot.roots.clone()))
+        };
+        let Some((cwd, roots)) = dirs else {
+            return Vec::new();
+        };
+        let mcp = &self.inner.mcp;
+        mcp.start_session_servers(id.as_str(), (&cwd, &roots), servers)
+            .await
+    }
+
+    /// The context the agent of session `id` has in it now, counted with
+    /// its budget, and its window: what a load says of the session's usage,
+    /// since the store does not keep the API's counts. `None` when the
+    /// session is not open here, or its prompt does not render.
+    fn counted_usage(&self, id: &SessionId) -> Option<(u64, Option<u64>)> {
+        let sessions = self.inner.sessions.lock();
+        let slot = sessions.get(id)?;
+        let session = slot.session.as_ref()?;
+        let steering = &slot.steering;
+        let agent = (self.inner.host)
+            .agent_for(steering.mode, &steering.model)
+            .ok()?;
+        let used = self.inner.agent_loop.context_tokens(&agent, session)?;
+        Some((used, agent.budget().window()))
+    }
+
+    /// `session/resume`: opens the recorded session, without replay,
+    /// announces its commands, starts the editor's `mcpServers` for it,
+    /// then answers.
     pub(super) fn resume_session(
+        &self,
+        mut request: ResumeSessionRequest,
+        responder: Responder<ResumeSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(), Error> {
+        let servers = std::mem::take(&mut request.mcp_servers);
+        let id = request.session_id.clone();
+        self.open_with_servers(&id, servers, (responder, cx), move |server, cx| {
+            server.resume(request, cx)
+        })
+    }
+
+    /// Opens the recorded session of `request`, without replay, and
+    /// announces its commands.
+    fn resume(
         &self,
         request: ResumeSessionRequest,
         cx: &ConnectionTo<Client>,
@@ -292,6 +418,24 @@ impl Server {
         );
         Ok(history)
     }
+}
+
+/// The files the calls of session `id` changed, as recorded; none when
+/// the store fails to read them, which is said on stderr (stdout is the
+/// protocol's) and leaves the diffs out of the replay.
+fn recorded_changes(
+    recording: &Recording,
+    id: &SessionId,
+) -> std::collections::BTreeMap<String, Vec<dsh_session_store::RecordedChange>> {
+    recording
+        .store()
+        .changes(id.as_str())
+        .unwrap_or_else(|error| {
+            let problem = dsh_deployment::host::store::problem(error)
+                .help("the replay of the session shows no diffs");
+            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+            Default::default()
+        })
 }
 
 /// The error for an unknown session: the protocol's, naming it.

@@ -12,7 +12,7 @@
 //! else as the output so far, in the call's content, at most
 //! [`LIVE_TAIL_BYTES`] of it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,7 +23,8 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields,
 };
-use dsh_agent_loop::{CompactionReport, Event, SessionId, ToolCall};
+use dsh_agent_loop::{CompactionReport, Event, SessionId, StepResponse, ToolCall};
+use dsh_session_store::{RecordedChange, SessionWriter, Store};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{
     CommandExit, CommandOutput, CommandReport, FileChange, ToolCallContext, ToolKind, ToolRegistry,
@@ -34,6 +35,9 @@ use serde_json::json;
 /// How much of a running command's output the content of its call shows
 /// when the client has no terminal: the last bytes, whole characters.
 pub(super) const LIVE_TAIL_BYTES: usize = 16 * 1024;
+
+/// The unchanged lines a file's diff shows around what changed.
+const DIFF_CONTEXT_LINES: usize = 3;
 
 /// What a call's content says above the output when earlier output was
 /// left out.
@@ -66,6 +70,14 @@ struct Inner {
     terminal: bool,
     /// Without terminals: each running call's output so far, its tail.
     output: Mutex<HashMap<String, String>>,
+    /// Where the session's title is read once a prompt gives it one, until
+    /// it is sent: the store, which makes it of the first prompt.
+    title: Mutex<Option<Store>>,
+    /// Where the files the calls change are recorded as shown, for a load
+    /// to show them again: the session's writer, when it is recorded.
+    changes: Mutex<Option<Arc<SessionWriter>>>,
+    /// On a replay: the files each call changed, as recorded, by call.
+    recorded_changes: Mutex<BTreeMap<String, Vec<RecordedChange>>>,
 }
 
 impl Updates {
@@ -88,8 +100,46 @@ impl Updates {
                 diffs: Mutex::new(HashMap::new()),
                 terminal,
                 output: Mutex::new(HashMap::new()),
+                title: Mutex::new(None),
+                changes: Mutex::new(None),
+                recorded_changes: Mutex::new(BTreeMap::new()),
             }),
         }
+    }
+
+    /// Sends the session's title, as `session_info_update`, once `store`
+    /// has one for it: after the user's message that gives it.
+    pub(super) fn title_from(&self, store: Store) {
+        *self.inner.title.lock() = Some(store);
+    }
+
+    /// The session's title, if it is awaited and the store has it now;
+    /// awaited still while the store has none (an empty prompt gives none).
+    fn titled(&self) {
+        let mut awaited = self.inner.title.lock();
+        let Some(store) = awaited.as_ref() else {
+            return;
+        };
+        // A store that fails here says so when it records: no title then.
+        match store.info(self.inner.session.as_str()) {
+            Ok(info) if info.title.is_empty() => return,
+            Ok(info) => self.send(SessionUpdate::SessionInfoUpdate(
+                schema::SessionInfoUpdate::new().title(info.title),
+            )),
+            Err(_) => {}
+        }
+        *awaited = None;
+    }
+
+    /// Records the files the calls change, as shown, with `writer`.
+    pub(super) fn record_changes(&self, writer: Arc<SessionWriter>) {
+        *self.inner.changes.lock() = Some(writer);
+    }
+
+    /// The files each call changed, as recorded, for the
+    /// [`replay`](Self::replay).
+    pub(super) fn replay_changes(&self, changes: BTreeMap<String, Vec<RecordedChange>>) {
+        *self.inner.recorded_changes.lock() = changes;
     }
 
     /// Whether `session` is the one these updates are for.
@@ -144,6 +194,7 @@ impl Updates {
                     self.send(SessionUpdate::Plan(plan));
                 }
             }
+            Event::UserMessage { .. } => self.titled(),
             Event::Compacted { .. } => {
                 if let Some(report) = CompactionReport::of(event) {
                     self.say(&report.to_string());
@@ -157,14 +208,22 @@ impl Updates {
     /// by the same mapping: the user's messages (which a live turn does
     /// not echo), each answer's text, each call `pending`, then
     /// `in_progress` when it ran, then its final status and content, and
-    /// the plans. The one difference: an answer streamed in pieces is
-    /// replayed as one chunk.
+    /// the plans, and the title after the prompt that gave it (when
+    /// [`title_from`](Self::title_from) the store). The differences: an
+    /// answer streamed in pieces is replayed as one chunk, and the usage
+    /// after each response is not (the store keeps none).
     pub(super) fn replay(&self, events: &[Event]) {
         let session = self.inner.session.clone();
         for event in events {
             match event {
                 Event::UserMessage { text } => self.send(SessionUpdate::UserMessageChunk(
                     ContentChunk::new(schema::ContentBlock::from(text.as_str())),
+                )),
+                Event::UserImage { image } => self.send(SessionUpdate::UserMessageChunk(
+                    ContentChunk::new(schema::ContentBlock::Image(schema::ImageContent::new(
+                        image.data.clone(),
+                        image.mime_type.clone(),
+                    ))),
                 )),
                 Event::AssistantMessage { text } => self.text(&session, text),
                 Event::ToolResult { call_id, .. } => {
@@ -174,12 +233,40 @@ impl Updates {
                     let call = self.inner.calls.lock().get(call_id).cloned();
                     if let Some(call) = call.filter(|_| !event.never_ran()) {
                         self.started(&call);
+                        let changes = self.inner.recorded_changes.lock().remove(call_id);
+                        for change in changes.iter().flatten() {
+                            self.show_change(call_id, change);
+                        }
                         self.replay_output(&call, event);
                     }
                     self.event(&session, event);
                 }
                 event => self.event(&session, event),
             }
+            if matches!(event, Event::UserMessage { .. }) {
+                // As live: the title after the prompt that gave it.
+                self.titled();
+            }
+        }
+    }
+
+    /// The context a model response of the session leaves, against the
+    /// agent's window: a `usage_update` after each response.
+    pub(super) fn answered(&self, response: &StepResponse<'_>) {
+        if self.is_for(&response.session.id) {
+            let window = response.agent.budget().window();
+            self.usage(response.context_tokens(), window);
+        }
+    }
+
+    /// A `usage_update`: `used` tokens of the context `window`. None when
+    /// the window is unknown: the editor's meter needs a size, and a
+    /// guessed one would mislead.
+    pub(super) fn usage(&self, used: u64, window: Option<u64>) {
+        if let Some(size) = window {
+            self.send(SessionUpdate::UsageUpdate(schema::UsageUpdate::new(
+                used, size,
+            )));
         }
     }
 
@@ -202,9 +289,30 @@ impl Updates {
         }
     }
 
-    /// A call of this session changed a file: the diff, and where the
-    /// change starts, so the editor can show and follow it.
+    /// A call of this session changed a file: the diff of the changed
+    /// region, and where the change starts, so the editor can show and
+    /// follow it; recorded as shown, when the session is, so a load shows
+    /// it again.
     pub(super) fn changed(&self, call_id: &str, change: &FileChange) {
+        let shown = region_of(change);
+        if let Some(writer) = self.inner.changes.lock().as_ref()
+            && let Err(error) = writer.record_change(call_id, &shown)
+        {
+            // stdout is the protocol's.
+            let problem = dsh_deployment::Problem::new(format!(
+                "the change of `{}` by call `{call_id}` was not recorded, and a load \
+                 will not show it: {error}",
+                shown.path.display()
+            ))
+            .warning();
+            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
+        }
+        self.show_change(call_id, &shown);
+    }
+
+    /// Shows a change of a file by call `call_id`, after the ones it made
+    /// before: the diffs so far, and where this one starts.
+    fn show_change(&self, call_id: &str, change: &RecordedChange) {
         let diff = ToolCallContent::from(
             Diff::new(change.path.clone(), change.new_text.clone())
                 .old_text(change.old_text.clone()),
@@ -215,7 +323,7 @@ impl Updates {
             diffs.push(diff);
             diffs.clone()
         };
-        let location = ToolCallLocation::new(change.path.clone()).line(change.first_changed_line);
+        let location = ToolCallLocation::new(change.path.clone()).line(change.line);
         let fields = ToolCallUpdateFields::new()
             .content(content)
             .locations(vec![location]);
@@ -390,6 +498,32 @@ pub(super) struct Shown {
     pub(super) input: serde_json::Value,
 }
 
+/// The region of a change an editor is shown: the lines that differ, with
+/// up to [`DIFF_CONTEXT_LINES`] unchanged lines around them, before and
+/// after; a new file whole. A region, not the whole file, since it is
+/// recorded with the session for a load to show again.
+fn region_of(change: &FileChange) -> RecordedChange {
+    let (path, line) = (change.path.clone(), change.first_changed_line);
+    let Some(old) = &change.old_text else {
+        return RecordedChange::new(path, None, change.new_text.clone(), line);
+    };
+    let old: Vec<&str> = old.split_inclusive('\n').collect();
+    let new: Vec<&str> = change.new_text.split_inclusive('\n').collect();
+    let same_start = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let same_end = (old.iter().rev().zip(new.iter().rev()))
+        .take(old.len().min(new.len()) - same_start)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let start = same_start.saturating_sub(DIFF_CONTEXT_LINES);
+    let end = |lines: &[&str]| (lines.len() - same_end + DIFF_CONTEXT_LINES).min(lines.len());
+    RecordedChange::new(
+        path,
+        Some(old[start..end(&old)].concat()),
+        new[start..end(&new)].concat(),
+        line,
+    )
+}
+
 /// A call's terminal, named by the call's id, as content.
 fn terminal_content(call_id: &str) -> ToolCallContent {
     ToolCallContent::Terminal(schema::Terminal::new(call_id.to_owned()))
@@ -449,5 +583,55 @@ fn acp_kind(kind: ToolKind) -> schema::ToolKind {
         ToolKind::Think => schema::ToolKind::Think,
         ToolKind::Fetch => schema::ToolKind::Fetch,
         _ => schema::ToolKind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The region (before, after) shown of a change of `old` to `new`.
+    fn region(old: Option<&str>, new: &str) -> (Option<String>, String) {
+        let change = FileChange {
+            path: PathBuf::from("/p/a.txt"),
+            old_text: old.map(str::to_owned),
+            new_text: new.to_owned(),
+            first_changed_line: 1,
+        };
+        let shown = region_of(&change);
+        (shown.old_text, shown.new_text)
+    }
+
+    fn numbered(lines: std::ops::RangeInclusive<u32>) -> String {
+        lines.map(|n| format!("{n}\n")).collect()
+    }
+
+    #[test]
+    fn a_region_is_the_changed_lines_with_three_around_them() {
+        let old = numbered(1..=12);
+        // A line replaced in the middle.
+        let new = old.replace("6\n", "six\n");
+        assert_eq!(
+            region(Some(&old), &new),
+            (Some(numbered(3..=9)), "3\n4\n5\nsix\n7\n8\n9\n".to_owned())
+        );
+        // Lines removed at the end, none after them to show.
+        assert_eq!(
+            region(Some(&old), &numbered(1..=10)),
+            (Some(numbered(8..=12)), numbered(8..=10))
+        );
+        // A line added at the start, none before it.
+        let added = format!("0\n{old}");
+        assert_eq!(
+            region(Some(&old), &added),
+            (Some(numbered(1..=3)), format!("0\n{}", numbered(1..=3)))
+        );
+        // A last line without its newline, changed.
+        assert_eq!(
+            region(Some("a\nb"), "a\nc"),
+            (Some("a\nb".to_owned()), "a\nc".to_owned())
+        );
+        // A new file, whole.
+        assert_eq!(region(None, &old), (None, old.clone()));
     }
 }

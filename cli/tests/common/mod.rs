@@ -33,6 +33,16 @@ pub fn command(args: &[&str]) -> Command {
     command
 }
 
+/// A temporary directory of its own for a `dsh` whose test needs one
+/// (`TMPDIR`): a directory the test makes elsewhere under the system's
+/// temporary directory is then outside what the sandbox lets commands
+/// write, wherever the machine keeps its temporary files.
+pub fn own_tmpdir() -> &'static str {
+    const DIR: &str = "/tmp/dsh-tests/tmp";
+    std::fs::create_dir_all(DIR).expect("the tests' temporary directory");
+    DIR
+}
+
 /// What every `dsh` of the tests runs with: no colors, no user's global
 /// instruction file (tests see only the files they write), and the
 /// session store under the tests' own directory, never the user's.

@@ -42,6 +42,10 @@ enum Answer {
     AllowAlways,
 }
 
+/// The tables of a scripted model with a 100 000-token window, whose
+/// responses are followed by `usage_update`s.
+const WINDOWED: &str = "context_window = 100000\n[sessions]\npath = \"sessions.db\"\n";
+
 /// A deployment in `dir`: scripted `answers`, one agent with `tools`, and
 /// any extra `tables`.
 fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {
@@ -234,13 +238,17 @@ async fn until_running(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
 
 /// The updates as short lines, to compare their order; without the
 /// commands announced once per session (`the_compact_command_...` sees
-/// them).
+/// them) and the title a session gets once (`a_new_session_gets_...`
+/// sees it).
 fn outline(seen: &[Seen]) -> Vec<String> {
     seen.iter()
         .filter(|item| {
             !matches!(
                 item,
-                Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_))
+                Seen::Update(
+                    _,
+                    SessionUpdate::AvailableCommandsUpdate(_) | SessionUpdate::SessionInfoUpdate(_)
+                )
             )
         })
         .map(|item| match item {
@@ -1138,4 +1146,86 @@ async fn embedded_resources_and_links_to_project_files_reach_the_model_inline() 
     assert!(user.contains("Use tabs, not spaces."), "{user}");
     assert!(!user.contains("not for the model"), "{user}");
     assert!(user.contains("[secret.txt](file://"), "{user}");
+}
+
+/// The requests an OpenAI-compatible server on 127.0.0.1 received; it
+/// answers each with one short text.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+
+async fn answer_briefly(
+    axum::extract::State(received): axum::extract::State<Received>,
+    axum::Json(request): axum::Json<Value>,
+) -> axum::Json<Value> {
+    received.lock().expect("received").push(request);
+    axum::Json(json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": "A red square." },
+            "finish_reason": "stop",
+        }],
+    }))
+}
+
+#[tokio::test]
+async fn an_image_prompt_reaches_an_openai_compatible_server_as_an_image_part() {
+    use agent_client_protocol::v1::schema::ImageContent;
+    let received = Received::default();
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(answer_briefly))
+        .with_state(received.clone());
+    let base_url = common::serve(app);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("project");
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.openai]\nbase_url = {base_url:?}\nmodel = \"local\"\n\
+             [sessions]\nenabled = false\n\
+             [[agents]]\nid = \"viewer\"\npersona = \"You look at images.\"\n"
+        ),
+    );
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
+    let recorded = dir.path().join("requests.jsonl");
+    let (capability, refused) = with_dsh(&config, &recorded, Answer::Allow, async |cx, _rx| {
+        let init = initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        let blocks = vec![
+            ContentBlock::from("What is this?"),
+            ContentBlock::Image(ImageContent::new(png, "image/png")),
+        ];
+        cx.send_request(PromptRequest::new(session.clone(), blocks))
+            .block_task()
+            .await?;
+        let tiff = vec![ContentBlock::Image(ImageContent::new(png, "image/tiff"))];
+        let refused = cx
+            .send_request(PromptRequest::new(session, tiff))
+            .block_task()
+            .await
+            .expect_err("a type the APIs refuse");
+        Ok((init.agent_capabilities.prompt_capabilities.image, refused))
+    })
+    .await;
+    assert!(capability, "images are advertised");
+    assert_error(&refused, -32602, |message| {
+        message.contains("`prompt[0]` is an image of type `image/tiff`")
+    });
+    let received = received.lock().expect("received");
+    assert_eq!(received.len(), 1, "the refused prompt sent nothing");
+    let messages = received[0]["messages"].as_array().expect("messages");
+    let image = messages
+        .iter()
+        .find(|message| message["role"] == "user" && message["content"].is_array())
+        .expect("a user message of parts");
+    assert_eq!(
+        image["content"][0],
+        json!({ "type": "image_url", "image_url": { "url": format!("data:image/png;base64,{png}") } })
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|message| message["role"] == "user" && message["content"] == "What is this?"),
+        "{messages:?}"
+    );
 }

@@ -4,6 +4,7 @@
 
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, CloseSessionRequest, LoadSessionRequest, Meta, ResumeSessionRequest,
+    SessionInfoUpdate,
 };
 
 use super::*;
@@ -270,4 +271,143 @@ async fn a_closed_session_is_free_for_another_process() {
         Ok(())
     })
     .await;
+}
+
+/// The `usage_update`s among `updates`, as (used, size).
+fn usages(updates: &[SessionUpdate]) -> Vec<(u64, u64)> {
+    updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::UsageUpdate(usage) => Some((usage.used, usage.size)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_response_is_followed_by_its_usage_and_a_load_counts_it() {
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(
+        "[[answers]]\ntext = \"Looking.\"\n\
+         usage = { prompt_tokens = 1200, completion_tokens = 40 }\n\
+         [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo hi\" }\n\
+         [[answers]]\ntext = \"Done.\"\n",
+        WINDOWED,
+        &["bash"],
+    );
+    let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        assert_eq!(prompt(&cx, &session, "Hi.").await?, StopReason::EndTurn);
+        Ok((session, updates_of(drain(rx))))
+    })
+    .await;
+    // The first answer's usage is the API's; the second's, with none
+    // reported, is counted.
+    let live_usages = usages(&live);
+    assert_eq!(live_usages.len(), 2, "{live:?}");
+    assert_eq!(live_usages[0], (1240, 100_000));
+    let (counted, size) = live_usages[1];
+    assert_eq!(size, 100_000);
+    assert!(counted > 0);
+    // Each follows its answer's text, before its calls; the turn ends with one.
+    let first = live
+        .iter()
+        .position(|u| matches!(u, SessionUpdate::UsageUpdate(_)));
+    assert!(
+        matches!(
+            &live[first.expect("a usage") + 1],
+            SessionUpdate::ToolCall(_)
+        ),
+        "{live:?}"
+    );
+    assert!(
+        matches!(live.last(), Some(SessionUpdate::UsageUpdate(_))),
+        "{live:?}"
+    );
+
+    // The store keeps no usage: a load counts the context once, at its end.
+    let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        cx.send_request(LoadSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        Ok(updates_of(drain(rx)))
+    })
+    .await;
+    let replayed_usages = usages(&replayed);
+    assert_eq!(replayed_usages.len(), 1, "{replayed:?}");
+    assert_eq!(
+        replayed_usages[0],
+        (counted, 100_000),
+        "the live turn's count"
+    );
+    let last_of_history = replayed
+        .iter()
+        .rposition(|u| !matches!(u, SessionUpdate::AvailableCommandsUpdate(_)));
+    assert!(
+        matches!(
+            &replayed[last_of_history.expect("updates")],
+            SessionUpdate::UsageUpdate(_)
+        ),
+        "{replayed:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_known_window_no_usage_is_sent() {
+    let fixture = fixture("[[answers]]\ntext = \"one\"\n", "", &[]);
+    let seen = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            prompt(&cx, &session, "Go.").await?;
+            Ok(updates_of(drain(rx)))
+        })
+        .await;
+    assert_eq!(usages(&seen), [], "{seen:?}");
+}
+
+/// The `session_info_update`s among `updates`.
+fn infos(updates: &[SessionUpdate]) -> Vec<SessionInfoUpdate> {
+    updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::SessionInfoUpdate(info) => Some(info.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_new_session_gets_its_title_after_its_first_prompt() {
+    let fixture = fixture(
+        "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n",
+        "",
+        &[],
+    );
+    let (first, second) = fixture
+        .in_session(Answer::Allow, async |cx, session, rx| {
+            prompt(&cx, &session, "\n  Fix the build.\nThen test.").await?;
+            let first = updates_of(drain(rx));
+            prompt(&cx, &session, "And again.").await?;
+            Ok((first, updates_of(drain(rx))))
+        })
+        .await;
+    // The store's title: the first prompt's first line, before the answer
+    // (after the commands, announced with the session).
+    let turn = first
+        .iter()
+        .find(|update| !matches!(update, SessionUpdate::AvailableCommandsUpdate(_)));
+    assert_eq!(
+        turn,
+        Some(&SessionUpdate::SessionInfoUpdate(
+            SessionInfoUpdate::new().title("Fix the build.")
+        )),
+        "{first:?}"
+    );
+    assert_eq!(infos(&first).len(), 1, "{first:?}");
+    assert_eq!(infos(&second), [], "a title is given once: {second:?}");
 }

@@ -10,10 +10,11 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AvailableCommandInput, ContentBlock, DeleteSessionRequest, InitializeRequest, McpServer,
-    McpServerStdio, NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
-    SessionNotification, SessionUpdate, StopReason, ToolKind,
+    AvailableCommandInput, ContentBlock, DeleteSessionRequest, InitializeRequest,
+    LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    ResumeSessionRequest, SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate,
+    StopReason, ToolKind,
 };
 use agent_client_protocol::{Agent, Client, Error};
 use tokio::sync::mpsc;
@@ -210,6 +211,79 @@ async fn a_deleted_sessions_servers_stop_while_dsh_goes_on() {
         Ok(())
     })
     .await;
+}
+
+/// An answer that calls the editor's `Docs` server's `echo`, then one
+/// that ends the turn.
+const CALLS_DOCS: &str = "[[answers]]\ntext = \"\"\n\
+    [[answers.tool_calls]]\nname = \"docs__echo\"\narguments = { text = \"from the reopened session\" }\n\
+    [[answers]]\ntext = \"done\"\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_loaded_or_resumed_session_starts_the_editors_servers_and_calls_their_tools() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let pid_file = dir.path().join("pids");
+    let config = common::scripted_config(
+        dir.path(),
+        "[[answers]]\ntext = \"hi\"\n",
+        "\n[sessions]\npath = \"sessions.db\"\n\
+         [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let server = McpServer::Stdio(
+        McpServerStdio::new("Docs", SERVER).args(vec![format!("pid-file={}", pid_file.display())]),
+    );
+    let session = with_dsh(&config, &dir.path().join("new.jsonl"), async |cx, _rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let session = cx
+            .send_request(NewSessionRequest::new(project.path()))
+            .block_task()
+            .await?
+            .session_id;
+        prompt(&cx, &session, "hello").await?;
+        Ok(session)
+    })
+    .await;
+    // The editor restarted: each of a load and a resume in a new process
+    // brings the server, and the model calls its tool.
+    for reopen in ["load", "resume"] {
+        std::fs::write(dir.path().join("answers.toml"), CALLS_DOCS).expect("answers");
+        let recorded = dir.path().join(format!("{reopen}.jsonl"));
+        with_dsh(&config, &recorded, async |cx, _rx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let servers = vec![server.clone()];
+            if reopen == "load" {
+                let request = LoadSessionRequest::new(session.clone(), project.path());
+                cx.send_request(request.mcp_servers(servers))
+                    .block_task()
+                    .await?;
+            } else {
+                let request = ResumeSessionRequest::new(session.clone(), project.path());
+                cx.send_request(request.mcp_servers(servers))
+                    .block_task()
+                    .await?;
+            }
+            assert_eq!(prompt(&cx, &session, "echo").await?, StopReason::EndTurn);
+            Ok(())
+        })
+        .await;
+        let requests = common::recorded_requests(&recorded);
+        assert!(
+            tool_names(&requests[0]).contains(&"docs__echo".to_owned()),
+            "{reopen}: {:?}",
+            tool_names(&requests[0])
+        );
+        let result = serde_json::to_string(&requests[1]).expect("json");
+        assert!(
+            result.contains("from the reopened session"),
+            "{reopen}: {result}"
+        );
+    }
+    common::assert_all_gone(&common::server_pids(&pid_file));
 }
 
 #[tokio::test(flavor = "multi_thread")]

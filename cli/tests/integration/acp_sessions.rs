@@ -35,7 +35,7 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
         config,
         recorded,
         ..
-    } = &fixture(ANSWERS, "", &["bash", "todo_write"]);
+    } = &fixture(ANSWERS, WINDOWED, &["bash", "todo_write"]);
     let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         let init = initialize(&cx).await?;
         let capabilities = init.agent_capabilities;
@@ -49,6 +49,11 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
     })
     .await;
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::Plan(_))));
+    assert!(
+        live.iter()
+            .any(|u| matches!(u, SessionUpdate::SessionInfoUpdate(_))),
+        "the session got its title: {live:?}"
+    );
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::ToolCall(_))));
     assert!(
         live.iter()
@@ -88,6 +93,14 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
             if chunk.content == ContentBlock::from("Say hi.")),
         "the user's message comes first: {first:?}"
     );
+    // The one rule for usage: the store keeps none, so the live turn's
+    // `usage_update`s (one per answer) are not replayed where they were;
+    // the load ends with one, counted.
+    let usage = |u: &&SessionUpdate| matches!(u, SessionUpdate::UsageUpdate(_));
+    assert_eq!(live.iter().filter(usage).count(), 3, "{live:?}");
+    let (last, rest) = rest.split_last().expect("updates");
+    assert!(usage(&last), "the load ends with the usage: {last:?}");
+    let live: Vec<_> = live.iter().filter(|u| !usage(u)).cloned().collect();
     assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
 }
 
@@ -443,4 +456,82 @@ async fn a_loaded_session_keeps_its_mode_model_and_always_answers() {
         requests.last().expect("a request")["model"],
         "scripted-large"
     );
+}
+
+#[tokio::test]
+async fn session_load_replays_the_diffs_of_write_and_edit() {
+    let project = tempfile::tempdir().expect("project");
+    let file = std::fs::canonicalize(project.path())
+        .expect("canonical")
+        .join("notes.md");
+    let lines: String = (1..=12).map(|n| format!("line {n}\n")).collect();
+    let answers = format!(
+        "[[answers]]\ntext = \"Writing.\"\n\
+         [[answers.tool_calls]]\nname = \"write\"\n\
+         arguments = {{ file_path = {file:?}, content = {lines:?} }}\n\
+         [[answers]]\ntext = \"Editing.\"\n\
+         [[answers.tool_calls]]\nname = \"edit\"\n\
+         arguments = {{ file_path = {file:?}, old_string = \"line 6\\n\", new_string = \"six\\n\" }}\n\
+         [[answers]]\ntext = \"Done.\"\n"
+    );
+    let Fixture {
+        config, recorded, ..
+    } = &fixture(&answers, "", &["write", "edit"]);
+    let only_updates = |seen: Vec<Seen>| -> Vec<SessionUpdate> {
+        seen.into_iter()
+            .filter_map(|item| match item {
+                Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_)) => None,
+                Seen::Update(_, update) => Some(update),
+                Seen::Permission(_) => None,
+            })
+            .collect()
+    };
+    let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        assert_eq!(prompt(&cx, &session, "Note.").await?, StopReason::EndTurn);
+        Ok((session, only_updates(drain(rx))))
+    })
+    .await;
+    let diffs: Vec<(Option<String>, String)> = live
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::ToolCallUpdate(update) if update.fields.status.is_none() => {
+                update.fields.content.as_ref()
+            }
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|content| match content {
+            ToolCallContent::Diff(diff) => Some((diff.old_text.clone(), diff.new_text.clone())),
+            _ => None,
+        })
+        .collect();
+    // The new file whole; the edit's region, three lines around it.
+    let region = |six: &str| format!("line 3\nline 4\nline 5\n{six}line 7\nline 8\nline 9\n");
+    assert_eq!(
+        diffs,
+        [
+            (None, lines.clone()),
+            (Some(region("line 6\n")), region("six\n"))
+        ],
+        "{live:#?}"
+    );
+
+    // Another process loads it: the same updates, diffs included.
+    std::fs::write(&file, "changed since\n").expect("write");
+    let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        cx.send_request(LoadSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        Ok(only_updates(drain(rx)))
+    })
+    .await;
+    let (first, rest) = replayed.split_first().expect("updates");
+    assert!(
+        matches!(first, SessionUpdate::UserMessageChunk(_)),
+        "{first:?}"
+    );
+    assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
 }

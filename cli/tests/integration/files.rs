@@ -92,7 +92,11 @@ async fn acp_turn(
     cwd: &Path,
     additional: Vec<PathBuf>,
 ) -> (InitializeResponse, StopReason, Editor) {
-    let agent = common::acp_agent(&["acp", "--config", config]);
+    // A temporary directory of dsh's own: the tests' other directories
+    // are outside the sandbox's writable set wherever the machine keeps
+    // its temporary files.
+    let tmpdir = format!("TMPDIR={}", common::own_tmpdir());
+    let agent = common::acp_agent(&[&tmpdir, "acp", "--config", config]);
     let editor = Arc::new(Mutex::new(Editor {
         buffers,
         ..Editor::default()
@@ -356,9 +360,7 @@ async fn additional_directories_need_no_question_and_the_rest_is_asked() {
     let dir = tempfile::tempdir().expect("config dir");
     let (extra, elsewhere) = (
         tempfile::tempdir().expect("extra"),
-        // Outside the temporary directory, which the sandbox lets commands
-        // and the file tools write.
-        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("elsewhere"),
+        tempfile::tempdir().expect("elsewhere"),
     );
     let extra_file = real_file(&extra, "in-extra.txt");
     let outside_file = real_file(&elsewhere, "outside.txt");
@@ -396,15 +398,21 @@ async fn additional_directories_need_no_question_and_the_rest_is_asked() {
 fn dsh_run_refuses_a_change_outside_the_workspace_and_makes_one_inside() {
     let dir = tempfile::tempdir().expect("config dir");
     let (_project, root) = project("");
-    // Outside the temporary directory, which the sandbox lets commands and
-    // the file tools write.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("outside");
+    let outside = tempfile::tempdir().expect("outside");
     let target = real_file(&outside, "escaped.txt");
     let answers = writes(&[(&target, "out\n"), (Path::new("sub/in.txt"), "in\n")]);
     let config = deployment(dir.path(), &answers);
     let cwd = root.display().to_string();
-    let (_, requests) =
-        common::run_recorded(dir.path(), &config, &["--cwd", &cwd, "-p", "Write both."]);
+    // dsh's temporary directory is its own, so `outside` is outside the
+    // sandbox's writable set wherever the machine keeps temporary files.
+    let (mut run, recorded) =
+        common::recording_run(dir.path(), &config, &["--cwd", &cwd, "-p", "Write both."]);
+    let output = run
+        .env("TMPDIR", common::own_tmpdir())
+        .output()
+        .expect("dsh runs");
+    common::assert_status(&output, 0);
+    let requests = common::recorded_requests(&recorded);
 
     assert!(!target.exists());
     assert_eq!(

@@ -93,9 +93,16 @@ fn a_command_cannot_write_outside_the_workspace_nor_connect_unless_full_access()
         &common::runner("", &["bash"]),
     );
     let cwd = workspace.display().to_string();
-    let (_, requests) =
-        common::run_recorded(dir.path(), &config, &["--cwd", &cwd, "-p", "Escape."]);
-    let result = &tool_results(&requests)[0];
+    // dsh's temporary directory is its own: `outside` is outside the
+    // sandbox's writable set wherever the machine keeps temporary files.
+    let (mut run, recorded) =
+        common::recording_run(dir.path(), &config, &["--cwd", &cwd, "-p", "Escape."]);
+    let output = run
+        .env("TMPDIR", common::own_tmpdir())
+        .output()
+        .expect("dsh runs");
+    common::assert_status(&output, 0);
+    let result = &tool_results(&common::recorded_requests(&recorded))[0];
     assert!(workspace.join("inside.txt").exists(), "{result}");
     assert!(!target.exists(), "{result}");
     assert!(result.contains("Permission denied"), "{result}");

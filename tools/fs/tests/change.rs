@@ -614,7 +614,9 @@ async fn the_sandbox_in_force_decides_where_changes_go() {
     );
     assert!(!project.path("new.txt").exists());
 
-    let workspace = Sandbox::new(SandboxMode::WorkspaceWrite).with_writable([writable.clone()]);
+    let workspace = Sandbox::new(SandboxMode::WorkspaceWrite)
+        .with_writable([writable.clone()])
+        .with_temp_dir(base.path().join("temp"));
     let cx = project.cx().with(workspace);
     assert_ok(
         &project

@@ -79,6 +79,8 @@ pub struct Sandbox {
     network: bool,
     writable: Vec<PathBuf>,
     required: bool,
+    /// The temporary directory `workspace-write` lets a process write.
+    temp: PathBuf,
 }
 
 impl Sandbox {
@@ -91,7 +93,16 @@ impl Sandbox {
             network: mode == SandboxMode::FullAccess,
             writable: Vec::new(),
             required: true,
+            temp: std::env::temp_dir(),
         }
+    }
+
+    /// The policy with `dir` as the temporary directory processes may
+    /// write in `workspace-write`, in place of the process's own
+    /// (`TMPDIR`, else `/tmp`).
+    pub fn with_temp_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp = dir.into();
+        self
     }
 
     /// The policy with its network reachable (`true`) or not.
@@ -156,7 +167,7 @@ impl Sandbox {
                 .map(Path::to_path_buf)
                 .into_iter()
                 .chain(self.writable.iter().cloned())
-                .chain([std::env::temp_dir()])
+                .chain([self.temp.clone()])
                 .collect(),
         }
     }

@@ -49,15 +49,15 @@ pub(crate) fn describe(sandbox: &Sandbox, support: Support) -> String {
     match mode {
         SandboxMode::ReadOnly => text.push_str("they can read files but write none."),
         _ => {
+            // The temporary directory is named as the commands see it
+            // (`$TMPDIR`), not by where this machine keeps it: the prompt
+            // says the policy, the same on every machine.
             text.push_str("they can write only under the session's working directory");
             let roots = sandbox.writable_roots(None);
-            if let Some((temp, others)) = roots.split_last() {
-                for directory in others {
-                    let _ = write!(text, ", {}", directory.display());
-                }
-                let _ = write!(text, " and the temporary directory {}", temp.display());
+            for directory in roots.split_last().map_or(&[][..], |(_, others)| others) {
+                let _ = write!(text, ", {}", directory.display());
             }
-            text.push_str("; everything else is read-only.");
+            text.push_str(" and the temporary directory (`$TMPDIR`, else /tmp); everything else is read-only.");
         }
     }
     if !sandbox.network() {
@@ -88,7 +88,6 @@ mod tests {
 
     #[test]
     fn each_mode_says_what_commands_may_write_and_reach() {
-        let temp = std::env::temp_dir();
         let workspace =
             Sandbox::new(SandboxMode::WorkspaceWrite).with_writable([PathBuf::from("/srv/cache")]);
         assert_eq!(
@@ -96,9 +95,9 @@ mod tests {
             format!(
                 "Commands you run with bash are sandboxed (`workspace-write`): they can write \
                  only under the session's working directory, /srv/cache and the temporary \
-                 directory {}; everything else is read-only. They have no network: connecting and listening are refused. Do not \
-                 try to get around the sandbox: when a task needs more, say what and why.",
-                temp.display()
+                 directory (`$TMPDIR`, else /tmp); everything else is read-only. They have no \
+                 network: connecting and listening are refused. Do not try to get around the \
+                 sandbox: when a task needs more, say what and why."
             )
         );
         let read_only = describe(

@@ -17,6 +17,13 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A policy of `mode` whose temporary directory is a directory of the
+/// tests' own: the directories they make elsewhere are outside it, even
+/// where the target directory is under the system's temporary one.
+fn policy(mode: SandboxMode) -> Sandbox {
+    Sandbox::new(mode).with_temp_dir(scratch("temp"))
+}
+
 fn run(sandbox: &Sandbox, cwd: &Path, script: &str) -> Output {
     let mut command = Command::new("bash");
     command.args(["-c", script]).current_dir(cwd);
@@ -44,12 +51,12 @@ fn workspace_write_writes_in_the_workspace_and_temp_only() {
     let workspace = scratch("workspace");
     let outside = scratch("outside");
     let extra = scratch("extra");
-    let sandbox = Sandbox::new(SandboxMode::WorkspaceWrite).with_writable([extra.clone()]);
+    let sandbox = policy(SandboxMode::WorkspaceWrite).with_writable([extra.clone()]);
     let script = format!(
         "echo in > inside.txt && echo extra > {extra}/x.txt && echo tmp > {tmp}/dsh-sandbox-$$ \
          && rm {tmp}/dsh-sandbox-$$ && echo ok",
         extra = extra.display(),
-        tmp = std::env::temp_dir().display()
+        tmp = scratch("temp").display()
     );
     let output = run(&sandbox, &workspace, &script);
     assert!(succeeded(&output), "{output:?}");
@@ -78,7 +85,7 @@ fn workspace_write_writes_in_the_workspace_and_temp_only() {
 #[test]
 fn read_only_writes_nowhere_but_dev_null() {
     let workspace = scratch("read-only");
-    let sandbox = Sandbox::new(SandboxMode::ReadOnly);
+    let sandbox = policy(SandboxMode::ReadOnly);
     let output = run(
         &sandbox,
         &workspace,
@@ -98,18 +105,14 @@ fn without_network_a_tcp_connection_is_refused_and_with_it_made() {
     let workspace = scratch("network");
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
 
-    let output = run(
-        &Sandbox::new(SandboxMode::WorkspaceWrite),
-        &workspace,
-        &connect,
-    );
+    let output = run(&policy(SandboxMode::WorkspaceWrite), &workspace, &connect);
     assert!(!succeeded(&output), "{output:?}");
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("Permission denied"),
         "{output:?}"
     );
 
-    let open = Sandbox::new(SandboxMode::WorkspaceWrite).with_network(true);
+    let open = policy(SandboxMode::WorkspaceWrite).with_network(true);
     let output = run(&open, &workspace, &connect);
     assert!(succeeded(&output), "{output:?}");
     assert_eq!(output.stdout, b"connected\n");
@@ -134,10 +137,11 @@ fn full_access_is_not_confined() {
 fn may_write_is_the_same_writable_set() {
     let workspace = scratch("may-write");
     let real = std::fs::canonicalize(&workspace).expect("canonical");
-    let workspace_write = Sandbox::new(SandboxMode::WorkspaceWrite);
+    let workspace_write = policy(SandboxMode::WorkspaceWrite);
     assert!(workspace_write.may_write(&real.join("a.txt"), Some(&workspace)));
-    assert!(workspace_write.may_write(&std::env::temp_dir().join("b"), Some(&workspace)));
+    let temp = std::fs::canonicalize(scratch("temp")).expect("canonical");
+    assert!(workspace_write.may_write(&temp.join("b"), Some(&workspace)));
     assert!(!workspace_write.may_write(Path::new("/etc/passwd"), Some(&workspace)));
-    assert!(!Sandbox::new(SandboxMode::ReadOnly).may_write(&real.join("a.txt"), Some(&workspace)));
+    assert!(!policy(SandboxMode::ReadOnly).may_write(&real.join("a.txt"), Some(&workspace)));
     assert!(Sandbox::new(SandboxMode::FullAccess).may_write(Path::new("/etc/x"), None));
 }

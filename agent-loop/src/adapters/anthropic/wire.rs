@@ -73,6 +73,12 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// An image of the user's, as base64.
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     ToolResult {
         tool_use_id: &'a str,
         // The API takes a result without content; it rejects an empty
@@ -90,9 +96,18 @@ impl Block<'_> {
     fn mark(&mut self, mark: CacheControl) {
         let (Self::Text { cache_control, .. }
         | Self::ToolUse { cache_control, .. }
+        | Self::Image { cache_control, .. }
         | Self::ToolResult { cache_control, .. }) = self;
         *cache_control = Some(mark);
     }
+}
+
+/// Where an image block's bytes are: inline, base64.
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    r#type: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 #[derive(Serialize)]
@@ -182,6 +197,17 @@ fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
     for message in conversation {
         let (role, blocks) = match message {
             Message::User { text } => (Role::User, vec![text_block(text)]),
+            Message::UserImage { image } => (
+                Role::User,
+                vec![Some(Block::Image {
+                    source: ImageSource {
+                        r#type: "base64",
+                        media_type: &image.mime_type,
+                        data: &image.data,
+                    },
+                    cache_control: None,
+                })],
+            ),
             Message::Assistant { text, tool_calls } => (
                 Role::Assistant,
                 std::iter::once(text_block(text))
@@ -750,6 +776,27 @@ mod tests {
             body["messages"][1]["content"],
             json!([{"type": "tool_use", "id": "x", "name": "read", "input": {}}])
         );
+    }
+
+    #[test]
+    fn an_image_of_the_users_is_a_base64_image_block_of_its_turn() {
+        let image = crate::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        };
+        let body = wire(
+            &request(vec![user("what is this?"), Message::UserImage { image }]),
+            CacheTtl::FiveMinutes,
+        );
+        // One user turn: the text, then the image (the API joins them).
+        let content = &body["messages"][0]["content"];
+        assert_eq!(content[0]["text"], "what is this?");
+        assert_eq!(content[1]["type"], "image");
+        assert_eq!(
+            content[1]["source"],
+            json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0K"})
+        );
+        assert_eq!(body["messages"].as_array().map(Vec::len), Some(1));
     }
 
     fn stream(events: &[Value]) -> Result<(Vec<String>, ModelResponse), String> {

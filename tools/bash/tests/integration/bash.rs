@@ -282,7 +282,7 @@ async fn a_command_runs_in_the_sandbox_the_call_carries() {
     let port = listener.local_addr().expect("address").port();
     let cx = ToolCallContext::new("test")
         .with_cwd(&workspace)
-        .with(Sandbox::new(SandboxMode::WorkspaceWrite));
+        .with(Sandbox::new(SandboxMode::WorkspaceWrite).with_temp_dir(outside_temp("temp")));
     let command = format!(
         "echo in > inside.txt; echo out > {}/escaped.txt; \
          (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected",
