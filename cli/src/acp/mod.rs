@@ -38,7 +38,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
 use dsh_agent_loop::{AgentLoop, FinishReason, Image, Session, SessionId, TurnError};
-use dsh_deployment::host::{Host, Input, SlashCommand, attach, parse_input};
+use dsh_deployment::host::{Host, SlashCommand, attach};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -46,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use self::mcp::AcpMcp;
 
 use self::approval::AskTheClient;
+use self::commands::Read;
 use self::fs::SessionFiles;
 use self::steering::{MODE_OPTION, Steering};
 use self::updates::Updates;
@@ -75,6 +76,8 @@ struct Inner {
     /// Whether the client shows running commands as terminals: its
     /// capabilities' `_meta.terminal_output`, from `initialize`.
     client_terminal: AtomicBool,
+    /// Whether the task that announces changed commands runs.
+    commands_kept: AtomicBool,
 }
 
 /// One ACP session.
@@ -110,6 +113,7 @@ impl Server {
                 client_fs: Mutex::new(FileSystemCapabilities::new()),
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
                 client_terminal: AtomicBool::new(false),
+                commands_kept: AtomicBool::new(false),
             }),
         }
     }
@@ -155,7 +159,8 @@ impl Server {
             .v1()
             .name("dsh")
             .on_receive_request(
-                async move |request: InitializeRequest, responder, _cx| {
+                async move |request: InitializeRequest, responder, cx: ConnectionTo<Client>| {
+                    init.keep_commands_current(&cx);
                     responder.respond(init.initialize(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -276,7 +281,7 @@ impl Server {
             let id = opened.as_ref().ok().map(|new| new.session_id.clone());
             responder.respond_with_result(opened)?;
             if let Some(id) = id {
-                commands::announce(&cx, id);
+                commands::announce(&cx, &self.inner.mcp.servers, id);
             }
             return Ok(());
         }
@@ -294,7 +299,7 @@ impl Server {
             let announced = opened.as_ref().ok().map(|new| new.session_id.clone());
             responder.respond_with_result(opened)?;
             if let Some(announced) = announced {
-                commands::announce(&cx, announced);
+                commands::announce(&cx, &mcp.servers, announced);
             }
             if said {
                 let notification = schema::SessionNotification::new(
@@ -465,21 +470,22 @@ impl Server {
             let agent = &agent;
             let session = &mut session;
             let turn = async {
-                match parse_input(input) {
-                    Input::Command(SlashCommand::Compact, _) => {
+                match self.read(session.id(), input, (&said, cancel)).await {
+                    Read::Command(SlashCommand::Compact, _) => {
                         let report = agent_loop.compact(agent, session, cancel).await?;
                         if report.is_none() {
                             said.say("nothing to compact");
                         }
                         Ok(FinishReason::Stop)
                     }
-                    Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
+                    Read::Command(command @ (SlashCommand::Mode | SlashCommand::Model), value) => {
                         said.say(&self.steer_by_command(session.id(), command, value, cx));
                         Ok(FinishReason::Stop)
                     }
+                    Read::Said => Ok(FinishReason::Stop),
                     // An empty prompt is the client's to send: a turn.
-                    Input::Empty | Input::Prompt(_) => agent_loop
-                        .run_turn_with(agent, session, (input.to_owned(), images), cancel)
+                    Read::Turn(text) => agent_loop
+                        .run_turn_with(agent, session, (text.into_owned(), images), cancel)
                         .await
                         .map(|summary| summary.finish),
                 }

@@ -116,7 +116,7 @@ impl Server {
         }
         // A loaded session takes the commands a new one does; the client
         // knows its id, so they go before the answer, with the replay.
-        commands::announce(cx, updates_id.clone());
+        commands::announce(cx, &self.inner.mcp.servers, updates_id.clone());
         let (modes, options) = self.steering_of(&updates_id);
         Ok(LoadSessionResponse::new()
             .modes(modes)
@@ -234,7 +234,7 @@ impl Server {
             request.system_prompt,
         )?;
         let (modes, options) = self.steering_of(&request.session_id);
-        commands::announce(cx, request.session_id);
+        commands::announce(cx, &self.inner.mcp.servers, request.session_id);
         Ok(ResumeSessionResponse::new()
             .modes(modes)
             .config_options(options))

@@ -8,7 +8,7 @@ use dsh_agent_loop::{AgentLoop, FinishReason, TurnError};
 use dsh_deployment::Problem;
 use dsh_deployment::host::modes::{self, MODES, Mode};
 use dsh_deployment::host::signals::EndingSignals;
-use dsh_deployment::host::{Host, Input, SlashCommand, parse_input};
+use dsh_deployment::host::{Commands, Host, Input, PromptCall, SlashCommand};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -128,11 +128,24 @@ impl Chat<'_> {
                     return Err(vec![Problem::new(format!("cannot read stdin: {error}"))]);
                 }
             };
-            let outcome = match parse_input(&line) {
+            let commands = Commands::of(&self.host.runtime.mcp, self.session.id().as_str());
+            let outcome = match commands.parse(&line) {
                 Input::Empty => continue,
                 Input::Command(SlashCommand::Compact, _) => self.compact().await,
                 Input::Command(command @ (SlashCommand::Mode | SlashCommand::Model), argument) => {
                     self.command(command, argument);
+                    continue;
+                }
+                Input::ServerPrompt(call) => match self.prompt_text(&call).await {
+                    Ok(text) => self.turn(&text).await,
+                    // Said; the session goes on (or ends, on a signal).
+                    Err(problem) => {
+                        self.console.problem(&problem);
+                        Ok(())
+                    }
+                },
+                Input::Invalid(error) => {
+                    self.console.problem(&Problem::new(error.to_string()));
                     continue;
                 }
                 Input::Prompt(prompt) => self.turn(prompt).await,
@@ -174,6 +187,16 @@ impl Chat<'_> {
             out(&mut std::io::stderr(), "nothing to compact\n");
         }
         result.map(|_| ())
+    }
+
+    /// The text of a server's prompt (`call`), from its server; Ctrl-C
+    /// or an ending signal cancels the request.
+    async fn prompt_text(&mut self, call: &PromptCall) -> Result<String, Problem> {
+        let cancel = CancellationToken::new();
+        let session = self.session.id().as_str().to_owned();
+        let text = call.text(&self.host.runtime.mcp, &session, &cancel);
+        let text = until_cancelled(text, &cancel, &mut self.ending, &mut self.ended).await;
+        text.map_err(|error| Problem::new(error.to_string()))
     }
 
     /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.

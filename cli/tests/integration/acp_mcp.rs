@@ -10,10 +10,11 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, DeleteSessionRequest, InitializeRequest, LoadSessionRequest, McpServer,
-    McpServerStdio, NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, ResumeSessionRequest,
-    SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate, StopReason, ToolKind,
+    AvailableCommandInput, ContentBlock, DeleteSessionRequest, InitializeRequest,
+    LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    ResumeSessionRequest, SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate,
+    StopReason, ToolKind,
 };
 use agent_client_protocol::{Agent, Client, Error};
 use tokio::sync::mpsc;
@@ -370,4 +371,85 @@ async fn an_editor_servers_roots_are_the_sessions_directories_and_its_annotation
             ("Delete a note".to_owned(), ToolKind::Edit),
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_servers_prompt_is_a_listed_command_that_sends_its_text() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\ntext = \"reviewed\"\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__add_prompt\"\narguments = {}\n\
+        [[answers]]\ntext = \"added\"\n";
+    let config = common::scripted_config(
+        dir.path(),
+        answers,
+        "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    let server = McpServer::Stdio(
+        McpServerStdio::new("Docs", SERVER)
+            .args(vec!["prompts".to_owned(), "prompt-changes".to_owned()]),
+    );
+    let (listed, said) = with_dsh(&config, &recorded, async |cx, rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let request = NewSessionRequest::new(project.path()).mcp_servers(vec![server]);
+        let session = cx.send_request(request).block_task().await?.session_id;
+        let stop = prompt(&cx, &session, "/docs:review").await?;
+        assert_eq!(stop, StopReason::EndTurn);
+        let (mut listed, mut said) = (Vec::new(), String::new());
+        while let Ok((_, update)) = rx.try_recv() {
+            match update {
+                SessionUpdate::AvailableCommandsUpdate(update) => {
+                    listed = (update.available_commands.into_iter())
+                        .map(|command| {
+                            let hint = match command.input {
+                                Some(AvailableCommandInput::Unstructured(input)) => {
+                                    Some(input.hint)
+                                }
+                                _ => None,
+                            };
+                            (command.name, hint)
+                        })
+                        .collect();
+                }
+                SessionUpdate::AgentMessageChunk(chunk) => {
+                    if let ContentBlock::Text(text) = chunk.content {
+                        said.push_str(&text.text);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let stop = prompt(&cx, &session, "/docs:review x.rs").await?;
+        assert_eq!(stop, StopReason::EndTurn);
+        // The server adds a prompt: the session hears of it.
+        assert_eq!(prompt(&cx, &session, "add one").await?, StopReason::EndTurn);
+        while let Some((_, update)) = rx.recv().await {
+            if let SessionUpdate::AvailableCommandsUpdate(update) = update
+                && (update.available_commands.iter()).any(|one| one.name == "docs:summarize")
+            {
+                break;
+            }
+        }
+        Ok((listed, said))
+    })
+    .await;
+    assert_eq!(
+        listed.last(),
+        Some(&("docs:review".to_owned(), Some("file".to_owned())))
+    );
+    // Without its argument it says why, and asks the model nothing; with
+    // it, the model reads the prompt's text as the person's turn.
+    assert!(
+        said.contains("`/docs:review` needs its argument `file`"),
+        "{said}"
+    );
+    let requests = common::recorded_requests(&recorded);
+    assert_eq!(requests.len(), 3);
+    let sent = requests[0]["messages"].to_string();
+    assert!(sent.contains("Review x.rs for mistakes."), "{sent}");
+    assert!(!sent.contains("/docs:review"), "{sent}");
 }

@@ -675,3 +675,71 @@ fn sigint_ends_dsh_acp_gently_and_stops_its_servers() {
     assert_status(&output, 0);
     common::assert_all_gone(&pids);
 }
+
+#[test]
+fn a_servers_prompt_runs_as_a_command_of_the_input_line() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["prompts"], ""),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"reviewed\"\n", &tables);
+    let recorded = dir.path().join("requests.jsonl");
+    let recorded_arg = recorded.display().to_string();
+    let input = "/docs:review\n/docs:reveiw x.rs\n/docs:review file=x.rs\n";
+    let output = common::with_stdin(
+        &[
+            "run",
+            "--config",
+            &config,
+            "--record-requests",
+            &recorded_arg,
+        ],
+        input,
+    );
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output).trim(), "reviewed");
+    // The two that cannot run say why, and send nothing.
+    let said = stderr(&output);
+    assert!(
+        said.contains("`/docs:review` needs its argument `file`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("MCP server `docs` has no prompt `reveiw`; it has `review`"),
+        "{said}"
+    );
+    // The one that runs sends the prompt's text as the person's turn.
+    let requests = common::recorded_requests(&recorded);
+    assert_eq!(requests.len(), 1);
+    let sent = requests[0]["messages"].to_string();
+    assert!(sent.contains("Review x.rs for mistakes."), "{sent}");
+    assert!(!sent.contains("/docs:review"), "{sent}");
+}
+
+#[test]
+fn a_servers_question_is_declined_and_said() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__elicit\"\narguments = {}\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["elicits"], ""),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "done");
+    // The server hears a decline, not an error; the person, what it asked.
+    let result = requests[1]["messages"].to_string();
+    assert!(result.contains("elicitation: Decline"), "{result}");
+    let said = stderr(&output);
+    assert!(
+        said.contains(
+            "[mcp docs] asked for input, declined (dsh answers no elicitation): Sign in, please."
+        ),
+        "{said}"
+    );
+}

@@ -98,7 +98,7 @@ impl ServerReport {
             instructions_cut: instructions_bytes.is_some_and(|bytes| bytes > MAX_INSTRUCTIONS),
             resources: server.resources().map(|resources| resources.len()),
             resource_reader: server.resource_reader(),
-            prompts: server.prompt_names().map(<[String]>::to_vec),
+            prompts: server.prompt_names(),
             left_out: (server.left_out().into_iter())
                 .map(|(tool, reason)| LeftOut { tool, reason })
                 .collect(),

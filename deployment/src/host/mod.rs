@@ -30,7 +30,10 @@ pub use client_prompt::{
     CLIENT_PROMPT_ORDER, CLIENT_PROMPT_SECTION, ClientPrompt, ClientPromptMode,
     is_workspace_context,
 };
-pub use input::{Input, SLASH_COMMANDS, SlashCommand, parse_input};
+pub use input::{
+    CommandError, Commands, Input, ListedCommand, PromptCall, SLASH_COMMANDS, SlashCommand,
+    parse_input,
+};
 pub use instructions::{
     INSTRUCTIONS_ORDER, ImportSite, InstructionFile, InstructionSource, Instructions,
     InstructionsConfig, InstructionsError, LEFT_OUT_SECTION, LeftOut, LeftOutFile,

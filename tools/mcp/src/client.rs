@@ -17,10 +17,12 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ListRootsResult, ProtocolVersion, Root,
-    RootsCapabilities,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ListRootsResult, ProtocolVersion, Root, RootsCapabilities,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+
+use crate::prompts::PromptList;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 /// The directories a server may work in, as `roots/list` answers them:
@@ -85,11 +87,18 @@ impl Roots {
     }
 }
 
+/// The most characters of a server's question (escaped) said on stderr.
+const MAX_ASKED_CHARS: usize = 500;
+
 /// What dsh is to a server: its name, the protocol version it speaks,
 /// and the capabilities it has (roots, whose list changes).
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) roots: Roots,
+    /// The server's prompts, listed again when it says they changed.
+    pub(crate) prompts: Arc<PromptList>,
+    /// The server's name, for what is said of it.
+    pub(crate) server: Arc<str>,
 }
 
 impl ClientHandler for Handler {
@@ -106,6 +115,36 @@ impl ClientHandler for Handler {
         // `initialize` handshake: servers of today reject it.
         config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
+    }
+
+    async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
+        // Not here: rmcp may read the next message only once this
+        // returns, and the list's answer is one.
+        let prompts = Arc::clone(&self.prompts);
+        tokio::spawn(async move { prompts.relist(&context.peer).await });
+    }
+
+    /// A question for the person (`elicitation/create`), which a server
+    /// should not send: dsh does not advertise elicitation, for no one
+    /// answers it yet. One that comes anyway is declined, the answer the
+    /// protocol has for it, and said on stderr with the server's message
+    /// (escaped, cut), so the person learns what the server wanted.
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let message = match &request {
+            ElicitRequestParams::FormElicitationParams { message, .. }
+            | ElicitRequestParams::UrlElicitationParams { message, .. } => message.as_str(),
+            _ => "",
+        };
+        let shown: String = message.escape_debug().take(MAX_ASKED_CHARS).collect();
+        crate::stderr::log(
+            &self.server,
+            &format!("asked for input, declined (dsh answers no elicitation): {shown}"),
+        );
+        Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
     async fn list_roots(
@@ -142,6 +181,18 @@ mod tests {
                 ("file:///".to_owned(), None),
             ]
         );
+    }
+
+    #[test]
+    fn only_roots_are_advertised() {
+        let handler = Handler {
+            roots: Roots::default(),
+            prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
+            server: "docs".into(),
+        };
+        let capabilities = handler.get_info().capabilities;
+        assert!(capabilities.roots.is_some());
+        assert!(capabilities.sampling.is_none() && capabilities.elicitation.is_none());
     }
 
     #[test]

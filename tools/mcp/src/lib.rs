@@ -42,6 +42,14 @@
 //!   `<server>__read_resource` ([`READ_RESOURCE`]), whose description
 //!   lists them (at most [`MAX_LISTED_RESOURCES`] in
 //!   [`MAX_RESOURCE_LIST_BYTES`]); resource links in results name it.
+//! - **Prompts.** A server's prompts ([`McpServer::prompts`]) are a
+//!   front end's commands; [`McpServer::get_prompt`] gets one
+//!   (`prompts/get`) as the text of a person's turn: text as it is, other
+//!   content described, capped as a result is. On
+//!   `notifications/prompts/list_changed` the list is read again.
+//! - **Questions.** dsh advertises neither sampling nor elicitation (no
+//!   one answers them yet); an `elicitation/create` a server sends anyway
+//!   is declined, and its message said on stderr.
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells
@@ -68,6 +76,7 @@ mod config;
 mod error;
 mod naming;
 mod process;
+mod prompts;
 mod redirect;
 mod render;
 mod resources;
@@ -91,6 +100,7 @@ pub use naming::{
     sanitize_server_name,
 };
 pub use process::stop_all_servers;
+pub use prompts::{PromptArgument, PromptError, ServerPrompt};
 pub use render::MAX_RESULT_BYTES;
 pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE};
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};

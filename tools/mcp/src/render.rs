@@ -95,48 +95,60 @@ fn joined(result: &CallToolResult, reader: Option<&str>) -> String {
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
     let mut has_text = false;
     for block in &result.content {
-        match block {
-            ContentBlock::Text(text) => {
-                has_text = true;
-                parts.push(text.text.clone());
-            }
-            ContentBlock::Image(image) => parts.push(format!(
-                "[image: {}, {} bytes, not shown]",
-                image.mime_type,
-                decoded_len(&image.data)
-            )),
-            ContentBlock::Audio(audio) => parts.push(format!(
-                "[audio: {}, {} bytes, not shown]",
-                audio.mime_type,
-                decoded_len(&audio.data)
-            )),
-            ContentBlock::Resource(embedded) => {
-                let (part, text) = resource(&embedded.resource);
-                has_text |= text;
-                parts.push(part);
-            }
-            ContentBlock::ResourceLink(link) => {
-                parts.push(match reader {
-                    Some(reader) => format!(
-                        "[resource link: {} {} (read it with `{reader}`)]",
-                        link.name, link.uri
-                    ),
-                    None => format!("[resource link: {} {}]", link.name, link.uri),
-                });
-            }
-            other => parts.push(format!(
-                "[content of a kind dsh does not know: {}]",
-                serde_json::to_value(other)
-                    .ok()
-                    .and_then(|value| value.get("type").cloned())
-                    .unwrap_or_default()
-            )),
-        }
+        let (part, text) = render_block(block, reader);
+        has_text |= text;
+        parts.push(part);
     }
     if !has_text && let Some(structured) = &result.structured_content {
         parts.push(structured.to_string());
     }
     parts.join("\n")
+}
+
+/// One content block as the model reads it (a tool result's, a prompt
+/// message's), and whether it is text: text as it is, an embedded text
+/// resource with its URI, the rest described.
+pub(crate) fn render_block(block: &ContentBlock, reader: Option<&str>) -> (String, bool) {
+    match block {
+        ContentBlock::Text(text) => (text.text.clone(), true),
+        ContentBlock::Image(image) => (
+            format!(
+                "[image: {}, {} bytes, not shown]",
+                image.mime_type,
+                decoded_len(&image.data)
+            ),
+            false,
+        ),
+        ContentBlock::Audio(audio) => (
+            format!(
+                "[audio: {}, {} bytes, not shown]",
+                audio.mime_type,
+                decoded_len(&audio.data)
+            ),
+            false,
+        ),
+        ContentBlock::Resource(embedded) => resource(&embedded.resource),
+        ContentBlock::ResourceLink(link) => (
+            match reader {
+                Some(reader) => format!(
+                    "[resource link: {} {} (read it with `{reader}`)]",
+                    link.name, link.uri
+                ),
+                None => format!("[resource link: {} {}]", link.name, link.uri),
+            },
+            false,
+        ),
+        other => (
+            format!(
+                "[content of a kind dsh does not know: {}]",
+                serde_json::to_value(other)
+                    .ok()
+                    .and_then(|value| value.get("type").cloned())
+                    .unwrap_or_default()
+            ),
+            false,
+        ),
+    }
 }
 
 /// The size of the data a base64 text encodes.

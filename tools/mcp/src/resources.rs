@@ -56,30 +56,6 @@ pub(crate) async fn list_resources(peer: &Peer<RoleClient>) -> Result<Vec<Resour
     Ok(resources)
 }
 
-/// The name of every prompt `peer` lists, page after page, at most
-/// `MAX_RESOURCE_PAGES` pages and `MAX_RESOURCES` prompts.
-pub(crate) async fn list_prompt_names(
-    peer: &Peer<RoleClient>,
-) -> Result<Vec<String>, ServiceError> {
-    let mut names = Vec::new();
-    let mut cursor = None;
-    for _ in 0..MAX_RESOURCE_PAGES {
-        let params =
-            cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
-        let page = peer.list_prompts(params).await?;
-        names.extend(page.prompts.into_iter().map(|prompt| prompt.name));
-        if names.len() >= MAX_RESOURCES {
-            names.truncate(MAX_RESOURCES);
-            break;
-        }
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
-    Ok(names)
-}
-
 /// The reader's schema, as the model sees it: named `exposed`, its
 /// description saying what it does and listing `resources` of server
 /// `server`.

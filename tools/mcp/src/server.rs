@@ -23,8 +23,11 @@ use crate::annotations::Look;
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::ProcessGroup;
+use crate::prompts::{
+    PromptError, PromptList, ServerPrompt, arguments_object, list_prompts, render_messages,
+};
 use crate::render::render_result;
-use crate::resources::{READ_RESOURCE, list_prompt_names, list_resources, reader_schema};
+use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::stderr::log;
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
@@ -53,9 +56,6 @@ pub struct McpServer {
     pid: Option<u32>,
     /// The directories the server may work in (`roots/list`).
     roots: Roots,
-    /// The names of its prompts, as listed at its start; `None` when it
-    /// has no prompts capability.
-    prompts: Option<Vec<String>>,
     /// Ends the task that re-lists the tools (when the server stops, or
     /// is dropped).
     relisting: CancellationToken,
@@ -187,6 +187,10 @@ pub(crate) struct Shared {
     /// The server's resources, as listed at its start; `None` when it
     /// has no resources capability.
     resources: RwLock<Option<Arc<[Resource]>>>,
+    /// Its prompts, as listed at its start and again on
+    /// `notifications/prompts/list_changed`; `None` when it has no
+    /// prompts capability.
+    pub(crate) prompts: Arc<PromptList>,
 }
 
 impl Shared {
@@ -265,6 +269,7 @@ impl McpServer {
             announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
             resources: RwLock::new(None),
+            prompts: Arc::new(PromptList::new(&config.name, config.startup_timeout)),
         });
         let roots = Roots::new(config.roots());
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
@@ -275,6 +280,8 @@ impl McpServer {
         };
         let handler = Handler {
             roots: roots.clone(),
+            prompts: Arc::clone(&shared.prompts),
+            server: config.name.as_str().into(),
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
@@ -287,6 +294,7 @@ impl McpServer {
         let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
         let (resources, prompts) = listed.await.map_err(|_| timeout())?;
         *shared.resources.write() = resources;
+        shared.prompts.set(prompts);
         let tools = tokio::time::timeout_at(deadline, list_tools(peer))
             .await
             .map_err(|_| timeout())?
@@ -304,7 +312,6 @@ impl McpServer {
             group,
             pid,
             roots,
-            prompts,
         })
     }
 
@@ -348,10 +355,73 @@ impl McpServer {
         self.instructions.as_ref().map(|section| section.sent_bytes)
     }
 
-    /// The names of the server's prompts, as listed at its start: `None`
-    /// when it has no prompts capability.
-    pub fn prompt_names(&self) -> Option<&[String]> {
-        self.prompts.as_deref()
+    /// The names of the server's prompts now: `None` when it has no
+    /// prompts capability.
+    pub fn prompt_names(&self) -> Option<Vec<String>> {
+        let prompts = self.prompts()?;
+        Some(prompts.iter().map(|prompt| prompt.name.clone()).collect())
+    }
+
+    /// The server's prompts now (as listed at its start, or since it said
+    /// they changed): `None` when it has no prompts capability.
+    pub fn prompts(&self) -> Option<Arc<[ServerPrompt]>> {
+        self.shared.prompts.get()
+    }
+
+    /// The text of the server's prompt `prompt` with `arguments`
+    /// (`prompts/get`, within the call timeout): its messages rendered
+    /// as one person's turn (text as it is, other content described).
+    /// `cancel` firing abandons the request, and the server is told. A
+    /// prompt the server does not list, an error it answers, a timeout,
+    /// a cancel and a dead server are each a [`PromptError`] naming the
+    /// server and the prompt.
+    pub async fn get_prompt(
+        &self,
+        prompt: &str,
+        arguments: &std::collections::BTreeMap<String, String>,
+        cancel: &CancellationToken,
+    ) -> Result<String, PromptError> {
+        let known = self.prompt_names().unwrap_or_default();
+        if !known.iter().any(|name| name == prompt) {
+            return Err(PromptError::UnknownPrompt {
+                server: self.config.name.clone(),
+                prompt: prompt.to_owned(),
+                known,
+            });
+        }
+        let failed = |message: String| PromptError::Failed {
+            server: self.config.name.clone(),
+            prompt: prompt.to_owned(),
+            message,
+        };
+        if self.is_closed() {
+            return Err(failed(self.gone()));
+        }
+        let params = rmcp::model::GetPromptRequestParams::new(prompt)
+            .with_arguments(arguments_object(arguments));
+        // Dropping the request (timeout, cancel) tells the server.
+        let get = tokio::time::timeout(self.config.call_timeout, self.peer.get_prompt(params));
+        let outcome = tokio::select! {
+            outcome = get => outcome,
+            () = cancel.cancelled() => {
+                return Err(PromptError::Cancelled {
+                    server: self.config.name.clone(),
+                    prompt: prompt.to_owned(),
+                });
+            }
+        };
+        match outcome {
+            Ok(Ok(result)) => Ok(render_messages(&result)),
+            Ok(Err(ServiceError::McpError(error))) => Err(failed(error.message.into_owned())),
+            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+                Err(failed(self.gone()))
+            }
+            Ok(Err(error)) => Err(failed(error.to_string())),
+            Err(_) => Err(failed(format!(
+                "no answer within {} s (its `call_timeout_secs`)",
+                self.config.call_timeout.as_secs_f64()
+            ))),
+        }
     }
 
     /// The tools the server lists that the model does not see, each with
@@ -402,6 +472,12 @@ impl McpServer {
     /// tool.
     pub(crate) fn look(&self, exposed: &str) -> Option<crate::annotations::Look> {
         self.tool_set().looks.get(exposed).cloned()
+    }
+
+    /// Tells `listener` the server's name whenever it says its prompts
+    /// changed, once they are listed again.
+    pub(crate) fn tell_prompt_changes(&self, listener: tokio::sync::broadcast::Sender<String>) {
+        self.shared.prompts.tell(listener);
     }
 
     /// The directories the server may work in now (`roots/list`).
@@ -642,7 +718,7 @@ type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
 async fn listed_beside_tools(
     config: &ServerConfig,
     peer: &Peer<RoleClient>,
-) -> (Option<Arc<[Resource]>>, Option<Vec<String>>) {
+) -> (Option<Arc<[Resource]>>, Option<Arc<[ServerPrompt]>>) {
     let info = peer.peer_info();
     let capabilities = info.as_ref().map(|info| &info.capabilities);
     let failed = |what: &str, error: ServiceError| {
@@ -663,10 +739,13 @@ async fn listed_beside_tools(
     };
     let prompts = match capabilities.and_then(|c| c.prompts.as_ref()) {
         None => None,
-        Some(_) => Some(list_prompt_names(peer).await.unwrap_or_else(|error| {
-            failed("prompts", error);
-            Vec::new()
-        })),
+        Some(_) => Some(match list_prompts(peer).await {
+            Ok(prompts) => prompts.into(),
+            Err(error) => {
+                failed("prompts", error);
+                Arc::default()
+            }
+        }),
     };
     (resources, prompts)
 }

@@ -32,10 +32,25 @@ pub fn selection_entry(server: &str) -> String {
 /// waterfall listener adds the visible servers' tools and sections) and
 /// lets the [`ToolRegistry`] run their calls. Cheap to clone (clones share
 /// the set).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct McpServers {
     inner: Arc<RwLock<Inner>>,
+    /// The name of each server whose prompts changed, as it changes.
+    prompt_changes: tokio::sync::broadcast::Sender<String>,
 }
+
+impl Default for McpServers {
+    fn default() -> Self {
+        Self {
+            inner: Arc::default(),
+            prompt_changes: tokio::sync::broadcast::channel(PROMPT_CHANGES_KEPT).0,
+        }
+    }
+}
+
+/// How many prompt changes a slow listener may fall behind by before it
+/// is told it missed some (and takes every server's as changed).
+const PROMPT_CHANGES_KEPT: usize = 64;
 
 #[derive(Default)]
 struct Inner {
@@ -64,8 +79,17 @@ impl McpServers {
         .await
     }
 
+    /// The names of the servers whose prompts change, each as it changes
+    /// (`notifications/prompts/list_changed`, once they are listed
+    /// again), from now on; a receiver too slow is told how many it
+    /// missed.
+    pub fn prompt_changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.prompt_changes.subscribe()
+    }
+
     /// Adds a server of the deployment.
     pub fn add(&self, server: McpServer) -> Arc<McpServer> {
+        server.tell_prompt_changes(self.prompt_changes.clone());
         let server = Arc::new(server);
         self.inner.write().deployment.push(Arc::clone(&server));
         server
@@ -73,6 +97,7 @@ impl McpServers {
 
     /// Adds a server that only session `session` sees.
     pub fn add_to_session(&self, session: &str, server: McpServer) -> Arc<McpServer> {
+        server.tell_prompt_changes(self.prompt_changes.clone());
         let server = Arc::new(server);
         self.inner
             .write()
@@ -137,6 +162,35 @@ impl McpServers {
     pub fn is_read_only(&self, session: Option<&str>, tool: &str) -> Option<bool> {
         let server = self.server_of_tool(session, tool)?;
         Some(server.tool_set().read_only.contains(tool))
+    }
+
+    /// The prompts of the servers session `session` (or, `None`, a
+    /// session without servers of its own) sees, by server: the
+    /// session's servers first, then the deployment's; a server without
+    /// the prompts capability is left out.
+    pub fn prompts(&self, session: Option<&str>) -> Vec<(String, Arc<[crate::ServerPrompt]>)> {
+        (self.visible(session, None).into_iter())
+            .filter_map(|server| Some((server.name().to_owned(), server.prompts()?)))
+            .collect()
+    }
+
+    /// The text of prompt `prompt` of server `server`, one of those
+    /// `session` sees, with `arguments`, until `cancel`
+    /// ([`McpServer::get_prompt`]).
+    pub async fn get_prompt(
+        &self,
+        session: Option<&str>,
+        (server, prompt): (&str, &str),
+        arguments: &std::collections::BTreeMap<String, String>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, crate::PromptError> {
+        let found = (self.visible(session, None).into_iter()).find(|one| one.name() == server);
+        let Some(found) = found else {
+            return Err(crate::PromptError::UnknownServer {
+                server: server.to_owned(),
+            });
+        };
+        found.get_prompt(prompt, arguments, cancel).await
     }
 
     /// The servers an assembly for `session` with tool list `selection`

@@ -37,6 +37,12 @@
 //!   tool `linked` whose result links the first;
 //! - `prompts`: the prompts capability, and one prompt, `review`, with a
 //!   required argument `file`;
+//! - `elicits`: a tool `elicit` that sends dsh `elicitation/create` (a
+//!   URL to sign in at) whatever dsh advertised, and answers what came
+//!   back;
+//! - `prompt-changes`: with `prompts`, a tool `add_prompt` that adds a
+//!   prompt `summarize` (no arguments) and sends
+//!   `notifications/prompts/list_changed`;
 //! - `roots`: a tool `roots` that asks dsh `roots/list` and answers the
 //!   URIs, one a line, then how many `notifications/roots/list_changed`
 //!   it has had.
@@ -90,6 +96,8 @@ struct TestServer {
     resources: bool,
     /// `prompts`.
     prompts: bool,
+    /// Whether `add_prompt` has added `summarize`.
+    added_prompt: Arc<AtomicBool>,
     /// How many `notifications/roots/list_changed` it has had.
     roots_changed: Arc<AtomicU64>,
 }
@@ -221,7 +229,9 @@ impl ServerHandler for TestServer {
             capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
         }
         if self.prompts {
-            capabilities.prompts = Some(rmcp::model::PromptsCapability::default());
+            let mut prompts = rmcp::model::PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
         }
         let mut info = ServerConfig::new(capabilities)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -288,9 +298,15 @@ impl ServerHandler for TestServer {
         let file = PromptArgument::new("file")
             .with_description("The file to review")
             .with_required(true);
-        Ok(rmcp::model::ListPromptsResult::with_all_items(vec![
-            Prompt::new("review", Some("Reviews a file."), Some(vec![file])),
-        ]))
+        let mut prompts = vec![Prompt::new(
+            "review",
+            Some("Reviews a file."),
+            Some(vec![file]),
+        )];
+        if self.added_prompt.load(Ordering::SeqCst) {
+            prompts.push(Prompt::new("summarize", Some("Summarizes."), None));
+        }
+        Ok(rmcp::model::ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -370,6 +386,32 @@ impl ServerHandler for TestServer {
                 CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
             }
             "roots" => self.roots(&context).await?,
+            "elicit" => {
+                let params = rmcp::model::ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: "Sign in, please.".to_owned(),
+                    url: "https://example.com/sign-in".to_owned(),
+                    elicitation_id: "e1".to_owned(),
+                };
+                // Sent as it is: rmcp's `create_elicitation` wants a
+                // feature, and its `elicit` checks the capability first.
+                let request = rmcp::model::ServerRequest::ElicitRequest(
+                    rmcp::model::ElicitRequest::new(params),
+                );
+                let text = match context.peer.send_request(request).await {
+                    Ok(rmcp::model::ClientResult::ElicitResult(result)) => {
+                        format!("elicitation: {:?}", result.action)
+                    }
+                    Ok(other) => format!("elicitation answered otherwise: {other:?}"),
+                    Err(error) => format!("elicitation failed: {error}"),
+                };
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            }
+            "add_prompt" => {
+                self.added_prompt.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_prompt_list_changed().await;
+                CallToolResult::success(vec![ContentBlock::text("added `summarize`")])
+            }
             "stats" => CallToolResult::success(vec![ContentBlock::text(format!(
                 "tools/list requests: {}, at most {} at once",
                 self.lists.load(Ordering::SeqCst),
@@ -421,6 +463,8 @@ fn flagged_tools(flag: &str) -> Vec<Tool> {
         ],
         "resources" => vec![Tool::new("linked", "Links the read-me.", none())],
         "roots" => vec![Tool::new("roots", "Says the roots dsh gives.", none())],
+        "prompt-changes" => vec![Tool::new("add_prompt", "Adds a prompt.", none())],
+        "elicits" => vec![Tool::new("elicit", "Asks the person to sign in.", none())],
         _ => Vec::new(),
     }
 }
@@ -536,7 +580,9 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             }
         }
         "tool-prefix" => server.prefix = value.to_owned(),
-        "annotated" | "roots" => server.more.extend(flagged_tools(key)),
+        "annotated" | "roots" | "prompt-changes" | "elicits" => {
+            server.more.extend(flagged_tools(key))
+        }
         "prompts" => server.prompts = true,
         "resources" => {
             server.resources = true;

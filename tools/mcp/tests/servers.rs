@@ -600,3 +600,69 @@ async fn annotations_choose_the_kind_and_title_of_a_call() {
     assert_eq!(fail.kind(), ToolKind::Other);
     w.servers.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_prompt_is_got_as_text_and_its_list_kept_current() {
+    let w = wired();
+    let server = (w.servers).add_to_session(
+        "s",
+        start(config("docs", &["prompts", "prompt-changes"]))
+            .await
+            .expect("starts"),
+    );
+    assert_eq!(server.prompt_names(), Some(vec!["review".to_owned()]));
+    let arguments: std::collections::BTreeMap<String, String> =
+        [("file".to_owned(), "x.rs".to_owned())].into();
+    let go = CancellationToken::new();
+    let text = w
+        .servers
+        .get_prompt(Some("s"), ("docs", "review"), &arguments, &go);
+    assert_eq!(text.await.as_deref(), Ok("Review x.rs for mistakes."));
+    // A prompt the server lacks, a server the session lacks, an error of
+    // the server's: each named.
+    let unknown = w
+        .servers
+        .get_prompt(Some("s"), ("docs", "reveiw"), &arguments, &go);
+    assert_eq!(
+        unknown.await.map_err(|error| error.to_string()),
+        Err("MCP server `docs` has no prompt `reveiw`; it has `review`".to_owned())
+    );
+    let elsewhere = w
+        .servers
+        .get_prompt(Some("t"), ("docs", "review"), &arguments, &go);
+    assert_eq!(
+        elsewhere.await.map_err(|error| error.to_string()),
+        Err("no MCP server `docs` is running for this session".to_owned())
+    );
+    let none = Default::default();
+    let refused = w
+        .servers
+        .get_prompt(Some("s"), ("docs", "review"), &none, &go);
+    assert_eq!(
+        refused.await.map_err(|error| error.to_string()),
+        Err("MCP server `docs` could not give prompt `review`: `file` is required".to_owned())
+    );
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
+    let given_up = w
+        .servers
+        .get_prompt(Some("s"), ("docs", "review"), &arguments, &cancelled);
+    assert_eq!(
+        given_up.await.map_err(|error| error.to_string()),
+        Err("prompt `review` of MCP server `docs` was cancelled".to_owned())
+    );
+    // The server adds a prompt: it is listed again, and the listeners told.
+    let mut changes = w.servers.prompt_changes();
+    let added = w
+        .tools
+        .call("docs__add_prompt", "{}", &ToolCallContext::new("s"))
+        .await;
+    assert_eq!(added.text, "added `summarize`");
+    let changed = tokio::time::timeout(Duration::from_secs(30), changes.recv()).await;
+    assert_eq!(changed.expect("told").as_deref(), Ok("docs"));
+    assert_eq!(
+        server.prompt_names(),
+        Some(vec!["review".to_owned(), "summarize".to_owned()])
+    );
+    w.servers.shutdown().await;
+}
