@@ -149,8 +149,9 @@ pub(crate) struct RunArgs {
     /// (`/model` switches it later).
     #[arg(long, value_name = "MODEL")]
     pub(crate) model: Option<String>,
-    /// Attach FILE (a text file of the session's directory) to the first
-    /// prompt, inline; may be given more than once.
+    /// Attach FILE (a file of the session's directory) to the first
+    /// prompt: text inline, an image (.png, .jpg, .gif, .webp) as an
+    /// image; may be given more than once.
     #[arg(long, value_name = "FILE")]
     pub(crate) attach: Vec<PathBuf>,
     #[command(flatten)]

@@ -49,10 +49,10 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let attached = (args.attach.iter())
         .map(|path| {
             let path = cwd.join(path);
-            attach::file(&path, std::slice::from_ref(&cwd))
+            attach::attach(&path, std::slice::from_ref(&cwd))
                 .map_err(|error| vec![Problem::new(error.to_string())])
         })
-        .collect::<Result<Vec<String>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let console = Arc::new(Console::new());
     console.replay(&history);
     let approval = Arc::new(AskOnTheTerminal::new(

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use dsh_agent_loop::{AgentLoop, FinishReason, TurnError};
 use dsh_deployment::Problem;
+use dsh_deployment::host::attach::Attached;
 use dsh_deployment::host::modes::{self, MODES, Mode};
 use dsh_deployment::host::signals::EndingSignals;
 use dsh_deployment::host::{Commands, Host, Input, PromptCall, SlashCommand};
@@ -26,8 +27,9 @@ pub(crate) struct Chat<'h> {
     pub(crate) model: String,
     /// The loop's approval, which asks as the mode says.
     pub(crate) approval: Arc<AskOnTheTerminal>,
-    /// Files attached to the first prompt (`--attach`), inline.
-    pub(crate) attached: Vec<String>,
+    /// Files attached to the first prompt (`--attach`): text inline,
+    /// images as image parts.
+    pub(crate) attached: Vec<Attached>,
     pub(crate) session: dsh_agent_loop::Session,
     pub(crate) console: Arc<Console>,
     /// `SIGTERM` and `SIGHUP`: cancel the running turn, then end.
@@ -202,21 +204,20 @@ impl Chat<'_> {
     /// Runs one turn; Ctrl-C cancels it, and the turn then ends itself.
     /// The first carries the attached files, after the prompt.
     async fn turn(&mut self, input: &str) -> Result<(), TurnError> {
-        let attached = std::mem::take(&mut self.attached);
-        let with_attached;
-        let input = if attached.is_empty() {
-            input
-        } else {
-            with_attached = std::iter::once(input.to_owned())
-                .chain(attached)
-                .collect::<Vec<_>>()
-                .join("\n\n");
-            &with_attached
-        };
+        let (mut text, mut images) = (vec![input.to_owned()], Vec::new());
+        for attached in std::mem::take(&mut self.attached) {
+            match attached {
+                Attached::Text(inline) => text.push(inline),
+                Attached::Image(image) => images.push(image),
+            }
+        }
         let cancel = CancellationToken::new();
-        let turn = self
-            .agent_loop
-            .run_turn(&self.agent, &mut self.session, input, &cancel);
+        let turn = self.agent_loop.run_turn_with(
+            &self.agent,
+            &mut self.session,
+            (text.join("\n\n"), images),
+            &cancel,
+        );
         let result = until_cancelled(turn, &cancel, &mut self.ending, &mut self.ended).await;
         self.console.idle();
         let summary = result?;

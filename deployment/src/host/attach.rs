@@ -60,18 +60,7 @@ pub fn file(path: &Path, dirs: &[PathBuf]) -> Result<String, AttachError> {
         path: path.to_owned(),
         reason,
     };
-    let real = std::fs::canonicalize(path).map_err(|error| unreadable(error.to_string()))?;
-    let inside = dirs
-        .iter()
-        .filter_map(|dir| std::fs::canonicalize(dir).ok())
-        .any(|dir| real.starts_with(dir));
-    if !inside {
-        let dirs: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
-        return Err(AttachError::Outside {
-            path: path.to_owned(),
-            dirs: dirs.join(", "),
-        });
-    }
+    let real = inside(path, dirs)?;
     if !real.is_file() {
         return Err(unreadable("it is not a regular file".to_owned()));
     }
@@ -86,6 +75,85 @@ pub fn file(path: &Path, dirs: &[PathBuf]) -> Result<String, AttachError> {
     }
     let text = String::from_utf8_lossy(&bytes);
     Ok(inline(&format!("file://{}", real.display()), &text))
+}
+
+/// The image types both model APIs take, by a file's extension.
+const IMAGE_EXTENSIONS: [(&str, &str); 5] = [
+    ("png", "image/png"),
+    ("jpg", "image/jpeg"),
+    ("jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+];
+
+/// The largest image attached, in bytes: Anthropic's limit per image
+/// (OpenAI's is larger).
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// A file attached to a prompt: text to inline, or an image to send as
+/// an image part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attached {
+    /// Text, inline ([`file`]).
+    Text(String),
+    /// An image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`).
+    Image(dsh_agent_loop::Image),
+}
+
+/// The file at `path`, inside one of `dirs`, as a prompt carries it: an
+/// image by its extension, else text.
+pub fn attach(path: &Path, dirs: &[PathBuf]) -> Result<Attached, AttachError> {
+    let extension = path
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .map(str::to_ascii_lowercase);
+    let Some(mime_type) = IMAGE_EXTENSIONS
+        .iter()
+        .find(|(known, _)| Some(*known) == extension.as_deref())
+        .map(|(_, mime_type)| *mime_type)
+    else {
+        return file(path, dirs).map(Attached::Text);
+    };
+    let unreadable = |reason: String| AttachError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    let real = inside(path, dirs)?;
+    let size = std::fs::metadata(&real)
+        .map_err(|error| unreadable(error.to_string()))?
+        .len();
+    if size > MAX_IMAGE_BYTES {
+        return Err(unreadable(format!(
+            "it is an image of {size} bytes, over the {MAX_IMAGE_BYTES} the model APIs take"
+        )));
+    }
+    let bytes = std::fs::read(&real).map_err(|error| unreadable(error.to_string()))?;
+    use base64::Engine as _;
+    Ok(Attached::Image(dsh_agent_loop::Image {
+        mime_type: mime_type.to_owned(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    }))
+}
+
+/// The real path of `path` when it is inside one of `dirs` (links
+/// resolved).
+fn inside(path: &Path, dirs: &[PathBuf]) -> Result<PathBuf, AttachError> {
+    let real = std::fs::canonicalize(path).map_err(|error| AttachError::Unreadable {
+        path: path.to_owned(),
+        reason: error.to_string(),
+    })?;
+    let inside = dirs
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .any(|dir| real.starts_with(dir));
+    if inside {
+        return Ok(real);
+    }
+    let dirs: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
+    Err(AttachError::Outside {
+        path: path.to_owned(),
+        dirs: dirs.join(", "),
+    })
 }
 
 /// The path a `file://` URI names, if it is one.
@@ -120,6 +188,27 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret.txt"), project.path().join("l"))
             .expect("symlink");
         assert!(file(&project.path().join("l"), &dirs).is_err());
+    }
+
+    #[test]
+    fn an_image_is_attached_as_an_image_by_its_extension() {
+        let project = tempfile::tempdir().expect("project");
+        std::fs::write(project.path().join("shot.PNG"), [0x89, b'P', b'N', b'G']).expect("write");
+        std::fs::write(project.path().join("notes.txt"), "text").expect("write");
+        let dirs = [project.path().to_owned()];
+        match attach(&project.path().join("shot.PNG"), &dirs).expect("an image") {
+            Attached::Image(image) => {
+                assert_eq!(
+                    (image.mime_type.as_str(), image.data.as_str()),
+                    ("image/png", "iVBORw==")
+                );
+            }
+            other => panic!("an image: {other:?}"),
+        }
+        assert!(matches!(
+            attach(&project.path().join("notes.txt"), &dirs),
+            Ok(Attached::Text(_))
+        ));
     }
 
     #[test]
