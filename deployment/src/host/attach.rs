@@ -94,7 +94,7 @@ pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 /// an image part.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Attached {
-    /// Text, inline ([`file`]).
+    /// Text, inline ([`file()`]).
     Text(String),
     /// An image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`).
     Image(dsh_agent_loop::Image),
