@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::diff::{PromptDiff, SectionChange, SourceKind, ToolChange};
+use dsh_deployment::diff::{Change, PromptDiff, SectionChange, SourceKind, ToolChange};
 
 use super::{
     change_name, change_of, cost, counts, inline_words, same_line, section_note, section_owners,
@@ -84,20 +84,26 @@ fn sections(out: &mut String, diff: &PromptDiff) {
     }
 }
 
+/// The first line of a changed section or tool: what happened, its name,
+/// its tokens, and a note when there is one.
+fn headline(out: &mut String, change: Change, name: &str, tokens: &str, note: &str) {
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        format!("; {note}")
+    };
+    let _ = writeln!(out, "  {:<8} {name}  {tokens}{note}", change_name(change));
+}
+
 fn section(out: &mut String, change: &SectionChange) {
     let (old, new) = (change.old.as_ref(), change.new.as_ref());
-    let note = section_note(change);
-    let _ = writeln!(
+    let tokens = part_tokens(old.map(|s| s.tokens), new.map(|s| s.tokens));
+    headline(
         out,
-        "  {:<8} {}  {}{}",
-        change_name(change.change),
-        change.name,
-        part_tokens(old.map(|s| s.tokens), new.map(|s| s.tokens)),
-        if note.is_empty() {
-            String::new()
-        } else {
-            format!("; {note}")
-        }
+        change.change,
+        &change.name,
+        &tokens,
+        &section_note(change),
     );
     let _ = writeln!(out, "    owner  {}", section_owners(change));
     if let Some(words) = &change.words {
@@ -155,18 +161,8 @@ fn tool(out: &mut String, change: &ToolChange) {
     if let (true, Some(old), Some(new)) = (change.moved, old, new) {
         notes.push(format!("position {} → {}", old.position, new.position));
     }
-    let _ = writeln!(
-        out,
-        "  {:<8} {}  {}{}",
-        change_name(change.change),
-        change.name,
-        part_tokens(old.map(|s| s.tokens), new.map(|s| s.tokens)),
-        if notes.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", notes.join(", "))
-        }
-    );
+    let tokens = part_tokens(old.map(|s| s.tokens), new.map(|s| s.tokens));
+    headline(out, change.change, &change.name, &tokens, &notes.join(", "));
     let _ = writeln!(out, "    owner  {}", tool_owners(change));
     if let Some(words) = &change.description {
         let _ = writeln!(out, "    description");

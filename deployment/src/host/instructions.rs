@@ -297,12 +297,7 @@ impl InstructionFile {
 
     /// The section to register: the text escaped, so it renders verbatim.
     pub fn prompt_section(&self) -> PromptSection {
-        PromptSection::new(
-            self.section.clone(),
-            self.order,
-            escape_literal(&self.text).into_owned(),
-        )
-        .owned_by(self.owner())
+        verbatim_section(&self.section, self.order, &self.text, self.owner())
     }
 }
 
@@ -351,13 +346,14 @@ impl LeftOut {
 
     /// The section to register, verbatim.
     pub fn prompt_section(&self) -> PromptSection {
-        PromptSection::new(
-            self.section.clone(),
-            self.order,
-            escape_literal(&self.text).into_owned(),
-        )
-        .owned_by(self.owner())
+        verbatim_section(&self.section, self.order, &self.text, self.owner())
     }
+}
+
+/// Section `name` at `order`, owned by `owner`, whose text renders as
+/// `text` is (escaped: an instruction file's `<<` is not a reference).
+fn verbatim_section(name: &str, order: i32, text: &str, owner: Owner) -> PromptSection {
+    PromptSection::new(name.to_owned(), order, escape_literal(text).into_owned()).owned_by(owner)
 }
 
 /// A file that was found (in a directory, or by an import) and not read.

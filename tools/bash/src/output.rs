@@ -59,18 +59,13 @@ impl CappedOutput {
         let head = &self.head[..complete_prefix(&self.head)];
         let tail = &tail[leading_continuations(&tail)..];
         let cut = (self.head.len() - head.len()) + (tail_len - tail.len());
-        let mut text = String::from_utf8_lossy(head).into_owned();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!(
-            "[output truncated: {} bytes omitted; the first {} and the last {} bytes are shown]\n",
+        dsh_tools::head_and_tail(
+            &String::from_utf8_lossy(head),
+            &String::from_utf8_lossy(tail),
             self.omitted + cut as u64,
             self.head_cap,
             self.tail_cap,
-        ));
-        text.push_str(&String::from_utf8_lossy(tail));
-        text
+        )
     }
 }
 

@@ -29,8 +29,8 @@ pub(crate) fn render_result(result: &CallToolResult, reader: Option<&str>) -> (S
 
 /// `text` as the model reads it: whole when it has at most `cap` bytes;
 /// else its first and last `cap / 2` bytes (each cut back to a character
-/// boundary), with the line `bash` writes between them, so the model
-/// reads one kind of cut.
+/// boundary), with the line between them every cut result has
+/// ([`dsh_tools::head_and_tail`]).
 pub(crate) fn capped(text: String, cap: usize) -> String {
     if text.len() <= cap {
         return text;
@@ -45,18 +45,14 @@ pub(crate) fn capped(text: String, cap: usize) -> String {
     while !text.is_char_boundary(tail_start) {
         tail_start += 1;
     }
-    let (head, tail) = (&text[..head_end], &text[tail_start..]);
-    let mut shown = String::with_capacity(cap + 120);
-    shown.push_str(head);
-    if !head.is_empty() && !head.ends_with('\n') {
-        shown.push('\n');
-    }
-    shown.push_str(&format!(
-        "[output truncated: {} bytes omitted; the first {head_cap} and the last {tail_cap} bytes are shown]\n",
-        tail_start - head_end,
-    ));
-    shown.push_str(tail);
-    shown
+    let omitted = (tail_start - head_end) as u64;
+    dsh_tools::head_and_tail(
+        &text[..head_end],
+        &text[tail_start..],
+        omitted,
+        head_cap,
+        tail_cap,
+    )
 }
 
 /// A resource's contents (`resources/read`) as the model reads them, each

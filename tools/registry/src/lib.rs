@@ -90,6 +90,7 @@ mod table;
 #[cfg(any(test, feature = "testing"))]
 pub mod table_testing;
 mod tool;
+mod truncated;
 
 pub use arguments::{parameters_for, parse_arguments};
 pub use async_trait::async_trait;
@@ -104,3 +105,4 @@ pub use report::{FileChange, FileChanges, ToolLocation};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use table::{Permission, PermissionTable, ProblemPlace, TableProblem};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};
+pub use truncated::head_and_tail;
