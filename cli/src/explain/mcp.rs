@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use dsh_deployment::measure::canonical_request;
 use dsh_deployment::measure::tokens::PromptTokens;
 use dsh_deployment::runtime::Runtime;
+use dsh_tool_mcp::LeftOut;
 
 /// One server's share of the tools sent.
 struct ServerShare {
@@ -80,7 +81,7 @@ pub(super) fn explain_servers(
     }
     super::table(out, &rows, &[1, 2, 3]);
     // Every name that is not `<server>__<tool>` as the server wrote it,
-    // with the rule that made it.
+    // with the rule that made it; every tool not sent, with why.
     for server in runtime.mcp.deployment_servers() {
         for name in server.exposed_names() {
             if let Some(fix) = name.fix {
@@ -91,6 +92,12 @@ pub(super) fn explain_servers(
                     server.name(),
                     name.exposed
                 );
+            }
+        }
+        // The allow-list's choices are the deployment's own: not said.
+        for (tool, why) in server.left_out() {
+            if why != LeftOut::NotAllowed {
+                let _ = writeln!(out, "  `{tool}` of `{}` is not sent: {why}", server.name());
             }
         }
     }
@@ -106,12 +113,18 @@ pub(super) fn servers_json(
         shares(runtime, assembly, tokens)
             .into_iter()
             .map(|share| {
+                let left_out: Vec<Value> = (runtime.mcp.deployment_servers().iter())
+                    .filter(|server| server.name() == share.name)
+                    .flat_map(|server| server.left_out())
+                    .map(|(tool, why)| json!({"tool": tool, "reason": why.to_string()}))
+                    .collect();
                 json!({
                     "name": share.name,
                     "origin": share.origin,
                     "tools": share.tools,
                     "schema_bytes": share.schema_bytes,
                     "schema_tokens": share.schema_tokens,
+                    "left_out": left_out,
                 })
             })
             .collect(),

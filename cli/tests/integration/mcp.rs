@@ -479,8 +479,8 @@ fn explain_and_json_group_the_tools_by_server() {
         "{}{}",
         server_table(
             "docs",
-            &["instructions=Use the docs."],
-            "tools = [\"echo\", \"fail\", \"dotted.name\"]"
+            &["instructions=Use the docs.", "task-only"],
+            "tools = [\"echo\", \"fail\", \"dotted.name\", \"research\"]"
         ),
         common::runner("", &["read", "mcp:docs"])
     );
@@ -503,12 +503,26 @@ fn explain_and_json_group_the_tools_by_server() {
     );
     assert!(row.contains(SERVER), "{row}");
     assert!(explained.contains("mcp:docs"), "the section: {explained}");
+    // A tool that runs only as a task is not sent, and said; the
+    // allow-list's choices are not.
+    assert!(
+        explained.contains(
+            "`research` of `docs` is not sent: it runs only as an MCP task \
+             (`execution.taskSupport: \"required\"`)"
+        ),
+        "{explained}"
+    );
+    assert!(!explained.contains("`slow` of `docs`"), "{explained}");
 
     let output = dsh(&["prompt", "--config", &config, "--format", "json"]);
     assert_status(&output, 0);
     let json: Value = serde_json::from_str(&stdout(&output)).expect("json");
     let server = &json["mcp_servers"][0];
     assert_eq!(server["name"], "docs");
+    let left_out: Vec<&str> = (server["left_out"].as_array().into_iter().flatten())
+        .filter_map(|entry| entry["tool"].as_str())
+        .collect();
+    assert!(left_out.contains(&"research"), "{server}");
     assert_eq!(
         server["tools"],
         serde_json::json!(["docs__dotted_name", "docs__echo", "docs__fail"])

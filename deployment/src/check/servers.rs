@@ -100,7 +100,10 @@ impl ServerReport {
             resource_reader: server.resource_reader(),
             prompts: server.prompt_names(),
             left_out: (server.left_out().into_iter())
-                .map(|(tool, reason)| LeftOut { tool, reason })
+                .map(|(tool, why)| LeftOut {
+                    tool,
+                    reason: why.to_string(),
+                })
                 .collect(),
         }
     }

@@ -85,6 +85,7 @@ mod server;
 mod servers;
 mod stderr;
 mod table;
+mod tasks;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
 pub mod test_server;
@@ -108,6 +109,7 @@ pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
 pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
+pub use tasks::LeftOut;
 pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the

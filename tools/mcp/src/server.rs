@@ -14,15 +14,15 @@ use nix::sys::signal::Signal;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{CallToolRequestParams, Resource};
 use rmcp::service::{ClientCacheConfig, Peer, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::annotations::Look;
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
-use crate::process::ProcessGroup;
+use crate::process::{ProcessGroup, StdioTransport};
 use crate::prompts::{
     PromptError, PromptList, ServerPrompt, arguments_object, list_prompts, render_messages,
 };
@@ -30,6 +30,7 @@ use crate::render::render_result;
 use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::stderr::log;
+use crate::tasks::{LeftOut, TaskOnly};
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
 use crate::watched::{Announcements, Watched};
 use crate::{McpError, ServerConfig, Transport};
@@ -84,17 +85,20 @@ pub(crate) struct ToolSet {
     /// The exposed name of the tool that reads the server's resources
     /// (`<server>__read_resource`), for a server that has resources.
     pub(crate) reader: Option<String>,
+    /// The tools it listed that the model does not see, each with why.
+    pub(crate) left_out: Vec<(String, LeftOut)>,
 }
 
 impl ToolSet {
     /// The tools of `server` as the model sees them: those it `listed`
     /// that its allow-list lets through, and, when it has `resources`
     /// (`None`: it has no resources capability), the tool that reads them,
-    /// last.
+    /// last. A tool in `task_only` is left out.
     fn new(
         server: &ServerConfig,
         listed: Vec<rmcp::model::Tool>,
         resources: Option<&[Resource]>,
+        task_only: &std::collections::HashSet<String>,
     ) -> Self {
         let allowed = |name: &str| {
             server
@@ -103,9 +107,20 @@ impl ToolSet {
                 .is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
         };
         let listed_names = listed.iter().map(|tool| tool.name.to_string()).collect();
+        let mut left_out = Vec::new();
         let tools: Vec<rmcp::model::Tool> = listed
             .into_iter()
-            .filter(|tool| allowed(&tool.name))
+            .filter(|tool| {
+                let why = if !allowed(&tool.name) {
+                    LeftOut::NotAllowed
+                } else if task_only.contains(tool.name.as_ref()) {
+                    LeftOut::TaskOnly
+                } else {
+                    return true;
+                };
+                left_out.push((tool.name.to_string(), why));
+                false
+            })
             .collect();
         let resources = resources.filter(|_| allowed(READ_RESOURCE));
         let mut raw_names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
@@ -168,6 +183,7 @@ impl ToolSet {
             listed: listed_names,
             looks,
             reader,
+            left_out,
         }
     }
 }
@@ -191,6 +207,9 @@ pub(crate) struct Shared {
     /// `notifications/prompts/list_changed`; `None` when it has no
     /// prompts capability.
     pub(crate) prompts: Arc<PromptList>,
+    /// The tools it runs only as tasks, as read off a stdio server's
+    /// answers (`tasks`): left out of its tool set.
+    task_only: Arc<TaskOnly>,
 }
 
 impl Shared {
@@ -198,7 +217,13 @@ impl Shared {
     /// read after `covered` notifications.
     fn listed(&self, tools: Vec<rmcp::model::Tool>, covered: u64) {
         let resources = self.resources.read().clone();
-        *self.tools.write() = Arc::new(ToolSet::new(&self.config, tools, resources.as_deref()));
+        let task_only = self.task_only.names();
+        *self.tools.write() = Arc::new(ToolSet::new(
+            &self.config,
+            tools,
+            resources.as_deref(),
+            &task_only,
+        ));
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.handled
             .send_modify(|handled| *handled = (*handled).max(covered));
@@ -270,6 +295,7 @@ impl McpServer {
             handled: tokio::sync::watch::channel(0).0,
             resources: RwLock::new(None),
             prompts: Arc::new(PromptList::new(&config.name, config.startup_timeout)),
+            task_only: Arc::default(),
         });
         let roots = Roots::new(config.roots());
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
@@ -425,18 +451,10 @@ impl McpServer {
     }
 
     /// The tools the server lists that the model does not see, each with
-    /// why: not in the deployment's allow-list.
-    pub fn left_out(&self) -> Vec<(String, String)> {
-        let set = self.tool_set();
-        (set.listed.iter())
-            .filter(|tool| !set.names.iter().any(|name| &name.tool == *tool))
-            .map(|tool| {
-                (
-                    tool.clone(),
-                    "not in the server's `tools` allow-list".to_owned(),
-                )
-            })
-            .collect()
+    /// why: not in the deployment's allow-list, or runnable only as a
+    /// task.
+    pub fn left_out(&self) -> Vec<(String, LeftOut)> {
+        self.tool_set().left_out.clone()
     }
 
     pub(crate) fn instructions_section(&self) -> Option<&InstructionsSection> {
@@ -709,7 +727,7 @@ fn process_exists(pid: u32) -> bool {
         .is_ok_and(|pid| nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok())
 }
 
-type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
+type Spawned = (StdioTransport, Option<ProcessGroup>, Option<u32>);
 
 /// What a server has beside its tools, as listed at its start: its
 /// resources and the names of its prompts, each `None` when the server
@@ -774,7 +792,7 @@ async fn connect(
     match &config.transport {
         Transport::Stdio { .. } => {
             let child = Child::of(&config.transport);
-            let (transport, group, pid) = spawn(config, &child)?;
+            let (transport, group, pid) = spawn(config, &child, &shared.task_only)?;
             let transport = Watched {
                 inner: transport,
                 announced: Arc::clone(&shared.announced),
@@ -860,7 +878,11 @@ impl<'a> Child<'a> {
 /// Starts a stdio server as the leader of a new process group, with the
 /// environment and in the sandbox its transport says, its stderr drained
 /// onto dsh's.
-fn spawn(config: &ServerConfig, child: &Child<'_>) -> Result<Spawned, McpError> {
+fn spawn(
+    config: &ServerConfig,
+    child: &Child<'_>,
+    task_only: &Arc<TaskOnly>,
+) -> Result<Spawned, McpError> {
     let Child {
         command,
         env,
@@ -908,24 +930,30 @@ fn spawn(config: &ServerConfig, child: &Child<'_>) -> Result<Spawned, McpError> 
             })?;
         confinement.apply_to(cmd.as_std_mut());
     }
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| McpError::Spawn {
-            server: config.name.clone(),
-            origin: config.origin(),
-            message: if error.kind() == std::io::ErrorKind::NotFound {
-                format!("`{program}` was not found: {error}")
-            } else {
-                error.to_string()
-            },
-        })?;
-    let pid = transport.id();
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut process = cmd.spawn().map_err(|error| McpError::Spawn {
+        server: config.name.clone(),
+        origin: config.origin(),
+        message: if error.kind() == std::io::ErrorKind::NotFound {
+            format!("`{program}` was not found: {error}")
+        } else {
+            error.to_string()
+        },
+    })?;
+    let pid = process.id();
     let group = pid.and_then(ProcessGroup::led_by);
-    if let Some(stderr) = stderr {
+    if let Some(stderr) = process.stderr.take() {
         // Always drained: a server blocks once a full pipe is not read.
         crate::stderr::copy_to_log(&config.name, stderr);
     }
+    let transport =
+        StdioTransport::new(process, Arc::clone(task_only)).ok_or_else(|| McpError::Spawn {
+            server: config.name.clone(),
+            origin: config.origin(),
+            message: "its stdin and stdout could not be connected".to_owned(),
+        })?;
     Ok((transport, group, pid))
 }
 

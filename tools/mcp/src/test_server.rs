@@ -45,7 +45,11 @@
 //!   `notifications/prompts/list_changed`;
 //! - `roots`: a tool `roots` that asks dsh `roots/list` and answers the
 //!   URIs, one a line, then how many `notifications/roots/list_changed`
-//!   it has had.
+//!   it has had;
+//! - `task-only`: a tool `research` listed with `execution: {taskSupport:
+//!   "required"}` (MCP 2025-11-25), which rmcp cannot write: the server's
+//!   stdout goes through a relay that adds the field to the tool's entry
+//!   in every `tools/list` answer.
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -100,6 +104,8 @@ struct TestServer {
     added_prompt: Arc<AtomicBool>,
     /// How many `notifications/roots/list_changed` it has had.
     roots_changed: Arc<AtomicU64>,
+    /// `task-only`.
+    task_only: bool,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -465,6 +471,7 @@ fn flagged_tools(flag: &str) -> Vec<Tool> {
         "roots" => vec![Tool::new("roots", "Says the roots dsh gives.", none())],
         "prompt-changes" => vec![Tool::new("add_prompt", "Adds a prompt.", none())],
         "elicits" => vec![Tool::new("elicit", "Asks the person to sign in.", none())],
+        "task-only" => vec![Tool::new(TASK_ONLY_TOOL, "Researches, as a task.", none())],
         _ => Vec::new(),
     }
 }
@@ -583,6 +590,10 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
         "annotated" | "roots" | "prompt-changes" | "elicits" => {
             server.more.extend(flagged_tools(key))
         }
+        "task-only" => {
+            server.task_only = true;
+            server.more.extend(flagged_tools(key));
+        }
         "prompts" => server.prompts = true,
         "resources" => {
             server.resources = true;
@@ -634,7 +645,41 @@ pub async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for arg in std::env::args().skip(1) {
         apply(&mut server, &arg).await?;
     }
-    let running = server.serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
+    if server.task_only {
+        let (ours, relayed) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(relay_marking_task_only(relayed));
+        let (_, writes) = tokio::io::split(ours);
+        let running = server.serve((tokio::io::stdin(), writes)).await?;
+        running.waiting().await?;
+    } else {
+        let running = server.serve(rmcp::transport::stdio()).await?;
+        running.waiting().await?;
+    }
+    Ok(())
+}
+
+/// The tool of `task-only`.
+const TASK_ONLY_TOOL: &str = "research";
+
+/// Copies what the server writes to stdout, line by line, adding
+/// `execution: {taskSupport: "required"}` to the entry of
+/// [`TASK_ONLY_TOOL`] in each `tools/list` answer.
+async fn relay_marking_task_only(written: tokio::io::DuplexStream) -> std::io::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(written).lines();
+    let mut stdout = tokio::io::stdout();
+    while let Some(line) = lines.next_line().await? {
+        let mut message: serde_json::Value = serde_json::from_str(&line)?;
+        let tools = message
+            .pointer_mut("/result/tools")
+            .and_then(serde_json::Value::as_array_mut);
+        for tool in tools.into_iter().flatten() {
+            if tool["name"] == TASK_ONLY_TOOL {
+                tool["execution"] = serde_json::json!({"taskSupport": "required"});
+            }
+        }
+        stdout.write_all(format!("{message}\n").as_bytes()).await?;
+        stdout.flush().await?;
+    }
     Ok(())
 }

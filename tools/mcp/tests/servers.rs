@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use dsh_system_prompt::{AssembleContext, SystemPrompt, render_prompt};
 use dsh_tool_mcp::{
-    MIN_RELIST_INTERVAL, McpError, McpServer, McpServers, ServerConfig, http_client,
+    LeftOut, MIN_RELIST_INTERVAL, McpError, McpServer, McpServers, ServerConfig, http_client,
 };
 use dsh_tools::{ToolCallContext, ToolKind, ToolRegistry, ToolSelection, ToolSession};
 use tokio_util::sync::CancellationToken;
@@ -130,6 +130,29 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
     let listed = server.listed_tools();
     assert_eq!(listed[..3], ["echo", "slow", "fail"]);
     assert!(listed.contains(&"dotted.name".to_owned()), "{listed:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_that_runs_only_as_a_task_is_left_out_and_said() {
+    let server = start(config("docs", &["task-only"]).with_allowed_tools(["echo", "research"]))
+        .await
+        .expect("starts");
+    assert_eq!(common::tool_names(&server), ["docs__echo"]);
+    assert!(server.listed_tools().contains(&"research".to_owned()));
+    let left_out = server.left_out();
+    let research = left_out
+        .iter()
+        .find(|(tool, _)| tool == "research")
+        .expect("research is left out");
+    assert_eq!(research.1, LeftOut::TaskOnly);
+    // The allow-list's own reason stays for the others.
+    assert!(
+        left_out
+            .iter()
+            .any(|(tool, why)| tool == "slow" && *why == LeftOut::NotAllowed),
+        "{left_out:?}"
+    );
     server.shutdown().await;
 }
 

@@ -1,0 +1,239 @@
+//! Tools a server runs only as tasks (`execution.taskSupport:
+//! "required"`, MCP 2025-11-25): a call without a task always fails
+//! (`-32601`), so dsh, which does not speak the task protocol, leaves them
+//! out of every request and says why (`dsh check`, `explain`).
+//!
+//! rmcp 3.11's `Tool` has no `execution` field and drops it while reading
+//! `tools/list`, so the field is read here, off the bytes of a stdio
+//! server's stdout before rmcp decodes them ([`Tap`]): every line that
+//! may answer `tools/list` is read once more for the tools' names and
+//! their task support. The answer reaches rmcp after the tap has read it,
+//! so a list rmcp returns never runs ahead of what the tap knows.
+//!
+//! Over streamable HTTP rmcp decodes the answers itself, out of reach:
+//! there a task-only tool stays in the request, and its calls fail with
+//! the server's error.
+
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use parking_lot::Mutex;
+use serde::Deserialize;
+use tokio::io::{AsyncRead, ReadBuf};
+
+/// Why a tool a server lists is not sent to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeftOut {
+    /// The deployment's allow-list (`[mcp.<name>] tools`) does not name
+    /// it.
+    NotAllowed,
+    /// It runs only as an MCP task (`execution.taskSupport:
+    /// "required"`), which dsh does not speak.
+    TaskOnly,
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::NotAllowed => "not in the server's `tools` allow-list",
+            Self::TaskOnly => {
+                "it runs only as an MCP task (`execution.taskSupport: \"required\"`), \
+                 which dsh does not speak: every call would fail"
+            }
+        })
+    }
+}
+
+/// The longest line the tap reads: rmcp's own limit for one message
+/// (`DEFAULT_MAX_LINE_LENGTH`), so the tap reads every list rmcp does.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// A buffer kept past one line only up to this size: a long message once
+/// does not hold its memory for the rest of the session.
+const KEPT_CAPACITY: usize = 64 * 1024;
+
+/// The names of a server's tools that require tasks, as its latest
+/// `tools/list` answers say.
+#[derive(Debug, Default)]
+pub(crate) struct TaskOnly {
+    names: Mutex<HashSet<String>>,
+}
+
+impl TaskOnly {
+    /// The names now.
+    pub(crate) fn names(&self) -> HashSet<String> {
+        self.names.lock().clone()
+    }
+
+    /// Reads one message, if it is a page of a `tools/list` answer: each
+    /// tool it lists requires tasks or not, as it says now.
+    fn read(&self, line: &[u8]) {
+        #[derive(Deserialize)]
+        struct Answer {
+            result: Page,
+        }
+        #[derive(Deserialize)]
+        struct Page {
+            tools: Vec<Listed>,
+        }
+        #[derive(Deserialize)]
+        struct Listed {
+            name: String,
+            #[serde(default)]
+            execution: Option<Execution>,
+        }
+        #[derive(Deserialize)]
+        struct Execution {
+            #[serde(default, rename = "taskSupport")]
+            task_support: Option<String>,
+        }
+        // Anything else (a call's result, a notification) is not a page.
+        let Ok(answer) = serde_json::from_slice::<Answer>(line) else {
+            return;
+        };
+        let mut names = self.names.lock();
+        for tool in answer.result.tools {
+            let required = tool
+                .execution
+                .and_then(|execution| execution.task_support)
+                .is_some_and(|support| support == "required");
+            if required {
+                names.insert(tool.name);
+            } else {
+                names.remove(&tool.name);
+            }
+        }
+    }
+}
+
+/// A server's stdout, read through: what it reads is passed on unchanged,
+/// and each line that may be a `tools/list` page is read for the tools'
+/// task support into [`TaskOnly`].
+pub(crate) struct Tap<R> {
+    inner: R,
+    line: Vec<u8>,
+    /// The line is past [`MAX_LINE`]: the rest of it is not kept.
+    skipping: bool,
+    task_only: std::sync::Arc<TaskOnly>,
+}
+
+impl<R> Tap<R> {
+    pub(crate) fn new(inner: R, task_only: std::sync::Arc<TaskOnly>) -> Self {
+        Self {
+            inner,
+            line: Vec::new(),
+            skipping: false,
+            task_only,
+        }
+    }
+
+    fn observe(&mut self, mut bytes: &[u8]) {
+        while let Some(end) = bytes.iter().position(|&byte| byte == b'\n') {
+            self.keep(&bytes[..end]);
+            self.line_done();
+            bytes = &bytes[end + 1..];
+        }
+        self.keep(bytes);
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.skipping {
+            return;
+        }
+        if self.line.len() + bytes.len() > MAX_LINE {
+            self.skipping = true;
+            self.line = Vec::new();
+            return;
+        }
+        self.line.extend_from_slice(bytes);
+    }
+
+    fn line_done(&mut self) {
+        // Every tool of a page has an input schema: a line without one
+        // lists no tools.
+        const MARK: &[u8] = b"\"inputSchema\"";
+        if !self.skipping && self.line.windows(MARK.len()).any(|window| window == MARK) {
+            self.task_only.read(&self.line);
+        }
+        self.line.clear();
+        self.line.shrink_to(KEPT_CAPACITY);
+        self.skipping = false;
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = poll {
+            this.observe(&buf.filled()[before..]);
+        }
+        poll
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    const PAGE: &str = r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[
+        {"name":"echo","inputSchema":{"type":"object"}},
+        {"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},
+        {"name":"maybe","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}}"#;
+
+    fn one_line(json: &str) -> String {
+        json.replace('\n', "") + "\n"
+    }
+
+    async fn read_through(input: &[u8], chunk: usize) -> (Vec<u8>, HashSet<String>) {
+        let task_only = Arc::new(TaskOnly::default());
+        let (mut writer, reader) = tokio::io::duplex(chunk);
+        let mut tap = Tap::new(reader, Arc::clone(&task_only));
+        let input = input.to_vec();
+        let writing = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            writer.write_all(&input).await.unwrap();
+        });
+        let mut out = Vec::new();
+        tap.read_to_end(&mut out).await.unwrap();
+        writing.await.unwrap();
+        (out, task_only.names())
+    }
+
+    #[tokio::test]
+    async fn a_tool_that_requires_tasks_is_read_off_the_page_and_the_bytes_pass_unchanged() {
+        let page = one_line(PAGE);
+        let input = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}}\n{page}");
+        // Small reads: the page arrives in many pieces.
+        let (out, names) = read_through(input.as_bytes(), 7).await;
+        assert_eq!(out, input.as_bytes());
+        assert_eq!(names, HashSet::from(["research".to_owned()]));
+    }
+
+    #[tokio::test]
+    async fn a_later_list_that_drops_the_requirement_lets_the_tool_back() {
+        let later = PAGE.replace(r#""taskSupport":"required""#, r#""taskSupport":"optional""#);
+        let input = one_line(PAGE) + &one_line(&later);
+        let (_, names) = read_through(input.as_bytes(), 64).await;
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[tokio::test]
+    async fn a_result_that_only_mentions_input_schemas_changes_nothing() {
+        let result = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"inputSchema\""}]}}"#;
+        let input = one_line(PAGE) + &one_line(result);
+        let (_, names) = read_through(input.as_bytes(), 64).await;
+        assert_eq!(names, HashSet::from(["research".to_owned()]));
+    }
+}
