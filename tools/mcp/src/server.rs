@@ -30,7 +30,7 @@ use crate::render::render_result;
 use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::stderr::log;
-use crate::tasks::{LeftOut, TaskOnly};
+use crate::tasks::{LeftOut, TappedHttp, TaskOnly};
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
 use crate::watched::{Announcements, Watched};
 use crate::{McpError, ServerConfig, Transport};
@@ -808,6 +808,10 @@ async fn connect(
             headers,
             bearer_token,
         } => {
+            let http = TappedHttp {
+                client: http.clone(),
+                task_only: Arc::clone(&shared.task_only),
+            };
             let transport = Watched {
                 inner: http_transport(config, http, url, headers, bearer_token)?,
                 announced: Arc::clone(&shared.announced),
@@ -959,11 +963,11 @@ fn spawn(
 
 fn http_transport(
     config: &ServerConfig,
-    http: &reqwest::Client,
+    http: TappedHttp,
     url: &str,
     headers: &[(String, String)],
     bearer_token: &Option<String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, McpError> {
+) -> Result<StreamableHttpClientTransport<TappedHttp>, McpError> {
     let mut map = HashMap::new();
     for (name, value) in headers {
         let bad = |message: String| McpError::Config {
@@ -983,7 +987,7 @@ fn http_transport(
         transport_config = transport_config.auth_header(token.clone());
     }
     Ok(StreamableHttpClientTransport::with_client(
-        http.clone(),
+        http,
         transport_config,
     ))
 }

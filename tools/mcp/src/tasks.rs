@@ -10,15 +10,26 @@
 //! their task support. The answer reaches rmcp after the tap has read it,
 //! so a list rmcp returns never runs ahead of what the tap knows.
 //!
-//! Over streamable HTTP rmcp decodes the answers itself, out of reach:
-//! there a task-only tool stays in the request, and its calls fail with
-//! the server's error.
+//! Over streamable HTTP the same is done to each event of a server's
+//! event streams ([`TappedHttp`]); an answer a server sends as a plain
+//! JSON body rmcp decodes itself, out of reach: there a task-only tool
+//! stays in the request, and its calls fail with the server's error.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use parking_lot::Mutex;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use rmcp_sse_stream::Sse;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, ReadBuf};
 
@@ -68,7 +79,15 @@ impl TaskOnly {
     }
 
     /// Reads one message, if it is a page of a `tools/list` answer: each
-    /// tool it lists requires tasks or not, as it says now.
+    /// tool it lists requires tasks or not, as it says now. Every tool of
+    /// a page has an input schema: a message without one is not parsed.
+    fn read_if_listed(&self, message: &[u8]) {
+        const MARK: &[u8] = b"\"inputSchema\"";
+        if message.windows(MARK.len()).any(|window| window == MARK) {
+            self.read(message);
+        }
+    }
+
     fn read(&self, line: &[u8]) {
         #[derive(Deserialize)]
         struct Answer {
@@ -116,11 +135,11 @@ pub(crate) struct Tap<R> {
     line: Vec<u8>,
     /// The line is past [`MAX_LINE`]: the rest of it is not kept.
     skipping: bool,
-    task_only: std::sync::Arc<TaskOnly>,
+    task_only: Arc<TaskOnly>,
 }
 
 impl<R> Tap<R> {
-    pub(crate) fn new(inner: R, task_only: std::sync::Arc<TaskOnly>) -> Self {
+    pub(crate) fn new(inner: R, task_only: Arc<TaskOnly>) -> Self {
         Self {
             inner,
             line: Vec::new(),
@@ -151,11 +170,8 @@ impl<R> Tap<R> {
     }
 
     fn line_done(&mut self) {
-        // Every tool of a page has an input schema: a line without one
-        // lists no tools.
-        const MARK: &[u8] = b"\"inputSchema\"";
-        if !self.skipping && self.line.windows(MARK.len()).any(|window| window == MARK) {
-            self.task_only.read(&self.line);
+        if !self.skipping {
+            self.task_only.read_if_listed(&self.line);
         }
         self.line.clear();
         self.line.shrink_to(KEPT_CAPACITY);
@@ -176,6 +192,130 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
             this.observe(&buf.filled()[before..]);
         }
         poll
+    }
+}
+
+/// dsh's HTTP client, as rmcp's streamable HTTP transport uses it, with
+/// each event of the server's event streams (the answers to its requests,
+/// and what it sends on its own) read for tools' task support.
+#[derive(Clone)]
+pub(crate) struct TappedHttp {
+    pub(crate) client: reqwest::Client,
+    pub(crate) task_only: Arc<TaskOnly>,
+}
+
+impl TappedHttp {
+    fn tapped(&self, stream: SseStream) -> SseStream {
+        let task_only = Arc::clone(&self.task_only);
+        stream
+            .inspect(move |event| {
+                if let Ok(event) = event
+                    && let Some(data) = &event.data
+                {
+                    task_only.read_if_listed(data.as_bytes());
+                }
+            })
+            .boxed()
+    }
+
+    fn tapped_answer(&self, answer: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match answer {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                StreamableHttpPostResponse::Sse(self.tapped(stream), session)
+            }
+            other => other,
+        }
+    }
+}
+
+type SseStream = BoxStream<'static, Result<Sse, SseError>>;
+type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
+
+impl StreamableHttpClient for TappedHttp {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let answer = (self.client)
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.tapped_answer(answer))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> HttpResult<StreamableHttpPostResponse> {
+        let answer = (self.client)
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await?;
+        Ok(self.tapped_answer(answer))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<()> {
+        (self.client)
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HttpResult<SseStream> {
+        let stream = (self.client)
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.tapped(stream))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> HttpResult<SseStream> {
+        let stream = (self.client)
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.tapped(stream))
     }
 }
 

@@ -151,3 +151,53 @@ async fn a_redirect_to_another_origin_is_refused_naming_both() {
         "the other origin got nothing"
     );
 }
+
+/// A server that answers `tools/list` as an event stream, as the official
+/// SDKs do by default, listing a tool that runs only as a task: the tool
+/// is read off the stream and left out.
+#[tokio::test]
+async fn a_task_only_tool_in_an_event_stream_is_left_out() {
+    async fn streaming(Json(message): Json<Value>) -> Response {
+        let Some(id) = message.get("id").cloned() else {
+            return StatusCode::ACCEPTED.into_response();
+        };
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "http-tasks", "version": "1.0"}
+            }),
+            Some("tools/list") => json!({"tools": [
+                {"name": "lookup", "inputSchema": {"type": "object"}},
+                {"name": "research", "inputSchema": {"type": "object"},
+                 "execution": {"taskSupport": "required"}}
+            ]}),
+            _ => json!({}),
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        (
+            [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+            format!("event: message\ndata: {answer}\n\n"),
+        )
+            .into_response()
+    }
+    let app = axum::Router::new().route("/mcp", post(streaming));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let server = McpServer::start(
+        ServerConfig::http("web", url),
+        &http_client().expect("a client"),
+    )
+    .await
+    .expect("starts");
+    assert_eq!(common::tool_names(&server), ["web__lookup"]);
+    assert_eq!(
+        server.left_out(),
+        [("research".to_owned(), dsh_tool_mcp::LeftOut::TaskOnly)]
+    );
+    server.shutdown().await;
+}
