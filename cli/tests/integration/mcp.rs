@@ -738,7 +738,7 @@ fn a_servers_question_is_declined_and_said() {
     let said = stderr(&output);
     assert!(
         said.contains(
-            "[mcp docs] asked for input, declined (dsh answers no elicitation): Sign in, please."
+            "[mcp docs] asked for input, declined (no one here answers it): Sign in, please."
         ),
         "{said}"
     );
