@@ -168,9 +168,7 @@ impl Server {
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, cx: ConnectionTo<Client>| {
-                    init.keep_commands_current(&cx);
-                    (init.inner.questions).connected(cx.clone(), &request.client_capabilities);
-                    responder.respond(init.initialize(&request))
+                    responder.respond(init.initialize(&request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -684,8 +682,16 @@ impl Server {
     /// with the store on, load, list, resume and delete sessions
     /// ([`sessions`]); text and resource links in prompts; MCP servers over
     /// stdio and streamable HTTP (not the older SSE); the client's system
-    /// prompt in both modes, a session's `additionalDirectories`.
-    fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+    /// prompt in both modes, a session's `additionalDirectories`. From
+    /// now on, changed commands and the MCP servers' questions go to the
+    /// client.
+    fn initialize(
+        &self,
+        request: &InitializeRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> InitializeResponse {
+        self.keep_commands_current(cx);
+        (self.inner.questions).connected(cx.clone(), &request.client_capabilities);
         *self.inner.client_fs.lock() = request.client_capabilities.fs.clone();
         if let Some(client) = &request.client_info {
             *self.inner.client.lock() = client.name.clone();

@@ -174,6 +174,7 @@ async fn a_sampling_request_reaches_the_model_once_the_editor_allows_it() {
     assert_eq!(sampling["system"], "You answer in one word.");
     assert!(sampling["messages"].to_string().contains("Name a colour."));
     assert!(common::tool_names(sampling).is_empty());
+    assert_eq!(sampling["max_tokens"], 64);
     let result = requests[2]["messages"].to_string();
     assert!(
         result.contains(r#"sampled \"Blue\" from model m (endTurn)"#),

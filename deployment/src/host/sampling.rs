@@ -84,6 +84,7 @@ impl Sampler {
             messages: messages(request),
             session: None,
             effort: None,
+            max_tokens: Some(request.max_tokens.min(MAX_SAMPLED_TOKENS)),
         };
         let server = &request.origin.server;
         let answer = self.model.complete(&model_request, &|_| {}, cancel).await;
@@ -183,7 +184,7 @@ pub fn sampling_title(request: &SamplingRequest) -> String {
 
 /// What the person is shown of a sampling request: its system prompt,
 /// its messages and its token limit, each escaped (one line each) and
-/// cut at [`SHOWN_CHARS`]; at most [`SHOWN_MESSAGES`] messages.
+/// cut at 400 characters; at most 8 messages, the rest counted.
 pub fn describe_sampling(request: &SamplingRequest) -> String {
     let mut lines = Vec::new();
     if let Some(system) = &request.system_prompt {

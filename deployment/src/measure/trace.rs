@@ -1097,6 +1097,32 @@ mod tests {
     }
 
     #[test]
+    fn a_servers_sampling_request_is_counted_apart_and_written_at_once()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("trace.jsonl");
+        let trace = Trace::to_file(&path, TokenizerRule::default())
+            .map_err(|problem| problem.message().to_owned())?;
+        trace.sampled("docs", Some("s"), "m", Some(Usage::new(20, 3)));
+        let (summary, problem) = trace.finish();
+        assert!(problem.is_none());
+        assert_eq!((summary.requests, summary.sampled), (0, 1));
+        assert!(
+            summary
+                .to_string()
+                .contains("; 1 sampling request of MCP servers answered"),
+            "{summary}"
+        );
+        let line: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&path)?.trim())?;
+        assert_eq!(
+            line,
+            serde_json::json!({"sampling_for": "docs", "session": "s", "model": "m",
+                               "api_prompt_tokens": 20, "api_completion_tokens": 3})
+        );
+        Ok(())
+    }
+
+    #[test]
     fn common_prefixes_end_at_a_character_boundary() {
         assert_eq!(common_prefix_len("abc", "abd"), 2);
         assert_eq!(common_prefix_len("é", "è"), 0);

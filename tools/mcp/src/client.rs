@@ -259,6 +259,46 @@ mod tests {
         assert!(capabilities.sampling.is_none() && capabilities.elicitation.is_none());
     }
 
+    /// Answers sampling and forms, never URLs.
+    struct FormsOnly;
+
+    #[async_trait::async_trait]
+    impl crate::Asker for FormsOnly {
+        fn samples(&self) -> bool {
+            true
+        }
+        fn elicits(&self) -> crate::Elicits {
+            crate::Elicits {
+                form: true,
+                url: false,
+            }
+        }
+        async fn sample(
+            &self,
+            _request: crate::SamplingRequest,
+        ) -> Result<crate::Sampled, crate::AskError> {
+            Err(crate::AskError::Refused("no".into()))
+        }
+        async fn elicit(&self, _request: crate::Elicitation) -> crate::ElicitAnswer {
+            crate::ElicitAnswer::Decline
+        }
+    }
+
+    #[test]
+    fn an_asker_advertises_what_it_answers() {
+        let handler = Handler {
+            roots: Roots::default(),
+            prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
+            server: "docs".into(),
+            asker: Some(SharedAsker(Arc::new(FormsOnly))),
+            callers: Callers::default(),
+        };
+        let capabilities = handler.get_info().capabilities;
+        assert!(capabilities.sampling.is_some());
+        let elicitation = capabilities.elicitation.expect("elicitation advertised");
+        assert!(elicitation.form.is_some() && elicitation.url.is_none());
+    }
+
     #[test]
     fn replacing_the_roots_says_whether_they_changed() {
         let roots = Roots::new(vec![PathBuf::from("/a")]);
