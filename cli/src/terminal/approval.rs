@@ -87,6 +87,12 @@ impl AskOnTheTerminal {
         }
     }
 
+    /// Says `text` on stderr, the spinner stopped.
+    pub(super) fn say(&self, text: &str) {
+        self.console.idle();
+        out(&mut std::io::stderr(), text);
+    }
+
     /// Says `question` on stderr and reads one line from the terminal;
     /// `None` when it cannot be read, or `cancel` fires first.
     pub(super) async fn read_answer(
@@ -94,8 +100,7 @@ impl AskOnTheTerminal {
         question: &str,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        self.console.idle();
-        out(&mut std::io::stderr(), question);
+        self.say(question);
         // The terminal itself, not stdin: the chat reads its lines from
         // stdin, through a buffer of its own.
         let read = tokio::task::spawn_blocking(|| {

@@ -22,7 +22,6 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{Answer, AskOnTheTerminal};
-use super::console::out;
 
 /// How many times a form's field is asked before the form is cancelled.
 const MAX_TRIES: usize = 3;
@@ -70,10 +69,7 @@ impl Asker for AskOnTheTerminal {
             return ElicitAnswer::Decline;
         }
         let cancel = CancellationToken::new();
-        out(
-            &mut std::io::stderr(),
-            &format!("{}\n", describe_elicitation(&request)),
-        );
+        self.say(&format!("{}\n", describe_elicitation(&request)));
         match &request.kind {
             ElicitKind::Url { .. } => {
                 let question = "Open the URL, then [a]ccept or [d]ecline: ";
@@ -99,7 +95,7 @@ impl AskOnTheTerminal {
         let fields = match fields(schema) {
             Ok(fields) => fields,
             Err(error) => {
-                out(&mut std::io::stderr(), &format!("declined: {error}\n"));
+                self.say(&format!("declined: {error}\n"));
                 return ElicitAnswer::Decline;
             }
         };
@@ -114,7 +110,7 @@ impl AskOnTheTerminal {
                     Ok(value) => break value,
                     Err(error) if tries + 1 < MAX_TRIES => {
                         tries += 1;
-                        out(&mut std::io::stderr(), &format!("{error}\n"));
+                        self.say(&format!("{error}\n"));
                     }
                     Err(_) => return ElicitAnswer::Cancel,
                 }

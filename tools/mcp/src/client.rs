@@ -161,7 +161,7 @@ impl ClientHandler for Handler {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let Some(asker) = self.asker.as_ref().filter(|asker| asker.0.samples()) else {
             return Err(asker::sampling_error(asker::AskError::Refused(
@@ -169,7 +169,15 @@ impl ClientHandler for Handler {
             )));
         };
         let request = asker::sampling_request(params, self.origin());
-        match asker.0.sample(request).await {
+        // The server may cancel (`notifications/cancelled`): the question
+        // and the model's answer are dropped.
+        let sampled = tokio::select! {
+            sampled = asker.0.sample(request) => sampled,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the server cancelled the request", None));
+            }
+        };
+        match sampled {
             Ok(sampled) => Ok(asker::message_result(sampled)),
             Err(error) => Err(asker::sampling_error(error)),
         }
@@ -183,7 +191,7 @@ impl ClientHandler for Handler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let message = match &request {
             ElicitRequestParams::FormElicitationParams { message, .. }
@@ -198,7 +206,11 @@ impl ClientHandler for Handler {
                 ElicitKind::Url { .. } => elicits.url,
             };
             if answers {
-                return Ok(asker::elicit_result(asker.0.elicit(elicitation).await));
+                let answer = tokio::select! {
+                    answer = asker.0.elicit(elicitation) => answer,
+                    () = context.ct.cancelled() => crate::ElicitAnswer::Cancel,
+                };
+                return Ok(asker::elicit_result(answer));
             }
         }
         let shown: String = message.escape_debug().take(MAX_ASKED_CHARS).collect();
