@@ -469,6 +469,7 @@ impl AgentLoop {
             // and sharing the key would only crowd the session's own.
             session: None,
             effort: agent.options().effort.clone(),
+            max_tokens: None,
         };
         let answer = match self.ask(step, &request, &|_| {}, cancel).await {
             Ok(answer) => answer,

@@ -34,6 +34,11 @@ pub struct ModelRequest {
     /// `None`: the API's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<String>,
+    /// The most tokens of the answer, below the adapter's own limit (an
+    /// MCP server's sampling request asks for one); `None`: the
+    /// adapter's limit (Anthropic's `max_tokens`), or the API's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 /// A model's answer to one request.

@@ -483,6 +483,7 @@ impl AgentLoop {
             messages,
             session: Some(session.id().clone()),
             effort: agent.options().effort.clone(),
+            max_tokens: None,
         };
         Ok((assembly, request))
     }

@@ -309,6 +309,9 @@ mod wire {
         /// How much a reasoning model reasons: the session's pick.
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning_effort: Option<&'a str>,
+        /// The most tokens of the answer, when the request sets one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_completion_tokens: Option<u32>,
     }
 
     #[derive(Serialize)]
@@ -443,6 +446,7 @@ mod wire {
             },
             prompt_cache_key,
             reasoning_effort: request.effort.as_deref(),
+            max_completion_tokens: request.max_tokens,
         }
     }
 

@@ -257,6 +257,7 @@ mod tests {
             messages: Vec::new(),
             session: None,
             effort: None,
+            max_tokens: None,
         }
     }
 

@@ -173,6 +173,7 @@ fn request(text: &str) -> ModelRequest {
         messages: vec![Message::User { text: text.into() }],
         session: None,
         effort: None,
+        max_tokens: None,
     }
 }
 
@@ -324,6 +325,22 @@ async fn text_streams_to_the_sink_piece_by_piece() -> TestResult {
         }),
         "no `tools` key when there are no tools"
     );
+    Ok(())
+}
+
+/// A request's own limit (an MCP server's sampling asks one) lowers the
+/// deployment's `max_tokens`, and never raises it.
+#[tokio::test]
+async fn a_requests_own_token_limit_only_lowers_the_deployments() -> TestResult {
+    let (adapter, server) = local_adapter([text_answer("a"), text_answer("b")]).await?;
+    for max in [64, 5000] {
+        let mut limited = request("hi");
+        limited.max_tokens = Some(max);
+        stream(&adapter, &limited).await.0?;
+    }
+    let received = server.received.lock();
+    let sent: Vec<&Value> = received.iter().map(|one| &one.body["max_tokens"]).collect();
+    assert_eq!(sent, [&json!(64), &json!(1024)]);
     Ok(())
 }
 

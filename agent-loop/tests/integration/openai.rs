@@ -168,6 +168,7 @@ fn request(system: Option<&str>, text: &str) -> ModelRequest {
         messages: vec![Message::User { text: text.into() }],
         session: None,
         effort: None,
+        max_tokens: None,
     }
 }
 
@@ -300,6 +301,18 @@ async fn a_plain_answer() -> TestResult {
         }),
         "no `tools` key when there are no tools"
     );
+    Ok(())
+}
+
+/// A request's own limit (an MCP server's sampling asks one) is sent as
+/// `max_completion_tokens`; without one, no key is.
+#[tokio::test]
+async fn a_requests_own_token_limit_is_sent_as_max_completion_tokens() -> TestResult {
+    let (adapter, server) = local_adapter([answer("a")]).await?;
+    let mut limited = request(None, "hi");
+    limited.max_tokens = Some(64);
+    complete(&adapter, &limited).await?;
+    assert_eq!(server.received.lock()[0].0["max_completion_tokens"], 64);
     Ok(())
 }
 

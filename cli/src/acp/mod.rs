@@ -16,6 +16,7 @@ mod approval;
 mod commands;
 mod fs;
 mod mcp;
+mod questions;
 mod sessions;
 mod shutdown;
 mod steering;
@@ -44,6 +45,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use self::mcp::AcpMcp;
+pub(crate) use self::questions::AskTheEditor;
 
 use self::approval::AskTheClient;
 use self::commands::Read;
@@ -78,6 +80,8 @@ struct Inner {
     client_terminal: AtomicBool,
     /// Whether the task that announces changed commands runs.
     commands_kept: AtomicBool,
+    /// Puts the MCP servers' sampling and elicitation to the editor.
+    questions: Arc<AskTheEditor>,
 }
 
 /// One ACP session.
@@ -102,9 +106,10 @@ struct Slot {
 impl Server {
     /// Serves the agent `host` hosts, on the host's traced loop; calls of
     /// the tools that ask first wait for the client's permission; `mcp`
-    /// holds the MCP servers.
-    pub(crate) fn new(host: Arc<Host>, mcp: AcpMcp) -> Self {
-        Self {
+    /// holds the MCP servers; `questions` puts their sampling and
+    /// elicitation to the editor.
+    pub(crate) fn new(host: Arc<Host>, mcp: AcpMcp, questions: Arc<AskTheEditor>) -> Self {
+        let server = Self {
             inner: Arc::new(Inner {
                 agent_loop: host.agent_loop(),
                 host,
@@ -114,8 +119,11 @@ impl Server {
                 client: Mutex::new(system_prompt::UNNAMED_CLIENT.to_owned()),
                 client_terminal: AtomicBool::new(false),
                 commands_kept: AtomicBool::new(false),
+                questions,
             }),
-        }
+        };
+        server.inner.questions.serve(&server.inner);
+        server
     }
 
     /// Where sessions are recorded; `None` with the store off.
@@ -160,8 +168,7 @@ impl Server {
             .name("dsh")
             .on_receive_request(
                 async move |request: InitializeRequest, responder, cx: ConnectionTo<Client>| {
-                    init.keep_commands_current(&cx);
-                    responder.respond(init.initialize(&request))
+                    responder.respond(init.initialize(&request, &cx))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -675,8 +682,16 @@ impl Server {
     /// with the store on, load, list, resume and delete sessions
     /// ([`sessions`]); text and resource links in prompts; MCP servers over
     /// stdio and streamable HTTP (not the older SSE); the client's system
-    /// prompt in both modes, a session's `additionalDirectories`.
-    fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
+    /// prompt in both modes, a session's `additionalDirectories`. From
+    /// now on, changed commands and the MCP servers' questions go to the
+    /// client.
+    fn initialize(
+        &self,
+        request: &InitializeRequest,
+        cx: &ConnectionTo<Client>,
+    ) -> InitializeResponse {
+        self.keep_commands_current(cx);
+        (self.inner.questions).connected(cx.clone(), &request.client_capabilities);
         *self.inner.client_fs.lock() = request.client_capabilities.fs.clone();
         if let Some(client) = &request.client_info {
             *self.inner.client.lock() = client.name.clone();

@@ -20,7 +20,7 @@ use dsh_deployment::host::Host;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::transport::StdioTransport;
-use crate::acp::{AcpMcp, Server};
+use crate::acp::{AcpMcp, AskTheEditor, Server};
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, command_line_cwd};
 
@@ -29,6 +29,9 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // Each session brings its own `cwd`: the prompt is checked in the
     // current directory, before an editor connects.
     let host = Arc::new(Host::load(&options, &command_line_cwd(None)?)?);
+    // The servers' sampling and elicitation go to the editor.
+    let questions = Arc::new(AskTheEditor::new(host.sampler(), host.start_mode().asking));
+    (host.runtime).answer_servers_with(dsh_tool_mcp::SharedAsker(questions.clone()));
     let served = host.serve(async |started, mut signals| {
         let said =
             |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();
@@ -38,7 +41,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
             required_failures: said(started.required_failures),
             editor_servers: host.runtime.server_policy(&ServerRules::default()),
         };
-        let server = Server::new(Arc::clone(&host), mcp);
+        let server = Server::new(Arc::clone(&host), mcp, questions);
         let stop = CancellationToken::new();
         tokio::spawn({
             let stop = stop.clone();

@@ -55,10 +55,12 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         .collect::<Result<Vec<_>, _>>()?;
     let console = Arc::new(Console::new());
     console.replay(&history);
-    let approval = Arc::new(AskOnTheTerminal::new(
-        host.approval_policy(),
-        Arc::clone(&console),
-    ));
+    let approval = Arc::new(
+        AskOnTheTerminal::new(host.approval_policy(), Arc::clone(&console))
+            .answering(host.sampler()),
+    );
+    // The servers' sampling and elicitation are asked on the terminal too.
+    (host.runtime).answer_servers_with(dsh_tool_mcp::SharedAsker(approval.clone()));
     let agent_loop = on_the_console(&host, &console, &session).with_approval(approval.clone());
     let outcome = host.serve(async |started, ending| {
         if !started.required_failures.is_empty() {

@@ -1,7 +1,8 @@
 //! Approval in `dsh run`: a call the host's policy says asks first is put
 //! to the person at the terminal — `y`es, `n`o, or `a`lways for this
 //! session — and refused, naming the key that would allow it, where no
-//! one can answer (input that is not a terminal).
+//! one can answer (input that is not a terminal). An MCP server's
+//! sampling and elicitation are asked the same way (`super::questions`).
 
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal};
@@ -17,7 +18,7 @@ use super::console::{Console, one_line, out};
 
 /// What the person answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
+pub(super) enum Answer {
     Yes,
     No,
     Always,
@@ -26,7 +27,7 @@ enum Answer {
 impl Answer {
     /// The answer a line says: `y`/`yes`, `a`/`always`; anything else is
     /// no.
-    fn of(line: &str) -> Self {
+    pub(super) fn of(line: &str) -> Self {
         match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => Self::Yes,
             "a" | "always" => Self::Always,
@@ -39,10 +40,12 @@ impl Answer {
 pub(crate) struct AskOnTheTerminal {
     policy: ApprovalPolicy,
     /// Which calls the session's mode asks about; `/mode` changes it.
-    asking: Mutex<Asking>,
+    pub(super) asking: Mutex<Asking>,
     /// Whether someone can answer: stdin and stderr are a terminal.
-    terminal: bool,
+    pub(super) terminal: bool,
     console: Arc<Console>,
+    /// Answers MCP servers' sampling requests, once allowed.
+    pub(super) sampler: Option<dsh_deployment::host::sampling::Sampler>,
     /// The tools answered "always" in this session.
     always: Mutex<HashSet<String>>,
 }
@@ -55,7 +58,15 @@ impl AskOnTheTerminal {
             terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             console,
             always: Mutex::new(HashSet::new()),
+            sampler: None,
         }
+    }
+
+    /// Answers MCP servers' sampling requests with `sampler`, once the
+    /// person allows each.
+    pub(crate) fn answering(mut self, sampler: dsh_deployment::host::sampling::Sampler) -> Self {
+        self.sampler = Some(sampler);
+        self
     }
 
     /// Asks as a mode that asks `asking` does, from now on.
@@ -65,29 +76,42 @@ impl AskOnTheTerminal {
 
     /// Puts `call` to the person, reading the answer from the terminal.
     async fn ask(&self, call: &ToolCall, cancel: &CancellationToken) -> Answer {
-        self.console.idle();
-        out(
-            &mut std::io::stderr(),
-            &format!(
-                "Allow `{}` {}? [y]es, [n]o, [a]lways for this session: ",
-                call.name,
-                one_line(&call.arguments, 160)
-            ),
+        let question = format!(
+            "Allow `{}` {}? [y]es, [n]o, [a]lways for this session: ",
+            call.name,
+            one_line(&call.arguments, 160)
         );
+        match self.read_answer(&question, cancel).await {
+            Some(line) => Answer::of(&line),
+            None => Answer::No,
+        }
+    }
+
+    /// Says `text` on stderr, the spinner stopped.
+    pub(super) fn say(&self, text: &str) {
+        self.console.idle();
+        out(&mut std::io::stderr(), text);
+    }
+
+    /// Says `question` on stderr and reads one line from the terminal;
+    /// `None` when it cannot be read, or `cancel` fires first.
+    pub(super) async fn read_answer(
+        &self,
+        question: &str,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        self.say(question);
         // The terminal itself, not stdin: the chat reads its lines from
         // stdin, through a buffer of its own.
         let read = tokio::task::spawn_blocking(|| {
             let tty = std::fs::File::open("/dev/tty")?;
             let mut line = String::new();
-            std::io::BufReader::new(tty).read_line(&mut line)?;
-            Ok::<_, std::io::Error>(line)
+            let read = std::io::BufReader::new(tty).read_line(&mut line)?;
+            Ok::<_, std::io::Error>((read > 0).then_some(line))
         });
         tokio::select! {
-            answer = read => match answer {
-                Ok(Ok(line)) => Answer::of(&line),
-                _ => Answer::No,
-            },
-            () = cancel.cancelled() => Answer::No,
+            answer = read => answer.ok()?.ok()?,
+            () = cancel.cancelled() => None,
         }
     }
 }

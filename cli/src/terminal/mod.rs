@@ -3,6 +3,7 @@
 mod approval;
 mod chat;
 mod console;
+mod questions;
 
 pub(crate) use approval::AskOnTheTerminal;
 pub(crate) use chat::Chat;

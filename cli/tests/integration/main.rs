@@ -12,6 +12,7 @@ mod common;
 
 mod acp;
 mod acp_mcp;
+mod acp_questions;
 mod anthropic;
 mod check;
 mod compaction;

@@ -752,8 +752,33 @@ fn a_servers_question_is_declined_and_said() {
     let said = stderr(&output);
     assert!(
         said.contains(
-            "[mcp docs] asked for input, declined (dsh answers no elicitation): Sign in, please."
+            "[mcp docs] asked for input, declined (no one here answers it): Sign in, please."
         ),
         "{said}"
+    );
+}
+
+#[test]
+fn without_a_terminal_a_servers_sampling_is_refused_and_never_reaches_the_model() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__sample\"\narguments = { text = \"Name a colour.\" }\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["samples"], ""),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "done");
+    // No one can answer: dsh did not advertise sampling, and refuses the
+    // request the server sends anyway; the model saw the turn's two steps.
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let result = requests[1]["messages"].to_string();
+    assert!(result.contains("sampling failed"), "{result}");
+    assert!(
+        result.contains("dsh answers no sampling requests here"),
+        "{result}"
     );
 }

@@ -19,6 +19,7 @@ pub mod environment;
 mod input;
 mod instructions;
 pub mod modes;
+pub mod sampling;
 mod serve;
 pub mod session;
 pub mod signals;

@@ -213,6 +213,16 @@ impl Host {
         )
     }
 
+    /// Answers the MCP servers' sampling requests with the host's model
+    /// adapter, counted in its trace.
+    pub fn sampler(&self) -> super::sampling::Sampler {
+        super::sampling::Sampler::new(
+            Arc::clone(&self.model),
+            self.loop_agent.model().to_owned(),
+            Arc::clone(&self.trace),
+        )
+    }
+
     /// The trace of every request of every session, for a front end that
     /// resumes a session (its recorded prefix) or records prefixes.
     pub fn trace(&self) -> &Arc<Trace> {

@@ -67,6 +67,12 @@
 //!   request itself is not a step's and has no line of its own
 //!   (`--record-requests` keeps it).
 //!
+//! - A sampling request of an MCP server (`sampling/createMessage`,
+//!   answered by the model after the person allowed it) is no step of a
+//!   session: it has a line of its own, written when answered,
+//!   `{"sampling_for":"<server>","session":…,"model":…,"api_prompt_tokens":…,
+//!   "api_completion_tokens":…}`, and the summary counts it apart.
+//!
 //! Without `--trace`, tokens are not counted at all, and only the bytes
 //! reach the summary.
 
@@ -478,6 +484,11 @@ impl Trace {
     }
 
     fn write(&self, state: &mut State, line: &TraceLine) {
+        self.write_line(state, line, line.request);
+    }
+
+    /// Writes `line`, request `request`'s, to the file, if there is one.
+    fn write_line(&self, state: &mut State, line: &impl Serialize, request: u64) {
         let Some(file) = &self.file else { return };
         if state.write_error.is_some() {
             return;
@@ -486,8 +497,25 @@ impl Trace {
         let json = serde_json::to_string(line).unwrap_or_default();
         let mut file = file.lock();
         if let Err(error) = writeln!(file, "{json}") {
-            state.write_error = Some(format!("cannot write request {}: {error}", line.request));
+            state.write_error = Some(format!("cannot write request {request}: {error}"));
         }
+    }
+
+    /// The model answered MCP server `server`'s sampling request (for
+    /// `session`, when known) as `model`, with the API's `usage`: counted
+    /// in the summary, and written at once as a line of its own.
+    pub fn sampled(&self, server: &str, session: Option<&str>, model: &str, usage: Option<Usage>) {
+        let mut state = self.state.lock();
+        state.summary.sampled += 1;
+        let line = SampledLine {
+            sampling_for: server,
+            session,
+            model,
+            api_prompt_tokens: usage.map(|usage| usage.prompt_tokens),
+            api_completion_tokens: usage.map(|usage| usage.completion_tokens),
+        };
+        let number = state.summary.sampled;
+        self.write_line(&mut state, &line, number);
     }
 }
 
@@ -655,6 +683,17 @@ pub fn hex(bytes: &[u8]) -> String {
         })
 }
 
+/// The line of a sampling request in `--trace`.
+#[derive(Serialize)]
+struct SampledLine<'a> {
+    /// The MCP server that asked.
+    sampling_for: &'a str,
+    session: Option<&'a str>,
+    model: &'a str,
+    api_prompt_tokens: Option<u64>,
+    api_completion_tokens: Option<u64>,
+}
+
 /// A session's requests in one line: how many, the mean share of each
 /// request (after its session's first) that repeated the one before, and
 /// where the cache first broke.
@@ -664,6 +703,9 @@ pub struct Summary {
     pub requests: u64,
     /// Requests whose answer came in.
     pub answered: u64,
+    /// Sampling requests of MCP servers the model answered (not steps of
+    /// a session: counted apart).
+    pub sampled: u64,
     /// Requests with a previous one in their session.
     compared: u64,
     byte_shares: f64,
@@ -788,6 +830,14 @@ impl Summary {
     /// `; the API's cache read R of P prompt tokens and wrote W (dsh
     /// predicted a shared prefix of N tokens)`, when the API said.
     fn write_cache(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.sampled > 0 {
+            let plural = if self.sampled == 1 { "" } else { "s" };
+            write!(
+                f,
+                "; {} sampling request{plural} of MCP servers answered",
+                self.sampled
+            )?;
+        }
         let Some(cache) = &self.cache else {
             return Ok(());
         };
@@ -1044,6 +1094,32 @@ mod tests {
             "share a prefix with; the API's cache read 32 of 40 prompt tokens \
              (dsh predicted a shared prefix of 0 bytes)",
         );
+    }
+
+    #[test]
+    fn a_servers_sampling_request_is_counted_apart_and_written_at_once()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("trace.jsonl");
+        let trace = Trace::to_file(&path, TokenizerRule::default())
+            .map_err(|problem| problem.message().to_owned())?;
+        trace.sampled("docs", Some("s"), "m", Some(Usage::new(20, 3)));
+        let (summary, problem) = trace.finish();
+        assert!(problem.is_none());
+        assert_eq!((summary.requests, summary.sampled), (0, 1));
+        assert!(
+            summary
+                .to_string()
+                .contains("; 1 sampling request of MCP servers answered"),
+            "{summary}"
+        );
+        let line: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&path)?.trim())?;
+        assert_eq!(
+            line,
+            serde_json::json!({"sampling_for": "docs", "session": "s", "model": "m",
+                               "api_prompt_tokens": 20, "api_completion_tokens": 3})
+        );
+        Ok(())
     }
 
     #[test]

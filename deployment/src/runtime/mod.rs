@@ -128,6 +128,9 @@ pub struct Runtime {
     sandbox: Sandbox,
     /// The mode the command line forces, if any.
     forced_mode: Option<SandboxMode>,
+    /// Who answers the MCP servers' sampling and elicitation requests,
+    /// once a front end says ([`answer_servers_with`](Self::answer_servers_with)).
+    asker: parking_lot::Mutex<Option<dsh_tool_mcp::SharedAsker>>,
 }
 
 impl Runtime {
@@ -191,6 +194,7 @@ impl Runtime {
             environment,
             sandbox: deployment.sandbox.clone(),
             forced_mode: None,
+            asker: parking_lot::Mutex::new(None),
         })
     }
 
@@ -226,6 +230,14 @@ impl Runtime {
         self.sandbox = self.sandbox.in_mode(mode);
     }
 
+    /// Lets `asker` answer the sampling and elicitation requests of every
+    /// MCP server started from now on (under
+    /// [`server_policy`](Self::server_policy)): a front end's, which asks
+    /// its person.
+    pub fn answer_servers_with(&self, asker: dsh_tool_mcp::SharedAsker) {
+        *self.asker.lock() = Some(asker);
+    }
+
     /// `config`, a server's, under the host's policy for its process
     /// ([`server_policy`](Self::server_policy)).
     pub fn under_policy(&self, config: ServerConfig, rules: &ServerRules) -> ServerConfig {
@@ -236,12 +248,14 @@ impl Runtime {
     /// editor's server has none: `ServerRules::default()`): it inherits
     /// only the base of dsh's environment and what `rules` keep, and runs
     /// in the sandbox of `rules`' mode (else the deployment's), reaching
-    /// the network unless `rules` say not.
+    /// the network unless `rules` say not; its sampling and elicitation
+    /// go to the front end's asker, if one was given.
     pub fn server_policy(&self, rules: &ServerRules) -> ServerPolicy {
         let mode = rules.sandbox.unwrap_or(self.sandbox.mode());
         ServerPolicy {
             inherit: self.environment.inherited_by_server(&rules.env_keep),
             sandbox: (self.sandbox.in_mode(mode)).with_network(rules.network.unwrap_or(true)),
+            asker: self.asker.lock().clone(),
         }
     }
 }
@@ -253,15 +267,21 @@ pub struct ServerPolicy {
     pub inherit: Vec<String>,
     /// The sandbox it runs in.
     pub sandbox: Sandbox,
+    /// Who answers its sampling and elicitation requests.
+    pub asker: Option<dsh_tool_mcp::SharedAsker>,
 }
 
 impl ServerPolicy {
     /// `config` under the policy (an HTTP server's is unchanged: it is no
     /// process of dsh's).
     pub fn apply(&self, config: ServerConfig) -> ServerConfig {
-        config
+        let config = config
             .inheriting_only(self.inherit.iter().cloned())
-            .sandboxed(self.sandbox.clone())
+            .sandboxed(self.sandbox.clone());
+        match &self.asker {
+            Some(asker) => config.with_asker(asker.clone()),
+            None => config,
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The client's side of a connection: what dsh says it is, and what it
-//! answers a server's requests with — the roots a server may work in.
+//! answers a server's requests with — the roots a server may work in, and
+//! through the host's [`Asker`](crate::Asker), sampling and elicitation.
 //!
 //! A `list_changed` notification of tools is not handled here but where
 //! it is read (`Watched`), which wakes the one task that re-lists them.
@@ -17,11 +18,14 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ListRootsResult, ProtocolVersion, Root, RootsCapabilities,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, Implementation, ListRootsResult, ProtocolVersion, Root,
+    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 
+use crate::asker::{self, Callers, ElicitKind, Origin, SharedAsker};
 use crate::prompts::PromptList;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
@@ -99,6 +103,20 @@ pub(crate) struct Handler {
     pub(crate) prompts: Arc<PromptList>,
     /// The server's name, for what is said of it.
     pub(crate) server: Arc<str>,
+    /// Who answers its sampling and elicitation requests; no one when
+    /// `None`, and neither is advertised.
+    pub(crate) asker: Option<SharedAsker>,
+    /// The sessions it works for.
+    pub(crate) callers: Callers,
+}
+
+impl Handler {
+    fn origin(&self) -> Origin {
+        Origin {
+            server: self.server.to_string(),
+            session: self.callers.current(),
+        }
+    }
 }
 
 impl ClientHandler for Handler {
@@ -107,6 +125,18 @@ impl ClientHandler for Handler {
         let mut roots = RootsCapabilities::default();
         roots.list_changed = Some(true);
         capabilities.roots = Some(roots);
+        if let Some(asker) = &self.asker {
+            if asker.0.samples() {
+                capabilities.sampling = Some(SamplingCapability::default());
+            }
+            let elicits = asker.0.elicits();
+            if elicits.form || elicits.url {
+                let mut elicitation = ElicitationCapability::default();
+                elicitation.form = elicits.form.then(FormElicitationCapability::default);
+                elicitation.url = elicits.url.then(UrlElicitationCapability::default);
+                capabilities.elicitation = Some(elicitation);
+            }
+        }
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
@@ -124,25 +154,69 @@ impl ClientHandler for Handler {
         tokio::spawn(async move { prompts.relist(&context.peer).await });
     }
 
-    /// A question for the person (`elicitation/create`), which a server
-    /// should not send: dsh does not advertise elicitation, for no one
-    /// answers it yet. One that comes anyway is declined, the answer the
-    /// protocol has for it, and said on stderr with the server's message
-    /// (escaped, cut), so the person learns what the server wanted.
+    /// A message from the person's model (`sampling/createMessage`),
+    /// answered by the asker, which asks the person first; refused
+    /// (code `-1`, the specification's for a rejected request) with no
+    /// asker, or when no one allows it.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(asker) = self.asker.as_ref().filter(|asker| asker.0.samples()) else {
+            return Err(asker::sampling_error(asker::AskError::Refused(
+                "dsh answers no sampling requests here (it did not advertise sampling)".to_owned(),
+            )));
+        };
+        let request = asker::sampling_request(params, self.origin());
+        // The server may cancel (`notifications/cancelled`): the question
+        // and the model's answer are dropped.
+        let sampled = tokio::select! {
+            sampled = asker.0.sample(request) => sampled,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the server cancelled the request", None));
+            }
+        };
+        match sampled {
+            Ok(sampled) => Ok(asker::message_result(sampled)),
+            Err(error) => Err(asker::sampling_error(error)),
+        }
+    }
+
+    /// A question for the person (`elicitation/create`), put to them by
+    /// the asker when it answers its kind (a form, a URL). Otherwise it
+    /// is declined, the answer the protocol has for it, and said on
+    /// stderr with the server's message (escaped, cut), so the person
+    /// learns what the server wanted.
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let message = match &request {
             ElicitRequestParams::FormElicitationParams { message, .. }
-            | ElicitRequestParams::UrlElicitationParams { message, .. } => message.as_str(),
-            _ => "",
+            | ElicitRequestParams::UrlElicitationParams { message, .. } => message.clone(),
+            _ => String::new(),
         };
+        let elicitation = asker::elicitation(request, self.origin());
+        if let (Some(asker), Some(elicitation)) = (&self.asker, elicitation) {
+            let elicits = asker.0.elicits();
+            let answers = match elicitation.kind {
+                ElicitKind::Form { .. } => elicits.form,
+                ElicitKind::Url { .. } => elicits.url,
+            };
+            if answers {
+                let answer = tokio::select! {
+                    answer = asker.0.elicit(elicitation) => answer,
+                    () = context.ct.cancelled() => crate::ElicitAnswer::Cancel,
+                };
+                return Ok(asker::elicit_result(answer));
+            }
+        }
         let shown: String = message.escape_debug().take(MAX_ASKED_CHARS).collect();
         crate::stderr::log(
             &self.server,
-            &format!("asked for input, declined (dsh answers no elicitation): {shown}"),
+            &format!("asked for input, declined (no one here answers it): {shown}"),
         );
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
@@ -184,15 +258,57 @@ mod tests {
     }
 
     #[test]
-    fn only_roots_are_advertised() {
+    fn without_an_asker_only_roots_are_advertised() {
         let handler = Handler {
             roots: Roots::default(),
             prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
             server: "docs".into(),
+            asker: None,
+            callers: Callers::default(),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.roots.is_some());
         assert!(capabilities.sampling.is_none() && capabilities.elicitation.is_none());
+    }
+
+    /// Answers sampling and forms, never URLs.
+    struct FormsOnly;
+
+    #[async_trait::async_trait]
+    impl crate::Asker for FormsOnly {
+        fn samples(&self) -> bool {
+            true
+        }
+        fn elicits(&self) -> crate::Elicits {
+            crate::Elicits {
+                form: true,
+                url: false,
+            }
+        }
+        async fn sample(
+            &self,
+            _request: crate::SamplingRequest,
+        ) -> Result<crate::Sampled, crate::AskError> {
+            Err(crate::AskError::Refused("no".into()))
+        }
+        async fn elicit(&self, _request: crate::Elicitation) -> crate::ElicitAnswer {
+            crate::ElicitAnswer::Decline
+        }
+    }
+
+    #[test]
+    fn an_asker_advertises_what_it_answers() {
+        let handler = Handler {
+            roots: Roots::default(),
+            prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
+            server: "docs".into(),
+            asker: Some(SharedAsker(Arc::new(FormsOnly))),
+            callers: Callers::default(),
+        };
+        let capabilities = handler.get_info().capabilities;
+        assert!(capabilities.sampling.is_some());
+        let elicitation = capabilities.elicitation.expect("elicitation advertised");
+        assert!(elicitation.form.is_some() && elicitation.url.is_none());
     }
 
     #[test]

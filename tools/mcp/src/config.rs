@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// (a `file://` URI each); when empty, the server's working directory
     /// ([`roots`](Self::roots)).
     pub roots: Vec<PathBuf>,
+    /// Who answers the server's sampling and elicitation requests for the
+    /// person; no one when `None`, and dsh advertises neither.
+    pub asker: Option<crate::SharedAsker>,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -143,6 +146,7 @@ impl ServerConfig {
             declared_at: None,
             approval: McpApproval::default(),
             roots: Vec::new(),
+            asker: None,
         }
     }
 
@@ -217,6 +221,13 @@ impl ServerConfig {
     /// Sets which of its tools ask before each call.
     pub fn with_approval(mut self, approval: McpApproval) -> Self {
         self.approval = approval;
+        self
+    }
+
+    /// Lets `asker` answer the server's sampling and elicitation
+    /// requests (and advertises what it answers).
+    pub fn with_asker(mut self, asker: crate::SharedAsker) -> Self {
+        self.asker = Some(asker);
         self
     }
 

@@ -47,9 +47,14 @@
 //!   (`prompts/get`) as the text of a person's turn: text as it is, other
 //!   content described, capped as a result is. On
 //!   `notifications/prompts/list_changed` the list is read again.
-//! - **Questions.** dsh advertises neither sampling nor elicitation (no
-//!   one answers them yet); an `elicitation/create` a server sends anyway
-//!   is declined, and its message said on stderr.
+//! - **Questions.** A server's `sampling/createMessage` and
+//!   `elicitation/create` go to the [`Asker`] its host gave it
+//!   ([`ServerConfig::with_asker`]), which decides who answers (the
+//!   person's terminal, an editor); dsh advertises sampling and each kind
+//!   of elicitation only where the asker answers them. A request is the
+//!   session's whose call the server is serving ([`Origin`]). Without an
+//!   asker, sampling is refused and an elicitation declined, its message
+//!   said on stderr.
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells
@@ -71,6 +76,7 @@
 #![deny(missing_docs)]
 
 mod annotations;
+mod asker;
 mod client;
 mod config;
 mod error;
@@ -92,6 +98,10 @@ pub mod test_server;
 mod tool_list;
 mod watched;
 
+pub use asker::{
+    AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
+    SampledContent, SampledMessage, SampledRole, SampledStop, SamplingRequest, SharedAsker,
+};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
 };

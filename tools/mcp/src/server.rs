@@ -20,6 +20,7 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::annotations::Look;
+use crate::asker::{Callers, CallingGuard};
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::{ProcessGroup, StdioTransport};
@@ -57,6 +58,8 @@ pub struct McpServer {
     pid: Option<u32>,
     /// The directories the server may work in (`roots/list`).
     roots: Roots,
+    /// The sessions it works for, for its sampling and elicitation.
+    callers: Callers,
     /// Ends the task that re-lists the tools (when the server stops, or
     /// is dropped).
     relisting: CancellationToken,
@@ -304,10 +307,13 @@ impl McpServer {
             origin: config.origin(),
             seconds: config.startup_timeout.as_secs_f64(),
         };
+        let callers = Callers::default();
         let handler = Handler {
             roots: roots.clone(),
             prompts: Arc::clone(&shared.prompts),
             server: config.name.as_str().into(),
+            asker: config.asker.clone(),
+            callers: callers.clone(),
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
@@ -338,6 +344,7 @@ impl McpServer {
             group,
             pid,
             roots,
+            callers,
         })
     }
 
@@ -496,6 +503,19 @@ impl McpServer {
     /// changed, once they are listed again.
     pub(crate) fn tell_prompt_changes(&self, listener: tokio::sync::broadcast::Sender<String>) {
         self.shared.prompts.tell(listener);
+    }
+
+    /// Notes a call of session `session` to the server until the guard
+    /// drops: a sampling or elicitation request meanwhile is that
+    /// session's.
+    pub(crate) fn calling(&self, session: &str) -> CallingGuard {
+        self.callers.calling(session)
+    }
+
+    /// Makes the server session `session`'s own: its requests outside
+    /// any call are that session's.
+    pub(crate) fn belongs_to(&self, session: &str) {
+        self.callers.set_home(session);
     }
 
     /// The directories the server may work in now (`roots/list`).

@@ -98,6 +98,7 @@ impl McpServers {
     /// Adds a server that only session `session` sees.
     pub fn add_to_session(&self, session: &str, server: McpServer) -> Arc<McpServer> {
         server.tell_prompt_changes(self.prompt_changes.clone());
+        server.belongs_to(session);
         let server = Arc::new(server);
         self.inner
             .write()
@@ -345,6 +346,7 @@ impl Tool for McpTool {
         arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
+        let _calling = self.server.calling(&cx.session_id);
         self.server
             .call(&self.schema.name, arguments, &cx.cancel)
             .await

@@ -39,7 +39,14 @@
 //!   required argument `file`;
 //! - `elicits`: a tool `elicit` that sends dsh `elicitation/create` (a
 //!   URL to sign in at) whatever dsh advertised, and answers what came
-//!   back;
+//!   back; and a tool `elicit_form` that asks for a form (`name`, a
+//!   required string; `age`, an integer; `subscribe`, a boolean) and
+//!   answers the action and the content that came back;
+//! - `samples`: a tool `sample` (`text`) that sends dsh
+//!   `sampling/createMessage` (system prompt `You answer in one word.`,
+//!   `text` as the person's message, at most 64 tokens), whatever dsh
+//!   advertised, and answers the model's text, model and stop reason, or
+//!   the error;
 //! - `prompt-changes`: with `prompts`, a tool `add_prompt` that adds a
 //!   prompt `summarize` (no arguments) and sends
 //!   `notifications/prompts/list_changed`;
@@ -399,20 +406,27 @@ impl ServerHandler for TestServer {
                     url: "https://example.com/sign-in".to_owned(),
                     elicitation_id: "e1".to_owned(),
                 };
-                // Sent as it is: rmcp's `create_elicitation` wants a
-                // feature, and its `elicit` checks the capability first.
-                let request = rmcp::model::ServerRequest::ElicitRequest(
-                    rmcp::model::ElicitRequest::new(params),
-                );
-                let text = match context.peer.send_request(request).await {
-                    Ok(rmcp::model::ClientResult::ElicitResult(result)) => {
-                        format!("elicitation: {:?}", result.action)
-                    }
-                    Ok(other) => format!("elicitation answered otherwise: {other:?}"),
-                    Err(error) => format!("elicitation failed: {error}"),
-                };
-                CallToolResult::success(vec![ContentBlock::text(text)])
+                elicit(&context, params).await
             }
+            "elicit_form" => {
+                let schema = serde_json::json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "Your name"},
+                        "age": {"type": "integer"},
+                        "subscribe": {"type": "boolean"}
+                    },
+                    "required": ["name"]
+                });
+                let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: "Who are you?".to_owned(),
+                    requested_schema: serde_json::from_value(schema)
+                        .map_err(|error| ErrorData::internal_error(error.to_string(), None))?,
+                };
+                elicit(&context, params).await
+            }
+            "sample" => sample(&args, &context).await,
             "add_prompt" => {
                 self.added_prompt.store(true, Ordering::SeqCst);
                 let _ = context.peer.notify_prompt_list_changed().await;
@@ -434,6 +448,67 @@ impl ServerHandler for TestServer {
         };
         Ok(result.into())
     }
+}
+
+/// Sends `params` as it is (rmcp's `create_elicitation` wants a
+/// feature, and its `elicit` checks the capability first) and says the
+/// answer.
+async fn elicit(
+    context: &RequestContext<RoleServer>,
+    params: rmcp::model::ElicitRequestParams,
+) -> CallToolResult {
+    let request =
+        rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
+    let text = match context.peer.send_request(request).await {
+        Ok(rmcp::model::ClientResult::ElicitResult(result)) => match result.content {
+            Some(content) => format!("elicitation: {:?} {content}", result.action),
+            None => format!("elicitation: {:?}", result.action),
+        },
+        Ok(other) => format!("elicitation answered otherwise: {other:?}"),
+        Err(error) => format!("elicitation failed: {error}"),
+    };
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// `sample`: asks the client's model, whatever it advertised.
+#[allow(
+    deprecated,
+    reason = "rmcp marks sampling deprecated; 2025-11-25 has it"
+)]
+async fn sample(args: &JsonObject, context: &RequestContext<RoleServer>) -> CallToolResult {
+    use rmcp::model::{CreateMessageRequestParams, Role, SamplingMessage};
+    let text = args
+        .get("text")
+        .and_then(|text| text.as_str())
+        .unwrap_or("");
+    let mut params = CreateMessageRequestParams::default();
+    params.messages = vec![SamplingMessage::new(
+        Role::User,
+        rmcp::model::SamplingMessageContentBlock::text(text),
+    )];
+    params.system_prompt = Some("You answer in one word.".to_owned());
+    params.max_tokens = 64;
+    let request = rmcp::model::ServerRequest::CreateMessageRequest(
+        rmcp::model::CreateMessageRequest::new(params),
+    );
+    let said = match context.peer.send_request(request).await {
+        Ok(rmcp::model::ClientResult::CreateMessageResult(result)) => {
+            let text = (result.message.content.first())
+                .and_then(|block| match block {
+                    rmcp::model::SamplingMessageContentBlock::Text(text) => Some(text.text.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            format!(
+                "sampled {text:?} from model {} ({})",
+                result.model,
+                result.stop_reason.unwrap_or_default()
+            )
+        }
+        Ok(other) => format!("sampling answered otherwise: {other:?}"),
+        Err(error) => format!("sampling failed: {error}"),
+    };
+    CallToolResult::success(vec![ContentBlock::text(said)])
 }
 
 /// The URIs of the resources of `resources`.
@@ -470,7 +545,15 @@ fn flagged_tools(flag: &str) -> Vec<Tool> {
         "resources" => vec![Tool::new("linked", "Links the read-me.", none())],
         "roots" => vec![Tool::new("roots", "Says the roots dsh gives.", none())],
         "prompt-changes" => vec![Tool::new("add_prompt", "Adds a prompt.", none())],
-        "elicits" => vec![Tool::new("elicit", "Asks the person to sign in.", none())],
+        "elicits" => vec![
+            Tool::new("elicit", "Asks the person to sign in.", none()),
+            Tool::new("elicit_form", "Asks the person for their name.", none()),
+        ],
+        "samples" => vec![Tool::new(
+            "sample",
+            "Asks dsh's model.",
+            schema(serde_json::json!({"text": {"type": "string"}}), &["text"]),
+        )],
         "task-only" => vec![Tool::new(TASK_ONLY_TOOL, "Researches, as a task.", none())],
         _ => Vec::new(),
     }
@@ -587,7 +670,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             }
         }
         "tool-prefix" => server.prefix = value.to_owned(),
-        "annotated" | "roots" | "prompt-changes" | "elicits" => {
+        "annotated" | "roots" | "prompt-changes" | "elicits" | "samples" => {
             server.more.extend(flagged_tools(key))
         }
         "task-only" => {

@@ -408,7 +408,10 @@ impl ModelAdapter for AnthropicAdapter {
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        let body = wire::request(request, self.wire.max_tokens, self.wire.cache_ttl);
+        // A request's own limit only lowers the deployment's.
+        let max_tokens =
+            (request.max_tokens).map_or(self.wire.max_tokens, |max| max.min(self.wire.max_tokens));
+        let body = wire::request(request, max_tokens, self.wire.cache_ttl);
         self.exchange.run(&self.wire, &body, on_text, cancel).await
     }
 }

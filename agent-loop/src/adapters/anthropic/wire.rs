@@ -678,6 +678,7 @@ mod tests {
             messages,
             session: None,
             effort: None,
+            max_tokens: None,
         }
     }
 
