@@ -124,7 +124,8 @@ impl ToolApproval for AskOnTheTerminal {
         session: &SessionFacts,
         cancel: &CancellationToken,
     ) -> Approval {
-        if !self.policy.asks(&call.name, session.id.as_str())
+        let asking = *self.asking.lock();
+        if !(self.policy).asks_in(asking, &call.name, session.id.as_str())
             || self.always.lock().contains(&call.name)
         {
             return Approval::Allow;

@@ -888,6 +888,52 @@ fn dsh_run_cannot_ask_so_it_refuses_a_tool_that_asks_first() {
     );
 }
 
+/// `--mode` decides which calls ask in `dsh run` too: in `full-access`
+/// the tool that asks by the deployment's policy runs unasked; in `ask`
+/// a tool with side effects that the policy lets run asks (and, with no
+/// terminal, is refused).
+#[test]
+fn dsh_runs_mode_decides_which_calls_ask() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let answers = "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\n\
+                   arguments = { command = \"echo hi\" }\n[[answers]]\ntext = \"done\"\n";
+    let asks = deployment(
+        dir.path(),
+        answers,
+        "[tools.bash]\npermission = \"ask\"\n",
+        &["bash"],
+    );
+    let args = ["-p", "say hi", "--mode", "full-access"];
+    let tool_result = |request: &serde_json::Value| {
+        (request["messages"].as_array().into_iter().flatten())
+            .find(|message| message["role"] == "tool")
+            .cloned()
+            .expect("the call's result")
+    };
+    let (_, requests) = common::run_recorded(dir.path(), &asks, &args);
+    let result = &tool_result(&requests[1]);
+    assert_eq!(result["is_error"], false, "{result}");
+    assert!(
+        result["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("hi")),
+        "{result}"
+    );
+
+    let other = tempfile::tempdir().expect("tempdir");
+    let runs = deployment(other.path(), answers, "", &["bash"]);
+    let args = ["-p", "say hi", "--mode", "ask"];
+    let (_, requests) = common::run_recorded(other.path(), &runs, &args);
+    let result = &tool_result(&requests[1]);
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("cannot ask for it")),
+        "{result}"
+    );
+}
+
 #[tokio::test]
 async fn the_compact_command_is_announced_and_compacts_the_session() {
     let fixture = &fixture(
