@@ -183,12 +183,15 @@ pub use budget::{
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use context::{AgentContextExt, SessionFacts};
 pub use dsh_agent_types::{
-    AgentId, CompactionTrigger, Event, Image, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
+    AgentId, CompactionTrigger, Event, Image, Message, NOT_RUN, SessionId, Thought, ToolCall,
+    TurnEndReason,
 };
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{FinishReason, ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
+pub use request::{
+    FinishReason, ModelAdapter, ModelRequest, ModelResponse, Piece, TextSink, Usage,
+};
 pub use session::Session;
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice, TokenizerRule};
 pub use turn::{AgentLoop, CallingTurn, StepPrompt, StepResponse, TurnSummary};

@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
     Agent, AgentOptions, AnthropicAdapter, AnthropicConfig, CacheTtl, Message, ModelAdapter,
-    ModelError, ModelRequest, ModelResponse, ResponseLimit, Session, ToolCall, Usage,
+    ModelError, ModelRequest, ModelResponse, Piece, ResponseLimit, Session, ToolCall, Usage,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -176,13 +176,14 @@ fn request(text: &str) -> ModelRequest {
     }
 }
 
-/// Streams `request`, recording each piece of text the sink gets.
+/// Streams `request`, recording each piece of text the sink gets (a
+/// thought's marked `thought: `).
 async fn stream(
     adapter: &AnthropicAdapter,
     request: &ModelRequest,
 ) -> (Result<ModelResponse, ModelError>, Vec<String>) {
     let pieces = Mutex::new(Vec::new());
-    let on_text = |piece: &str| pieces.lock().push(piece.to_owned());
+    let on_text = |piece: Piece<'_>| pieces.lock().push(support::piece_text(piece));
     let response = adapter
         .complete(request, &on_text, &CancellationToken::new())
         .await;
@@ -352,8 +353,8 @@ async fn text_reaches_the_sink_before_the_answer_is_complete() -> TestResult {
         .with_timeout(Duration::from_secs(10));
     let adapter = AnthropicAdapter::new(config, None)?;
     let pieces = Mutex::new(Vec::new());
-    let on_text = |piece: &str| {
-        pieces.lock().push(piece.to_owned());
+    let on_text = |piece: Piece<'_>| {
+        pieces.lock().push(support::piece_text(piece));
         gate.notify_one();
     };
     let response = adapter
@@ -522,7 +523,7 @@ async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
         })
     };
     let response = adapter
-        .complete(&request("hi"), &|_: &str| {}, &cancel)
+        .complete(&request("hi"), &|_: Piece<'_>| {}, &cancel)
         .await;
     canceller.await?;
     assert!(

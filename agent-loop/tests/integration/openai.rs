@@ -224,7 +224,11 @@ async fn complete(
     request: &ModelRequest,
 ) -> Result<ModelResponse, ModelError> {
     adapter
-        .complete(request, &|_: &str| {}, &CancellationToken::new())
+        .complete(
+            request,
+            &|_: dsh_agent_loop::Piece<'_>| {},
+            &CancellationToken::new(),
+        )
         .await
 }
 
@@ -267,9 +271,10 @@ async fn stream(
     also: impl Fn(&str) + Send + Sync,
 ) -> (Result<ModelResponse, ModelError>, Vec<String>) {
     let pieces = Mutex::new(Vec::new());
-    let on_text = |piece: &str| {
-        pieces.lock().push(piece.to_owned());
-        also(piece);
+    let on_text = |piece: dsh_agent_loop::Piece<'_>| {
+        let piece = support::piece_text(piece);
+        also(&piece);
+        pieces.lock().push(piece);
     };
     let response = adapter
         .complete(&request(None, "hi"), &on_text, cancel)
@@ -604,7 +609,11 @@ async fn assert_cancelled(
     let (cancel, canceller) = support::cancel_after(after);
     let started = std::time::Instant::now();
     let result = adapter
-        .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
+        .complete(
+            &request(None, "hi"),
+            &|_: dsh_agent_loop::Piece<'_>| {},
+            &cancel,
+        )
         .await;
     canceller.await?;
     assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
