@@ -577,6 +577,25 @@ mod tests {
     }
 
     #[test]
+    fn a_thinking_budget_is_checked_against_max_tokens() -> Result<(), toml::de::Error> {
+        let on = parse("[adapter.anthropic]\nmax_tokens = 4096\nthinking_budget = 2048\n")?;
+        assert_eq!(
+            on.anthropic_config()
+                .and_then(|config| config.thinking_budget),
+            Some(2048)
+        );
+        assert!(on.check_in(Path::new("")).is_ok());
+        let too_big = parse("[adapter.anthropic]\nthinking_budget = 8192\n")?;
+        let error = too_big
+            .check_in(Path::new(""))
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("below `max_tokens` = 8192"), "{error}");
+        Ok(())
+    }
+
+    #[test]
     fn the_openai_cache_key_can_be_turned_off() -> Result<(), toml::de::Error> {
         let off = parse("[adapter.openai]\nbase_url = \"http://x\"\nprompt_cache_key = false\n")?;
         assert!(matches!(

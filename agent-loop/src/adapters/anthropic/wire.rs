@@ -1092,4 +1092,73 @@ mod tests {
         );
         Ok(())
     }
+
+    #[test]
+    fn a_whole_messages_thoughts_are_read_in_order() -> Result<(), String> {
+        let answer = response(
+            br#"{"content": [
+                {"type": "thinking", "thinking": "Short file.", "signature": "c2ln"},
+                {"type": "redacted_thinking", "data": "RU5D"},
+                {"type": "text", "text": "Done."}
+            ], "stop_reason": "end_turn"}"#,
+        )?;
+        assert_eq!(
+            answer,
+            ModelResponse::text("Done.")
+                .with_thought(Thought::Text {
+                    text: "Short file.".into(),
+                    signature: Some("c2ln".into()),
+                })
+                .with_thought(Thought::Redacted {
+                    data: "RU5D".into()
+                })
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_thinking_delta_for_a_text_block_is_refused() {
+        let error = stream(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "hm"}}),
+        ])
+        .err()
+        .unwrap_or_default();
+        assert!(error.contains("wrong kind for block 0"), "{error}");
+    }
+
+    #[test]
+    fn only_signed_and_redacted_thoughts_go_back_and_only_with_thinking_on() {
+        let thoughts = vec![
+            Thought::Text {
+                text: "unsigned".into(),
+                signature: None,
+            },
+            Thought::Text {
+                text: "signed".into(),
+                signature: Some("c2ln".into()),
+            },
+            Thought::Redacted {
+                data: "RU5D".into(),
+            },
+        ];
+        let conversation = [Message::Assistant {
+            text: "Hi.".into(),
+            tool_calls: Vec::new(),
+            thoughts,
+        }];
+        let on = serde_json::to_value(messages(&conversation, true)).unwrap_or_default();
+        assert_eq!(
+            on[0]["content"],
+            json!([
+                {"type": "thinking", "thinking": "signed", "signature": "c2ln"},
+                {"type": "redacted_thinking", "data": "RU5D"},
+                {"type": "text", "text": "Hi."},
+            ])
+        );
+        let off = serde_json::to_value(messages(&conversation, false)).unwrap_or_default();
+        assert_eq!(off[0]["content"], json!([{"type": "text", "text": "Hi."}]));
+    }
 }
