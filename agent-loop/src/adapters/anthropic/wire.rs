@@ -587,79 +587,8 @@ impl StreamedMessage {
             StreamEvent::ContentBlockStart {
                 index,
                 content_block,
-            } => {
-                self.held += std::mem::size_of::<PartialBlock>();
-                let block = match content_block {
-                    ContentBlock::Text { text } if !text.is_empty() => {
-                        self.blocks.insert(index, PartialBlock::Text);
-                        return Ok(self.push_text(&text));
-                    }
-                    ContentBlock::Text { .. } => PartialBlock::Text,
-                    ContentBlock::ToolUse { id, name, input } => {
-                        self.held += data.len();
-                        PartialBlock::ToolUse {
-                            id,
-                            name,
-                            start: input,
-                            json: String::new(),
-                        }
-                    }
-                    block @ (ContentBlock::Thinking { .. }
-                    | ContentBlock::RedactedThinking { .. }) => {
-                        self.held += data.len();
-                        let thought = thought_of(block).unwrap_or(Thought::Redacted {
-                            data: String::new(),
-                        });
-                        let shown = thought.text().len();
-                        self.blocks.insert(index, PartialBlock::Thought(thought));
-                        return Ok(self.shown_thought(index, 0..shown));
-                    }
-                    ContentBlock::Other => PartialBlock::Other,
-                };
-                self.blocks.insert(index, block);
-            }
-            StreamEvent::ContentBlockDelta { index, delta } => {
-                let block = self.blocks.get_mut(&index).ok_or_else(|| {
-                    format!(
-                        "event {} of the stream: a delta for block {index}, which no \
-                         `content_block_start` opened",
-                        self.events
-                    )
-                })?;
-                match (block, delta) {
-                    (PartialBlock::Text, Delta::Text { text }) => {
-                        return Ok(self.push_text(&text));
-                    }
-                    (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
-                        self.held += partial_json.len();
-                        json.push_str(&partial_json);
-                    }
-                    (
-                        PartialBlock::Thought(Thought::Text { text, .. }),
-                        Delta::Thinking { thinking },
-                    ) => {
-                        self.held += thinking.len();
-                        let start = text.len();
-                        text.push_str(&thinking);
-                        let end = text.len();
-                        return Ok(self.shown_thought(index, start..end));
-                    }
-                    (
-                        PartialBlock::Thought(Thought::Text { signature, .. }),
-                        Delta::Signature { signature: piece },
-                    ) => {
-                        self.held += piece.len();
-                        signature.get_or_insert_default().push_str(&piece);
-                    }
-                    (_, Delta::Other) | (PartialBlock::Other, _) => {}
-                    _ => {
-                        return Err(format!(
-                            "event {} of the stream: a delta of the wrong kind for block {index}",
-                            self.events
-                        ));
-                    }
-                }
-            }
+            } => return Ok(self.start_block(index, content_block, data.len())),
+            StreamEvent::ContentBlockDelta { index, delta } => return self.add_delta(index, delta),
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(usage) = usage {
                     self.usage.get_or_insert_default().update(usage);
@@ -676,6 +605,81 @@ impl StreamedMessage {
                 });
             }
             StreamEvent::ContentBlockStop { .. } | StreamEvent::Ping | StreamEvent::Other => {}
+        }
+        Ok(Step::Nothing)
+    }
+
+    /// Opens block `index` as `content_block_start` (of `bytes` of data)
+    /// says; what it already holds of text or thought is shown.
+    fn start_block(&mut self, index: usize, content_block: ContentBlock, bytes: usize) -> Step<'_> {
+        self.held += std::mem::size_of::<PartialBlock>();
+        let block = match content_block {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                self.blocks.insert(index, PartialBlock::Text);
+                return self.push_text(&text);
+            }
+            ContentBlock::Text { .. } => PartialBlock::Text,
+            ContentBlock::ToolUse { id, name, input } => {
+                self.held += bytes;
+                PartialBlock::ToolUse {
+                    id,
+                    name,
+                    start: input,
+                    json: String::new(),
+                }
+            }
+            block @ (ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }) => {
+                self.held += bytes;
+                let thought = thought_of(block).unwrap_or(Thought::Redacted {
+                    data: String::new(),
+                });
+                let shown = thought.text().len();
+                self.blocks.insert(index, PartialBlock::Thought(thought));
+                return self.shown_thought(index, 0..shown);
+            }
+            ContentBlock::Other => PartialBlock::Other,
+        };
+        self.blocks.insert(index, block);
+        Step::Nothing
+    }
+
+    /// Adds a `content_block_delta` to block `index`; a piece of text or
+    /// of a thought is shown.
+    fn add_delta(&mut self, index: usize, delta: Delta) -> Result<Step<'_>, String> {
+        let block = self.blocks.get_mut(&index).ok_or_else(|| {
+            format!(
+                "event {} of the stream: a delta for block {index}, which no \
+                 `content_block_start` opened",
+                self.events
+            )
+        })?;
+        match (block, delta) {
+            (PartialBlock::Text, Delta::Text { text }) => return Ok(self.push_text(&text)),
+            (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                self.held += partial_json.len();
+                json.push_str(&partial_json);
+            }
+            (PartialBlock::Thought(Thought::Text { text, .. }), Delta::Thinking { thinking }) => {
+                self.held += thinking.len();
+                let start = text.len();
+                text.push_str(&thinking);
+                let end = text.len();
+                return Ok(self.shown_thought(index, start..end));
+            }
+            (
+                PartialBlock::Thought(Thought::Text { signature, .. }),
+                Delta::Signature { signature: piece },
+            ) => {
+                self.held += piece.len();
+                signature.get_or_insert_default().push_str(&piece);
+            }
+            (_, Delta::Other) | (PartialBlock::Other, _) => {}
+            _ => {
+                return Err(format!(
+                    "event {} of the stream: a delta of the wrong kind for block {index}",
+                    self.events
+                ));
+            }
         }
         Ok(Step::Nothing)
     }
