@@ -123,13 +123,7 @@ impl ModelResponse {
             .thoughts
             .iter()
             .map(|thought| Piece::Thought(thought.text()));
-        for piece in thoughts.chain([Piece::Text(&self.text)]) {
-            if let Piece::Text(text) | Piece::Thought(text) = piece
-                && !text.is_empty()
-            {
-                on_text(piece);
-            }
-        }
+        Piece::send(thoughts.chain([Piece::Text(&self.text)]), on_text);
     }
 
     /// Sets the usage the API reported.
@@ -263,4 +257,24 @@ pub enum Piece<'a> {
     /// OpenAI-compatible server's `reasoning_content`): shown apart from
     /// the answer, and never part of its text.
     Thought(&'a str),
+}
+
+impl<'a> Piece<'a> {
+    /// The piece's text, of either kind.
+    pub fn text(self) -> &'a str {
+        match self {
+            Self::Text(text) | Self::Thought(text) => text,
+        }
+    }
+
+    /// Sends `pieces` to `on_text`, in order, the empty ones left out;
+    /// whether any was sent.
+    pub(crate) fn send(pieces: impl IntoIterator<Item = Self>, on_text: TextSink<'_>) -> bool {
+        let mut sent = false;
+        for piece in pieces.into_iter().filter(|piece| !piece.text().is_empty()) {
+            sent = true;
+            on_text(piece);
+        }
+        sent
+    }
 }

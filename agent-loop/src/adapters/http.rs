@@ -320,14 +320,7 @@ impl Exchange {
                 .map_err(|message| self.endpoint.invalid(message))?;
             match step {
                 Step::Shown { thought, text } => {
-                    for piece in [Piece::Thought(thought), Piece::Text(text)] {
-                        if let Piece::Thought(shown_piece) | Piece::Text(shown_piece) = piece
-                            && !shown_piece.is_empty()
-                        {
-                            shown = true;
-                            on_text(piece);
-                        }
-                    }
+                    shown |= Piece::send([Piece::Thought(thought), Piece::Text(text)], on_text);
                 }
                 Step::Nothing => {}
                 Step::Stop => {
