@@ -376,7 +376,9 @@ impl ContextBudget {
         let text = match message {
             Message::User { text } | Message::Tool { text, .. } => self.count(text),
             Message::UserImage { .. } => IMAGE_TOKENS,
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 self.count(text)
                     + tool_calls
                         .iter()
@@ -428,7 +430,9 @@ fn message_bytes(message: &Message) -> u64 {
         // The image's bytes bound what its tokens can be; what the API
         // counts is far less (a few hundred to some thousands of tokens).
         Message::UserImage { .. } => IMAGE_TOKENS * 4,
-        Message::Assistant { text, tool_calls } => {
+        Message::Assistant {
+            text, tool_calls, ..
+        } => {
             len(text)
                 + tool_calls
                     .iter()

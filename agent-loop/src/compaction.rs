@@ -599,7 +599,9 @@ fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
         match message {
             Message::User { text } => push_entry(&mut out, "user", &text),
             Message::UserImage { image } => push_entry(&mut out, "user", &image.described()),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 if !text.is_empty() {
                     push_entry(&mut out, "assistant", &text);
                 }
@@ -666,6 +668,7 @@ mod tests {
             Event::UserMessage { text: "hi".into() },
             Event::AssistantMessage {
                 text: String::new(),
+                thoughts: Vec::new(),
             },
             Event::ToolCall {
                 call: ToolCall::new("c1", "read", "{\"file_path\":\"a\"}"),

@@ -37,6 +37,17 @@ pub enum ModelError {
         /// The API the adapter speaks, for the example URL.
         api: ModelApi,
     },
+    /// The Anthropic adapter's `thinking_budget` is one the API refuses.
+    #[error(
+        "`thinking_budget` = {budget} is not a budget the API takes: it must be at least \
+         1024 and below `max_tokens` = {max_tokens}; lower it, or raise `max_tokens`"
+    )]
+    InvalidThinkingBudget {
+        /// The configured budget.
+        budget: u32,
+        /// The configured (or default) `max_tokens`.
+        max_tokens: u32,
+    },
     /// The server could not be reached, or the connection failed.
     #[error(
         "could not reach the model server at {url}: {message}; check `base_url` and that the server is running"

@@ -104,9 +104,10 @@ pub(crate) fn positioned_messages(
             Event::Context { text } => Message::User {
                 text: context_message(text),
             },
-            Event::AssistantMessage { text } => Message::Assistant {
+            Event::AssistantMessage { text, thoughts } => Message::Assistant {
                 text: text.clone(),
                 tool_calls: Vec::new(),
+                thoughts: thoughts.clone(),
             },
             Event::ToolCall { call } => match messages.last_mut() {
                 Some((_, Message::Assistant { tool_calls, .. })) => {
@@ -118,6 +119,7 @@ pub(crate) fn positioned_messages(
                 _ => Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call.clone()],
+                    thoughts: Vec::new(),
                 },
             },
             Event::ToolResult {

@@ -71,9 +71,10 @@
 //! final assembly may run, each after the [`ToolApproval`], if any, allows
 //! it), append the results — until the model answers without tool calls,
 //! or the step limit is reached. Every event is appended to the session's
-//! log and passed to the [`on_event`](AgentLoop::on_event) hook, and the
-//! answer's text to [`on_text`](AgentLoop::on_text) as it streams, for
-//! display; the whole answer, with the tokens the API says it took
+//! log and passed to the [`on_event`](AgentLoop::on_event) hook, the
+//! answer's text to [`on_text`](AgentLoop::on_text) as it streams, and
+//! what the model thinks before it ([`Thought`]s) to
+//! [`on_thought`](AgentLoop::on_thought), for display; the whole answer, with the tokens the API says it took
 //! ([`Usage`]), reaches [`on_response`](AgentLoop::on_response). A front
 //! end (`dsh run`, `dsh acp`) is these hooks: the loop knows nothing of
 //! terminals, protocols or traces.
@@ -100,7 +101,11 @@
 //! - [`AnthropicAdapter`] talks to Anthropic's Messages API: it streams
 //!   too, and places the prompt cache's breakpoints where dsh keeps the
 //!   request stable (the rule, and why, is on the type). [`Usage`] then
-//!   says what the cache read and what it wrote.
+//!   says what the cache read and what it wrote. With a
+//!   [`thinking_budget`](AnthropicConfig::thinking_budget) the model
+//!   thinks first; its signed thoughts go back to the API with the tool
+//!   results, as it requires. (The OpenAI-compatible adapter reads the
+//!   reasoning a server streams, and sends none back.)
 //!
 //! The two HTTP adapters share one exchange: posting, telling a busy API
 //! from a failed one, reading the stream or the body, and cancelling are
@@ -183,12 +188,15 @@ pub use budget::{
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use context::{AgentContextExt, SessionFacts};
 pub use dsh_agent_types::{
-    AgentId, CompactionTrigger, Event, Image, Message, NOT_RUN, SessionId, ToolCall, TurnEndReason,
+    AgentId, CompactionTrigger, Event, Image, Message, NOT_RUN, SessionId, Thought, ToolCall,
+    TurnEndReason,
 };
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
-pub use request::{FinishReason, ModelAdapter, ModelRequest, ModelResponse, TextSink, Usage};
+pub use request::{
+    FinishReason, ModelAdapter, ModelRequest, ModelResponse, Piece, TextSink, Usage,
+};
 pub use session::Session;
 pub use tokens::{Encoding, RangeTokens, Tokenizer, TokenizerChoice, TokenizerRule};
 pub use turn::{AgentLoop, CallingTurn, StepPrompt, StepResponse, TurnSummary};

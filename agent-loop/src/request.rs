@@ -8,7 +8,7 @@ use dsh_system_prompt::ToolSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Message, ModelError, SessionId, ToolCall};
+use crate::{Message, ModelError, SessionId, Thought, ToolCall};
 
 /// One request to a model: everything it is told for one step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -58,6 +58,11 @@ pub struct ModelResponse {
     /// Why the model stopped, as the API says it.
     #[serde(default, skip_serializing_if = "FinishReason::is_stop")]
     pub finish: FinishReason,
+    /// What the model thought before it answered (Anthropic's extended
+    /// thinking, an OpenAI-compatible server's reasoning), in order;
+    /// empty when it showed none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thoughts: Vec<Thought>,
 }
 
 /// Why a model stopped writing its answer, as its API says it (OpenAI's
@@ -93,7 +98,14 @@ impl ModelResponse {
             tool_calls: Vec::new(),
             usage: None,
             finish: FinishReason::Stop,
+            thoughts: Vec::new(),
         }
+    }
+
+    /// Adds a thought, after those it has.
+    pub fn with_thought(mut self, thought: Thought) -> Self {
+        self.thoughts.push(thought);
+        self
     }
 
     /// Sets why the model stopped.
@@ -106,6 +118,17 @@ impl ModelResponse {
     pub fn with_tool_call(mut self, call: ToolCall) -> Self {
         self.tool_calls.push(call);
         self
+    }
+
+    /// Passes the whole answer to `on_text` at once, as an adapter that
+    /// does not stream does: each thought's text, then the text (the
+    /// empty ones left out).
+    pub(crate) fn show_whole(&self, on_text: TextSink<'_>) {
+        let thoughts = self
+            .thoughts
+            .iter()
+            .map(|thought| Piece::Thought(thought.text()));
+        Piece::send(thoughts.chain([Piece::Text(&self.text)]), on_text);
     }
 
     /// Sets the usage the API reported.
@@ -188,7 +211,7 @@ impl Usage {
 /// that ignores the token only wastes the work.
 ///
 /// ```
-/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, async_trait};
+/// use dsh_agent_loop::{ModelAdapter, ModelError, ModelRequest, ModelResponse, Piece, TextSink, async_trait};
 /// use tokio_util::sync::CancellationToken;
 ///
 /// /// Answers every request with the name of the model it was sent to.
@@ -204,7 +227,7 @@ impl Usage {
 ///         _cancel: &CancellationToken,
 ///     ) -> Result<ModelResponse, ModelError> {
 ///         let answer = format!("this is {}", request.model);
-///         on_text(&answer);
+///         on_text(Piece::Text(&answer));
 ///         Ok(ModelResponse::text(answer))
 ///     }
 /// }
@@ -212,9 +235,11 @@ impl Usage {
 #[async_trait]
 pub trait ModelAdapter: Send + Sync + 'static {
     /// Sends one request and passes the answer's text to `on_text` piece
-    /// by piece as the model writes it; the pieces, joined, are the
-    /// response's [`text`](ModelResponse::text). An adapter that cannot
-    /// stream passes the whole text once, when it has it.
+    /// by piece as the model writes it; the [`Piece::Text`]s, joined, are
+    /// the response's [`text`](ModelResponse::text), and the
+    /// [`Piece::Thought`]s what its [`thoughts`](ModelResponse::thoughts)
+    /// show. An adapter that cannot stream passes the whole of each once,
+    /// when it has it.
     async fn complete(
         &self,
         request: &ModelRequest,
@@ -223,5 +248,38 @@ pub trait ModelAdapter: Send + Sync + 'static {
     ) -> Result<ModelResponse, ModelError>;
 }
 
-/// Where an adapter sends the text of an answer as it arrives.
-pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+/// Where an adapter sends the text of an answer as it arrives: its
+/// pieces, and the pieces of what the model thinks before it.
+pub type TextSink<'a> = &'a (dyn Fn(Piece<'_>) + Send + Sync);
+
+/// A piece of a streaming answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Piece<'a> {
+    /// A piece of the answer's text.
+    Text(&'a str),
+    /// A piece of the model's reasoning (Anthropic's `thinking_delta`, an
+    /// OpenAI-compatible server's `reasoning_content`): shown apart from
+    /// the answer, and never part of its text.
+    Thought(&'a str),
+}
+
+impl<'a> Piece<'a> {
+    /// The piece's text, of either kind.
+    pub fn text(self) -> &'a str {
+        match self {
+            Self::Text(text) | Self::Thought(text) => text,
+        }
+    }
+
+    /// Sends `pieces` to `on_text`, in order, the empty ones left out;
+    /// whether any was sent.
+    pub(crate) fn send(pieces: impl IntoIterator<Item = Self>, on_text: TextSink<'_>) -> bool {
+        let mut sent = false;
+        for piece in pieces.into_iter().filter(|piece| !piece.text().is_empty()) {
+            sent = true;
+            on_text(piece);
+        }
+        sent
+    }
+}

@@ -165,6 +165,7 @@ mod tests {
             Event::StepStart { step: 1 },
             Event::AssistantMessage {
                 text: "looking".into(),
+                thoughts: Vec::new(),
             },
             Event::ToolCall {
                 call: ToolCall::new("c1", "read", "{}"),
@@ -193,6 +194,7 @@ mod tests {
                     ToolCall::new("c1", "read", "{}"),
                     ToolCall::new("c2", "bash", "{}")
                 ],
+                thoughts: Vec::new(),
             }
         );
     }

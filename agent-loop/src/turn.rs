@@ -18,8 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     Agent, AgentContextExt, Approval, Event, FinishReason, Image, Message, ModelAdapter,
-    ModelError, ModelRequest, ModelResponse, NOT_RUN, Session, SessionFacts, SessionId, TextSink,
-    ToolApproval, ToolCall, TurnEndReason, TurnError,
+    ModelError, ModelRequest, ModelResponse, NOT_RUN, Piece, Session, SessionFacts, SessionId,
+    TextSink, ToolApproval, ToolCall, TurnEndReason, TurnError,
 };
 
 type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
@@ -82,9 +82,12 @@ impl StepResponse<'_> {
         let budget = self.agent.budget();
         let request = self.request;
         let system = request.system.as_deref().unwrap_or("");
+        // The thoughts are left out: the APIs drop them from the context
+        // of later turns, and a usage, when there is one, counts them.
         let answer = Message::Assistant {
             text: self.response.text.clone(),
             tool_calls: self.response.tool_calls.clone(),
+            thoughts: Vec::new(),
         };
         budget
             .count_request(system, &request.tools, &request.messages)
@@ -135,6 +138,7 @@ struct Inner {
     on_response: Option<ResponseHook>,
     on_event: Option<EventHook>,
     on_text: Option<TextHook>,
+    on_thought: Option<TextHook>,
     on_progress: Option<ProgressHook>,
     approval: Option<Arc<dyn ToolApproval>>,
     call_context: Option<CallContextHook>,
@@ -176,6 +180,7 @@ impl AgentLoop {
                 on_response: None,
                 on_event: None,
                 on_text: None,
+                on_thought: None,
                 on_progress: None,
                 approval: None,
                 call_context: None,
@@ -237,6 +242,16 @@ impl AgentLoop {
     /// of panics.
     pub fn on_text(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
         Arc::make_mut(&mut self.inner).on_text = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on each piece of what the model thinks before it
+    /// answers (extended thinking, reasoning) as it arrives, before the
+    /// answer is appended with its [`thoughts`](Event::AssistantMessage)
+    /// — to show them while the model thinks. It runs inline, so keep it
+    /// quick and free of panics.
+    pub fn on_thought(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
+        Arc::make_mut(&mut self.inner).on_thought = Some(Arc::new(hook));
         self
     }
 
@@ -497,8 +512,12 @@ impl AgentLoop {
         request: &ModelRequest,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, TurnError> {
-        let on_text = |text: &str| {
-            if let Some(hook) = &self.inner.on_text {
+        let on_text = |piece: Piece<'_>| {
+            let (hook, text) = match piece {
+                Piece::Text(text) => (&self.inner.on_text, text),
+                Piece::Thought(text) => (&self.inner.on_thought, text),
+            };
+            if let Some(hook) = hook {
                 hook(session, text);
             }
         };
@@ -557,6 +576,7 @@ impl AgentLoop {
             session,
             Event::AssistantMessage {
                 text: answer.text.clone(),
+                thoughts: answer.thoughts.clone(),
             },
         );
         for call in &answer.tool_calls {

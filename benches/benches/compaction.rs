@@ -78,6 +78,7 @@ fn session(steps: usize) -> Session {
         });
         events.push(Event::AssistantMessage {
             text: format!("Let me read file {step}."),
+            thoughts: Vec::new(),
         });
         events.push(Event::ToolCall {
             call: ToolCall::new(

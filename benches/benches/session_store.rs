@@ -38,6 +38,7 @@ fn event(n: usize) -> Event {
         1 => Event::StepStart { step: 1 },
         2 => Event::AssistantMessage {
             text: "Let me read the parser first.".into(),
+            thoughts: Vec::new(),
         },
         3 => Event::ToolCall {
             call: ToolCall::new(format!("call-{n}"), "read", r#"{"path":"src/parser.rs"}"#),
@@ -50,6 +51,7 @@ fn event(n: usize) -> Event {
         },
         5 => Event::AssistantMessage {
             text: "The off-by-one is on line 12; fixed.".into(),
+            thoughts: Vec::new(),
         },
         _ => Event::TurnEnd {
             reason: TurnEndReason::Completed,

@@ -11,7 +11,7 @@ use dsh_agent_loop::{
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::file::Deployment;
+use crate::file::{Deployment, TablePlaces};
 use crate::problem::Problem;
 
 /// Whether building the adapter may read secrets from the environment.
@@ -74,6 +74,15 @@ pub fn build(deployment: &Deployment, purpose: Purpose) -> Result<Arc<dyn ModelA
             ) => file
                 .problem(error.to_string())
                 .label(base_url.span(), "not an http(s) URL"),
+            (AdapterConfig::Anthropic { .. }, ModelError::InvalidThinkingBudget { .. }) => {
+                let place = TablePlaces::in_file(file, &["adapter", "anthropic"])
+                    .map(|table| table.key("thinking_budget"));
+                let problem = file.problem(error.to_string());
+                match place {
+                    Some(place) => problem.label(place, "not a budget the API takes"),
+                    None => problem,
+                }
+            }
             (AdapterConfig::Scripted { answers, .. }, _) => file
                 .problem(error.to_string())
                 .label(answers.span(), "this script")

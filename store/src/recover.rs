@@ -97,7 +97,10 @@ mod tests {
     fn a_whole_log_is_left_as_it_is() {
         let mut events = vec![
             user("hi"),
-            Event::AssistantMessage { text: "yo".into() },
+            Event::AssistantMessage {
+                text: "yo".into(),
+                thoughts: Vec::new(),
+            },
             Event::TurnEnd {
                 reason: TurnEndReason::Completed,
                 error: None,
@@ -115,6 +118,7 @@ mod tests {
             Event::StepStart { step: 1 },
             Event::AssistantMessage {
                 text: "running".into(),
+                thoughts: Vec::new(),
             },
             Event::ToolCall {
                 call: ToolCall::new("c1", "bash", "{}"),
@@ -149,7 +153,8 @@ mod tests {
         assert_eq!(
             events[2],
             Event::AssistantMessage {
-                text: "running".into()
+                text: "running".into(),
+                thoughts: Vec::new(),
             }
         );
     }

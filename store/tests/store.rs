@@ -24,6 +24,7 @@ fn a_turn() -> Vec<Event> {
         },
         Event::AssistantMessage {
             text: "Looking.".into(),
+            thoughts: Vec::new(),
         },
         Event::ToolCall {
             call: ToolCall::new("c1", "bash", r#"{"command":"ls"}"#),
@@ -37,6 +38,7 @@ fn a_turn() -> Vec<Event> {
         Event::StepStart { step: 2 },
         Event::AssistantMessage {
             text: "Two files.".into(),
+            thoughts: Vec::new(),
         },
         Event::TurnEnd {
             reason: TurnEndReason::Completed,

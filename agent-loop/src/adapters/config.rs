@@ -132,6 +132,11 @@ pub enum AdapterConfig<S = String> {
         /// The most tokens one answer may take
         /// ([`AnthropicConfig::DEFAULT_MAX_TOKENS`] when left out).
         max_tokens: Option<u32>,
+        /// Extended thinking: the most tokens the model thinks in before
+        /// it answers, at least 1024 and below `max_tokens`
+        /// ([`AnthropicConfig::thinking_budget`]); no thinking when left
+        /// out.
+        thinking_budget: Option<u32>,
         /// How long cached prefixes live, `"5m"` (when left out) or
         /// `"1h"`.
         cache_ttl: Option<CacheTtl>,
@@ -396,6 +401,7 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             cache_ttl,
             timeout_ms,
             max_retries,
+            thinking_budget,
             ..
         } = self
         else {
@@ -414,6 +420,7 @@ impl<S: Borrow<str>> AdapterConfig<S> {
             timeout_ms: timeout_ms.unwrap_or(defaults.timeout_ms),
             max_retries: max_retries.unwrap_or(defaults.max_retries),
             retry_base_ms: defaults.retry_base_ms,
+            thinking_budget: *thinking_budget,
         })
     }
 }
@@ -570,6 +577,25 @@ mod tests {
     }
 
     #[test]
+    fn a_thinking_budget_is_checked_against_max_tokens() -> Result<(), toml::de::Error> {
+        let on = parse("[adapter.anthropic]\nmax_tokens = 4096\nthinking_budget = 2048\n")?;
+        assert_eq!(
+            on.anthropic_config()
+                .and_then(|config| config.thinking_budget),
+            Some(2048)
+        );
+        assert!(on.check_in(Path::new("")).is_ok());
+        let too_big = parse("[adapter.anthropic]\nthinking_budget = 8192\n")?;
+        let error = too_big
+            .check_in(Path::new(""))
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("below `max_tokens` = 8192"), "{error}");
+        Ok(())
+    }
+
+    #[test]
     fn the_openai_cache_key_can_be_turned_off() -> Result<(), toml::de::Error> {
         let off = parse("[adapter.openai]\nbase_url = \"http://x\"\nprompt_cache_key = false\n")?;
         assert!(matches!(
@@ -658,6 +684,7 @@ mod tests {
                 "api_key_env",
                 "base_url",
                 "max_tokens",
+                "thinking_budget",
                 "cache_ttl",
                 "timeout_ms",
                 "max_retries",

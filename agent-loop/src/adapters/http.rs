@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use sse_stream::SseByteStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::{ModelApi, ModelError, ModelResponse, TextSink};
+use crate::{ModelApi, ModelError, ModelResponse, Piece, TextSink};
 
 pub use limits::ResponseLimit;
 use limits::{ERROR_BODY_BYTES, StreamError, bounded_events, held_by, read_body};
@@ -79,8 +79,9 @@ pub(crate) trait Wire: Send + Sync {
 
 /// What one event of a stream brought.
 pub(crate) enum Step<'a> {
-    /// A piece of the answer's text.
-    Text(&'a str),
+    /// Pieces to show: of what the model thinks, and of the answer's
+    /// text; either may be empty.
+    Shown { thought: &'a str, text: &'a str },
     /// Nothing to show: a block opened or closed, a tool call's input
     /// grew, usage, a ping.
     Nothing,
@@ -292,9 +293,7 @@ impl Exchange {
         if held_by(&answer) > ResponseLimit::MAX_ANSWER {
             return Err(self.endpoint.too_large(ResponseLimit::Answer).into());
         }
-        if !answer.text.is_empty() {
-            on_text(&answer.text);
-        }
+        answer.show_whole(on_text);
         Ok(answer)
     }
 
@@ -320,11 +319,10 @@ impl Exchange {
                 .add(&mut answer, &data)
                 .map_err(|message| self.endpoint.invalid(message))?;
             match step {
-                Step::Text(piece) if !piece.is_empty() => {
-                    shown = true;
-                    on_text(piece);
+                Step::Shown { thought, text } => {
+                    shown |= Piece::send([Piece::Thought(thought), Piece::Text(text)], on_text);
                 }
-                Step::Text(_) | Step::Nothing => {}
+                Step::Nothing => {}
                 Step::Stop => {
                     self.check_held(wire, &answer)?;
                     return wire

@@ -248,7 +248,7 @@ impl Wire for ChatWire {
         if data.trim() == "[DONE]" {
             return Ok(Step::Stop);
         }
-        answer.add(data).map(Step::Text)
+        answer.add(data)
     }
 
     fn held(&self, answer: &Self::Streamed) -> usize {
@@ -290,7 +290,8 @@ mod wire {
     use super::{Message, ModelRequest, ModelResponse, ToolCall, Usage};
     use crate::FinishReason;
     use crate::SessionId;
-    use crate::adapters::http::parse;
+    use crate::Thought;
+    use crate::adapters::http::{Step, parse};
 
     #[derive(Serialize)]
     struct ChatRequest<'a> {
@@ -403,7 +404,9 @@ mod wire {
                             },
                         }],
                     },
-                    Message::Assistant { text, tool_calls } => WireMessage::Assistant {
+                    Message::Assistant {
+                        text, tool_calls, ..
+                    } => WireMessage::Assistant {
                         content: (!text.is_empty() || tool_calls.is_empty())
                             .then_some(text.as_str()),
                         tool_calls: tool_calls
@@ -504,6 +507,32 @@ mod wire {
         refusal: Option<String>,
         #[serde(default)]
         tool_calls: Option<Vec<ResponseToolCall>>,
+        #[serde(flatten)]
+        reasoning: Reasoning,
+    }
+
+    /// What a server says the model reasoned, in the field its kind
+    /// uses: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
+    /// `reasoning` (OpenRouter, newer vLLM). Read, shown and recorded;
+    /// never sent back, which these servers do not expect.
+    #[derive(Default, Deserialize)]
+    struct Reasoning {
+        #[serde(default)]
+        reasoning_content: Option<String>,
+        #[serde(default)]
+        reasoning: Option<String>,
+    }
+
+    impl Reasoning {
+        /// The text, from the first field that has one: a server that
+        /// fills both says the same twice.
+        fn text(&self) -> &str {
+            [&self.reasoning_content, &self.reasoning]
+                .into_iter()
+                .flatten()
+                .find(|text| !text.is_empty())
+                .map_or("", String::as_str)
+        }
     }
 
     #[derive(Deserialize)]
@@ -533,8 +562,10 @@ mod wire {
             .is_some_and(|text| !text.is_empty());
         let mut text = message.content.unwrap_or_default();
         text.push_str(message.refusal.as_deref().unwrap_or_default());
+        let reasoning = message.reasoning.text().to_owned();
         let answer = answer(text, message.tool_calls.unwrap_or_default(), response.usage);
-        Ok(answer.with_finish(finish_reason(choice.finish_reason.as_deref(), refused)))
+        let answer = answer.with_finish(finish_reason(choice.finish_reason.as_deref(), refused));
+        Ok(with_reasoning(answer, reasoning))
     }
 
     /// Why the model stopped: `length` is its output limit,
@@ -557,6 +588,7 @@ mod wire {
         ModelResponse {
             text,
             finish: FinishReason::Stop,
+            thoughts: Vec::new(),
             usage: usage.map(Usage::from),
             tool_calls: tool_calls
                 .into_iter()
@@ -570,6 +602,17 @@ mod wire {
                 })
                 .collect(),
         }
+    }
+
+    /// The answer with `reasoning` as its one thought, when there is any.
+    fn with_reasoning(answer: ModelResponse, reasoning: String) -> ModelResponse {
+        if reasoning.is_empty() {
+            return answer;
+        }
+        answer.with_thought(Thought::Text {
+            text: reasoning,
+            signature: None,
+        })
     }
 
     /// One event of a streamed completion. The last one before `[DONE]`
@@ -601,6 +644,8 @@ mod wire {
         refusal: Option<String>,
         #[serde(default)]
         tool_calls: Option<Vec<ToolCallDelta>>,
+        #[serde(flatten)]
+        reasoning: Reasoning,
     }
 
     /// A piece of one tool call: the first of a call carries its id and
@@ -644,6 +689,8 @@ mod wire {
     #[derive(Default)]
     pub(super) struct StreamedAnswer {
         text: String,
+        /// What the model reasoned so far.
+        reasoning: String,
         tool_calls: BTreeMap<usize, PartialToolCall>,
         usage: Option<WireUsage>,
         /// The `finish_reason` of the last chunk that had one.
@@ -658,8 +705,9 @@ mod wire {
 
     impl StreamedAnswer {
         /// Adds the data of the next event, a chat-completion chunk;
-        /// returns its piece of text, empty when it has none.
-        pub(super) fn add(&mut self, data: &str) -> Result<&str, String> {
+        /// returns its pieces of reasoning and text, empty when it has
+        /// none.
+        pub(super) fn add(&mut self, data: &str) -> Result<Step<'_>, String> {
             self.events += 1;
             let chunk: ChatChunk = parse(data.as_bytes(), "its data")
                 .map_err(|message| format!("event {} of the stream: {message}", self.events))?;
@@ -667,7 +715,7 @@ mod wire {
                 self.usage = chunk.usage;
             }
             let Some(choice) = chunk.choices.into_iter().next() else {
-                return Ok("");
+                return Ok(Step::Nothing);
             };
             if choice.finish_reason.is_some() {
                 self.finish_reason = choice.finish_reason;
@@ -676,7 +724,10 @@ mod wire {
             for piece in delta.tool_calls.unwrap_or_default() {
                 self.add_tool_call(piece);
             }
-            let start = self.text.len();
+            let (thought_start, start) = (self.reasoning.len(), self.text.len());
+            let reasoning = delta.reasoning.text();
+            self.held += reasoning.len();
+            self.reasoning.push_str(reasoning);
             // A refusal is what the model says instead: shown as its text.
             let refusal = delta.refusal.as_deref().unwrap_or_default();
             self.refused |= !refusal.is_empty();
@@ -684,7 +735,10 @@ mod wire {
                 self.held += text.len();
                 self.text.push_str(text);
             }
-            Ok(&self.text[start..])
+            Ok(Step::Shown {
+                thought: &self.reasoning[thought_start..],
+                text: &self.text[start..],
+            })
         }
 
         /// Adds a piece of a tool call to the call of its index.
@@ -731,7 +785,8 @@ mod wire {
                 })
                 .collect::<Result<_, String>>()?;
             let finish = finish_reason(self.finish_reason.as_deref(), self.refused);
-            Ok(answer(self.text, tool_calls, self.usage).with_finish(finish))
+            let answer = answer(self.text, tool_calls, self.usage).with_finish(finish);
+            Ok(with_reasoning(answer, self.reasoning))
         }
     }
 
@@ -751,12 +806,21 @@ mod wire {
             assert!(error.contains("function"), "{error}");
         }
 
-        /// Adds each event's data; returns the pieces of text.
+        /// Adds each event's data; returns the pieces of text (and of
+        /// reasoning, marked `thought: `).
         fn stream(answer: &mut StreamedAnswer, events: &[&str]) -> Result<Vec<String>, String> {
-            events
-                .iter()
-                .map(|data| answer.add(data).map(str::to_owned))
-                .collect()
+            let mut pieces = Vec::new();
+            for data in events {
+                let Step::Shown { thought, text } = answer.add(data)? else {
+                    pieces.push(String::new());
+                    continue;
+                };
+                if !thought.is_empty() {
+                    pieces.push(format!("thought: {thought}"));
+                }
+                pieces.push(text.to_owned());
+            }
+            Ok(pieces)
         }
 
         #[test]

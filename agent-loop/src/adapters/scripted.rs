@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    FinishReason, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, ToolCall, Usage,
+    FinishReason, ModelAdapter, ModelError, ModelRequest, ModelResponse, TextSink, Thought,
+    ToolCall, Usage,
 };
 
 /// A model that answers from a queue of canned answers, in order, and
@@ -77,8 +78,8 @@ impl ScriptedAdapter {
 
 #[async_trait]
 impl ModelAdapter for ScriptedAdapter {
-    /// Passes the answer's whole text to `on_text` at once: a script has
-    /// no pieces.
+    /// Passes the answer's whole text (and each thought's) to `on_text`
+    /// at once: a script has no pieces.
     async fn complete(
         &self,
         request: &ModelRequest,
@@ -104,9 +105,7 @@ impl ModelAdapter for ScriptedAdapter {
                 }
             }
         };
-        if !answer.text.is_empty() {
-            on_text(&answer.text);
-        }
+        answer.show_whole(on_text);
         Ok(answer)
     }
 }
@@ -173,6 +172,11 @@ pub struct ScriptedAnswer {
     /// 1200, completion_tokens = 40 }`); none when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// What the model thought before it answered (`thoughts = ["Let me
+    /// look."]`), each shown and recorded as a thought without a
+    /// signature; none when absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thoughts: Vec<String>,
 }
 
 /// One tool call of a [`ScriptedAnswer`].
@@ -240,6 +244,12 @@ impl Script {
                     .collect(),
                 usage: scripted.usage,
                 finish: scripted.finish,
+                thoughts: (scripted.thoughts.into_iter())
+                    .map(|text| Thought::Text {
+                        text,
+                        signature: None,
+                    })
+                    .collect(),
             })
             .collect()
     }
@@ -265,9 +275,13 @@ mod tests {
     async fn answers_in_order_then_says_the_script_is_exhausted() {
         let adapter = ScriptedAdapter::new([ModelResponse::text("one")]);
         let cancel = CancellationToken::new();
-        let first = adapter.complete(&request(), &|_: &str| {}, &cancel).await;
+        let first = adapter
+            .complete(&request(), &|_: crate::Piece<'_>| {}, &cancel)
+            .await;
         assert_eq!(first.ok(), Some(ModelResponse::text("one")));
-        let second = adapter.complete(&request(), &|_: &str| {}, &cancel).await;
+        let second = adapter
+            .complete(&request(), &|_: crate::Piece<'_>| {}, &cancel)
+            .await;
         let Err(error) = second else {
             panic!("expected the script to be exhausted");
         };

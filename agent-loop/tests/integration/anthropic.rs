@@ -13,8 +13,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentOptions, AnthropicAdapter, AnthropicConfig, CacheTtl, Message, ModelAdapter,
-    ModelError, ModelRequest, ModelResponse, ResponseLimit, Session, ToolCall, Usage,
+    Agent, AgentOptions, AnthropicAdapter, AnthropicConfig, CacheTtl, Event, Message, ModelAdapter,
+    ModelError, ModelRequest, ModelResponse, Piece, ResponseLimit, Session, Thought, ToolCall,
+    Usage,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -177,13 +178,14 @@ fn request(text: &str) -> ModelRequest {
     }
 }
 
-/// Streams `request`, recording each piece of text the sink gets.
+/// Streams `request`, recording each piece of text the sink gets (a
+/// thought's marked `thought: `).
 async fn stream(
     adapter: &AnthropicAdapter,
     request: &ModelRequest,
 ) -> (Result<ModelResponse, ModelError>, Vec<String>) {
     let pieces = Mutex::new(Vec::new());
-    let on_text = |piece: &str| pieces.lock().push(piece.to_owned());
+    let on_text = |piece: Piece<'_>| pieces.lock().push(support::piece_text(piece));
     let response = adapter
         .complete(request, &on_text, &CancellationToken::new())
         .await;
@@ -369,8 +371,8 @@ async fn text_reaches_the_sink_before_the_answer_is_complete() -> TestResult {
         .with_timeout(Duration::from_secs(10));
     let adapter = AnthropicAdapter::new(config, None)?;
     let pieces = Mutex::new(Vec::new());
-    let on_text = |piece: &str| {
-        pieces.lock().push(piece.to_owned());
+    let on_text = |piece: Piece<'_>| {
+        pieces.lock().push(support::piece_text(piece));
         gate.notify_one();
     };
     let response = adapter
@@ -539,7 +541,7 @@ async fn cancellation_ends_the_wait_before_a_retry() -> TestResult {
         })
     };
     let response = adapter
-        .complete(&request("hi"), &|_: &str| {}, &cancel)
+        .complete(&request("hi"), &|_: Piece<'_>| {}, &cancel)
         .await;
     canceller.await?;
     assert!(
@@ -923,4 +925,158 @@ async fn a_redirect_to_another_origin_is_refused_naming_both() -> TestResult {
         "the other origin got nothing"
     );
     Ok(())
+}
+
+fn thinking_start(index: usize) -> Value {
+    json!({"type": "content_block_start", "index": index,
+           "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+}
+
+fn thinking_delta(index: usize, thinking: &str) -> Value {
+    json!({"type": "content_block_delta", "index": index,
+           "delta": {"type": "thinking_delta", "thinking": thinking}})
+}
+
+fn signature_delta(index: usize, signature: &str) -> Value {
+    json!({"type": "content_block_delta", "index": index,
+           "delta": {"type": "signature_delta", "signature": signature}})
+}
+
+/// With `thinking_budget`, requests ask for extended thinking (and set
+/// no temperature, which the API refuses with it); the thoughts stream to
+/// the loop's `on_thought` hook, are recorded with the answer, and go
+/// back first in the answer's message, signature and redacted data
+/// unchanged, when the tool results are sent — as the API requires
+/// during tool use.
+#[tokio::test]
+async fn thinking_streams_and_goes_back_signed_with_the_tool_results() -> TestResult {
+    let (base_url, server) = serve([
+        message(
+            start_usage(),
+            [
+                thinking_start(0),
+                thinking_delta(0, "Echo "),
+                thinking_delta(0, "it."),
+                signature_delta(0, "c2lnLTE="),
+                block_stop(0),
+                json!({"type": "content_block_start", "index": 1,
+                       "content_block": {"type": "redacted_thinking", "data": "RU5D"}}),
+                block_stop(1),
+                tool_start(2, "toolu_a", "echo"),
+                json_delta(2, "{\"text\":\"pong\"}"),
+                block_stop(2),
+            ],
+            "tool_use",
+            40,
+        ),
+        text_answer("It said pong."),
+    ])
+    .await?;
+    let config = AnthropicConfig::default()
+        .with_base_url(base_url)
+        .with_max_tokens(4096)
+        .with_thinking_budget(2048);
+    let adapter = Arc::new(AnthropicAdapter::new(config, Some(KEY.into()))?);
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let agent_loop = agent_loop.on_thought({
+        let seen = Arc::clone(&seen);
+        move |_, piece| seen.lock().push(piece.to_owned())
+    });
+    let agent = Agent::new("coder", AgentOptions::new("claude-test"));
+    let mut session = Session::new();
+    let summary = agent_loop
+        .run_turn(&agent, &mut session, "ping", &CancellationToken::new())
+        .await?;
+    assert_eq!(summary.answer, "It said pong.");
+    assert_eq!(*seen.lock(), ["Echo ", "it."]);
+    let thoughts = vec![
+        Thought::Text {
+            text: "Echo it.".into(),
+            signature: Some("c2lnLTE=".into()),
+        },
+        Thought::Redacted {
+            data: "RU5D".into(),
+        },
+    ];
+    assert!(
+        session.events().iter().any(|event| matches!(event,
+            Event::AssistantMessage { thoughts: recorded, .. } if *recorded == thoughts)),
+        "{:?}",
+        session.events()
+    );
+
+    let bodies = server.bodies();
+    for body in &bodies {
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2048})
+        );
+        assert_eq!(body["max_tokens"], 4096);
+        assert!(body.get("temperature").is_none(), "{body}");
+    }
+    let answer = &bodies[1]["messages"][1];
+    assert_eq!(answer["role"], "assistant");
+    assert_eq!(
+        answer["content"][0],
+        json!({"type": "thinking", "thinking": "Echo it.", "signature": "c2lnLTE="})
+    );
+    assert_eq!(
+        answer["content"][1],
+        json!({"type": "redacted_thinking", "data": "RU5D"})
+    );
+    assert_eq!(answer["content"][2]["type"], "tool_use");
+    Ok(())
+}
+
+/// Without `thinking_budget`, no thinking is asked for, and recorded
+/// thoughts (of a session that had it on) are not sent: the API takes
+/// them only with thinking on.
+#[tokio::test]
+async fn without_a_budget_no_thinking_is_asked_for_or_sent() -> TestResult {
+    let (adapter, server) = local_adapter([text_answer("ok")]).await?;
+    let mut request = request("hi");
+    request.messages.extend([
+        Message::Assistant {
+            text: "Hello.".into(),
+            tool_calls: Vec::new(),
+            thoughts: vec![Thought::Text {
+                text: "A greeting.".into(),
+                signature: Some("c2ln".into()),
+            }],
+        },
+        Message::User {
+            text: "again".into(),
+        },
+    ]);
+    stream(&adapter, &request).await.0?;
+    let body = &server.bodies()[0];
+    assert!(body.get("thinking").is_none(), "{body}");
+    assert!(!body.to_string().contains("A greeting."), "{body}");
+    Ok(())
+}
+
+/// A budget the API would refuse fails when the adapter is made, saying
+/// what to change.
+#[test]
+fn a_budget_the_api_refuses_fails_naming_the_bounds() {
+    for (budget, max_tokens) in [(512, 8192), (8192, 8192), (9000, 8192)] {
+        let config = AnthropicConfig::default()
+            .with_max_tokens(max_tokens)
+            .with_thinking_budget(budget);
+        let error = AnthropicAdapter::new(config, None)
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains(&format!("`thinking_budget` = {budget}"))
+                && error.contains("at least 1024")
+                && error.contains(&format!("below `max_tokens` = {max_tokens}")),
+            "{budget}: {error}"
+        );
+    }
+    let fine = AnthropicConfig::default()
+        .with_max_tokens(8192)
+        .with_thinking_budget(1024);
+    assert!(AnthropicAdapter::new(fine, None).is_ok());
 }

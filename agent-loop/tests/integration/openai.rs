@@ -12,8 +12,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, FinishReason, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall, Usage,
+    Agent, AgentLoop, AgentOptions, Event, FinishReason, Message, ModelAdapter, ModelError,
+    ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, Thought,
+    ToolCall, Usage,
 };
 use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
@@ -225,7 +226,11 @@ async fn complete(
     request: &ModelRequest,
 ) -> Result<ModelResponse, ModelError> {
     adapter
-        .complete(request, &|_: &str| {}, &CancellationToken::new())
+        .complete(
+            request,
+            &|_: dsh_agent_loop::Piece<'_>| {},
+            &CancellationToken::new(),
+        )
         .await
 }
 
@@ -268,9 +273,10 @@ async fn stream(
     also: impl Fn(&str) + Send + Sync,
 ) -> (Result<ModelResponse, ModelError>, Vec<String>) {
     let pieces = Mutex::new(Vec::new());
-    let on_text = |piece: &str| {
-        pieces.lock().push(piece.to_owned());
-        also(piece);
+    let on_text = |piece: dsh_agent_loop::Piece<'_>| {
+        let piece = support::piece_text(piece);
+        also(&piece);
+        pieces.lock().push(piece);
     };
     let response = adapter
         .complete(&request(None, "hi"), &on_text, cancel)
@@ -617,7 +623,11 @@ async fn assert_cancelled(
     let (cancel, canceller) = support::cancel_after(after);
     let started = std::time::Instant::now();
     let result = adapter
-        .complete(&request(None, "hi"), &|_: &str| {}, &cancel)
+        .complete(
+            &request(None, "hi"),
+            &|_: dsh_agent_loop::Piece<'_>| {},
+            &cancel,
+        )
         .await;
     canceller.await?;
     assert!(matches!(result, Err(ModelError::Cancelled)), "{result:?}");
@@ -1196,5 +1206,88 @@ async fn the_apis_finish_reason_says_why_the_answer_stopped() -> TestResult {
             ("Done.".to_owned(), FinishReason::Stop),
         ]
     );
+    Ok(())
+}
+
+/// Reasoning an OpenAI-compatible server streams — `reasoning_content`
+/// (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter) — reaches the
+/// loop's `on_thought` hook as it arrives, is recorded with the answer,
+/// and is never sent back: the next request carries the call and its
+/// result only. A whole answer's reasoning is read the same.
+#[tokio::test]
+async fn streamed_reasoning_reaches_on_thought_and_is_not_sent_back() -> TestResult {
+    let (base_url, server) = serve([
+        Canned::events([
+            event(chunk(
+                json!({"role": "assistant", "reasoning_content": "The user "}),
+            )),
+            event(chunk(json!({"reasoning_content": "wants an echo."}))),
+            event(tool_delta(json!({
+                "index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "echo", "arguments": "{\"text\":\"pong\"}"},
+            }))),
+            done(),
+        ]),
+        Canned::events([
+            event(chunk(json!({"reasoning": "It echoed.", "content": null}))),
+            event(text_delta("pong")),
+            done(),
+        ]),
+        Canned::json(completion(json!({
+            "role": "assistant", "content": "Hi.", "reasoning_content": "A greeting.",
+        }))),
+    ])
+    .await?;
+    let (agent_loop, _installed) = echo_loop(&base_url)?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let agent_loop = agent_loop
+        .on_thought({
+            let seen = Arc::clone(&seen);
+            move |_, piece| seen.lock().push(format!("thought: {piece}"))
+        })
+        .on_text({
+            let seen = Arc::clone(&seen);
+            move |_, piece| seen.lock().push(piece.to_owned())
+        });
+    let agent = Agent::new("coder", AgentOptions::new("test-model"));
+    let mut session = Session::new();
+    support::turn(&agent_loop, &agent, &mut session, "ping").await?;
+    support::turn(&agent_loop, &agent, &mut session, "hi").await?;
+    assert_eq!(
+        *seen.lock(),
+        [
+            "thought: The user ",
+            "thought: wants an echo.",
+            "thought: It echoed.",
+            "pong",
+            "thought: A greeting.",
+            "Hi."
+        ]
+    );
+    let thoughts: Vec<Vec<Thought>> = session
+        .events()
+        .iter()
+        .filter_map(|event| match event {
+            Event::AssistantMessage { thoughts, .. } => Some(thoughts.clone()),
+            _ => None,
+        })
+        .collect();
+    let thought = |text: &str| Thought::Text {
+        text: text.into(),
+        signature: None,
+    };
+    assert_eq!(
+        thoughts,
+        [
+            vec![thought("The user wants an echo.")],
+            vec![thought("It echoed.")],
+            vec![thought("A greeting.")],
+        ]
+    );
+    let received = server.received.lock();
+    let last = received[2].0.to_string();
+    for word in ["reasoning", "wants an echo", "It echoed", "thinking"] {
+        assert!(!last.contains(word), "`{word}` was sent back: {last}");
+    }
     Ok(())
 }

@@ -522,7 +522,7 @@ async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> Te
         agent_loop
             .on_text(move |_, piece| texts.lock().push(format!("text:{piece}")))
             .on_event(move |_, event| {
-                if let Event::AssistantMessage { text } = event {
+                if let Event::AssistantMessage { text, .. } = event {
                     events.lock().push(format!("answer:{text}"));
                 }
             })
@@ -606,6 +606,7 @@ async fn an_answers_context_tokens_are_reported_or_counted() -> TestResult {
             ) + budget.count_message(&Message::Assistant {
                 text: answer.response.text.clone(),
                 tool_calls: Vec::new(),
+                thoughts: Vec::new(),
             });
             seen.lock().push((answer.context_tokens(), counted));
         }

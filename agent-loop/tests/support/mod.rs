@@ -298,3 +298,13 @@ where
     let address = serve_locally(router).await?;
     Ok((format!("http://{address}{base}"), server))
 }
+
+/// A piece a sink got, as a test records it: a thought's text marked
+/// `thought: `, the answer's text as it is.
+pub fn piece_text(piece: dsh_agent_loop::Piece<'_>) -> String {
+    match piece {
+        dsh_agent_loop::Piece::Thought(text) => format!("thought: {text}"),
+        dsh_agent_loop::Piece::Text(text) => text.to_owned(),
+        other => panic!("a piece of a kind these tests do not know: {other:?}"),
+    }
+}

@@ -69,10 +69,17 @@ pub enum Event {
         /// left.
         text: String,
     },
-    /// The model's answer text (empty when it only called tools).
+    /// The model's answer text (empty when it only called tools), and
+    /// what it thought before it: a front end shows the thoughts first,
+    /// as they streamed.
     AssistantMessage {
         /// The text.
         text: String,
+        /// What the model thought before it answered, in order; empty
+        /// without extended thinking or reasoning (and left out of the
+        /// stored JSON then, so a log without thoughts reads as before).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thoughts: Vec<crate::Thought>,
     },
     /// A tool call of the answer before it.
     ToolCall {

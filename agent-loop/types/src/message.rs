@@ -58,6 +58,55 @@ impl Image {
     }
 }
 
+/// Reasoning a model wrote before its answer (its "thinking"), as its API
+/// returned it.
+///
+/// A front end shows the [`text`](Self::text); an adapter whose API asks
+/// for its own reasoning back (Anthropic's, during tool use) sends the
+/// thoughts it can prove are its own — those with a
+/// [`signature`](Self::Text::signature), and redacted ones — unchanged,
+/// and other adapters send none.
+///
+/// ```
+/// use dsh_agent_types::Thought;
+///
+/// let thought = Thought::Text { text: "The file is short.".into(), signature: None };
+/// assert_eq!(thought.text(), "The file is short.");
+/// assert_eq!(Thought::Redacted { data: "EmwK…".into() }.text(), "");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Thought {
+    /// Reasoning the model showed.
+    Text {
+        /// The reasoning.
+        text: String,
+        /// The API's seal on it (Anthropic's `signature`), which it checks
+        /// when the thought is sent back; `None` where the API gives none
+        /// (an OpenAI-compatible server's `reasoning_content`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the API encrypted (Anthropic's `redacted_thinking`):
+    /// nothing to show; sent back as it came.
+    Redacted {
+        /// The encrypted reasoning.
+        data: String,
+    },
+}
+
+impl Thought {
+    /// What a person may read of it: the reasoning, or nothing for a
+    /// redacted thought.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Text { text, .. } => text,
+            Self::Redacted { .. } => "",
+        }
+    }
+}
+
 /// One message of the conversation, as adapters send it.
 ///
 /// The system prompt is not a message: the loop's `ModelRequest` carries
@@ -77,12 +126,17 @@ pub enum Message {
         /// The image.
         image: Image,
     },
-    /// What the model answered: text, tool calls, or both.
+    /// What the model answered: text, tool calls, or both, and what it
+    /// thought before.
     Assistant {
         /// The text; empty when the model only called tools.
         text: String,
         /// The tools it called, in order.
         tool_calls: Vec<ToolCall>,
+        /// What it thought before it answered, in order; empty without
+        /// extended thinking or reasoning.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thoughts: Vec<Thought>,
     },
     /// The result of one tool call.
     Tool {

@@ -459,7 +459,8 @@ impl Server {
             updates.clone(),
             cx.clone(),
         );
-        let [events, text, progress, said, answered] = std::array::from_fn(|_| updates.clone());
+        let [events, text, thought, progress, said, answered] =
+            std::array::from_fn(|_| updates.clone());
         let policy = self.inner.host.approval_policy();
         let approval = AskTheClient::new(acp_id, policy, &steering, updates, cx.clone());
         let agent_loop = self
@@ -468,6 +469,7 @@ impl Server {
             .clone()
             .on_event(move |session, event| events.event(session, event))
             .on_text(move |session, piece| text.text(session, piece))
+            .on_thought(move |session, piece| thought.thought(session, piece))
             .on_response(move |response| answered.answered(response))
             .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
             .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))

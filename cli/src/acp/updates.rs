@@ -1,5 +1,6 @@
 //! A turn's events as `session/update` notifications: the answer's text as
-//! it streams, each tool call from `pending` through `in_progress` to
+//! it streams (and what the model thinks before it, as
+//! `agent_thought_chunk`s), each tool call from `pending` through `in_progress` to
 //! `completed` or `failed` (with its kind and locations, and the files it
 //! changed as diffs), and the todo list as the session's plan.
 //!
@@ -156,6 +157,16 @@ impl Updates {
         }
     }
 
+    /// A piece of what the model thinks before it answers, as
+    /// `agent_thought_chunk` (an editor shows it collapsed).
+    pub(super) fn thought(&self, session: &SessionId, piece: &str) {
+        if self.is_for(session) && !piece.is_empty() {
+            self.send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                schema::ContentBlock::from(piece),
+            )));
+        }
+    }
+
     /// An event of the session's log.
     pub(super) fn event(&self, session: &SessionId, event: &Event) {
         if !self.is_for(session) {
@@ -206,11 +217,12 @@ impl Updates {
 
     /// A recorded session's history as the updates its turns sent live,
     /// by the same mapping: the user's messages (which a live turn does
-    /// not echo), each answer's text, each call `pending`, then
+    /// not echo), each answer's thoughts and text, each call `pending`, then
     /// `in_progress` when it ran, then its final status and content, and
     /// the plans, and the title after the prompt that gave it (when
     /// [`title_from`](Self::title_from) the store). The differences: an
-    /// answer streamed in pieces is replayed as one chunk, and the usage
+    /// answer (or a thought) streamed in pieces is replayed as one chunk,
+    /// and the usage
     /// after each response is not (the store keeps none).
     pub(super) fn replay(&self, events: &[Event]) {
         let session = self.inner.session.clone();
@@ -225,7 +237,13 @@ impl Updates {
                         image.mime_type.clone(),
                     ))),
                 )),
-                Event::AssistantMessage { text } => self.text(&session, text),
+                Event::AssistantMessage { text, thoughts } => {
+                    // As live: the thoughts stream before the text.
+                    for thought in thoughts {
+                        self.thought(&session, thought.text());
+                    }
+                    self.text(&session, text);
+                }
                 Event::ToolResult { call_id, .. } => {
                     // Calls the approval refused, of a tool the agent
                     // lacked, or that the turn's end cut off, never ran,

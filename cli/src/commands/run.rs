@@ -106,7 +106,8 @@ fn on_the_console(
     console: &Arc<Console>,
     session: &Session,
 ) -> dsh_agent_loop::AgentLoop {
-    let (events, text, progress, output) = (
+    let (events, text, thought, progress, output) = (
+        Arc::clone(console),
         Arc::clone(console),
         Arc::clone(console),
         Arc::clone(console),
@@ -116,6 +117,7 @@ fn on_the_console(
     host.agent_loop()
         .on_event(move |_, event| events.event(event))
         .on_text(move |_, piece| text.text(piece))
+        .on_thought(move |_, piece| thought.thought(piece))
         .on_tool_progress(move |session, call, text| {
             if *session == id {
                 progress.progress(&call.name, text);

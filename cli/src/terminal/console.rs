@@ -1,6 +1,6 @@
 //! What the user of `dsh run` sees of a turn while it runs: the answer on
-//! stdout as it streams; tool calls, their results, a spinner and problems
-//! on stderr. On a terminal, a running command's last lines show dimmed
+//! stdout as it streams; what the model thinks before it (dimmed), tool
+//! calls, their results, a spinner and problems on stderr. On a terminal, a running command's last lines show dimmed
 //! under its call until its result replaces them.
 
 use std::collections::VecDeque;
@@ -22,6 +22,9 @@ pub(crate) struct Console {
     spinner: Mutex<Option<ProgressBar>>,
     /// Whether text of the answer being written has reached stdout.
     streaming: AtomicBool,
+    /// Whether a thought being written has reached stderr, its line not
+    /// yet ended.
+    thinking: AtomicBool,
     /// The running command's last lines.
     tail: Mutex<LiveTail>,
     reporter: Reporter,
@@ -33,6 +36,7 @@ impl Console {
             tty: std::io::stderr().is_terminal(),
             spinner: Mutex::new(None),
             streaming: AtomicBool::new(false),
+            thinking: AtomicBool::new(false),
             tail: Mutex::new(LiveTail::default()),
             reporter: Reporter::for_stderr(),
         }
@@ -47,8 +51,13 @@ impl Console {
                 Event::UserMessage { text } => {
                     out(&mut stderr, &format!("> {}\n", one_line(text, 160)))
                 }
-                Event::AssistantMessage { text } if !text.is_empty() => {
-                    out(&mut stderr, &format!("{text}\n"));
+                Event::AssistantMessage { text, thoughts } => {
+                    for thought in thoughts.iter().filter(|thought| !thought.text().is_empty()) {
+                        out(&mut stderr, &format!("{}\n", dimmed(thought.text())));
+                    }
+                    if !text.is_empty() {
+                        out(&mut stderr, &format!("{text}\n"));
+                    }
                 }
                 Event::ToolCall { .. } | Event::ToolResult { .. } => self.event(event),
                 _ => {}
@@ -57,6 +66,7 @@ impl Console {
     }
 
     pub(crate) fn event(&self, event: &Event) {
+        self.end_thought();
         match event {
             Event::StepStart { .. } => self.spin("thinking…".to_owned()),
             // Its text has streamed to stdout already: end its line.
@@ -93,10 +103,28 @@ impl Console {
         }
     }
 
+    /// A piece of what the model thinks before it answers, as it writes
+    /// it: dimmed, on stderr, apart from the answer.
+    pub(crate) fn thought(&self, piece: &str) {
+        if !piece.is_empty() {
+            self.idle();
+            self.thinking.store(true, Ordering::Relaxed);
+            out(&mut std::io::stderr(), &dimmed(piece));
+        }
+    }
+
+    /// Ends the line of a thought being written, if one is.
+    fn end_thought(&self) {
+        if self.thinking.swap(false, Ordering::Relaxed) {
+            out(&mut std::io::stderr(), "\n");
+        }
+    }
+
     /// A piece of the answer, as the model writes it.
     pub(crate) fn text(&self, piece: &str) {
         if !piece.is_empty() {
             self.idle();
+            self.end_thought();
             self.streaming.store(true, Ordering::Relaxed);
             out(&mut std::io::stdout(), piece);
         }
@@ -211,6 +239,12 @@ impl TermLike for NarrowStderr {
     fn flush(&self) -> std::io::Result<()> {
         self.0.flush()
     }
+}
+
+/// `text` dimmed, where stderr shows styles (a terminal, or
+/// `CLICOLOR_FORCE`); plain elsewhere.
+fn dimmed(text: &str) -> String {
+    console::style(text).for_stderr().dim().to_string()
 }
 
 /// The spinner's line while a call of `tool` runs.

@@ -261,6 +261,10 @@ fn outline(seen: &[Seen]) -> Vec<String> {
                     ContentBlock::Text(text) => format!("text {}", text.text),
                     other => format!("content {other:?}"),
                 },
+                SessionUpdate::AgentThoughtChunk(chunk) => match &chunk.content {
+                    ContentBlock::Text(text) => format!("thought {}", text.text),
+                    other => format!("thought {other:?}"),
+                },
                 SessionUpdate::ToolCall(call) => format!(
                     "call {} {:?} {:?} {}",
                     call.title,

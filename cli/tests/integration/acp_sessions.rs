@@ -9,15 +9,16 @@ use agent_client_protocol::v1::schema::{
 
 use super::*;
 
-/// A turn with text, a plan (todo_write), a bash call and a call of a
-/// tool the agent lacks (which never runs), then an answer.
+/// A turn with thoughts, text, a plan (todo_write), a bash call and a
+/// call of a tool the agent lacks (which never runs), then an answer.
 const ANSWERS: &str = "[[answers]]\ntext = \"Planning.\"\n\
+     thoughts = [\"A plan first.\", \"Then the command.\"]\n\
      [[answers.tool_calls]]\nname = \"todo_write\"\n\
      arguments = { todos = [{ content = \"Say hi\", status = \"in_progress\" }] }\n\
      [[answers]]\ntext = \"Running.\"\n\
      [[answers.tool_calls]]\nname = \"bash\"\narguments = { command = \"echo hi\" }\n\
      [[answers.tool_calls]]\nname = \"read\"\narguments = { path = \"notes.md\" }\n\
-     [[answers]]\ntext = \"Done.\"\n";
+     [[answers]]\ntext = \"Done.\"\nthoughts = [\"It ran.\"]\n";
 
 fn updates(seen: Vec<Seen>) -> Vec<SessionUpdate> {
     seen.into_iter()
@@ -49,6 +50,30 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
     })
     .await;
     assert!(live.iter().any(|u| matches!(u, SessionUpdate::Plan(_))));
+    // The thoughts reach the editor as `agent_thought_chunk`s, before the
+    // answer's text; the replay below sends them in the same place.
+    let said: Vec<String> = outline(
+        &live
+            .iter()
+            .map(|update| Seen::Update(id.clone(), update.clone()))
+            .collect::<Vec<_>>(),
+    );
+    let said: Vec<&str> = said
+        .iter()
+        .map(String::as_str)
+        .filter(|line| line.starts_with("thought") || line.starts_with("text"))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "thought A plan first.",
+            "thought Then the command.",
+            "text Planning.",
+            "text Running.",
+            "thought It ran.",
+            "text Done."
+        ]
+    );
     assert!(
         live.iter()
             .any(|u| matches!(u, SessionUpdate::SessionInfoUpdate(_))),

@@ -509,3 +509,43 @@ fn an_answer_cut_short_or_refused_says_so_and_the_run_succeeds() {
         assert!(stderr(&output).contains(said), "{}", stderr(&output));
     }
 }
+
+/// What the model thinks before it answers is shown on stderr, dimmed
+/// where stderr shows styles (`CLICOLOR_FORCE` stands for a terminal
+/// here), apart from the answer on stdout; it goes to the model's next
+/// request with its answer.
+#[test]
+fn thoughts_show_dimmed_on_stderr_apart_from_the_answer() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = scripted_deployment(
+        dir.path(),
+        "[[answers]]\ntext = \"one\"\nthoughts = [\"Count first.\"]\n\
+         [[answers]]\ntext = \"two\"\n",
+    );
+    let output = run_hello(&config)
+        .env("CLICOLOR_FORCE", "1")
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "one\n");
+    let stderr = stderr(&output);
+    let dimmed = format!(
+        "{}\n",
+        console::style("Count first.").dim().force_styling(true)
+    );
+    assert!(stderr.contains(&dimmed), "{stderr:?}");
+
+    let plain = run_hello(&config).output().expect("dsh runs");
+    assert_status(&plain, 0);
+    assert_eq!(stdout(&plain), "one\n");
+    let stderr = common::stderr(&plain);
+    assert!(stderr.contains("Count first.\n"), "{stderr:?}");
+    assert!(!stderr.contains('\x1b'), "{stderr:?}");
+
+    // A second turn's request carries the first answer with its thought.
+    let (_, requests) = run_lines(dir.path(), &config, "first\nsecond\n");
+    assert_eq!(
+        requests[1]["messages"][1]["thoughts"],
+        json!([{"kind": "text", "text": "Count first."}])
+    );
+}

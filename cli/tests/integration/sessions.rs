@@ -406,3 +406,33 @@ fn a_fifo_at_the_store_path_is_refused_at_once() {
     let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
     common::assert_fails_saying(&output, &refusal);
 }
+
+/// An answer's thoughts are recorded with it: a continued session shows
+/// them in its history and sends them with the answer again (signed ones
+/// are what Anthropic needs to go on with a tool-using turn).
+#[test]
+fn a_continued_session_keeps_the_thoughts_of_its_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(
+        dir.path(),
+        "[[answers]]\ntext = \"First answer.\"\nthoughts = [\"Keep it short.\"]\n",
+        "",
+    );
+    let (output, _) = run(dir.path(), &config, &["-p", "hi"]);
+    assert_status(&output, 0);
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"Second.\"\n",
+    );
+    let (output, requests) = run(dir.path(), &config, &["--continue", "-p", "again"]);
+    assert_status(&output, 0);
+    let shown = stderr(&output);
+    assert!(
+        shown.contains("Keep it short.\nFirst answer.\n"),
+        "the history shows the thought before its answer: {shown}"
+    );
+    assert_eq!(
+        requests[0]["messages"][1]["thoughts"],
+        serde_json::json!([{"kind": "text", "text": "Keep it short."}])
+    );
+}

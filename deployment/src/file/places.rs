@@ -41,6 +41,20 @@ impl TablePlaces {
         }
     }
 
+    /// The places of the table at `path` of `file` (`["adapter",
+    /// "anthropic"]`), read again from its text: for a check made after
+    /// the file was read, of a value that keeps no place of its own (a
+    /// number); `None` when the file has no such table.
+    pub fn in_file(file: &SourceFile, path: &[&str]) -> Option<Self> {
+        let root = toml::de::DeTable::parse(file.text()).ok()?;
+        let (first, rest) = path.split_first()?;
+        let mut value = root.get_ref().get(*first)?;
+        for key in rest {
+            value = value.get_ref().as_table()?.get(*key)?;
+        }
+        Some(Self::of(value))
+    }
+
     /// The table's place.
     pub fn span(&self) -> Range<usize> {
         self.table.clone()

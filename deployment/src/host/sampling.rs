@@ -144,6 +144,7 @@ fn messages(request: &SamplingRequest) -> Vec<Message> {
             SampledRole::Assistant => messages.push(Message::Assistant {
                 text,
                 tool_calls: Vec::new(),
+                thoughts: Vec::new(),
             }),
         }
     }

@@ -117,3 +117,40 @@ fn a_tool_schema_over_the_limit_is_a_problem_at_the_key() {
     );
     assert!(check(&deployment("")).problems.is_empty());
 }
+
+#[test]
+fn a_thinking_budget_the_api_refuses_is_a_problem_at_its_value() {
+    let text = |budget: u32| {
+        format!(
+            "[adapter.anthropic]\nmodel = \"claude-x\"\nmax_tokens = 4096\n\
+             thinking_budget = {budget}\n[[agents]]\nid = \"coder\"\npersona = \"You code.\"\n\
+             tools = [\"read\"]\n"
+        )
+    };
+    let bad = text(4096);
+    let findings = check(&bad);
+    let [problem] = findings.problems.as_slice() else {
+        panic!("{:?}", messages(&findings));
+    };
+    assert!(
+        problem
+            .message()
+            .contains("`thinking_budget` = 4096 is not a budget the API takes"),
+        "{}",
+        problem.message()
+    );
+    let labels: Vec<_> = miette::Diagnostic::labels(problem)
+        .into_iter()
+        .flatten()
+        .collect();
+    let value = bad.find("= 4096\n[[").map(|at| at + 2);
+    assert_eq!(
+        labels
+            .iter()
+            .map(|label| label.offset())
+            .collect::<Vec<_>>(),
+        value.into_iter().collect::<Vec<_>>(),
+        "the label is at the value"
+    );
+    assert!(check(&text(2048)).problems.is_empty());
+}

@@ -259,7 +259,8 @@ async fn a_fork_child_sees_the_completed_turns_but_not_the_current_one() -> Test
             },
             Message::Assistant {
                 text: "first answer".into(),
-                tool_calls: Vec::new()
+                tool_calls: Vec::new(),
+                thoughts: Vec::new(),
             },
             Message::User {
                 text: "Summarize our talk.".into()

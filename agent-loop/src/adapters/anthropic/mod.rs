@@ -60,6 +60,7 @@ impl fmt::Display for CacheTtl {
 /// api_key_env = "ANTHROPIC_API_KEY"
 /// max_tokens = 8192
 /// cache_ttl = "5m"                         # or "1h"
+/// thinking_budget = 4096                   # extended thinking; off when left out
 /// timeout_ms = 300000
 /// max_retries = 4
 /// ```
@@ -92,6 +93,14 @@ pub struct AnthropicConfig {
     /// `retry-after`, in milliseconds; it doubles for each retry after.
     #[serde(default = "AnthropicConfig::default_retry_base_ms")]
     pub retry_base_ms: u64,
+    /// Extended thinking: the model thinks in at most this many tokens
+    /// of [`max_tokens`](Self::max_tokens) before it answers, and its
+    /// thoughts stream to the sink and come back with the answer. At
+    /// least [`MIN_THINKING_BUDGET`](Self::MIN_THINKING_BUDGET) and
+    /// below `max_tokens`, as the API requires; `None` (the default):
+    /// no thinking.
+    #[serde(default)]
+    pub thinking_budget: Option<u32>,
 }
 
 impl AnthropicConfig {
@@ -108,6 +117,8 @@ impl AnthropicConfig {
     pub const DEFAULT_MAX_RETRIES: u32 = 4;
     /// One second before the first retry.
     pub const DEFAULT_RETRY_BASE_MS: u64 = 1_000;
+    /// The smallest thinking budget the API takes.
+    pub const MIN_THINKING_BUDGET: u32 = 1_024;
 
     fn default_base_url() -> String {
         Self::DEFAULT_BASE_URL.to_owned()
@@ -163,6 +174,28 @@ impl AnthropicConfig {
         self
     }
 
+    /// Turns on extended thinking with `budget` tokens (see
+    /// [`thinking_budget`](Self::thinking_budget)).
+    pub fn with_thinking_budget(mut self, budget: u32) -> Self {
+        self.thinking_budget = Some(budget);
+        self
+    }
+
+    /// Whether the thinking budget, when set, is one the API takes: at
+    /// least [`MIN_THINKING_BUDGET`](Self::MIN_THINKING_BUDGET) and below
+    /// `max_tokens`.
+    pub fn check(&self) -> Result<(), ModelError> {
+        match self.thinking_budget {
+            Some(budget) if budget < Self::MIN_THINKING_BUDGET || budget >= self.max_tokens => {
+                Err(ModelError::InvalidThinkingBudget {
+                    budget,
+                    max_tokens: self.max_tokens,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Sets how many times a busy API is asked again, and the wait before
     /// the first retry when it names none.
     pub fn with_retries(mut self, max_retries: u32, base: Duration) -> Self {
@@ -182,6 +215,7 @@ impl Default for AnthropicConfig {
             timeout_ms: Self::DEFAULT_TIMEOUT_MS,
             max_retries: Self::DEFAULT_MAX_RETRIES,
             retry_base_ms: Self::DEFAULT_RETRY_BASE_MS,
+            thinking_budget: None,
         }
     }
 }
@@ -285,6 +319,8 @@ pub struct AnthropicAdapter {
 struct MessagesWire {
     max_tokens: u32,
     cache_ttl: CacheTtl,
+    /// Extended thinking's budget, when it is on.
+    thinking_budget: Option<u32>,
 }
 
 impl fmt::Debug for AnthropicAdapter {
@@ -295,6 +331,7 @@ impl fmt::Debug for AnthropicAdapter {
             .field("api_key", &self.exchange.has_key().then_some("…"))
             .field("max_tokens", &self.wire.max_tokens)
             .field("cache_ttl", &self.wire.cache_ttl)
+            .field("thinking_budget", &self.wire.thinking_budget)
             .field("backoff", &self.exchange.backoff)
             .finish()
     }
@@ -322,7 +359,9 @@ impl AnthropicAdapter {
     /// An adapter with the API key given (`None`: send no key, for a
     /// proxy that adds its own, or to check a configuration);
     /// `config.api_key_env` is not read.
+    /// Fails when the configuration does not [`check`](AnthropicConfig::check).
     pub fn new(config: AnthropicConfig, api_key: Option<String>) -> Result<Self, ModelError> {
+        config.check()?;
         let key = api_key
             .map(|key| {
                 ApiKey::new(
@@ -349,6 +388,7 @@ impl AnthropicAdapter {
             wire: MessagesWire {
                 max_tokens: config.max_tokens,
                 cache_ttl: config.cache_ttl,
+                thinking_budget: config.thinking_budget,
             },
         })
     }
@@ -408,10 +448,7 @@ impl ModelAdapter for AnthropicAdapter {
         on_text: TextSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ModelError> {
-        // A request's own limit only lowers the deployment's.
-        let max_tokens =
-            (request.max_tokens).map_or(self.wire.max_tokens, |max| max.min(self.wire.max_tokens));
-        let body = wire::request(request, max_tokens, self.wire.cache_ttl);
+        let body = wire::request(request, &self.wire);
         self.exchange.run(&self.wire, &body, on_text, cancel).await
     }
 }

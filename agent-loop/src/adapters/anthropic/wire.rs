@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::CacheTtl;
+use super::{CacheTtl, MessagesWire};
 use crate::adapters::http::{Step, parse};
-use crate::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
+use crate::{FinishReason, Message, ModelRequest, ModelResponse, Thought, ToolCall, Usage};
 
 #[derive(Serialize)]
 struct MessagesRequest<'a> {
@@ -18,9 +18,20 @@ struct MessagesRequest<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// Extended thinking, when the configuration turns it on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingParam>,
     // Always: a caller that wants no pieces drops them, so there is one
     // request and one way to read its answer.
     stream: bool,
+}
+
+/// `thinking: {type: "enabled", budget_tokens}`: the model thinks, in at
+/// most `budget_tokens` of its `max_tokens`, before it answers.
+#[derive(Clone, Copy, Serialize)]
+struct ThinkingParam {
+    r#type: &'static str,
+    budget_tokens: u32,
 }
 
 /// A cache breakpoint: the prefix up to the block that carries it is
@@ -79,6 +90,14 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// A thought of the model's, sent back as the API gave it, signature
+    /// and all (the API refuses a thought whose signature does not match).
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    /// A thought the API encrypted, sent back as it came.
+    RedactedThinking { data: &'a str },
     ToolResult {
         tool_use_id: &'a str,
         // The API takes a result without content; it rejects an empty
@@ -93,11 +112,17 @@ enum Block<'a> {
 }
 
 impl Block<'_> {
+    /// Marks a breakpoint on the block; a thought takes none (the API
+    /// refuses `cache_control` on one), so a message that ends with a
+    /// thought goes without.
     fn mark(&mut self, mark: CacheControl) {
         let (Self::Text { cache_control, .. }
         | Self::ToolUse { cache_control, .. }
         | Self::Image { cache_control, .. }
-        | Self::ToolResult { cache_control, .. }) = self;
+        | Self::ToolResult { cache_control, .. }) = self
+        else {
+            return;
+        };
         *cache_control = Some(mark);
     }
 }
@@ -120,13 +145,10 @@ struct WireTool<'a> {
 }
 
 /// The request for `request`, its breakpoints placed (see the module
-/// documentation of the adapter for the rule).
-pub(super) fn request(
-    request: &ModelRequest,
-    max_tokens: u32,
-    ttl: CacheTtl,
-) -> impl Serialize + '_ {
-    let mark = CacheControl::new(ttl);
+/// documentation of the adapter for the rule), with extended thinking
+/// when `wire` asks for it.
+pub(super) fn request<'a>(request: &'a ModelRequest, wire: &MessagesWire) -> impl Serialize + 'a {
+    let mark = CacheControl::new(wire.cache_ttl);
     let mut tools: Vec<WireTool<'_>> = request
         .tools
         .iter()
@@ -147,7 +169,17 @@ pub(super) fn request(
         })
         .into_iter()
         .collect();
-    let mut messages = messages(&request.messages);
+    // A request's own limit (an MCP server's sampling) only lowers the
+    // deployment's; thinking goes with a limit it fits in, not with a
+    // smaller one.
+    let max_tokens = (request.max_tokens).map_or(wire.max_tokens, |max| max.min(wire.max_tokens));
+    let thinking = (wire.thinking_budget)
+        .filter(|budget| *budget < max_tokens)
+        .map(|budget_tokens| ThinkingParam {
+            r#type: "enabled",
+            budget_tokens,
+        });
+    let mut messages = messages(&request.messages, thinking.is_some());
 
     if let Some(tool) = tools.last_mut() {
         tool.cache_control = Some(mark);
@@ -169,6 +201,7 @@ pub(super) fn request(
         system,
         messages,
         tools,
+        thinking,
         stream: true,
     }
 }
@@ -192,7 +225,12 @@ fn message_breakpoints(messages: &[WireMessage<'_>]) -> Vec<usize> {
 /// share one message. Consecutive messages of one role are joined, as the
 /// API would join them; empty texts, which it rejects, are left out, and a
 /// message left with no block at all with them.
-fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
+///
+/// With `thinking` on, an answer's thoughts go first in its message, as
+/// the API requires of an answer that called tools: those it signed or
+/// redacted, unchanged; without, and for thoughts it did not give (an
+/// unsigned one), none.
+fn messages(conversation: &[Message], thinking: bool) -> Vec<WireMessage<'_>> {
     let mut messages: Vec<WireMessage<'_>> = Vec::new();
     for message in conversation {
         let (role, blocks) = match message {
@@ -208,9 +246,15 @@ fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
                     cache_control: None,
                 })],
             ),
-            Message::Assistant { text, tool_calls } => (
+            Message::Assistant {
+                text,
+                tool_calls,
+                thoughts,
+            } => (
                 Role::Assistant,
-                std::iter::once(text_block(text))
+                (thoughts.iter().filter(|_| thinking))
+                    .map(thought_block)
+                    .chain(std::iter::once(text_block(text)))
                     .chain(tool_calls.iter().map(|call| {
                         Some(Block::ToolUse {
                             id: &call.id,
@@ -250,6 +294,21 @@ fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
         }
     }
     messages
+}
+
+/// A thought as the API gave it; `None` for one it did not sign.
+fn thought_block(thought: &Thought) -> Option<Block<'_>> {
+    match thought {
+        Thought::Text {
+            text,
+            signature: Some(signature),
+        } => Some(Block::Thinking {
+            thinking: text,
+            signature,
+        }),
+        Thought::Redacted { data } => Some(Block::RedactedThinking { data }),
+        _ => None,
+    }
 }
 
 fn text_block(text: &str) -> Option<Block<'_>> {
@@ -344,10 +403,34 @@ enum ContentBlock {
         #[serde(default)]
         input: Option<serde_json::Value>,
     },
-    /// A kind this adapter does not ask for (`thinking`, a server tool's
-    /// block): not part of the answer dsh keeps.
+    /// A thought; when streamed, it opens empty and grows by deltas.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    /// A thought the API encrypted: whole in the block that opens it.
+    RedactedThinking { data: String },
+    /// A kind this adapter does not ask for (a server tool's block): not
+    /// part of the answer dsh keeps.
     #[serde(other)]
     Other,
+}
+
+/// The thought a whole block is; `None` for any other block.
+fn thought_of(block: ContentBlock) -> Option<Thought> {
+    match block {
+        ContentBlock::Thinking {
+            thinking,
+            signature,
+        } => Some(Thought::Text {
+            text: thinking,
+            signature: (!signature.is_empty()).then_some(signature),
+        }),
+        ContentBlock::RedactedThinking { data } => Some(Thought::Redacted { data }),
+        _ => None,
+    }
 }
 
 /// A whole message, from a server that did not stream.
@@ -382,7 +465,7 @@ pub(super) fn response(body: &[u8]) -> Result<ModelResponse, String> {
                 name,
                 arguments: input.map_or_else(|| "{}".to_owned(), |input| input.to_string()),
             }),
-            ContentBlock::Other => {}
+            block => answer.thoughts.extend(thought_of(block)),
         }
     }
     answer.usage = message.usage.map(Usage::from);
@@ -447,8 +530,11 @@ enum Delta {
     Text { text: String },
     #[serde(rename = "input_json_delta")]
     InputJson { partial_json: String },
-    /// `thinking_delta`, `signature_delta`, `citations_delta`: not part of
-    /// the answer dsh keeps.
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
+    /// `citations_delta`: not part of the answer dsh keeps.
     #[serde(other)]
     Other,
 }
@@ -472,6 +558,8 @@ enum PartialBlock {
         start: Option<serde_json::Value>,
         json: String,
     },
+    /// A thought so far (or a redacted one, whole).
+    Thought(Thought),
     Other,
 }
 
@@ -505,52 +593,8 @@ impl StreamedMessage {
             StreamEvent::ContentBlockStart {
                 index,
                 content_block,
-            } => {
-                self.held += std::mem::size_of::<PartialBlock>();
-                let block = match content_block {
-                    ContentBlock::Text { text } if !text.is_empty() => {
-                        self.blocks.insert(index, PartialBlock::Text);
-                        return Ok(self.push_text(&text));
-                    }
-                    ContentBlock::Text { .. } => PartialBlock::Text,
-                    ContentBlock::ToolUse { id, name, input } => {
-                        self.held += data.len();
-                        PartialBlock::ToolUse {
-                            id,
-                            name,
-                            start: input,
-                            json: String::new(),
-                        }
-                    }
-                    ContentBlock::Other => PartialBlock::Other,
-                };
-                self.blocks.insert(index, block);
-            }
-            StreamEvent::ContentBlockDelta { index, delta } => {
-                let block = self.blocks.get_mut(&index).ok_or_else(|| {
-                    format!(
-                        "event {} of the stream: a delta for block {index}, which no \
-                         `content_block_start` opened",
-                        self.events
-                    )
-                })?;
-                match (block, delta) {
-                    (PartialBlock::Text, Delta::Text { text }) => {
-                        return Ok(self.push_text(&text));
-                    }
-                    (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
-                        self.held += partial_json.len();
-                        json.push_str(&partial_json);
-                    }
-                    (_, Delta::Other) | (PartialBlock::Other, _) => {}
-                    _ => {
-                        return Err(format!(
-                            "event {} of the stream: a delta of the wrong kind for block {index}",
-                            self.events
-                        ));
-                    }
-                }
-            }
+            } => return Ok(self.start_block(index, content_block, data.len())),
+            StreamEvent::ContentBlockDelta { index, delta } => return self.add_delta(index, delta),
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(usage) = usage {
                     self.usage.get_or_insert_default().update(usage);
@@ -571,11 +615,98 @@ impl StreamedMessage {
         Ok(Step::Nothing)
     }
 
+    /// Opens block `index` as `content_block_start` (of `bytes` of data)
+    /// says; what it already holds of text or thought is shown.
+    fn start_block(&mut self, index: usize, content_block: ContentBlock, bytes: usize) -> Step<'_> {
+        self.held += std::mem::size_of::<PartialBlock>();
+        let block = match content_block {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                self.blocks.insert(index, PartialBlock::Text);
+                return self.push_text(&text);
+            }
+            ContentBlock::Text { .. } => PartialBlock::Text,
+            ContentBlock::ToolUse { id, name, input } => {
+                self.held += bytes;
+                PartialBlock::ToolUse {
+                    id,
+                    name,
+                    start: input,
+                    json: String::new(),
+                }
+            }
+            block @ (ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }) => {
+                self.held += bytes;
+                let thought = thought_of(block).unwrap_or(Thought::Redacted {
+                    data: String::new(),
+                });
+                let shown = thought.text().len();
+                self.blocks.insert(index, PartialBlock::Thought(thought));
+                return self.shown_thought(index, 0..shown);
+            }
+            ContentBlock::Other => PartialBlock::Other,
+        };
+        self.blocks.insert(index, block);
+        Step::Nothing
+    }
+
+    /// Adds a `content_block_delta` to block `index`; a piece of text or
+    /// of a thought is shown.
+    fn add_delta(&mut self, index: usize, delta: Delta) -> Result<Step<'_>, String> {
+        let block = self.blocks.get_mut(&index).ok_or_else(|| {
+            format!(
+                "event {} of the stream: a delta for block {index}, which no \
+                 `content_block_start` opened",
+                self.events
+            )
+        })?;
+        match (block, delta) {
+            (PartialBlock::Text, Delta::Text { text }) => return Ok(self.push_text(&text)),
+            (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                self.held += partial_json.len();
+                json.push_str(&partial_json);
+            }
+            (PartialBlock::Thought(Thought::Text { text, .. }), Delta::Thinking { thinking }) => {
+                self.held += thinking.len();
+                let start = text.len();
+                text.push_str(&thinking);
+                let end = text.len();
+                return Ok(self.shown_thought(index, start..end));
+            }
+            (
+                PartialBlock::Thought(Thought::Text { signature, .. }),
+                Delta::Signature { signature: piece },
+            ) => {
+                self.held += piece.len();
+                signature.get_or_insert_default().push_str(&piece);
+            }
+            (_, Delta::Other) | (PartialBlock::Other, _) => {}
+            _ => {
+                return Err(format!(
+                    "event {} of the stream: a delta of the wrong kind for block {index}",
+                    self.events
+                ));
+            }
+        }
+        Ok(Step::Nothing)
+    }
+
     fn push_text(&mut self, piece: &str) -> Step<'_> {
         self.held += piece.len();
         let start = self.text.len();
         self.text.push_str(piece);
-        Step::Text(&self.text[start..])
+        Step::Shown {
+            thought: "",
+            text: &self.text[start..],
+        }
+    }
+
+    /// The `range` of the text of the thought of block `index`, to show.
+    fn shown_thought(&self, index: usize, range: std::ops::Range<usize>) -> Step<'_> {
+        let thought = match self.blocks.get(&index) {
+            Some(PartialBlock::Thought(thought)) => thought.text().get(range).unwrap_or(""),
+            _ => "",
+        };
+        Step::Shown { thought, text: "" }
     }
 
     /// What the answer holds so far, in bytes.
@@ -591,14 +722,18 @@ impl StreamedMessage {
         let finish = finish_reason(self.stop_reason.as_deref());
         let mut answer = ModelResponse::text(self.text).with_finish(finish);
         for (index, block) in self.blocks {
-            let PartialBlock::ToolUse {
-                id,
-                name,
-                start,
-                json,
-            } = block
-            else {
-                continue;
+            let (id, name, start, json) = match block {
+                PartialBlock::ToolUse {
+                    id,
+                    name,
+                    start,
+                    json,
+                } => (id, name, start, json),
+                PartialBlock::Thought(thought) => {
+                    answer.thoughts.push(thought);
+                    continue;
+                }
+                PartialBlock::Text | PartialBlock::Other => continue,
             };
             let arguments = if json.is_empty() {
                 start.map_or_else(|| "{}".to_owned(), |input| input.to_string())
@@ -631,7 +766,12 @@ mod tests {
     use super::*;
 
     fn wire(request: &ModelRequest, ttl: CacheTtl) -> Value {
-        serde_json::to_value(super::request(request, 1024, ttl)).unwrap_or_default()
+        let wire = MessagesWire {
+            max_tokens: 1024,
+            cache_ttl: ttl,
+            thinking_budget: None,
+        };
+        serde_json::to_value(super::request(request, &wire)).unwrap_or_default()
     }
 
     /// The paths of every `cache_control` in a request body.
@@ -693,6 +833,7 @@ mod tests {
                 .iter()
                 .map(|id| ToolCall::new(*id, "read", r#"{"path":"a"}"#))
                 .collect(),
+            thoughts: Vec::new(),
         }
     }
 
@@ -769,6 +910,7 @@ mod tests {
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![ToolCall::new("x", "read", "not json")],
+                    thoughts: Vec::new(),
                 },
                 result("x", true),
             ]),
@@ -806,7 +948,12 @@ mod tests {
         let mut pieces = Vec::new();
         for event in events {
             match message.add(&event.to_string())? {
-                Step::Text(piece) => pieces.push(piece.to_owned()),
+                Step::Shown { thought, text } => {
+                    if !thought.is_empty() {
+                        pieces.push(format!("thought: {thought}"));
+                    }
+                    pieces.push(text.to_owned());
+                }
                 Step::Stop => return Ok((pieces, message.finish()?)),
                 Step::Error { kind, message } => return Err(format!("{kind}: {message}")),
                 Step::Nothing => {}
@@ -850,9 +997,9 @@ mod tests {
     fn unknown_events_and_blocks_are_passed_over() -> Result<(), String> {
         let (pieces, answer) = stream(&[
             json!({"type": "content_block_start", "index": 0,
-                   "content_block": {"type": "thinking", "thinking": ""}}),
+                   "content_block": {"type": "some_future_block", "data": "x"}}),
             json!({"type": "content_block_delta", "index": 0,
-                   "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+                   "delta": {"type": "some_future_delta", "data": "y"}}),
             json!({"type": "some_future_event"}),
             json!({"type": "content_block_start", "index": 1,
                    "content_block": {"type": "text", "text": ""}}),
@@ -955,5 +1102,113 @@ mod tests {
                 .with_usage(Usage::new(5, 7))
         );
         Ok(())
+    }
+
+    #[test]
+    fn a_whole_messages_thoughts_are_read_in_order() -> Result<(), String> {
+        let answer = response(
+            br#"{"content": [
+                {"type": "thinking", "thinking": "Short file.", "signature": "c2ln"},
+                {"type": "redacted_thinking", "data": "RU5D"},
+                {"type": "text", "text": "Done."}
+            ], "stop_reason": "end_turn"}"#,
+        )?;
+        assert_eq!(
+            answer,
+            ModelResponse::text("Done.")
+                .with_thought(Thought::Text {
+                    text: "Short file.".into(),
+                    signature: Some("c2ln".into()),
+                })
+                .with_thought(Thought::Redacted {
+                    data: "RU5D".into()
+                })
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_thinking_delta_for_a_text_block_is_refused() {
+        let error = stream(&[
+            json!({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": "hm"}}),
+        ])
+        .err()
+        .unwrap_or_default();
+        assert!(error.contains("wrong kind for block 0"), "{error}");
+    }
+
+    /// A request's own limit (an MCP server's sampling) lowers
+    /// `max_tokens`, never raises it, and thinking goes only with a limit
+    /// its budget fits in.
+    #[test]
+    fn a_requests_own_limit_lowers_max_tokens_and_drops_a_budget_it_cannot_hold() {
+        let wire = MessagesWire {
+            max_tokens: 8192,
+            cache_ttl: CacheTtl::FiveMinutes,
+            thinking_budget: Some(2048),
+        };
+        let body = |max_tokens: Option<u32>| {
+            let request = ModelRequest {
+                max_tokens,
+                ..request(vec![user("hi")])
+            };
+            serde_json::to_value(super::request(&request, &wire)).unwrap_or_default()
+        };
+        let plain = body(None);
+        assert_eq!(
+            (
+                plain["max_tokens"].clone(),
+                plain["thinking"]["budget_tokens"].clone()
+            ),
+            (json!(8192), json!(2048))
+        );
+        let roomy = body(Some(4096));
+        assert_eq!(
+            (
+                roomy["max_tokens"].clone(),
+                roomy["thinking"]["budget_tokens"].clone()
+            ),
+            (json!(4096), json!(2048))
+        );
+        let small = body(Some(64));
+        assert_eq!(small["max_tokens"], 64);
+        assert!(small.get("thinking").is_none(), "{small}");
+        assert_eq!(body(Some(100_000))["max_tokens"], 8192);
+    }
+
+    #[test]
+    fn only_signed_and_redacted_thoughts_go_back_and_only_with_thinking_on() {
+        let thoughts = vec![
+            Thought::Text {
+                text: "unsigned".into(),
+                signature: None,
+            },
+            Thought::Text {
+                text: "signed".into(),
+                signature: Some("c2ln".into()),
+            },
+            Thought::Redacted {
+                data: "RU5D".into(),
+            },
+        ];
+        let conversation = [Message::Assistant {
+            text: "Hi.".into(),
+            tool_calls: Vec::new(),
+            thoughts,
+        }];
+        let on = serde_json::to_value(messages(&conversation, true)).unwrap_or_default();
+        assert_eq!(
+            on[0]["content"],
+            json!([
+                {"type": "thinking", "thinking": "signed", "signature": "c2ln"},
+                {"type": "redacted_thinking", "data": "RU5D"},
+                {"type": "text", "text": "Hi."},
+            ])
+        );
+        let off = serde_json::to_value(messages(&conversation, false)).unwrap_or_default();
+        assert_eq!(off[0]["content"], json!([{"type": "text", "text": "Hi."}]));
     }
 }

@@ -15,7 +15,7 @@ use std::fmt;
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt as _};
 
-use crate::ModelResponse;
+use crate::{ModelResponse, Thought};
 
 /// A bound on what a model server may send for one request. Each is far
 /// above what a real answer needs (a model's longest answers are a few
@@ -59,7 +59,7 @@ impl fmt::Display for ResponseLimit {
     /// The bound as a message says it: `dsh's answer limit, 8 MiB of …`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (name, of_what) = match self {
-            Self::Answer => ("answer", "of text and tool calls in one answer"),
+            Self::Answer => ("answer", "of text, thoughts and tool calls in one answer"),
             Self::Event => ("event", "in one event of a stream"),
             Self::Body => ("body", "in one answer that is not streamed"),
         };
@@ -186,7 +186,7 @@ pub(crate) async fn read_body(
 }
 
 /// What `answer` holds, as [`ResponseLimit::Answer`] counts it: its text,
-/// and its tool calls' ids, names and arguments.
+/// its tool calls' ids, names and arguments, and its thoughts.
 pub(crate) fn held_by(answer: &ModelResponse) -> usize {
     answer
         .tool_calls
@@ -194,6 +194,17 @@ pub(crate) fn held_by(answer: &ModelResponse) -> usize {
         .fold(answer.text.len(), |held, call| {
             held + call.id.len() + call.name.len() + call.arguments.len()
         })
+        + answer
+            .thoughts
+            .iter()
+            .map(|thought| match thought {
+                Thought::Text { text, signature } => {
+                    text.len() + signature.as_ref().map_or(0, String::len)
+                }
+                Thought::Redacted { data } => data.len(),
+                _ => 0,
+            })
+            .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -230,7 +241,7 @@ mod tests {
     fn a_limit_says_what_it_bounds() {
         assert_eq!(
             ResponseLimit::Answer.to_string(),
-            "dsh's answer limit, 8 MiB of text and tool calls in one answer"
+            "dsh's answer limit, 8 MiB of text, thoughts and tool calls in one answer"
         );
     }
 

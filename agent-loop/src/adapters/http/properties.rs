@@ -50,7 +50,10 @@ impl Wire for RecordingWire {
             });
         }
         answer.push(data.to_owned());
-        Ok(Step::Text(answer.last().map_or("", String::as_str)))
+        Ok(Step::Shown {
+            thought: "",
+            text: answer.last().map_or("", String::as_str),
+        })
     }
 
     fn held(&self, answer: &Self::Streamed) -> usize {
@@ -87,7 +90,7 @@ fn read(bytes: &[u8], cuts: &[usize], limit: usize) -> Result<String, String> {
         .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
         .collect();
     let events = bounded_events(futures::stream::iter(chunks), limit);
-    let read = EXCHANGE.read_events(&RecordingWire, events, &|_: &str| {});
+    let read = EXCHANGE.read_events(&RecordingWire, events, &|_: crate::Piece<'_>| {});
     match futures::executor::block_on(read) {
         Ok(answer) => Ok(answer.text),
         Err(Failure::Busy { error, .. } | Failure::Final(error)) => Err(error.to_string()),
