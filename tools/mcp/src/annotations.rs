@@ -23,6 +23,16 @@ pub(crate) struct Look {
 }
 
 impl Look {
+    /// The look of the tool that reads a server's resources: untitled, a
+    /// read.
+    pub(crate) fn reader() -> Self {
+        Self {
+            title: None,
+            kind: dsh_tools::ToolKind::Read,
+            reads_only: true,
+        }
+    }
+
     /// The look `tool` asks for.
     pub(crate) fn of(tool: &Tool) -> Self {
         let title = tool

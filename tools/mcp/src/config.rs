@@ -284,6 +284,12 @@ impl ServerConfig {
         self
     }
 
+    /// Whether the model may see the server's tool `tool`: the
+    /// allow-list names it, or there is none.
+    pub fn allows(&self, tool: &str) -> bool {
+        (self.allowed_tools.as_ref()).is_none_or(|allowed| allowed.iter().any(|name| name == tool))
+    }
+
     /// Makes the server required: a session does not start without it.
     pub fn required(mut self) -> Self {
         self.required = true;

@@ -103,29 +103,17 @@ impl ToolSet {
         resources: Option<&[Resource]>,
         task_only: &std::collections::HashSet<String>,
     ) -> Self {
-        let allowed = |name: &str| {
-            server
-                .allowed_tools
-                .as_ref()
-                .is_none_or(|allowed| allowed.iter().any(|tool| tool == name))
-        };
         let listed_names = listed.iter().map(|tool| tool.name.to_string()).collect();
-        let mut left_out = Vec::new();
-        let tools: Vec<rmcp::model::Tool> = listed
-            .into_iter()
-            .filter(|tool| {
-                let why = if !allowed(&tool.name) {
-                    LeftOut::NotAllowed
-                } else if task_only.contains(tool.name.as_ref()) {
-                    LeftOut::TaskOnly
-                } else {
-                    return true;
-                };
-                left_out.push((tool.name.to_string(), why));
-                false
-            })
-            .collect();
-        let resources = resources.filter(|_| allowed(READ_RESOURCE));
+        let (tools, left_out) = kept(listed, |name| {
+            if !server.allows(name) {
+                Some(LeftOut::NotAllowed)
+            } else if task_only.contains(name) {
+                Some(LeftOut::TaskOnly)
+            } else {
+                None
+            }
+        });
+        let resources = resources.filter(|_| server.allows(READ_RESOURCE));
         let mut raw_names: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
         if resources.is_some() {
             raw_names.push(READ_RESOURCE.to_owned());
@@ -151,14 +139,7 @@ impl ToolSet {
             .zip(names.get(tools.len()))
             .map(|(resources, name)| {
                 schemas.push(reader_schema(&server.name, &name.exposed, resources));
-                looks.insert(
-                    name.exposed.clone(),
-                    Look {
-                        title: None,
-                        kind: dsh_tools::ToolKind::Read,
-                        reads_only: true,
-                    },
-                );
+                looks.insert(name.exposed.clone(), Look::reader());
                 name.exposed.clone()
             });
         let raw = names
@@ -189,6 +170,25 @@ impl ToolSet {
             left_out,
         }
     }
+}
+
+/// The tools of `listed` that `left_out` finds no reason to leave out, and
+/// those it does, each with its reason.
+fn kept(
+    listed: Vec<rmcp::model::Tool>,
+    left_out: impl Fn(&str) -> Option<LeftOut>,
+) -> (Vec<rmcp::model::Tool>, Vec<(String, LeftOut)>) {
+    let mut out = Vec::new();
+    let kept = (listed.into_iter())
+        .filter(|tool| match left_out(&tool.name) {
+            Some(why) => {
+                out.push((tool.name.to_string(), why));
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (kept, out)
 }
 
 /// What the server and the task that keeps its tools current share.
