@@ -1,6 +1,10 @@
 //! The client's side of a connection: what dsh says it is, and what it
 //! answers a server's requests with — the roots a server may work in.
 //!
+//! What a server says of a running call (`notifications/progress`) goes
+//! to the call's display; its log messages (`notifications/message`) to
+//! dsh's stderr, with its name.
+//!
 //! A `list_changed` notification of tools is not handled here but where
 //! it is read (`Watched`), which wakes the one task that re-lists them.
 
@@ -9,7 +13,7 @@
 // (`server-filesystem`) ask for them.
 #![allow(
     deprecated,
-    reason = "rmcp marks roots deprecated; 2025-11-25 has them"
+    reason = "rmcp marks roots and logging deprecated; 2025-11-25 has them"
 )]
 
 use std::path::PathBuf;
@@ -18,10 +22,13 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ListRootsResult, ProtocolVersion, Root, RootsCapabilities,
+    Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProtocolVersion, Root, RootsCapabilities,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 
+use crate::McpLogLevel;
+use crate::progress::CallProgress;
 use crate::prompts::PromptList;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
@@ -99,6 +106,10 @@ pub(crate) struct Handler {
     pub(crate) prompts: Arc<PromptList>,
     /// The server's name, for what is said of it.
     pub(crate) server: Arc<str>,
+    /// The displays of the server's running calls, by progress token.
+    pub(crate) progress: Arc<CallProgress>,
+    /// The least severe of its log messages shown.
+    pub(crate) log_level: McpLogLevel,
 }
 
 impl ClientHandler for Handler {
@@ -147,6 +158,24 @@ impl ClientHandler for Handler {
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.report(&params);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(line) = crate::logging::log_line(&params, self.log_level) {
+            crate::stderr::log(&self.server, &line);
+        }
+    }
+
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
@@ -189,6 +218,8 @@ mod tests {
             roots: Roots::default(),
             prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
             server: "docs".into(),
+            progress: Arc::default(),
+            log_level: McpLogLevel::default(),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.roots.is_some());

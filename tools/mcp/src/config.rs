@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// (a `file://` URI each); when empty, the server's working directory
     /// ([`roots`](Self::roots)).
     pub roots: Vec<PathBuf>,
+    /// The least severe of the server's log messages dsh shows (and asks
+    /// it for, with `logging/setLevel`).
+    pub log_level: crate::McpLogLevel,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -143,6 +146,7 @@ impl ServerConfig {
             declared_at: None,
             approval: McpApproval::default(),
             roots: Vec::new(),
+            log_level: crate::McpLogLevel::default(),
         }
     }
 
@@ -288,6 +292,12 @@ impl ServerConfig {
     /// Sets the call timeout.
     pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets the least severe log message of the server shown.
+    pub fn with_log_level(mut self, level: crate::McpLogLevel) -> Self {
+        self.log_level = level;
         self
     }
 

@@ -74,8 +74,10 @@ mod annotations;
 mod client;
 mod config;
 mod error;
+mod logging;
 mod naming;
 mod process;
+mod progress;
 mod prompts;
 mod redirect;
 mod render;
@@ -95,6 +97,7 @@ pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
 };
 pub use error::McpError;
+pub use logging::McpLogLevel;
 pub use naming::{
     ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names, is_server_name,
     sanitize_server_name,

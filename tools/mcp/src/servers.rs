@@ -346,7 +346,12 @@ impl Tool for McpTool {
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
         self.server
-            .call(&self.schema.name, arguments, &cx.cancel)
+            .call_reporting(
+                &self.schema.name,
+                arguments,
+                &cx.cancel,
+                cx.get::<dsh_tools::ToolProgress>(),
+            )
             .await
     }
 }

@@ -666,3 +666,41 @@ async fn a_prompt_is_got_as_text_and_its_list_kept_current() {
     );
     w.servers.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_calls_progress_reaches_its_display_step_by_step_before_its_result() {
+    let server = start(config("docs", &["progress"])).await.expect("starts");
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let progress = dsh_tools::ToolProgress::new(move |text| sink.lock().push(text.to_owned()));
+    let result = server
+        .call_reporting(
+            "docs__progress",
+            serde_json::json!({"ms": 50}),
+            &CancellationToken::new(),
+            Some(&progress),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(result.text, "done");
+    assert_eq!(
+        *seen.lock(),
+        [
+            "step 1 of 3 (1/3)",
+            "step 2 of 3 (2/3)",
+            "step 3 of 3 (3/3)"
+        ]
+    );
+    // A call without a display still runs; nothing more is reported.
+    let quiet = server
+        .call(
+            "docs__progress",
+            serde_json::json!({"ms": 1}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(quiet.text, "done");
+    assert_eq!(seen.lock().len(), 3);
+    server.shutdown().await;
+}
