@@ -90,6 +90,29 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
 }
 
 #[test]
+fn a_servers_log_messages_are_said_on_stderr_with_its_name_at_its_log_level() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__progress\"\narguments = { ms = 1 }\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["progress"], "log_level = \"info\""),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, _) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "done");
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains("[mcp docs] info: steps: info at step 2\n")
+            && stderr.contains("[mcp docs] warning: steps: warning at step 3\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("debug at step 1"), "{stderr}");
+}
+
+#[test]
 fn an_optional_server_that_fails_is_said_once_and_the_run_goes_on() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let tables = format!(
