@@ -73,8 +73,8 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::{Assessment, KnownSize};
 use crate::history::{View, positioned_messages};
 use crate::{
-    Agent, AgentLoop, CompactionTrigger, ContextBudget, Event, Message, ModelError, ModelRequest,
-    ModelResponse, Session, TurnError,
+    Agent, AgentLoop, CompactionTrigger, ContextBudget, Event, Image, Message, ModelError,
+    ModelRequest, ModelResponse, Session, TurnError,
 };
 
 /// The name of the section the compaction request is told.
@@ -531,14 +531,21 @@ impl Plan {
             if total <= target {
                 break;
             }
-            let (Some(position), Message::Tool { name, text, .. }) = (position, message) else {
+            let (
+                Some(position),
+                Message::Tool {
+                    name, text, images, ..
+                },
+            ) = (position, message)
+            else {
                 continue;
             };
             if *position >= latest_step || view.is_elided(*position) {
                 continue;
             }
             let marker = elided_result(name, text);
-            if marker.len() >= text.len() {
+            // A short text is worth eliding for the images it drops.
+            if marker.len() >= text.len() && images.is_empty() {
                 continue;
             }
             let marker = budget.count_message(&Message::User { text: marker });
@@ -611,6 +618,7 @@ fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
                 name,
                 text,
                 is_error,
+                images,
                 ..
             } => {
                 let head = if is_error {
@@ -618,7 +626,7 @@ fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
                 } else {
                     format!("`{name}` result")
                 };
-                push_entry(&mut out, &head, &text);
+                push_entry(&mut out, &head, &Image::described_after(&text, &images));
             }
         }
     }
@@ -674,6 +682,7 @@ mod tests {
                 name: "read".into(),
                 text: "y".repeat(900),
                 is_error: false,
+                images: Vec::new(),
             },
             Event::UserMessage {
                 text: "next".into(),

@@ -177,6 +177,7 @@ mod tests {
                 name: "read".into(),
                 text: "1\tx".into(),
                 is_error: false,
+                images: Vec::new(),
             },
             Event::TurnEnd {
                 reason: TurnEndReason::Completed,

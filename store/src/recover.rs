@@ -73,6 +73,7 @@ impl OpenTurn {
                 name,
                 text: INTERRUPTED_CALL.to_owned(),
                 is_error: true,
+                images: Vec::new(),
             })
             .collect();
         closing.push(Event::TurnEnd {
@@ -127,6 +128,7 @@ mod tests {
                 name: "bash".into(),
                 text: "ok".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ];
         let tail = close_open_turns(&mut events);
@@ -138,6 +140,7 @@ mod tests {
                     name: "read".into(),
                     text: INTERRUPTED_CALL.into(),
                     is_error: true,
+                    images: Vec::new(),
                 },
                 Event::TurnEnd {
                     reason: TurnEndReason::Error,

@@ -33,6 +33,7 @@ fn a_turn() -> Vec<Event> {
             name: "bash".into(),
             text: "a\nb".into(),
             is_error: false,
+            images: Vec::new(),
         },
         Event::StepStart { step: 2 },
         Event::AssistantMessage {
@@ -196,6 +197,7 @@ fn a_crash_mid_call_resumes_with_the_call_interrupted() {
                 name: "bash".into(),
                 text: INTERRUPTED_CALL.into(),
                 is_error: true,
+                images: Vec::new(),
             },
             Event::TurnEnd {
                 reason: TurnEndReason::Error,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use dsh_agent_types::Image;
 use dsh_sandbox::Sandbox;
 use dsh_system_prompt::ToolSchema;
 use dsh_tools::{ToolError, ToolOutput, ToolProgress};
@@ -633,10 +634,15 @@ impl McpServer {
                 "MCP server `{}`: {error}",
                 self.config.name
             ))),
-            Ok(Ok(result)) => match render_result(&result, set.reader.as_deref()) {
-                (text, false) => Ok(ToolOutput::new(text)),
-                (text, true) => Err(failed(text)),
-            },
+            Ok(Ok(result)) => {
+                let rendered = render_result(&result, set.reader.as_deref());
+                if rendered.is_error {
+                    // A failure is its text: an image of it is described.
+                    let text = Image::described_after(&rendered.text, &rendered.images);
+                    return Err(failed(text.into_owned()));
+                }
+                Ok(ToolOutput::new(rendered.text).with_images(rendered.images))
+            }
         }
     }
 

@@ -134,7 +134,7 @@ async fn an_allow_list_limits_the_tools_and_names_the_unknown() {
 }
 
 #[tokio::test]
-async fn results_are_rendered_for_a_text_model() {
+async fn results_are_rendered_as_text_and_images() {
     let w = wired();
     w.servers
         .add(start(config("docs", &[])).await.expect("starts"));
@@ -146,10 +146,11 @@ async fn results_are_rendered_for_a_text_model() {
     let echo = call("docs__echo", r#"{"text": "hi"}"#).await;
     assert_eq!((echo.text.as_str(), echo.is_error), ("hi", false));
     let image = call("docs__image", "").await;
-    assert_eq!(
-        image.text,
-        "a pixel:\n[image: image/png, 70 bytes, not shown]"
-    );
+    assert_eq!(image.text, "a pixel:");
+    let images: Vec<(&str, u64)> = (image.images.iter())
+        .map(|image| (image.mime_type.as_str(), image.decoded_len()))
+        .collect();
+    assert_eq!(images, [("image/png", 70)]);
     let resource = call("docs__resource", "{}").await;
     assert_eq!(
         resource.text,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CacheTtl;
 use crate::adapters::http::{Step, parse};
-use crate::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
+use crate::{FinishReason, Image, Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
 #[derive(Serialize)]
 struct MessagesRequest<'a> {
@@ -73,7 +73,7 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
-    /// An image of the user's, as base64.
+    /// An image (the user's, or a tool's in its result), as base64.
     Image {
         source: ImageSource<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,8 +83,8 @@ enum Block<'a> {
         tool_use_id: &'a str,
         // The API takes a result without content; it rejects an empty
         // text.
-        #[serde(skip_serializing_if = "str::is_empty")]
-        content: &'a str,
+        #[serde(skip_serializing_if = "ResultContent::is_empty")]
+        content: ResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +99,34 @@ impl Block<'_> {
         | Self::Image { cache_control, .. }
         | Self::ToolResult { cache_control, .. }) = self;
         *cache_control = Some(mark);
+    }
+}
+
+/// A tool result's content: its text alone, or, when the tool returned
+/// images, its text and the images as blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl<'a> ResultContent<'a> {
+    fn of(text: &'a str, images: &'a [Image]) -> Self {
+        if images.is_empty() {
+            return Self::Text(text);
+        }
+        let images = images.iter().map(|image| Some(image_block(image)));
+        Self::Blocks(
+            std::iter::once(text_block(text))
+                .chain(images)
+                .flatten()
+                .collect(),
+        )
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Self::Text(""))
     }
 }
 
@@ -197,17 +225,7 @@ fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
     for message in conversation {
         let (role, blocks) = match message {
             Message::User { text } => (Role::User, vec![text_block(text)]),
-            Message::UserImage { image } => (
-                Role::User,
-                vec![Some(Block::Image {
-                    source: ImageSource {
-                        r#type: "base64",
-                        media_type: &image.mime_type,
-                        data: &image.data,
-                    },
-                    cache_control: None,
-                })],
-            ),
+            Message::UserImage { image } => (Role::User, vec![Some(image_block(image))]),
             Message::Assistant { text, tool_calls } => (
                 Role::Assistant,
                 std::iter::once(text_block(text))
@@ -225,12 +243,13 @@ fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
                 call_id,
                 text,
                 is_error,
+                images,
                 ..
             } => (
                 Role::User,
                 vec![Some(Block::ToolResult {
                     tool_use_id: call_id,
-                    content: text,
+                    content: ResultContent::of(text, images),
                     is_error: *is_error,
                     cache_control: None,
                 })],
@@ -250,6 +269,17 @@ fn messages(conversation: &[Message]) -> Vec<WireMessage<'_>> {
         }
     }
     messages
+}
+
+fn image_block(image: &Image) -> Block<'_> {
+    Block::Image {
+        source: ImageSource {
+            r#type: "base64",
+            media_type: &image.mime_type,
+            data: &image.data,
+        },
+        cache_control: None,
+    }
 }
 
 fn text_block(text: &str) -> Option<Block<'_>> {
@@ -701,6 +731,7 @@ mod tests {
             name: "read".into(),
             text: format!("result of {id}"),
             is_error,
+            images: Vec::new(),
         }
     }
 
