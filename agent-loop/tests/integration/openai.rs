@@ -12,8 +12,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, FinishReason, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall, Usage,
+    Agent, AgentLoop, AgentOptions, FinishReason, Image, Message, ModelAdapter, ModelError,
+    ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, ToolCall,
+    Usage,
 };
 use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
@@ -299,6 +300,39 @@ async fn a_plain_answer() -> TestResult {
             "stream_options": {"include_usage": true},
         }),
         "no `tools` key when there are no tools"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_tools_image_is_described_in_its_result_for_chat_completions() -> TestResult {
+    let (adapter, server) = local_adapter([answer("ok")]).await?;
+    let mut with_image = request(None, "look");
+    with_image.messages.extend([
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall::new("c1", "shot", "{}")],
+        },
+        Message::Tool {
+            call_id: "c1".into(),
+            name: "shot".into(),
+            text: "the screen:".into(),
+            is_error: false,
+            images: vec![Image {
+                mime_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }],
+        },
+    ]);
+    complete(&adapter, &with_image).await?;
+    let received = server.received.lock();
+    assert_eq!(
+        received[0].0["messages"][2],
+        json!({
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "the screen:\n[image: image/png, 8 bytes, not shown]",
+        })
     );
     Ok(())
 }

@@ -831,6 +831,36 @@ mod tests {
         assert_eq!(body["messages"].as_array().map(Vec::len), Some(1));
     }
 
+    #[test]
+    fn a_tools_images_follow_its_text_inside_its_result() {
+        let mut with_image = result("c1", false);
+        if let Message::Tool { images, .. } = &mut with_image {
+            images.push(crate::Image {
+                mime_type: "image/png".into(),
+                data: "iVBORw0K".into(),
+            });
+        }
+        let body = wire(
+            &request(vec![
+                user("look"),
+                answer("", &["c1", "c2"]),
+                with_image,
+                result("c2", false),
+            ]),
+            CacheTtl::FiveMinutes,
+        );
+        let results = &body["messages"][2]["content"];
+        assert_eq!(
+            results[0]["content"],
+            json!([
+                {"type": "text", "text": "result of c1"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}},
+            ])
+        );
+        // A result without images stays a string.
+        assert_eq!(results[1]["content"], "result of c2");
+    }
+
     fn stream(events: &[Value]) -> Result<(Vec<String>, ModelResponse), String> {
         let mut message = StreamedMessage::default();
         let mut pieces = Vec::new();
