@@ -531,21 +531,10 @@ impl Plan {
             if total <= target {
                 break;
             }
-            let (
-                Some(position),
-                Message::Tool {
-                    name, text, images, ..
-                },
-            ) = (position, message)
-            else {
+            let (Some(position), Some(marker)) = (position, elision_of(message)) else {
                 continue;
             };
             if *position >= latest_step || view.is_elided(*position) {
-                continue;
-            }
-            let marker = elided_result(name, text);
-            // A short text is worth eliding for the images it drops.
-            if marker.len() >= text.len() && images.is_empty() {
                 continue;
             }
             let marker = budget.count_message(&Message::User { text: marker });
@@ -589,6 +578,20 @@ impl Plan {
             cut,
         })
     }
+}
+
+/// The marker that would stand for `message`, a tool result, when
+/// eliding it saves something: a shorter text, or images dropped (a
+/// short text is worth eliding for its images).
+fn elision_of(message: &Message) -> Option<String> {
+    let Message::Tool {
+        name, text, images, ..
+    } = message
+    else {
+        return None;
+    };
+    let marker = elided_result(name, text);
+    (marker.len() < text.len() || !images.is_empty()).then_some(marker)
 }
 
 /// The transcript of the events before `cut`, as the view after this
