@@ -2,25 +2,39 @@
 //! handed to the call's [`ToolProgress`], which a front end shows (an
 //! editor's `tool_call_update`, a line of `dsh run`).
 //!
-//! rmcp gives every request a progress token of its own; a call ties its
-//! token to its display for as long as it runs ([`CallProgress::watch`]),
-//! and the connection's handler reports what comes for a token
-//! ([`CallProgress::report`]). Progress for a token no call watches (a
-//! call over, a server that invents tokens) is dropped.
+//! rmcp gives every request a progress token of its own, and tells it
+//! only once the request is sent; a call ties its token to its display
+//! for as long as it runs ([`CallProgress::watch`]), and the connection's
+//! handler reports what comes for a token ([`CallProgress::report`]).
+//! A server may send progress before the call has tied its token (rmcp
+//! reads it on another task): the last [`MAX_EARLY`] reports of tokens no
+//! call watches are kept, and a call that ties its token gets its own
+//! first. Others (a call over, a server that invents tokens) are dropped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use dsh_tools::ToolProgress;
 use parking_lot::Mutex;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 
+/// How many reports of tokens no call watches yet are kept.
+const MAX_EARLY: usize = 32;
+
 /// The displays of a server's running calls, by their progress tokens:
 /// shared by the server, which adds them, and the connection's handler,
 /// which reports to them.
 #[derive(Debug, Default)]
 pub(crate) struct CallProgress {
-    calls: Mutex<HashMap<ProgressToken, ToolProgress>>,
+    calls: Mutex<Calls>,
+}
+
+#[derive(Debug, Default)]
+struct Calls {
+    /// The running calls' displays (`None`: a call shown nowhere).
+    watched: HashMap<ProgressToken, Option<ToolProgress>>,
+    /// Reports of tokens not watched (yet), oldest first.
+    early: VecDeque<(ProgressToken, String)>,
 }
 
 /// A call's progress token tied to its display; dropping it unties them.
@@ -31,32 +45,59 @@ pub(crate) struct Watching {
 
 impl Drop for Watching {
     fn drop(&mut self) {
-        self.owner.calls.lock().remove(&self.token);
+        self.owner.calls.lock().watched.remove(&self.token);
     }
 }
 
 impl CallProgress {
-    /// Sends what the server says of `token` to `progress` until the
-    /// returned guard is dropped.
+    /// Sends what the server says of `token` to `progress` (nowhere when
+    /// `None`) until the returned guard is dropped, starting with what
+    /// it said before.
     pub(crate) fn watch(
         self: &Arc<Self>,
         token: ProgressToken,
-        progress: ToolProgress,
+        progress: Option<ToolProgress>,
     ) -> Watching {
-        self.calls.lock().insert(token.clone(), progress);
+        let early: Vec<String> = {
+            let mut calls = self.calls.lock();
+            calls.watched.insert(token.clone(), progress.clone());
+            let (mine, others): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut calls.early)
+                .into_iter()
+                .partition(|(of, _)| *of == token);
+            calls.early = others;
+            mine.into_iter().map(|(_, text)| text).collect()
+        };
+        // Out of the lock: the display runs a front end's code.
+        if let Some(progress) = &progress {
+            for text in &early {
+                progress.report(text);
+            }
+        }
         Watching {
             owner: Arc::clone(self),
             token,
         }
     }
 
-    /// Hands a progress notification to the display of its call, if a
-    /// call watches its token.
+    /// Hands a progress notification to the display of its call; keeps
+    /// it when no call watches its token yet.
     pub(crate) fn report(&self, params: &ProgressNotificationParam) {
-        // Cloned out of the lock: the display runs a front end's code.
-        let progress = self.calls.lock().get(&params.progress_token).cloned();
+        let text = progress_text(params);
+        let progress = {
+            let mut calls = self.calls.lock();
+            match calls.watched.get(&params.progress_token) {
+                Some(progress) => progress.clone(),
+                None => {
+                    if calls.early.len() == MAX_EARLY {
+                        calls.early.pop_front();
+                    }
+                    calls.early.push_back((params.progress_token.clone(), text));
+                    return;
+                }
+            }
+        };
         if let Some(progress) = progress {
-            progress.report(&progress_text(params));
+            progress.report(&text);
         }
     }
 }
@@ -113,15 +154,28 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
         let calls = Arc::new(CallProgress::default());
-        let watching = calls.watch(
-            token(7),
-            ToolProgress::new(move |text| sink.lock().push(text.to_owned())),
-        );
+        // Said before the call tied its token: it gets it when it does.
         calls.report(&ProgressNotificationParam::new(token(7), 1.0));
+        calls.report(&ProgressNotificationParam::new(token(9), 1.0));
+        let display = ToolProgress::new(move |text| sink.lock().push(text.to_owned()));
+        let watching = calls.watch(token(7), Some(display));
+        calls.report(&ProgressNotificationParam::new(token(7), 2.0));
         calls.report(&ProgressNotificationParam::new(token(8), 1.0));
         drop(watching);
-        calls.report(&ProgressNotificationParam::new(token(7), 2.0));
-        assert_eq!(*seen.lock(), ["1"]);
-        assert!(calls.calls.lock().is_empty());
+        calls.report(&ProgressNotificationParam::new(token(7), 3.0));
+        assert_eq!(*seen.lock(), ["1", "2"]);
+        assert!(calls.calls.lock().watched.is_empty());
+    }
+
+    #[test]
+    fn reports_no_call_claims_are_kept_a_few() {
+        let calls = Arc::new(CallProgress::default());
+        for n in 0..100 {
+            calls.report(&ProgressNotificationParam::new(token(n), 1.0));
+        }
+        assert_eq!(calls.calls.lock().early.len(), MAX_EARLY);
+        // A call shown nowhere takes its own and shows none.
+        drop(calls.watch(token(99), None));
+        assert_eq!(calls.calls.lock().early.len(), MAX_EARLY - 1);
     }
 }

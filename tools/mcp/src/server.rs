@@ -607,7 +607,7 @@ impl McpServer {
         // Dropping the request future (timeout, cancel) sends
         // `notifications/cancelled` to the server.
         let call = call_tool(&self.peer, params, |token| {
-            progress.map(|progress| self.progress.watch(token.clone(), progress.clone()))
+            self.progress.watch(token.clone(), progress.cloned())
         });
         let call = tokio::time::timeout(self.config.call_timeout, call);
         let outcome = tokio::select! {
@@ -758,7 +758,7 @@ type Spawned = (TokioChildProcess, Option<ProcessGroup>, Option<u32>);
 async fn call_tool<W>(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
-    watch: impl FnOnce(&rmcp::model::ProgressToken) -> Option<W>,
+    watch: impl FnOnce(&rmcp::model::ProgressToken) -> W,
 ) -> Result<CallToolResult, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
