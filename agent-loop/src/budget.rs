@@ -229,7 +229,8 @@ pub enum Assessment {
 /// as OpenAI documents for its chat format; close for others.
 pub const MESSAGE_FRAMING_TOKENS: u64 = 4;
 
-/// What one image of the user's is counted as: the most Anthropic's
+/// What one image (a user's, or a tool's in its result) is counted as:
+/// the most Anthropic's
 /// vision charges for one (about 1,600 tokens); OpenAI's detail levels
 /// stay under it for images of usual sizes. An estimate: neither API
 /// says before the request.
@@ -374,7 +375,8 @@ impl ContextBudget {
     /// The tokens of one message, with its framing.
     pub fn count_message(&self, message: &Message) -> u64 {
         let text = match message {
-            Message::User { text } | Message::Tool { text, .. } => self.count(text),
+            Message::User { text } => self.count(text),
+            Message::Tool { text, images, .. } => self.count(text) + images_tokens(images),
             Message::UserImage { .. } => IMAGE_TOKENS,
             Message::Assistant {
                 text, tool_calls, ..
@@ -412,6 +414,11 @@ impl fmt::Display for ContextBudget {
     }
 }
 
+/// The tokens of a tool result's images: [`IMAGE_TOKENS`] each.
+fn images_tokens(images: &[crate::Image]) -> u64 {
+    IMAGE_TOKENS.saturating_mul(u64::try_from(images.len()).unwrap_or(u64::MAX))
+}
+
 fn len(text: &str) -> u64 {
     u64::try_from(text.len()).unwrap_or(u64::MAX)
 }
@@ -426,7 +433,8 @@ fn tool_bytes(tool: &ToolSchema) -> u64 {
 /// An upper bound of one message's tokens: its bytes, plus its framing.
 fn message_bytes(message: &Message) -> u64 {
     let text = match message {
-        Message::User { text } | Message::Tool { text, .. } => len(text),
+        Message::User { text } => len(text),
+        Message::Tool { text, images, .. } => len(text) + images_tokens(images) * 4,
         // The image's bytes bound what its tokens can be; what the API
         // counts is far less (a few hundred to some thousands of tokens).
         Message::UserImage { .. } => IMAGE_TOKENS * 4,

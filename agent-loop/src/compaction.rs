@@ -73,8 +73,8 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::{Assessment, KnownSize};
 use crate::history::{View, positioned_messages};
 use crate::{
-    Agent, AgentLoop, CompactionTrigger, ContextBudget, Event, Message, ModelError, ModelRequest,
-    ModelResponse, Session, TurnError,
+    Agent, AgentLoop, CompactionTrigger, ContextBudget, Event, Image, Message, ModelError,
+    ModelRequest, ModelResponse, Session, TurnError,
 };
 
 /// The name of the section the compaction request is told.
@@ -532,14 +532,10 @@ impl Plan {
             if total <= target {
                 break;
             }
-            let (Some(position), Message::Tool { name, text, .. }) = (position, message) else {
+            let (Some(position), Some(marker)) = (position, elision_of(message)) else {
                 continue;
             };
             if *position >= latest_step || view.is_elided(*position) {
-                continue;
-            }
-            let marker = elided_result(name, text);
-            if marker.len() >= text.len() {
                 continue;
             }
             let marker = budget.count_message(&Message::User { text: marker });
@@ -585,6 +581,20 @@ impl Plan {
     }
 }
 
+/// The marker that would stand for `message`, a tool result, when
+/// eliding it saves something: a shorter text, or images dropped (a
+/// short text is worth eliding for its images).
+fn elision_of(message: &Message) -> Option<String> {
+    let Message::Tool {
+        name, text, images, ..
+    } = message
+    else {
+        return None;
+    };
+    let marker = elided_result(name, text);
+    (marker.len() < text.len() || !images.is_empty()).then_some(marker)
+}
+
 /// The transcript of the events before `cut`, as the view after this
 /// compaction's elisions shows them: what the summary request reads.
 fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
@@ -614,6 +624,7 @@ fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
                 name,
                 text,
                 is_error,
+                images,
                 ..
             } => {
                 let head = if is_error {
@@ -621,7 +632,7 @@ fn transcript(events: &[Event], elided: &[usize], cut: usize) -> String {
                 } else {
                     format!("`{name}` result")
                 };
-                push_entry(&mut out, &head, &text);
+                push_entry(&mut out, &head, &Image::described_after(&text, &images));
             }
         }
     }
@@ -678,6 +689,7 @@ mod tests {
                 name: "read".into(),
                 text: "y".repeat(900),
                 is_error: false,
+                images: Vec::new(),
             },
             Event::UserMessage {
                 text: "next".into(),

@@ -127,16 +127,22 @@ pub(crate) fn positioned_messages(
                 name,
                 text,
                 is_error,
-            } => Message::Tool {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                text: if view.is_elided(position) {
-                    elided_result(name, text)
-                } else {
-                    text.clone()
-                },
-                is_error: *is_error,
-            },
+                images,
+            } => {
+                // An elided result is its marker alone: its images go too.
+                let elided = view.is_elided(position);
+                Message::Tool {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    text: if elided {
+                        elided_result(name, text)
+                    } else {
+                        text.clone()
+                    },
+                    is_error: *is_error,
+                    images: if elided { Vec::new() } else { images.clone() },
+                }
+            }
             Event::StepStart { .. } | Event::TurnEnd { .. } | Event::Compacted { .. } => continue,
             // `Event` is another crate's non-exhaustive enum: a kind added
             // there is not part of the conversation until this match says

@@ -178,6 +178,7 @@ mod tests {
                 name: "read".into(),
                 text: "1\tx".into(),
                 is_error: false,
+                images: Vec::new(),
             },
             Event::TurnEnd {
                 reason: TurnEndReason::Completed,
@@ -197,6 +198,63 @@ mod tests {
                 thoughts: Vec::new(),
             }
         );
+    }
+
+    #[test]
+    fn a_results_images_are_read_until_a_compaction_elides_it() {
+        let pixel = crate::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        };
+        let history = [
+            Event::UserMessage { text: "hi".into() },
+            Event::ToolCall {
+                call: ToolCall::new("c1", "shot", "{}"),
+            },
+            Event::ToolResult {
+                call_id: "c1".into(),
+                name: "shot".into(),
+                text: "the screen:".into(),
+                is_error: false,
+                images: vec![pixel.clone()],
+            },
+        ];
+        let images = |session: &Session| match session.messages().last() {
+            Some(Message::Tool { images, .. }) => Some(images.clone()),
+            _ => None,
+        };
+        let session = Session::new().with_history(history.clone());
+        assert_eq!(images(&session), Some(vec![pixel]));
+        let compacted =
+            Session::new().with_history(history.into_iter().chain([Event::Compacted {
+                trigger: crate::CompactionTrigger::Budget,
+                before_tokens: 2_000,
+                after_tokens: 100,
+                window: None,
+                elided: vec![2],
+                summary: None,
+                replaced: 0,
+            }]));
+        assert_eq!(images(&compacted), Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_results_images_count_image_tokens_each() {
+        let budget = crate::ContextBudget::for_model("gpt-4o", None, None);
+        let result = |images| Message::Tool {
+            call_id: "c1".into(),
+            name: "shot".into(),
+            text: "the screen:".into(),
+            is_error: false,
+            images,
+        };
+        let pixel = crate::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        };
+        let plain = budget.count_message(&result(Vec::new()));
+        let two = budget.count_message(&result(vec![pixel.clone(), pixel]));
+        assert_eq!(two - plain, 2 * crate::IMAGE_TOKENS);
     }
 
     #[test]

@@ -599,16 +599,16 @@ impl AgentLoop {
         let mut calls = calls.iter();
         while let Some(call) = calls.next() {
             match self.call_tool(step, assembly, call, calling, cancel).await {
-                Ok(result) => self.record_result(session, call, result.text, result.is_error),
+                Ok(result) => self.record_result(session, call, result),
                 Err(error) => {
                     let text = match &error {
                         TurnError::Cancelled => "not finished: the turn was cancelled".to_owned(),
                         error => format!("not finished: the turn failed: {error}"),
                     };
-                    self.record_result(session, call, text, true);
+                    self.record_result(session, call, failed(text));
                     for call in calls {
                         let text = format!("{NOT_RUN}the turn ended before this call");
-                        self.record_result(session, call, text, true);
+                        self.record_result(session, call, failed(text));
                     }
                     return Err(error);
                 }
@@ -628,10 +628,7 @@ impl AgentLoop {
         cancel: &CancellationToken,
     ) -> Result<ToolResult, TurnError> {
         if !assembly.has_tool(&call.name) {
-            return Ok(ToolResult {
-                text: unavailable(assembly, &call.name),
-                is_error: true,
-            });
+            return Ok(failed(unavailable(assembly, &call.name)));
         }
         if cancel.is_cancelled() {
             return Err(TurnError::Cancelled);
@@ -646,10 +643,7 @@ impl AgentLoop {
             match approved {
                 Ok(Approval::Allow) => {}
                 Ok(Approval::Deny { reason }) => {
-                    return Ok(ToolResult {
-                        text: format!("{NOT_RUN}{reason}"),
-                        is_error: true,
-                    });
+                    return Ok(failed(format!("{NOT_RUN}{reason}")));
                 }
                 Err(payload) => return Err(panicked(step, "the tool approval", payload)),
             }
@@ -697,12 +691,13 @@ impl AgentLoop {
         }
     }
 
-    fn record_result(&self, session: &mut Session, call: &ToolCall, text: String, is_error: bool) {
+    fn record_result(&self, session: &mut Session, call: &ToolCall, result: ToolResult) {
         let event = Event::ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            text,
-            is_error,
+            text: result.text,
+            is_error: result.is_error,
+            images: result.images,
         };
         self.record(session, event);
     }
@@ -714,6 +709,15 @@ impl AgentLoop {
         if let (Some(hook), Some(event)) = (&self.inner.on_event, session.events().last()) {
             hook(session.id(), event);
         }
+    }
+}
+
+/// The result of a call that failed with `text`, which says why.
+fn failed(text: String) -> ToolResult {
+    ToolResult {
+        text,
+        is_error: true,
+        images: Vec::new(),
     }
 }
 

@@ -92,6 +92,7 @@ fn session(steps: usize) -> Session {
             name: "read".to_owned(),
             text: file(step),
             is_error: false,
+            images: Vec::new(),
         });
     }
     Session::new().with_history(events)

@@ -48,6 +48,7 @@ fn event(n: usize) -> Event {
             name: "read".into(),
             text: result_text(),
             is_error: false,
+            images: Vec::new(),
         },
         5 => Event::AssistantMessage {
             text: "The off-by-one is on line 12; fixed.".into(),
@@ -74,6 +75,7 @@ fn session_store(c: &mut Criterion) {
         name: "read".into(),
         text: result_text(),
         is_error: false,
+        images: Vec::new(),
     };
     group.bench_function("record_event", |b| {
         b.iter(|| writer.append(black_box(&result)).expect("recorded"))

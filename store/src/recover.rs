@@ -73,6 +73,7 @@ impl OpenTurn {
                 name,
                 text: INTERRUPTED_CALL.to_owned(),
                 is_error: true,
+                images: Vec::new(),
             })
             .collect();
         closing.push(Event::TurnEnd {
@@ -131,6 +132,7 @@ mod tests {
                 name: "bash".into(),
                 text: "ok".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ];
         let tail = close_open_turns(&mut events);
@@ -142,6 +144,7 @@ mod tests {
                     name: "read".into(),
                     text: INTERRUPTED_CALL.into(),
                     is_error: true,
+                    images: Vec::new(),
                 },
                 Event::TurnEnd {
                     reason: TurnEndReason::Error,

@@ -34,6 +34,7 @@ fn a_turn() -> Vec<Event> {
             name: "bash".into(),
             text: "a\nb".into(),
             is_error: false,
+            images: Vec::new(),
         },
         Event::StepStart { step: 2 },
         Event::AssistantMessage {
@@ -134,6 +135,44 @@ fn the_store_is_in_wal_mode() {
 }
 
 #[test]
+fn a_results_images_round_trip_and_a_result_without_them_loads_as_before() {
+    let (_dir, store) = temp_store();
+    let writer = coder_session(&store);
+    let mut events = a_turn();
+    let shot = Event::ToolResult {
+        call_id: "c2".into(),
+        name: "docs__image".into(),
+        text: "a pixel:".into(),
+        is_error: false,
+        images: vec![dsh_agent_types::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        }],
+    };
+    events.insert(6, shot);
+    for event in &events {
+        writer.append(event).unwrap();
+    }
+    let id = writer.id().to_owned();
+    drop(writer);
+    let loaded = store.load(&id).unwrap();
+    assert_eq!(loaded.events, events);
+    // A result without images is written as a dsh before them wrote it,
+    // and such a record loads.
+    let body: String = raw(&store)
+        .query_row(
+            "SELECT body FROM events WHERE session_id = ?1 AND seq = 6",
+            [&id],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        body,
+        r#"{"type":"tool_result","call_id":"c1","name":"bash","text":"a\nb","is_error":false}"#
+    );
+}
+
+#[test]
 fn a_torn_record_is_reported_and_skipped() {
     let (_dir, store) = temp_store();
     let writer = coder_session(&store);
@@ -198,6 +237,7 @@ fn a_crash_mid_call_resumes_with_the_call_interrupted() {
                 name: "bash".into(),
                 text: INTERRUPTED_CALL.into(),
                 is_error: true,
+                images: Vec::new(),
             },
             Event::TurnEnd {
                 reason: TurnEndReason::Error,

@@ -340,9 +340,11 @@ mod wire {
             #[serde(skip_serializing_if = "Vec::is_empty")]
             tool_calls: Vec<WireToolCall<'a>>,
         },
+        /// A tool's result: its images described (chat completions
+        /// take no image in a tool message).
         Tool {
             tool_call_id: &'a str,
-            content: &'a str,
+            content: std::borrow::Cow<'a, str>,
         },
     }
 
@@ -421,9 +423,14 @@ mod wire {
                             })
                             .collect(),
                     },
-                    Message::Tool { call_id, text, .. } => WireMessage::Tool {
+                    Message::Tool {
+                        call_id,
+                        text,
+                        images,
+                        ..
+                    } => WireMessage::Tool {
                         tool_call_id: call_id,
-                        content: text,
+                        content: crate::Image::described_after(text, images),
                     },
                 }
             }))

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, Event, FinishReason, Message, ModelAdapter, ModelError,
+    Agent, AgentLoop, AgentOptions, Event, FinishReason, Image, Message, ModelAdapter, ModelError,
     ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, Thought,
     ToolCall, Usage,
 };
@@ -319,6 +319,40 @@ async fn a_requests_own_token_limit_is_sent_as_max_completion_tokens() -> TestRe
     limited.max_tokens = Some(64);
     complete(&adapter, &limited).await?;
     assert_eq!(server.received.lock()[0].0["max_completion_tokens"], 64);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_tools_image_is_described_in_its_result_for_chat_completions() -> TestResult {
+    let (adapter, server) = local_adapter([answer("ok")]).await?;
+    let mut with_image = request(None, "look");
+    with_image.messages.extend([
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall::new("c1", "shot", "{}")],
+            thoughts: Vec::new(),
+        },
+        Message::Tool {
+            call_id: "c1".into(),
+            name: "shot".into(),
+            text: "the screen:".into(),
+            is_error: false,
+            images: vec![Image {
+                mime_type: "image/png".into(),
+                data: "iVBORw0KGgo=".into(),
+            }],
+        },
+    ]);
+    complete(&adapter, &with_image).await?;
+    let received = server.received.lock();
+    assert_eq!(
+        received[0].0["messages"][2],
+        json!({
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "the screen:\n[image: image/png, 8 bytes, not shown]",
+        })
+    );
     Ok(())
 }
 

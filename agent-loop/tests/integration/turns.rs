@@ -124,6 +124,7 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult 
             name: "echo".into(),
             text: "pong".into(),
             is_error: false,
+            images: Vec::new(),
         }
     );
     let Message::Tool { text, is_error, .. } = &second.messages[3] else {

@@ -96,6 +96,10 @@ pub enum Event {
         text: String,
         /// Whether the call failed.
         is_error: bool,
+        /// Images the tool returned, after its text (none in a log
+        /// written before tools returned images).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::Image>,
     },
     /// The turn is over.
     TurnEnd {
@@ -151,6 +155,7 @@ impl Event {
     ///     name: "bash".into(),
     ///     text: format!("{NOT_RUN}the user refused"),
     ///     is_error: true,
+    ///     images: Vec::new(),
     /// };
     /// assert!(refused.never_ran());
     /// ```

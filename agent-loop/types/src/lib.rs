@@ -44,4 +44,4 @@ mod message;
 
 pub use event::{CompactionTrigger, Event, NOT_RUN, TurnEndReason};
 pub use id::{AgentId, SessionId};
-pub use message::{Image, Message, Thought, ToolCall};
+pub use message::{IMAGE_TYPES, Image, MAX_IMAGE_BYTES, Message, Thought, ToolCall, decoded_len};

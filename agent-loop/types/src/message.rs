@@ -30,8 +30,16 @@ impl ToolCall {
     }
 }
 
-/// An image, as the user attached it: its media type and its bytes in
-/// base64.
+/// The media types of the images dsh sends a model: those every model
+/// API that takes images takes.
+pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The most bytes of an image dsh sends a model (decoded): what the model
+/// APIs take (Anthropic's limit is 5 MiB).
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// An image, as the user attached it or a tool returned it: its media
+/// type and its bytes in base64.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Image {
     /// The media type: `image/png`, `image/jpeg`, `image/gif`,
@@ -48,14 +56,60 @@ impl Image {
     }
 
     /// How it is said where it cannot be shown: `[image: image/png, 4033
-    /// bytes]`.
+    /// bytes, not shown]`.
+    ///
+    /// ```
+    /// let image = dsh_agent_types::Image { mime_type: "image/png".into(), data: "AAAA".into() };
+    /// assert_eq!(image.described(), "[image: image/png, 3 bytes, not shown]");
+    /// ```
     pub fn described(&self) -> String {
         format!(
-            "[image: {}, {} bytes]",
+            "[image: {}, {} bytes, not shown]",
             self.mime_type,
-            self.data.len() / 4 * 3
+            self.decoded_len()
         )
     }
+
+    /// `text`, then each of `images` described on a line of its own: a
+    /// tool result as a model that takes no image there reads it.
+    ///
+    /// ```
+    /// use dsh_agent_types::Image;
+    ///
+    /// let pixel = Image { mime_type: "image/png".into(), data: "AAAA".into() };
+    /// assert_eq!(
+    ///     Image::described_after("a pixel:", &[pixel]),
+    ///     "a pixel:\n[image: image/png, 3 bytes, not shown]"
+    /// );
+    /// assert_eq!(Image::described_after("no image", &[]), "no image");
+    /// ```
+    pub fn described_after<'a>(text: &'a str, images: &[Self]) -> std::borrow::Cow<'a, str> {
+        if images.is_empty() {
+            return text.into();
+        }
+        let described = images.iter().map(Self::described);
+        let lines: Vec<String> = std::iter::once(text.to_owned())
+            .filter(|text| !text.is_empty())
+            .chain(described)
+            .collect();
+        lines.join("\n").into()
+    }
+
+    /// How many bytes the base64 data encodes.
+    pub fn decoded_len(&self) -> u64 {
+        decoded_len(&self.data)
+    }
+}
+
+/// How many bytes a base64 text (with its padding) encodes.
+///
+/// ```
+/// assert_eq!(dsh_agent_types::decoded_len("aGk="), 2);
+/// ```
+pub fn decoded_len(base64: &str) -> u64 {
+    let padding = base64.bytes().rev().take_while(|&b| b == b'=').count();
+    let len = (base64.len() / 4 * 3).saturating_sub(padding);
+    u64::try_from(len).unwrap_or(u64::MAX)
 }
 
 /// Reasoning a model wrote before its answer (its "thinking"), as its API
@@ -148,5 +202,10 @@ pub enum Message {
         text: String,
         /// Whether the call failed.
         is_error: bool,
+        /// Images the tool returned, after its text: an adapter whose API
+        /// takes images in a tool result sends them there, another
+        /// describes each ([`Image::described`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
 }

@@ -38,7 +38,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{AgentLoop, FinishReason, Image, Session, SessionId, TurnError};
+use dsh_agent_loop::{
+    AgentLoop, FinishReason, IMAGE_TYPES, Image, MAX_IMAGE_BYTES, Session, SessionId, TurnError,
+};
 use dsh_deployment::host::{Host, SlashCommand, attach};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
@@ -766,13 +768,6 @@ fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec
     Ok((parts.join("\n\n"), images))
 }
 
-/// The image types both model APIs take in a user message.
-const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
-/// The largest image dsh sends, decoded: Anthropic's limit per image
-/// (OpenAI's is larger).
-const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
-
 /// Image block `at` of a prompt, when its type and size are ones the
 /// model APIs take; else the error naming what is wrong.
 fn prompt_image(at: usize, image: &schema::ImageContent) -> Result<Image, Error> {
@@ -785,17 +780,18 @@ fn prompt_image(at: usize, image: &schema::ImageContent) -> Result<Image, Error>
             IMAGE_TYPES.join(", ")
         ));
     }
-    let bytes = image.data.len() / 4 * 3;
+    let image = Image {
+        mime_type: image.mime_type.clone(),
+        data: image.data.clone(),
+    };
+    let bytes = image.decoded_len();
     if bytes > MAX_IMAGE_BYTES {
         return invalid(format!(
             "`prompt[{at}]` is an image of {bytes} bytes, over the {MAX_IMAGE_BYTES} the \
              model APIs take; send a smaller one"
         ));
     }
-    Ok(Image {
-        mime_type: image.mime_type.clone(),
-        data: image.data.clone(),
-    })
+    Ok(image)
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`

@@ -24,7 +24,7 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields,
 };
-use dsh_agent_loop::{CompactionReport, Event, SessionId, StepResponse, ToolCall};
+use dsh_agent_loop::{CompactionReport, Event, Image, SessionId, StepResponse, ToolCall};
 use dsh_session_store::{RecordedChange, SessionWriter, Store};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{
@@ -198,8 +198,9 @@ impl Updates {
                 name,
                 text,
                 is_error,
+                images,
             } => {
-                self.finished(call_id, name, text, *is_error);
+                self.finished(call_id, name, text, *is_error, images);
                 let call = self.inner.calls.lock().remove(call_id);
                 if let Some(plan) = call.filter(|_| !is_error).and_then(|call| plan_of(&call)) {
                     self.send(SessionUpdate::Plan(plan));
@@ -354,7 +355,7 @@ impl Updates {
     /// A call of this session ended: its final status and content. The
     /// content replaces what the call showed: the diffs stay, before the
     /// result's text; a terminal stays, with how its command ended.
-    fn finished(&self, call_id: &str, name: &str, text: &str, is_error: bool) {
+    fn finished(&self, call_id: &str, name: &str, text: &str, is_error: bool, images: &[Image]) {
         let status = if is_error {
             ToolCallStatus::Failed
         } else {
@@ -371,6 +372,14 @@ impl Updates {
         if !terminal || is_error {
             content.push(ToolCallContent::from(text));
         }
+        // The images the tool returned, after its text, as the model
+        // reads them.
+        content.extend(images.iter().map(|image| {
+            ToolCallContent::from(schema::ContentBlock::Image(schema::ImageContent::new(
+                image.data.clone(),
+                image.mime_type.clone(),
+            )))
+        }));
         let fields = ToolCallUpdateFields::new().status(status).content(content);
         let mut update = ToolCallUpdate::new(call_id.to_owned(), fields);
         if terminal {

@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
     LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
     ResumeSessionRequest, SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate,
-    StopReason, ToolKind,
+    StopReason, ToolCallContent, ToolCallUpdate, ToolKind,
 };
 use agent_client_protocol::{Agent, Client, Error};
 use tokio::sync::mpsc;
@@ -452,4 +452,124 @@ async fn an_editor_servers_prompt_is_a_listed_command_that_sends_its_text() {
     let sent = requests[0]["messages"].to_string();
     assert!(sent.contains("Review x.rs for mistakes."), "{sent}");
     assert!(!sent.contains("/docs:review"), "{sent}");
+}
+
+/// A tool call update as a line: its status, then its content, each
+/// block as its text (an image as `image <type> <base64 bytes>`).
+fn update_line(update: &ToolCallUpdate) -> String {
+    let content: Vec<String> = (update.fields.content.iter().flatten())
+        .map(|content| match content {
+            ToolCallContent::Content(content) => match &content.content {
+                ContentBlock::Text(text) => text.text.clone(),
+                ContentBlock::Image(image) => {
+                    format!("image {} {}", image.mime_type, image.data.len())
+                }
+                other => format!("{other:?}"),
+            },
+            other => format!("{other:?}"),
+        })
+        .collect();
+    format!("{:?} {}", update.fields.status, content.join("|"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_progress_shows_in_its_call_step_by_step_before_the_result() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"notes__progress\"\narguments = { ms = 150 }\n\
+        [[answers]]\ntext = \"done\"\n";
+    let config = common::scripted_config(
+        dir.path(),
+        answers,
+        "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let server =
+        McpServer::Stdio(McpServerStdio::new("Notes", SERVER).args(vec!["progress".to_owned()]));
+    let recorded = dir.path().join("requests.jsonl");
+    let updates = with_dsh(&config, &recorded, async |cx, rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let request = NewSessionRequest::new(project.path()).mcp_servers(vec![server]);
+        let session = cx.send_request(request).block_task().await?.session_id;
+        assert_eq!(prompt(&cx, &session, "go").await?, StopReason::EndTurn);
+        let mut updates = Vec::new();
+        while let Ok((_, update)) = rx.try_recv() {
+            if let SessionUpdate::ToolCallUpdate(update) = update {
+                updates.push(update_line(&update));
+            }
+        }
+        Ok(updates)
+    })
+    .await;
+    assert_eq!(
+        updates,
+        [
+            "Some(InProgress) ",
+            "None step 1 of 3 (1/3)",
+            "None step 2 of 3 (2/3)",
+            "None step 3 of 3 (3/3)",
+            "Some(Completed) done",
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tools_image_shows_in_its_call_and_a_load_shows_it_again() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"notes__image\"\narguments = {}\n\
+        [[answers]]\ntext = \"a pixel\"\n";
+    let config = common::scripted_config(
+        dir.path(),
+        answers,
+        "\n[sessions]\npath = \"sessions.db\"\n\
+         [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+    );
+    let server = McpServer::Stdio(McpServerStdio::new("Notes", SERVER));
+    let completed = |rx: &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>| {
+        let mut lines = Vec::new();
+        while let Ok((_, update)) = rx.try_recv() {
+            if let SessionUpdate::ToolCallUpdate(update) = update
+                && update.fields.status.is_some()
+            {
+                lines.push(update_line(&update));
+            }
+        }
+        lines
+    };
+    let recorded = dir.path().join("requests.jsonl");
+    let (session, live) = with_dsh(&config, &recorded, async |cx, rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let request = NewSessionRequest::new(project.path()).mcp_servers(vec![server.clone()]);
+        let session = cx.send_request(request).block_task().await?.session_id;
+        assert_eq!(prompt(&cx, &session, "look").await?, StopReason::EndTurn);
+        Ok((session, completed(rx)))
+    })
+    .await;
+    // The PNG of the test server: 70 bytes, 96 in base64.
+    let shown = [
+        "Some(InProgress) ",
+        "Some(Completed) a pixel:|image image/png 96",
+    ];
+    assert_eq!(live, shown);
+    // The model read the image as an image of the result.
+    let requests = common::recorded_requests(&recorded);
+    let result = serde_json::to_string(&requests[1]).expect("json");
+    assert!(result.contains(r#""mime_type":"image/png""#), "{result}");
+
+    let replayed = with_dsh(&config, &dir.path().join("load.jsonl"), async |cx, rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let request = LoadSessionRequest::new(session.clone(), project.path());
+        cx.send_request(request).block_task().await?;
+        Ok(completed(rx))
+    })
+    .await;
+    assert_eq!(replayed, shown);
 }

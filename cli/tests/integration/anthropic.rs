@@ -50,6 +50,37 @@ fn events(blocks: &[(Value, Vec<Value>)], usage: Value) -> String {
         .collect()
 }
 
+/// The MCP test server's tool that returns a PNG, called first, then an
+/// answer.
+async fn calls_for_an_image(
+    State(server): State<Arc<Mutex<Server>>>,
+    body: String,
+) -> impl IntoResponse {
+    let mut server = server.lock().expect("server state");
+    server
+        .requests
+        .push(serde_json::from_str(&body).unwrap_or(Value::Null));
+    let usage = json!({"input_tokens": 20, "output_tokens": 1});
+    let body = if server.requests.len() == 1 {
+        events(
+            &[(
+                json!({"type": "tool_use", "id": "toolu_1", "name": "docs__image", "input": {}}),
+                vec![json!({"type": "input_json_delta", "partial_json": "{}"})],
+            )],
+            usage,
+        )
+    } else {
+        events(
+            &[(
+                json!({"type": "text", "text": ""}),
+                vec![json!({"type": "text_delta", "text": "A pixel."})],
+            )],
+            usage,
+        )
+    };
+    ([(header::CONTENT_TYPE, "text/event-stream")], body)
+}
+
 async fn messages(
     State(server): State<Arc<Mutex<Server>>>,
     headers: HeaderMap,
@@ -163,6 +194,49 @@ fn a_run_on_the_anthropic_adapter_streams_calls_tools_and_reports_the_cache() {
     assert!(
         summary.contains("the API's cache read 1500 of 3110 prompt tokens and wrote 1560"),
         "{summary}"
+    );
+}
+
+#[test]
+fn an_image_a_tool_returns_goes_to_claude_inside_its_tool_result() {
+    let state = Arc::new(Mutex::new(Server::default()));
+    let app = axum::Router::new()
+        .route("/v1/messages", post(calls_for_an_image))
+        .with_state(Arc::clone(&state));
+    let base_url = common::serve(app);
+    let base_url = base_url.trim_end_matches("/v1");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.anthropic]\nbase_url = {base_url:?}\nmodel = \"claude-test\"\n\
+             api_key_env = \"DSH_TEST_ANTHROPIC_KEY\"\n\
+             [mcp.docs]\ncommand = [{server:?}]\npermission = \"allow\"\n{}",
+            common::runner("", &["mcp:docs"])
+        ),
+    );
+    let output = command(&["run", "--config", &config, "-p", "Show me."])
+        .env("DSH_TEST_ANTHROPIC_KEY", KEY)
+        .output()
+        .expect("dsh runs");
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "A pixel.\n");
+    let server = state.lock().expect("server state");
+    let result = &server.requests[1]["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result", "{result}");
+    assert_eq!(
+        result["content"][0],
+        json!({"type": "text", "text": "a pixel:"})
+    );
+    assert_eq!(result["content"][1]["type"], "image", "{result}");
+    assert_eq!(result["content"][1]["source"]["type"], "base64");
+    assert_eq!(result["content"][1]["source"]["media_type"], "image/png");
+    assert_eq!(
+        result["content"][1]["source"]["data"]
+            .as_str()
+            .map(str::len),
+        Some(96)
     );
 }
 

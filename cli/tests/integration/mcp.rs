@@ -78,15 +78,38 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
     assert!(text.contains("hello from mcp"), "{text}");
     // After `add_tool` the server's list changed: the next step has it.
     assert!(tool_names(&requests[2]).contains(&"docs__extra".to_owned()));
-    let text = serde_json::to_string(&requests[3]).expect("json");
-    assert!(
-        text.contains("[image: image/png, 70 bytes, not shown]"),
-        "{text}"
-    );
+    // The image is one of the result's, not a description.
+    let messages = requests[3]["messages"].as_array().expect("messages");
+    let result = messages.last().expect("the image's result");
+    assert_eq!(result["text"], "a pixel:", "{result}");
+    assert_eq!(result["images"][0]["mime_type"], "image/png", "{result}");
 
     let pids = common::server_pids(&pid_file);
     assert_eq!(pids.len(), 2);
     common::assert_all_gone(&pids);
+}
+
+#[test]
+fn a_servers_log_messages_are_said_on_stderr_with_its_name_at_its_log_level() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__progress\"\narguments = { ms = 1 }\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["progress"], "log_level = \"info\""),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let (output, _) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    assert_eq!(stdout(&output).trim(), "done");
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains("[mcp docs] info: steps: info at step 2\n")
+            && stderr.contains("[mcp docs] warning: steps: warning at step 3\n"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("debug at step 1"), "{stderr}");
 }
 
 #[test]

@@ -17,6 +17,7 @@
 //! required = false                           # default: a failed start leaves the session without it
 //! startup_timeout_secs = 10                  # defaults as shown
 //! call_timeout_secs = 60
+//! log_level = "warning"                      # the server's log messages shown: this level and above
 //! ```
 //!
 //! An agent lists `"mcp:docs"` in its `tools` to get every (allowed) tool

@@ -86,9 +86,8 @@ const IMAGE_EXTENSIONS: [(&str, &str); 5] = [
     ("webp", "image/webp"),
 ];
 
-/// The largest image attached, in bytes: Anthropic's limit per image
-/// (OpenAI's is larger).
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// The largest image attached, in bytes: the model APIs' limit.
+pub use dsh_agent_loop::MAX_IMAGE_BYTES;
 
 /// A file attached to a prompt: text to inline, or an image to send as
 /// an image part.

@@ -2,6 +2,10 @@
 //! answers a server's requests with — the roots a server may work in, and
 //! through the host's [`Asker`](crate::Asker), sampling and elicitation.
 //!
+//! What a server says of a running call (`notifications/progress`) goes
+//! to the call's display; its log messages (`notifications/message`) to
+//! dsh's stderr, with its name.
+//!
 //! A `list_changed` notification of tools is not handled here but where
 //! it is read (`Watched`), which wakes the one task that re-lists them.
 
@@ -10,7 +14,7 @@
 // (`server-filesystem`) ask for them.
 #![allow(
     deprecated,
-    reason = "rmcp marks roots deprecated; 2025-11-25 has them"
+    reason = "rmcp marks roots and logging deprecated; 2025-11-25 has them"
 )]
 
 use std::path::PathBuf;
@@ -20,12 +24,15 @@ use parking_lot::RwLock;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, Implementation, ListRootsResult, ProtocolVersion, Root,
-    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
+    FormElicitationCapability, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, Root, RootsCapabilities, SamplingCapability,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 
+use crate::McpLogLevel;
 use crate::asker::{self, Callers, ElicitKind, Origin, SharedAsker};
+use crate::progress::CallProgress;
 use crate::prompts::PromptList;
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
@@ -108,6 +115,10 @@ pub(crate) struct Handler {
     pub(crate) asker: Option<SharedAsker>,
     /// The sessions it works for.
     pub(crate) callers: Callers,
+    /// The displays of the server's running calls, by progress token.
+    pub(crate) progress: Arc<CallProgress>,
+    /// The least severe of its log messages shown.
+    pub(crate) log_level: McpLogLevel,
 }
 
 impl Handler {
@@ -221,6 +232,24 @@ impl ClientHandler for Handler {
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.report(&params);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(line) = crate::logging::log_line(&params, self.log_level) {
+            crate::stderr::log(&self.server, &line);
+        }
+    }
+
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
@@ -265,6 +294,8 @@ mod tests {
             server: "docs".into(),
             asker: None,
             callers: Callers::default(),
+            progress: Arc::default(),
+            log_level: McpLogLevel::default(),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.roots.is_some());
@@ -304,6 +335,8 @@ mod tests {
             server: "docs".into(),
             asker: Some(SharedAsker(Arc::new(FormsOnly))),
             callers: Callers::default(),
+            progress: Arc::default(),
+            log_level: McpLogLevel::default(),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.sampling.is_some());

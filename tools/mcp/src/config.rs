@@ -56,6 +56,9 @@ pub struct ServerConfig {
     /// Who answers the server's sampling and elicitation requests for the
     /// person; no one when `None`, and dsh advertises neither.
     pub asker: Option<crate::SharedAsker>,
+    /// The least severe of the server's log messages dsh shows (and asks
+    /// it for, with `logging/setLevel`).
+    pub log_level: crate::McpLogLevel,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -147,6 +150,7 @@ impl ServerConfig {
             approval: McpApproval::default(),
             roots: Vec::new(),
             asker: None,
+            log_level: crate::McpLogLevel::default(),
         }
     }
 
@@ -305,6 +309,12 @@ impl ServerConfig {
     /// Sets the call timeout.
     pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets the least severe log message of the server shown.
+    pub fn with_log_level(mut self, level: crate::McpLogLevel) -> Self {
+        self.log_level = level;
         self
     }
 

@@ -26,15 +26,23 @@
 //!   most [`MAX_TOOL_PAGES`] pages and [`MAX_TOOLS`] tools; past either,
 //!   the server does not start ([`McpError::ToolListTooLong`]), or keeps
 //!   the tools it had.
-//! - **Calls.** Results are rendered for a text model: text as it is,
-//!   embedded text resources with their URI, images, audio and binary
-//!   resources described (type, size), `structuredContent` as JSON when
-//!   there is no text; `isError` makes a failed tool result. A result
+//! - **Calls.** Results are rendered as the model reads them: text as it
+//!   is, embedded text resources with their URI, images the model APIs
+//!   take (`dsh_agent_types::IMAGE_TYPES`, at most
+//!   `dsh_agent_types::MAX_IMAGE_BYTES`) as the output's images, other
+//!   images, audio and binary resources described (type, size),
+//!   `structuredContent` as JSON when there is no text; `isError` makes a
+//!   failed tool result. A result
 //!   over [`MAX_RESULT_BYTES`] keeps its head and tail, with a line saying
 //!   how many bytes were left out (as `bash` cuts its output). Every wait
 //!   has a timeout (`startup_timeout`, `call_timeout`); a cancelled call
 //!   is abandoned and the server told (`notifications/cancelled`); a call
-//!   to a dead server fails at once, naming it.
+//!   to a dead server fails at once, naming it. What the server says of a
+//!   call's progress goes to the call's `ToolProgress`
+//!   ([`McpServer::call_reporting`]).
+//! - **Logs.** A server's log messages (`notifications/message`) at its
+//!   [`McpLogLevel`] and above are said on stderr, `[mcp <name>] <level>:
+//!   …`; a server with the logging capability is asked for that level.
 //! - **Annotations.** A tool's `title` titles its calls, and its hints
 //!   choose their kind (`Tool::kind`: read, edit, fetch or other), for an
 //!   editor that shows calls.
@@ -80,8 +88,10 @@ mod asker;
 mod client;
 mod config;
 mod error;
+mod logging;
 mod naming;
 mod process;
+mod progress;
 mod prompts;
 mod redirect;
 mod render;
@@ -106,6 +116,7 @@ pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
 };
 pub use error::McpError;
+pub use logging::McpLogLevel;
 pub use naming::{
     ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names, is_server_name,
     sanitize_server_name,

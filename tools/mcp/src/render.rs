@@ -1,6 +1,8 @@
-//! A tool result as a text model reads it.
+//! A tool result as a model reads it: text, and the images a model may
+//! see.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use dsh_agent_types::{IMAGE_TYPES, Image, MAX_IMAGE_BYTES, decoded_len};
+use rmcp::model::{CallToolResult, ContentBlock, ImageContent, ResourceContents};
 
 /// The most bytes of a tool result the model reads, as for `bash`'s
 /// output: a longer result keeps its first and its last half of this, with
@@ -9,22 +11,46 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 /// step after it.
 pub const MAX_RESULT_BYTES: usize = 30 * 1024;
 
-/// The text of a tool result, and whether the server marked it failed
-/// (`isError`).
+/// A tool result as the model reads it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Rendered {
+    /// The text, capped.
+    pub(crate) text: String,
+    /// The images a model may see, in the result's order, after the text.
+    pub(crate) images: Vec<Image>,
+    /// Whether the server marked it failed (`isError`).
+    pub(crate) is_error: bool,
+}
+
+/// A tool result as the model reads it.
 ///
 /// Text blocks come as they are; an embedded text resource with its URI
-/// (`[resource <uri>]` on the line before it); images, audio and binary
-/// resources are described by type and size, never inlined; a resource
-/// link by name and URI, and by `reader`, the tool that opens it, when
-/// the server has one. Without any text, `structuredContent` is given as
-/// its JSON. Blocks are joined with a newline, and the whole is capped at
+/// (`[resource <uri>]` on the line before it); an image of a type the
+/// model APIs take ([`IMAGE_TYPES`]), of at most [`MAX_IMAGE_BYTES`], is
+/// one of the images, and any other image, audio and binary resources are
+/// described by type and size, never inlined; a resource link by name
+/// and URI, and by `reader`, the tool that opens it, when the server has
+/// one. Without any text, `structuredContent` is given as its JSON. Text
+/// parts are joined with a newline, and the whole is capped at
 /// [`MAX_RESULT_BYTES`] ([`capped`]).
-pub(crate) fn render_result(result: &CallToolResult, reader: Option<&str>) -> (String, bool) {
-    let text = joined(result, reader);
-    (
-        capped(text, MAX_RESULT_BYTES),
-        result.is_error == Some(true),
-    )
+pub(crate) fn render_result(result: &CallToolResult, reader: Option<&str>) -> Rendered {
+    let (text, images) = joined(result, reader);
+    Rendered {
+        text: capped(text, MAX_RESULT_BYTES),
+        images,
+        is_error: result.is_error == Some(true),
+    }
+}
+
+/// `image` as one a model may see: of a type the model APIs take, and
+/// not over their size.
+fn shown(image: &ImageContent) -> Option<Image> {
+    let image = Image {
+        mime_type: image.mime_type.clone(),
+        data: image.data.clone(),
+    };
+    (IMAGE_TYPES.contains(&image.mime_type.as_str()) && image.decoded_len() <= MAX_IMAGE_BYTES)
+        .then_some(image)
 }
 
 /// `text` as the model reads it: whole when it has at most `cap` bytes;
@@ -86,11 +112,19 @@ fn resource(contents: &ResourceContents) -> (String, bool) {
     }
 }
 
-/// The blocks of `result` rendered and joined, uncapped.
-fn joined(result: &CallToolResult, reader: Option<&str>) -> String {
+/// The blocks of `result` rendered, the text joined, uncapped; and the
+/// images a model may see.
+fn joined(result: &CallToolResult, reader: Option<&str>) -> (String, Vec<Image>) {
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
+    let mut images = Vec::new();
     let mut has_text = false;
     for block in &result.content {
+        if let ContentBlock::Image(image) = block
+            && let Some(image) = shown(image)
+        {
+            images.push(image);
+            continue;
+        }
         let (part, text) = render_block(block, reader);
         has_text |= text;
         parts.push(part);
@@ -98,7 +132,7 @@ fn joined(result: &CallToolResult, reader: Option<&str>) -> String {
     if !has_text && let Some(structured) = &result.structured_content {
         parts.push(structured.to_string());
     }
-    parts.join("\n")
+    (parts.join("\n"), images)
 }
 
 /// One content block as the model reads it (a tool result's, a prompt
@@ -108,11 +142,11 @@ pub(crate) fn render_block(block: &ContentBlock, reader: Option<&str>) -> (Strin
     match block {
         ContentBlock::Text(text) => (text.text.clone(), true),
         ContentBlock::Image(image) => (
-            format!(
-                "[image: {}, {} bytes, not shown]",
-                image.mime_type,
-                decoded_len(&image.data)
-            ),
+            Image {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }
+            .described(),
             false,
         ),
         ContentBlock::Audio(audio) => (
@@ -147,12 +181,6 @@ pub(crate) fn render_block(block: &ContentBlock, reader: Option<&str>) -> (Strin
     }
 }
 
-/// The size of the data a base64 text encodes.
-fn decoded_len(base64: &str) -> usize {
-    let padding = base64.bytes().rev().take_while(|&b| b == b'=').count();
-    (base64.len() / 4 * 3).saturating_sub(padding)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,14 +210,14 @@ mod tests {
             ContentBlock::resource(blob),
         ]);
         assert_eq!(
-            render_result(&result, None).0,
+            render_result(&result, None).text,
             "[audio: audio/wav, 3 bytes, not shown]\n\
              [binary resource file:///a.bin: application/zip, 6 bytes, not shown]"
         );
     }
 
     #[test]
-    fn blocks_render_for_a_text_model() {
+    fn blocks_render_as_text_and_images() {
         let result = CallToolResult::success(vec![
             ContentBlock::text("a pixel:"),
             ContentBlock::image("AAAA", "image/png"),
@@ -197,28 +225,48 @@ mod tests {
         ]);
         assert_eq!(
             render_result(&result, None),
-            (
-                "a pixel:\n[image: image/png, 3 bytes, not shown]\n[resource file:///a.md]\n# A"
-                    .to_owned(),
-                false
-            )
+            Rendered {
+                text: "a pixel:\n[resource file:///a.md]\n# A".to_owned(),
+                images: vec![Image {
+                    mime_type: "image/png".to_owned(),
+                    data: "AAAA".to_owned()
+                }],
+                is_error: false
+            }
         );
         let linked = CallToolResult::success(vec![ContentBlock::resource_link(
             rmcp::model::Resource::new("demo://a", "a"),
         )]);
         assert_eq!(
-            render_result(&linked, Some("demo__read_resource")).0,
+            render_result(&linked, Some("demo__read_resource")).text,
             "[resource link: a demo://a (read it with `demo__read_resource`)]"
         );
         assert_eq!(
-            render_result(&linked, None).0,
+            render_result(&linked, None).text,
             "[resource link: a demo://a]"
         );
         let mut structured = CallToolResult::error(Vec::new());
         structured.structured_content = Some(serde_json::json!({"answer": 42}));
+        let rendered = render_result(&structured, None);
         assert_eq!(
-            render_result(&structured, None),
-            (r#"{"answer":42}"#.to_owned(), true)
+            (rendered.text.as_str(), rendered.is_error),
+            (r#"{"answer":42}"#, true)
         );
+    }
+
+    #[test]
+    fn an_image_no_model_api_takes_is_described() {
+        // Over the size the APIs take: 5 MiB and 1 byte.
+        let big = "A".repeat(usize::try_from(MAX_IMAGE_BYTES).expect("fits") / 3 * 4 + 4);
+        let result = CallToolResult::success(vec![
+            ContentBlock::image("AAAA", "image/tiff"),
+            ContentBlock::image(big, "image/png"),
+        ]);
+        let rendered = render_result(&result, None);
+        assert_eq!(
+            rendered.text,
+            "[image: image/tiff, 3 bytes, not shown]\n[image: image/png, 5242881 bytes, not shown]"
+        );
+        assert!(rendered.images.is_empty());
     }
 }

@@ -7,13 +7,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use dsh_agent_types::Image;
 use dsh_sandbox::Sandbox;
 use dsh_system_prompt::ToolSchema;
-use dsh_tools::{ToolError, ToolOutput};
+use dsh_tools::{ToolError, ToolOutput, ToolProgress};
 use nix::sys::signal::Signal;
 use parking_lot::{Mutex, RwLock};
-use rmcp::model::{CallToolRequestParams, Resource};
-use rmcp::service::{ClientCacheConfig, Peer, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, RequestId, Resource, ServerResult,
+};
+use rmcp::service::{ClientCacheConfig, Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
@@ -24,6 +28,7 @@ use crate::asker::{Callers, CallingGuard};
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
 use crate::process::{ProcessGroup, StdioTransport};
+use crate::progress::CallProgress;
 use crate::prompts::{
     PromptError, PromptList, ServerPrompt, arguments_object, list_prompts, render_messages,
 };
@@ -63,6 +68,9 @@ pub struct McpServer {
     /// Ends the task that re-lists the tools (when the server stops, or
     /// is dropped).
     relisting: CancellationToken,
+    /// The displays of the running calls, which the connection's handler
+    /// reports the server's progress to.
+    progress: Arc<CallProgress>,
 }
 
 /// What the server's tools are now; replaced whole when the server says
@@ -308,12 +316,15 @@ impl McpServer {
             seconds: config.startup_timeout.as_secs_f64(),
         };
         let callers = Callers::default();
+        let progress = Arc::new(CallProgress::default());
         let handler = Handler {
             roots: roots.clone(),
             prompts: Arc::clone(&shared.prompts),
             server: config.name.as_str().into(),
             asker: config.asker.clone(),
             callers: callers.clone(),
+            progress: Arc::clone(&progress),
+            log_level: config.log_level,
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
@@ -323,6 +334,12 @@ impl McpServer {
         let peer = service.peer();
         let info = peer.peer_info();
         let (instructions, server_info) = introduced(&config, info.as_deref());
+        if info
+            .as_ref()
+            .is_some_and(|info| info.capabilities.logging.is_some())
+        {
+            let _ = tokio::time::timeout_at(deadline, set_log_level(&config, peer)).await;
+        }
         let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
         let (resources, prompts) = listed.await.map_err(|_| timeout())?;
         *shared.resources.write() = resources;
@@ -345,6 +362,7 @@ impl McpServer {
             pid,
             roots,
             callers,
+            progress,
         })
     }
 
@@ -590,6 +608,19 @@ impl McpServer {
         arguments: serde_json::Value,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
+        self.call_reporting(exposed, arguments, cancel, None).await
+    }
+
+    /// [`call`](Self::call), with what the server says of the call's
+    /// progress (`notifications/progress`) reported to `progress` as it
+    /// comes: its message and how far along (`step 2 of 3 (2/3)`).
+    pub async fn call_reporting(
+        &self,
+        exposed: &str,
+        arguments: serde_json::Value,
+        cancel: &CancellationToken,
+        progress: Option<&ToolProgress>,
+    ) -> Result<ToolOutput, ToolError> {
         let failed = |message: String| ToolError::Failed {
             tool: exposed.to_owned(),
             message,
@@ -613,7 +644,10 @@ impl McpServer {
         }
         // Dropping the request future (timeout, cancel) sends
         // `notifications/cancelled` to the server.
-        let call = tokio::time::timeout(self.config.call_timeout, self.peer.call_tool(params));
+        let call = call_tool(&self.peer, params, |token| {
+            self.progress.watch(token.clone(), progress.cloned())
+        });
+        let call = tokio::time::timeout(self.config.call_timeout, call);
         let outcome = tokio::select! {
             outcome = call => outcome,
             () = cancel.cancelled() => return Err(ToolError::cancelled(exposed)),
@@ -638,10 +672,15 @@ impl McpServer {
                 "MCP server `{}`: {error}",
                 self.config.name
             ))),
-            Ok(Ok(result)) => match render_result(&result, set.reader.as_deref()) {
-                (text, false) => Ok(ToolOutput::new(text)),
-                (text, true) => Err(failed(text)),
-            },
+            Ok(Ok(result)) => {
+                let rendered = render_result(&result, set.reader.as_deref());
+                if rendered.is_error {
+                    // A failure is its text: an image of it is described.
+                    let text = Image::described_after(&rendered.text, &rendered.images);
+                    return Err(failed(text.into_owned()));
+                }
+                Ok(ToolOutput::new(rendered.text).with_images(rendered.images))
+            }
         }
     }
 
@@ -748,6 +787,74 @@ fn process_exists(pid: u32) -> bool {
 }
 
 type Spawned = (StdioTransport, Option<ProcessGroup>, Option<u32>);
+
+/// `tools/call`, as rmcp's `Peer::call_tool` sends it, but with the
+/// request's progress token handed to `watch` (whose guard is kept while
+/// the call runs): rmcp chooses the token and tells it only on this path.
+/// Dropping the future before the answer tells the server
+/// (`notifications/cancelled`), as `Peer::call_tool` does.
+async fn call_tool<W>(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    watch: impl FnOnce(&rmcp::model::ProgressToken) -> W,
+) -> Result<CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let _watching = watch(&handle.progress_token);
+    let mut abandoned = Abandoned {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        // A result with no field but optional ones reads as empty.
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// A request whose answer is no longer awaited: dropped with an id, it
+/// tells the server the request was cancelled.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let reason = "request abandoned by the caller".to_owned();
+        runtime.spawn(async move {
+            let params = CancelledNotificationParam::new(Some(id), Some(reason));
+            let _ = peer.notify_cancelled(params).await;
+        });
+    }
+}
+
+/// Asks a server with the logging capability for the log messages its
+/// table's `log_level` shows (`logging/setLevel`); one that refuses is
+/// said, and its messages below the level are still not shown.
+#[allow(
+    deprecated,
+    reason = "rmcp marks logging deprecated (SEP-2577); 2025-11-25 has it"
+)]
+async fn set_log_level(config: &ServerConfig, peer: &Peer<RoleClient>) {
+    let params = rmcp::model::SetLevelRequestParams::new(config.log_level.protocol());
+    if let Err(error) = peer.set_level(params).await {
+        log(
+            &config.name,
+            &format!("it refused the log level `logging/setLevel` asked for: {error}"),
+        );
+    }
+}
 
 /// What a server has beside its tools, as listed at its start: its
 /// resources and the names of its prompts, each `None` when the server

@@ -348,7 +348,12 @@ impl Tool for McpTool {
     ) -> Result<ToolOutput, ToolError> {
         let _calling = self.server.calling(&cx.session_id);
         self.server
-            .call(&self.schema.name, arguments, &cx.cancel)
+            .call_reporting(
+                &self.schema.name,
+                arguments,
+                &cx.cancel,
+                cx.get::<dsh_tools::ToolProgress>(),
+            )
             .await
     }
 }

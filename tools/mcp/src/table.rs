@@ -32,6 +32,7 @@ pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 /// required = false                           # default: a failed start leaves the session without it
 /// startup_timeout_secs = 10                  # defaults as shown
 /// call_timeout_secs = 60
+/// log_level = "warning"                      # the server's log messages shown: this level and above
 /// ```
 ///
 /// `S` is how the table holds a string: `String`, or a type that also
@@ -105,6 +106,13 @@ pub struct McpServerTable<S = String> {
     /// Whether a sandboxed `command` server may reach the network.
     /// Default: `true`.
     pub network: Option<bool>,
+    /// The least severe of the server's log messages
+    /// (`notifications/message`) dsh shows on its stderr, with the
+    /// server's name: `"debug"`, `"info"`, `"notice"`, `"warning"`,
+    /// `"error"`, `"critical"`, `"alert"` or `"emergency"`. A server with
+    /// the logging capability is asked for this level and above
+    /// (`logging/setLevel`). Default: `"warning"`.
+    pub log_level: Option<crate::McpLogLevel>,
 }
 
 impl<S> Default for McpServerTable<S> {
@@ -125,6 +133,7 @@ impl<S> Default for McpServerTable<S> {
             env_keep: Vec::new(),
             sandbox: None,
             network: None,
+            log_level: None,
         }
     }
 }
@@ -186,6 +195,9 @@ impl<S: Borrow<str> + Clone> McpServerTable<S> {
         }
         if self.required {
             config = config.required();
+        }
+        if let Some(level) = self.log_level {
+            config = config.with_log_level(level);
         }
         let names = |names: &[S]| names.iter().map(|name| name.borrow().to_owned()).collect();
         Ok(config.with_approval(McpApproval {
@@ -306,6 +318,7 @@ impl<S> McpServerTable<S> {
             env_keep: map_all(self.env_keep, &mut f),
             sandbox: self.sandbox,
             network: self.network,
+            log_level: self.log_level,
         }
     }
 }
@@ -581,8 +594,10 @@ startup_timeout_secs = 2.5
             "env_keep",
             "sandbox",
             "network",
+            "log_level",
         ]);
         assert_described(&schema, "call_timeout_secs", "Default: 60");
+        assert_described(&schema, "log_level", "Default: `\"warning\"`");
         assert_described(&schema, "permission", "readOnlyHint");
     }
 }

@@ -56,7 +56,12 @@
 //! - `task-only`: a tool `research` listed with `execution: {taskSupport:
 //!   "required"}` (MCP 2025-11-25), which rmcp cannot write: the server's
 //!   stdout goes through a relay that adds the field to the tool's entry
-//!   in every `tools/list` answer.
+//!   in every `tools/list` answer;
+//! - `progress`: the logging capability (it keeps the level dsh sets
+//!   with `logging/setLevel`), and a tool `progress` that sends three
+//!   `notifications/progress` (`step 1 of 3`, …), `ms` (default 100)
+//!   apart, and a log message at `debug`, `info` and `warning` (each
+//!   sent only at or above the level set), then answers `done`.
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -113,6 +118,11 @@ struct TestServer {
     roots_changed: Arc<AtomicU64>,
     /// `task-only`.
     task_only: bool,
+    /// `progress`: it has the logging capability.
+    logging: bool,
+    /// The level `logging/setLevel` set, as `LoggingLevel`'s order
+    /// (0: debug, the default).
+    log_level: Arc<AtomicU64>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -232,12 +242,82 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// `progress`: three steps, `ms` apart, each a progress notification
+    /// (with a log message at a level of its own), then `done`.
+    #[allow(
+        deprecated,
+        reason = "rmcp marks logging deprecated; 2025-11-25 has it"
+    )]
+    async fn progress(
+        &self,
+        args: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        use rmcp::model::{
+            LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+        };
+        let ms = match number(args, "ms") {
+            0 => 100,
+            ms => ms,
+        };
+        let token = context.meta.get_progress_token();
+        let levels = [
+            LoggingLevel::Debug,
+            LoggingLevel::Info,
+            LoggingLevel::Warning,
+        ];
+        for (step, level) in (1..=3u32).zip(levels) {
+            if let Some(token) = &token {
+                let params = ProgressNotificationParam::new(token.clone(), f64::from(step))
+                    .with_total(3.0)
+                    .with_message(format!("step {step} of 3"));
+                let _ = context.peer.notify_progress(params).await;
+            }
+            if level_rank(level) >= self.log_level.load(Ordering::SeqCst) {
+                let mut log = LoggingMessageNotificationParam::new(
+                    level,
+                    serde_json::json!(format!("{level:?} at step {step}").to_lowercase()),
+                );
+                log.logger = Some("steps".to_owned());
+                let _ = context.peer.notify_logging_message(log).await;
+            }
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        CallToolResult::success(vec![ContentBlock::text("done")])
+    }
+}
+
+/// Where `level` is in the order of levels (debug is 0).
+#[allow(
+    deprecated,
+    reason = "rmcp marks logging deprecated; 2025-11-25 has it"
+)]
+fn level_rank(level: rmcp::model::LoggingLevel) -> u64 {
+    use rmcp::model::LoggingLevel::{
+        Alert, Critical, Debug, Emergency, Error, Info, Notice, Warning,
+    };
+    match level {
+        Debug => 0,
+        Info => 1,
+        Notice => 2,
+        Warning => 3,
+        Error => 4,
+        Critical => 5,
+        Alert => 6,
+        Emergency => 7,
+    }
+}
+
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if self.logging {
+            capabilities.logging = Some(JsonObject::new());
+        }
         if self.resources {
             capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
         }
@@ -296,6 +376,20 @@ impl ServerHandler for TestServer {
             return Ok(Self::endless_page(per_page, cursor));
         }
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    #[allow(
+        deprecated,
+        reason = "rmcp marks logging deprecated; 2025-11-25 has it"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level
+            .store(level_rank(request.level), Ordering::SeqCst);
+        Ok(())
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
@@ -399,6 +493,7 @@ impl ServerHandler for TestServer {
                 CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
             }
             "roots" => self.roots(&context).await?,
+            "progress" => self.progress(&args, &context).await,
             "elicit" => {
                 let params = rmcp::model::ElicitRequestParams::UrlElicitationParams {
                     meta: None,
@@ -555,6 +650,11 @@ fn flagged_tools(flag: &str) -> Vec<Tool> {
             schema(serde_json::json!({"text": {"type": "string"}}), &["text"]),
         )],
         "task-only" => vec![Tool::new(TASK_ONLY_TOOL, "Researches, as a task.", none())],
+        "progress" => vec![Tool::new(
+            "progress",
+            "Reports three steps, `ms` apart.",
+            schema(serde_json::json!({"ms": {"type": "integer"}}), &[]),
+        )],
         _ => Vec::new(),
     }
 }
@@ -678,6 +778,10 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             server.more.extend(flagged_tools(key));
         }
         "prompts" => server.prompts = true,
+        "progress" => {
+            server.logging = true;
+            server.more.extend(flagged_tools(key));
+        }
         "resources" => {
             server.resources = true;
             server.more.extend(flagged_tools(key));

@@ -157,7 +157,7 @@ async fn a_tool_that_runs_only_as_a_task_is_left_out_and_said() {
 }
 
 #[tokio::test]
-async fn results_are_rendered_for_a_text_model() {
+async fn results_are_rendered_as_text_and_images() {
     let w = wired();
     w.servers
         .add(start(config("docs", &[])).await.expect("starts"));
@@ -169,10 +169,11 @@ async fn results_are_rendered_for_a_text_model() {
     let echo = call("docs__echo", r#"{"text": "hi"}"#).await;
     assert_eq!((echo.text.as_str(), echo.is_error), ("hi", false));
     let image = call("docs__image", "").await;
-    assert_eq!(
-        image.text,
-        "a pixel:\n[image: image/png, 70 bytes, not shown]"
-    );
+    assert_eq!(image.text, "a pixel:");
+    let images: Vec<(&str, u64)> = (image.images.iter())
+        .map(|image| (image.mime_type.as_str(), image.decoded_len()))
+        .collect();
+    assert_eq!(images, [("image/png", 70)]);
     let resource = call("docs__resource", "{}").await;
     assert_eq!(
         resource.text,
@@ -688,4 +689,42 @@ async fn a_prompt_is_got_as_text_and_its_list_kept_current() {
         Some(vec!["review".to_owned(), "summarize".to_owned()])
     );
     w.servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_calls_progress_reaches_its_display_step_by_step_before_its_result() {
+    let server = start(config("docs", &["progress"])).await.expect("starts");
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let progress = dsh_tools::ToolProgress::new(move |text| sink.lock().push(text.to_owned()));
+    let result = server
+        .call_reporting(
+            "docs__progress",
+            serde_json::json!({"ms": 50}),
+            &CancellationToken::new(),
+            Some(&progress),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(result.text, "done");
+    assert_eq!(
+        *seen.lock(),
+        [
+            "step 1 of 3 (1/3)",
+            "step 2 of 3 (2/3)",
+            "step 3 of 3 (3/3)"
+        ]
+    );
+    // A call without a display still runs; nothing more is reported.
+    let quiet = server
+        .call(
+            "docs__progress",
+            serde_json::json!({"ms": 1}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("answers");
+    assert_eq!(quiet.text, "done");
+    assert_eq!(seen.lock().len(), 3);
+    server.shutdown().await;
 }

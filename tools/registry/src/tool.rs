@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use dsh_agent_types::Image;
 use dsh_system_prompt::Extensions;
 use tokio_util::sync::CancellationToken;
 
@@ -257,23 +258,36 @@ impl fmt::Debug for ToolProgress {
 }
 
 /// The successful output of a tool: the text the model reads (for bash,
-/// the output and any `[exit code: N]` marker).
+/// the output and any `[exit code: N]` marker), and any images it
+/// returned (an MCP tool's).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolOutput {
     /// The text the model reads.
     pub text: String,
+    /// Images, after the text: sent to a model whose API takes images in
+    /// a tool result, described to another, shown by an editor.
+    pub images: Vec<Image>,
 }
 
 impl ToolOutput {
     /// An output of `text`.
     pub fn new(text: impl Into<String>) -> Self {
-        Self { text: text.into() }
+        Self {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// The same output with `images` after its text.
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        self.images = images;
+        self
     }
 }
 
 impl From<String> for ToolOutput {
     fn from(text: String) -> Self {
-        Self { text }
+        Self::new(text)
     }
 }
 
@@ -290,6 +304,8 @@ pub struct ToolResult {
     pub text: String,
     /// Whether the call failed: the text is then an error message.
     pub is_error: bool,
+    /// Images the tool returned, after the text (none when it failed).
+    pub images: Vec<Image>,
 }
 
 impl ToolResult {
@@ -298,6 +314,7 @@ impl ToolResult {
         Self {
             text: text.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -306,6 +323,7 @@ impl ToolResult {
         Self {
             text: error.to_string(),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }
@@ -313,7 +331,10 @@ impl ToolResult {
 impl From<Result<ToolOutput, ToolError>> for ToolResult {
     fn from(result: Result<ToolOutput, ToolError>) -> Self {
         match result {
-            Ok(output) => Self::ok(output.text),
+            Ok(output) => Self {
+                images: output.images,
+                ..Self::ok(output.text)
+            },
             Err(error) => Self::error(&error),
         }
     }

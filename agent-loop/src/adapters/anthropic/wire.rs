@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CacheTtl, MessagesWire};
 use crate::adapters::http::{Step, parse};
-use crate::{FinishReason, Message, ModelRequest, ModelResponse, Thought, ToolCall, Usage};
+use crate::{FinishReason, Image, Message, ModelRequest, ModelResponse, Thought, ToolCall, Usage};
 
 #[derive(Serialize)]
 struct MessagesRequest<'a> {
@@ -84,7 +84,7 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
-    /// An image of the user's, as base64.
+    /// An image (the user's, or a tool's in its result), as base64.
     Image {
         source: ImageSource<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -102,8 +102,8 @@ enum Block<'a> {
         tool_use_id: &'a str,
         // The API takes a result without content; it rejects an empty
         // text.
-        #[serde(skip_serializing_if = "str::is_empty")]
-        content: &'a str,
+        #[serde(skip_serializing_if = "ResultContent::is_empty")]
+        content: ResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -124,6 +124,34 @@ impl Block<'_> {
             return;
         };
         *cache_control = Some(mark);
+    }
+}
+
+/// A tool result's content: its text alone, or, when the tool returned
+/// images, its text and the images as blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl<'a> ResultContent<'a> {
+    fn of(text: &'a str, images: &'a [Image]) -> Self {
+        if images.is_empty() {
+            return Self::Text(text);
+        }
+        let images = images.iter().map(|image| Some(image_block(image)));
+        Self::Blocks(
+            std::iter::once(text_block(text))
+                .chain(images)
+                .flatten()
+                .collect(),
+        )
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Self::Text(""))
     }
 }
 
@@ -235,17 +263,7 @@ fn messages(conversation: &[Message], thinking: bool) -> Vec<WireMessage<'_>> {
     for message in conversation {
         let (role, blocks) = match message {
             Message::User { text } => (Role::User, vec![text_block(text)]),
-            Message::UserImage { image } => (
-                Role::User,
-                vec![Some(Block::Image {
-                    source: ImageSource {
-                        r#type: "base64",
-                        media_type: &image.mime_type,
-                        data: &image.data,
-                    },
-                    cache_control: None,
-                })],
-            ),
+            Message::UserImage { image } => (Role::User, vec![Some(image_block(image))]),
             Message::Assistant {
                 text,
                 tool_calls,
@@ -269,12 +287,13 @@ fn messages(conversation: &[Message], thinking: bool) -> Vec<WireMessage<'_>> {
                 call_id,
                 text,
                 is_error,
+                images,
                 ..
             } => (
                 Role::User,
                 vec![Some(Block::ToolResult {
                     tool_use_id: call_id,
-                    content: text,
+                    content: ResultContent::of(text, images),
                     is_error: *is_error,
                     cache_control: None,
                 })],
@@ -308,6 +327,17 @@ fn thought_block(thought: &Thought) -> Option<Block<'_>> {
         }),
         Thought::Redacted { data } => Some(Block::RedactedThinking { data }),
         _ => None,
+    }
+}
+
+fn image_block(image: &Image) -> Block<'_> {
+    Block::Image {
+        source: ImageSource {
+            r#type: "base64",
+            media_type: &image.mime_type,
+            data: &image.data,
+        },
+        cache_control: None,
     }
 }
 
@@ -843,6 +873,7 @@ mod tests {
             name: "read".into(),
             text: format!("result of {id}"),
             is_error,
+            images: Vec::new(),
         }
     }
 
@@ -941,6 +972,36 @@ mod tests {
             json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0K"})
         );
         assert_eq!(body["messages"].as_array().map(Vec::len), Some(1));
+    }
+
+    #[test]
+    fn a_tools_images_follow_its_text_inside_its_result() {
+        let mut with_image = result("c1", false);
+        if let Message::Tool { images, .. } = &mut with_image {
+            images.push(crate::Image {
+                mime_type: "image/png".into(),
+                data: "iVBORw0K".into(),
+            });
+        }
+        let body = wire(
+            &request(vec![
+                user("look"),
+                answer("", &["c1", "c2"]),
+                with_image,
+                result("c2", false),
+            ]),
+            CacheTtl::FiveMinutes,
+        );
+        let results = &body["messages"][2]["content"];
+        assert_eq!(
+            results[0]["content"],
+            json!([
+                {"type": "text", "text": "result of c1"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}},
+            ])
+        );
+        // A result without images stays a string.
+        assert_eq!(results[1]["content"], "result of c2");
     }
 
     fn stream(events: &[Value]) -> Result<(Vec<String>, ModelResponse), String> {

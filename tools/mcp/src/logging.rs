@@ -1,0 +1,158 @@
+//! A server's log messages (`notifications/message`): asked for at the
+//! level its table sets (`logging/setLevel`), and written where its
+//! stderr goes, with its name and the message's level.
+
+// rmcp marks logging deprecated (SEP-2577, for the protocol after
+// 2025-11-25); the version dsh speaks has it, and servers of today log.
+#![allow(
+    deprecated,
+    reason = "rmcp marks logging deprecated; 2025-11-25 has it"
+)]
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The least severe log message of a server dsh shows (`log_level` of
+/// `[mcp.<name>]`), as MCP (and syslog) orders them. Default: `warning`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum McpLogLevel {
+    /// Everything, down to debugging detail.
+    Debug,
+    /// Informational messages and above.
+    Info,
+    /// Normal but significant events and above.
+    Notice,
+    /// Warnings and above.
+    #[default]
+    Warning,
+    /// Errors and above.
+    Error,
+    /// Critical conditions and above.
+    Critical,
+    /// Conditions that need action now, and above.
+    Alert,
+    /// Only a server that is unusable.
+    Emergency,
+}
+
+impl McpLogLevel {
+    /// The level as MCP has it.
+    pub(crate) fn protocol(self) -> LoggingLevel {
+        match self {
+            Self::Debug => LoggingLevel::Debug,
+            Self::Info => LoggingLevel::Info,
+            Self::Notice => LoggingLevel::Notice,
+            Self::Warning => LoggingLevel::Warning,
+            Self::Error => LoggingLevel::Error,
+            Self::Critical => LoggingLevel::Critical,
+            Self::Alert => LoggingLevel::Alert,
+            Self::Emergency => LoggingLevel::Emergency,
+        }
+    }
+
+    /// The level of MCP's `level`.
+    fn of(level: LoggingLevel) -> Self {
+        match level {
+            LoggingLevel::Debug => Self::Debug,
+            LoggingLevel::Info => Self::Info,
+            LoggingLevel::Notice => Self::Notice,
+            LoggingLevel::Warning => Self::Warning,
+            LoggingLevel::Error => Self::Error,
+            LoggingLevel::Critical => Self::Critical,
+            LoggingLevel::Alert => Self::Alert,
+            LoggingLevel::Emergency => Self::Emergency,
+        }
+    }
+
+    /// The level's name, as the table writes it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+/// The most characters of one log message shown; a server's stderr line
+/// has the same cap in bytes.
+const MAX_MESSAGE_CHARS: usize = crate::stderr::MAX_STDERR_LINE;
+
+/// A log message as its line (after the `[mcp <name>]` prefix), or `None`
+/// when it is less severe than `least` (a server that ignores
+/// `logging/setLevel` is filtered here): `warning: <logger>: <text>`, a
+/// text message as it is (its newlines escaped, so it stays one line), any
+/// other data as its JSON, cut at [`MAX_MESSAGE_CHARS`].
+pub(crate) fn log_line(
+    params: &LoggingMessageNotificationParam,
+    least: McpLogLevel,
+) -> Option<String> {
+    let level = McpLogLevel::of(params.level);
+    if level < least {
+        return None;
+    }
+    let data = match &params.data {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let mut text: String = data
+        .chars()
+        .flat_map(|c| match c {
+            '\n' => "\\n".chars().collect::<Vec<_>>(),
+            '\r' => "\\r".chars().collect(),
+            c => vec![c],
+        })
+        .take(MAX_MESSAGE_CHARS)
+        .collect();
+    if data.chars().count() > MAX_MESSAGE_CHARS {
+        text.push('…');
+    }
+    Some(match params.logger.as_deref() {
+        Some(logger) => format!("{}: {logger}: {text}", level.name()),
+        None => format!("{}: {text}", level.name()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_shown_at_or_above_the_level_with_its_level_and_logger() {
+        let mut warning =
+            LoggingMessageNotificationParam::new(LoggingLevel::Warning, "disk\nlow".into());
+        warning.logger = Some("fs".to_owned());
+        assert_eq!(
+            log_line(&warning, McpLogLevel::Warning).as_deref(),
+            Some("warning: fs: disk\\nlow")
+        );
+        assert_eq!(log_line(&warning, McpLogLevel::Error), None);
+        let data =
+            LoggingMessageNotificationParam::new(LoggingLevel::Debug, serde_json::json!({"n": 1}));
+        assert_eq!(
+            log_line(&data, McpLogLevel::Debug).as_deref(),
+            Some(r#"debug: {"n":1}"#)
+        );
+        assert_eq!(log_line(&data, McpLogLevel::default()), None);
+    }
+
+    #[test]
+    fn a_long_message_is_cut() {
+        let long = LoggingMessageNotificationParam::new(
+            LoggingLevel::Error,
+            "x".repeat(MAX_MESSAGE_CHARS + 10).into(),
+        );
+        let line = log_line(&long, McpLogLevel::Error).expect("shown");
+        assert_eq!(
+            line.chars().count(),
+            "error: ".len() + MAX_MESSAGE_CHARS + 1
+        );
+    }
+}
