@@ -95,6 +95,9 @@ pub(crate) fn positioned_messages(
             },
         ));
     }
+    let turn_start = events
+        .iter()
+        .rposition(|event| matches!(event, Event::UserMessage { .. } | Event::UserImage { .. }));
     for (position, event) in events.iter().enumerate().skip(view.start) {
         let message = match event {
             Event::UserMessage { text } => Message::User { text: text.clone() },
@@ -128,21 +131,14 @@ pub(crate) fn positioned_messages(
                 text,
                 is_error,
                 images,
-            } => {
-                // An elided result is its marker alone: its images go too.
-                let elided = view.is_elided(position);
-                Message::Tool {
-                    call_id: call_id.clone(),
-                    name: name.clone(),
-                    text: if elided {
-                        elided_result(name, text)
-                    } else {
-                        text.clone()
-                    },
-                    is_error: *is_error,
-                    images: if elided { Vec::new() } else { images.clone() },
-                }
-            }
+            } => tool_message(
+                call_id,
+                name,
+                text,
+                *is_error,
+                images,
+                Shown::of(view, position, turn_start),
+            ),
             Event::StepStart { .. } | Event::TurnEnd { .. } | Event::Compacted { .. } => continue,
             // `Event` is another crate's non-exhaustive enum: a kind added
             // there is not part of the conversation until this match says
@@ -152,6 +148,60 @@ pub(crate) fn positioned_messages(
         messages.push((Some(position), message));
     }
     messages
+}
+
+/// How much of a tool result the model reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Shown {
+    /// Its text and its images: a result of the current turn.
+    Whole,
+    /// Its text and its images described: a result of an earlier turn,
+    /// whose images the model has seen, so that a long session does not
+    /// send every image it ever took in each request (a request's images
+    /// and bytes are capped).
+    Described,
+    /// Its marker alone: a compaction elided it.
+    Elided,
+}
+
+impl Shown {
+    /// How the result at `position` is read: the current turn starts at
+    /// the last user message, `turn_start`.
+    fn of(view: &View<'_>, position: usize, turn_start: Option<usize>) -> Self {
+        if view.is_elided(position) {
+            Shown::Elided
+        } else if turn_start.is_some_and(|start| position < start) {
+            Shown::Described
+        } else {
+            Shown::Whole
+        }
+    }
+}
+
+/// The message a tool result makes, as much of it as `shown`.
+fn tool_message(
+    call_id: &str,
+    name: &str,
+    text: &str,
+    is_error: bool,
+    images: &[crate::Image],
+    shown: Shown,
+) -> Message {
+    let (text, images) = match shown {
+        Shown::Whole => (text.to_owned(), images.to_vec()),
+        Shown::Described => (
+            crate::Image::described_after(text, images).into_owned(),
+            Vec::new(),
+        ),
+        Shown::Elided => (elided_result(name, text), Vec::new()),
+    };
+    Message::Tool {
+        call_id: call_id.to_owned(),
+        name: name.to_owned(),
+        text,
+        is_error,
+        images,
+    }
 }
 
 /// How the model is told that a summary stands for the conversation's

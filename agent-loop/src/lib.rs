@@ -105,7 +105,9 @@
 //!   [`thinking_budget`](AnthropicConfig::thinking_budget) the model
 //!   thinks first; its signed thoughts go back to the API with the tool
 //!   results, as it requires. (The OpenAI-compatible adapter reads the
-//!   reasoning a server streams, and sends none back.)
+//!   reasoning a server streams, and sends it back as `reasoning_content`
+//!   for the answers of a turn that called tools, as DeepSeek's thinking
+//!   mode requires; a server that streams none is sent none.)
 //!
 //! The two HTTP adapters share one exchange: posting, telling a busy API
 //! from a failed one, reading the stream or the body, and cancelling are

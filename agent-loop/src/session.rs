@@ -239,6 +239,53 @@ mod tests {
     }
 
     #[test]
+    fn a_results_images_are_sent_in_its_turn_and_described_after_it() {
+        let pixel = crate::Image {
+            mime_type: "image/png".into(),
+            data: "iVBORw0K".into(),
+        };
+        let turn = [
+            Event::UserMessage { text: "hi".into() },
+            Event::ToolCall {
+                call: ToolCall::new("c1", "shot", "{}"),
+            },
+            Event::ToolResult {
+                call_id: "c1".into(),
+                name: "shot".into(),
+                text: "the screen:".into(),
+                is_error: false,
+                images: vec![pixel.clone()],
+            },
+        ];
+        let result = |session: &Session| {
+            session
+                .messages()
+                .into_iter()
+                .find_map(|message| match message {
+                    Message::Tool { text, images, .. } => Some((text, images)),
+                    _ => None,
+                })
+        };
+        let current = Session::new().with_history(turn.clone());
+        assert_eq!(
+            result(&current),
+            Some(("the screen:".to_owned(), vec![pixel.clone()]))
+        );
+        let next = Session::new().with_history(turn.into_iter().chain([Event::UserMessage {
+            text: "and now?".into(),
+        }]));
+        let described = crate::Image::described_after("the screen:", &[pixel]).into_owned();
+        assert_eq!(result(&next), Some((described, Vec::new())));
+        // What is sent is what is counted: the described text, no image.
+        let budget = crate::ContextBudget::for_model("gpt-4o", None, None);
+        let (current, next) = (current.messages(), next.messages());
+        assert!(
+            budget.count_message(&next[2]) < budget.count_message(&current[2]),
+            "an older result's image is no longer counted"
+        );
+    }
+
+    #[test]
     fn a_results_images_count_image_tokens_each() {
         let budget = crate::ContextBudget::for_model("gpt-4o", None, None);
         let result = |images| Message::Tool {

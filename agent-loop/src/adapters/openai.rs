@@ -337,6 +337,10 @@ mod wire {
         },
         Assistant {
             content: Option<&'a str>,
+            /// The answer's reasoning, where DeepSeek's thinking mode
+            /// needs it back ([`reasoning_sent_back`]).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reasoning_content: Option<String>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             tool_calls: Vec<WireToolCall<'a>>,
         },
@@ -394,46 +398,16 @@ mod wire {
             .system
             .as_deref()
             .map(|content| WireMessage::System { content });
+        let reasoning = reasoning_sent_back(&request.messages);
         let messages = system
             .into_iter()
-            .chain(request.messages.iter().map(|message| {
-                match message {
-                    Message::User { text } => WireMessage::User { content: text },
-                    Message::UserImage { image } => WireMessage::UserParts {
-                        content: [WirePart::ImageUrl {
-                            image_url: WireImageUrl {
-                                url: image.data_uri(),
-                            },
-                        }],
-                    },
-                    Message::Assistant {
-                        text, tool_calls, ..
-                    } => WireMessage::Assistant {
-                        content: (!text.is_empty() || tool_calls.is_empty())
-                            .then_some(text.as_str()),
-                        tool_calls: tool_calls
-                            .iter()
-                            .map(|call| WireToolCall {
-                                id: &call.id,
-                                r#type: "function",
-                                function: WireFunctionCall {
-                                    name: &call.name,
-                                    arguments: &call.arguments,
-                                },
-                            })
-                            .collect(),
-                    },
-                    Message::Tool {
-                        call_id,
-                        text,
-                        images,
-                        ..
-                    } => WireMessage::Tool {
-                        tool_call_id: call_id,
-                        content: crate::Image::described_after(text, images),
-                    },
-                }
-            }))
+            .chain(
+                request
+                    .messages
+                    .iter()
+                    .zip(reasoning)
+                    .map(|(message, reasoning)| wire_message(message, reasoning)),
+            )
             .collect();
         ChatRequest {
             model: &request.model,
@@ -458,6 +432,86 @@ mod wire {
             reasoning_effort: request.effort.as_deref(),
             max_completion_tokens: request.max_tokens,
         }
+    }
+
+    /// The wire form of `message`; `reasoning_content` goes with an
+    /// assistant's answer.
+    fn wire_message(message: &Message, reasoning_content: Option<String>) -> WireMessage<'_> {
+        match message {
+            Message::User { text } => WireMessage::User { content: text },
+            Message::UserImage { image } => WireMessage::UserParts {
+                content: [WirePart::ImageUrl {
+                    image_url: WireImageUrl {
+                        url: image.data_uri(),
+                    },
+                }],
+            },
+            Message::Assistant {
+                text, tool_calls, ..
+            } => WireMessage::Assistant {
+                content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
+                reasoning_content,
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|call| WireToolCall {
+                        id: &call.id,
+                        r#type: "function",
+                        function: WireFunctionCall {
+                            name: &call.name,
+                            arguments: &call.arguments,
+                        },
+                    })
+                    .collect(),
+            },
+            Message::Tool {
+                call_id,
+                text,
+                images,
+                ..
+            } => WireMessage::Tool {
+                tool_call_id: call_id,
+                content: crate::Image::described_after(text, images),
+            },
+        }
+    }
+
+    /// The reasoning each of `messages` sends back, as DeepSeek's thinking
+    /// mode requires: between two user messages where the model called a
+    /// tool, every answer's `reasoning_content` goes back, in that turn's
+    /// later requests and in all later turns (else HTTP 400); an answer of
+    /// a turn without tool calls sends none (it would be ignored). The
+    /// reasoning is the answer's unsigned thoughts joined: a server that
+    /// streams none is sent the request it always was.
+    fn reasoning_sent_back(messages: &[Message]) -> Vec<Option<String>> {
+        let mut sent = Vec::with_capacity(messages.len());
+        for turn in messages.split_inclusive(|message| {
+            // The user's message closes the turn before it.
+            matches!(message, Message::User { .. } | Message::UserImage { .. })
+        }) {
+            let called = turn.iter().any(|message| {
+                matches!(message, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty())
+            });
+            sent.extend(turn.iter().map(|message| match message {
+                Message::Assistant { thoughts, .. } if called => unsigned_text(thoughts),
+                _ => None,
+            }));
+        }
+        sent
+    }
+
+    /// The text of `thoughts` that no API sealed, joined; `None` for none.
+    fn unsigned_text(thoughts: &[crate::Thought]) -> Option<String> {
+        let texts: Vec<&str> = thoughts
+            .iter()
+            .filter_map(|thought| match thought {
+                crate::Thought::Text {
+                    text,
+                    signature: None,
+                } if !text.is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n"))
     }
 
     #[derive(Deserialize)]
@@ -521,7 +575,8 @@ mod wire {
     /// What a server says the model reasoned, in the field its kind
     /// uses: `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
     /// `reasoning` (OpenRouter, newer vLLM). Read, shown and recorded;
-    /// never sent back, which these servers do not expect.
+    /// sent back as `reasoning_content` only where DeepSeek needs it
+    /// ([`reasoning_sent_back`]).
     #[derive(Default, Deserialize)]
     struct Reasoning {
         #[serde(default)]

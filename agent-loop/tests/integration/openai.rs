@@ -1245,11 +1245,14 @@ async fn the_apis_finish_reason_says_why_the_answer_stopped() -> TestResult {
 
 /// Reasoning an OpenAI-compatible server streams — `reasoning_content`
 /// (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter) — reaches the
-/// loop's `on_thought` hook as it arrives, is recorded with the answer,
-/// and is never sent back: the next request carries the call and its
-/// result only. A whole answer's reasoning is read the same.
+/// loop's `on_thought` hook as it arrives, and is recorded with the
+/// answer. It goes back as `reasoning_content` with each answer of a turn
+/// that called a tool (DeepSeek's thinking mode answers 400 without it),
+/// from the turn's next request on; a turn without a call sends none back.
+/// A whole answer's reasoning is read the same.
 #[tokio::test]
-async fn streamed_reasoning_reaches_on_thought_and_is_not_sent_back() -> TestResult {
+async fn streamed_reasoning_reaches_on_thought_and_goes_back_for_a_turn_with_tool_calls()
+-> TestResult {
     let (base_url, server) = serve([
         Canned::events([
             event(chunk(
@@ -1270,6 +1273,7 @@ async fn streamed_reasoning_reaches_on_thought_and_is_not_sent_back() -> TestRes
         Canned::json(completion(json!({
             "role": "assistant", "content": "Hi.", "reasoning_content": "A greeting.",
         }))),
+        answer("Bye."),
     ])
     .await?;
     let (agent_loop, _installed) = echo_loop(&base_url)?;
@@ -1287,6 +1291,7 @@ async fn streamed_reasoning_reaches_on_thought_and_is_not_sent_back() -> TestRes
     let mut session = Session::new();
     support::turn(&agent_loop, &agent, &mut session, "ping").await?;
     support::turn(&agent_loop, &agent, &mut session, "hi").await?;
+    support::turn(&agent_loop, &agent, &mut session, "bye").await?;
     assert_eq!(
         *seen.lock(),
         [
@@ -1295,7 +1300,8 @@ async fn streamed_reasoning_reaches_on_thought_and_is_not_sent_back() -> TestRes
             "thought: It echoed.",
             "pong",
             "thought: A greeting.",
-            "Hi."
+            "Hi.",
+            "Bye."
         ]
     );
     let thoughts: Vec<Vec<Thought>> = session
@@ -1316,12 +1322,32 @@ async fn streamed_reasoning_reaches_on_thought_and_is_not_sent_back() -> TestRes
             vec![thought("The user wants an echo.")],
             vec![thought("It echoed.")],
             vec![thought("A greeting.")],
+            Vec::new(),
         ]
     );
     let received = server.received.lock();
-    let last = received[2].0.to_string();
-    for word in ["reasoning", "wants an echo", "It echoed", "thinking"] {
-        assert!(!last.contains(word), "`{word}` was sent back: {last}");
-    }
+    let sent_back = |request: usize| -> Vec<Value> {
+        received[request].0["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|message| message["role"] == "assistant")
+            .map(|message| message["reasoning_content"].clone())
+            .collect()
+    };
+    // Within the turn: the call's reasoning goes with it.
+    assert_eq!(sent_back(1), [json!("The user wants an echo.")]);
+    // In every later turn: each answer of the turn with the call; the
+    // plain turn's answer carries no field at all.
+    assert_eq!(
+        sent_back(3),
+        [
+            json!("The user wants an echo."),
+            json!("It echoed."),
+            Value::Null
+        ]
+    );
+    let plain = &received[3].0["messages"][5];
+    assert_eq!(plain, &json!({"role": "assistant", "content": "Hi."}));
     Ok(())
 }

@@ -115,11 +115,13 @@ pub fn decoded_len(base64: &str) -> u64 {
 /// Reasoning a model wrote before its answer (its "thinking"), as its API
 /// returned it.
 ///
-/// A front end shows the [`text`](Self::text); an adapter whose API asks
-/// for its own reasoning back (Anthropic's, during tool use) sends the
-/// thoughts it can prove are its own — those with a
-/// [`signature`](Self::Text::signature), and redacted ones — unchanged,
-/// and other adapters send none.
+/// A front end shows the [`text`](Self::text). An API may ask for its
+/// reasoning back while the model calls tools: Anthropic's adapter sends
+/// the thoughts it can prove are its own — those with a
+/// [`signature`](Self::Text::signature), and redacted ones — unchanged;
+/// the OpenAI-compatible adapter sends the unsigned text as
+/// `reasoning_content` (DeepSeek's thinking mode), for the answers of a
+/// turn that called tools.
 ///
 /// ```
 /// use dsh_agent_types::Thought;

@@ -125,6 +125,10 @@ impl Block<'_> {
         };
         *cache_control = Some(mark);
     }
+
+    fn is_thought(&self) -> bool {
+        matches!(self, Self::Thinking { .. } | Self::RedactedThinking { .. })
+    }
 }
 
 /// A tool result's content: its text alone, or, when the tool returned
@@ -251,8 +255,9 @@ fn message_breakpoints(messages: &[WireMessage<'_>]) -> Vec<usize> {
 /// The conversation as the API takes it: roles alternate, a tool result
 /// is a block of a user message, and the results of one answer's calls
 /// share one message. Consecutive messages of one role are joined, as the
-/// API would join them; empty texts, which it rejects, are left out, and a
-/// message left with no block at all with them.
+/// API would join them (an answer's thoughts after the earlier one's,
+/// before any other block); empty texts, which it rejects, are left out,
+/// and a message left with no block at all with them.
 ///
 /// With `thinking` on, an answer's thoughts go first in its message, as
 /// the API requires of an answer that called tools: those it signed or
@@ -302,7 +307,13 @@ fn messages(conversation: &[Message], thinking: bool) -> Vec<WireMessage<'_>> {
         let blocks = blocks.into_iter().flatten();
         match messages.last_mut() {
             Some(last) if std::mem::discriminant(&last.role) == std::mem::discriminant(&role) => {
-                last.content.extend(blocks);
+                // Thoughts stay first in a joined answer, as the API
+                // requires: after the earlier answer's, before its text.
+                let (thoughts, rest): (Vec<_>, Vec<_>) = blocks.partition(Block::is_thought);
+                let first = last.content.iter().take_while(|block| block.is_thought());
+                let at = first.count();
+                last.content.splice(at..at, thoughts);
+                last.content.extend(rest);
             }
             _ => {
                 let content: Vec<Block<'_>> = blocks.collect();
@@ -1271,5 +1282,38 @@ mod tests {
         );
         let off = serde_json::to_value(messages(&conversation, false)).unwrap_or_default();
         assert_eq!(off[0]["content"], json!([{"type": "text", "text": "Hi."}]));
+    }
+
+    #[test]
+    fn answers_joined_across_a_dropped_empty_message_keep_their_thoughts_first() {
+        let thought = |text: &str| Thought::Text {
+            text: text.into(),
+            signature: Some("c2ln".into()),
+        };
+        let conversation = [
+            user("ping"),
+            Message::Assistant {
+                text: "Looking.".into(),
+                tool_calls: Vec::new(),
+                thoughts: vec![thought("first")],
+            },
+            // Empty: left out, so the two answers are joined.
+            user(""),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall::new("c1", "read", "{}")],
+                thoughts: vec![thought("second")],
+            },
+        ];
+        let wire = serde_json::to_value(messages(&conversation, true)).unwrap_or_default();
+        let types: Vec<&str> = wire[1]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["type"].as_str())
+            .collect();
+        assert_eq!(wire.as_array().map(Vec::len), Some(2));
+        assert_eq!(types, ["thinking", "thinking", "text", "tool_use"]);
+        assert_eq!(wire[1]["content"][1]["thinking"], "second");
     }
 }
