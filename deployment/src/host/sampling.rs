@@ -231,14 +231,10 @@ pub fn describe_elicitation(request: &Elicitation) -> String {
     said
 }
 
-/// `text` escaped to one line, cut at [`SHOWN_CHARS`] with a marker.
+/// A server's `text` as a person is shown it ([`dsh_tool_mcp::shown`]),
+/// cut at [`SHOWN_CHARS`].
 fn shown(text: &str) -> String {
-    let escaped: String = text.escape_debug().collect();
-    if escaped.chars().count() <= SHOWN_CHARS {
-        return escaped;
-    }
-    let cut: String = escaped.chars().take(SHOWN_CHARS).collect();
-    format!("{cut}… (cut)")
+    dsh_tool_mcp::shown(text, SHOWN_CHARS)
 }
 
 #[cfg(test)]
@@ -274,7 +270,7 @@ mod tests {
         let lines: Vec<&str> = said.lines().collect();
         assert_eq!(lines[0], "system prompt: Be brief.\\nAlways.");
         assert!(lines[1].starts_with("user: hi\\u{1b}[2J xxx"), "{said}");
-        assert!(lines[1].ends_with("… (cut)"), "{said}");
+        assert!(lines[1].ends_with("x…"), "{said}");
         assert_eq!(lines[2], "max tokens: 4096");
     }
 

@@ -224,7 +224,7 @@ impl ClientHandler for Handler {
                 return Ok(asker::elicit_result(answer));
             }
         }
-        let shown: String = message.escape_debug().take(MAX_ASKED_CHARS).collect();
+        let shown = crate::shown(&message, MAX_ASKED_CHARS);
         crate::stderr::log(
             &self.server,
             &format!("asked for input, declined (no one here answers it): {shown}"),

@@ -99,6 +99,7 @@ mod resources;
 mod section;
 mod server;
 mod servers;
+mod shown;
 mod stderr;
 mod table;
 mod tasks;
@@ -128,6 +129,7 @@ pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
+pub use shown::shown;
 pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 pub use tasks::LeftOut;
