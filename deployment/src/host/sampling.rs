@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use dsh_agent_loop::{FinishReason, Image, Message, ModelAdapter, ModelRequest};
+use dsh_agent_loop::{FinishReason, Image, ImageBudget, Message, ModelAdapter, ModelRequest};
 use dsh_tool_mcp::{
     AskError, ElicitKind, Elicitation, Sampled, SampledContent, SampledRole, SampledStop,
     SamplingRequest,
@@ -113,22 +113,29 @@ impl Sampler {
 }
 
 /// The loop's messages of `request`: text as it is, images of the
-/// person's messages as images, the rest as the line that describes it.
+/// person's messages as images when a model API takes them (checked as
+/// every image is, [`ImageBudget`]), the rest as the line that describes
+/// it.
 fn messages(request: &SamplingRequest) -> Vec<Message> {
     let mut messages = Vec::new();
     for message in &request.messages {
         let mut text = Vec::new();
         let mut images = Vec::new();
+        let mut budget = ImageBudget::default();
         for block in &message.content {
             match (block, message.role) {
                 (SampledContent::Text(said), _) | (SampledContent::Described(said), _) => {
                     text.push(said.clone());
                 }
                 (SampledContent::Image { mime_type, data }, SampledRole::User) => {
-                    images.push(Image {
+                    let image = Image {
                         mime_type: mime_type.clone(),
                         data: data.clone(),
-                    });
+                    };
+                    match budget.admit(&image) {
+                        Ok(()) => images.push(image),
+                        Err(problem) => text.push(image.refused(&problem)),
+                    }
                 }
                 (SampledContent::Image { mime_type, .. }, SampledRole::Assistant) => {
                     text.push(format!("[an image, {mime_type}, not sent]"));
@@ -242,6 +249,9 @@ mod tests {
     use super::*;
     use dsh_tool_mcp::{Origin, SampledMessage};
 
+    /// A PNG's signature, in base64.
+    const PNG: &str = "iVBORw0KGgo=";
+
     fn request(text: &str, max_tokens: u32) -> SamplingRequest {
         SamplingRequest {
             origin: Origin {
@@ -255,7 +265,7 @@ mod tests {
                     SampledContent::Text(text.into()),
                     SampledContent::Image {
                         mime_type: "image/png".into(),
-                        data: "AAAA".into(),
+                        data: PNG.into(),
                     },
                 ],
             }],
@@ -283,7 +293,30 @@ mod tests {
                 text: "look".into()
             }
         );
-        assert!(matches!(&messages[1], Message::UserImage { image } if image.data == "AAAA"));
+        assert!(matches!(&messages[1], Message::UserImage { image } if image.data == PNG));
+    }
+
+    #[test]
+    fn an_image_no_model_api_takes_is_described_not_sent() {
+        let mut mislabelled = request("look", 10);
+        mislabelled.messages[0].content[1] = SampledContent::Image {
+            mime_type: "image/png".into(),
+            data: "/9j/4AAQ".into(),
+        };
+        mislabelled.messages[0].content.push(SampledContent::Image {
+            mime_type: "image/gif".into(),
+            data: "not base64!".into(),
+        });
+        assert_eq!(
+            messages(&mislabelled),
+            [Message::User {
+                text: "look\n\n\
+                       [image: image/png, 6 bytes, not shown: its bytes are not of the type \
+                       it declares]\n\n\
+                       [image: image/gif, 6 bytes, not shown: its data is not valid base64]"
+                    .into()
+            }]
+        );
     }
 
     #[test]
