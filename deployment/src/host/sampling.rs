@@ -84,7 +84,7 @@ impl Sampler {
             messages: messages(request),
             session: None,
             effort: None,
-            max_tokens: Some(request.max_tokens.min(MAX_SAMPLED_TOKENS)),
+            max_tokens: Some(max_tokens(request)),
         };
         let server = &request.origin.server;
         let answer = self.model.complete(&model_request, &|_| {}, cancel).await;
@@ -191,8 +191,9 @@ pub fn sampling_title(request: &SamplingRequest) -> String {
 }
 
 /// What the person is shown of a sampling request: its system prompt,
-/// its messages and its token limit, each escaped (one line each) and
-/// cut at 400 characters; at most 8 messages, the rest counted.
+/// its messages, each escaped (one line each) and cut at 400 characters
+/// (at most 8 messages, the rest counted); how much it sends in all
+/// (characters, images); and its token limit.
 pub fn describe_sampling(request: &SamplingRequest) -> String {
     let mut lines = Vec::new();
     if let Some(system) = &request.system_prompt {
@@ -217,11 +218,43 @@ pub fn describe_sampling(request: &SamplingRequest) -> String {
     if more > 0 {
         lines.push(format!("… and {more} more messages"));
     }
-    lines.push(format!(
-        "max tokens: {}",
-        request.max_tokens.min(MAX_SAMPLED_TOKENS)
-    ));
+    lines.push(size(request));
+    lines.push(format!("max tokens: {}", max_tokens(request)));
     lines.join("\n")
+}
+
+/// The most tokens the model is asked for, for `request`: its
+/// `maxTokens` within 1 and [`MAX_SAMPLED_TOKENS`] (a model API refuses
+/// a limit of 0).
+fn max_tokens(request: &SamplingRequest) -> u32 {
+    request.max_tokens.clamp(1, MAX_SAMPLED_TOKENS)
+}
+
+/// How much `request` sends the model in all, whatever is shown of it:
+/// `in all: 1200 characters, 2 images`.
+fn size(request: &SamplingRequest) -> String {
+    let mut chars = request
+        .system_prompt
+        .as_deref()
+        .map_or(0, |text| text.chars().count());
+    let mut images = 0;
+    for block in request.messages.iter().flat_map(|message| &message.content) {
+        match block {
+            SampledContent::Text(text) | SampledContent::Described(text) => {
+                chars += text.chars().count();
+            }
+            SampledContent::Image { .. } => images += 1,
+        }
+    }
+    let counted = |n: usize, noun: &str| match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    };
+    format!(
+        "in all: {}, {}",
+        counted(chars, "character"),
+        counted(images, "image")
+    )
 }
 
 /// What the person is shown of an elicitation: the server, its message
@@ -281,7 +314,18 @@ mod tests {
         assert_eq!(lines[0], "system prompt: Be brief.\\nAlways.");
         assert!(lines[1].starts_with("user: hi\\u{1b}[2J xxx"), "{said}");
         assert!(lines[1].ends_with("x…"), "{said}");
-        assert_eq!(lines[2], "max tokens: 4096");
+        // 17 of the system prompt, 1007 of the text; and the image.
+        assert_eq!(lines[2], "in all: 1024 characters, 1 image");
+        assert_eq!(lines[3], "max tokens: 4096");
+    }
+
+    #[test]
+    fn the_token_limit_is_at_least_one_and_at_most_the_cap() {
+        assert_eq!(max_tokens(&request("hi", 0)), 1);
+        assert_eq!(max_tokens(&request("hi", 100)), 100);
+        assert_eq!(max_tokens(&request("hi", u32::MAX)), MAX_SAMPLED_TOKENS);
+        let said = describe_sampling(&request("hi", 0));
+        assert!(said.ends_with("\nmax tokens: 1"), "{said}");
     }
 
     #[test]
