@@ -190,8 +190,9 @@ pub use budget::{
 pub use compaction::{COMPACTION_SECTION, CompactionReport, compaction_context, elided_result};
 pub use context::{AgentContextExt, SessionFacts};
 pub use dsh_agent_types::{
-    AgentId, CompactionTrigger, Event, IMAGE_TYPES, Image, MAX_IMAGE_BYTES, Message, NOT_RUN,
-    SessionId, Thought, ToolCall, TurnEndReason,
+    AgentId, CompactionTrigger, Event, IMAGE_TYPES, Image, ImageBudget, ImageProblem,
+    MAX_IMAGE_BYTES, MAX_MESSAGE_IMAGE_BYTES, Message, NOT_RUN, SessionId, Thought, ToolCall,
+    TurnEndReason,
 };
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};

@@ -692,12 +692,15 @@ impl AgentLoop {
     }
 
     fn record_result(&self, session: &mut Session, call: &ToolCall, result: ToolResult) {
+        // Whatever the tool: an image the model API would refuse would
+        // fail this request and every later one of the session.
+        let (text, images) = Image::sendable(result.text, result.images);
         let event = Event::ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            text: result.text,
+            text,
             is_error: result.is_error,
-            images: result.images,
+            images,
         };
         self.record(session, event);
     }

@@ -143,6 +143,41 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult 
 }
 
 #[tokio::test]
+async fn a_tools_images_no_model_api_takes_are_described_not_sent() -> TestResult {
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "picture", "{}"),
+        ModelResponse::text("seen"),
+    ]));
+    let (agent_loop, _installed) =
+        support::agent_loop(vec![Arc::new(TestTool::Picture)], adapter.clone())?;
+    let mut session = Session::new();
+    support::turn(&agent_loop, &agent(), &mut session, "look").await?;
+
+    let expected_text = "pictures:\n\
+        [image: image/svg+xml, 6 bytes, not shown: the model APIs take only image/png, \
+        image/jpeg, image/gif, image/webp]\n\
+        [image: image/png, 6 bytes, not shown: its bytes are not of the type it declares]\n\
+        [image: image/png, 6 bytes, not shown: its data is not valid base64]";
+    let recorded = session.events().iter().find_map(|event| match event {
+        Event::ToolResult { text, images, .. } => Some((text.clone(), images.clone())),
+        _ => None,
+    });
+    let (text, images) = recorded.ok_or("expected a result")?;
+    assert_eq!(text, expected_text);
+    assert_eq!(images, support::pictures()[..1]);
+    // The model is sent what was recorded: the PNG alone.
+    let sent = adapter.requests()[1]
+        .messages
+        .iter()
+        .find_map(|message| match message {
+            Message::Tool { text, images, .. } => Some((text.clone(), images.len())),
+            _ => None,
+        });
+    assert_eq!(sent, Some((expected_text.to_owned(), 1)));
+    Ok(())
+}
+
+#[tokio::test]
 async fn only_tools_of_the_final_assembly_may_run() -> TestResult {
     let (agent_loop, _installed, adapter, echo) = support::counting_echo_loop([
         call("c1", "echo", r#"{"text": "x"}"#),

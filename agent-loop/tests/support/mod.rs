@@ -62,6 +62,24 @@ pub enum TestTool {
     /// `produce`: returns `big(tag, lines)`, a large result from small
     /// arguments, as `read` returns a file.
     Produce,
+    /// `picture`: returns `pictures:` and [`pictures`].
+    Picture,
+}
+
+/// The images `picture` returns: a PNG's signature, then an SVG
+/// (a type no model API takes), a JPEG labelled PNG, and data that is
+/// not base64.
+pub fn pictures() -> Vec<dsh_agent_loop::Image> {
+    let image = |mime_type: &str, data: &str| dsh_agent_loop::Image {
+        mime_type: mime_type.into(),
+        data: data.into(),
+    };
+    vec![
+        image("image/png", "iVBORw0KGgo="),
+        image("image/svg+xml", "PHN2Zy8+"),
+        image("image/png", "/9j/4AAQ"),
+        image("image/png", "not base64!"),
+    ]
 }
 
 /// A tool result of about `lines` × 14 tokens, tagged so it can be found.
@@ -79,6 +97,7 @@ impl Tool for TestTool {
             Self::Slow => "slow",
             Self::Inspect => "inspect",
             Self::Produce => "produce",
+            Self::Picture => "picture",
         }
     }
 
@@ -88,6 +107,7 @@ impl Tool for TestTool {
             Self::Slow => "Takes a minute.",
             Self::Inspect => "Reports the calling turn.",
             Self::Produce => "Returns `lines` lines tagged `tag`.",
+            Self::Picture => "Returns pictures.",
         }
         .to_owned()
     }
@@ -127,6 +147,7 @@ impl Tool for TestTool {
                     .map_or(0, |lines| lines as usize);
                 Ok(ToolOutput::new(big(tag, lines)))
             }
+            Self::Picture => Ok(ToolOutput::new("pictures:").with_images(pictures())),
         }
     }
 }

@@ -44,4 +44,7 @@ mod message;
 
 pub use event::{CompactionTrigger, Event, NOT_RUN, TurnEndReason};
 pub use id::{AgentId, SessionId};
-pub use message::{IMAGE_TYPES, Image, MAX_IMAGE_BYTES, Message, Thought, ToolCall, decoded_len};
+pub use message::{
+    IMAGE_TYPES, Image, ImageBudget, ImageProblem, MAX_IMAGE_BYTES, MAX_MESSAGE_IMAGE_BYTES,
+    Message, Thought, ToolCall, decoded_len,
+};

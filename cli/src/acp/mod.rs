@@ -38,9 +38,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
-use dsh_agent_loop::{
-    AgentLoop, FinishReason, IMAGE_TYPES, Image, MAX_IMAGE_BYTES, Session, SessionId, TurnError,
-};
+use dsh_agent_loop::{AgentLoop, FinishReason, Image, ImageBudget, Session, SessionId, TurnError};
 use dsh_deployment::host::{Host, SlashCommand, attach};
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
@@ -729,10 +727,11 @@ fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
 fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec<Image>), Error> {
     let mut parts = Vec::with_capacity(prompt.len());
     let mut images = Vec::new();
+    let mut budget = ImageBudget::default();
     for (at, block) in prompt.iter().enumerate() {
         match block {
             ContentBlock::Text(text) => parts.push(text.text.clone()),
-            ContentBlock::Image(image) => images.push(prompt_image(at, image)?),
+            ContentBlock::Image(image) => images.push(prompt_image(at, image, &mut budget)?),
             ContentBlock::ResourceLink(link) => {
                 let inside = attach::file_uri_path(&link.uri)
                     .and_then(|path| attach::file(&path, dirs).ok());
@@ -768,30 +767,28 @@ fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec
     Ok((parts.join("\n\n"), images))
 }
 
-/// Image block `at` of a prompt, when its type and size are ones the
-/// model APIs take; else the error naming what is wrong.
-fn prompt_image(at: usize, image: &schema::ImageContent) -> Result<Image, Error> {
-    let invalid = |message: String| Err(Error::new(ErrorCode::INVALID_PARAMS, message));
-    if !IMAGE_TYPES.contains(&image.mime_type.as_str()) {
-        return invalid(format!(
-            "`prompt[{at}]` is an image of type `{}`, which the model APIs do not take; \
-             send {}",
-            image.mime_type,
-            IMAGE_TYPES.join(", ")
-        ));
-    }
+/// Image block `at` of a prompt, when a model API takes it (checked as
+/// every image is, against the prompt's `budget`: [`ImageBudget`]); else
+/// the error naming what is wrong.
+fn prompt_image(
+    at: usize,
+    image: &schema::ImageContent,
+    budget: &mut ImageBudget,
+) -> Result<Image, Error> {
     let image = Image {
         mime_type: image.mime_type.clone(),
         data: image.data.clone(),
     };
-    let bytes = image.decoded_len();
-    if bytes > MAX_IMAGE_BYTES {
-        return invalid(format!(
-            "`prompt[{at}]` is an image of {bytes} bytes, over the {MAX_IMAGE_BYTES} the \
-             model APIs take; send a smaller one"
-        ));
+    match budget.admit(&image) {
+        Ok(()) => Ok(image),
+        Err(problem) => Err(Error::new(
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "`prompt[{at}]` is an image of type `{}` dsh cannot send: {problem}",
+                image.mime_type
+            ),
+        )),
     }
-    Ok(image)
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`

@@ -17,6 +17,7 @@ use dsh_deployment::host::sampling::{
 };
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Sampled, SamplingRequest,
+    shown,
 };
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -95,7 +96,10 @@ impl AskOnTheTerminal {
         let fields = match fields(schema) {
             Ok(fields) => fields,
             Err(error) => {
-                self.say(&format!("declined: {error}\n"));
+                self.say(&format!(
+                    "declined: {}\n",
+                    shown(&error.to_string(), SHOWN_CHARS)
+                ));
                 return ElicitAnswer::Decline;
             }
         };
@@ -110,7 +114,7 @@ impl AskOnTheTerminal {
                     Ok(value) => break value,
                     Err(error) if tries + 1 < MAX_TRIES => {
                         tries += 1;
-                        self.say(&format!("{error}\n"));
+                        self.say(&format!("{}\n", shown(&error.to_string(), SHOWN_CHARS)));
                     }
                     Err(_) => return ElicitAnswer::Cancel,
                 }
@@ -122,6 +126,11 @@ impl AskOnTheTerminal {
         ElicitAnswer::Accept(Some(content))
     }
 }
+
+/// The most characters of a field's question, or of an error about the
+/// form, shown: the server's text in it (names, values, its description)
+/// escaped as [`shown`] escapes a server's text.
+const SHOWN_CHARS: usize = 400;
 
 /// Every line of `text`, indented two spaces.
 fn indented(text: &str) -> String {
@@ -230,9 +239,11 @@ impl Field {
         };
         let required = if self.required { ", required" } else { "" };
         let about = (self.about.as_deref())
-            .map(|about| format!(" — {}", about.escape_debug()))
+            .map(|about| format!(" — {about}"))
             .unwrap_or_default();
-        format!("  {} ({kind}{required}){about}: ", self.name)
+        // The name, the values and the description are the server's.
+        let question = format!("{} ({kind}{required}){about}", self.name);
+        format!("  {}: ", shown(&question, SHOWN_CHARS))
     }
 
     /// The value `line` gives the field: `None` for an empty answer to a
@@ -330,6 +341,21 @@ mod tests {
         assert!(form[3].value("maybe").is_err());
         assert_eq!(form[4].value("m"), Ok(Some(json!("m"))));
         assert!(form[4].value("xl").is_err());
+    }
+
+    #[test]
+    fn a_servers_names_and_values_are_escaped_in_a_question() {
+        let form = fields(&json!({
+            "properties": {
+                "n\u{1b}[2J": {"enum": ["a\u{1b}]52;c;aGk=\u{7}"], "title": "t\u{1b}[31m"}
+            }
+        }))
+        .expect("a form");
+        assert_eq!(
+            form[0].question(),
+            "  n\\u{1b}[2J (one of a\\u{1b}]52;c;aGk=\\u{7}) — t\\u{1b}[31m: "
+        );
+        assert!(!form[0].question().contains('\u{1b}'));
     }
 
     #[test]

@@ -1250,16 +1250,36 @@ async fn an_image_prompt_reaches_an_openai_compatible_server_as_an_image_part() 
             .await?;
         let tiff = vec![ContentBlock::Image(ImageContent::new(png, "image/tiff"))];
         let refused = cx
-            .send_request(PromptRequest::new(session, tiff))
+            .send_request(PromptRequest::new(session.clone(), tiff))
             .block_task()
             .await
             .expect_err("a type the APIs refuse");
-        Ok((init.agent_capabilities.prompt_capabilities.image, refused))
+        // A JPEG's first bytes, labelled PNG.
+        let jpeg = vec![
+            ContentBlock::from("And this?"),
+            ContentBlock::Image(ImageContent::new("/9j/4AAQ", "image/png")),
+        ];
+        let mislabelled = cx
+            .send_request(PromptRequest::new(session, jpeg))
+            .block_task()
+            .await
+            .expect_err("an image not of its type");
+        Ok((
+            init.agent_capabilities.prompt_capabilities.image,
+            [refused, mislabelled],
+        ))
     })
     .await;
     assert!(capability, "images are advertised");
+    let [refused, mislabelled] = refused;
     assert_error(&refused, -32602, |message| {
         message.contains("`prompt[0]` is an image of type `image/tiff`")
+    });
+    assert_error(&mislabelled, -32602, |message| {
+        message.contains(
+            "`prompt[1]` is an image of type `image/png` dsh cannot send: \
+             its bytes are not of the type it declares",
+        )
     });
     let received = received.lock().expect("received");
     assert_eq!(received.len(), 1, "the refused prompt sent nothing");

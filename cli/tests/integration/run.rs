@@ -470,7 +470,7 @@ fn attach_puts_a_project_file_in_the_first_prompt_and_refuses_one_outside() {
     assert!(user.contains("The answer is 42."), "{user}");
 
     // An image goes as an image of the user's turn, after its text.
-    std::fs::write(project.path().join("shot.png"), [0x89, b'P', b'N', b'G']).expect("write");
+    std::fs::write(project.path().join("shot.png"), *b"\x89PNG\r\n\x1a\n").expect("write");
     let (_, requests) = common::run_recorded(
         dir.path(),
         &config,
@@ -479,7 +479,7 @@ fn attach_puts_a_project_file_in_the_first_prompt_and_refuses_one_outside() {
     assert_eq!(requests[0]["messages"][0]["text"], "Look.");
     assert_eq!(
         requests[0]["messages"][1],
-        json!({ "role": "user_image", "image": { "mime_type": "image/png", "data": "iVBORw==" } })
+        json!({ "role": "user_image", "image": { "mime_type": "image/png", "data": "iVBORw0KGgo=" } })
     );
 
     let outside = dir.path().join("answers.toml").display().to_string();

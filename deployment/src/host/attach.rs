@@ -128,10 +128,15 @@ pub fn attach(path: &Path, dirs: &[PathBuf]) -> Result<Attached, AttachError> {
     }
     let bytes = std::fs::read(&real).map_err(|error| unreadable(error.to_string()))?;
     use base64::Engine as _;
-    Ok(Attached::Image(dsh_agent_loop::Image {
+    let image = dsh_agent_loop::Image {
         mime_type: mime_type.to_owned(),
         data: base64::engine::general_purpose::STANDARD.encode(bytes),
-    }))
+    };
+    // A `.png` that is a JPEG would make the model API refuse the turn.
+    image
+        .check()
+        .map_err(|problem| unreadable(problem.to_string()))?;
+    Ok(Attached::Image(image))
 }
 
 /// The real path of `path` when it is inside one of `dirs` (links
@@ -192,14 +197,14 @@ mod tests {
     #[test]
     fn an_image_is_attached_as_an_image_by_its_extension() {
         let project = tempfile::tempdir().expect("project");
-        std::fs::write(project.path().join("shot.PNG"), [0x89, b'P', b'N', b'G']).expect("write");
+        std::fs::write(project.path().join("shot.PNG"), *b"\x89PNG\r\n\x1a\n").expect("write");
         std::fs::write(project.path().join("notes.txt"), "text").expect("write");
         let dirs = [project.path().to_owned()];
         match attach(&project.path().join("shot.PNG"), &dirs).expect("an image") {
             Attached::Image(image) => {
                 assert_eq!(
                     (image.mime_type.as_str(), image.data.as_str()),
-                    ("image/png", "iVBORw==")
+                    ("image/png", "iVBORw0KGgo=")
                 );
             }
             other => panic!("an image: {other:?}"),
@@ -208,6 +213,15 @@ mod tests {
             attach(&project.path().join("notes.txt"), &dirs),
             Ok(Attached::Text(_))
         ));
+        // A JPEG named `.png`: the model API would refuse it.
+        std::fs::write(project.path().join("photo.png"), [0xFF, 0xD8, 0xFF, 0xE0]).expect("write");
+        let refused = attach(&project.path().join("photo.png"), &dirs).expect_err("refused");
+        assert!(
+            refused
+                .to_string()
+                .contains("its bytes are not of the type it declares"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use dsh_agent_loop::{FinishReason, Image, Message, ModelAdapter, ModelRequest};
+use dsh_agent_loop::{FinishReason, Image, ImageBudget, Message, ModelAdapter, ModelRequest};
 use dsh_tool_mcp::{
     AskError, ElicitKind, Elicitation, Sampled, SampledContent, SampledRole, SampledStop,
     SamplingRequest,
@@ -84,7 +84,7 @@ impl Sampler {
             messages: messages(request),
             session: None,
             effort: None,
-            max_tokens: Some(request.max_tokens.min(MAX_SAMPLED_TOKENS)),
+            max_tokens: Some(max_tokens(request)),
         };
         let server = &request.origin.server;
         let answer = self.model.complete(&model_request, &|_| {}, cancel).await;
@@ -113,22 +113,29 @@ impl Sampler {
 }
 
 /// The loop's messages of `request`: text as it is, images of the
-/// person's messages as images, the rest as the line that describes it.
+/// person's messages as images when a model API takes them (checked as
+/// every image is, [`ImageBudget`]), the rest as the line that describes
+/// it.
 fn messages(request: &SamplingRequest) -> Vec<Message> {
     let mut messages = Vec::new();
     for message in &request.messages {
         let mut text = Vec::new();
         let mut images = Vec::new();
+        let mut budget = ImageBudget::default();
         for block in &message.content {
             match (block, message.role) {
                 (SampledContent::Text(said), _) | (SampledContent::Described(said), _) => {
                     text.push(said.clone());
                 }
                 (SampledContent::Image { mime_type, data }, SampledRole::User) => {
-                    images.push(Image {
+                    let image = Image {
                         mime_type: mime_type.clone(),
                         data: data.clone(),
-                    });
+                    };
+                    match budget.admit(&image) {
+                        Ok(()) => images.push(image),
+                        Err(problem) => text.push(image.refused(&problem)),
+                    }
                 }
                 (SampledContent::Image { mime_type, .. }, SampledRole::Assistant) => {
                     text.push(format!("[an image, {mime_type}, not sent]"));
@@ -184,8 +191,9 @@ pub fn sampling_title(request: &SamplingRequest) -> String {
 }
 
 /// What the person is shown of a sampling request: its system prompt,
-/// its messages and its token limit, each escaped (one line each) and
-/// cut at 400 characters; at most 8 messages, the rest counted.
+/// its messages, each escaped (one line each) and cut at 400 characters
+/// (at most 8 messages, the rest counted); how much it sends in all
+/// (characters, images); and its token limit.
 pub fn describe_sampling(request: &SamplingRequest) -> String {
     let mut lines = Vec::new();
     if let Some(system) = &request.system_prompt {
@@ -210,11 +218,43 @@ pub fn describe_sampling(request: &SamplingRequest) -> String {
     if more > 0 {
         lines.push(format!("… and {more} more messages"));
     }
-    lines.push(format!(
-        "max tokens: {}",
-        request.max_tokens.min(MAX_SAMPLED_TOKENS)
-    ));
+    lines.push(size(request));
+    lines.push(format!("max tokens: {}", max_tokens(request)));
     lines.join("\n")
+}
+
+/// The most tokens the model is asked for, for `request`: its
+/// `maxTokens` within 1 and [`MAX_SAMPLED_TOKENS`] (a model API refuses
+/// a limit of 0).
+fn max_tokens(request: &SamplingRequest) -> u32 {
+    request.max_tokens.clamp(1, MAX_SAMPLED_TOKENS)
+}
+
+/// How much `request` sends the model in all, whatever is shown of it:
+/// `in all: 1200 characters, 2 images`.
+fn size(request: &SamplingRequest) -> String {
+    let mut chars = request
+        .system_prompt
+        .as_deref()
+        .map_or(0, |text| text.chars().count());
+    let mut images = 0;
+    for block in request.messages.iter().flat_map(|message| &message.content) {
+        match block {
+            SampledContent::Text(text) | SampledContent::Described(text) => {
+                chars += text.chars().count();
+            }
+            SampledContent::Image { .. } => images += 1,
+        }
+    }
+    let counted = |n: usize, noun: &str| match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    };
+    format!(
+        "in all: {}, {}",
+        counted(chars, "character"),
+        counted(images, "image")
+    )
 }
 
 /// What the person is shown of an elicitation: the server, its message
@@ -231,20 +271,19 @@ pub fn describe_elicitation(request: &Elicitation) -> String {
     said
 }
 
-/// `text` escaped to one line, cut at [`SHOWN_CHARS`] with a marker.
+/// A server's `text` as a person is shown it ([`dsh_tool_mcp::shown`]),
+/// cut at [`SHOWN_CHARS`].
 fn shown(text: &str) -> String {
-    let escaped: String = text.escape_debug().collect();
-    if escaped.chars().count() <= SHOWN_CHARS {
-        return escaped;
-    }
-    let cut: String = escaped.chars().take(SHOWN_CHARS).collect();
-    format!("{cut}… (cut)")
+    dsh_tool_mcp::shown(text, SHOWN_CHARS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use dsh_tool_mcp::{Origin, SampledMessage};
+
+    /// A PNG's signature, in base64.
+    const PNG: &str = "iVBORw0KGgo=";
 
     fn request(text: &str, max_tokens: u32) -> SamplingRequest {
         SamplingRequest {
@@ -259,7 +298,7 @@ mod tests {
                     SampledContent::Text(text.into()),
                     SampledContent::Image {
                         mime_type: "image/png".into(),
-                        data: "AAAA".into(),
+                        data: PNG.into(),
                     },
                 ],
             }],
@@ -274,8 +313,19 @@ mod tests {
         let lines: Vec<&str> = said.lines().collect();
         assert_eq!(lines[0], "system prompt: Be brief.\\nAlways.");
         assert!(lines[1].starts_with("user: hi\\u{1b}[2J xxx"), "{said}");
-        assert!(lines[1].ends_with("… (cut)"), "{said}");
-        assert_eq!(lines[2], "max tokens: 4096");
+        assert!(lines[1].ends_with("x…"), "{said}");
+        // 17 of the system prompt, 1007 of the text; and the image.
+        assert_eq!(lines[2], "in all: 1024 characters, 1 image");
+        assert_eq!(lines[3], "max tokens: 4096");
+    }
+
+    #[test]
+    fn the_token_limit_is_at_least_one_and_at_most_the_cap() {
+        assert_eq!(max_tokens(&request("hi", 0)), 1);
+        assert_eq!(max_tokens(&request("hi", 100)), 100);
+        assert_eq!(max_tokens(&request("hi", u32::MAX)), MAX_SAMPLED_TOKENS);
+        let said = describe_sampling(&request("hi", 0));
+        assert!(said.ends_with("\nmax tokens: 1"), "{said}");
     }
 
     #[test]
@@ -287,7 +337,30 @@ mod tests {
                 text: "look".into()
             }
         );
-        assert!(matches!(&messages[1], Message::UserImage { image } if image.data == "AAAA"));
+        assert!(matches!(&messages[1], Message::UserImage { image } if image.data == PNG));
+    }
+
+    #[test]
+    fn an_image_no_model_api_takes_is_described_not_sent() {
+        let mut mislabelled = request("look", 10);
+        mislabelled.messages[0].content[1] = SampledContent::Image {
+            mime_type: "image/png".into(),
+            data: "/9j/4AAQ".into(),
+        };
+        mislabelled.messages[0].content.push(SampledContent::Image {
+            mime_type: "image/gif".into(),
+            data: "not base64!".into(),
+        });
+        assert_eq!(
+            messages(&mislabelled),
+            [Message::User {
+                text: "look\n\n\
+                       [image: image/png, 6 bytes, not shown: its bytes are not of the type \
+                       it declares]\n\n\
+                       [image: image/gif, 6 bytes, not shown: its data is not valid base64]"
+                    .into()
+            }]
+        );
     }
 
     #[test]

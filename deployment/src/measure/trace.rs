@@ -484,11 +484,12 @@ impl Trace {
     }
 
     fn write(&self, state: &mut State, line: &TraceLine) {
-        self.write_line(state, line, line.request);
+        self.write_line(state, line, &format!("request {}", line.request));
     }
 
-    /// Writes `line`, request `request`'s, to the file, if there is one.
-    fn write_line(&self, state: &mut State, line: &impl Serialize, request: u64) {
+    /// Writes `line` to the file, if there is one; a failure names it by
+    /// `what` (`request 3`, `sampling request 1`).
+    fn write_line(&self, state: &mut State, line: &impl Serialize, what: &str) {
         let Some(file) = &self.file else { return };
         if state.write_error.is_some() {
             return;
@@ -497,7 +498,7 @@ impl Trace {
         let json = serde_json::to_string(line).unwrap_or_default();
         let mut file = file.lock();
         if let Err(error) = writeln!(file, "{json}") {
-            state.write_error = Some(format!("cannot write request {request}: {error}"));
+            state.write_error = Some(format!("cannot write {what}: {error}"));
         }
     }
 
@@ -514,8 +515,8 @@ impl Trace {
             api_prompt_tokens: usage.map(|usage| usage.prompt_tokens),
             api_completion_tokens: usage.map(|usage| usage.completion_tokens),
         };
-        let number = state.summary.sampled;
-        self.write_line(&mut state, &line, number);
+        let what = format!("sampling request {}", state.summary.sampled);
+        self.write_line(&mut state, &line, &what);
     }
 }
 
@@ -1118,6 +1119,23 @@ mod tests {
             line,
             serde_json::json!({"sampling_for": "docs", "session": "s", "model": "m",
                                "api_prompt_tokens": 20, "api_completion_tokens": 3})
+        );
+        Ok(())
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_sampling_line_that_cannot_be_written_is_named_so() -> Result<(), Box<dyn std::error::Error>>
+    {
+        // Every write to /dev/full fails (ENOSPC).
+        let trace = Trace::to_file(Path::new("/dev/full"), TokenizerRule::default())
+            .map_err(|problem| problem.message().to_owned())?;
+        trace.sampled("docs", None, "m", None);
+        let (_, problem) = trace.finish();
+        let message = problem.ok_or("a problem")?.message().to_owned();
+        assert!(
+            message.starts_with("the trace is incomplete: cannot write sampling request 1: "),
+            "{message}"
         );
         Ok(())
     }

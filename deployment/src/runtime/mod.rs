@@ -272,8 +272,9 @@ pub struct ServerPolicy {
 }
 
 impl ServerPolicy {
-    /// `config` under the policy (an HTTP server's is unchanged: it is no
-    /// process of dsh's).
+    /// `config` under the policy: its inherited environment and sandbox
+    /// (which an HTTP server, no process of dsh's, does not use), and who
+    /// answers its questions (an HTTP server's too).
     pub fn apply(&self, config: ServerConfig) -> ServerConfig {
         let config = config
             .inheriting_only(self.inherit.iter().cloned())

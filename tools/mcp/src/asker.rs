@@ -210,7 +210,7 @@ impl PartialEq for SharedAsker {
 impl Eq for SharedAsker {}
 
 /// The sessions a server works for: those whose calls to it are running
-/// (the latest last), and the one it was started for, if any.
+/// (in the order they started), and the one it was started for, if any.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Callers {
     inner: Arc<Mutex<CallersInner>>,
@@ -237,11 +237,30 @@ impl Callers {
         self.inner.lock().home = Some(session.to_owned());
     }
 
-    /// The session a request of the server is for now: the latest with a
-    /// call running, else its own.
+    /// The session a request of the server is for now: the one with
+    /// calls running, else its own; `None` when calls of more than one
+    /// session are running (a shared server serving two at once: which
+    /// one asks cannot be told, [`Callers::ambiguous`]).
     pub(crate) fn current(&self) -> Option<String> {
         let inner = self.inner.lock();
+        if inner.ambiguous() {
+            return None;
+        }
         inner.calling.last().cloned().or_else(|| inner.home.clone())
+    }
+
+    /// Whether calls of more than one session are running: a request of
+    /// the server now is no one session's.
+    pub(crate) fn ambiguous(&self) -> bool {
+        self.inner.lock().ambiguous()
+    }
+}
+
+impl CallersInner {
+    fn ambiguous(&self) -> bool {
+        let mut sessions = self.calling.iter();
+        let first = sessions.next();
+        sessions.any(|session| Some(session) != first)
     }
 }
 
@@ -382,16 +401,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_session_is_the_latest_caller_else_the_servers_own() {
+    fn a_session_is_the_one_calling_else_the_servers_own_and_none_of_two() {
         let callers = Callers::default();
         assert_eq!(callers.current(), None);
         callers.set_home("home");
         let first = callers.calling("a");
+        let again = callers.calling("a");
+        assert_eq!(callers.current().as_deref(), Some("a"));
+        assert!(!callers.ambiguous());
+        // Calls of two sessions at once: a request is neither's.
         let second = callers.calling("b");
+        assert!(callers.ambiguous());
+        assert_eq!(callers.current(), None);
+        drop((first, again));
         assert_eq!(callers.current().as_deref(), Some("b"));
         drop(second);
-        assert_eq!(callers.current().as_deref(), Some("a"));
-        drop(first);
         assert_eq!(callers.current().as_deref(), Some("home"));
     }
 

@@ -168,7 +168,8 @@ impl ClientHandler for Handler {
     /// A message from the person's model (`sampling/createMessage`),
     /// answered by the asker, which asks the person first; refused
     /// (code `-1`, the specification's for a rejected request) with no
-    /// asker, or when no one allows it.
+    /// asker, while calls of two sessions run (whose person to ask is
+    /// not known), or when no one allows it.
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -179,6 +180,14 @@ impl ClientHandler for Handler {
                 "dsh answers no sampling requests here (it did not advertise sampling)".to_owned(),
             )));
         };
+        if self.callers.ambiguous() {
+            return Err(asker::sampling_error(asker::AskError::Refused(format!(
+                "MCP server `{}` asked to use the model while it serves calls of more than \
+                 one session, and dsh cannot tell which session's user to ask; ask during \
+                 one session's call alone",
+                self.server
+            ))));
+        }
         let request = asker::sampling_request(params, self.origin());
         // The server may cancel (`notifications/cancelled`): the question
         // and the model's answer are dropped.
@@ -196,7 +205,8 @@ impl ClientHandler for Handler {
 
     /// A question for the person (`elicitation/create`), put to them by
     /// the asker when it answers its kind (a form, a URL). Otherwise it
-    /// is declined, the answer the protocol has for it, and said on
+    /// is declined, the answer the protocol has for it — as it is while
+    /// calls of two sessions run (whom to ask is not known) — and said on
     /// stderr with the server's message (escaped, cut), so the person
     /// learns what the server wanted.
     async fn create_elicitation(
@@ -210,7 +220,9 @@ impl ClientHandler for Handler {
             _ => String::new(),
         };
         let elicitation = asker::elicitation(request, self.origin());
-        if let (Some(asker), Some(elicitation)) = (&self.asker, elicitation) {
+        let ambiguous = self.callers.ambiguous();
+        let asker = self.asker.as_ref().filter(|_| !ambiguous);
+        if let (Some(asker), Some(elicitation)) = (asker, elicitation) {
             let elicits = asker.0.elicits();
             let answers = match elicitation.kind {
                 ElicitKind::Form { .. } => elicits.form,
@@ -224,10 +236,16 @@ impl ClientHandler for Handler {
                 return Ok(asker::elicit_result(answer));
             }
         }
-        let shown: String = message.escape_debug().take(MAX_ASKED_CHARS).collect();
+        let shown = crate::shown(&message, MAX_ASKED_CHARS);
         crate::stderr::log(
             &self.server,
-            &format!("asked for input, declined (no one here answers it): {shown}"),
+            &format!(
+                "asked for input, declined ({}): {shown}",
+                match ambiguous {
+                    true => "it serves calls of more than one session: whom to ask is not known",
+                    false => "no one here answers it",
+                }
+            ),
         );
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }

@@ -28,9 +28,10 @@
 //!   the tools it had.
 //! - **Calls.** Results are rendered as the model reads them: text as it
 //!   is, embedded text resources with their URI, images the model APIs
-//!   take (`dsh_agent_types::IMAGE_TYPES`, at most
-//!   `dsh_agent_types::MAX_IMAGE_BYTES`) as the output's images, other
-//!   images, audio and binary resources described (type, size),
+//!   take (`dsh_agent_types::Image::check`, within one result's
+//!   `dsh_agent_types::ImageBudget`) as the output's images, other
+//!   images described with why, audio and binary resources described
+//!   (type, size),
 //!   `structuredContent` as JSON when there is no text; `isError` makes a
 //!   failed tool result. A result
 //!   over [`MAX_RESULT_BYTES`] keeps its head and tail, with a line saying
@@ -99,6 +100,7 @@ mod resources;
 mod section;
 mod server;
 mod servers;
+mod shown;
 mod stderr;
 mod table;
 mod tasks;
@@ -128,6 +130,7 @@ pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
+pub use shown::shown;
 pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 pub use tasks::LeftOut;

@@ -85,11 +85,16 @@ impl McpLogLevel {
 /// has the same cap in bytes.
 const MAX_MESSAGE_CHARS: usize = crate::stderr::MAX_STDERR_LINE;
 
+/// The most characters of a logger's name shown.
+const MAX_LOGGER_CHARS: usize = 100;
+
 /// A log message as its line (after the `[mcp <name>]` prefix), or `None`
 /// when it is less severe than `least` (a server that ignores
 /// `logging/setLevel` is filtered here): `warning: <logger>: <text>`, a
-/// text message as it is (its newlines escaped, so it stays one line), any
-/// other data as its JSON, cut at [`MAX_MESSAGE_CHARS`].
+/// text message as it is, any other data as its JSON; both it and the
+/// logger's name as a person is shown a server's text ([`crate::shown`]:
+/// escaped, so it stays one line and holds no terminal sequence), cut at
+/// [`MAX_MESSAGE_CHARS`] and [`MAX_LOGGER_CHARS`].
 pub(crate) fn log_line(
     params: &LoggingMessageNotificationParam,
     least: McpLogLevel,
@@ -102,20 +107,13 @@ pub(crate) fn log_line(
         serde_json::Value::String(text) => text.clone(),
         other => other.to_string(),
     };
-    let mut text: String = data
-        .chars()
-        .flat_map(|c| match c {
-            '\n' => "\\n".chars().collect::<Vec<_>>(),
-            '\r' => "\\r".chars().collect(),
-            c => vec![c],
-        })
-        .take(MAX_MESSAGE_CHARS)
-        .collect();
-    if data.chars().count() > MAX_MESSAGE_CHARS {
-        text.push('…');
-    }
+    let text = crate::shown(&data, MAX_MESSAGE_CHARS);
     Some(match params.logger.as_deref() {
-        Some(logger) => format!("{}: {logger}: {text}", level.name()),
+        Some(logger) => format!(
+            "{}: {}: {text}",
+            level.name(),
+            crate::shown(logger, MAX_LOGGER_CHARS)
+        ),
         None => format!("{}: {text}", level.name()),
     })
 }
@@ -153,6 +151,28 @@ mod tests {
         assert_eq!(
             line.chars().count(),
             "error: ".len() + MAX_MESSAGE_CHARS + 1
+        );
+        assert!(line.ends_with('…'));
+        // Cut on the escaped text: the marker is there though the
+        // message has fewer characters than the cap.
+        let newlines = LoggingMessageNotificationParam::new(
+            LoggingLevel::Error,
+            "\n".repeat(MAX_MESSAGE_CHARS / 2 + 1).into(),
+        );
+        let line = log_line(&newlines, McpLogLevel::Error).expect("shown");
+        assert!(line.ends_with("\\n…"), "{line}");
+    }
+
+    #[test]
+    fn a_terminal_sequence_in_a_message_or_logger_is_escaped() {
+        let mut osc = LoggingMessageNotificationParam::new(
+            LoggingLevel::Error,
+            "\u{1b}]52;c;aGk=\u{7}".into(),
+        );
+        osc.logger = Some("\u{1b}[2Jfs".to_owned());
+        assert_eq!(
+            log_line(&osc, McpLogLevel::Error).as_deref(),
+            Some("error: \\u{1b}[2Jfs: \\u{1b}]52;c;aGk=\\u{7}")
         );
     }
 }

@@ -8,8 +8,8 @@
 //! handler reports what comes for a token ([`CallProgress::report`]).
 //! A server may send progress before the call has tied its token (rmcp
 //! reads it on another task): the last [`MAX_EARLY`] reports of tokens no
-//! call watches are kept, and a call that ties its token gets its own
-//! first. Others (a call over, a server that invents tokens) are dropped.
+//! call watches are kept, and a call that ties its token gets the newest
+//! of its own first. Others (a call over, a server that invents tokens) are dropped.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -51,28 +51,31 @@ impl Drop for Watching {
 
 impl CallProgress {
     /// Sends what the server says of `token` to `progress` (nowhere when
-    /// `None`) until the returned guard is dropped, starting with what
-    /// it said before.
+    /// `None`) until the returned guard is dropped, starting with the
+    /// newest thing it said before (older reports are stale).
+    ///
+    /// That one is delivered under the lock (the display is quick, as
+    /// [`ToolProgress`] asks): a report that comes meanwhile finds the
+    /// token watched, and is delivered after it, never overwritten by it.
     pub(crate) fn watch(
         self: &Arc<Self>,
         token: ProgressToken,
         progress: Option<ToolProgress>,
     ) -> Watching {
-        let early: Vec<String> = {
-            let mut calls = self.calls.lock();
-            calls.watched.insert(token.clone(), progress.clone());
-            let (mine, others): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut calls.early)
-                .into_iter()
-                .partition(|(of, _)| *of == token);
-            calls.early = others;
-            mine.into_iter().map(|(_, text)| text).collect()
-        };
-        // Out of the lock: the display runs a front end's code.
-        if let Some(progress) = &progress {
-            for text in &early {
-                progress.report(text);
+        let mut calls = self.calls.lock();
+        calls.watched.insert(token.clone(), progress.clone());
+        let mut newest = None;
+        calls.early.retain(|(of, text)| {
+            let mine = *of == token;
+            if mine {
+                newest = Some(text.clone());
             }
+            !mine
+        });
+        if let (Some(progress), Some(text)) = (&progress, newest) {
+            progress.report(&text);
         }
+        drop(calls);
         Watching {
             owner: Arc::clone(self),
             token,
@@ -102,15 +105,22 @@ impl CallProgress {
     }
 }
 
-/// A progress notification as a line: its message, then how far along
-/// (`step 2 of 3 (2/3)`); the numbers alone when it has no message.
+/// The most characters of a progress message shown (escaped).
+const MAX_PROGRESS_CHARS: usize = 500;
+
+/// A progress notification as a line: its message as a person is shown a
+/// server's text ([`crate::shown`], at most [`MAX_PROGRESS_CHARS`]), then
+/// how far along (`step 2 of 3 (2/3)`); the numbers alone when it has no
+/// message.
 pub(crate) fn progress_text(params: &ProgressNotificationParam) -> String {
     let done = match params.total {
         Some(total) => format!("{}/{}", number(params.progress), number(total)),
         None => number(params.progress),
     };
     match params.message.as_deref().map(str::trim) {
-        Some(message) if !message.is_empty() => format!("{message} ({done})"),
+        Some(message) if !message.is_empty() => {
+            format!("{} ({done})", crate::shown(message, MAX_PROGRESS_CHARS))
+        }
         _ => done,
     }
 }
@@ -150,15 +160,37 @@ mod tests {
     }
 
     #[test]
+    fn a_progress_message_is_escaped_and_cut() {
+        let osc =
+            ProgressNotificationParam::new(token(1), 1.0).with_message("\u{1b}]52;c;aGk=\u{7}");
+        assert_eq!(progress_text(&osc), "\\u{1b}]52;c;aGk=\\u{7} (1)");
+        let long = ProgressNotificationParam::new(token(1), 1.0).with_message("x".repeat(100_000));
+        assert_eq!(
+            progress_text(&long),
+            format!("{}… (1)", "x".repeat(MAX_PROGRESS_CHARS))
+        );
+    }
+
+    #[test]
     fn progress_reaches_the_call_that_watches_its_token_while_it_does() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
         let calls = Arc::new(CallProgress::default());
-        // Said before the call tied its token: it gets it when it does.
+        // Said before the call tied its token: it gets the newest when it
+        // does.
+        calls.report(&ProgressNotificationParam::new(token(7), 0.5));
         calls.report(&ProgressNotificationParam::new(token(7), 1.0));
         calls.report(&ProgressNotificationParam::new(token(9), 1.0));
         let display = ToolProgress::new(move |text| sink.lock().push(text.to_owned()));
         let watching = calls.watch(token(7), Some(display));
+        assert!(
+            calls
+                .calls
+                .lock()
+                .early
+                .iter()
+                .all(|(of, _)| *of != token(7))
+        );
         calls.report(&ProgressNotificationParam::new(token(7), 2.0));
         calls.report(&ProgressNotificationParam::new(token(8), 1.0));
         drop(watching);

@@ -1,8 +1,8 @@
 //! A tool result as a model reads it: text, and the images a model may
 //! see.
 
-use dsh_agent_types::{IMAGE_TYPES, Image, MAX_IMAGE_BYTES, decoded_len};
-use rmcp::model::{CallToolResult, ContentBlock, ImageContent, ResourceContents};
+use dsh_agent_types::{Image, ImageBudget, decoded_len};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// The most bytes of a tool result the model reads, as for `bash`'s
 /// output: a longer result keeps its first and its last half of this, with
@@ -25,10 +25,11 @@ pub(crate) struct Rendered {
 /// A tool result as the model reads it.
 ///
 /// Text blocks come as they are; an embedded text resource with its URI
-/// (`[resource <uri>]` on the line before it); an image of a type the
-/// model APIs take ([`IMAGE_TYPES`]), of at most [`MAX_IMAGE_BYTES`], is
-/// one of the images, and any other image, audio and binary resources are
-/// described by type and size, never inlined; a resource link by name
+/// (`[resource <uri>]` on the line before it); an image a model API takes
+/// ([`Image::check`], within the [`ImageBudget`] of one result) is one of
+/// the images, any other described by type, size and why it is not sent;
+/// audio and binary resources are described by type and size, never
+/// inlined; a resource link by name
 /// and URI, and by `reader`, the tool that opens it, when the server has
 /// one. Without any text, `structuredContent` is given as its JSON. Text
 /// parts are joined with a newline, and the whole is capped at
@@ -40,17 +41,6 @@ pub(crate) fn render_result(result: &CallToolResult, reader: Option<&str>) -> Re
         images,
         is_error: result.is_error == Some(true),
     }
-}
-
-/// `image` as one a model may see: of a type the model APIs take, and
-/// not over their size.
-fn shown(image: &ImageContent) -> Option<Image> {
-    let image = Image {
-        mime_type: image.mime_type.clone(),
-        data: image.data.clone(),
-    };
-    (IMAGE_TYPES.contains(&image.mime_type.as_str()) && image.decoded_len() <= MAX_IMAGE_BYTES)
-        .then_some(image)
 }
 
 /// `text` as the model reads it: whole when it has at most `cap` bytes;
@@ -117,12 +107,18 @@ fn resource(contents: &ResourceContents) -> (String, bool) {
 fn joined(result: &CallToolResult, reader: Option<&str>) -> (String, Vec<Image>) {
     let mut parts: Vec<String> = Vec::with_capacity(result.content.len());
     let mut images = Vec::new();
+    let mut budget = ImageBudget::default();
     let mut has_text = false;
     for block in &result.content {
-        if let ContentBlock::Image(image) = block
-            && let Some(image) = shown(image)
-        {
-            images.push(image);
+        if let ContentBlock::Image(image) = block {
+            let image = Image {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            };
+            match budget.admit(&image) {
+                Ok(()) => images.push(image),
+                Err(problem) => parts.push(image.refused(&problem)),
+            }
             continue;
         }
         let (part, text) = render_block(block, reader);
@@ -184,6 +180,10 @@ pub(crate) fn render_block(block: &ContentBlock, reader: Option<&str>) -> (Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_agent_types::MAX_IMAGE_BYTES;
+
+    /// A PNG's signature, in base64.
+    const PNG: &str = "iVBORw0KGgo=";
 
     #[test]
     fn a_long_result_keeps_its_head_and_tail_and_says_what_was_cut() {
@@ -220,7 +220,7 @@ mod tests {
     fn blocks_render_as_text_and_images() {
         let result = CallToolResult::success(vec![
             ContentBlock::text("a pixel:"),
-            ContentBlock::image("AAAA", "image/png"),
+            ContentBlock::image(PNG, "image/png"),
             ContentBlock::embedded_text("file:///a.md", "# A"),
         ]);
         assert_eq!(
@@ -229,7 +229,7 @@ mod tests {
                 text: "a pixel:\n[resource file:///a.md]\n# A".to_owned(),
                 images: vec![Image {
                     mime_type: "image/png".to_owned(),
-                    data: "AAAA".to_owned()
+                    data: PNG.to_owned()
                 }],
                 is_error: false
             }
@@ -261,11 +261,19 @@ mod tests {
         let result = CallToolResult::success(vec![
             ContentBlock::image("AAAA", "image/tiff"),
             ContentBlock::image(big, "image/png"),
+            // A JPEG's first bytes, labelled PNG; then no base64.
+            ContentBlock::image("/9j/4AAQ", "image/png"),
+            ContentBlock::image("iVBORw0KGgo=!", "image/png"),
         ]);
         let rendered = render_result(&result, None);
         assert_eq!(
             rendered.text,
-            "[image: image/tiff, 3 bytes, not shown]\n[image: image/png, 5242881 bytes, not shown]"
+            "[image: image/tiff, 3 bytes, not shown: the model APIs take only image/png, \
+             image/jpeg, image/gif, image/webp]\n\
+             [image: image/png, 5242881 bytes, not shown: it is 5242881 bytes, over the \
+             5242880 the model APIs take]\n\
+             [image: image/png, 6 bytes, not shown: its bytes are not of the type it declares]\n\
+             [image: image/png, 9 bytes, not shown: its data is not valid base64]"
         );
         assert!(rendered.images.is_empty());
     }

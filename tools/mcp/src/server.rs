@@ -811,10 +811,35 @@ async fn call_tool<W>(
     abandoned.id = None;
     match answer? {
         ServerResult::CallToolResult(result) => Ok(result),
-        // A result with no field but optional ones reads as empty.
-        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
-        _ => Err(ServiceError::UnexpectedResponse),
+        other => contentless(other).ok_or(ServiceError::UnexpectedResponse),
     }
+}
+
+/// A `tools/call` answer without `content`, which rmcp's untagged
+/// [`ServerResult`] reads as another kind: an empty result, a `_meta`
+/// alone, a task's acknowledgement (`resultType: "complete"`) — an empty
+/// success, as rmcp's own `call_tool_once` takes them (its private
+/// `contentless_call_tool_result`, rmcp 3.11).
+fn contentless(result: ServerResult) -> Option<CallToolResult> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MetaOnly {
+        #[serde(rename = "_meta")]
+        meta: rmcp::model::MetaObject,
+    }
+    let (result_type, meta) = match result {
+        ServerResult::EmptyResult(_) => (None, None),
+        ServerResult::TaskAckResult(ack) => (Some(ack.result_type), ack.meta),
+        ServerResult::CustomResult(custom) => {
+            let MetaOnly { meta } = serde_json::from_value(custom.0).ok()?;
+            (None, Some(meta))
+        }
+        _ => return None,
+    };
+    let mut empty = CallToolResult::success(Vec::new());
+    empty.result_type = result_type;
+    empty.meta = meta;
+    Some(empty)
 }
 
 /// A request whose answer is no longer awaited: dropped with an id, it
@@ -1117,4 +1142,33 @@ fn http_transport(
         http,
         transport_config,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(json: serde_json::Value) -> Option<CallToolResult> {
+        let read: ServerResult = serde_json::from_value(json).expect("a result");
+        match read {
+            ServerResult::CallToolResult(result) => Some(result),
+            other => contentless(other),
+        }
+    }
+
+    #[test]
+    fn a_call_answered_without_content_is_an_empty_success_as_rmcp_takes_it() {
+        let empty = answer(serde_json::json!({})).expect("empty");
+        assert!(empty.content.is_empty() && empty.is_error != Some(true));
+        let meta = answer(serde_json::json!({"_meta": {"trace": "t1"}})).expect("meta alone");
+        assert_eq!(
+            meta.meta.map(|meta| meta.0.get("trace").cloned()),
+            Some(Some("t1".into()))
+        );
+        let ack = answer(serde_json::json!({"resultType": "complete"})).expect("task ack");
+        assert!(ack.result_type.is_some() && ack.content.is_empty());
+        // Anything else is not a tool's answer.
+        assert!(answer(serde_json::json!({"tools": []})).is_none());
+        assert!(answer(serde_json::json!({"other": 1})).is_none());
+    }
 }
