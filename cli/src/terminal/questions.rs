@@ -3,7 +3,7 @@
 //!
 //! - **Sampling**: the server's name and request (system prompt,
 //!   messages, max tokens; escaped, cut) and `[y]es, [n]o`; a yes has the
-//!   host's model answer it. Refused where no one can answer (input that
+//!   session's model (`--model`, `/model`) answer it. Refused where no one can answer (input that
 //!   is not a terminal); a mode that never asks (`full-access`) answers
 //!   unasked.
 //! - **Elicitation**: the server's message, then a form's fields one line
@@ -56,12 +56,15 @@ impl Asker for AskOnTheTerminal {
                 sampling_title(&request),
                 indented(&describe_sampling(&request))
             );
+            let asked = self.question().await;
             let answer = self.read_answer(&question, &cancel).await;
+            drop(asked);
             if !matches!(answer.as_deref().map(Answer::of), Some(Answer::Yes)) {
                 return Err(declined(&server));
             }
         }
-        sampler.sample(&request, None, &cancel).await
+        let model = self.model.lock().clone();
+        sampler.sample(&request, model.as_deref(), &cancel).await
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
@@ -69,6 +72,7 @@ impl Asker for AskOnTheTerminal {
             return ElicitAnswer::Decline;
         }
         let cancel = CancellationToken::new();
+        let _question = self.question().await;
         self.say(&format!("{}\n", describe_elicitation(&request)));
         match &request.kind {
             ElicitKind::Url { .. } => {
