@@ -4,6 +4,8 @@
 //!   call the server serves (the server's name in the title; its system
 //!   prompt, messages and max tokens as the call's content, escaped and
 //!   cut); allowed, the host's model answers with the session's model.
+//!   The call then ends: completed with the model's answer, failed when
+//!   rejected, when the model failed, or when the request was withdrawn.
 //!   Refused when no editor is connected or the request is no session's;
 //!   a session in a mode that never asks (`full-access`) answers unasked.
 //! - **Elicitation** is forwarded as ACP's `elicitation/create` (a form,
@@ -27,7 +29,7 @@ use agent_client_protocol::v1::schema::{
 use dsh_agent_loop::{SessionId, async_trait};
 use dsh_deployment::host::modes::Asking;
 use dsh_deployment::host::sampling::{
-    Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_title,
+    MAX_SAMPLED_TOKENS, Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_title,
 };
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Sampled, SamplingRequest,
@@ -97,15 +99,14 @@ impl AskTheEditor {
         }
     }
 
-    /// Asks the editor whether `request` may use the model.
+    /// Asks the editor whether `request` may use the model, in the tool
+    /// call `shown`.
     async fn allowed(
         &self,
-        cx: &ConnectionTo<Client>,
-        session: &str,
+        shown: &ShownCall,
         request: &SamplingRequest,
     ) -> Result<(), AskError> {
         let server = &request.origin.server;
-        let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let described = describe_sampling(request);
         let fields = ToolCallUpdateFields::new()
             .title(sampling_title(request))
@@ -115,17 +116,17 @@ impl AskTheEditor {
             .raw_input(serde_json::json!({
                 "server": server,
                 "systemPrompt": request.system_prompt,
-                "maxTokens": request.max_tokens,
+                "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
             }));
         let permission = RequestPermissionRequest::new(
-            schema::SessionId::new(session.to_owned()),
-            ToolCallUpdate::new(format!("sampling-{number}"), fields),
+            shown.session.clone(),
+            ToolCallUpdate::new(shown.id.clone(), fields),
             vec![
                 PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
                 PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
             ],
         );
-        match cx.send_request(permission).block_task().await {
+        match shown.cx.send_request(permission).block_task().await {
             Ok(response) => match response.outcome {
                 RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == ALLOW => {
                     Ok(())
@@ -134,6 +135,31 @@ impl AskTheEditor {
             },
             Err(error) => Err(cannot_ask(server, &error.message)),
         }
+    }
+}
+
+/// The tool call a sampling request shows in the editor while it is
+/// asked and answered: dropped, it ends with status `ended` (failed
+/// unless the model answered: rejected, the model failed, or the request
+/// was withdrawn).
+struct ShownCall {
+    cx: ConnectionTo<Client>,
+    session: schema::SessionId,
+    id: schema::ToolCallId,
+    ended: ToolCallStatus,
+}
+
+impl Drop for ShownCall {
+    fn drop(&mut self) {
+        let update = ToolCallUpdate::new(
+            self.id.clone(),
+            ToolCallUpdateFields::new().status(self.ended),
+        );
+        let notification = schema::SessionNotification::new(
+            self.session.clone(),
+            schema::SessionUpdate::ToolCallUpdate(update),
+        );
+        let _ = self.cx.send_notification(notification);
     }
 }
 
@@ -170,13 +196,28 @@ impl Asker for AskTheEditor {
             ));
         };
         let (asking, model) = self.steering(&session);
-        if sampling_asks(asking) {
-            self.allowed(&cx, &session, &request).await?;
+        if !sampling_asks(asking) {
+            let cancel = CancellationToken::new();
+            return (self.sampler)
+                .sample(&request, model.as_deref(), &cancel)
+                .await;
         }
+        let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut shown = ShownCall {
+            cx,
+            session: schema::SessionId::new(session),
+            id: schema::ToolCallId::new(format!("sampling-{number}")),
+            ended: ToolCallStatus::Failed,
+        };
+        self.allowed(&shown, &request).await?;
         let cancel = CancellationToken::new();
-        self.sampler
+        let sampled = (self.sampler)
             .sample(&request, model.as_deref(), &cancel)
-            .await
+            .await;
+        if sampled.is_ok() {
+            shown.ended = ToolCallStatus::Completed;
+        }
+        sampled
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {

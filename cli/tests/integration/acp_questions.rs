@@ -16,7 +16,8 @@ use agent_client_protocol::v1::schema::{
     ElicitationAcceptAction, ElicitationAction, ElicitationCapabilities,
     ElicitationFormCapabilities, ElicitationMode, ElicitationScope, InitializeRequest,
     NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, StopReason,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    StopReason, ToolCallStatus,
 };
 use agent_client_protocol::{Agent, Client, Error};
 use serde_json::Value;
@@ -42,6 +43,8 @@ fn deployment(dir: &Path, answers: &str, args: &[&str]) -> String {
 enum Asked {
     Permission(RequestPermissionRequest),
     Elicitation(CreateElicitationRequest),
+    /// The status a sampling request's tool call was given after.
+    Ended(String, Option<ToolCallStatus>),
 }
 
 /// Runs one prompt in a new session of `dsh acp --config config`, as an
@@ -64,9 +67,21 @@ async fn one_prompt(
         &trace.display().to_string(),
     ]);
     let (seen, mut rx) = mpsc::unbounded_channel();
-    let elicited = seen.clone();
+    let (elicited, updated) = (seen.clone(), seen.clone());
     let run = Client
         .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                if let SessionUpdate::ToolCallUpdate(update) = notification.update
+                    && update.tool_call_id.0.starts_with("sampling-")
+                {
+                    let id = update.tool_call_id.0.to_string();
+                    let _ = updated.send(Asked::Ended(id, update.fields.status));
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
                 let kind = match allow {
@@ -147,10 +162,13 @@ async fn a_sampling_request_reaches_the_model_once_the_editor_allows_it() {
     );
     let asked = one_prompt(&config, (&recorded, &trace), true, false).await;
 
-    // The editor was asked, with the server's name and its request.
-    let [Asked::Permission(permission)] = asked.as_slice() else {
-        panic!("one permission request: {asked:?}");
+    // The editor was asked, with the server's name and its request; the
+    // call then ended, completed.
+    let [Asked::Permission(permission), Asked::Ended(id, status)] = asked.as_slice() else {
+        panic!("one permission request, then its end: {asked:?}");
     };
+    assert_eq!(*id, permission.tool_call.tool_call_id.0.to_string());
+    assert_eq!(*status, Some(ToolCallStatus::Completed));
     let title = permission
         .tool_call
         .fields
@@ -201,7 +219,11 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
         dir.path().join("trace.jsonl"),
     );
     let asked = one_prompt(&config, (&recorded, &trace), false, false).await;
-    assert_eq!(asked.len(), 1, "{asked:?}");
+    // Rejected, the call the editor shows ends, failed.
+    let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
+        panic!("one permission request, then its end: {asked:?}");
+    };
+    assert_eq!(*status, Some(ToolCallStatus::Failed));
     let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 2, "{requests:?}");
     let result = requests[1]["messages"].to_string();
