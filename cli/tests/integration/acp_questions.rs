@@ -12,7 +12,7 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse,
+    CancelNotification, ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse,
     ElicitationAcceptAction, ElicitationAction, ElicitationCapabilities,
     ElicitationFormCapabilities, ElicitationMode, ElicitationScope, InitializeRequest,
     NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
@@ -47,14 +47,23 @@ enum Asked {
     Ended(String, Option<ToolCallStatus>),
 }
 
+/// How the editor answers a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Allow,
+    Reject,
+    /// No answer: the person cancels the turn (`session/cancel`) instead.
+    CancelTurn,
+}
+
 /// Runs one prompt in a new session of `dsh acp --config config`, as an
-/// editor that answers permission requests with `allow` (allow once, or
-/// reject once) and form elicitations, when `elicits`, with a name and
-/// an age; returns what it was asked.
+/// editor that answers permission requests with `answer` and form
+/// elicitations, when `elicits`, with a name and an age; returns what it
+/// was asked.
 async fn one_prompt(
     config: &str,
     (recorded, trace): (&Path, &Path),
-    allow: bool,
+    answer: Answer,
     elicits: bool,
 ) -> Vec<Asked> {
     let agent = common::acp_agent(&[
@@ -68,6 +77,8 @@ async fn one_prompt(
     ]);
     let (seen, mut rx) = mpsc::unbounded_channel();
     let (elicited, updated) = (seen.clone(), seen.clone());
+    let ended = std::sync::Arc::new(tokio::sync::Notify::new());
+    let ending = std::sync::Arc::clone(&ended);
     let run = Client
         .v1()
         .on_receive_notification(
@@ -77,16 +88,27 @@ async fn one_prompt(
                 {
                     let id = update.tool_call_id.0.to_string();
                     let _ = updated.send(Asked::Ended(id, update.fields.status));
+                    ending.notify_one();
                 }
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
         )
         .on_receive_request(
-            async move |request: RequestPermissionRequest, responder, _cx| {
-                let kind = match allow {
-                    true => PermissionOptionKind::AllowOnce,
-                    false => PermissionOptionKind::RejectOnce,
+            async move |request: RequestPermissionRequest, responder, cx| {
+                let kind = match answer {
+                    Answer::Allow => PermissionOptionKind::AllowOnce,
+                    Answer::Reject => PermissionOptionKind::RejectOnce,
+                    Answer::CancelTurn => {
+                        cx.send_notification(CancelNotification::new(request.session_id.clone()))?;
+                        let _ = seen.send(Asked::Permission(request));
+                        // Held unanswered well past the test's end.
+                        tokio::spawn(async move {
+                            tokio::time::sleep(Duration::from_secs(120)).await;
+                            drop(responder);
+                        });
+                        return Ok(());
+                    }
                 };
                 let option = (request.options.iter())
                     .find(|option| option.kind == kind)
@@ -134,7 +156,15 @@ async fn one_prompt(
                 .block_task()
                 .await?
                 .session_id;
-            assert_eq!(prompt(&cx, &session, "go").await?, StopReason::EndTurn);
+            let stop = match answer {
+                Answer::CancelTurn => StopReason::Cancelled,
+                _ => StopReason::EndTurn,
+            };
+            assert_eq!(prompt(&cx, &session, "go").await?, stop);
+            if answer == Answer::CancelTurn {
+                // A cancelled turn ends before its calls wind down.
+                let _ = tokio::time::timeout(Duration::from_secs(10), ended.notified()).await;
+            }
             Ok::<_, Error>(())
         });
     tokio::time::timeout(Duration::from_secs(60), run)
@@ -160,7 +190,7 @@ async fn a_sampling_request_reaches_the_model_once_the_editor_allows_it() {
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), true, false).await;
+    let asked = one_prompt(&config, (&recorded, &trace), Answer::Allow, false).await;
 
     // The editor was asked, with the server's name and its request; the
     // call then ended, completed.
@@ -218,7 +248,7 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), false, false).await;
+    let asked = one_prompt(&config, (&recorded, &trace), Answer::Reject, false).await;
     // Rejected, the call the editor shows ends, failed.
     let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
         panic!("one permission request, then its end: {asked:?}");
@@ -235,6 +265,26 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_turn_withdraws_a_sampling_request_the_editor_has_not_answered() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = format!("{SAMPLE}[[answers]]\ntext = \"Blue\"\n[[answers]]\ntext = \"done\"\n");
+    let config = deployment(dir.path(), &answers, &["samples"]);
+    let (recorded, trace) = (
+        dir.path().join("requests.jsonl"),
+        dir.path().join("trace.jsonl"),
+    );
+    let asked = one_prompt(&config, (&recorded, &trace), Answer::CancelTurn, false).await;
+    // The question was withdrawn: its call ended, failed, and the model
+    // was never asked to answer it.
+    let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
+        panic!("one permission request, then its end: {asked:?}");
+    };
+    assert_eq!(*status, Some(ToolCallStatus::Failed));
+    let requests = common::recorded_requests(&recorded);
+    assert_eq!(requests.len(), 1, "{requests:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_server() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let answers = "[[answers]]\ntext = \"\"\n\
@@ -247,7 +297,7 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), true, true).await;
+    let asked = one_prompt(&config, (&recorded, &trace), Answer::Allow, true).await;
 
     // The form reached the editor, scoped to the session; the URL did not
     // (the editor supports forms only).

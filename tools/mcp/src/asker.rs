@@ -19,6 +19,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use rmcp::ErrorData;
+use tokio_util::sync::CancellationToken;
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorCode, Role, SamplingMessage, SamplingMessageContentBlock,
@@ -210,7 +211,8 @@ impl PartialEq for SharedAsker {
 impl Eq for SharedAsker {}
 
 /// The sessions a server works for: those whose calls to it are running
-/// (the latest last), and the one it was started for, if any.
+/// (the latest last, with the token that cancels each), and the one it
+/// was started for, if any.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Callers {
     inner: Arc<Mutex<CallersInner>>,
@@ -218,14 +220,15 @@ pub(crate) struct Callers {
 
 #[derive(Debug, Default)]
 struct CallersInner {
-    calling: Vec<String>,
+    calling: Vec<(String, CancellationToken)>,
     home: Option<String>,
 }
 
 impl Callers {
-    /// Notes a call of `session` until the guard drops.
-    pub(crate) fn calling(&self, session: &str) -> CallingGuard {
-        self.inner.lock().calling.push(session.to_owned());
+    /// Notes a call of `session`, cancelled by `cancel`, until the guard
+    /// drops.
+    pub(crate) fn calling(&self, session: &str, cancel: &CancellationToken) -> CallingGuard {
+        (self.inner.lock().calling).push((session.to_owned(), cancel.clone()));
         CallingGuard {
             callers: self.clone(),
             session: session.to_owned(),
@@ -241,7 +244,16 @@ impl Callers {
     /// call running, else its own.
     pub(crate) fn current(&self) -> Option<String> {
         let inner = self.inner.lock();
-        inner.calling.last().cloned().or_else(|| inner.home.clone())
+        let latest = inner.calling.last().map(|(session, _)| session.clone());
+        latest.or_else(|| inner.home.clone())
+    }
+
+    /// What cancels the call a request of the server serves now (the
+    /// latest running, as [`Callers::current`]): a token never cancelled
+    /// when no call runs.
+    pub(crate) fn cancel(&self) -> CancellationToken {
+        let inner = self.inner.lock();
+        (inner.calling.last()).map_or_else(CancellationToken::new, |(_, cancel)| cancel.clone())
     }
 }
 
@@ -254,7 +266,7 @@ pub(crate) struct CallingGuard {
 impl Drop for CallingGuard {
     fn drop(&mut self) {
         let mut inner = self.callers.inner.lock();
-        if let Some(at) = inner.calling.iter().rposition(|one| *one == self.session) {
+        if let Some(at) = (inner.calling.iter()).rposition(|(one, _)| *one == self.session) {
             inner.calling.remove(at);
         }
     }
@@ -386,11 +398,15 @@ mod tests {
         let callers = Callers::default();
         assert_eq!(callers.current(), None);
         callers.set_home("home");
-        let first = callers.calling("a");
-        let second = callers.calling("b");
+        let (a, b) = (CancellationToken::new(), CancellationToken::new());
+        let first = callers.calling("a", &a);
+        let second = callers.calling("b", &b);
         assert_eq!(callers.current().as_deref(), Some("b"));
+        b.cancel();
+        assert!(callers.cancel().is_cancelled());
         drop(second);
         assert_eq!(callers.current().as_deref(), Some("a"));
+        assert!(!callers.cancel().is_cancelled());
         drop(first);
         assert_eq!(callers.current().as_deref(), Some("home"));
     }

@@ -180,12 +180,17 @@ impl ClientHandler for Handler {
             )));
         };
         let request = asker::sampling_request(params, self.origin());
-        // The server may cancel (`notifications/cancelled`): the question
-        // and the model's answer are dropped.
+        // The server may cancel (`notifications/cancelled`), and the call
+        // it serves be cancelled: the question and the model's answer are
+        // dropped.
+        let call = self.callers.cancel();
         let sampled = tokio::select! {
             sampled = asker.0.sample(request) => sampled,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the server cancelled the request", None));
+            }
+            () = call.cancelled() => {
+                return Err(ErrorData::internal_error("the call it served was cancelled", None));
             }
         };
         match sampled {
@@ -217,9 +222,11 @@ impl ClientHandler for Handler {
                 ElicitKind::Url { .. } => elicits.url,
             };
             if answers {
+                let call = self.callers.cancel();
                 let answer = tokio::select! {
                     answer = asker.0.elicit(elicitation) => answer,
                     () = context.ct.cancelled() => crate::ElicitAnswer::Cancel,
+                    () = call.cancelled() => crate::ElicitAnswer::Cancel,
                 };
                 return Ok(asker::elicit_result(answer));
             }
