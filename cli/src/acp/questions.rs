@@ -10,9 +10,11 @@
 //!   a session in a mode that never asks (`full-access`) answers unasked.
 //! - **Elicitation** is forwarded as ACP's `elicitation/create` (a form,
 //!   or a URL), scoped to the session, when the editor advertised that
-//!   kind; declined otherwise. The deployment's servers start before an
-//!   editor connects: they are told dsh answers both kinds, and a kind
-//!   the editor turns out not to support is declined.
+//!   kind; declined otherwise (no editor, no session, a kind or a form the
+//!   editor cannot take), and said on stderr with the reason
+//!   ([`dsh_tool_mcp::log_declined`]). The deployment's servers start
+//!   before an editor connects: they are told dsh answers both kinds, and
+//!   a kind the editor turns out not to support is declined.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -29,7 +31,8 @@ use agent_client_protocol::v1::schema::{
 use dsh_agent_loop::{SessionId, async_trait};
 use dsh_deployment::host::modes::Asking;
 use dsh_deployment::host::sampling::{
-    MAX_SAMPLED_TOKENS, Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_title,
+    MAX_SAMPLED_TOKENS, Sampler, cannot_ask, declined, describe_sampling, sampling_asks,
+    sampling_title,
 };
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Sampled, SamplingRequest,
@@ -101,11 +104,7 @@ impl AskTheEditor {
 
     /// Asks the editor whether `request` may use the model, in the tool
     /// call `shown`.
-    async fn allowed(
-        &self,
-        shown: &ShownCall,
-        request: &SamplingRequest,
-    ) -> Result<(), AskError> {
+    async fn allowed(&self, shown: &ShownCall, request: &SamplingRequest) -> Result<(), AskError> {
         let server = &request.origin.server;
         let described = describe_sampling(request);
         let fields = ToolCallUpdateFields::new()
@@ -221,25 +220,35 @@ impl Asker for AskTheEditor {
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
-        let (Some(cx), Some(session)) = (
-            self.editor.lock().as_ref().map(|(cx, _)| cx.clone()),
-            request.origin.session.clone(),
-        ) else {
-            return ElicitAnswer::Decline;
+        let Elicitation {
+            origin,
+            message,
+            kind,
+        } = request;
+        let decline = |why: &str| {
+            dsh_tool_mcp::log_declined(&origin.server, why, &message);
+            ElicitAnswer::Decline
+        };
+        let Some(cx) = self.editor.lock().as_ref().map(|(cx, _)| cx.clone()) else {
+            return decline("no editor is connected");
+        };
+        let Some(session) = origin.session.clone() else {
+            return decline("it came outside any call of a session, so no session could show it");
         };
         let elicits = self.elicits();
         let scope = ElicitationSessionScope::new(schema::SessionId::new(session));
-        let mode = match request.kind {
+        let mode = match kind {
             ElicitKind::Form { schema } if elicits.form => match serde_json::from_value(schema) {
                 Ok(schema) => ElicitationMode::Form(ElicitationFormMode::new(scope, schema)),
-                Err(_) => return ElicitAnswer::Decline,
+                Err(error) => return decline(&format!("the editor cannot show its form: {error}")),
             },
             ElicitKind::Url { url, id } if elicits.url => {
                 ElicitationMode::Url(ElicitationUrlMode::new(scope, id, url))
             }
-            _ => return ElicitAnswer::Decline,
+            ElicitKind::Form { .. } => return decline("the editor takes no forms"),
+            ElicitKind::Url { .. } => return decline("the editor takes no URLs"),
         };
-        let asked = CreateElicitationRequest::new(mode, request.message);
+        let asked = CreateElicitationRequest::new(mode, message);
         match cx.send_request(asked).block_task().await {
             Ok(response) => match response.action {
                 AcpAction::Accept(accepted) => {

@@ -19,7 +19,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
     StopReason, ToolCallStatus,
 };
-use agent_client_protocol::{Agent, Client, Error};
+use agent_client_protocol::{Agent, Client, Error, LineDirection};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -59,13 +59,15 @@ enum Answer {
 /// Runs one prompt in a new session of `dsh acp --config config`, as an
 /// editor that answers permission requests with `answer` and form
 /// elicitations, when `elicits`, with a name and an age; returns what it
-/// was asked.
+/// was asked, and what dsh said on stderr.
 async fn one_prompt(
     config: &str,
     (recorded, trace): (&Path, &Path),
     answer: Answer,
     elicits: bool,
-) -> Vec<Asked> {
+) -> (Vec<Asked>, String) {
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let said = std::sync::Arc::clone(&stderr);
     let agent = common::acp_agent(&[
         "acp",
         "--config",
@@ -74,7 +76,14 @@ async fn one_prompt(
         &recorded.display().to_string(),
         "--trace",
         &trace.display().to_string(),
-    ]);
+    ])
+    .with_debug(move |line, direction| {
+        if direction == LineDirection::Stderr {
+            let mut said = said.lock().expect("not poisoned");
+            said.push_str(line);
+            said.push('\n');
+        }
+    });
     let (seen, mut rx) = mpsc::unbounded_channel();
     let (elicited, updated) = (seen.clone(), seen.clone());
     let ended = std::sync::Arc::new(tokio::sync::Notify::new());
@@ -175,7 +184,8 @@ async fn one_prompt(
     while let Ok(one) = rx.try_recv() {
         asked.push(one);
     }
-    asked
+    let stderr = stderr.lock().expect("not poisoned").clone();
+    (asked, stderr)
 }
 
 const SAMPLE: &str = "[[answers]]\ntext = \"\"\n\
@@ -190,7 +200,7 @@ async fn a_sampling_request_reaches_the_model_once_the_editor_allows_it() {
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), Answer::Allow, false).await;
+    let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::Allow, false).await;
 
     // The editor was asked, with the server's name and its request; the
     // call then ended, completed.
@@ -248,7 +258,7 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), Answer::Reject, false).await;
+    let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::Reject, false).await;
     // Rejected, the call the editor shows ends, failed.
     let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
         panic!("one permission request, then its end: {asked:?}");
@@ -273,7 +283,7 @@ async fn cancelling_the_turn_withdraws_a_sampling_request_the_editor_has_not_ans
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), Answer::CancelTurn, false).await;
+    let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::CancelTurn, false).await;
     // The question was withdrawn: its call ended, failed, and the model
     // was never asked to answer it.
     let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
@@ -297,7 +307,7 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), Answer::Allow, true).await;
+    let (asked, stderr) = one_prompt(&config, (&recorded, &trace), Answer::Allow, true).await;
 
     // The form reached the editor, scoped to the session; the URL did not
     // (the editor supports forms only).
@@ -325,4 +335,11 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
     );
     let url_result = requests[2]["messages"].to_string();
     assert!(url_result.contains("elicitation: Decline"), "{url_result}");
+    // The decline was said on stderr, with why and the server's message.
+    assert!(
+        stderr.contains(
+            "[mcp tester] asked for input, declined (no one here answers it): Sign in, please."
+        ),
+        "{stderr}"
+    );
 }

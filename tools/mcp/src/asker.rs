@@ -19,11 +19,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use rmcp::ErrorData;
-use tokio_util::sync::CancellationToken;
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorCode, Role, SamplingMessage, SamplingMessageContentBlock,
 };
+use tokio_util::sync::CancellationToken;
 
 /// Who a server's request comes from: the server, and the session it
 /// works for when dsh knows it (the session of the call it is serving,

@@ -98,9 +98,6 @@ impl Roots {
     }
 }
 
-/// The most characters of a server's question (escaped) said on stderr.
-const MAX_ASKED_CHARS: usize = 500;
-
 /// What dsh is to a server: its name, the protocol version it speaks,
 /// and the capabilities it has (roots, whose list changes).
 #[derive(Clone)]
@@ -215,6 +212,10 @@ impl ClientHandler for Handler {
             _ => String::new(),
         };
         let elicitation = asker::elicitation(request, self.origin());
+        let mut why = "no one here answers it";
+        if self.asker.is_some() && elicitation.is_none() {
+            why = "dsh cannot read it: a kind of question or a form it does not know";
+        }
         if let (Some(asker), Some(elicitation)) = (&self.asker, elicitation) {
             let elicits = asker.0.elicits();
             let answers = match elicitation.kind {
@@ -231,11 +232,7 @@ impl ClientHandler for Handler {
                 return Ok(asker::elicit_result(answer));
             }
         }
-        let shown: String = message.escape_debug().take(MAX_ASKED_CHARS).collect();
-        crate::stderr::log(
-            &self.server,
-            &format!("asked for input, declined (no one here answers it): {shown}"),
-        );
+        crate::stderr::log_declined(&self.server, why, &message);
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
