@@ -3,13 +3,16 @@
 //!
 //! - **Sampling**: the server's name and request (system prompt,
 //!   messages, max tokens; escaped, cut) and `[y]es, [n]o`; a yes has the
-//!   session's model (`--model`, `/model`) answer it. Refused where no one can answer (input that
-//!   is not a terminal); a mode that never asks (`full-access`) answers
-//!   unasked.
+//!   session's model (`--model`, `/model`) answer it. Refused where no one
+//!   can answer (input that is not a terminal); a mode that never asks
+//!   (`full-access`) answers unasked.
 //! - **Elicitation**: the server's message, then a form's fields one line
-//!   each (a wrong value is said and asked again, at most
-//!   [`MAX_TRIES`] times), or a URL to visit and `[a]ccept, [d]ecline`.
-//!   Declined where no one can answer.
+//!   each, in the order of their names (a wrong value is said and asked
+//!   again, at most [`MAX_TRIES`] times), or a URL to visit and `[a]ccept,
+//!   [d]ecline`. Declined where no one can answer.
+//!
+//! One question at a time: each holds [`AskOnTheTerminal::question`]
+//! while it is asked (a form, all its fields).
 
 use dsh_agent_loop::async_trait;
 use dsh_deployment::host::sampling::{
@@ -171,7 +174,9 @@ enum FormError {
     },
 }
 
-/// The fields of `schema`, a flat object schema, in its order.
+/// The fields of `schema`, a flat object schema, in the order it lists
+/// them: from a server, the order of their names (rmcp keeps a form's
+/// properties sorted).
 fn fields(schema: &Value) -> Result<Vec<Field>, FormError> {
     let properties = schema
         .get("properties")

@@ -123,7 +123,8 @@ pub enum ElicitKind {
     /// A form: `requestedSchema`, a flat JSON object schema of strings,
     /// numbers, integers, booleans and enums.
     Form {
-        /// The schema, as the server sent it.
+        /// The schema, as the server sent it, but for its properties'
+        /// order: sorted by name (rmcp keeps them in a `BTreeMap`).
         schema: serde_json::Value,
     },
     /// A URL the person visits (to sign in, to pay), outside dsh.
