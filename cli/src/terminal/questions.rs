@@ -287,7 +287,41 @@ impl Field {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_agent_loop::{ModelResponse, ScriptedAdapter};
+    use dsh_deployment::host::ApprovalPolicy;
+    use dsh_deployment::host::modes::Asking;
+    use dsh_deployment::host::sampling::Sampler;
+    use dsh_deployment::measure::{Counting, Trace};
     use serde_json::json;
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn sampling_is_answered_by_the_sessions_model_not_the_hosts() {
+        let model = Arc::new(ScriptedAdapter::new([ModelResponse::text("Blue")]));
+        let trace = Arc::new(Trace::summary_only(Counting::Bytes));
+        let sampler = Sampler::new(model.clone(), "host-model".into(), trace);
+        let policy = ApprovalPolicy::new(
+            Vec::new(),
+            dsh_tool_mcp::McpServers::default(),
+            dsh_tools::ToolRegistry::default(),
+        );
+        let console = Arc::new(super::super::console::Console::new());
+        let asker = AskOnTheTerminal::new(policy, console).answering(sampler);
+        // A mode that never asks, as `/model` and `/mode` leave it.
+        asker.steer(Asking::Never, "session-model");
+        let request = SamplingRequest {
+            origin: dsh_tool_mcp::Origin {
+                server: "docs".into(),
+                session: None,
+            },
+            system_prompt: None,
+            messages: Vec::new(),
+            max_tokens: 16,
+        };
+        let sampled = asker.sample(request).await.expect("answered");
+        assert_eq!(sampled.model, "session-model");
+        assert_eq!(model.requests()[0].model, "session-model");
+    }
 
     fn form() -> Vec<Field> {
         fields(&json!({
