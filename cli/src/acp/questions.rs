@@ -4,13 +4,17 @@
 //!   call the server serves (the server's name in the title; its system
 //!   prompt, messages and max tokens as the call's content, escaped and
 //!   cut); allowed, the host's model answers with the session's model.
+//!   The call then ends: completed with the model's answer, failed when
+//!   rejected, when the model failed, or when the request was withdrawn.
 //!   Refused when no editor is connected or the request is no session's;
 //!   a session in a mode that never asks (`full-access`) answers unasked.
 //! - **Elicitation** is forwarded as ACP's `elicitation/create` (a form,
 //!   or a URL), scoped to the session, when the editor advertised that
-//!   kind; declined otherwise. The deployment's servers start before an
-//!   editor connects: they are told dsh answers both kinds, and a kind
-//!   the editor turns out not to support is declined.
+//!   kind; declined otherwise (no editor, no session, a kind or a form the
+//!   editor cannot take), and said on stderr with the reason
+//!   ([`dsh_tool_mcp::log_declined`]). The deployment's servers start
+//!   before an editor connects: they are told dsh answers both kinds, and
+//!   a kind the editor turns out not to support is declined.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -27,7 +31,8 @@ use agent_client_protocol::v1::schema::{
 use dsh_agent_loop::{SessionId, async_trait};
 use dsh_deployment::host::modes::Asking;
 use dsh_deployment::host::sampling::{
-    Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_title,
+    MAX_SAMPLED_TOKENS, Sampler, cannot_ask, declined, describe_sampling, sampling_asks,
+    sampling_title,
 };
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Sampled, SamplingRequest,
@@ -97,15 +102,10 @@ impl AskTheEditor {
         }
     }
 
-    /// Asks the editor whether `request` may use the model.
-    async fn allowed(
-        &self,
-        cx: &ConnectionTo<Client>,
-        session: &str,
-        request: &SamplingRequest,
-    ) -> Result<(), AskError> {
+    /// Asks the editor whether `request` may use the model, in the tool
+    /// call `shown`.
+    async fn allowed(&self, shown: &ShownCall, request: &SamplingRequest) -> Result<(), AskError> {
         let server = &request.origin.server;
-        let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let described = describe_sampling(request);
         let fields = ToolCallUpdateFields::new()
             .title(sampling_title(request))
@@ -115,17 +115,17 @@ impl AskTheEditor {
             .raw_input(serde_json::json!({
                 "server": server,
                 "systemPrompt": request.system_prompt,
-                "maxTokens": request.max_tokens,
+                "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
             }));
         let permission = RequestPermissionRequest::new(
-            schema::SessionId::new(session.to_owned()),
-            ToolCallUpdate::new(format!("sampling-{number}"), fields),
+            shown.session.clone(),
+            ToolCallUpdate::new(shown.id.clone(), fields),
             vec![
                 PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
                 PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
             ],
         );
-        match cx.send_request(permission).block_task().await {
+        match shown.cx.send_request(permission).block_task().await {
             Ok(response) => match response.outcome {
                 RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == ALLOW => {
                     Ok(())
@@ -134,6 +134,31 @@ impl AskTheEditor {
             },
             Err(error) => Err(cannot_ask(server, &error.message)),
         }
+    }
+}
+
+/// The tool call a sampling request shows in the editor while it is
+/// asked and answered: dropped, it ends with status `ended` (failed
+/// unless the model answered: rejected, the model failed, or the request
+/// was withdrawn).
+struct ShownCall {
+    cx: ConnectionTo<Client>,
+    session: schema::SessionId,
+    id: schema::ToolCallId,
+    ended: ToolCallStatus,
+}
+
+impl Drop for ShownCall {
+    fn drop(&mut self) {
+        let update = ToolCallUpdate::new(
+            self.id.clone(),
+            ToolCallUpdateFields::new().status(self.ended),
+        );
+        let notification = schema::SessionNotification::new(
+            self.session.clone(),
+            schema::SessionUpdate::ToolCallUpdate(update),
+        );
+        let _ = self.cx.send_notification(notification);
     }
 }
 
@@ -170,35 +195,60 @@ impl Asker for AskTheEditor {
             ));
         };
         let (asking, model) = self.steering(&session);
-        if sampling_asks(asking) {
-            self.allowed(&cx, &session, &request).await?;
+        if !sampling_asks(asking) {
+            let cancel = CancellationToken::new();
+            return (self.sampler)
+                .sample(&request, model.as_deref(), &cancel)
+                .await;
         }
+        let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut shown = ShownCall {
+            cx,
+            session: schema::SessionId::new(session),
+            id: schema::ToolCallId::new(format!("sampling-{number}")),
+            ended: ToolCallStatus::Failed,
+        };
+        self.allowed(&shown, &request).await?;
         let cancel = CancellationToken::new();
-        self.sampler
+        let sampled = (self.sampler)
             .sample(&request, model.as_deref(), &cancel)
-            .await
+            .await;
+        if sampled.is_ok() {
+            shown.ended = ToolCallStatus::Completed;
+        }
+        sampled
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
-        let (Some(cx), Some(session)) = (
-            self.editor.lock().as_ref().map(|(cx, _)| cx.clone()),
-            request.origin.session.clone(),
-        ) else {
-            return ElicitAnswer::Decline;
+        let Elicitation {
+            origin,
+            message,
+            kind,
+        } = request;
+        let decline = |why: &str| {
+            dsh_tool_mcp::log_declined(&origin.server, why, &message);
+            ElicitAnswer::Decline
+        };
+        let Some(cx) = self.editor.lock().as_ref().map(|(cx, _)| cx.clone()) else {
+            return decline("no editor is connected");
+        };
+        let Some(session) = origin.session.clone() else {
+            return decline("it came outside any call of a session, so no session could show it");
         };
         let elicits = self.elicits();
         let scope = ElicitationSessionScope::new(schema::SessionId::new(session));
-        let mode = match request.kind {
+        let mode = match kind {
             ElicitKind::Form { schema } if elicits.form => match serde_json::from_value(schema) {
                 Ok(schema) => ElicitationMode::Form(ElicitationFormMode::new(scope, schema)),
-                Err(_) => return ElicitAnswer::Decline,
+                Err(error) => return decline(&format!("the editor cannot show its form: {error}")),
             },
             ElicitKind::Url { url, id } if elicits.url => {
                 ElicitationMode::Url(ElicitationUrlMode::new(scope, id, url))
             }
-            _ => return ElicitAnswer::Decline,
+            ElicitKind::Form { .. } => return decline("the editor takes no forms"),
+            ElicitKind::Url { .. } => return decline("the editor takes no URLs"),
         };
-        let asked = CreateElicitationRequest::new(mode, request.message);
+        let asked = CreateElicitationRequest::new(mode, message);
         match cx.send_request(asked).block_task().await {
             Ok(response) => match response.action {
                 AcpAction::Accept(accepted) => {

@@ -46,7 +46,7 @@ impl Chat<'_> {
         self.agent = (self.host)
             .agent_for(mode, model, effort.as_deref())
             .map_err(Problem::new)?;
-        self.approval.set_asking(mode.asking);
+        self.approval.steer(mode.asking, model);
         (self.mode, self.model) = (mode, model.to_owned());
         Ok(())
     }

@@ -25,6 +25,9 @@ pub(crate) struct Console {
     /// Whether a thought being written has reached stderr, its line not
     /// yet ended.
     thinking: AtomicBool,
+    /// Whether a question is open: the spinner stays stopped, so that a
+    /// running call's progress does not draw over it.
+    held: AtomicBool,
     /// The running command's last lines.
     tail: Mutex<LiveTail>,
     reporter: Reporter,
@@ -37,6 +40,7 @@ impl Console {
             spinner: Mutex::new(None),
             streaming: AtomicBool::new(false),
             thinking: AtomicBool::new(false),
+            held: AtomicBool::new(false),
             tail: Mutex::new(LiveTail::default()),
             reporter: Reporter::for_stderr(),
         }
@@ -160,7 +164,7 @@ impl Console {
     }
 
     pub(crate) fn spin(&self, message: String) {
-        if !self.tty {
+        if !self.tty || self.held.load(Ordering::Relaxed) {
             return;
         }
         let spinner = ProgressBar::with_draw_target(
@@ -173,6 +177,12 @@ impl Console {
         if let Some(previous) = self.spinner.lock().replace(spinner) {
             previous.finish_and_clear();
         }
+    }
+
+    /// Keeps the spinner stopped (`true`) while a question is open, or
+    /// lets it start again.
+    pub(crate) fn hold_spinner(&self, held: bool) {
+        self.held.store(held, Ordering::Relaxed);
     }
 
     pub(crate) fn idle(&self) {

@@ -4,6 +4,7 @@ mod approval;
 mod chat;
 mod console;
 mod questions;
+mod tty;
 
 pub(crate) use approval::AskOnTheTerminal;
 pub(crate) use chat::Chat;

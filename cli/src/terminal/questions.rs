@@ -3,13 +3,16 @@
 //!
 //! - **Sampling**: the server's name and request (system prompt,
 //!   messages, max tokens; escaped, cut) and `[y]es, [n]o`; a yes has the
-//!   host's model answer it. Refused where no one can answer (input that
-//!   is not a terminal); a mode that never asks (`full-access`) answers
-//!   unasked.
+//!   session's model (`--model`, `/model`) answer it. Refused where no one
+//!   can answer (input that is not a terminal); a mode that never asks
+//!   (`full-access`) answers unasked.
 //! - **Elicitation**: the server's message, then a form's fields one line
-//!   each (a wrong value is said and asked again, at most
-//!   [`MAX_TRIES`] times), or a URL to visit and `[a]ccept, [d]ecline`.
-//!   Declined where no one can answer.
+//!   each, in the order of their names (a wrong value is said and asked
+//!   again, at most [`MAX_TRIES`] times), or a URL to visit and `[a]ccept,
+//!   [d]ecline`. Declined where no one can answer.
+//!
+//! One question at a time: each holds [`AskOnTheTerminal::question`]
+//! while it is asked (a form, all its fields).
 
 use dsh_agent_loop::async_trait;
 use dsh_deployment::host::sampling::{
@@ -57,12 +60,15 @@ impl Asker for AskOnTheTerminal {
                 sampling_title(&request),
                 indented(&describe_sampling(&request))
             );
+            let asked = self.question().await;
             let answer = self.read_answer(&question, &cancel).await;
+            drop(asked);
             if !matches!(answer.as_deref().map(Answer::of), Some(Answer::Yes)) {
                 return Err(declined(&server));
             }
         }
-        sampler.sample(&request, None, &cancel).await
+        let model = self.model.lock().clone();
+        sampler.sample(&request, model.as_deref(), &cancel).await
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
@@ -70,6 +76,7 @@ impl Asker for AskOnTheTerminal {
             return ElicitAnswer::Decline;
         }
         let cancel = CancellationToken::new();
+        let _question = self.question().await;
         self.say(&format!("{}\n", describe_elicitation(&request)));
         match &request.kind {
             ElicitKind::Url { .. } => {
@@ -176,7 +183,9 @@ enum FormError {
     },
 }
 
-/// The fields of `schema`, a flat object schema, in its order.
+/// The fields of `schema`, a flat object schema, in the order it lists
+/// them: from a server, the order of their names (rmcp keeps a form's
+/// properties sorted).
 fn fields(schema: &Value) -> Result<Vec<Field>, FormError> {
     let properties = schema
         .get("properties")
@@ -289,7 +298,41 @@ impl Field {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_agent_loop::{ModelResponse, ScriptedAdapter};
+    use dsh_deployment::host::ApprovalPolicy;
+    use dsh_deployment::host::modes::Asking;
+    use dsh_deployment::host::sampling::Sampler;
+    use dsh_deployment::measure::{Counting, Trace};
     use serde_json::json;
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn sampling_is_answered_by_the_sessions_model_not_the_hosts() {
+        let model = Arc::new(ScriptedAdapter::new([ModelResponse::text("Blue")]));
+        let trace = Arc::new(Trace::summary_only(Counting::Bytes));
+        let sampler = Sampler::new(model.clone(), "host-model".into(), trace);
+        let policy = ApprovalPolicy::new(
+            Vec::new(),
+            dsh_tool_mcp::McpServers::default(),
+            dsh_tools::ToolRegistry::default(),
+        );
+        let console = Arc::new(super::super::console::Console::new());
+        let asker = AskOnTheTerminal::new(policy, console).answering(sampler);
+        // A mode that never asks, as `/model` and `/mode` leave it.
+        asker.steer(Asking::Never, "session-model");
+        let request = SamplingRequest {
+            origin: dsh_tool_mcp::Origin {
+                server: "docs".into(),
+                session: None,
+            },
+            system_prompt: None,
+            messages: Vec::new(),
+            max_tokens: 16,
+        };
+        let sampled = asker.sample(request).await.expect("answered");
+        assert_eq!(sampled.model, "session-model");
+        assert_eq!(model.requests()[0].model, "session-model");
+    }
 
     fn form() -> Vec<Field> {
         fields(&json!({

@@ -12,13 +12,14 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse,
+    CancelNotification, ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse,
     ElicitationAcceptAction, ElicitationAction, ElicitationCapabilities,
     ElicitationFormCapabilities, ElicitationMode, ElicitationScope, InitializeRequest,
     NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, StopReason,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    StopReason, ToolCallStatus,
 };
-use agent_client_protocol::{Agent, Client, Error};
+use agent_client_protocol::{Agent, Client, Error, LineDirection};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -42,18 +43,31 @@ fn deployment(dir: &Path, answers: &str, args: &[&str]) -> String {
 enum Asked {
     Permission(RequestPermissionRequest),
     Elicitation(CreateElicitationRequest),
+    /// The status a sampling request's tool call was given after.
+    Ended(String, Option<ToolCallStatus>),
+}
+
+/// How the editor answers a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Allow,
+    Reject,
+    /// No answer: the person cancels the turn (`session/cancel`) instead.
+    CancelTurn,
 }
 
 /// Runs one prompt in a new session of `dsh acp --config config`, as an
-/// editor that answers permission requests with `allow` (allow once, or
-/// reject once) and form elicitations, when `elicits`, with a name and
-/// an age; returns what it was asked.
+/// editor that answers permission requests with `answer` and form
+/// elicitations, when `elicits`, with a name and an age; returns what it
+/// was asked, and what dsh said on stderr.
 async fn one_prompt(
     config: &str,
     (recorded, trace): (&Path, &Path),
-    allow: bool,
+    answer: Answer,
     elicits: bool,
-) -> Vec<Asked> {
+) -> (Vec<Asked>, String) {
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let said = std::sync::Arc::clone(&stderr);
     let agent = common::acp_agent(&[
         "acp",
         "--config",
@@ -62,16 +76,48 @@ async fn one_prompt(
         &recorded.display().to_string(),
         "--trace",
         &trace.display().to_string(),
-    ]);
+    ])
+    .with_debug(move |line, direction| {
+        if direction == LineDirection::Stderr {
+            let mut said = said.lock().expect("not poisoned");
+            said.push_str(line);
+            said.push('\n');
+        }
+    });
     let (seen, mut rx) = mpsc::unbounded_channel();
-    let elicited = seen.clone();
+    let (elicited, updated) = (seen.clone(), seen.clone());
+    let ended = std::sync::Arc::new(tokio::sync::Notify::new());
+    let ending = std::sync::Arc::clone(&ended);
     let run = Client
         .v1()
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                if let SessionUpdate::ToolCallUpdate(update) = notification.update
+                    && update.tool_call_id.0.starts_with("sampling-")
+                {
+                    let id = update.tool_call_id.0.to_string();
+                    let _ = updated.send(Asked::Ended(id, update.fields.status));
+                    ending.notify_one();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
         .on_receive_request(
-            async move |request: RequestPermissionRequest, responder, _cx| {
-                let kind = match allow {
-                    true => PermissionOptionKind::AllowOnce,
-                    false => PermissionOptionKind::RejectOnce,
+            async move |request: RequestPermissionRequest, responder, cx| {
+                let kind = match answer {
+                    Answer::Allow => PermissionOptionKind::AllowOnce,
+                    Answer::Reject => PermissionOptionKind::RejectOnce,
+                    Answer::CancelTurn => {
+                        cx.send_notification(CancelNotification::new(request.session_id.clone()))?;
+                        let _ = seen.send(Asked::Permission(request));
+                        // Held unanswered well past the test's end.
+                        tokio::spawn(async move {
+                            tokio::time::sleep(Duration::from_secs(120)).await;
+                            drop(responder);
+                        });
+                        return Ok(());
+                    }
                 };
                 let option = (request.options.iter())
                     .find(|option| option.kind == kind)
@@ -119,7 +165,15 @@ async fn one_prompt(
                 .block_task()
                 .await?
                 .session_id;
-            assert_eq!(prompt(&cx, &session, "go").await?, StopReason::EndTurn);
+            let stop = match answer {
+                Answer::CancelTurn => StopReason::Cancelled,
+                _ => StopReason::EndTurn,
+            };
+            assert_eq!(prompt(&cx, &session, "go").await?, stop);
+            if answer == Answer::CancelTurn {
+                // A cancelled turn ends before its calls wind down.
+                let _ = tokio::time::timeout(Duration::from_secs(10), ended.notified()).await;
+            }
             Ok::<_, Error>(())
         });
     tokio::time::timeout(Duration::from_secs(60), run)
@@ -130,7 +184,8 @@ async fn one_prompt(
     while let Ok(one) = rx.try_recv() {
         asked.push(one);
     }
-    asked
+    let stderr = stderr.lock().expect("not poisoned").clone();
+    (asked, stderr)
 }
 
 const SAMPLE: &str = "[[answers]]\ntext = \"\"\n\
@@ -145,12 +200,15 @@ async fn a_sampling_request_reaches_the_model_once_the_editor_allows_it() {
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), true, false).await;
+    let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::Allow, false).await;
 
-    // The editor was asked, with the server's name and its request.
-    let [Asked::Permission(permission)] = asked.as_slice() else {
-        panic!("one permission request: {asked:?}");
+    // The editor was asked, with the server's name and its request; the
+    // call then ended, completed.
+    let [Asked::Permission(permission), Asked::Ended(id, status)] = asked.as_slice() else {
+        panic!("one permission request, then its end: {asked:?}");
     };
+    assert_eq!(*id, permission.tool_call.tool_call_id.0.to_string());
+    assert_eq!(*status, Some(ToolCallStatus::Completed));
     let title = permission
         .tool_call
         .fields
@@ -200,8 +258,12 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), false, false).await;
-    assert_eq!(asked.len(), 1, "{asked:?}");
+    let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::Reject, false).await;
+    // Rejected, the call the editor shows ends, failed.
+    let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
+        panic!("one permission request, then its end: {asked:?}");
+    };
+    assert_eq!(*status, Some(ToolCallStatus::Failed));
     let requests = common::recorded_requests(&recorded);
     assert_eq!(requests.len(), 2, "{requests:?}");
     let result = requests[1]["messages"].to_string();
@@ -210,6 +272,26 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
         result.contains("the user declined MCP server `tester`'s request to use the model"),
         "{result}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_turn_withdraws_a_sampling_request_the_editor_has_not_answered() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = format!("{SAMPLE}[[answers]]\ntext = \"Blue\"\n[[answers]]\ntext = \"done\"\n");
+    let config = deployment(dir.path(), &answers, &["samples"]);
+    let (recorded, trace) = (
+        dir.path().join("requests.jsonl"),
+        dir.path().join("trace.jsonl"),
+    );
+    let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::CancelTurn, false).await;
+    // The question was withdrawn: its call ended, failed, and the model
+    // was never asked to answer it.
+    let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
+        panic!("one permission request, then its end: {asked:?}");
+    };
+    assert_eq!(*status, Some(ToolCallStatus::Failed));
+    let requests = common::recorded_requests(&recorded);
+    assert_eq!(requests.len(), 1, "{requests:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -225,7 +307,7 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
         dir.path().join("requests.jsonl"),
         dir.path().join("trace.jsonl"),
     );
-    let asked = one_prompt(&config, (&recorded, &trace), true, true).await;
+    let (asked, stderr) = one_prompt(&config, (&recorded, &trace), Answer::Allow, true).await;
 
     // The form reached the editor, scoped to the session; the URL did not
     // (the editor supports forms only).
@@ -253,4 +335,11 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
     );
     let url_result = requests[2]["messages"].to_string();
     assert!(url_result.contains("elicitation: Decline"), "{url_result}");
+    // The decline was said on stderr, with why and the server's message.
+    assert!(
+        stderr.contains(
+            "[mcp tester] asked for input, declined (no one here answers it): Sign in, please."
+        ),
+        "{stderr}"
+    );
 }

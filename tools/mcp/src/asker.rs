@@ -23,6 +23,7 @@ use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorCode, Role, SamplingMessage, SamplingMessageContentBlock,
 };
+use tokio_util::sync::CancellationToken;
 
 /// Who a server's request comes from: the server, and the session it
 /// works for when dsh knows it (the session of the call it is serving,
@@ -122,7 +123,8 @@ pub enum ElicitKind {
     /// A form: `requestedSchema`, a flat JSON object schema of strings,
     /// numbers, integers, booleans and enums.
     Form {
-        /// The schema, as the server sent it.
+        /// The schema, as the server sent it, but for its properties'
+        /// order: sorted by name (rmcp keeps them in a `BTreeMap`).
         schema: serde_json::Value,
     },
     /// A URL the person visits (to sign in, to pay), outside dsh.
@@ -210,7 +212,8 @@ impl PartialEq for SharedAsker {
 impl Eq for SharedAsker {}
 
 /// The sessions a server works for: those whose calls to it are running
-/// (in the order they started), and the one it was started for, if any.
+/// (the latest last, with the token that cancels each), and the one it
+/// was started for, if any.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Callers {
     inner: Arc<Mutex<CallersInner>>,
@@ -218,14 +221,15 @@ pub(crate) struct Callers {
 
 #[derive(Debug, Default)]
 struct CallersInner {
-    calling: Vec<String>,
+    calling: Vec<(String, CancellationToken)>,
     home: Option<String>,
 }
 
 impl Callers {
-    /// Notes a call of `session` until the guard drops.
-    pub(crate) fn calling(&self, session: &str) -> CallingGuard {
-        self.inner.lock().calling.push(session.to_owned());
+    /// Notes a call of `session`, cancelled by `cancel`, until the guard
+    /// drops.
+    pub(crate) fn calling(&self, session: &str, cancel: &CancellationToken) -> CallingGuard {
+        (self.inner.lock().calling).push((session.to_owned(), cancel.clone()));
         CallingGuard {
             callers: self.clone(),
             session: session.to_owned(),
@@ -246,7 +250,16 @@ impl Callers {
         if inner.ambiguous() {
             return None;
         }
-        inner.calling.last().cloned().or_else(|| inner.home.clone())
+        let latest = inner.calling.last().map(|(session, _)| session.clone());
+        latest.or_else(|| inner.home.clone())
+    }
+
+    /// What cancels the call a request of the server serves now (the
+    /// latest running, as [`Callers::current`]): a token never cancelled
+    /// when no call runs.
+    pub(crate) fn cancel(&self) -> CancellationToken {
+        let inner = self.inner.lock();
+        (inner.calling.last()).map_or_else(CancellationToken::new, |(_, cancel)| cancel.clone())
     }
 
     /// Whether calls of more than one session are running: a request of
@@ -258,7 +271,7 @@ impl Callers {
 
 impl CallersInner {
     fn ambiguous(&self) -> bool {
-        let mut sessions = self.calling.iter();
+        let mut sessions = self.calling.iter().map(|(session, _)| session);
         let first = sessions.next();
         sessions.any(|session| Some(session) != first)
     }
@@ -273,7 +286,7 @@ pub(crate) struct CallingGuard {
 impl Drop for CallingGuard {
     fn drop(&mut self) {
         let mut inner = self.callers.inner.lock();
-        if let Some(at) = inner.calling.iter().rposition(|one| *one == self.session) {
+        if let Some(at) = (inner.calling.iter()).rposition(|(one, _)| *one == self.session) {
             inner.calling.remove(at);
         }
     }
@@ -405,16 +418,20 @@ mod tests {
         let callers = Callers::default();
         assert_eq!(callers.current(), None);
         callers.set_home("home");
-        let first = callers.calling("a");
-        let again = callers.calling("a");
+        let (a, b) = (CancellationToken::new(), CancellationToken::new());
+        let first = callers.calling("a", &a);
+        let again = callers.calling("a", &a);
         assert_eq!(callers.current().as_deref(), Some("a"));
         assert!(!callers.ambiguous());
+        assert!(!callers.cancel().is_cancelled());
         // Calls of two sessions at once: a request is neither's.
-        let second = callers.calling("b");
+        let second = callers.calling("b", &b);
         assert!(callers.ambiguous());
         assert_eq!(callers.current(), None);
         drop((first, again));
         assert_eq!(callers.current().as_deref(), Some("b"));
+        b.cancel();
+        assert!(callers.cancel().is_cancelled());
         drop(second);
         assert_eq!(callers.current().as_deref(), Some("home"));
     }

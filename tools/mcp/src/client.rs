@@ -98,9 +98,6 @@ impl Roots {
     }
 }
 
-/// The most characters of a server's question (escaped) said on stderr.
-const MAX_ASKED_CHARS: usize = 500;
-
 /// What dsh is to a server: its name, the protocol version it speaks,
 /// and the capabilities it has (roots, whose list changes).
 #[derive(Clone)]
@@ -189,12 +186,17 @@ impl ClientHandler for Handler {
             ))));
         }
         let request = asker::sampling_request(params, self.origin());
-        // The server may cancel (`notifications/cancelled`): the question
-        // and the model's answer are dropped.
+        // The server may cancel (`notifications/cancelled`), and the call
+        // it serves be cancelled: the question and the model's answer are
+        // dropped.
+        let call = self.callers.cancel();
         let sampled = tokio::select! {
             sampled = asker.0.sample(request) => sampled,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the server cancelled the request", None));
+            }
+            () = call.cancelled() => {
+                return Err(ErrorData::internal_error("the call it served was cancelled", None));
             }
         };
         match sampled {
@@ -221,6 +223,13 @@ impl ClientHandler for Handler {
         };
         let elicitation = asker::elicitation(request, self.origin());
         let ambiguous = self.callers.ambiguous();
+        let why = if ambiguous {
+            "it serves calls of more than one session: whom to ask is not known"
+        } else if self.asker.is_some() && elicitation.is_none() {
+            "dsh cannot read it: a kind of question or a form it does not know"
+        } else {
+            "no one here answers it"
+        };
         let asker = self.asker.as_ref().filter(|_| !ambiguous);
         if let (Some(asker), Some(elicitation)) = (asker, elicitation) {
             let elicits = asker.0.elicits();
@@ -229,24 +238,16 @@ impl ClientHandler for Handler {
                 ElicitKind::Url { .. } => elicits.url,
             };
             if answers {
+                let call = self.callers.cancel();
                 let answer = tokio::select! {
                     answer = asker.0.elicit(elicitation) => answer,
                     () = context.ct.cancelled() => crate::ElicitAnswer::Cancel,
+                    () = call.cancelled() => crate::ElicitAnswer::Cancel,
                 };
                 return Ok(asker::elicit_result(answer));
             }
         }
-        let shown = crate::shown(&message, MAX_ASKED_CHARS);
-        crate::stderr::log(
-            &self.server,
-            &format!(
-                "asked for input, declined ({}): {shown}",
-                match ambiguous {
-                    true => "it serves calls of more than one session: whom to ask is not known",
-                    false => "no one here answers it",
-                }
-            ),
-        );
+        crate::stderr::log_declined(&self.server, why, &message);
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 

@@ -131,7 +131,7 @@ pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owne
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
 pub use shown::shown;
-pub use stderr::MAX_STDERR_LINE;
+pub use stderr::{MAX_STDERR_LINE, log_declined};
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 pub use tasks::LeftOut;
 pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};

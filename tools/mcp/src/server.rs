@@ -525,9 +525,9 @@ impl McpServer {
 
     /// Notes a call of session `session` to the server until the guard
     /// drops: a sampling or elicitation request meanwhile is that
-    /// session's.
-    pub(crate) fn calling(&self, session: &str) -> CallingGuard {
-        self.callers.calling(session)
+    /// session's, and withdrawn when `cancel` fires.
+    pub(crate) fn calling(&self, session: &str, cancel: &CancellationToken) -> CallingGuard {
+        self.callers.calling(session, cancel)
     }
 
     /// Makes the server session `session`'s own: its requests outside

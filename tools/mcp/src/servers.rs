@@ -346,7 +346,7 @@ impl Tool for McpTool {
         arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
-        let _calling = self.server.calling(&cx.session_id);
+        let _calling = self.server.calling(&cx.session_id, &cx.cancel);
         self.server
             .call_reporting(
                 &self.schema.name,

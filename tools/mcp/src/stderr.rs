@@ -37,6 +37,22 @@ pub(crate) fn log(server: &str, line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "[mcp {server}] {line}");
 }
 
+/// The most characters of a server's question (escaped) said on stderr.
+const MAX_ASKED_CHARS: usize = 500;
+
+/// Says on dsh's stderr that server `server`'s question for the person
+/// (elicitation), whose message is `message` (escaped, cut), was
+/// declined, and why: the line a host's front end writes for every
+/// question it declines unasked, so the person learns what the server
+/// wanted.
+pub fn log_declined(server: &str, why: &str, message: &str) {
+    let shown = crate::shown(message, MAX_ASKED_CHARS);
+    log(
+        server,
+        &format!("asked for input, declined ({why}): {shown}"),
+    );
+}
+
 /// Reads `reader` to its end, handing each line to `emit` as
 /// [`Lines`] cuts it (at most `cap` bytes kept a line); returns how many
 /// bytes it read. Only a read error other than an interruption ends it
