@@ -200,13 +200,14 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_results_images_are_read_until_a_compaction_elides_it() {
+    /// A turn whose one call, `shot`, returned an image: the image, and
+    /// the turn's events.
+    fn a_turn_with_a_shot() -> (crate::Image, [Event; 3]) {
         let pixel = crate::Image {
             mime_type: "image/png".into(),
             data: "iVBORw0K".into(),
         };
-        let history = [
+        let turn = [
             Event::UserMessage { text: "hi".into() },
             Event::ToolCall {
                 call: ToolCall::new("c1", "shot", "{}"),
@@ -219,6 +220,12 @@ mod tests {
                 images: vec![pixel.clone()],
             },
         ];
+        (pixel, turn)
+    }
+
+    #[test]
+    fn a_results_images_are_read_until_a_compaction_elides_it() {
+        let (pixel, history) = a_turn_with_a_shot();
         let images = |session: &Session| match session.messages().last() {
             Some(Message::Tool { images, .. }) => Some(images.clone()),
             _ => None,
@@ -240,23 +247,7 @@ mod tests {
 
     #[test]
     fn a_results_images_are_sent_in_its_turn_and_described_after_it() {
-        let pixel = crate::Image {
-            mime_type: "image/png".into(),
-            data: "iVBORw0K".into(),
-        };
-        let turn = [
-            Event::UserMessage { text: "hi".into() },
-            Event::ToolCall {
-                call: ToolCall::new("c1", "shot", "{}"),
-            },
-            Event::ToolResult {
-                call_id: "c1".into(),
-                name: "shot".into(),
-                text: "the screen:".into(),
-                is_error: false,
-                images: vec![pixel.clone()],
-            },
-        ];
+        let (pixel, turn) = a_turn_with_a_shot();
         let result = |session: &Session| {
             session
                 .messages()
