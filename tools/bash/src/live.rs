@@ -9,8 +9,6 @@ use std::time::Duration;
 use dsh_tools::{CommandExit, CommandOutput, CommandReport};
 use tokio::time::Instant;
 
-use crate::output::complete_prefix;
-
 /// The least time between two reports of output.
 pub(crate) const LIVE_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -60,7 +58,7 @@ impl LiveStream {
     /// last read split waits for its rest.
     pub(crate) fn flush(&mut self, now: Instant) {
         self.due = None;
-        let whole = complete_prefix(&self.pending);
+        let whole = dsh_tools::complete_utf8_len(&self.pending);
         if whole == 0 {
             return;
         }

@@ -56,7 +56,7 @@ impl CappedOutput {
         let tail = Vec::from(self.tail);
         // Cut at character boundaries, so the cut itself adds no
         // replacement characters.
-        let head = &self.head[..complete_prefix(&self.head)];
+        let head = &self.head[..dsh_tools::complete_utf8_len(&self.head)];
         let tail = &tail[leading_continuations(&tail)..];
         let cut = (self.head.len() - head.len()) + (tail_len - tail.len());
         dsh_tools::head_and_tail(
@@ -69,24 +69,6 @@ impl CappedOutput {
     }
 }
 
-/// The length of `bytes` without an incomplete UTF-8 sequence at its end.
-pub(crate) fn complete_prefix(bytes: &[u8]) -> usize {
-    match std::str::from_utf8(bytes) {
-        Ok(_) => bytes.len(),
-        Err(error) if error.error_len().is_none() => error.valid_up_to(),
-        // Invalid bytes inside: leave them to the lossy conversion, but
-        // still drop a sequence the cut left incomplete.
-        Err(_) => {
-            let start = bytes.len().saturating_sub(3);
-            (start..bytes.len())
-                .rev()
-                .find(|&at| bytes[at] >= 0xC0)
-                .filter(|&at| sequence_len(bytes[at]) > bytes.len() - at)
-                .unwrap_or(bytes.len())
-        }
-    }
-}
-
 /// How many UTF-8 continuation bytes (at most 3) start `bytes`: the rest of
 /// a character the cut split.
 fn leading_continuations(bytes: &[u8]) -> usize {
@@ -95,14 +77,6 @@ fn leading_continuations(bytes: &[u8]) -> usize {
         .take(3)
         .take_while(|&&byte| byte & 0xC0 == 0x80)
         .count()
-}
-
-fn sequence_len(lead: u8) -> usize {
-    match lead {
-        0xF0.. => 4,
-        0xE0.. => 3,
-        _ => 2,
-    }
 }
 
 #[cfg(test)]

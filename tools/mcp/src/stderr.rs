@@ -164,31 +164,15 @@ impl Lines {
         if self.dropped > 0 {
             return;
         }
-        let len = self.kept.len();
-        let lead = (len.saturating_sub(3)..len)
-            .rev()
-            .find(|&at| self.kept[at] >= 0xC0);
-        if let Some(at) = lead
-            && sequence_len(self.kept[at]) > len - at
-        {
-            self.dropped += (len - at) as u64;
-            self.kept.truncate(at);
-        }
+        let keep = dsh_tools::complete_utf8_len(&self.kept);
+        self.dropped += (self.kept.len() - keep) as u64;
+        self.kept.truncate(keep);
     }
 }
 
 /// Where the first newline of `bytes` is.
 fn newline_in(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&byte| byte == b'\n')
-}
-
-/// How many bytes the UTF-8 sequence that `lead` starts has.
-fn sequence_len(lead: u8) -> usize {
-    match lead {
-        0xF0.. => 4,
-        0xE0.. => 3,
-        _ => 2,
-    }
 }
 
 #[cfg(test)]

@@ -105,4 +105,4 @@ pub use report::{FileChange, FileChanges, ToolLocation};
 pub use selection::{ToolSelection, ToolSelectionExt, ToolSession};
 pub use table::{Permission, PermissionTable, ProblemPlace, TableProblem};
 pub use tool::{Tool, ToolCallContext, ToolKind, ToolOutput, ToolProgress, ToolResult};
-pub use truncated::head_and_tail;
+pub use truncated::{complete_utf8_len, head_and_tail};
