@@ -82,8 +82,7 @@ impl TaskOnly {
     /// tool it lists requires tasks or not, as it says now. Every tool of
     /// a page has an input schema: a message without one is not parsed.
     fn read_if_listed(&self, message: &[u8]) {
-        const MARK: &[u8] = b"\"inputSchema\"";
-        if message.windows(MARK.len()).any(|window| window == MARK) {
+        if memchr::memmem::find(message, b"\"inputSchema\"").is_some() {
             self.read(message);
         }
     }
@@ -149,7 +148,7 @@ impl<R> Tap<R> {
     }
 
     fn observe(&mut self, mut bytes: &[u8]) {
-        while let Some(end) = bytes.iter().position(|&byte| byte == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
             self.keep(&bytes[..end]);
             self.line_done();
             bytes = &bytes[end + 1..];
