@@ -9,7 +9,8 @@
 //! need (the tokenizer of an agent, the slash commands, a session for a
 //! working directory, what a child process may see). [`measure`] counts
 //! and traces requests; [`check`] turns a deployment's findings into data;
-//! [`diff`] compares two request prefixes of an agent (`dsh diff`).
+//! [`diff`] compares two request prefixes of an agent (`dsh diff`);
+//! [`always`] decides what a person's "always allow" of a tool call covers.
 //!
 //! This crate prints nothing: `dsh` (crate `dsh-cli`) is the front ends —
 //! the terminal chat, the ACP server, the renderers, the error reporter.
@@ -29,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod adapter;
+pub mod always;
 pub mod check;
 pub mod diff;
 pub mod file;
