@@ -39,6 +39,7 @@ pub mod measure;
 mod outputs;
 pub mod problem;
 pub mod runtime;
+pub mod session;
 #[cfg(test)]
 mod tests;
 

@@ -8,11 +8,9 @@
 //!   disk's. The observation policy applies to what the client returns.
 //! - The session's `additionalDirectories` join the workspace; a change
 //!   anywhere else is asked with `session/request_permission`.
-//! - A change is reported on its tool call as a `diff` with its location
-//!   ([`Updates::changed`]).
 //!
-//! All of it reaches the tools through each call's context
-//! ([`SessionFiles::attach`]); the tools know nothing of ACP.
+//! Both reach the tools through each call's context
+//! ([`SessionFiles::lend`]); the tools know nothing of ACP.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,11 +22,8 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
-use dsh_agent_loop::{SessionFacts, ToolCall};
 use dsh_tool_fs::{DiskFiles, FileAccess, FileError, OutsideWorkspace};
-use dsh_tools::{FileChanges, ToolCallContext, async_trait};
-
-use super::updates::Updates;
+use dsh_tools::{ToolCallContext, async_trait};
 
 const ALLOW: &str = "allow";
 const REJECT: &str = "reject";
@@ -50,14 +45,12 @@ pub(super) fn additional_directories(directories: Vec<PathBuf>) -> Result<Vec<Pa
     Ok(directories)
 }
 
-/// What the file tools of one ACP session's turn get in each call's
-/// context.
+/// What the file tools of one ACP session get in each call's context.
 #[derive(Debug)]
 pub(super) struct SessionFiles {
     /// The editor's buffers, when the client offers any half of them.
     editor: Option<Arc<dyn FileAccess>>,
     boundary: Arc<dyn OutsideWorkspace>,
-    updates: Updates,
 }
 
 impl SessionFiles {
@@ -65,7 +58,6 @@ impl SessionFiles {
         capabilities: &FileSystemCapabilities,
         roots: Vec<PathBuf>,
         acp_session: schema::SessionId,
-        updates: Updates,
         cx: ConnectionTo<Client>,
     ) -> Self {
         let editor = (capabilities.read_text_file || capabilities.write_text_file).then(|| {
@@ -83,27 +75,16 @@ impl SessionFiles {
                 acp_session,
                 cx,
             }),
-            updates,
         }
     }
 
-    /// Attaches the editor's files, the boundary and — for this session's
-    /// own calls, which the client tracks — the change reports and the
-    /// running command's output to the context of `call`.
-    pub(super) fn attach(&self, session: &SessionFacts, call: &ToolCall, cx: &mut ToolCallContext) {
+    /// Lends the editor's files and the boundary to a call's context
+    /// (the session reports the changes and the command's output).
+    pub(super) fn lend(&self, cx: &mut ToolCallContext) {
         if let Some(editor) = &self.editor {
             cx.extensions.insert(Arc::clone(editor));
         }
         cx.extensions.insert(Arc::clone(&self.boundary));
-        if self.updates.is_for(&session.id) {
-            let (updates, call_id) = (self.updates.clone(), call.id.clone());
-            cx.extensions.insert(FileChanges::new(move |change| {
-                updates.changed(&call_id, change);
-            }));
-        }
-        // What a running command writes goes to the editor beside its
-        // diffs, through the same updates.
-        self.updates.attach_output(&session.id, call, cx);
     }
 }
 

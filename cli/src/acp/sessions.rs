@@ -8,11 +8,10 @@
 //! does. A session another dsh process has open is refused, never opened
 //! twice: its writer holds the session's lock.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::Client;
-use agent_client_protocol::JsonRpcResponse;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
     DeleteSessionResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
@@ -22,13 +21,12 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Error, ErrorCode};
-use dsh_agent_loop::{Event, SessionId};
+use dsh_agent_loop::SessionId;
+use dsh_deployment::host::store::Recording;
+use dsh_deployment::session::{HostedSession, Opening};
 use dsh_session_store::{ListQuery, StoreError};
 
-use super::steering::Steering;
-use super::updates::Updates;
-use super::{Server, Slot, commands, fs, mcp, session_cwd, system_prompt};
-use dsh_deployment::host::store::{Recording, ResumeError};
+use super::{Server, fs, mcp, session_cwd, steering, system_prompt};
 
 /// How many sessions one `session/list` page holds.
 const PAGE: usize = 50;
@@ -70,174 +68,109 @@ impl Server {
     /// updates, starts the editor's `mcpServers` for it, then answers.
     pub(super) fn load_session(
         &self,
-        mut request: LoadSessionRequest,
+        request: LoadSessionRequest,
         responder: Responder<LoadSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let servers = std::mem::take(&mut request.mcp_servers);
         let id = request.session_id.clone();
-        self.open_with_servers(&id, servers, (responder, cx), move |server, cx| {
-            server.load(request, cx)
-        })
-    }
-
-    /// Opens the recorded session of `request`, and replays its history
-    /// as updates.
-    fn load(
-        &self,
-        request: LoadSessionRequest,
-        cx: &ConnectionTo<Client>,
-    ) -> Result<LoadSessionResponse, Error> {
-        let cwd = request.cwd.clone();
-        let history = self.open_recorded(
-            &request.session_id,
-            request.cwd,
-            request.additional_directories,
+        let opened = self.open_recorded(
+            &id,
+            (request.cwd, request.additional_directories),
             request.system_prompt,
-        )?;
-        let id = SessionId::new(request.session_id.0.clone());
-        let updates_id = request.session_id.clone();
-        let updates = Updates::new(
-            id.clone(),
-            request.session_id,
-            self.inner.agent_loop.tools().clone(),
-            Some(&cwd),
-            self.client_terminal(),
-            cx.clone(),
+            &cx,
         );
-        if let Some(recording) = self.store() {
-            updates.title_from(recording.store().clone());
-            updates.replay_changes(recorded_changes(recording, &id));
-        }
-        updates.replay(&history);
-        // The store keeps no API counts: the context is counted now.
-        if let Some((used, window)) = self.counted_usage(&id) {
-            updates.usage(used, window);
-        }
-        // A loaded session takes the commands a new one does; the client
-        // knows its id, so they go before the answer, with the replay.
-        commands::announce(cx, &self.inner.mcp.servers, updates_id.clone());
-        let (modes, options) = self.steering_of(&updates_id);
-        Ok(LoadSessionResponse::new()
-            .modes(modes)
-            .config_options(options))
-    }
-
-    /// Answers a `session/load` or `session/resume` of `acp_id` with what
-    /// `open` makes of it, as `session/new` answers: a required deployment
-    /// server that is down refuses it; the editor's `servers` start for the
-    /// session once it is open (on a task of the connection, so other
-    /// requests are served meanwhile) and before the answer, so its first
-    /// prompt has their tools; the servers that failed, and the
-    /// deployment's optional ones, are said in the session after the
-    /// answer. A session this process has open already keeps the servers
-    /// it has.
-    fn open_with_servers<R: JsonRpcResponse>(
-        &self,
-        acp_id: &schema::SessionId,
-        mut servers: Vec<ClientServer>,
-        (responder, cx): (Responder<R>, ConnectionTo<Client>),
-        open: impl FnOnce(&Self, &ConnectionTo<Client>) -> Result<R, Error> + Send + 'static,
-    ) -> Result<(), Error> {
-        if let Some(error) = self.inner.mcp.required_error() {
-            return responder.respond_with_error(error);
-        }
-        let id = SessionId::new(acp_id.0.clone());
-        let mut failures = self.inner.mcp.optional_failures.clone();
-        if self.inner.sessions.lock().contains_key(&id) {
-            (servers, failures) = (Vec::new(), Vec::new());
-        }
-        if servers.is_empty() && failures.is_empty() {
-            return responder.respond_with_result(open(self, &cx));
-        }
-        let server = self.clone();
-        cx.clone().spawn(async move {
-            let opened = open(&server, &cx);
-            if opened.is_ok() {
-                failures.extend(server.start_servers(&id, servers).await);
-            }
-            let said = opened.is_ok() && !failures.is_empty();
-            responder.respond_with_result(opened)?;
-            if said {
-                let update = mcp::failure_update(&failures);
-                let notification = schema::SessionNotification::new(id.to_string(), update);
-                // The connection is gone only when the client is.
-                let _ = cx.send_notification(notification);
-            }
-            Ok(())
-        })
-    }
-
-    /// Starts the editor's `servers` for the open session `id`, its roots
-    /// the session's directories; the failures, one message each.
-    async fn start_servers(&self, id: &SessionId, servers: Vec<ClientServer>) -> Vec<String> {
-        if servers.is_empty() {
-            return Vec::new();
-        }
-        let dirs = {
-            let sessions = self.inner.sessions.lock();
-            let slot = sessions.get(id);
-            let cwd = slot.and_then(|slot| slot.session.as_ref()?.cwd().map(Path::to_path_buf));
-            cwd.zip(slot.map(|slot| slot.roots.clone()))
+        let (session, fresh) = match opened {
+            Ok(opened) => opened,
+            Err(error) => return responder.respond_with_error(error),
         };
-        let Some((cwd, roots)) = dirs else {
-            return Vec::new();
+        if let Err(error) = session.replay() {
+            return responder.respond_with_error(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                error.to_string(),
+            ));
+        }
+        let answer = |session: &HostedSession| {
+            let steering = session.steering();
+            LoadSessionResponse::new()
+                .modes(steering::modes(&steering))
+                .config_options(steering::config_options(session.host(), &steering))
         };
-        let mcp = &self.inner.mcp;
-        mcp.start_session_servers(id.as_str(), (&cwd, &roots), servers)
-            .await
-    }
-
-    /// The context the agent of session `id` has in it now, counted with
-    /// its budget, and its window: what a load says of the session's usage,
-    /// since the store does not keep the API's counts. `None` when the
-    /// session is not open here, or its prompt does not render.
-    fn counted_usage(&self, id: &SessionId) -> Option<(u64, Option<u64>)> {
-        let sessions = self.inner.sessions.lock();
-        let slot = sessions.get(id)?;
-        let session = slot.session.as_ref()?;
-        let steering = &slot.steering;
-        let agent = (self.inner.host)
-            .agent_for(steering.mode, &steering.model, steering.effort.as_deref())
-            .ok()?;
-        let used = self.inner.agent_loop.context_tokens(&agent, session)?;
-        Some((used, agent.budget().window()))
+        self.with_servers(session, self.servers_for(fresh, request.mcp_servers), (responder, cx), answer)
     }
 
     /// `session/resume`: opens the recorded session, without replay,
-    /// announces its commands, starts the editor's `mcpServers` for it,
-    /// then answers.
+    /// starts the editor's `mcpServers` for it, then answers.
     pub(super) fn resume_session(
         &self,
-        mut request: ResumeSessionRequest,
+        request: ResumeSessionRequest,
         responder: Responder<ResumeSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let servers = std::mem::take(&mut request.mcp_servers);
-        let id = request.session_id.clone();
-        self.open_with_servers(&id, servers, (responder, cx), move |server, cx| {
-            server.resume(request, cx)
-        })
+        let opened = self.open_recorded(
+            &request.session_id,
+            (request.cwd, request.additional_directories),
+            request.system_prompt,
+            &cx,
+        );
+        let (session, fresh) = match opened {
+            Ok(opened) => opened,
+            Err(error) => return responder.respond_with_error(error),
+        };
+        let answer = |session: &HostedSession| {
+            let steering = session.steering();
+            ResumeSessionResponse::new()
+                .modes(steering::modes(&steering))
+                .config_options(steering::config_options(session.host(), &steering))
+        };
+        self.with_servers(session, self.servers_for(fresh, request.mcp_servers), (responder, cx), answer)
     }
 
-    /// Opens the recorded session of `request`, without replay, and
-    /// announces its commands.
-    fn resume(
+    /// The servers to start for a session opened by a load or a resume,
+    /// and the failures to say: none for a session this process had open
+    /// already (it keeps the servers it has).
+    fn servers_for(
         &self,
-        request: ResumeSessionRequest,
+        fresh: bool,
+        servers: Vec<ClientServer>,
+    ) -> (Vec<Result<dsh_tool_mcp::ServerConfig, String>>, Vec<String>) {
+        match fresh {
+            true => (
+                mcp::client_configs(servers),
+                self.inner.mcp.optional_failures.clone(),
+            ),
+            false => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The recorded session `acp_id`, opened in `cwd` with the editor's
+    /// other directories and its prompt (or the one this process has open
+    /// already: `false`).
+    fn open_recorded(
+        &self,
+        acp_id: &schema::SessionId,
+        (cwd, directories): (PathBuf, Vec<PathBuf>),
+        system_prompt: Option<schema::SystemPrompt>,
         cx: &ConnectionTo<Client>,
-    ) -> Result<ResumeSessionResponse, Error> {
-        self.open_recorded(
-            &request.session_id,
-            request.cwd,
-            request.additional_directories,
-            request.system_prompt,
-        )?;
-        let (modes, options) = self.steering_of(&request.session_id);
-        commands::announce(cx, &self.inner.mcp.servers, request.session_id);
-        Ok(ResumeSessionResponse::new()
-            .modes(modes)
-            .config_options(options))
+    ) -> Result<(Arc<HostedSession>, bool), Error> {
+        if let Some(error) = self.inner.mcp.required_error() {
+            return Err(error);
+        }
+        self.recording()?;
+        let cwd = session_cwd(cwd)?;
+        let roots = fs::additional_directories(directories)?;
+        if let Ok(open) = self.session(acp_id) {
+            return Ok((open, false));
+        }
+        let client = self.inner.client.lock().name.clone();
+        let client_prompt = (system_prompt)
+            .map(|prompt| system_prompt::client_prompt(&client, prompt))
+            .transpose()?;
+        let opening = Opening::recorded(&acp_id.0, Some(&cwd)).with_client_prompt(client_prompt);
+        match self.open(opening, &roots, cx) {
+            Ok(session) => Ok((session, true)),
+            Err(error) if error.code == ErrorCode::RESOURCE_NOT_FOUND => Err(not_found(acp_id)),
+            Err(error) => Err(error),
+        }
     }
 
     /// `session/list`: this agent's sessions, of `cwd` if given, the most
@@ -286,27 +219,25 @@ impl Server {
     ) -> Result<DeleteSessionResponse, Error> {
         let recording = self.recording()?;
         let id = SessionId::new(request.session_id.0.clone());
-        {
-            let mut sessions = self.inner.sessions.lock();
-            if let Some(slot) = sessions.get(&id) {
-                if slot.session.is_none() {
-                    return Err(Error::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!(
-                            "session `{id}` is running a turn; send `session/cancel` and wait \
-                             for its answer before deleting it"
-                        ),
-                    ));
-                }
-                // Dropping the slot and the trace's recorder drops its
-                // writer, and with it the lock.
-                self.inner.host.trace().forget(id.as_str());
-                sessions.remove(&id);
+        let open = self.inner.sessions.lock().get(&id).cloned();
+        if let Some(session) = open {
+            if session.is_running() {
+                return Err(Error::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "session `{id}` is running a turn; send `session/cancel` and wait \
+                         for its answer before deleting it"
+                    ),
+                ));
             }
+            // Dropping the session drops its writer, and with it the lock.
+            self.inner.sessions.lock().remove(&id);
+            self.inner.host.trace().forget(id.as_str());
+            drop(session);
         }
         match recording.store().delete(id.as_str()) {
             Ok(()) => {
-                let servers = self.inner.mcp.servers.clone();
+                let servers = self.inner.host.runtime.mcp.clone();
                 cx.spawn(async move {
                     servers.end_session(id.as_str()).await;
                     Ok(())
@@ -330,27 +261,21 @@ impl Server {
         cx: &ConnectionTo<Client>,
     ) -> Result<CloseSessionResponse, Error> {
         let id = SessionId::new(request.session_id.0.clone());
-        let slot = self.inner.sessions.lock().remove(&id);
-        let Some(slot) = slot else {
+        let Some(session) = self.inner.sessions.lock().remove(&id) else {
             let mut error = schema::Error::session_not_found(request.session_id.clone());
             error.message = format!("no session `{id}` is open in this dsh process");
             return Err(error.into());
         };
-        if let Some(turn) = &slot.turn {
-            turn.cancel();
-        }
-        self.inner.host.trace().forget(id.as_str());
-        drop(slot);
-        let servers = self.inner.mcp.servers.clone();
+        session.cancel();
         cx.spawn(async move {
-            servers.end_session(id.as_str()).await;
+            session.close().await;
             Ok(())
         })?;
         Ok(CloseSessionResponse::new())
     }
 
     fn recording(&self) -> Result<&Recording, Error> {
-        self.store().ok_or_else(|| {
+        self.inner.host.recording().ok_or_else(|| {
             Error::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 "dsh records no sessions in this process (`--no-store`, or `[sessions] \
@@ -358,84 +283,6 @@ impl Server {
             )
         })
     }
-
-    /// Opens the recorded session `id` in `cwd` for prompts; returns its
-    /// history. One this process has open already is returned as it is.
-    fn open_recorded(
-        &self,
-        acp_id: &schema::SessionId,
-        cwd: std::path::PathBuf,
-        additional_directories: Vec<std::path::PathBuf>,
-        system_prompt: Option<schema::SystemPrompt>,
-    ) -> Result<Vec<Event>, Error> {
-        let recording = self.recording()?;
-        let cwd = session_cwd(cwd)?;
-        let roots = fs::additional_directories(additional_directories)?;
-        let id = SessionId::new(acp_id.0.clone());
-        if let Some(slot) = self.inner.sessions.lock().get(&id) {
-            return match &slot.session {
-                Some(session) => Ok(session.events().to_vec()),
-                None => Err(Error::new(
-                    ErrorCode::INVALID_REQUEST,
-                    format!("session `{id}` is running a turn; wait for its answer"),
-                )),
-            };
-        }
-        let resumed = recording
-            .resume(id.as_str(), Some(&cwd))
-            .map_err(|error| match error {
-                ResumeError::Store(StoreError::NotFound { .. })
-                | ResumeError::OtherAgent { .. } => not_found(acp_id),
-                ResumeError::Store(error) => store_error(error),
-            })?;
-        // Like a new session, it brings its instruction files and the
-        // client's system prompt, read now.
-        let client = self.inner.client.lock().clone();
-        let brought = system_prompt::bring(
-            &self.inner.host.runtime,
-            &resumed.session,
-            &client,
-            system_prompt,
-        )?;
-        let (recorded, prefix) = (Some(&resumed.recorded), resumed.loaded.prefix.as_ref());
-        self.trace_session(&resumed.session, recorded, prefix);
-        let history = resumed.loaded.events;
-        let steering = Steering::restore(
-            &self.inner.host,
-            Arc::clone(&resumed.recorded.writer),
-            &resumed.loaded.settings,
-        );
-        self.inner.sessions.lock().insert(
-            id,
-            Slot {
-                session: Some(resumed.session),
-                turn: None,
-                recorded: Some(resumed.recorded),
-                _brought: brought,
-                roots,
-                steering,
-            },
-        );
-        Ok(history)
-    }
-}
-
-/// The files the calls of session `id` changed, as recorded; none when
-/// the store fails to read them, which is said on stderr (stdout is the
-/// protocol's) and leaves the diffs out of the replay.
-fn recorded_changes(
-    recording: &Recording,
-    id: &SessionId,
-) -> std::collections::BTreeMap<String, Vec<dsh_session_store::RecordedChange>> {
-    recording
-        .store()
-        .changes(id.as_str())
-        .unwrap_or_else(|error| {
-            let problem = dsh_deployment::host::store::problem(error)
-                .help("the replay of the session shows no diffs");
-            crate::diagnostics::Reporter::for_stderr().report(&[problem]);
-            Default::default()
-        })
 }
 
 /// The error for an unknown session: the protocol's, naming it.

@@ -31,11 +31,8 @@ impl Server {
 
     /// How many turns are running.
     fn running_turns(&self) -> usize {
-        self.inner
-            .sessions
-            .lock()
-            .values()
-            .filter(|slot| slot.turn.is_some())
+        (self.inner.sessions.lock().values())
+            .filter(|session| session.is_running())
             .count()
     }
 }

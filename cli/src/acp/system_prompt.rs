@@ -1,10 +1,8 @@
-//! What an ACP session brings to its prompt when it starts: the
-//! instruction files of its `cwd`, and the client's own `systemPrompt`
-//! (schema 1.17, advertised with `sessionCapabilities.systemPrompt`, both
-//! modes). Both are registered into the session's layer and dropped with
-//! the session; the rules (where files are found, what an override keeps)
-//! are the agent loop's (`SessionInstructions`, `ClientPrompt`), this
-//! module maps the protocol onto them.
+//! The client's own `systemPrompt` (schema 1.17, advertised with
+//! `sessionCapabilities.systemPrompt`, both modes), as the host's
+//! `ClientPrompt`, which the session registers into its layer with its
+//! instruction files; the rules (what an override keeps) are the host's,
+//! this module maps the protocol onto them.
 //!
 //! A mode dsh does not support, an empty `content` or a block other than
 //! text is `-32602` and no session, as the protocol requires.
@@ -14,10 +12,7 @@ use agent_client_protocol::v1::schema::{
     SessionSystemPromptOverrideCapabilities, SystemPrompt as AcpSystemPrompt, SystemPromptMode,
 };
 use agent_client_protocol::{Error, ErrorCode};
-use dsh_agent_loop::Session;
-use dsh_deployment::Runtime;
-use dsh_deployment::host::{ClientPrompt, ClientPromptMode, SessionInstructions};
-use dsh_system_prompt::Registration;
+use dsh_deployment::facts::client_prompt::{ClientPrompt, ClientPromptMode};
 
 /// The client's name when `initialize` named none.
 pub(super) const UNNAMED_CLIENT: &str = "the ACP client";
@@ -30,49 +25,9 @@ pub(super) fn capabilities() -> SessionSystemPromptCapabilities {
     )
 }
 
-/// What one session brings, registered while it lives.
-#[derive(Debug)]
-pub(super) struct Brought {
-    _instructions: SessionInstructions,
-    _client: Vec<Registration>,
-}
-
-/// Checks the client's `systemPrompt` (before anything is registered: a
-/// refused one leaves no trace), then reads the instruction files of
-/// `session` and registers both into its layer of the runtime's prompt.
-pub(super) fn bring(
-    runtime: &Runtime,
-    session: &Session,
-    client: &str,
-    system_prompt: Option<AcpSystemPrompt>,
-) -> Result<Brought, Error> {
-    let client_prompt = system_prompt
-        .map(|system_prompt| client_prompt(client, system_prompt))
-        .transpose()?;
-    let instructions = runtime
-        .instructions_of(session)
-        .map_err(|error| Error::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
-    let prompt = &runtime.prompt;
-    let client = match client_prompt {
-        Some(client_prompt) => client_prompt
-            .register(prompt, session.id())
-            .map_err(|error| {
-                Error::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("the client's system prompt cannot be registered: {error}"),
-                )
-            })?,
-        None => Vec::new(),
-    };
-    Ok(Brought {
-        _instructions: instructions,
-        _client: client,
-    })
-}
-
 /// The client's `systemPrompt` as the loop's `ClientPrompt`: its text
 /// blocks joined by a blank line.
-fn client_prompt(client: &str, system_prompt: AcpSystemPrompt) -> Result<ClientPrompt, Error> {
+pub(super) fn client_prompt(client: &str, system_prompt: AcpSystemPrompt) -> Result<ClientPrompt, Error> {
     let invalid = |message: String| {
         Error::new(ErrorCode::INVALID_PARAMS, message)
             .data(serde_json::json!({ "field": "systemPrompt" }))

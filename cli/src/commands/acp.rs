@@ -15,12 +15,11 @@ use std::sync::Arc;
 
 use agent_client_protocol::ConnectTo;
 use dsh_deployment::Problem;
-use dsh_deployment::file::mcp::ServerRules;
 use dsh_deployment::host::Host;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::transport::StdioTransport;
-use crate::acp::{AcpMcp, AskTheEditor, Server};
+use crate::acp::{AcpMcp, Server};
 use crate::args::AcpArgs;
 use crate::commands::{Outcome, command_line_cwd};
 
@@ -29,19 +28,21 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // Each session brings its own `cwd`: the prompt is checked in the
     // current directory, before an editor connects.
     let host = Arc::new(Host::load(&options, &command_line_cwd(None)?)?);
-    // The servers' sampling and elicitation go to the editor.
-    let questions = Arc::new(AskTheEditor::new(host.sampler(), host.start_mode().asking));
-    (host.runtime).answer_servers_with(dsh_tool_mcp::SharedAsker(questions.clone()));
+    // The servers' sampling and elicitation go to the editor: until it
+    // says which it shows, both kinds.
+    let elicits = dsh_tool_mcp::Elicits {
+        form: true,
+        url: true,
+    };
+    host.questions().reach(Server::reach(elicits));
     let served = host.serve(async |started, mut signals| {
         let said =
             |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();
         let mcp = AcpMcp {
-            servers: host.runtime.mcp.clone(),
             optional_failures: said(started.optional_failures),
             required_failures: said(started.required_failures),
-            editor_servers: host.runtime.server_policy(&ServerRules::default()),
         };
-        let server = Server::new(Arc::clone(&host), mcp, questions);
+        let server = Server::new(Arc::clone(&host), mcp);
         let stop = CancellationToken::new();
         tokio::spawn({
             let stop = stop.clone();

@@ -8,8 +8,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use dsh_agent_loop::{CompactionReport, Event};
 use dsh_deployment::Problem;
+use dsh_deployment::session::{CallEnd, SessionEvent};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
 
@@ -46,70 +46,60 @@ impl Console {
         }
     }
 
-    /// A resumed session's history, on stderr: what was said and done
-    /// before, so the user knows where the conversation stands.
-    pub(crate) fn replay(&self, history: &[Event]) {
-        let mut stderr = std::io::stderr();
-        for event in history {
-            match event {
-                Event::UserMessage { text } => {
-                    out(&mut stderr, &format!("> {}\n", one_line(text, 160)))
-                }
-                Event::AssistantMessage { text, thoughts } => {
-                    for thought in thoughts.iter().filter(|thought| !thought.text().is_empty()) {
-                        out(&mut stderr, &format!("{}\n", dimmed(thought.text())));
-                    }
-                    if !text.is_empty() {
-                        out(&mut stderr, &format!("{text}\n"));
-                    }
-                }
-                Event::ToolCall { .. } | Event::ToolResult { .. } => self.event(event),
-                _ => {}
-            }
+    /// Shows an event of the session: the answer on stdout, the rest on
+    /// stderr.
+    pub(crate) fn show(&self, event: SessionEvent) {
+        if !matches!(event, SessionEvent::Thought { .. }) {
+            self.end_thought();
         }
-    }
-
-    pub(crate) fn event(&self, event: &Event) {
-        self.end_thought();
         match event {
-            Event::StepStart { .. } => self.spin("thinking…".to_owned()),
+            SessionEvent::UserText { text } => self.line(&format!("> {}", one_line(&text, 160))),
+            SessionEvent::Asking => self.spin("thinking…".to_owned()),
+            SessionEvent::Text { text } => self.text(&text),
+            SessionEvent::Thought { text } => self.thought(&text),
             // Its text has streamed to stdout already: end its line.
-            Event::AssistantMessage { .. } => {
+            SessionEvent::Answered => {
                 self.idle();
                 if self.streaming.swap(false, Ordering::Relaxed) {
                     out(&mut std::io::stdout(), "\n");
                 }
             }
-            Event::ToolCall { call } => {
-                self.idle();
-                out(
-                    &mut std::io::stderr(),
-                    &format!("→ {} {}\n", call.name, one_line(&call.arguments, 160)),
-                );
+            SessionEvent::CallMade(call) => {
+                self.line(&format!("→ {} {}", call.tool, one_line(&call.input.to_string(), 160)));
                 *self.tail.lock() = LiveTail::default();
-                self.spin(running(&call.name));
+                self.spin(running(&call.tool));
             }
-            Event::ToolResult { text, is_error, .. } => {
-                self.idle();
-                out(
-                    &mut std::io::stderr(),
-                    &format!("  {}\n", result_summary(text, *is_error)),
-                );
+            SessionEvent::CallProgress { tool, text, .. } => {
+                self.spin(format!("`{tool}`: {}", one_line(&text, 100)));
             }
-            Event::TurnEnd { .. } => self.idle(),
-            Event::Compacted { .. } => {
-                self.idle();
-                if let Some(report) = CompactionReport::of(event) {
-                    out(&mut std::io::stderr(), &format!("{report}\n"));
-                }
-            }
-            _ => {}
+            SessionEvent::CallOutput { tool, text, .. } => self.output(&tool, &text),
+            SessionEvent::CallEnded(end) => self.line(&format!("  {}", result_summary(&end))),
+            SessionEvent::Notice { text } => self.line(&text),
+            SessionEvent::Refused { text } => self.problem(&Problem::new(text)),
+            SessionEvent::Problem { problem } => self.problem(&problem),
+            SessionEvent::TurnEnded => self.idle(),
+            // An editor's: a terminal shows the command's output and the
+            // result's line instead, and no meter, title or plan.
+            SessionEvent::UserImage { .. }
+            | SessionEvent::CallRunning { .. }
+            | SessionEvent::FileChanged { .. }
+            | SessionEvent::Plan { .. }
+            | SessionEvent::Usage { .. }
+            | SessionEvent::Title { .. }
+            | SessionEvent::Steered { .. }
+            | SessionEvent::QuestionEnded { .. } => {}
         }
+    }
+
+    /// A line of its own on stderr, the spinner stopped.
+    fn line(&self, text: &str) {
+        self.idle();
+        out(&mut std::io::stderr(), &format!("{text}\n"));
     }
 
     /// A piece of what the model thinks before it answers, as it writes
     /// it: dimmed, on stderr, apart from the answer.
-    pub(crate) fn thought(&self, piece: &str) {
+    fn thought(&self, piece: &str) {
         if !piece.is_empty() {
             self.idle();
             self.thinking.store(true, Ordering::Relaxed);
@@ -125,7 +115,7 @@ impl Console {
     }
 
     /// A piece of the answer, as the model writes it.
-    pub(crate) fn text(&self, piece: &str) {
+    fn text(&self, piece: &str) {
         if !piece.is_empty() {
             self.idle();
             self.end_thought();
@@ -134,20 +124,12 @@ impl Console {
         }
     }
 
-    /// What a running call says it is doing, in the spinner's line.
-    pub(crate) fn progress(&self, tool: &str, text: &str) {
-        self.spin(format!("`{tool}`: {}", one_line(text, 100)));
-    }
-
-    /// Whether the console shows what a running command writes: only a
-    /// terminal redraws lines.
-    pub(crate) fn shows_output(&self) -> bool {
-        self.tty
-    }
-
     /// Text a running call of tool `tool` wrote: its last lines, under the
     /// spinner's line.
-    pub(crate) fn output(&self, tool: &str, text: &str) {
+    fn output(&self, tool: &str, text: &str) {
+        if !self.tty {
+            return;
+        }
         let lines = {
             let mut tail = self.tail.lock();
             tail.push(text);
@@ -327,24 +309,23 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
 
 /// A tool result in one line: its first line, how many more, and its last
 /// line when that is a marker such as `[exit code: 1]`.
-fn result_summary(text: &str, is_error: bool) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let first = lines.first().copied().unwrap_or("(no output)");
+fn result_summary(end: &CallEnd) -> String {
+    let brief = end.brief();
+    let first = if brief.first.is_empty() && end.text.is_empty() {
+        "(no output)"
+    } else {
+        brief.first
+    };
     let mut summary = format!(
         "← {}{}",
-        if is_error { "error: " } else { "" },
+        if end.is_error { "error: " } else { "" },
         one_line(first, 120)
     );
-    if lines.len() > 1 {
-        let last = lines[lines.len() - 1].trim();
-        let marker = last.starts_with('[') && last.ends_with(']');
-        let more = lines.len() - 1 - usize::from(marker);
-        if more > 0 {
-            summary.push_str(&format!(" (+{more} lines)"));
-        }
-        if marker {
-            summary.push_str(&format!(" {last}"));
-        }
+    if brief.more > 0 {
+        summary.push_str(&format!(" (+{} lines)", brief.more));
+    }
+    if let Some(marker) = brief.marker {
+        summary.push_str(&format!(" {marker}"));
     }
     summary
 }
@@ -353,14 +334,26 @@ fn result_summary(text: &str, is_error: bool) -> String {
 mod tests {
     use super::*;
 
+    fn ended(text: &str, is_error: bool) -> CallEnd {
+        CallEnd {
+            call_id: "c".to_owned(),
+            tool: "bash".to_owned(),
+            text: text.to_owned(),
+            is_error,
+            never_ran: false,
+            images: Vec::new(),
+            command: None,
+        }
+    }
+
     #[test]
     fn results_show_their_first_line_and_their_marker() {
         assert_eq!(
-            result_summary("a\nb\nc\n[exit code: 3]", false),
+            result_summary(&ended("a\nb\nc\n[exit code: 3]", false)),
             "← a (+2 lines) [exit code: 3]"
         );
-        assert_eq!(result_summary("only", true), "← error: only");
-        assert_eq!(result_summary("", false), "← (no output)");
+        assert_eq!(result_summary(&ended("only", true)), "← error: only");
+        assert_eq!(result_summary(&ended("", false)), "← (no output)");
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! The terminal front end of `dsh run`: the chat and its console.
+//! The terminal front end of `dsh run`: the chat, its console, and the
+//! person at the terminal.
 
-mod approval;
 mod chat;
 mod console;
-mod questions;
+mod person;
 mod tty;
 
-pub(crate) use approval::AskOnTheTerminal;
 pub(crate) use chat::Chat;
 pub(crate) use console::{Console, out};
+pub(crate) use person::TerminalPerson;

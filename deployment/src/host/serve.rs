@@ -56,6 +56,9 @@ pub struct Host {
     model: Arc<dyn ModelAdapter>,
     recording: Option<Recording>,
     trace: Arc<Trace>,
+    /// Puts the MCP servers' sampling and elicitation to the person of
+    /// the session whose call they serve.
+    questions: Arc<crate::session::Questions>,
 }
 
 impl std::fmt::Debug for Host {
@@ -103,6 +106,16 @@ impl Host {
         let loop_agent = runtime
             .loop_agent(&agent)
             .with_budget(deployment.budget_for(&agent));
+        let trace = Arc::new(trace);
+        let sampler = super::sampling::Sampler::new(
+            Arc::clone(&model),
+            loop_agent.model().to_owned(),
+            Arc::clone(&trace),
+        );
+        let questions = Arc::new(crate::session::Questions::new(sampler));
+        // The servers' questions go to the sessions' people, once the
+        // front end says who can answer (`Questions::reach`).
+        runtime.answer_servers_with(dsh_tool_mcp::SharedAsker(questions.clone()));
         Ok(Self {
             deployment,
             agent,
@@ -110,7 +123,8 @@ impl Host {
             loop_agent,
             model,
             recording,
-            trace: Arc::new(trace),
+            trace,
+            questions,
         })
     }
 
@@ -221,6 +235,13 @@ impl Host {
             self.loop_agent.model().to_owned(),
             Arc::clone(&self.trace),
         )
+    }
+
+    /// Who answers the MCP servers' questions: a front end says who can
+    /// ([`Questions::reach`](crate::session::Questions::reach)) before the
+    /// servers start.
+    pub fn questions(&self) -> &crate::session::Questions {
+        &self.questions
     }
 
     /// The trace of every request of every session, for a front end that

@@ -10,9 +10,11 @@
 mod check;
 mod diff;
 mod docs;
+mod headless;
 mod instructions;
 mod print_prompt;
 mod schema;
+mod session;
 
 use std::path::{Path, PathBuf};
 

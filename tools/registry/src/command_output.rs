@@ -18,7 +18,7 @@ pub enum CommandReport<'a> {
 
 /// How a command ended, as a terminal says it: an exit code, or the
 /// signal that ended it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CommandExit {
     /// Its exit code, when it exited.
     pub code: Option<i32>,

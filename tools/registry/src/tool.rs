@@ -82,7 +82,8 @@ pub trait Tool: Send + Sync + 'static {
 
 /// What a call of a tool does, as a front end shows it. The kinds are the
 /// Agent Client Protocol's, which editors display.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolKind {
     /// Reads files or data.

@@ -1,127 +1,55 @@
-//! An MCP server's questions in `dsh run`, asked on the terminal like a
-//! tool's approval ([`AskOnTheTerminal`]):
-//!
-//! - **Sampling**: the server's name and request (system prompt,
-//!   messages, max tokens; escaped, cut) and `[y]es, [n]o`; a yes has the
-//!   session's model (`--model`, `/model`) answer it. Refused where no one
-//!   can answer (input that is not a terminal); a mode that never asks
-//!   (`full-access`) answers unasked.
-//! - **Elicitation**: the server's message, then a form's fields one line
-//!   each, in the order of their names (a wrong value is said and asked
-//!   again, at most [`MAX_TRIES`] times), or a URL to visit and `[a]ccept,
-//!   [d]ecline`. Declined where no one can answer.
-//!
-//! One question at a time: each holds [`AskOnTheTerminal::question`]
-//! while it is asked (a form, all its fields).
+//! A server's elicitation form, asked field by field — the rules of a
+//! form a front end asks one line at a time (a terminal, a script): which
+//! fields there are and in what order, what each takes, what a wrong
+//! answer says, how often it is asked again. An editor that shows the
+//! whole form takes the schema as it is.
 
-use dsh_agent_loop::async_trait;
-use dsh_deployment::host::sampling::{
-    cannot_ask, declined, describe_elicitation, describe_sampling, sampling_asks, sampling_title,
-};
-use dsh_tool_mcp::{
-    AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Sampled, SamplingRequest,
-    shown,
-};
+use dsh_tool_mcp::{ElicitAnswer, shown};
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
-
-use super::approval::{Answer, AskOnTheTerminal};
 
 /// How many times a form's field is asked before the form is cancelled.
-const MAX_TRIES: usize = 3;
+pub const MAX_TRIES: usize = 3;
 
-#[async_trait]
-impl Asker for AskOnTheTerminal {
-    /// At a terminal, with a model to answer.
-    fn samples(&self) -> bool {
-        self.terminal && self.sampler.is_some()
-    }
+/// The most characters of a field's question, or of an error about the
+/// form, shown: the server's text in it (names, values, its description)
+/// escaped as [`shown`] escapes a server's text.
+const SHOWN_CHARS: usize = 400;
 
-    /// Forms and URLs, at a terminal.
-    fn elicits(&self) -> Elicits {
-        Elicits {
-            form: self.terminal,
-            url: self.terminal,
-        }
-    }
-
-    async fn sample(&self, request: SamplingRequest) -> Result<Sampled, AskError> {
-        let server = request.origin.server.clone();
-        let Some(sampler) = &self.sampler else {
-            return Err(cannot_ask(&server, "`dsh run` has no model for it"));
-        };
-        let cancel = CancellationToken::new();
-        if sampling_asks(*self.asking.lock()) {
-            if !self.terminal {
-                return Err(cannot_ask(&server, "`dsh run`'s input is not a terminal"));
-            }
-            let question = format!(
-                "{}:\n{}\nAllow? [y]es, [n]o: ",
-                sampling_title(&request),
-                indented(&describe_sampling(&request))
-            );
-            let asked = self.question().await;
-            let answer = self.read_answer(&question, &cancel).await;
-            drop(asked);
-            if !matches!(answer.as_deref().map(Answer::of), Some(Answer::Yes)) {
-                return Err(declined(&server));
-            }
-        }
-        let model = self.model.lock().clone();
-        sampler.sample(&request, model.as_deref(), &cancel).await
-    }
-
-    async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
-        if !self.terminal {
-            return ElicitAnswer::Decline;
-        }
-        let cancel = CancellationToken::new();
-        let _question = self.question().await;
-        self.say(&format!("{}\n", describe_elicitation(&request)));
-        match &request.kind {
-            ElicitKind::Url { .. } => {
-                let question = "Open the URL, then [a]ccept or [d]ecline: ";
-                match self.read_answer(question, &cancel).await {
-                    None => ElicitAnswer::Cancel,
-                    Some(line) if matches!(line.trim(), "a" | "accept" | "y" | "yes") => {
-                        ElicitAnswer::Accept(None)
-                    }
-                    Some(_) => ElicitAnswer::Decline,
-                }
-            }
-            ElicitKind::Form { schema } => self.fill_in(schema, &cancel).await,
-        }
-    }
+/// A form whose fields are asked one line each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    fields: Vec<Field>,
 }
 
-impl AskOnTheTerminal {
-    /// Asks each field of the form `schema`, one line each: accepted with
-    /// the values given; cancelled when the terminal cannot be read or a
-    /// field is answered wrong [`MAX_TRIES`] times; declined when the
-    /// schema is no form dsh can ask.
-    async fn fill_in(&self, schema: &Value, cancel: &CancellationToken) -> ElicitAnswer {
-        let fields = match fields(schema) {
-            Ok(fields) => fields,
-            Err(error) => {
-                self.say(&format!(
-                    "declined: {}\n",
-                    shown(&error.to_string(), SHOWN_CHARS)
-                ));
-                return ElicitAnswer::Decline;
-            }
-        };
+impl Form {
+    /// The form `schema` describes: a flat object schema of strings,
+    /// numbers, integers, booleans and enums; `Err` says why it is none.
+    pub fn of(schema: &Value) -> Result<Self, FormError> {
+        fields(schema).map(|fields| Self { fields })
+    }
+
+    /// Asks each field with `ask` (the question; the line answered, or
+    /// `None` when none can be read), saying what is wrong with an answer
+    /// through `say`: accepted with the values given; cancelled when a
+    /// line cannot be read or a field is answered wrong [`MAX_TRIES`]
+    /// times.
+    pub async fn fill(
+        &self,
+        mut ask: impl AsyncFnMut(String) -> Option<String>,
+        mut say: impl FnMut(String),
+    ) -> ElicitAnswer {
         let mut content = Map::new();
-        for field in &fields {
+        for field in &self.fields {
             let mut tries = 0;
             let value = loop {
-                let Some(line) = self.read_answer(&field.question(), cancel).await else {
+                let Some(line) = ask(field.question()).await else {
                     return ElicitAnswer::Cancel;
                 };
                 match field.value(&line) {
                     Ok(value) => break value,
                     Err(error) if tries + 1 < MAX_TRIES => {
                         tries += 1;
-                        self.say(&format!("{}\n", shown(&error.to_string(), SHOWN_CHARS)));
+                        say(shown(&error.to_string(), SHOWN_CHARS));
                     }
                     Err(_) => return ElicitAnswer::Cancel,
                 }
@@ -134,15 +62,9 @@ impl AskOnTheTerminal {
     }
 }
 
-/// The most characters of a field's question, or of an error about the
-/// form, shown: the server's text in it (names, values, its description)
-/// escaped as [`shown`] escapes a server's text.
-const SHOWN_CHARS: usize = 400;
-
-/// Every line of `text`, indented two spaces.
-fn indented(text: &str) -> String {
-    let lines: Vec<String> = text.lines().map(|line| format!("  {line}")).collect();
-    lines.join("\n")
+/// Why a schema is no form dsh asks, said to the person (escaped, cut).
+pub fn refused(error: &FormError) -> String {
+    format!("declined: {}", shown(&error.to_string(), SHOWN_CHARS))
 }
 
 /// One field of a form.
@@ -168,17 +90,27 @@ enum FieldKind {
 
 /// Why a form or a field's answer cannot be taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-enum FormError {
+pub enum FormError {
+    /// The schema is no object with properties.
     #[error("the form is not a JSON object schema with `properties`")]
     NotAForm,
+    /// A field (its name, and its type) is of a type no line gives.
     #[error("field `{0}` is of a type a terminal form does not ask (`{1}`)")]
     UnknownType(String, String),
+    /// A required field was left empty.
     #[error("`{field}` is required")]
-    Missing { field: String },
+    Missing {
+        /// The field.
+        field: String,
+    },
+    /// An answer is not what its field takes.
     #[error("`{field}` takes {expected}, not `{given}`")]
     Invalid {
+        /// The field.
         field: String,
+        /// What it takes.
         expected: String,
+        /// What was given.
         given: String,
     },
 }
@@ -296,43 +228,10 @@ impl Field {
 }
 
 #[cfg(test)]
+#[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_agent_loop::{ModelResponse, ScriptedAdapter};
-    use dsh_deployment::host::ApprovalPolicy;
-    use dsh_deployment::host::modes::Asking;
-    use dsh_deployment::host::sampling::Sampler;
-    use dsh_deployment::measure::{Counting, Trace};
     use serde_json::json;
-    use std::sync::Arc;
-
-    #[tokio::test]
-    async fn sampling_is_answered_by_the_sessions_model_not_the_hosts() {
-        let model = Arc::new(ScriptedAdapter::new([ModelResponse::text("Blue")]));
-        let trace = Arc::new(Trace::summary_only(Counting::Bytes));
-        let sampler = Sampler::new(model.clone(), "host-model".into(), trace);
-        let policy = ApprovalPolicy::new(
-            Vec::new(),
-            dsh_tool_mcp::McpServers::default(),
-            dsh_tools::ToolRegistry::default(),
-        );
-        let console = Arc::new(super::super::console::Console::new());
-        let asker = AskOnTheTerminal::new(policy, console).answering(sampler);
-        // A mode that never asks, as `/model` and `/mode` leave it.
-        asker.steer(Asking::Never, "session-model");
-        let request = SamplingRequest {
-            origin: dsh_tool_mcp::Origin {
-                server: "docs".into(),
-                session: None,
-            },
-            system_prompt: None,
-            messages: Vec::new(),
-            max_tokens: 16,
-        };
-        let sampled = asker.sample(request).await.expect("answered");
-        assert_eq!(sampled.model, "session-model");
-        assert_eq!(model.requests()[0].model, "session-model");
-    }
 
     fn form() -> Vec<Field> {
         fields(&json!({

@@ -1,0 +1,118 @@
+//! A session's approval: the host's policy says which calls ask first in
+//! the session's mode ([`ApprovalPolicy::asks_in`]); a call an "always"
+//! answer covers, by the one rule of [`crate::always`], runs (or is
+//! refused) unasked; any other is put to the session's person, whose
+//! "always" is remembered — and recorded with the session — for exactly
+//! what the question said it covers.
+
+use std::sync::Arc;
+
+use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
+use tokio_util::sync::CancellationToken;
+
+use super::SessionShared;
+use super::events::SessionEvent;
+use super::person::{Answer, Question};
+use crate::always::{self, Said};
+use crate::policy::approval::ApprovalPolicy;
+
+/// Approves the calls of one session (and of the in-process children its
+/// calls start) for its person.
+pub(crate) struct SessionApproval {
+    policy: ApprovalPolicy,
+    shared: Arc<SessionShared>,
+}
+
+impl SessionApproval {
+    pub(crate) fn new(policy: ApprovalPolicy, shared: Arc<SessionShared>) -> Self {
+        Self { policy, shared }
+    }
+
+    /// Whether `call` may run, by what was said "always", or else by the
+    /// person's answer.
+    async fn decide(
+        &self,
+        call: &ToolCall,
+        session: &SessionFacts,
+        cancel: &CancellationToken,
+    ) -> Approval {
+        let said = self.shared.remembered.lock().said(&call.name, &call.arguments);
+        match said {
+            Some(Said::Allowed) => return Approval::Allow,
+            Some(Said::Rejected) => {
+                return Approval::Deny {
+                    reason: format!(
+                        "the user declined to run `{}` like this, for this session",
+                        call.name
+                    ),
+                };
+            }
+            None => {}
+        }
+        let offer = always::offer(&call.name, &call.arguments);
+        let view = self.shared.narrator.view(call);
+        let (always, never) = (offer.label(Said::Allowed), offer.label(Said::Rejected));
+        let question = Question::Call {
+            call: &view,
+            always: &always,
+            never: &never,
+        };
+        let answer = self.shared.person.ask(question, cancel).await;
+        let remember = |said: Said| {
+            self.shared.remembered.lock().remember_offer(&offer, said);
+            for scope in offer.scopes(said) {
+                self.shared.record_always(&scope.key(), said);
+            }
+        };
+        match answer {
+            Answer::Once => Approval::Allow,
+            Answer::Always => {
+                remember(Said::Allowed);
+                Approval::Allow
+            }
+            Answer::No => declined(call),
+            Answer::Never => {
+                remember(Said::Rejected);
+                declined(call)
+            }
+            Answer::Unanswerable(why) => Approval::Deny {
+                reason: format!(
+                    "`{name}` runs only with the user's permission, and {why}, or {how}",
+                    name = call.name,
+                    how = self.policy.how_to_allow(&call.name, session.id.as_str()),
+                ),
+            },
+        }
+    }
+}
+
+fn declined(call: &ToolCall) -> Approval {
+    Approval::Deny {
+        reason: format!("the user declined to run `{}`", call.name),
+    }
+}
+
+#[async_trait]
+impl ToolApproval for SessionApproval {
+    async fn approve(
+        &self,
+        call: &ToolCall,
+        session: &SessionFacts,
+        cancel: &CancellationToken,
+    ) -> Approval {
+        let asking = self.shared.steering.lock().mode.asking;
+        if self.policy.asks_in(asking, &call.name, session.id.as_str()) {
+            let approval = self.decide(call, session, cancel).await;
+            if approval != Approval::Allow {
+                return approval;
+            }
+        }
+        // An in-process child's calls are not the person's to follow.
+        if self.shared.narrator.is_for(&session.id) {
+            self.shared.show(SessionEvent::CallRunning {
+                call_id: call.id.clone(),
+            });
+        }
+        Approval::Allow
+    }
+}

@@ -1,0 +1,542 @@
+//! [`HostedSession`]: one session, from the moment a front end opens it
+//! to the moment it closes it, owned by the host.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dsh_agent_loop::{AgentLoop, FinishReason, Image, Session, SessionId, ToolCall, TurnError};
+use dsh_session_store::StoreError;
+use dsh_system_prompt::{Registration, render_prompt};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::SessionShared;
+use super::approval::SessionApproval;
+use super::events::{Narrator, SessionEvent};
+use super::person::Person;
+use super::steering::{Knob, Steering};
+use crate::Problem;
+use crate::host::store::{Recorded, ResumeError};
+use crate::facts::client_prompt::ClientPrompt;
+use crate::facts::instructions::SessionInstructions;
+use crate::host::Host;
+use crate::session::{Commands, Input, SlashCommand};
+
+/// How a front end opens a session.
+#[derive(Debug, Clone)]
+pub struct Opening {
+    which: Which,
+    /// The working directory: a new session's; a recorded one's in
+    /// place of the one it recorded, when given.
+    cwd: Option<PathBuf>,
+    roots: Vec<PathBuf>,
+    client_prompt: Option<ClientPrompt>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Which {
+    New,
+    Latest,
+    Recorded(String),
+}
+
+impl Opening {
+    /// A new session in `cwd`, recorded when the store is on.
+    pub fn new(cwd: &Path) -> Self {
+        Self::of(Which::New, Some(cwd))
+    }
+
+    /// The agent's latest recorded session in `cwd` (`--continue`).
+    pub fn latest(cwd: &Path) -> Self {
+        Self::of(Which::Latest, Some(cwd))
+    }
+
+    /// The recorded session `id`, in `cwd` if given, else in the
+    /// directory it recorded (`--resume`, `session/load`).
+    pub fn recorded(id: &str, cwd: Option<&Path>) -> Self {
+        Self::of(Which::Recorded(id.to_owned()), cwd)
+    }
+
+    fn of(which: Which, cwd: Option<&Path>) -> Self {
+        Self {
+            which,
+            cwd: cwd.map(Path::to_path_buf),
+            roots: Vec::new(),
+            client_prompt: None,
+        }
+    }
+
+    /// The session's other directories (an editor's
+    /// `additionalDirectories`): where its file tools change files
+    /// without asking, and the roots its servers see after its working
+    /// directory.
+    pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.roots = roots;
+        self
+    }
+
+    /// The front end's own instructions for the session's prompt.
+    pub fn with_client_prompt(mut self, client_prompt: Option<ClientPrompt>) -> Self {
+        self.client_prompt = client_prompt;
+        self
+    }
+}
+
+/// Why a session could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// There is no such recorded session of this agent.
+    NotFound(Problem),
+    /// The session is open for writing elsewhere, or running a turn here.
+    InUse(Problem),
+    /// Anything else: the store failed, the prompt does not render.
+    Failed(Vec<Problem>),
+}
+
+impl OpenError {
+    /// The problems to say.
+    pub fn problems(self) -> Vec<Problem> {
+        match self {
+            Self::NotFound(problem) | Self::InUse(problem) => vec![problem],
+            Self::Failed(problems) => problems,
+        }
+    }
+}
+
+/// Why a prompt ran no turn.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    /// A turn of the session is running.
+    #[error(
+        "session `{0}` is already running a turn; wait for its answer, or cancel it first"
+    )]
+    Busy(SessionId),
+    /// The session's steering names an agent there is not (a model the
+    /// deployment no longer offers).
+    #[error("{0}")]
+    Steering(String),
+    /// The turn failed (it is over; the session serves the next prompt).
+    #[error(transparent)]
+    Turn(#[from] TurnError),
+}
+
+/// What a prompt came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prompted {
+    /// A turn ran, and the model's last answer ended so.
+    Turn(FinishReason),
+    /// No turn: a command ran, or the input was refused; the session
+    /// said what happened.
+    NoTurn,
+}
+
+/// One session of a hosted agent, driven by a front end: its turns, its
+/// steering, its questions, its person.
+pub struct HostedSession {
+    host: Arc<Host>,
+    shared: Arc<SessionShared>,
+    /// The loop's session, held by the running turn.
+    session: tokio::sync::Mutex<Session>,
+    running: Mutex<Option<CancellationToken>>,
+    agent_loop: AgentLoop,
+    cwd: Option<PathBuf>,
+    roots: Vec<PathBuf>,
+    recorded: Option<Recorded>,
+    /// What the session brought to its prompt, registered while it lives.
+    _brought: (SessionInstructions, Vec<Registration>),
+}
+
+impl std::fmt::Debug for HostedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedSession")
+            .field("id", &self.shared.id)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostedSession {
+    /// Opens a session of `host` as `opening` says, for `person`: a new
+    /// one, or a recorded one with its steering and remembered answers as
+    /// they were. It brings its instruction files and the front end's
+    /// prompt, and its prompt renders (or it is not opened); `notes` are
+    /// what bringing a recorded session back found worth saying.
+    pub fn open(
+        host: &Arc<Host>,
+        opening: Opening,
+        person: Arc<dyn Person>,
+    ) -> Result<(Arc<Self>, Vec<String>), OpenError> {
+        let opened = host.start_or_resume(&opening)?;
+        let Started {
+            session,
+            recorded,
+            settings,
+            notes,
+            prefix,
+        } = opened;
+        let cwd = session.cwd().map(Path::to_path_buf);
+        let brought = match bring(host, &session, opening.client_prompt.as_ref()) {
+            Ok(brought) => brought,
+            Err(problems) => {
+                if opening.which == Which::New {
+                    forget_new(host, session, recorded);
+                }
+                return Err(OpenError::Failed(problems));
+            }
+        };
+        let shared = SessionShared::new(host, &session, recorded.as_ref(), &settings, person);
+        host.trace_session(&session, recorded.as_ref(), prefix.as_ref(), {
+            let shared = Arc::clone(&shared);
+            move |warning| shared.warn(warning)
+        });
+        host.questions().opened(&shared);
+        let agent_loop = session_loop(host, &shared);
+        let hosted = Arc::new(Self {
+            host: Arc::clone(host),
+            shared,
+            session: tokio::sync::Mutex::new(session),
+            running: Mutex::new(None),
+            agent_loop,
+            cwd,
+            roots: opening.roots,
+            recorded,
+            _brought: brought,
+        });
+        Ok((hosted, notes))
+    }
+
+    /// The host of the session.
+    pub fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &SessionId {
+        &self.shared.id
+    }
+
+    /// Its working directory.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// Its working directory, then its other directories: what a prompt
+    /// may attach files of, and the roots its servers see.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        (self.cwd.iter().cloned())
+            .chain(self.roots.iter().cloned())
+            .collect()
+    }
+
+    /// Its steering now.
+    pub fn steering(&self) -> Steering {
+        self.shared.steering.lock().clone()
+    }
+
+    /// The commands a person may type in it now: the built-in ones, and
+    /// its servers' prompts.
+    pub fn commands(&self) -> Commands {
+        Commands::of(&self.host.runtime.mcp, self.id().as_str())
+    }
+
+    /// Sets `knob` to `value` for the session's next turn, records it,
+    /// and shows [`SessionEvent::Steered`]; `Err` says why not.
+    pub fn steer(&self, knob: Knob, value: &str) -> Result<Steering, String> {
+        let steering = {
+            let mut steering = self.shared.steering.lock();
+            steering.set(&self.host, knob, value)?;
+            steering.clone()
+        };
+        self.shared.record(knob.id(), value);
+        self.shared.show(SessionEvent::Steered {
+            steering: steering.clone(),
+        });
+        Ok(steering)
+    }
+
+    /// Cancels the running turn, if there is one; it then ends itself.
+    pub fn cancel(&self) -> bool {
+        match &*self.running.lock() {
+            Some(turn) => {
+                turn.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a turn runs.
+    pub fn is_running(&self) -> bool {
+        self.running.lock().is_some()
+    }
+
+    /// Runs what a person typed: a command (`/mode`, `/model`,
+    /// `/compact`), a server's prompt, or a turn with `text` and
+    /// `images`, until it ends or `cancel` fires (then it ends itself).
+    pub async fn prompt(
+        &self,
+        text: &str,
+        images: Vec<Image>,
+        cancel: &CancellationToken,
+    ) -> Result<Prompted, PromptError> {
+        let mut session = (self.session.try_lock())
+            .map_err(|_| PromptError::Busy(self.id().clone()))?;
+        *self.running.lock() = Some(cancel.clone());
+        let prompted = self.run(&mut session, text, images, cancel).await;
+        *self.running.lock() = None;
+        prompted
+    }
+
+    async fn run(
+        &self,
+        session: &mut Session,
+        text: &str,
+        images: Vec<Image>,
+        cancel: &CancellationToken,
+    ) -> Result<Prompted, PromptError> {
+        let text = match self.commands().parse(text) {
+            Input::Command(command, argument) => {
+                self.command(session, command, argument, cancel).await?;
+                return Ok(Prompted::NoTurn);
+            }
+            Input::ServerPrompt(call) => {
+                let servers = &self.host.runtime.mcp;
+                match call.text(servers, self.id().as_str(), cancel).await {
+                    Ok(text) => text,
+                    Err(error) => return Ok(self.refuse(error.to_string())),
+                }
+            }
+            Input::Invalid(error) => return Ok(self.refuse(error.to_string())),
+            // An empty prompt is the front end's to send: a turn.
+            Input::Empty | Input::Prompt(_) => text.to_owned(),
+        };
+        let agent = self.agent().map_err(PromptError::Steering)?;
+        let summary = (self.agent_loop)
+            .run_turn_with(&agent, session, (text, images), cancel)
+            .await?;
+        Ok(Prompted::Turn(summary.finish))
+    }
+
+    /// A built-in command.
+    async fn command(
+        &self,
+        session: &mut Session,
+        command: SlashCommand,
+        argument: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), PromptError> {
+        let knob = match command {
+            SlashCommand::Compact => {
+                let agent = self.agent().map_err(PromptError::Steering)?;
+                let report = self.agent_loop.compact(&agent, session, cancel).await?;
+                if report.is_none() {
+                    self.shared.show(SessionEvent::Notice {
+                        text: "nothing to compact".to_owned(),
+                    });
+                }
+                return Ok(());
+            }
+            SlashCommand::Mode => Knob::Mode,
+            SlashCommand::Model => Knob::Model,
+        };
+        if argument.is_empty() {
+            let offered = self.steering().offered(&self.host, knob);
+            self.shared.show(SessionEvent::Notice { text: offered });
+            return Ok(());
+        }
+        match self.steer(knob, argument) {
+            Ok(steering) => {
+                let said = match knob {
+                    Knob::Mode => format!(
+                        "mode: {} — {}",
+                        steering.mode.id, steering.mode.description
+                    ),
+                    _ => format!("{}: {argument}", knob.id()),
+                };
+                self.shared.show(SessionEvent::Notice { text: said });
+            }
+            Err(why) => {
+                self.refuse(why);
+            }
+        }
+        Ok(())
+    }
+
+    /// Says why an input ran nothing.
+    fn refuse(&self, why: String) -> Prompted {
+        self.shared.show(SessionEvent::Refused { text: why });
+        Prompted::NoTurn
+    }
+
+    /// The agent the session's steering runs.
+    fn agent(&self) -> Result<dsh_agent_loop::Agent, String> {
+        self.steering().agent(&self.host)
+    }
+
+    /// What the store failed to record of the session, once: the events
+    /// after it were not recorded.
+    pub fn unrecorded(&self) -> Option<Problem> {
+        self.recorded.as_ref().and_then(Recorded::failure)
+    }
+
+    /// Shows the session's history as its turns showed it live (the
+    /// files its calls changed, as recorded, with them), then the
+    /// context it holds now; `Err` while a turn runs.
+    pub fn replay(&self) -> Result<(), PromptError> {
+        let session = (self.session.try_lock())
+            .map_err(|_| PromptError::Busy(self.id().clone()))?;
+        let changes = match self.host.recording() {
+            Some(recording) => recording.store().changes(self.id().as_str()).unwrap_or_else(
+                |error| {
+                    self.shared.warn(format!(
+                        "{error}: the replay of the session shows no diffs"
+                    ));
+                    Default::default()
+                },
+            ),
+            None => Default::default(),
+        };
+        self.shared.narrator.replay(session.events(), changes);
+        // The store keeps no API counts: the context is counted now.
+        if let Ok(agent) = self.agent()
+            && let Some(window) = agent.budget().window()
+            && let Some(used) = self.agent_loop.context_tokens(&agent, &session)
+        {
+            self.shared.show(SessionEvent::Usage { used, window });
+        }
+        Ok(())
+    }
+
+    /// Closes the session: its running turn is cancelled, its trace
+    /// forgotten, and the servers it started for itself stop. Its
+    /// recorder (whose writer holds its lock in the store) goes when the
+    /// last handle does.
+    pub async fn close(&self) {
+        self.cancel();
+        self.host.trace().forget(self.id().as_str());
+        self.host.runtime.mcp.end_session(self.id().as_str()).await;
+    }
+}
+
+/// A session started or brought back, before it is hosted.
+struct Started {
+    session: Session,
+    recorded: Option<Recorded>,
+    settings: std::collections::BTreeMap<String, String>,
+    notes: Vec<String>,
+    prefix: Option<dsh_session_store::RequestPrefix>,
+}
+
+impl Host {
+    /// The loop's session `opening` asks for: new (recorded when the
+    /// store is on), or a recorded one brought back.
+    fn start_or_resume(&self, opening: &Opening) -> Result<Started, OpenError> {
+        let failed = |problem: Problem| OpenError::Failed(vec![problem]);
+        let cwd = opening.cwd.as_deref();
+        let id = match (&opening.which, cwd) {
+            (Which::New, Some(cwd)) => {
+                let (session, recorded) = (self.new_session(cwd))
+                    .map_err(|error| failed(crate::host::store::problem(error)))?;
+                return Ok(Started {
+                    session,
+                    recorded,
+                    settings: Default::default(),
+                    notes: Vec::new(),
+                    prefix: None,
+                });
+            }
+            (Which::New, None) => {
+                return Err(failed(Problem::new("a new session needs a working directory")));
+            }
+            (Which::Latest, cwd) => {
+                let cwd = cwd.unwrap_or(Path::new("."));
+                crate::session::latest(self.store_for_resume()?, cwd).map_err(OpenError::Failed)?
+            }
+            (Which::Recorded(id), _) => id.clone(),
+        };
+        let recording = self.store_for_resume()?;
+        let resumed = recording.resume(&id, cwd).map_err(|error| match error {
+            ResumeError::Store(StoreError::NotFound { .. }) | ResumeError::OtherAgent { .. } => {
+                OpenError::NotFound(Problem::new(format!(
+                    "no session `{id}` of agent `{}` in the session store",
+                    recording.agent()
+                )))
+            }
+            ResumeError::Store(error @ StoreError::InUse { .. }) => {
+                OpenError::InUse(crate::host::store::problem(error))
+            }
+            error => failed(error.problem(recording.agent())),
+        })?;
+        Ok(Started {
+            session: resumed.session,
+            recorded: Some(resumed.recorded),
+            settings: resumed.loaded.settings,
+            notes: resumed.notes,
+            prefix: resumed.loaded.prefix,
+        })
+    }
+
+    /// The store, for a session brought back.
+    fn store_for_resume(&self) -> Result<&crate::host::store::Recording, OpenError> {
+        self.recording().ok_or_else(|| {
+            OpenError::Failed(vec![
+                Problem::new("`--continue` and `--resume` need the session store, which is off")
+                    .help("drop `--no-store`, or `[sessions] enabled = false` from the deployment"),
+            ])
+        })
+    }
+}
+
+/// Registers what `session` brings to its prompt — its instruction files,
+/// the front end's prompt — and checks that the prompt renders now, not
+/// at the first turn.
+fn bring(
+    host: &Host,
+    session: &Session,
+    client_prompt: Option<&ClientPrompt>,
+) -> Result<(SessionInstructions, Vec<Registration>), Vec<Problem>> {
+    let instructions = host.instructions_of(session)?;
+    let client = match client_prompt {
+        Some(client_prompt) => (client_prompt.register(&host.runtime.prompt, session.id()))
+            .map_err(|error| {
+                vec![Problem::new(format!(
+                    "the client's system prompt cannot be registered: {error}"
+                ))]
+            })?,
+        None => Vec::new(),
+    };
+    let assembly = host.agent_loop().assemble(host.loop_agent(), session);
+    if let Err(errors) = render_prompt(&assembly) {
+        return Err(vec![Problem::new(format!(
+            "the agent's prompt does not render:\n{errors}"
+        ))]);
+    }
+    Ok((instructions, client))
+}
+
+/// A new session that could not open leaves none in the store either.
+fn forget_new(host: &Host, session: Session, recorded: Option<Recorded>) {
+    if let (Some(recording), Some(recorded)) = (host.recording(), recorded) {
+        let id = recorded.writer.id().to_owned();
+        // The session's recorder holds the writer, and the writer the
+        // lock: both go first.
+        drop((session, recorded));
+        let _ = recording.store().delete(&id);
+    }
+}
+
+/// The host's loop, as one session's: what it does shown to the
+/// session's person, its calls approved by the session's rule.
+fn session_loop(host: &Host, shared: &Arc<SessionShared>) -> AgentLoop {
+    let approval = SessionApproval::new(host.approval_policy(), Arc::clone(shared));
+    let (lending, narrator) = (Arc::clone(shared), shared.narrator.clone());
+    host.agent_loop()
+        .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
+        .on_tool_call_context(move |facts, call: &ToolCall, cx| {
+            if lending.narrator.is_for(&facts.id) {
+                lending.narrator.attach(call, cx);
+            }
+            lending.person.lend(call, cx);
+        })
+        .with_approval(Arc::new(approval))
+}

@@ -1,0 +1,208 @@
+//! An MCP server's questions — sampling, elicitation — put to the person
+//! of the session whose call the server serves: one skeleton for every
+//! front end, which only shows the question and reads the answer
+//! ([`Person::ask`], [`Person::elicit`]).
+//!
+//! - **Sampling**: in a mode that asks (all but `full-access`), the
+//!   person is asked with the server's name and what it sends (escaped,
+//!   cut: [`describe_sampling`]); allowed, the host's model answers with
+//!   the session's model. The question's call then ends
+//!   ([`SessionEvent::QuestionEnded`]). Refused, saying why, when no one
+//!   can answer or the request is no session's.
+//! - **Elicitation**: put to the person when they can answer its kind;
+//!   declined otherwise, and said ([`dsh_tool_mcp::log_declined`]).
+//!
+//! A request is a session's when it came inside one of its calls
+//! (`Origin::session`); a front end with one session only answers the
+//! others too ([`Reach::only_session`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use dsh_agent_loop::async_trait;
+use dsh_tool_mcp::{
+    AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
+    SamplingRequest,
+};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::SessionShared;
+use super::events::SessionEvent;
+use super::person::{Answer, Question};
+use crate::policy::sampling::{
+    Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_title,
+};
+
+/// Who can answer a server's questions, as the front end says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// Whether sampling requests are answered.
+    pub samples: bool,
+    /// Which elicitations are answered.
+    pub elicits: Elicits,
+    /// Whether a request that came outside any call goes to the one open
+    /// session (a front end with one session, like a terminal's).
+    pub only_session: bool,
+}
+
+/// The host's answerer of its MCP servers' questions.
+pub struct Questions {
+    sampler: Sampler,
+    sessions: Mutex<HashMap<String, Weak<SessionShared>>>,
+    reach: Mutex<Reach>,
+    /// Numbers the sampling requests' calls.
+    asked: AtomicU64,
+}
+
+impl std::fmt::Debug for Questions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Questions")
+            .field("reach", &*self.reach.lock())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Questions {
+    /// Questions answered with `sampler`'s model. No one answers until a
+    /// front end says who can ([`reach`](Self::reach)).
+    pub(crate) fn new(sampler: Sampler) -> Self {
+        Self {
+            sampler,
+            sessions: Mutex::new(HashMap::new()),
+            reach: Mutex::new(Reach::default()),
+            asked: AtomicU64::new(0),
+        }
+    }
+
+    /// Says who can answer from now on. The servers are told what they
+    /// may ask when they start: a front end says it before they do.
+    pub fn reach(&self, reach: Reach) {
+        *self.reach.lock() = reach;
+    }
+
+    /// Who can answer now.
+    pub fn reached(&self) -> Reach {
+        *self.reach.lock()
+    }
+
+    /// A session opened: its questions go to its person.
+    pub(crate) fn opened(&self, shared: &Arc<SessionShared>) {
+        let mut sessions = self.sessions.lock();
+        sessions.retain(|_, session| session.strong_count() > 0);
+        sessions.insert(shared.id.to_string(), Arc::downgrade(shared));
+    }
+
+    /// The open session a request of `origin` is for.
+    fn session_of(&self, origin: &Origin) -> Option<Arc<SessionShared>> {
+        let sessions = self.sessions.lock();
+        match &origin.session {
+            Some(id) => sessions.get(id)?.upgrade(),
+            None if self.reach.lock().only_session => {
+                let mut open = sessions.values().filter_map(Weak::upgrade);
+                let only = open.next()?;
+                open.next().is_none().then_some(only)
+            }
+            None => None,
+        }
+    }
+
+    /// Asks the person of `session` whether `request` may use the model;
+    /// `Ok` with the call that showed the question, if one did.
+    async fn allowed(
+        &self,
+        session: &SessionShared,
+        request: &SamplingRequest,
+        cancel: &CancellationToken,
+    ) -> Result<String, AskError> {
+        let server = &request.origin.server;
+        let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let call_id = format!("sampling-{number}");
+        let (title, described) = (sampling_title(request), describe_sampling(request));
+        let question = Question::Sampling {
+            call_id: &call_id,
+            title: &title,
+            described: &described,
+            request,
+        };
+        match session.person.ask(question, cancel).await {
+            Answer::Once | Answer::Always => Ok(call_id),
+            Answer::Unanswerable(why) => {
+                session.ended_question(&call_id, false);
+                Err(cannot_ask(server, &why))
+            }
+            Answer::No | Answer::Never => {
+                session.ended_question(&call_id, false);
+                Err(declined(server))
+            }
+        }
+    }
+}
+
+impl SessionShared {
+    /// The question's call `call_id` ended.
+    fn ended_question(&self, call_id: &str, answered: bool) {
+        self.narrator.show(SessionEvent::QuestionEnded {
+            call_id: call_id.to_owned(),
+            answered,
+        });
+    }
+}
+
+#[async_trait]
+impl Asker for Questions {
+    fn samples(&self) -> bool {
+        self.reach.lock().samples
+    }
+
+    fn elicits(&self) -> Elicits {
+        self.reach.lock().elicits
+    }
+
+    async fn sample(&self, request: SamplingRequest) -> Result<Sampled, AskError> {
+        let server = request.origin.server.clone();
+        if !self.samples() {
+            return Err(cannot_ask(&server, "no one can answer it here"));
+        }
+        let cancel = CancellationToken::new();
+        let Some(session) = self.session_of(&request.origin) else {
+            return Err(cannot_ask(
+                &server,
+                "the request came outside any call of a session, so no session could show it",
+            ));
+        };
+        let (asking, model) = {
+            let steering = session.steering.lock();
+            (steering.mode.asking, steering.model.clone())
+        };
+        let call_id = match sampling_asks(asking) {
+            true => Some(self.allowed(&session, &request, &cancel).await?),
+            false => None,
+        };
+        let sampled = self.sampler.sample(&request, Some(&model), &cancel).await;
+        if let Some(call_id) = call_id {
+            session.ended_question(&call_id, sampled.is_ok());
+        }
+        sampled
+    }
+
+    async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
+        let decline = |why: &str| {
+            dsh_tool_mcp::log_declined(&request.origin.server, why, &request.message);
+            ElicitAnswer::Decline
+        };
+        let Some(session) = self.session_of(&request.origin) else {
+            return decline("it came outside any call of a session, so no session could show it");
+        };
+        let elicits = session.person.elicits();
+        match &request.kind {
+            ElicitKind::Form { .. } if !elicits.form => decline("no form can be shown here"),
+            ElicitKind::Url { .. } if !elicits.url => decline("no URL can be shown here"),
+            _ => {
+                let cancel = CancellationToken::new();
+                session.person.elicit(&request, &cancel).await
+            }
+        }
+    }
+}

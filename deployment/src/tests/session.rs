@@ -1,0 +1,197 @@
+//! A session at the library's boundary, in-process: the scripted adapter
+//! answers, a scripted person answers questions, a real store records.
+//! What is tested here is the session's rule, whatever front end drives
+//! it (the terminal and the editor both run on it).
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dsh_agent_loop::async_trait;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::host::{Host, HostOptions};
+use crate::session::{
+    Answer, HostedSession, Knob, Opening, Person, Prompted, Question, SessionEvent,
+};
+
+/// Answers each question with the next of its answers (then no), and
+/// keeps what it was asked and shown.
+#[derive(Default)]
+struct ScriptedPerson {
+    answers: Mutex<VecDeque<Answer>>,
+    /// The commands (or tools) of the calls it was asked about, and the
+    /// "always" label each offered.
+    asked: Mutex<Vec<(String, String)>>,
+    shown: Mutex<Vec<SessionEvent>>,
+}
+
+impl ScriptedPerson {
+    fn answering(answers: impl IntoIterator<Item = Answer>) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers.into_iter().collect()),
+            ..Self::default()
+        })
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().iter().map(|(asked, _)| asked.clone()).collect()
+    }
+}
+
+#[async_trait]
+impl Person for ScriptedPerson {
+    fn show(&self, event: SessionEvent) {
+        self.shown.lock().push(event);
+    }
+
+    async fn ask(&self, question: Question<'_>, _cancel: &CancellationToken) -> Answer {
+        if let Question::Call { call, always, .. } = question {
+            let command = call.input["command"].as_str().unwrap_or(&call.tool);
+            self.asked.lock().push((command.to_owned(), always.to_owned()));
+        }
+        self.answers.lock().pop_front().unwrap_or(Answer::No)
+    }
+}
+
+/// A deployment in `dir` whose scripted model makes one `bash` call for
+/// each of `commands`, in turn, and then answers; `bash` asks first, and
+/// sessions are recorded in `dir`.
+fn deployment(dir: &Path, commands: &[&str]) -> PathBuf {
+    let mut answers = String::new();
+    for command in commands {
+        let arguments = serde_json::json!({ "command": command }).to_string();
+        answers.push_str(&format!(
+            "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = {arguments:?}\n"
+        ));
+    }
+    answers.push_str("[[answers]]\ntext = \"done\"\n");
+    std::fs::write(dir.join("answers.toml"), answers).expect("written");
+    let config = dir.join("dsh.toml");
+    std::fs::write(
+        &config,
+        "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\nmodels = [\"m\", \"m2\"]\n\
+         [sessions]\npath = \"sessions.db\"\n\
+         [tools.bash]\npermission = \"ask\"\n\
+         [[agents]]\nid = \"a\"\ntools = [\"bash\"]\npersona = \"A test agent in <<cwd>>.\"\n",
+    )
+    .expect("written");
+    config
+}
+
+/// The host of `config`, checked in `cwd`.
+fn host(config: &Path, cwd: &Path) -> Arc<Host> {
+    let options = HostOptions {
+        config: Some(config.to_owned()),
+        ..HostOptions::default()
+    };
+    Arc::new(Host::load(&options, cwd).unwrap_or_else(|problems| panic!("{problems:?}")))
+}
+
+/// Runs one prompt of `session` on the host's runtime.
+fn prompt(host: &Host, session: &HostedSession, text: &str) -> Prompted {
+    let outcome = host.serve(async |_started, _ending| {
+        let prompted = session.prompt(text, Vec::new(), &CancellationToken::new()).await;
+        prompted.map_err(|error| vec![crate::Problem::new(error.to_string())])
+    });
+    outcome.unwrap_or_else(|problems| panic!("{problems:?}"))
+}
+
+/// The eleven ways to chain something onto `ls` that a prefix rule lets
+/// through.
+const CHAINED: [&str; 11] = [
+    "ls && touch P",
+    "ls || touch P",
+    "ls & touch P",
+    "ls | sh -c 'touch P'",
+    "ls $(touch P)",
+    "ls `touch P`",
+    "ls -la; touch P",
+    "ls x; touch P",
+    "ls -la\ntouch P",
+    "ls > P",
+    "  ls && touch P",
+];
+
+#[test]
+fn always_on_ls_covers_ls_and_asks_again_for_each_chained_form() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let mut commands = vec!["ls -la", "ls src"];
+    commands.extend(CHAINED);
+    let config = deployment(dir.path(), &commands);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Always]);
+    let (session, _) =
+        HostedSession::open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    prompt(&host, &session, "go");
+    let mut expected = vec!["ls -la".to_owned()];
+    expected.extend(CHAINED.iter().map(|chained| (*chained).to_owned()));
+    assert_eq!(person.asked(), expected, "`ls src` ran unasked, every chain asked");
+    let label = &person.asked.lock()[0].1;
+    assert!(label.contains("`ls`"), "the label says what is covered: {label}");
+}
+
+#[test]
+fn always_on_a_script_does_not_cover_the_interpreter_given_code() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let commands = ["python3 build.py", "python3 build.py", "python3 -c 'print(1)'"];
+    let config = deployment(dir.path(), &commands);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Always]);
+    let (session, _) =
+        HostedSession::open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    prompt(&host, &session, "go");
+    assert_eq!(person.asked(), ["python3 build.py", "python3 -c 'print(1)'"]);
+}
+
+#[test]
+fn a_continued_session_keeps_its_mode_model_and_answers() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &["cargo test", "cargo test --workspace"]);
+    let first = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Always]);
+    let (session, _) =
+        HostedSession::open(&first, Opening::new(dir.path()), person.clone()).expect("opened");
+    session.steer(Knob::Mode, "ask").expect("a mode");
+    session.steer(Knob::Model, "m2").expect("a model");
+    prompt(&first, &session, "go");
+    assert_eq!(person.asked(), ["cargo test"]);
+    let id = session.id().to_string();
+    drop(session);
+    // `--continue`, then `--resume ID`: each a new process would be.
+    for opening in [Opening::latest(dir.path()), Opening::recorded(&id, None)] {
+        let config = deployment(dir.path(), &["cargo test --lib", "rm -rf target"]);
+        let host = host(&config, dir.path());
+        let again = ScriptedPerson::answering([Answer::Once]);
+        let (resumed, _) = HostedSession::open(&host, opening, again.clone()).expect("resumed");
+        let steering = resumed.steering();
+        assert_eq!((steering.mode.id, steering.model.as_str()), ("ask", "m2"));
+        prompt(&host, &resumed, "again");
+        assert_eq!(again.asked(), ["rm -rf target"], "`cargo test` is remembered");
+        drop(resumed);
+    }
+}
+
+#[test]
+fn a_session_shows_its_turn_as_events_a_front_end_renders() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &["echo hi"]);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Once]);
+    let (session, _) =
+        HostedSession::open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    assert_eq!(prompt(&host, &session, "go"), Prompted::Turn(Default::default()));
+    let kinds: Vec<String> = (person.shown.lock().iter())
+        .map(|event| serde_json::to_value(event).expect("serializes")["type"].to_string())
+        .collect();
+    for kind in ["call_made", "call_running", "call_ended", "text", "turn_ended"] {
+        assert!(kinds.contains(&format!("\"{kind}\"")), "{kind}: {kinds:?}");
+    }
+    let ended = (person.shown.lock().iter()).find_map(|event| match event {
+        SessionEvent::CallEnded(end) => end.command.clone(),
+        _ => None,
+    });
+    let ended = ended.expect("the command's end, as data");
+    assert_eq!((ended.output.as_str(), ended.exit.code), ("hi\n", Some(0)));
+}
