@@ -12,9 +12,10 @@
 //!   or a URL), scoped to the session, when the editor advertised that
 //!   kind; declined otherwise (no editor, no session, a kind or a form the
 //!   editor cannot take), and said on stderr with the reason
-//!   ([`dsh_tool_mcp::log_declined`]). The deployment's servers start
-//!   before an editor connects: they are told dsh answers both kinds, and
-//!   a kind the editor turns out not to support is declined.
+//!   ([`ServerLine::declined`], written as the servers' own lines are).
+//!   The deployment's servers start before an editor connects: they are
+//!   told dsh answers both kinds, and a kind the editor turns out not to
+//!   support is declined.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -36,11 +37,13 @@ use dsh_deployment::host::sampling::{
 };
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Sampled, SamplingRequest,
+    ServerLine,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::Inner;
+use crate::commands::show_server_line;
 
 const ALLOW: &str = "allow";
 const REJECT: &str = "reject";
@@ -226,7 +229,7 @@ impl Asker for AskTheEditor {
             kind,
         } = request;
         let decline = |why: &str| {
-            dsh_tool_mcp::log_declined(&origin.server, why, &message);
+            show_server_line(ServerLine::declined(origin.server.as_str(), why, &message));
             ElicitAnswer::Decline
         };
         let Some(cx) = self.editor.lock().as_ref().map(|(cx, _)| cx.clone()) else {

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::acp::transport::StdioTransport;
 use crate::acp::{AcpMcp, AskTheEditor, Server};
 use crate::args::AcpArgs;
-use crate::commands::{Outcome, command_line_cwd};
+use crate::commands::{Outcome, command_line_cwd, server_output};
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let options = args.host.options();
@@ -32,6 +32,8 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     // The servers' sampling and elicitation go to the editor.
     let questions = Arc::new(AskTheEditor::new(host.sampler(), host.start_mode().asking));
     (host.runtime).answer_servers_with(dsh_tool_mcp::SharedAsker(questions.clone()));
+    // What they say goes to stderr: stdout is the protocol's.
+    (host.runtime).show_servers_with(server_output());
     let served = host.serve(async |started, mut signals| {
         let said =
             |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();

@@ -17,7 +17,7 @@ use dsh_deployment::host::{Host, OpenedSession, Resume};
 use dsh_tools::{CommandOutput, CommandReport};
 
 use crate::args::RunArgs;
-use crate::commands::{Outcome, command_line_cwd};
+use crate::commands::{Outcome, command_line_cwd, server_output};
 use crate::diagnostics::Reporter;
 use crate::terminal::{AskOnTheTerminal, Chat, Console, out};
 use dsh_deployment::host::{attach, modes};
@@ -61,6 +61,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     );
     // The servers' sampling and elicitation are asked on the terminal too.
     (host.runtime).answer_servers_with(dsh_tool_mcp::SharedAsker(approval.clone()));
+    (host.runtime).show_servers_with(server_output());
     let agent_loop = on_the_console(&host, &console, &session).with_approval(approval.clone());
     let outcome = host.serve(async |started, ending| {
         if !started.required_failures.is_empty() {
