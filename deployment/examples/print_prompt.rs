@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use dsh_deployment::host::cwd::{Relative, working_directory};
 use dsh_deployment::host::{AgentPrompt, McpServers};
+use dsh_tool_mcp::ServerOutput;
 
 fn main() -> ExitCode {
     match print_prompt() {
@@ -39,11 +40,14 @@ fn print_prompt() -> Result<(), String> {
         let messages: Vec<&str> = problems.iter().map(|problem| problem.message()).collect();
         messages.join("\n")
     };
+    // What the servers say (their stderr, their log messages) is shown
+    // on stderr, as `dsh prompt` shows it.
+    let output = ServerOutput::new(|line| eprintln!("{line}"));
     let shown = AgentPrompt::load(
         config.as_deref(),
         agent.as_deref(),
         Some(&cwd),
-        McpServers::Start,
+        McpServers::Start(output),
     )
     .map_err(said)?;
     print!("{}", shown.render().map_err(said)?);

@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema::{
     self, CreateElicitationRequest, ElicitationAction, ElicitationFormMode, ElicitationMode,
     ElicitationSessionScope, ElicitationUrlMode,
 };
-use dsh_tool_mcp::{ElicitAnswer, ElicitKind, Elicitation};
+use dsh_tool_mcp::{ElicitAnswer, ElicitKind, Elicitation, ServerLine};
 
 /// Asks the editor `elicitation` in session `session`.
 pub(super) async fn ask_editor(
@@ -18,7 +18,8 @@ pub(super) async fn ask_editor(
     elicitation: &Elicitation,
 ) -> ElicitAnswer {
     let decline = |why: &str| {
-        dsh_tool_mcp::log_declined(&elicitation.origin.server, why, &elicitation.message);
+        let server = &elicitation.origin.server;
+        crate::commands::show_server_line(ServerLine::declined(server, why, &elicitation.message));
         ElicitAnswer::Decline
     };
     let scope = ElicitationSessionScope::new(session.clone());

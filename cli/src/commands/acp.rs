@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::acp::transport::StdioTransport;
 use crate::acp::{AcpMcp, Server};
 use crate::args::AcpArgs;
-use crate::commands::{Outcome, command_line_cwd};
+use crate::commands::{Outcome, command_line_cwd, server_output};
 
 pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let options = args.host.options();
@@ -35,6 +35,8 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         url: true,
     };
     host.questions().reach(Server::reach(elicits));
+    // What they say goes to stderr: stdout is the protocol's.
+    host.show_servers_with(server_output());
     let served = host.serve(async |started, mut signals| {
         let said =
             |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();

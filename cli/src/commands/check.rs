@@ -7,12 +7,13 @@ use dsh_deployment::Runtime;
 use dsh_deployment::check::{Findings, WithServers, check_deployment};
 
 use crate::args::{CheckArgs, CheckFormat};
-use crate::commands::{Outcome, print, session_cwd};
+use crate::commands::{Outcome, print, server_output, session_cwd};
 use crate::diagnostics::Reporter;
 
 pub(crate) fn run(args: &CheckArgs) -> Outcome {
     let deployment = dsh_deployment::load(args.deployment.config.as_deref())?;
     let runtime = Runtime::new(&deployment)?;
+    runtime.show_servers_with(server_output());
     let cwd = session_cwd(&args.cwd)?;
     let servers = if args.no_mcp {
         WithServers::No

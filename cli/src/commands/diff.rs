@@ -9,7 +9,7 @@ use dsh_deployment::diff::{SessionDirectory, SideOptions, Threshold, compare, re
 use dsh_deployment::host::McpServers;
 
 use crate::args::{CwdArgs, DiffArgs, DiffFormat, FailOn};
-use crate::commands::{command_line_cwd, print, session_cwd};
+use crate::commands::{command_line_cwd, print, server_output, session_cwd};
 use crate::diagnostics::Reporter;
 use crate::diff;
 
@@ -31,7 +31,7 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, Vec<Problem>> {
         mcp: if args.no_mcp {
             McpServers::Leave
         } else {
-            McpServers::Start
+            McpServers::Start(server_output())
         },
     };
     let (old, new) = read_sides(&args.old, &args.new, &options)?;

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::args::CwdArgs;
 use dsh_deployment::Problem;
 use dsh_deployment::host::cwd::{Relative, working_directory};
+use dsh_tool_mcp::{ServerLine, ServerOutput};
 
 /// What a command returns: success, or every problem it found.
 pub(crate) type Outcome = Result<(), Vec<Problem>>;
@@ -35,6 +36,20 @@ pub(crate) fn command_line_cwd(cwd: Option<&Path>) -> Result<PathBuf, Vec<Proble
     working_directory(cwd, Relative::ToCurrent).map_err(|error| {
         vec![Problem::new(error.to_string()).help("pass an existing directory with `--cwd DIR`")]
     })
+}
+
+/// Where what MCP servers say for the person goes in every command that
+/// starts them (`dsh run`, `dsh acp`, `dsh check`, `dsh prompt`, `dsh
+/// diff`): stderr ([`show_server_line`]), so stdout keeps the answer, the
+/// prompt or (`dsh acp`) the protocol alone.
+pub(crate) fn server_output() -> ServerOutput {
+    ServerOutput::new(show_server_line)
+}
+
+/// Writes `line` of a server's on stderr, `[mcp <name>] …`.
+pub(crate) fn show_server_line(line: ServerLine) {
+    // A closed stderr leaves no one to tell.
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Writes `text` to stdout. A closed pipe (`dsh prompt | head`) is not an

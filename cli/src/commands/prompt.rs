@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use dsh_deployment::host::{AgentPrompt, McpServers};
 
 use crate::args::{Format, PromptArgs};
-use crate::commands::{Outcome, print, session_cwd};
+use crate::commands::{Outcome, print, server_output, session_cwd};
 use crate::diagnostics::Reporter;
 use crate::explain;
 
@@ -18,7 +18,7 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     let mcp = if args.no_mcp {
         McpServers::Leave
     } else {
-        McpServers::Start
+        McpServers::Start(server_output())
     };
     let shown = AgentPrompt::load(
         args.target.deployment.config.as_deref(),

@@ -16,7 +16,7 @@ use dsh_deployment::host::Host;
 use dsh_deployment::session::{HostedSession, Knob, OpenError, Opening, Person, Reach};
 
 use crate::args::RunArgs;
-use crate::commands::{Outcome, command_line_cwd};
+use crate::commands::{Outcome, command_line_cwd, server_output};
 use crate::diagnostics::Reporter;
 use crate::terminal::{Chat, Console, TerminalPerson, out};
 
@@ -38,6 +38,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         elicits: person.elicits(),
         only_session: true,
     });
+    host.show_servers_with(server_output());
     let (session, notes) =
         HostedSession::open(&host, opening, person).map_err(OpenError::problems)?;
     for note in &notes {

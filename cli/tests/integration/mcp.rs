@@ -215,6 +215,32 @@ fn prompt_with_no_mcp_starts_no_server_and_shows_none_of_its_parts() {
 }
 
 #[test]
+fn every_command_that_starts_servers_says_their_stderr_on_its_own() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["stderr=docs server up"], ""),
+        common::runner("", &["read", "mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    for args in [
+        vec!["prompt", "--config", &config],
+        vec!["check", "--config", &config],
+        vec!["diff", &config, &config],
+    ] {
+        let output = dsh(&args);
+        assert_status(&output, 0);
+        // stdout keeps the prompt, the report or the diff alone.
+        assert!(!stdout(&output).contains("[mcp docs]"), "{args:?}");
+        assert!(
+            stderr(&output).contains("[mcp docs] docs server up\n"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
 fn a_call_to_a_hung_server_fails_within_its_timeout_and_cancels_it() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let answers = "[[answers]]\ntext = \"\"\n\

@@ -96,7 +96,8 @@ pub fn read_sides(
         },
     };
     let render = |input: Input, tokenizer: Option<Tokenizer>| {
-        input.side(agent.as_deref(), cwd.as_deref(), options.mcp, tokenizer)
+        let mcp = options.mcp.clone();
+        input.side(agent.as_deref(), cwd.as_deref(), mcp, tokenizer)
     };
     // The old side is rendered even when the new one fails, so that both
     // sides' problems are reported at once.

@@ -18,8 +18,11 @@ use crate::{AgentSpec, Deployment, Problem, Runtime};
 ///
 /// ```
 /// use dsh_deployment::host::{AgentPrompt, McpServers};
+/// use dsh_tool_mcp::ServerOutput;
 ///
-/// let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), McpServers::Start)
+/// // What the servers say is discarded: a front end shows it instead.
+/// let mcp = McpServers::Start(ServerOutput::discarded());
+/// let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), mcp)
 ///     .expect("the embedded deployment loads");
 /// let prompt = shown.render().expect("its prompt renders");
 /// assert!(prompt.starts_with("You are dsh"));
@@ -41,10 +44,12 @@ pub struct AgentPrompt {
 }
 
 /// Whether an [`AgentPrompt`] starts the agent's MCP servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpServers {
-    /// Start them: their tools and instructions are in the prompt.
-    Start,
+    /// Start them: their tools and instructions are in the prompt; what
+    /// they say for the person (their stderr, their log messages) goes to
+    /// the output.
+    Start(dsh_tool_mcp::ServerOutput),
     /// Leave them unstarted (`--no-mcp`): the prompt is shown without
     /// their parts.
     Leave,
@@ -64,7 +69,8 @@ impl AgentPrompt {
         let (deployment, agent, runtime) = crate::load_agent(config, agent)?;
         let listed = (agent.tools.iter()).any(|tool| tool.get_ref().starts_with("mcp:"));
         let (servers, server_failures) = match mcp {
-            McpServers::Start if listed => {
+            McpServers::Start(output) if listed => {
+                runtime.show_servers_with(output);
                 let which = Which::ListedBy(vec![&agent]);
                 let (servers, started) = mcp::start_for_command(&deployment, &runtime, which)?;
                 if !started.required_failures.is_empty() {
@@ -72,7 +78,7 @@ impl AgentPrompt {
                 }
                 (Some(servers), started.optional_failures)
             }
-            McpServers::Start | McpServers::Leave => (None, Vec::new()),
+            McpServers::Start(_) | McpServers::Leave => (None, Vec::new()),
         };
         let started = runtime.start_session(cwd)?;
         Ok(Self {

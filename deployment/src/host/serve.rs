@@ -237,6 +237,14 @@ impl Host {
         )
     }
 
+    /// Says what the MCP servers say for the person (their stderr, their
+    /// log messages, a question declined unasked) through `output`: a
+    /// front end's, since the host prints nothing.
+    pub fn show_servers_with(&self, output: dsh_tool_mcp::ServerOutput) {
+        self.questions.show_with(output.clone());
+        self.runtime.show_servers_with(output);
+    }
+
     /// Who answers the MCP servers' questions: a front end says who can
     /// ([`Questions::reach`](crate::session::Questions::reach)) before the
     /// servers start.

@@ -131,6 +131,10 @@ pub struct Runtime {
     /// Who answers the MCP servers' sampling and elicitation requests,
     /// once a front end says ([`answer_servers_with`](Self::answer_servers_with)).
     asker: parking_lot::Mutex<Option<dsh_tool_mcp::SharedAsker>>,
+    /// Where what the MCP servers say for the person goes, once a front
+    /// end says ([`show_servers_with`](Self::show_servers_with));
+    /// discarded until then.
+    output: parking_lot::Mutex<dsh_tool_mcp::ServerOutput>,
 }
 
 impl Runtime {
@@ -195,6 +199,7 @@ impl Runtime {
             sandbox: deployment.sandbox.clone(),
             forced_mode: None,
             asker: parking_lot::Mutex::new(None),
+            output: parking_lot::Mutex::default(),
         })
     }
 
@@ -238,6 +243,13 @@ impl Runtime {
         *self.asker.lock() = Some(asker);
     }
 
+    /// Hands what every MCP server started from now on says for the
+    /// person (its stderr, its log messages, a question declined) to
+    /// `output`: a front end's, which shows it.
+    pub fn show_servers_with(&self, output: dsh_tool_mcp::ServerOutput) {
+        *self.output.lock() = output;
+    }
+
     /// `config`, a server's, under the host's policy for its process
     /// ([`server_policy`](Self::server_policy)).
     pub fn under_policy(&self, config: ServerConfig, rules: &ServerRules) -> ServerConfig {
@@ -249,13 +261,15 @@ impl Runtime {
     /// only the base of dsh's environment and what `rules` keep, and runs
     /// in the sandbox of `rules`' mode (else the deployment's), reaching
     /// the network unless `rules` say not; its sampling and elicitation
-    /// go to the front end's asker, if one was given.
+    /// go to the front end's asker, if one was given, and what it says to
+    /// the front end's output.
     pub fn server_policy(&self, rules: &ServerRules) -> ServerPolicy {
         let mode = rules.sandbox.unwrap_or(self.sandbox.mode());
         ServerPolicy {
             inherit: self.environment.inherited_by_server(&rules.env_keep),
             sandbox: (self.sandbox.in_mode(mode)).with_network(rules.network.unwrap_or(true)),
             asker: self.asker.lock().clone(),
+            output: self.output.lock().clone(),
         }
     }
 }
@@ -269,16 +283,20 @@ pub struct ServerPolicy {
     pub sandbox: Sandbox,
     /// Who answers its sampling and elicitation requests.
     pub asker: Option<dsh_tool_mcp::SharedAsker>,
+    /// Where what it says for the person goes.
+    pub output: dsh_tool_mcp::ServerOutput,
 }
 
 impl ServerPolicy {
     /// `config` under the policy: its inherited environment and sandbox
     /// (which an HTTP server, no process of dsh's, does not use), and who
-    /// answers its questions (an HTTP server's too).
+    /// answers its questions and hears what it says (an HTTP server's
+    /// too).
     pub fn apply(&self, config: ServerConfig) -> ServerConfig {
         let config = config
             .inheriting_only(self.inherit.iter().cloned())
-            .sandboxed(self.sandbox.clone());
+            .sandboxed(self.sandbox.clone())
+            .with_output(self.output.clone());
         match &self.asker {
             Some(asker) => config.with_asker(asker.clone()),
             None => config,

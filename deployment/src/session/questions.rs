@@ -10,7 +10,7 @@
 //!   ([`SessionEvent::QuestionEnded`]). Refused, saying why, when no one
 //!   can answer or the request is no session's.
 //! - **Elicitation**: put to the person when they can answer its kind;
-//!   declined otherwise, and said ([`dsh_tool_mcp::log_declined`]).
+//!   declined otherwise, and said ([`ServerLine::declined`]).
 //!
 //! A request is a session's when it came inside one of its calls
 //! (`Origin::session`); a front end with one session only answers the
@@ -23,7 +23,7 @@ use std::sync::{Arc, Weak};
 use dsh_agent_loop::async_trait;
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
-    SamplingRequest,
+    SamplingRequest, ServerLine, ServerOutput,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -50,6 +50,8 @@ pub struct Reach {
 /// The host's answerer of its MCP servers' questions.
 pub struct Questions {
     sampler: Sampler,
+    /// Where a question declined unasked is said.
+    output: Mutex<ServerOutput>,
     sessions: Mutex<HashMap<String, Weak<SessionShared>>>,
     reach: Mutex<Reach>,
     /// Numbers the sampling requests' calls.
@@ -70,6 +72,7 @@ impl Questions {
     pub(crate) fn new(sampler: Sampler) -> Self {
         Self {
             sampler,
+            output: Mutex::new(ServerOutput::discarded()),
             sessions: Mutex::new(HashMap::new()),
             reach: Mutex::new(Reach::default()),
             asked: AtomicU64::new(0),
@@ -80,6 +83,11 @@ impl Questions {
     /// may ask when they start: a front end says it before they do.
     pub fn reach(&self, reach: Reach) {
         *self.reach.lock() = reach;
+    }
+
+    /// Says a question declined unasked through `output` from now on.
+    pub(crate) fn show_with(&self, output: ServerOutput) {
+        *self.output.lock() = output;
     }
 
     /// Who can answer now.
@@ -189,7 +197,8 @@ impl Asker for Questions {
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
         let decline = |why: &str| {
-            dsh_tool_mcp::log_declined(&request.origin.server, why, &request.message);
+            let line = ServerLine::declined(&request.origin.server, why, &request.message);
+            self.output.lock().say(line);
             ElicitAnswer::Decline
         };
         let Some(session) = self.session_of(&request.origin) else {

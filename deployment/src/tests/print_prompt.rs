@@ -50,7 +50,8 @@ fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
             "{example_dir}: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let rendered = AgentPrompt::load(Some(&config), agent, Some(&cwd), McpServers::Start)
+        let mcp = McpServers::Start(dsh_tool_mcp::ServerOutput::discarded());
+        let rendered = AgentPrompt::load(Some(&config), agent, Some(&cwd), mcp)
             .and_then(|shown| shown.render())
             .unwrap_or_else(|problems| panic!("{example_dir}: {}", problems[0].message()));
         assert_eq!(

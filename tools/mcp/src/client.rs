@@ -30,10 +30,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 
-use crate::McpLogLevel;
 use crate::asker::{self, Callers, ElicitKind, Origin, SharedAsker};
 use crate::progress::CallProgress;
 use crate::prompts::PromptList;
+use crate::{McpLogLevel, ServerLine, ServerOutput};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 /// The directories a server may work in, as `roots/list` answers them:
@@ -116,6 +116,8 @@ pub(crate) struct Handler {
     pub(crate) progress: Arc<CallProgress>,
     /// The least severe of its log messages shown.
     pub(crate) log_level: McpLogLevel,
+    /// Where its log messages, and the questions declined, are said.
+    pub(crate) output: ServerOutput,
 }
 
 impl Handler {
@@ -208,9 +210,9 @@ impl ClientHandler for Handler {
     /// A question for the person (`elicitation/create`), put to them by
     /// the asker when it answers its kind (a form, a URL). Otherwise it
     /// is declined, the answer the protocol has for it — as it is while
-    /// calls of two sessions run (whom to ask is not known) — and said on
-    /// stderr with the server's message (escaped, cut), so the person
-    /// learns what the server wanted.
+    /// calls of two sessions run (whom to ask is not known) — and said to
+    /// the host's [`ServerOutput`] with the server's message (escaped,
+    /// cut), so the person learns what the server wanted.
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
@@ -247,7 +249,7 @@ impl ClientHandler for Handler {
                 return Ok(asker::elicit_result(answer));
             }
         }
-        crate::stderr::log_declined(&self.server, why, &message);
+        (self.output).say(ServerLine::declined(&*self.server, why, &message));
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 
@@ -264,8 +266,8 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(line) = crate::logging::log_line(&params, self.log_level) {
-            crate::stderr::log(&self.server, &line);
+        if let Some(said) = crate::logging::log_line(&params, self.log_level) {
+            self.output.said(&self.server, said);
         }
     }
 
@@ -309,12 +311,17 @@ mod tests {
     fn without_an_asker_only_roots_are_advertised() {
         let handler = Handler {
             roots: Roots::default(),
-            prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
+            prompts: Arc::new(PromptList::new(
+                "docs",
+                std::time::Duration::from_secs(1),
+                ServerOutput::default(),
+            )),
             server: "docs".into(),
             asker: None,
             callers: Callers::default(),
             progress: Arc::default(),
             log_level: McpLogLevel::default(),
+            output: ServerOutput::default(),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.roots.is_some());
@@ -350,12 +357,17 @@ mod tests {
     fn an_asker_advertises_what_it_answers() {
         let handler = Handler {
             roots: Roots::default(),
-            prompts: Arc::new(PromptList::new("docs", std::time::Duration::from_secs(1))),
+            prompts: Arc::new(PromptList::new(
+                "docs",
+                std::time::Duration::from_secs(1),
+                ServerOutput::default(),
+            )),
             server: "docs".into(),
             asker: Some(SharedAsker(Arc::new(FormsOnly))),
             callers: Callers::default(),
             progress: Arc::default(),
             log_level: McpLogLevel::default(),
+            output: ServerOutput::default(),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.sampling.is_some());

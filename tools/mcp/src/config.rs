@@ -59,6 +59,10 @@ pub struct ServerConfig {
     /// The least severe of the server's log messages dsh shows (and asks
     /// it for, with `logging/setLevel`).
     pub log_level: crate::McpLogLevel,
+    /// Where what the server says for the person goes (its stderr, its
+    /// log messages, a question declined, what failed with it): the
+    /// host's to show; discarded by default.
+    pub output: crate::ServerOutput,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -151,6 +155,7 @@ impl ServerConfig {
             roots: Vec::new(),
             asker: None,
             log_level: crate::McpLogLevel::default(),
+            output: crate::ServerOutput::default(),
         }
     }
 
@@ -315,6 +320,12 @@ impl ServerConfig {
     /// Sets the least severe log message of the server shown.
     pub fn with_log_level(mut self, level: crate::McpLogLevel) -> Self {
         self.log_level = level;
+        self
+    }
+
+    /// Hands what the server says for the person to `output`.
+    pub fn with_output(mut self, output: crate::ServerOutput) -> Self {
+        self.output = output;
         self
     }
 

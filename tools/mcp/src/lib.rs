@@ -42,8 +42,9 @@
 //!   call's progress goes to the call's `ToolProgress`
 //!   ([`McpServer::call_reporting`]).
 //! - **Logs.** A server's log messages (`notifications/message`) at its
-//!   [`McpLogLevel`] and above are said on stderr, `[mcp <name>] <level>:
-//!   …`; a server with the logging capability is asked for that level.
+//!   [`McpLogLevel`] and above are said to the host ([`ServerSaid::Log`]:
+//!   `[mcp <name>] <level>: …`); a server with the logging capability is
+//!   asked for that level.
 //! - **Annotations.** A tool's `title` titles its calls, and its hints
 //!   choose their kind (`Tool::kind`: read, edit, fetch or other), for an
 //!   editor that shows calls.
@@ -63,19 +64,28 @@
 //!   of elicitation only where the asker answers them. A request is the
 //!   session's whose call the server is serving ([`Origin`]). Without an
 //!   asker, sampling is refused and an elicitation declined, its message
-//!   said on stderr.
+//!   said to the host ([`ServerSaid::Declined`]).
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells
 //!   the server.
 //! - **Processes.** A stdio server runs as the leader of a process group
-//!   of its own, its stderr copied to dsh's with a `[mcp <name>]` prefix
-//!   (read as bytes, shown as UTF-8 with `�` for what is not, each line
-//!   cut at [`MAX_STDERR_LINE`] bytes with a marker, read to its end).
+//!   of its own, its stderr handed to the host a line at a time
+//!   ([`ServerSaid::Stderr`]: read as bytes, shown as UTF-8 with `�` for
+//!   what is not, each line cut at [`MAX_STDERR_LINE`] bytes with a
+//!   marker, read to its end).
 //!   [`McpServer::shutdown`] closes its stdin, then sends the group
 //!   `SIGTERM`, then `SIGKILL`; dropping a server kills its group; and
 //!   [`stop_all_servers`] kills every group, for a process about to exit
 //!   on a signal.
+//!
+//! - **Output.** This crate prints nothing. What a server says for the
+//!   person — its stderr, its log messages, a question declined, what
+//!   failed with it while it ran — goes, one [`ServerLine`] at a time,
+//!   to the [`ServerOutput`] its host gave it
+//!   ([`ServerConfig::with_output`]); without one it is discarded. dsh's
+//!   front end writes each line on its stderr as the line's `Display`
+//!   has it, `[mcp <name>] …`.
 //!
 //! [`McpServers::install`] wires a set of servers into a
 //! [`SystemPrompt`](dsh_system_prompt::SystemPrompt) (their tools and
@@ -91,6 +101,7 @@ mod config;
 mod error;
 mod logging;
 mod naming;
+mod output;
 mod process;
 mod progress;
 mod prompts;
@@ -123,6 +134,7 @@ pub use naming::{
     ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names, is_server_name,
     sanitize_server_name,
 };
+pub use output::{ServerLine, ServerOutput, ServerSaid};
 pub use process::stop_all_servers;
 pub use prompts::{PromptArgument, PromptError, ServerPrompt};
 pub use render::MAX_RESULT_BYTES;
@@ -131,7 +143,7 @@ pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owne
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};
 pub use shown::shown;
-pub use stderr::{MAX_STDERR_LINE, log_declined};
+pub use stderr::MAX_STDERR_LINE;
 pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
 pub use tasks::LeftOut;
 pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};

@@ -1,6 +1,6 @@
 //! A server's log messages (`notifications/message`): asked for at the
-//! level its table sets (`logging/setLevel`), and written where its
-//! stderr goes, with its name and the message's level.
+//! level its table sets (`logging/setLevel`), and handed to the host
+//! with its level ([`ServerSaid::Log`]), where its stderr goes.
 
 // rmcp marks logging deprecated (SEP-2577, for the protocol after
 // 2025-11-25); the version dsh speaks has it, and servers of today log.
@@ -12,6 +12,8 @@
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+use crate::ServerSaid;
 
 /// The least severe log message of a server dsh shows (`log_level` of
 /// `[mcp.<name>]`), as MCP (and syslog) orders them. Default: `warning`.
@@ -81,6 +83,13 @@ impl McpLogLevel {
     }
 }
 
+/// The level's name, as the table writes it (`warning`).
+impl std::fmt::Display for McpLogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The most characters of one log message shown; a server's stderr line
 /// has the same cap in bytes.
 const MAX_MESSAGE_CHARS: usize = crate::stderr::MAX_STDERR_LINE;
@@ -88,17 +97,17 @@ const MAX_MESSAGE_CHARS: usize = crate::stderr::MAX_STDERR_LINE;
 /// The most characters of a logger's name shown.
 const MAX_LOGGER_CHARS: usize = 100;
 
-/// A log message as its line (after the `[mcp <name>]` prefix), or `None`
-/// when it is less severe than `least` (a server that ignores
-/// `logging/setLevel` is filtered here): `warning: <logger>: <text>`, a
-/// text message as it is, any other data as its JSON; both it and the
-/// logger's name as a person is shown a server's text ([`crate::shown`]:
-/// escaped, so it stays one line and holds no terminal sequence), cut at
-/// [`MAX_MESSAGE_CHARS`] and [`MAX_LOGGER_CHARS`].
+/// A log message as the person is shown it ([`ServerSaid::Log`]), or
+/// `None` when it is less severe than `least` (a server that ignores
+/// `logging/setLevel` is filtered here): a text message as it is, any
+/// other data as its JSON; both it and the logger's name as a person is
+/// shown a server's text ([`crate::shown`]: escaped, so it stays one line
+/// and holds no terminal sequence), cut at [`MAX_MESSAGE_CHARS`] and
+/// [`MAX_LOGGER_CHARS`].
 pub(crate) fn log_line(
     params: &LoggingMessageNotificationParam,
     least: McpLogLevel,
-) -> Option<String> {
+) -> Option<ServerSaid> {
     let level = McpLogLevel::of(params.level);
     if level < least {
         return None;
@@ -107,14 +116,10 @@ pub(crate) fn log_line(
         serde_json::Value::String(text) => text.clone(),
         other => other.to_string(),
     };
-    let text = crate::shown(&data, MAX_MESSAGE_CHARS);
-    Some(match params.logger.as_deref() {
-        Some(logger) => format!(
-            "{}: {}: {text}",
-            level.name(),
-            crate::shown(logger, MAX_LOGGER_CHARS)
-        ),
-        None => format!("{}: {text}", level.name()),
+    Some(ServerSaid::Log {
+        level,
+        logger: (params.logger.as_deref()).map(|logger| crate::shown(logger, MAX_LOGGER_CHARS)),
+        message: crate::shown(&data, MAX_MESSAGE_CHARS),
     })
 }
 
@@ -128,14 +133,18 @@ mod tests {
             LoggingMessageNotificationParam::new(LoggingLevel::Warning, "disk\nlow".into());
         warning.logger = Some("fs".to_owned());
         assert_eq!(
-            log_line(&warning, McpLogLevel::Warning).as_deref(),
+            log_line(&warning, McpLogLevel::Warning)
+                .map(|said| said.to_string())
+                .as_deref(),
             Some("warning: fs: disk\\nlow")
         );
         assert_eq!(log_line(&warning, McpLogLevel::Error), None);
         let data =
             LoggingMessageNotificationParam::new(LoggingLevel::Debug, serde_json::json!({"n": 1}));
         assert_eq!(
-            log_line(&data, McpLogLevel::Debug).as_deref(),
+            log_line(&data, McpLogLevel::Debug)
+                .map(|said| said.to_string())
+                .as_deref(),
             Some(r#"debug: {"n":1}"#)
         );
         assert_eq!(log_line(&data, McpLogLevel::default()), None);
@@ -147,7 +156,9 @@ mod tests {
             LoggingLevel::Error,
             "x".repeat(MAX_MESSAGE_CHARS + 10).into(),
         );
-        let line = log_line(&long, McpLogLevel::Error).expect("shown");
+        let line = log_line(&long, McpLogLevel::Error)
+            .expect("shown")
+            .to_string();
         assert_eq!(
             line.chars().count(),
             "error: ".len() + MAX_MESSAGE_CHARS + 1
@@ -159,7 +170,9 @@ mod tests {
             LoggingLevel::Error,
             "\n".repeat(MAX_MESSAGE_CHARS / 2 + 1).into(),
         );
-        let line = log_line(&newlines, McpLogLevel::Error).expect("shown");
+        let line = log_line(&newlines, McpLogLevel::Error)
+            .expect("shown")
+            .to_string();
         assert!(line.ends_with("\\n…"), "{line}");
     }
 
@@ -171,7 +184,9 @@ mod tests {
         );
         osc.logger = Some("\u{1b}[2Jfs".to_owned());
         assert_eq!(
-            log_line(&osc, McpLogLevel::Error).as_deref(),
+            log_line(&osc, McpLogLevel::Error)
+                .map(|said| said.to_string())
+                .as_deref(),
             Some("error: \\u{1b}[2Jfs: \\u{1b}]52;c;aGk=\\u{7}")
         );
     }

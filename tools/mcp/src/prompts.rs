@@ -116,6 +116,8 @@ fn known_list(known: &[String]) -> String {
 #[derive(Debug)]
 pub(crate) struct PromptList {
     server: String,
+    /// Where a list that fails is said.
+    output: crate::ServerOutput,
     /// How long a list may take: the server's startup timeout.
     timeout: std::time::Duration,
     prompts: RwLock<Option<Arc<[ServerPrompt]>>>,
@@ -126,9 +128,14 @@ pub(crate) struct PromptList {
 }
 
 impl PromptList {
-    pub(crate) fn new(server: &str, timeout: std::time::Duration) -> Self {
+    pub(crate) fn new(
+        server: &str,
+        timeout: std::time::Duration,
+        output: crate::ServerOutput,
+    ) -> Self {
         Self {
             server: server.to_owned(),
+            output,
             timeout,
             prompts: RwLock::new(None),
             listing: tokio::sync::Mutex::new(()),
@@ -158,11 +165,11 @@ impl PromptList {
             Ok(Ok(prompts)) => self.set(Some(prompts.into())),
             Ok(Err(error)) => {
                 let said = format!("its prompts changed, but could not be listed again: {error}");
-                return crate::stderr::log(&self.server, &said);
+                return self.output.failed(&self.server, said);
             }
             Err(_) => {
                 let said = "its prompts changed, but listing them again timed out";
-                return crate::stderr::log(&self.server, said);
+                return self.output.failed(&self.server, said);
             }
         }
         for listener in self.listeners.lock().iter() {

@@ -35,7 +35,6 @@ use crate::prompts::{
 use crate::render::render_result;
 use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
-use crate::stderr::log;
 use crate::tasks::{LeftOut, TappedHttp, TaskOnly};
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
 use crate::watched::{Announcements, Watched};
@@ -256,7 +255,7 @@ impl Shared {
     /// that announces without pause costs dsh little. A list that fails
     /// leaves the tools as they were, and says so.
     async fn keep_tools_current(&self, peer: Peer<RoleClient>, stop: CancellationToken) {
-        let name = &self.config.name;
+        let (name, output) = (&self.config.name, &self.config.output);
         // Re-lists are woken as a notification is read, maybe before
         // rmcp's loop drops its cached list: rmcp's cache would answer
         // with the old one.
@@ -270,11 +269,11 @@ impl Shared {
             let covered = self.announced.count();
             match tokio::time::timeout(self.config.startup_timeout, list_tools(&peer)).await {
                 Ok(Ok(tools)) => self.listed(tools, covered),
-                Ok(Err(error)) => log(
+                Ok(Err(error)) => output.failed(
                     name,
-                    &format!("its tool list changed, but could not be read again: {error}"),
+                    format!("its tool list changed, but could not be read again: {error}"),
                 ),
-                Err(_) => log(
+                Err(_) => output.failed(
                     name,
                     "its tool list changed, but listing it again timed out",
                 ),
@@ -305,7 +304,11 @@ impl McpServer {
             announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
             resources: RwLock::new(None),
-            prompts: Arc::new(PromptList::new(&config.name, config.startup_timeout)),
+            prompts: Arc::new(PromptList::new(
+                &config.name,
+                config.startup_timeout,
+                config.output.clone(),
+            )),
             task_only: Arc::default(),
         });
         let roots = Roots::new(config.roots());
@@ -325,6 +328,7 @@ impl McpServer {
             callers: callers.clone(),
             progress: Arc::clone(&progress),
             log_level: config.log_level,
+            output: config.output.clone(),
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
@@ -874,9 +878,9 @@ impl Drop for Abandoned {
 async fn set_log_level(config: &ServerConfig, peer: &Peer<RoleClient>) {
     let params = rmcp::model::SetLevelRequestParams::new(config.log_level.protocol());
     if let Err(error) = peer.set_level(params).await {
-        log(
+        config.output.failed(
             &config.name,
-            &format!("it refused the log level `logging/setLevel` asked for: {error}"),
+            format!("it refused the log level `logging/setLevel` asked for: {error}"),
         );
     }
 }
@@ -892,9 +896,9 @@ async fn listed_beside_tools(
     let info = peer.peer_info();
     let capabilities = info.as_ref().map(|info| &info.capabilities);
     let failed = |what: &str, error: ServiceError| {
-        log(
+        config.output.failed(
             &config.name,
-            &format!("its {what} could not be listed: {error}"),
+            format!("its {what} could not be listed: {error}"),
         );
     };
     let resources = match capabilities.and_then(|c| c.resources.as_ref()) {
@@ -1102,7 +1106,7 @@ fn spawn(
     let group = pid.and_then(ProcessGroup::led_by);
     if let Some(stderr) = process.stderr.take() {
         // Always drained: a server blocks once a full pipe is not read.
-        crate::stderr::copy_to_log(&config.name, stderr);
+        crate::stderr::copy_to_output(&config.name, config.output.clone(), stderr);
     }
     let transport =
         StdioTransport::new(process, Arc::clone(task_only)).ok_or_else(|| McpError::Spawn {

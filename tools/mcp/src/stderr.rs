@@ -1,5 +1,6 @@
-//! A stdio server's stderr, copied onto dsh's a line at a time, each line
-//! prefixed `[mcp <name>]`.
+//! A stdio server's stderr, handed to the host a line at a time
+//! ([`ServerSaid::Stderr`]; dsh's front end writes each on its stderr,
+//! prefixed `[mcp <name>]`).
 //!
 //! The copy reads bytes, not text: a byte that is not UTF-8 is shown as
 //! `�` and never stops it. It keeps at most [`MAX_STDERR_LINE`] bytes of a
@@ -9,9 +10,9 @@
 //! copy that stopped early would close the pipe, and the server's next
 //! write would fail (`EPIPE`), which kills most servers.
 
-use std::io::Write as _;
-
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::{ServerOutput, ServerSaid};
 
 /// The most bytes of one stderr line dsh keeps; the rest is dropped and
 /// counted.
@@ -20,37 +21,23 @@ pub const MAX_STDERR_LINE: usize = 4096;
 /// How much is read from the pipe at a time.
 const READ_CHUNK: usize = 8 * 1024;
 
-/// Copies `stderr` onto dsh's on a task of its own, until the server
-/// closes it.
-pub(crate) fn copy_to_log(server: &str, stderr: impl AsyncRead + Unpin + Send + 'static) {
+/// Hands `stderr` to `output` a line at a time ([`ServerSaid::Stderr`]),
+/// on a task of its own, until the server closes it.
+pub(crate) fn copy_to_output(
+    server: &str,
+    output: ServerOutput,
+    stderr: impl AsyncRead + Unpin + Send + 'static,
+) {
     let server = server.to_owned();
     tokio::spawn(async move {
-        let read = drain(stderr, MAX_STDERR_LINE, |line| log(&server, line)).await;
+        let read = drain(stderr, MAX_STDERR_LINE, |line| {
+            output.said(&server, ServerSaid::Stderr(line));
+        })
+        .await;
         if let Err(error) = read {
-            log(&server, &format!("[its stderr could not be read: {error}]"));
+            output.failed(&server, format!("[its stderr could not be read: {error}]"));
         }
     });
-}
-
-/// Writes one line to dsh's stderr, prefixed with the server's name.
-pub(crate) fn log(server: &str, line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "[mcp {server}] {line}");
-}
-
-/// The most characters of a server's question (escaped) said on stderr.
-const MAX_ASKED_CHARS: usize = 500;
-
-/// Says on dsh's stderr that server `server`'s question for the person
-/// (elicitation), whose message is `message` (escaped, cut), was
-/// declined, and why: the line a host's front end writes for every
-/// question it declines unasked, so the person learns what the server
-/// wanted.
-pub fn log_declined(server: &str, why: &str, message: &str) {
-    let shown = crate::shown(message, MAX_ASKED_CHARS);
-    log(
-        server,
-        &format!("asked for input, declined ({why}): {shown}"),
-    );
 }
 
 /// Reads `reader` to its end, handing each line to `emit` as
@@ -60,7 +47,7 @@ pub fn log_declined(server: &str, why: &str, message: &str) {
 async fn drain<R: AsyncRead + Unpin>(
     mut reader: R,
     cap: usize,
-    mut emit: impl FnMut(&str),
+    mut emit: impl FnMut(String),
 ) -> std::io::Result<u64> {
     let mut lines = Lines::new(cap);
     let mut buffer = vec![0; READ_CHUNK];
@@ -73,10 +60,10 @@ async fn drain<R: AsyncRead + Unpin>(
             Err(error) => return Err(error),
         };
         total += n as u64;
-        lines.push(&buffer[..n], &mut |line| emit(&line.text()));
+        lines.push(&buffer[..n], &mut |line| emit(line.text()));
     }
     if let Some(last) = lines.finish() {
-        emit(&last.text());
+        emit(last.text());
     }
     Ok(total)
 }
@@ -282,7 +269,7 @@ mod tests {
             let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
             let mut shown = Vec::new();
             let read = runtime
-                .block_on(drain(Chunks(chunks.clone()), cap, |line| shown.push(line.to_owned())))
+                .block_on(drain(Chunks(chunks.clone()), cap, |line| shown.push(line)))
                 .expect("reads");
             prop_assert_eq!(read, input.len() as u64);
 

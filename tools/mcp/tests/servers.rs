@@ -728,3 +728,50 @@ async fn a_calls_progress_reaches_its_display_step_by_step_before_its_result() {
     assert_eq!(seen.lock().len(), 3);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn what_a_server_says_goes_to_the_hosts_output_by_name() {
+    use dsh_tool_mcp::{McpLogLevel, ServerLine, ServerOutput, ServerSaid};
+    let heard = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let output = ServerOutput::new({
+        let heard = Arc::clone(&heard);
+        move |line: ServerLine| heard.lock().push(line)
+    });
+    let config = config("docs", &["stderr=docs server up", "progress"])
+        .with_log_level(McpLogLevel::Warning)
+        .with_output(output);
+    let server = start(config).await.expect("starts");
+    let never = CancellationToken::new();
+    let args = serde_json::json!({ "ms": 1 });
+    server
+        .call("docs__progress", args, &never)
+        .await
+        .expect("answers");
+    let args = serde_json::json!({ "text": "after the progress" });
+    server
+        .call("docs__log", args, &never)
+        .await
+        .expect("answers");
+    let expected = [
+        ServerSaid::Stderr("docs server up".to_owned()),
+        ServerSaid::Log {
+            level: McpLogLevel::Warning,
+            logger: Some("steps".to_owned()),
+            message: "warning at step 3".to_owned(),
+        },
+        ServerSaid::Stderr("after the progress".to_owned()),
+    ];
+    // Stderr is read on a task of its own: its lines come when they come.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while heard.lock().len() < expected.len() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server.shutdown().await;
+    let heard = heard.lock();
+    assert!(heard.iter().all(|line| line.server == "docs"), "{heard:?}");
+    let said: Vec<&ServerSaid> = heard.iter().map(|line| &line.said).collect();
+    for one in &expected {
+        assert!(said.contains(&one), "{one:?} not in {said:?}");
+    }
+    assert_eq!(said.len(), expected.len(), "{said:?}");
+}
