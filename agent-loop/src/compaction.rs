@@ -350,8 +350,9 @@ impl AgentLoop {
     /// Compacts `session` on request (`/compact`), between turns: elides
     /// every tool result but the latest step's and summarizes every turn.
     /// `None` when there was nothing to compact. The outcome is recorded
-    /// as an [`Event::Compacted`], which the [`on_event`](Self::on_event)
-    /// hook sees; on failure nothing is recorded.
+    /// as an [`Event::Compacted`], which the loop's observers see
+    /// ([`LoopEvent::Recorded`](crate::LoopEvent::Recorded)); on failure
+    /// nothing is recorded.
     pub async fn compact(
         &self,
         agent: &Agent,
