@@ -27,8 +27,9 @@
 //! tokens before and after. Nothing is deleted — the log keeps every
 //! event, and [`Session::messages`] applies the compactions to it — so a
 //! store that records events in order keeps the full history and reloads
-//! what the model read. Front ends see the event through
-//! [`on_event`](AgentLoop::on_event), and [`CompactionReport`] words it.
+//! what the model read. Front ends see the event as a
+//! [`LoopEvent::Recorded`](crate::LoopEvent::Recorded), and
+//! [`CompactionReport`] words it.
 //!
 //! For a session store: `Event::Compacted` is serialized like every
 //! event (`{"type":"compacted","trigger":…,"summary":…,"replaced":…,
@@ -350,8 +351,9 @@ impl AgentLoop {
     /// Compacts `session` on request (`/compact`), between turns: elides
     /// every tool result but the latest step's and summarizes every turn.
     /// `None` when there was nothing to compact. The outcome is recorded
-    /// as an [`Event::Compacted`], which the [`on_event`](Self::on_event)
-    /// hook sees; on failure nothing is recorded.
+    /// as an [`Event::Compacted`], which the loop's observers see
+    /// ([`LoopEvent::Recorded`](crate::LoopEvent::Recorded)); on failure
+    /// nothing is recorded.
     pub async fn compact(
         &self,
         agent: &Agent,

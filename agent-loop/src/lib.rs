@@ -63,27 +63,79 @@
 //! # A turn
 //!
 //! [`AgentLoop::run_turn`] appends the user's message to the [`Session`],
-//! then steps: assemble with [`AgentLoop::context`], render, call the
-//! [`before_step`](AgentLoop::before_step) hook with exactly that prompt,
+//! then steps: assemble with [`AgentLoop::context`], render, show
+//! exactly that prompt to the loop's observers ([`LoopEvent::Step`]),
 //! send a [`ModelRequest`] `{ model, system, tools, messages }` to the
 //! [`ModelAdapter`], append the answer, run each tool call through the
 //! [`ToolRegistry`](dsh_tools::ToolRegistry) (only tools of the step's
 //! final assembly may run, each after the [`ToolApproval`], if any, allows
 //! it), append the results — until the model answers without tool calls,
-//! or the step limit is reached. Every event is appended to the session's
-//! log and passed to the [`on_event`](AgentLoop::on_event) hook, the
-//! answer's text to [`on_text`](AgentLoop::on_text) as it streams, and
-//! what the model thinks before it ([`Thought`]s) to
-//! [`on_thought`](AgentLoop::on_thought), for display; the whole answer, with the tokens the API says it took
-//! ([`Usage`]), reaches [`on_response`](AgentLoop::on_response). A front
-//! end (`dsh run`, `dsh acp`) is these hooks: the loop knows nothing of
-//! terminals, protocols or traces.
+//! or the step limit is reached.
+//!
+//! # Observers
+//!
+//! A [`LoopObserver`], installed with [`AgentLoop::observed_by`], sees
+//! each [`LoopEvent`] as it happens: every event once it is appended to
+//! the session's log ([`Recorded`](LoopEvent::Recorded)), the answer's
+//! text as it streams ([`Text`](LoopEvent::Text)) and what the model
+//! thinks before it ([`Thought`](LoopEvent::Thought), its [`Thought`]s),
+//! what a running tool call reports ([`Progress`](LoopEvent::Progress)),
+//! the prompt of each step ([`Step`](LoopEvent::Step)) and the whole
+//! answer, with the tokens the API says it took ([`Usage`],
+//! [`Response`](LoopEvent::Response)). Observers add up, so a host's trace
+//! and a front end's display both see everything; the enum is closed, so
+//! an observer that forgets a new kind of event does not compile. A front
+//! end (`dsh run`, `dsh acp`) is an observer, a [`ToolApproval`] and what
+//! it lends a tool call
+//! ([`on_tool_call_context`](AgentLoop::on_tool_call_context)): the loop
+//! knows nothing of terminals, protocols or traces.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use dsh_agent_loop::{
+//!     Agent, AgentLoop, AgentOptions, Event, LoopEvent, ModelResponse, ScriptedAdapter, Session,
+//! };
+//! use dsh_system_prompt::SystemPrompt;
+//! use dsh_tools::ToolRegistry;
+//! use parking_lot::Mutex;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let prompt = SystemPrompt::new()?;
+//! let tools = ToolRegistry::new();
+//! let _installed = tools.install(&prompt)?;
+//! let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("Hello!")]));
+//! let shown = Arc::new(Mutex::new(Vec::new()));
+//! let display = Arc::clone(&shown);
+//! let agent_loop = AgentLoop::new(prompt, tools, adapter).observed_by(Arc::new(
+//!     move |event: LoopEvent<'_>| match event {
+//!         LoopEvent::Text { piece, .. } => display.lock().push(format!("text: {piece}")),
+//!         LoopEvent::Recorded { event: Event::AssistantMessage { .. }, .. } => {
+//!             display.lock().push("answer recorded".to_owned());
+//!         }
+//!         _ => {}
+//!     },
+//! ));
+//!
+//! let agent = Agent::new("coder", AgentOptions::new("gpt-5"));
+//! agent_loop
+//!     .run_turn(&agent, &mut Session::new(), "Say hello.", &CancellationToken::new())
+//!     .await?;
+//! assert_eq!(*shown.lock(), ["text: Hello!", "answer recorded"]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Failures
 //!
 //! Failures stay inside their turn: when the prompt does not render (a
 //! persona says `<<cwd>>` and the session has none) no request is sent and
 //! the turn ends with [`TurnError::Render`], whose message names the
 //! section and the variable. An adapter error, a panic inside a prompt
-//! provider, the adapter, a tool or the hook, the step limit and
+//! provider, the adapter, a tool or an observer of a step or an answer,
+//! the step limit and
 //! cancellation end the turn the same way, with the reason in its
 //! [`Event::TurnEnd`]. The agent serves the next turn, and other agents'
 //! turns never notice.
@@ -95,7 +147,7 @@
 //!   loadable from a [`Script`] file.
 //! - [`OpenAiAdapter`] talks to any OpenAI-compatible chat-completions API,
 //!   its key read from a named environment variable. It streams: the text
-//!   reaches the loop's [`on_text`](AgentLoop::on_text) hook piece by piece
+//!   reaches the loop's observers ([`LoopEvent::Text`]) piece by piece
 //!   as the server sends it (a server that does not stream answers whole).
 //!   Each request names its session as `prompt_cache_key`.
 //! - [`AnthropicAdapter`] talks to Anthropic's Messages API: it streams
@@ -170,6 +222,7 @@ pub mod compaction;
 mod context;
 mod error;
 mod history;
+mod observer;
 mod prompt;
 mod request;
 mod session;
@@ -196,6 +249,7 @@ pub use dsh_agent_types::{
 };
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
+pub use observer::{LoopEvent, LoopObserver};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{
     FinishReason, ModelAdapter, ModelRequest, ModelResponse, Piece, TextSink, Usage,

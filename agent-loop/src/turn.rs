@@ -16,22 +16,19 @@ use dsh_tools::{
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::observer::Observers;
 use crate::{
-    Agent, AgentContextExt, Approval, Event, FinishReason, Image, Message, ModelAdapter,
-    ModelError, ModelRequest, ModelResponse, NOT_RUN, Piece, Session, SessionFacts, SessionId,
-    TextSink, ToolApproval, ToolCall, TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, Event, FinishReason, Image, LoopEvent, LoopObserver, Message,
+    ModelAdapter, ModelError, ModelRequest, ModelResponse, NOT_RUN, Piece, Session, SessionFacts,
+    SessionId, TextSink, ToolApproval, ToolCall, TurnEndReason, TurnError,
 };
 
-type StepHook = Arc<dyn Fn(&StepPrompt<'_>) + Send + Sync>;
-type ResponseHook = Arc<dyn Fn(&StepResponse<'_>) + Send + Sync>;
-type EventHook = Arc<dyn Fn(&SessionId, &Event) + Send + Sync>;
-type TextHook = Arc<dyn Fn(&SessionId, &str) + Send + Sync>;
-type ProgressHook = Arc<dyn Fn(&SessionId, &ToolCall, &str) + Send + Sync>;
 type CallContextHook = Arc<dyn Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync>;
 
-/// What the hook before each step sees: exactly what the step is about to
-/// send — the rendered prompt, the assembly it came from, the messages.
-/// It is the input a compaction policy would measure.
+/// What observers see before each step ([`LoopEvent::Step`]): exactly
+/// what the step is about to send — the rendered prompt, the assembly it
+/// came from, the messages. It is the input a compaction policy would
+/// measure.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct StepPrompt<'a> {
@@ -50,9 +47,10 @@ pub struct StepPrompt<'a> {
     pub messages: &'a [Message],
 }
 
-/// What the hook after each answer sees: the model's whole answer to one
-/// step's request, with the [`usage`](ModelResponse::usage) the API
-/// reported — the step's cost, and how much of its prompt a cache served.
+/// What observers see of each answer ([`LoopEvent::Response`]): the
+/// model's whole answer to one step's request, with the
+/// [`usage`](ModelResponse::usage) the API reported — the step's cost,
+/// and how much of its prompt a cache served.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct StepResponse<'a> {
@@ -119,9 +117,10 @@ pub struct TurnSummary {
 ///
 /// Every failure is contained in the turn it happens in — a prompt that
 /// does not render (no request is sent), an adapter error, a panic inside a
-/// prompt provider, the adapter, a tool or the step hook, the step limit,
-/// a cancellation: the turn ends with a [`TurnEnd`](Event::TurnEnd) that
-/// says why, and the agent serves the next turn.
+/// prompt provider, the adapter, a tool or an observer of a step or an
+/// answer, the step limit, a cancellation: the turn ends with a
+/// [`TurnEnd`](Event::TurnEnd) that says why, and the agent serves the
+/// next turn.
 #[derive(Clone)]
 pub struct AgentLoop {
     inner: Arc<Inner>,
@@ -134,12 +133,7 @@ struct Inner {
     adapter: Arc<dyn ModelAdapter>,
     max_steps: u32,
     cancel_grace: Duration,
-    before_step: Option<StepHook>,
-    on_response: Option<ResponseHook>,
-    on_event: Option<EventHook>,
-    on_text: Option<TextHook>,
-    on_thought: Option<TextHook>,
-    on_progress: Option<ProgressHook>,
+    observers: Observers,
     approval: Option<Arc<dyn ToolApproval>>,
     call_context: Option<CallContextHook>,
 }
@@ -176,12 +170,7 @@ impl AgentLoop {
                 adapter,
                 max_steps: Self::DEFAULT_MAX_STEPS,
                 cancel_grace: Self::DEFAULT_CANCEL_GRACE,
-                before_step: None,
-                on_response: None,
-                on_event: None,
-                on_text: None,
-                on_thought: None,
-                on_progress: None,
+                observers: Observers::default(),
                 approval: None,
                 call_context: None,
             }),
@@ -200,70 +189,24 @@ impl AgentLoop {
         self
     }
 
-    /// Runs `hook` before each step, with exactly the prompt the step is
-    /// about to send. A panic inside it fails that turn.
-    pub fn before_step(mut self, hook: impl Fn(&StepPrompt<'_>) + Send + Sync + 'static) -> Self {
-        Arc::make_mut(&mut self.inner).before_step = Some(Arc::new(hook));
-        self
-    }
-
-    /// Runs `hook` on each answer of the model, as soon as it is complete
-    /// and before its tool calls run: with the [`usage`](ModelResponse::usage)
-    /// the API reported, if any. Paired with [`before_step`](Self::before_step)
-    /// by session and step, it sees each request's cost. A panic inside it
-    /// fails that turn.
-    pub fn on_response(mut self, hook: impl Fn(&StepResponse<'_>) + Send + Sync + 'static) -> Self {
-        Arc::make_mut(&mut self.inner).on_response = Some(Arc::new(hook));
-        self
-    }
-
-    /// Runs `hook` on every event appended to any session's log, as it is
-    /// appended — to display a turn while it runs, or to measure it. Hooks
-    /// add up: each runs after the ones installed before it, so a host's
-    /// observer (the trace) and a front end's display both see every
-    /// event. It runs inline, so keep it quick and free of panics.
-    pub fn on_event(mut self, hook: impl Fn(&SessionId, &Event) + Send + Sync + 'static) -> Self {
+    /// Shows `observer` everything the loop does, as it happens: each
+    /// [`LoopEvent`] of every session it runs. Observers add up: each sees
+    /// every event after the ones installed before it, so a host's
+    /// observer (the trace) and a front end's display both see
+    /// everything.
+    ///
+    /// The loop shows, in a step: the prompt about to be sent
+    /// ([`Step`](LoopEvent::Step)), the answer's thoughts and text as they
+    /// stream ([`Thought`](LoopEvent::Thought), [`Text`](LoopEvent::Text)),
+    /// the whole answer ([`Response`](LoopEvent::Response)), what a running
+    /// tool call reports ([`Progress`](LoopEvent::Progress)), and each event
+    /// once it is appended to the session's log
+    /// ([`Recorded`](LoopEvent::Recorded)). A panic inside an observer of a
+    /// `Step` or a `Response` fails that turn (the observers after it do
+    /// not see that one).
+    pub fn observed_by(mut self, observer: Arc<dyn LoopObserver>) -> Self {
         let inner = Arc::make_mut(&mut self.inner);
-        inner.on_event = Some(match inner.on_event.take() {
-            Some(before) => Arc::new(move |session: &SessionId, event: &Event| {
-                before(session, event);
-                hook(session, event);
-            }),
-            None => Arc::new(hook),
-        });
-        self
-    }
-
-    /// Runs `hook` on each piece of the model's answer text as it arrives,
-    /// before the whole answer is appended as an
-    /// [`AssistantMessage`](Event::AssistantMessage) — to show text while
-    /// the model writes it. With an adapter that does not stream, the one
-    /// piece is the whole text. It runs inline, so keep it quick and free
-    /// of panics.
-    pub fn on_text(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
-        Arc::make_mut(&mut self.inner).on_text = Some(Arc::new(hook));
-        self
-    }
-
-    /// Runs `hook` on each piece of what the model thinks before it
-    /// answers (extended thinking, reasoning) as it arrives, before the
-    /// answer is appended with its [`thoughts`](Event::AssistantMessage)
-    /// — to show them while the model thinks. It runs inline, so keep it
-    /// quick and free of panics.
-    pub fn on_thought(mut self, hook: impl Fn(&SessionId, &str) + Send + Sync + 'static) -> Self {
-        Arc::make_mut(&mut self.inner).on_thought = Some(Arc::new(hook));
-        self
-    }
-
-    /// Runs `hook` when a running tool call reports its progress
-    /// ([`ToolCallContext::report_progress`]), with the call and the text
-    /// — to show what a long call is doing. It runs inline, so keep it
-    /// quick and free of panics.
-    pub fn on_tool_progress(
-        mut self,
-        hook: impl Fn(&SessionId, &ToolCall, &str) + Send + Sync + 'static,
-    ) -> Self {
-        Arc::make_mut(&mut self.inner).on_progress = Some(Arc::new(hook));
+        inner.observers = inner.observers.and(observer);
         self
     }
 
@@ -431,7 +374,7 @@ impl AgentLoop {
     }
 
     /// Assembles and renders the step's prompt, shows it to the
-    /// before-step hook, and builds the request that carries exactly it.
+    /// observers, and builds the request that carries exactly it.
     ///
     /// When the assembly's runtime context differs from the last snapshot
     /// the conversation carries, the new snapshot is appended to it first,
@@ -480,7 +423,8 @@ impl AgentLoop {
         if compacted {
             messages = session.messages();
         }
-        if let Some(hook) = &self.inner.before_step {
+        let observers = &self.inner.observers;
+        if !observers.is_empty() {
             let prompt = StepPrompt {
                 agent,
                 session: facts,
@@ -489,7 +433,9 @@ impl AgentLoop {
                 system: &system,
                 messages: &messages,
             };
-            contain(step, "the before-step hook", || hook(&prompt))?;
+            contain(step, STEP_OBSERVER, || {
+                observers.show(LoopEvent::Step(&prompt));
+            })?;
         }
         let request = ModelRequest {
             model: agent.model().to_owned(),
@@ -513,13 +459,10 @@ impl AgentLoop {
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, TurnError> {
         let on_text = |piece: Piece<'_>| {
-            let (hook, text) = match piece {
-                Piece::Text(text) => (&self.inner.on_text, text),
-                Piece::Thought(text) => (&self.inner.on_thought, text),
-            };
-            if let Some(hook) = hook {
-                hook(session, text);
-            }
+            self.inner.observers.show(match piece {
+                Piece::Text(piece) => LoopEvent::Text { session, piece },
+                Piece::Thought(piece) => LoopEvent::Thought { session, piece },
+            });
         };
         self.ask(step, request, &on_text, cancel).await
     }
@@ -549,7 +492,7 @@ impl AgentLoop {
         }
     }
 
-    /// Shows the answer to the on-response hook, if any.
+    /// Shows the answer to the observers, if any.
     fn show_response(
         &self,
         step: u32,
@@ -557,9 +500,10 @@ impl AgentLoop {
         facts: &SessionFacts,
         (request, answer): (&ModelRequest, &ModelResponse),
     ) -> Result<(), TurnError> {
-        let Some(hook) = &self.inner.on_response else {
+        let observers = &self.inner.observers;
+        if observers.is_empty() {
             return Ok(());
-        };
+        }
         let response = StepResponse {
             agent,
             session: facts,
@@ -567,7 +511,9 @@ impl AgentLoop {
             request,
             response: answer,
         };
-        contain(step, "the on-response hook", || hook(&response))
+        contain(step, RESPONSE_OBSERVER, || {
+            observers.show(LoopEvent::Response(&response));
+        })
     }
 
     /// Appends the model's answer and its tool calls to the log.
@@ -655,11 +601,8 @@ impl AgentLoop {
         cx.extensions.extend_from(calling.agent.facts());
         cx.extensions.extend_from(calling.agent.tool_facts());
         cx.extensions.insert(calling.clone());
-        if let Some(hook) = &self.inner.on_progress {
-            let (hook, session, call) =
-                (Arc::clone(hook), calling.session.id.clone(), call.clone());
-            cx.extensions
-                .insert(ToolProgress::new(move |text| hook(&session, &call, text)));
+        if let Some(progress) = self.progress_of(&calling.session.id, call) {
+            cx.extensions.insert(progress);
         }
         if let Some(hook) = &self.inner.call_context {
             hook(&calling.session, call, &mut cx);
@@ -691,6 +634,24 @@ impl AgentLoop {
         }
     }
 
+    /// Where what a running call reports goes: to the observers, as
+    /// [`LoopEvent::Progress`]; `None` when there are none, so a tool
+    /// knows no one shows its progress.
+    fn progress_of(&self, session: &SessionId, call: &ToolCall) -> Option<ToolProgress> {
+        if self.inner.observers.is_empty() {
+            return None;
+        }
+        let observers = self.inner.observers.clone();
+        let (session, call) = (session.clone(), call.clone());
+        Some(ToolProgress::new(move |text| {
+            observers.show(LoopEvent::Progress {
+                session: &session,
+                call: &call,
+                text,
+            });
+        }))
+    }
+
     fn record_result(&self, session: &mut Session, call: &ToolCall, result: ToolResult) {
         // Whatever the tool: an image the model API would refuse would
         // fail this request and every later one of the session.
@@ -706,14 +667,23 @@ impl AgentLoop {
     }
 
     /// Appends `event` to the session (and its recorder), then shows it
-    /// to the on-event hook: what a front end shows is already recorded.
+    /// to the observers: what a front end shows is already recorded.
     pub(crate) fn record(&self, session: &mut Session, event: Event) {
         session.push(event);
-        if let (Some(hook), Some(event)) = (&self.inner.on_event, session.events().last()) {
-            hook(session.id(), event);
+        if let Some(event) = session.events().last() {
+            self.inner.observers.show(LoopEvent::Recorded {
+                session: session.id(),
+                event,
+            });
         }
     }
 }
+
+/// What panicked, when an observer of a step's prompt did.
+const STEP_OBSERVER: &str = "a loop observer of the step's prompt";
+
+/// What panicked, when an observer of an answer did.
+const RESPONSE_OBSERVER: &str = "a loop observer of the answer";
 
 /// The result of a call that failed with `text`, which says why.
 fn failed(text: String) -> ToolResult {

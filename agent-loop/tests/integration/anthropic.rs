@@ -13,9 +13,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentOptions, AnthropicAdapter, AnthropicConfig, CacheTtl, Event, Message, ModelAdapter,
-    ModelError, ModelRequest, ModelResponse, Piece, ResponseLimit, Session, Thought, ToolCall,
-    Usage,
+    Agent, AgentOptions, AnthropicAdapter, AnthropicConfig, CacheTtl, Event, LoopEvent, Message,
+    ModelAdapter, ModelError, ModelRequest, ModelResponse, Piece, ResponseLimit, Session, Thought,
+    ToolCall, Usage,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -674,9 +674,13 @@ async fn a_three_request_conversation_places_its_breakpoints_by_the_rule() -> Te
     let adapter = Arc::new(AnthropicAdapter::new(config, Some(KEY.into()))?);
     let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
     let usages = Arc::new(Mutex::new(Vec::new()));
-    let agent_loop = agent_loop.on_response({
+    let agent_loop = agent_loop.observed_by({
         let usages = Arc::clone(&usages);
-        move |answer| usages.lock().push(answer.response.usage)
+        Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Response(answer) = event {
+                usages.lock().push(answer.response.usage);
+            }
+        })
     });
     let agent = Agent::new(
         "coder",
@@ -944,7 +948,7 @@ fn signature_delta(index: usize, signature: &str) -> Value {
 
 /// With `thinking_budget`, requests ask for extended thinking (and set
 /// no temperature, which the API refuses with it); the thoughts stream to
-/// the loop's `on_thought` hook, are recorded with the answer, and go
+/// the loop's observers (`LoopEvent::Thought`), are recorded with the answer, and go
 /// back first in the answer's message, signature and redacted data
 /// unchanged, when the tool results are sent — as the API requires
 /// during tool use.
@@ -979,9 +983,13 @@ async fn thinking_streams_and_goes_back_signed_with_the_tool_results() -> TestRe
     let adapter = Arc::new(AnthropicAdapter::new(config, Some(KEY.into()))?);
     let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(Echo::default())], adapter)?;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let agent_loop = agent_loop.on_thought({
+    let agent_loop = agent_loop.observed_by({
         let seen = Arc::clone(&seen);
-        move |_, piece| seen.lock().push(piece.to_owned())
+        Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Thought { piece, .. } = event {
+                seen.lock().push(piece.to_owned());
+            }
+        })
     });
     let agent = Agent::new("coder", AgentOptions::new("claude-test"));
     let mut session = Session::new();

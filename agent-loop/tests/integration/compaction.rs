@@ -116,7 +116,7 @@ async fn eliding_old_results_alone_can_suffice() -> Result<(), Box<dyn std::erro
     assert!(texts[0].contains("first line 0:"), "{}", texts[0]);
     assert!(!texts[0].contains("first line 10:"), "{}", texts[0]);
     assert_eq!(texts[1], big("second", 60));
-    // The full history stays in the log, and the hook saw the event.
+    // The full history stays in the log, and the observer saw the event.
     assert!(
         session.events().iter().any(
             |event| matches!(event, Event::ToolResult { text, .. } if *text == big("first", 60))

@@ -7,7 +7,7 @@ use crate::support;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    Agent, AgentOptions, CONTEXT_CLEARED, CONTEXT_HEADER, Event, Message, ModelResponse,
+    Agent, AgentOptions, CONTEXT_CLEARED, CONTEXT_HEADER, Event, LoopEvent, Message, ModelResponse,
     ScriptedAdapter, Session, ToolCall,
 };
 use dsh_system_prompt::PromptSection;
@@ -37,11 +37,15 @@ async fn a_snapshot_goes_to_the_tail_only_when_the_context_changes()
     let _context = support::shared_context(&agent_loop, "last-echo", 10, &state)?;
     let agent_loop = {
         let state = Arc::clone(&state);
-        agent_loop.on_event(move |_, event| {
-            if let Event::ToolResult { text, .. } = event {
+        agent_loop.observed_by(Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Recorded {
+                event: Event::ToolResult { text, .. },
+                ..
+            } = event
+            {
                 *state.lock() = text.clone();
             }
-        })
+        }))
     };
     let agent = Agent::new("a", AgentOptions::new("m").with_persona("You echo."));
     let mut session = Session::new();

@@ -12,9 +12,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, Event, FinishReason, Image, Message, ModelAdapter, ModelError,
-    ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session, Thought,
-    ToolCall, Usage,
+    Agent, AgentLoop, AgentOptions, Event, FinishReason, Image, LoopEvent, Message, ModelAdapter,
+    ModelError, ModelRequest, ModelResponse, OpenAiAdapter, OpenAiConfig, ResponseLimit, Session,
+    Thought, ToolCall, Usage,
 };
 use dsh_system_prompt::Registration;
 use parking_lot::Mutex;
@@ -432,11 +432,11 @@ async fn a_tool_call_round_trip_through_the_loop() -> TestResult {
     Ok(())
 }
 
-/// The server's word on its prompt cache reaches the loop's on-response
-/// hook, step by step: from the last chunk of a stream, and from a plain
+/// The server's word on its prompt cache reaches the loop's observers
+/// with each answer, step by step: from the last chunk of a stream, and from a plain
 /// completion.
 #[tokio::test]
-async fn cached_tokens_reach_the_on_response_hook() -> TestResult {
+async fn cached_tokens_reach_the_observers_with_the_answer() -> TestResult {
     let usage = |prompt: u64, cached: u64| {
         json!({
             "prompt_tokens": prompt,
@@ -464,9 +464,13 @@ async fn cached_tokens_reach_the_on_response_hook() -> TestResult {
     .await?;
     let (agent_loop, _installed) = echo_loop(&base_url)?;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let agent_loop = agent_loop.on_response({
+    let agent_loop = agent_loop.observed_by({
         let seen = Arc::clone(&seen);
-        move |answer| seen.lock().push((answer.step, answer.response.usage))
+        Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Response(answer) = event {
+                seen.lock().push((answer.step, answer.response.usage));
+            }
+        })
     });
     let agent = Agent::new("coder", AgentOptions::new("test-model"));
     support::turn(&agent_loop, &agent, &mut Session::new(), "ping").await?;
@@ -1245,13 +1249,13 @@ async fn the_apis_finish_reason_says_why_the_answer_stopped() -> TestResult {
 
 /// Reasoning an OpenAI-compatible server streams — `reasoning_content`
 /// (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter) — reaches the
-/// loop's `on_thought` hook as it arrives, and is recorded with the
+/// loop's observers (`LoopEvent::Thought`) as it arrives, and is recorded with the
 /// answer. It goes back as `reasoning_content` with each answer of a turn
 /// that called a tool (DeepSeek's thinking mode answers 400 without it),
 /// from the turn's next request on; a turn without a call sends none back.
 /// A whole answer's reasoning is read the same.
 #[tokio::test]
-async fn streamed_reasoning_reaches_on_thought_and_goes_back_for_a_turn_with_tool_calls()
+async fn streamed_reasoning_reaches_the_observers_and_goes_back_for_a_turn_with_tool_calls()
 -> TestResult {
     let (base_url, server) = serve([
         Canned::events([
@@ -1278,15 +1282,14 @@ async fn streamed_reasoning_reaches_on_thought_and_goes_back_for_a_turn_with_too
     .await?;
     let (agent_loop, _installed) = echo_loop(&base_url)?;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let agent_loop = agent_loop
-        .on_thought({
-            let seen = Arc::clone(&seen);
-            move |_, piece| seen.lock().push(format!("thought: {piece}"))
+    let agent_loop = agent_loop.observed_by({
+        let seen = Arc::clone(&seen);
+        Arc::new(move |event: LoopEvent<'_>| match event {
+            LoopEvent::Thought { piece, .. } => seen.lock().push(format!("thought: {piece}")),
+            LoopEvent::Text { piece, .. } => seen.lock().push(piece.to_owned()),
+            _ => {}
         })
-        .on_text({
-            let seen = Arc::clone(&seen);
-            move |_, piece| seen.lock().push(piece.to_owned())
-        });
+    });
     let agent = Agent::new("coder", AgentOptions::new("test-model"));
     let mut session = Session::new();
     support::turn(&agent_loop, &agent, &mut session, "ping").await?;

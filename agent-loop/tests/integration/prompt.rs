@@ -7,7 +7,8 @@ use crate::support;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    Agent, AgentOptions, Event, ModelResponse, ScriptedAdapter, Session, TurnEndReason, TurnError,
+    Agent, AgentOptions, Event, LoopEvent, ModelResponse, ScriptedAdapter, Session, TurnEndReason,
+    TurnError,
 };
 use dsh_system_prompt::{PromptSection, RenderError, render_prompt};
 use parking_lot::Mutex;
@@ -205,7 +206,7 @@ async fn a_render_failure_sends_nothing_ends_the_turn_and_the_agent_goes_on() ->
 }
 
 #[tokio::test]
-async fn the_hook_before_each_step_sees_exactly_the_prompt_sent() -> TestResult {
+async fn an_observer_sees_exactly_the_prompt_each_step_sends() -> TestResult {
     let (agent_loop, _installed, adapter) = support::echo_loop([
         ModelResponse::default().with_tool_call(dsh_agent_loop::ToolCall::new(
             "c1",
@@ -217,10 +218,12 @@ async fn the_hook_before_each_step_sees_exactly_the_prompt_sent() -> TestResult 
     let seen = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = {
         let seen = Arc::clone(&seen);
-        agent_loop.before_step(move |step| {
-            seen.lock()
-                .push((step.step, step.system.to_owned(), step.messages.len()));
-        })
+        agent_loop.observed_by(Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Step(step) = event {
+                seen.lock()
+                    .push((step.step, step.system.to_owned(), step.messages.len()));
+            }
+        }))
     };
     let agent = Agent::new(
         "coder",

@@ -9,9 +9,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    Agent, AgentLoop, AgentOptions, Event, Message, ModelAdapter, ModelError, ModelRequest,
-    ModelResponse, ScriptedAdapter, Session, TextSink, ToolCall, TurnEndReason, TurnError,
-    TurnSummary, Usage, async_trait,
+    Agent, AgentLoop, AgentOptions, Event, LoopEvent, Message, ModelAdapter, ModelError,
+    ModelRequest, ModelResponse, ScriptedAdapter, Session, TextSink, ToolCall, TurnEndReason,
+    TurnError, TurnSummary, Usage, async_trait,
 };
 use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;
@@ -84,7 +84,7 @@ async fn a_tool_call_runs_and_its_result_goes_back_to_the_model() -> TestResult 
     assert_eq!(
         &*events.lock(),
         session.events(),
-        "the hook sees every event"
+        "the observer sees every event"
     );
     let kinds: Vec<&str> = session
         .events()
@@ -549,42 +549,150 @@ async fn a_denied_call_does_not_run_and_the_model_reads_why() -> TestResult {
 }
 
 #[tokio::test]
-async fn streamed_text_reaches_the_text_hook_before_the_answer_is_logged() -> TestResult {
+async fn streamed_text_reaches_the_observers_before_the_answer_is_recorded() -> TestResult {
     let adapter = Arc::new(ScriptedAdapter::new([ModelResponse::text("hello there")]));
     let (agent_loop, _installed) = support::agent_loop(vec![], adapter)?;
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let agent_loop = {
-        let (texts, events) = (Arc::clone(&seen), Arc::clone(&seen));
-        agent_loop
-            .on_text(move |_, piece| texts.lock().push(format!("text:{piece}")))
-            .on_event(move |_, event| {
-                if let Event::AssistantMessage { text, .. } = event {
-                    events.lock().push(format!("answer:{text}"));
-                }
-            })
+        let seen = Arc::clone(&seen);
+        agent_loop.observed_by(Arc::new(move |event: LoopEvent<'_>| match event {
+            LoopEvent::Text { piece, .. } => seen.lock().push(format!("text:{piece}")),
+            LoopEvent::Recorded {
+                event: Event::AssistantMessage { text, .. },
+                ..
+            } => seen.lock().push(format!("answer:{text}")),
+            _ => {}
+        }))
     };
     fresh_turn(&agent_loop, "hi").await?;
     assert_eq!(*seen.lock(), ["text:hello there", "answer:hello there"]);
     Ok(())
 }
 
-/// The on-response hook sees each answer whole, before its tool calls
-/// run, with its step; a panic inside it fails that turn like any hook's.
+/// What an observer named `name` writes of `event`: every kind, so a kind
+/// added to the loop fails to compile here until the test says it.
+fn seen_by(name: &str, event: LoopEvent<'_>) -> String {
+    let what = match event {
+        LoopEvent::Step(step) => format!("step {}", step.step),
+        LoopEvent::Response(answer) => format!("response {}", answer.step),
+        LoopEvent::Recorded { event, .. } => format!("recorded {}", event_kind(event)),
+        LoopEvent::Text { piece, .. } => format!("text {piece}"),
+        LoopEvent::Thought { piece, .. } => format!("thought {piece}"),
+        LoopEvent::Progress { call, text, .. } => format!("progress {} {text}", call.id),
+    };
+    format!("{name}: {what}")
+}
+
+fn event_kind(event: &Event) -> &'static str {
+    match event {
+        Event::UserMessage { .. } => "user",
+        Event::StepStart { .. } => "step-start",
+        Event::AssistantMessage { .. } => "assistant",
+        Event::ToolCall { .. } => "call",
+        Event::ToolResult { .. } => "result",
+        Event::TurnEnd { .. } => "turn-end",
+        _ => "other",
+    }
+}
+
+/// Observers add up: each sees every kind of event, in the order the
+/// loop shows them, the one installed first before the other.
 #[tokio::test]
-async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> TestResult {
+async fn observers_add_up_and_each_sees_every_kind_of_event() -> TestResult {
+    let thought = dsh_agent_loop::Thought::Text {
+        text: "Report.".into(),
+        signature: None,
+    };
+    let adapter = Arc::new(ScriptedAdapter::new([
+        call("c1", "report", "{}").with_thought(thought),
+        ModelResponse::text("done"),
+    ]));
+    let (agent_loop, _installed) = support::agent_loop(vec![Arc::new(TestTool::Report)], adapter)?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let observer = |name: &'static str| {
+        let seen = Arc::clone(&seen);
+        Arc::new(move |event: LoopEvent<'_>| seen.lock().push(seen_by(name, event)))
+    };
+    let agent_loop = agent_loop
+        .observed_by(observer("first"))
+        .observed_by(observer("second"));
+    fresh_turn(&agent_loop, "go").await?;
+
+    let seen = seen.lock();
+    let mut shown = Vec::new();
+    for pair in seen.chunks(2) {
+        let first = pair[0].strip_prefix("first: ");
+        let second = pair.get(1).and_then(|seen| seen.strip_prefix("second: "));
+        assert!(first.is_some() && first == second, "{seen:?}");
+        shown.extend(first);
+    }
+    assert_eq!(
+        shown,
+        [
+            "recorded user",
+            "recorded step-start",
+            "step 1",
+            "thought Report.",
+            "response 1",
+            "recorded assistant",
+            "recorded call",
+            "progress c1 half way",
+            "recorded result",
+            "recorded step-start",
+            "step 2",
+            "text done",
+            "response 2",
+            "recorded assistant",
+            "recorded turn-end",
+        ]
+    );
+    Ok(())
+}
+
+/// A panic inside an observer of a step's prompt fails that turn before
+/// its request is sent, as one of an answer does.
+#[tokio::test]
+async fn a_panic_observing_a_steps_prompt_fails_the_turn() -> TestResult {
+    let (agent_loop, _installed, adapter) = support::echo_loop([ModelResponse::text("unsent")])?;
+    let panicking = agent_loop.observed_by(Arc::new(|event: LoopEvent<'_>| {
+        if let LoopEvent::Step(_) = event {
+            panic!("the observer has a bug");
+        }
+    }));
+    let mut session = Session::new();
+    let error = failed_turn(&panicking, &agent(), &mut session, "ping")
+        .await
+        .ok_or("expected the turn to fail")?;
+    assert!(
+        matches!(&error, TurnError::Panicked { step: 1, what, message }
+            if what == "a loop observer of the step's prompt"
+                && message.contains("the observer has a bug")),
+        "{error:?}"
+    );
+    assert!(adapter.requests().is_empty(), "no request was sent");
+    assert_turn_ended(&session, TurnEndReason::Error);
+    Ok(())
+}
+
+/// An observer sees each answer whole, before its tool calls run, with
+/// its step; a panic inside it fails that turn like a tool's.
+#[tokio::test]
+async fn an_observer_sees_each_answer_and_its_panic_fails_the_turn() -> TestResult {
     let (agent_loop, _installed, _adapter, echo) = support::counting_echo_loop([
         call("c1", "echo", r#"{"text": "pong"}"#).with_usage(Usage::new(30, 5)),
         ModelResponse::text("done"),
         ModelResponse::text("never read"),
     ])?;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let observed = agent_loop.clone().on_response({
+    let observed = agent_loop.clone().observed_by({
         let (seen, echo) = (Arc::clone(&seen), Arc::clone(&echo));
-        move |answer| {
-            let calls_so_far = echo.calls.load(Ordering::SeqCst);
-            seen.lock()
-                .push((answer.step, answer.response.clone(), calls_so_far));
-        }
+        Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Response(answer) = event {
+                let calls_so_far = echo.calls.load(Ordering::SeqCst);
+                seen.lock()
+                    .push((answer.step, answer.response.clone(), calls_so_far));
+            }
+        })
     });
     let mut session = Session::new();
     observed
@@ -602,7 +710,11 @@ async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> T
         ]
     );
 
-    let panicking = agent_loop.on_response(|_| panic!("the hook has a bug"));
+    let panicking = agent_loop.observed_by(Arc::new(|event: LoopEvent<'_>| {
+        if let LoopEvent::Response(_) = event {
+            panic!("the observer has a bug");
+        }
+    }));
     let error = panicking
         .run_turn(&agent(), &mut session, "again", &CancellationToken::new())
         .await
@@ -610,7 +722,8 @@ async fn the_on_response_hook_sees_each_answer_and_a_panic_fails_the_turn() -> T
         .ok_or("expected the turn to fail")?;
     assert!(
         matches!(&error, TurnError::Panicked { step: 1, what, message }
-            if what == "the on-response hook" && message.contains("the hook has a bug")),
+            if what == "a loop observer of the answer"
+                && message.contains("the observer has a bug")),
         "{error:?}"
     );
     assert_eq!(
@@ -630,9 +743,12 @@ async fn an_answers_context_tokens_are_reported_or_counted() -> TestResult {
         ModelResponse::text("done"),
     ])?;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let observed = agent_loop.on_response({
+    let observed = agent_loop.observed_by({
         let seen = Arc::clone(&seen);
-        move |answer| {
+        Arc::new(move |event: LoopEvent<'_>| {
+            let LoopEvent::Response(answer) = event else {
+                return;
+            };
             let budget = answer.agent.budget();
             let request = answer.request;
             let counted = budget.count_request(
@@ -645,7 +761,7 @@ async fn an_answers_context_tokens_are_reported_or_counted() -> TestResult {
                 thoughts: Vec::new(),
             });
             seen.lock().push((answer.context_tokens(), counted));
-        }
+        })
     });
     let mut session = Session::new();
     observed
@@ -660,10 +776,9 @@ async fn an_answers_context_tokens_are_reported_or_counted() -> TestResult {
 }
 
 /// A recorded session: the recorder gets every event the turn appends,
-/// before the on-event hook shows it, and none of the history it started
-/// with.
+/// before the observers see it, and none of the history it started with.
 #[tokio::test]
-async fn the_recorder_gets_each_event_before_the_hook_shows_it() -> TestResult {
+async fn the_recorder_gets_each_event_before_the_observers_see_it() -> TestResult {
     let (agent_loop, _installed, _adapter) = support::echo_loop([
         call("c1", "echo", r#"{"text": "pong"}"#),
         ModelResponse::text("done"),
@@ -671,7 +786,11 @@ async fn the_recorder_gets_each_event_before_the_hook_shows_it() -> TestResult {
     let order = Arc::new(Mutex::new(Vec::new()));
     let agent_loop = {
         let order = Arc::clone(&order);
-        agent_loop.on_event(move |_, event| order.lock().push(("shown", event.clone())))
+        agent_loop.observed_by(Arc::new(move |event: LoopEvent<'_>| {
+            if let LoopEvent::Recorded { event, .. } = event {
+                order.lock().push(("shown", event.clone()));
+            }
+        }))
     };
     let earlier = Event::UserMessage {
         text: "earlier".into(),

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dsh_agent_loop::{
-    Agent, AgentLoop, CallingTurn, ModelAdapter, ModelResponse, ScriptedAdapter, Session,
-    TurnError, TurnSummary,
+    Agent, AgentLoop, CallingTurn, LoopEvent, ModelAdapter, ModelResponse, ScriptedAdapter,
+    Session, TurnError, TurnSummary,
 };
 use dsh_system_prompt::{Registration, SystemPrompt};
 use dsh_tools::{Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, async_trait};
@@ -64,6 +64,8 @@ pub enum TestTool {
     Produce,
     /// `picture`: returns `pictures:` and [`pictures`].
     Picture,
+    /// `report`: reports its progress, `half way`, and returns `done`.
+    Report,
 }
 
 /// The images `picture` returns: a PNG's signature, then an SVG
@@ -98,6 +100,7 @@ impl Tool for TestTool {
             Self::Inspect => "inspect",
             Self::Produce => "produce",
             Self::Picture => "picture",
+            Self::Report => "report",
         }
     }
 
@@ -108,6 +111,7 @@ impl Tool for TestTool {
             Self::Inspect => "Reports the calling turn.",
             Self::Produce => "Returns `lines` lines tagged `tag`.",
             Self::Picture => "Returns pictures.",
+            Self::Report => "Reports its progress.",
         }
         .to_owned()
     }
@@ -148,6 +152,10 @@ impl Tool for TestTool {
                 Ok(ToolOutput::new(big(tag, lines)))
             }
             Self::Picture => Ok(ToolOutput::new("pictures:").with_images(pictures())),
+            Self::Report => {
+                cx.report_progress("half way");
+                Ok(ToolOutput::new("done"))
+            }
         }
     }
 }
@@ -170,8 +178,8 @@ pub fn shared_context(
         ))
 }
 
-/// `agent_loop`, keeping every event its on-event hook shows, and the
-/// events kept.
+/// `agent_loop`, keeping every event it shows its observers as recorded,
+/// and the events kept.
 pub fn recording_events(
     agent_loop: AgentLoop,
 ) -> (
@@ -180,7 +188,11 @@ pub fn recording_events(
 ) {
     let events = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let kept = Arc::clone(&events);
-    let agent_loop = agent_loop.on_event(move |_, event| kept.lock().push(event.clone()));
+    let agent_loop = agent_loop.observed_by(Arc::new(move |event: LoopEvent<'_>| {
+        if let LoopEvent::Recorded { event, .. } = event {
+            kept.lock().push(event.clone());
+        }
+    }));
     (agent_loop, events)
 }
 

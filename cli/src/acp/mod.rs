@@ -9,7 +9,7 @@
 //! `session/cancel` then finds the token while the turn runs.
 //!
 //! The loop knows nothing of ACP: a turn runs on a clone of the loop whose
-//! hooks ([`updates::Updates`]) and tool approval ([`approval`]) speak for
+//! observer ([`updates::Updates`]) and tool approval ([`approval`]) speak for
 //! that ACP session.
 
 mod approval;
@@ -65,7 +65,8 @@ pub(crate) struct Server {
 struct Inner {
     /// The agent's host: the deployment, its store, its trace.
     host: Arc<Host>,
-    /// The host's loop, traced; each turn runs on a clone with its hooks.
+    /// The host's loop, traced; each turn runs on a clone with its
+    /// observer.
     agent_loop: AgentLoop,
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// The MCP servers: the deployment's and each session's.
@@ -437,7 +438,7 @@ impl Server {
         })
     }
 
-    /// Runs one turn of the session on a loop whose hooks speak for it,
+    /// Runs one turn of the session on a loop whose observer speaks for it,
     /// then gives the session back.
     async fn turn(
         &self,
@@ -459,19 +460,15 @@ impl Server {
             updates.clone(),
             cx.clone(),
         );
-        let [events, text, thought, progress, said, answered] =
-            std::array::from_fn(|_| updates.clone());
+        let said = updates.clone();
         let policy = self.inner.host.approval_policy();
+        let shown = Arc::new(updates.clone());
         let approval = AskTheClient::new(acp_id, policy, &steering, updates, cx.clone());
         let agent_loop = self
             .inner
             .agent_loop
             .clone()
-            .on_event(move |session, event| events.event(session, event))
-            .on_text(move |session, piece| text.text(session, piece))
-            .on_thought(move |session, piece| thought.thought(session, piece))
-            .on_response(move |response| answered.answered(response))
-            .on_tool_progress(move |session, call, text| progress.progress(session, call, text))
+            .observed_by(shown)
             .on_tool_call_context(move |session, call, cx| files.attach(session, call, cx))
             .with_approval(Arc::new(approval));
 

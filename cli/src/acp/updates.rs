@@ -24,7 +24,9 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields,
 };
-use dsh_agent_loop::{CompactionReport, Event, Image, SessionId, StepResponse, ToolCall};
+use dsh_agent_loop::{
+    CompactionReport, Event, Image, LoopEvent, LoopObserver, SessionId, StepResponse, ToolCall,
+};
 use dsh_session_store::{RecordedChange, SessionWriter, Store};
 use dsh_tool_todo::{TodoStatus, TodoWriteArgs};
 use dsh_tools::{
@@ -79,6 +81,26 @@ struct Inner {
     changes: Mutex<Option<Arc<SessionWriter>>>,
     /// On a replay: the files each call changed, as recorded, by call.
     recorded_changes: Mutex<BTreeMap<String, Vec<RecordedChange>>>,
+}
+
+/// What the client is sent of the loop: every event, the streamed text
+/// and thoughts, each answer's context usage and each call's progress (of
+/// this session only).
+impl LoopObserver for Updates {
+    fn observe(&self, event: LoopEvent<'_>) {
+        match event {
+            LoopEvent::Recorded { session, event } => self.event(session, event),
+            LoopEvent::Text { session, piece } => self.text(session, piece),
+            LoopEvent::Thought { session, piece } => self.thought(session, piece),
+            LoopEvent::Response(response) => self.answered(response),
+            LoopEvent::Progress {
+                session,
+                call,
+                text,
+            } => self.progress(session, call, text),
+            LoopEvent::Step(_) => {}
+        }
+    }
 }
 
 impl Updates {

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use dsh_agent_loop::Session;
+use dsh_agent_loop::{LoopEvent, LoopObserver, Session, SessionId};
 use dsh_deployment::Problem;
 use dsh_deployment::host::store::Recorded;
 use dsh_deployment::host::{Host, OpenedSession, Resume};
@@ -106,23 +106,13 @@ fn on_the_console(
     console: &Arc<Console>,
     session: &Session,
 ) -> dsh_agent_loop::AgentLoop {
-    let (events, text, thought, progress, output) = (
-        Arc::clone(console),
-        Arc::clone(console),
-        Arc::clone(console),
-        Arc::clone(console),
-        Arc::clone(console),
-    );
-    let (id, output_id) = (session.id().clone(), session.id().clone());
+    let shown = OnTheConsole {
+        console: Arc::clone(console),
+        session: session.id().clone(),
+    };
+    let (output, output_id) = (Arc::clone(console), session.id().clone());
     host.agent_loop()
-        .on_event(move |_, event| events.event(event))
-        .on_text(move |_, piece| text.text(piece))
-        .on_thought(move |_, piece| thought.thought(piece))
-        .on_tool_progress(move |session, call, text| {
-            if *session == id {
-                progress.progress(&call.name, text);
-            }
-        })
+        .observed_by(Arc::new(shown))
         .on_tool_call_context(move |session, call, cx| {
             if session.id == output_id && output.shows_output() {
                 let (console, tool) = (Arc::clone(&output), call.name.clone());
@@ -133,6 +123,33 @@ fn on_the_console(
                 }));
             }
         })
+}
+
+/// What the console shows of the loop: every event and streamed piece,
+/// and the progress of `session`'s own tool calls.
+struct OnTheConsole {
+    console: Arc<Console>,
+    session: SessionId,
+}
+
+impl LoopObserver for OnTheConsole {
+    fn observe(&self, event: LoopEvent<'_>) {
+        match event {
+            LoopEvent::Recorded { event, .. } => self.console.event(event),
+            LoopEvent::Text { piece, .. } => self.console.text(piece),
+            LoopEvent::Thought { piece, .. } => self.console.thought(piece),
+            LoopEvent::Progress {
+                session,
+                call,
+                text,
+            } => {
+                if *session == self.session {
+                    self.console.progress(&call.name, text);
+                }
+            }
+            LoopEvent::Step(_) | LoopEvent::Response(_) => {}
+        }
+    }
 }
 
 /// The session's outcome, with the trace's summary said on stderr and a
