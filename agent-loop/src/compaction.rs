@@ -27,8 +27,9 @@
 //! tokens before and after. Nothing is deleted — the log keeps every
 //! event, and [`Session::messages`] applies the compactions to it — so a
 //! store that records events in order keeps the full history and reloads
-//! what the model read. Front ends see the event through
-//! [`on_event`](AgentLoop::on_event), and [`CompactionReport`] words it.
+//! what the model read. Front ends see the event as a
+//! [`LoopEvent::Recorded`](crate::LoopEvent::Recorded), and
+//! [`CompactionReport`] words it.
 //!
 //! For a session store: `Event::Compacted` is serialized like every
 //! event (`{"type":"compacted","trigger":…,"summary":…,"replaced":…,

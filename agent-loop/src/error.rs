@@ -299,7 +299,8 @@ pub enum TurnError {
         #[source]
         source: ModelError,
     },
-    /// A prompt provider, the model adapter, a tool or a hook panicked.
+    /// A prompt provider, the model adapter, a tool or a loop observer
+    /// panicked.
     #[error("step {step}: {what} panicked: {message}")]
     Panicked {
         /// The step, from 1.

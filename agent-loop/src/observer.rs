@@ -71,8 +71,8 @@ pub enum LoopEvent<'a> {
 /// [`AgentLoop::observed_by`](crate::AgentLoop::observed_by).
 ///
 /// The loop calls [`observe`](Self::observe) inline, from the task that
-/// runs the turn (a [`Progress`](LoopEvent::Progress) from the tool's), so
-/// it should be quick. A panic inside it, on a
+/// runs the turn (a [`Progress`](LoopEvent::Progress) from wherever the
+/// tool reports it), so it should be quick. A panic inside it, on a
 /// [`Step`](LoopEvent::Step) or a [`Response`](LoopEvent::Response), fails
 /// that turn like a panicking tool; on the others it is not contained, so
 /// keep those free of panics.

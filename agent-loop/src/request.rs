@@ -204,7 +204,7 @@ impl Usage {
 /// A model backend: turns one [`ModelRequest`] into one [`ModelResponse`].
 ///
 /// One method: the loop calls [`complete`](Self::complete) once per step,
-/// with the hook the answer's text goes to as it arrives and the step's
+/// with the sink the answer's text goes to as it arrives and the step's
 /// cancel signal, so a wrapper (a recorder, a retry) forwards one thing.
 /// An adapter should stop early with [`ModelError::Cancelled`] when
 /// `cancel` fires; the loop also stops waiting for it then, so an adapter

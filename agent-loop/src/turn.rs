@@ -18,9 +18,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::observer::Observers;
 use crate::{
-    Agent, AgentContextExt, Approval, Event, FinishReason, Image, LoopEvent, LoopObserver,
-    Message, ModelAdapter, ModelError, ModelRequest, ModelResponse, NOT_RUN, Piece, Session,
-    SessionFacts, SessionId, TextSink, ToolApproval, ToolCall, TurnEndReason, TurnError,
+    Agent, AgentContextExt, Approval, Event, FinishReason, Image, LoopEvent, LoopObserver, Message,
+    ModelAdapter, ModelError, ModelRequest, ModelResponse, NOT_RUN, Piece, Session, SessionFacts,
+    SessionId, TextSink, ToolApproval, ToolCall, TurnEndReason, TurnError,
 };
 
 type CallContextHook = Arc<dyn Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync>;
@@ -48,8 +48,9 @@ pub struct StepPrompt<'a> {
 }
 
 /// What observers see of each answer ([`LoopEvent::Response`]): the
-/// model's whole answer to one step's request, with the [`usage`](ModelResponse::usage) the API
-/// reported — the step's cost, and how much of its prompt a cache served.
+/// model's whole answer to one step's request, with the
+/// [`usage`](ModelResponse::usage) the API reported — the step's cost,
+/// and how much of its prompt a cache served.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct StepResponse<'a> {
@@ -117,9 +118,9 @@ pub struct TurnSummary {
 /// Every failure is contained in the turn it happens in — a prompt that
 /// does not render (no request is sent), an adapter error, a panic inside a
 /// prompt provider, the adapter, a tool or an observer of a step or an
-/// answer, the step limit,
-/// a cancellation: the turn ends with a [`TurnEnd`](Event::TurnEnd) that
-/// says why, and the agent serves the next turn.
+/// answer, the step limit, a cancellation: the turn ends with a
+/// [`TurnEnd`](Event::TurnEnd) that says why, and the agent serves the
+/// next turn.
 #[derive(Clone)]
 pub struct AgentLoop {
     inner: Arc<Inner>,
@@ -600,16 +601,8 @@ impl AgentLoop {
         cx.extensions.extend_from(calling.agent.facts());
         cx.extensions.extend_from(calling.agent.tool_facts());
         cx.extensions.insert(calling.clone());
-        if !self.inner.observers.is_empty() {
-            let observers = self.inner.observers.clone();
-            let (session, call) = (calling.session.id.clone(), call.clone());
-            cx.extensions.insert(ToolProgress::new(move |text| {
-                observers.show(LoopEvent::Progress {
-                    session: &session,
-                    call: &call,
-                    text,
-                });
-            }));
+        if let Some(progress) = self.progress_of(&calling.session.id, call) {
+            cx.extensions.insert(progress);
         }
         if let Some(hook) = &self.inner.call_context {
             hook(&calling.session, call, &mut cx);
@@ -639,6 +632,24 @@ impl AgentLoop {
             Ok(Ok(result)) => Ok(result),
             Err(payload) => Err(panicked(step, &format!("tool `{}`", call.name), payload)),
         }
+    }
+
+    /// Where what a running call reports goes: to the observers, as
+    /// [`LoopEvent::Progress`]; `None` when there are none, so a tool
+    /// knows no one shows its progress.
+    fn progress_of(&self, session: &SessionId, call: &ToolCall) -> Option<ToolProgress> {
+        if self.inner.observers.is_empty() {
+            return None;
+        }
+        let observers = self.inner.observers.clone();
+        let (session, call) = (session.clone(), call.clone());
+        Some(ToolProgress::new(move |text| {
+            observers.show(LoopEvent::Progress {
+                session: &session,
+                call: &call,
+                text,
+            });
+        }))
     }
 
     fn record_result(&self, session: &mut Session, call: &ToolCall, result: ToolResult) {

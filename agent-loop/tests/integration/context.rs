@@ -7,8 +7,8 @@ use crate::support;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    Agent, AgentOptions, CONTEXT_CLEARED, CONTEXT_HEADER, Event, LoopEvent, Message,
-    ModelResponse, ScriptedAdapter, Session, ToolCall,
+    Agent, AgentOptions, CONTEXT_CLEARED, CONTEXT_HEADER, Event, LoopEvent, Message, ModelResponse,
+    ScriptedAdapter, Session, ToolCall,
 };
 use dsh_system_prompt::PromptSection;
 use parking_lot::Mutex;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dsh_agent_loop::{AgentLoop, CompactionReport, Event, ModelAdapter, Session};
+use dsh_agent_loop::{AgentLoop, Event, LoopObserver, ModelAdapter, Session};
 use dsh_session_store::RequestPrefix;
 use dsh_session_store::StoreError;
 use dsh_system_prompt::render_prompt;
@@ -259,32 +259,15 @@ impl Host {
     }
 
     /// The agent loop on the deployment's registries and model, with the
-    /// trace attached: every request of every session is measured, the
-    /// front end's own hooks added on top.
+    /// trace its first observer: every request of every session is
+    /// measured, the front end's own observers added after it.
     pub fn agent_loop(&self) -> AgentLoop {
-        let (before, answered, compacted) = (
-            Arc::clone(&self.trace),
-            Arc::clone(&self.trace),
-            Arc::clone(&self.trace),
-        );
         AgentLoop::new(
             self.runtime.prompt.clone(),
             self.runtime.tools.clone(),
             Arc::clone(&self.model),
         )
-        .before_step(move |step| before.before_step(step))
-        .on_response(move |answer| {
-            answered.answered(
-                answer.session.id.as_str(),
-                answer.step,
-                answer.response.usage,
-            );
-        })
-        .on_event(move |session, event| {
-            if let Some(report) = CompactionReport::of(event) {
-                compacted.compacted(session.as_str(), &report);
-            }
-        })
+        .observed_by(Arc::clone(&self.trace) as Arc<dyn LoopObserver>)
     }
 
     /// A new session in `cwd`, recorded when the store is on: the loop's

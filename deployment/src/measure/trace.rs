@@ -3,9 +3,10 @@
 //! that prefix broke when it did. `dsh run --trace FILE` writes it, and
 //! every `dsh run` ends with its one-line [`Summary`].
 //!
-//! It is computed from the loop's hooks alone: `before_step` shows
-//! exactly what a step sends (the assembly, the system prompt, the
-//! messages), `on_response` the usage the API reported. Requests are
+//! It is computed from what the loop shows its observers alone (the
+//! trace is one, [`LoopObserver`]): `LoopEvent::Step` shows exactly what
+//! a step sends (the assembly, the system prompt, the messages),
+//! `LoopEvent::Response` the usage the API reported. Requests are
 //! measured in the canonical serialization of [`crate::measure::canonical_request`]
 //! (the system prompt, then the tools, then the messages); the loop and
 //! the adapters know nothing of it.
@@ -84,7 +85,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    CompactionReport, CompactionTrigger, Message, StepPrompt, Tokenizer, TokenizerRule, Usage,
+    CompactionReport, CompactionTrigger, LoopEvent, LoopObserver, Message, StepPrompt, Tokenizer,
+    TokenizerRule, Usage,
 };
 use dsh_session_store::RequestPrefix;
 use dsh_system_prompt::ToolSchema;
@@ -171,7 +173,7 @@ pub struct Compacted {
     summarized: bool,
 }
 
-/// A session's trace and its summary; shared by the loop's hooks.
+/// A session's trace and its summary; the loop's observer.
 pub struct Trace {
     counting: Counting,
     /// The `--trace` file; `None` keeps the summary only.
@@ -320,7 +322,8 @@ impl Trace {
         })
     }
 
-    /// The loop's `before_step` hook.
+    /// A step is about to send its prompt ([`LoopEvent::Step`]): measure
+    /// it.
     pub fn before_step(&self, step: &StepPrompt<'_>) {
         let sections = || {
             // The loop has just rendered this assembly: it renders again.
@@ -436,8 +439,8 @@ impl Trace {
         recorder(&prefix);
     }
 
-    /// The loop compacted `session` (its `on_event` hook saw
-    /// `Event::Compacted`): the session's next request is marked.
+    /// The loop compacted `session` (it recorded an `Event::Compacted`):
+    /// the session's next request is marked.
     pub fn compacted(&self, session: &str, report: &CompactionReport) {
         let mark = Compacted {
             trigger: report.trigger,
@@ -449,8 +452,8 @@ impl Trace {
         self.state.lock().compacted.insert(session.to_owned(), mark);
     }
 
-    /// The loop's `on_response` hook: the answer to the session's pending
-    /// request is in, with the API's usage if it reported any.
+    /// The answer to the session's pending request is in
+    /// ([`LoopEvent::Response`]), with the API's usage if it reported any.
     pub fn answered(&self, session: &str, step: u32, usage: Option<Usage>) {
         let mut state = self.state.lock();
         state.summary.answered += 1;
@@ -517,6 +520,27 @@ impl Trace {
         };
         let what = format!("sampling request {}", state.summary.sampled);
         self.write_line(&mut state, &line, &what);
+    }
+}
+
+/// What the trace measures of a loop: every step's prompt, every answer's
+/// usage, every compaction; nothing of what is shown as it streams.
+impl LoopObserver for Trace {
+    fn observe(&self, event: LoopEvent<'_>) {
+        match event {
+            LoopEvent::Step(step) => self.before_step(step),
+            LoopEvent::Response(answer) => self.answered(
+                answer.session.id.as_str(),
+                answer.step,
+                answer.response.usage,
+            ),
+            LoopEvent::Recorded { session, event } => {
+                if let Some(report) = CompactionReport::of(event) {
+                    self.compacted(session.as_str(), &report);
+                }
+            }
+            LoopEvent::Text { .. } | LoopEvent::Thought { .. } | LoopEvent::Progress { .. } => {}
+        }
     }
 }
 
