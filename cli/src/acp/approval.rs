@@ -12,8 +12,8 @@ use agent_client_protocol::v1::schema::{
 use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
 use std::sync::Arc;
 
-use dsh_deployment::host::ApprovalPolicy;
-use dsh_deployment::host::modes::Asking;
+use dsh_deployment::policy::approval::ApprovalPolicy;
+use dsh_deployment::policy::modes::Asking;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 

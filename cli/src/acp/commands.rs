@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
 use dsh_agent_loop::SessionId;
-use dsh_deployment::host::{Commands, Input, SlashCommand};
+use dsh_deployment::session::{Commands, Input, SlashCommand};
 use dsh_tool_mcp::McpServers;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;

@@ -39,7 +39,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode, RequestCancellation};
 use dsh_agent_loop::{AgentLoop, FinishReason, Image, ImageBudget, Session, SessionId, TurnError};
-use dsh_deployment::host::{Host, SlashCommand, attach};
+use dsh_deployment::facts::attach;
+use dsh_deployment::host::Host;
+use dsh_deployment::session::SlashCommand;
 use dsh_system_prompt::render_prompt;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -52,7 +54,7 @@ use self::commands::Read;
 use self::fs::SessionFiles;
 use self::steering::{MODE_OPTION, Steering};
 use self::updates::Updates;
-use dsh_deployment::host::cwd::{Relative, working_directory};
+use dsh_deployment::facts::cwd::{Relative, working_directory};
 use dsh_deployment::host::store::{Recorded, Recording};
 
 /// What `dsh acp` serves: one agent on one loop, and its sessions.
@@ -721,7 +723,7 @@ fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
 
 /// The user's message of a prompt: its text blocks; each embedded text
 /// resource inline with its URI, and each link to a file of the session's
-/// `dirs` read and inlined (`host::attach`, within its budget); other
+/// `dirs` read and inlined (`facts::attach`, within its budget); other
 /// links as their name and URI; and its images, each checked
 /// ([`prompt_image`]). Audio needs a capability dsh does not advertise.
 fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec<Image>), Error> {

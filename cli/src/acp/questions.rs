@@ -29,8 +29,8 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdateFields,
 };
 use dsh_agent_loop::{SessionId, async_trait};
-use dsh_deployment::host::modes::Asking;
-use dsh_deployment::host::sampling::{
+use dsh_deployment::policy::modes::Asking;
+use dsh_deployment::policy::sampling::{
     MAX_SAMPLED_TOKENS, Sampler, cannot_ask, declined, describe_sampling, sampling_asks,
     sampling_title,
 };

@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Error, ErrorCode};
 use dsh_deployment::host::Host;
-use dsh_deployment::host::modes::{self, MODES, Mode};
+use dsh_deployment::policy::modes::{self, MODES, Mode};
 use dsh_session_store::SessionWriter;
 use parking_lot::Mutex;
 

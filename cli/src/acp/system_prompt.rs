@@ -15,8 +15,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Error, ErrorCode};
 use dsh_agent_loop::Session;
-use dsh_deployment::Runtime;
-use dsh_deployment::host::{ClientPrompt, ClientPromptMode, SessionInstructions};
+use dsh_deployment::facts::client_prompt::{ClientPrompt, ClientPromptMode};
+use dsh_deployment::facts::instructions::SessionInstructions;
+use dsh_deployment::runtime::Runtime;
 use dsh_system_prompt::Registration;
 
 /// The client's name when `initialize` named none.

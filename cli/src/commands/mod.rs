@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::args::CwdArgs;
 use dsh_deployment::Problem;
-use dsh_deployment::host::cwd::{Relative, working_directory};
+use dsh_deployment::facts::cwd::{Relative, working_directory};
 
 /// What a command returns: success, or every problem it found.
 pub(crate) type Outcome = Result<(), Vec<Problem>>;

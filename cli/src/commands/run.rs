@@ -12,15 +12,17 @@ use std::sync::Arc;
 
 use dsh_agent_loop::Session;
 use dsh_deployment::Problem;
+use dsh_deployment::host::Host;
 use dsh_deployment::host::store::Recorded;
-use dsh_deployment::host::{Host, OpenedSession, Resume};
 use dsh_tools::{CommandOutput, CommandReport};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd};
 use crate::diagnostics::Reporter;
 use crate::terminal::{AskOnTheTerminal, Chat, Console, out};
-use dsh_deployment::host::{attach, modes};
+use dsh_deployment::facts::attach;
+use dsh_deployment::policy::modes;
+use dsh_deployment::session::{OpenedSession, Resume};
 
 pub(crate) fn run(args: &RunArgs) -> Outcome {
     let cwd = command_line_cwd(args.cwd.as_deref())?;

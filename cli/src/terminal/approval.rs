@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
-use dsh_deployment::host::ApprovalPolicy;
-use dsh_deployment::host::modes::Asking;
+use dsh_deployment::policy::approval::ApprovalPolicy;
+use dsh_deployment::policy::modes::Asking;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +49,7 @@ pub(crate) struct AskOnTheTerminal {
     pub(super) terminal: bool,
     console: Arc<Console>,
     /// Answers MCP servers' sampling requests, once allowed.
-    pub(super) sampler: Option<dsh_deployment::host::sampling::Sampler>,
+    pub(super) sampler: Option<dsh_deployment::policy::sampling::Sampler>,
     /// The tools answered "always" in this session.
     always: Mutex<HashSet<String>>,
     /// Held for the whole of a question (a form's every field): tool
@@ -93,7 +93,7 @@ impl AskOnTheTerminal {
 
     /// Answers MCP servers' sampling requests with `sampler`, once the
     /// person allows each.
-    pub(crate) fn answering(mut self, sampler: dsh_deployment::host::sampling::Sampler) -> Self {
+    pub(crate) fn answering(mut self, sampler: dsh_deployment::policy::sampling::Sampler) -> Self {
         self.sampler = Some(sampler);
         self
     }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use dsh_agent_loop::{AgentLoop, FinishReason, TurnError};
 use dsh_deployment::Problem;
-use dsh_deployment::host::attach::Attached;
-use dsh_deployment::host::modes::{self, MODES, Mode};
+use dsh_deployment::facts::attach::Attached;
+use dsh_deployment::host::Host;
 use dsh_deployment::host::signals::EndingSignals;
-use dsh_deployment::host::{Commands, Host, Input, PromptCall, SlashCommand};
+use dsh_deployment::policy::modes::{self, MODES, Mode};
+use dsh_deployment::session::{Commands, Input, PromptCall, SlashCommand};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 

@@ -15,7 +15,7 @@
 //! while it is asked (a form, all its fields).
 
 use dsh_agent_loop::async_trait;
-use dsh_deployment::host::sampling::{
+use dsh_deployment::policy::sampling::{
     cannot_ask, declined, describe_elicitation, describe_sampling, sampling_asks, sampling_title,
 };
 use dsh_tool_mcp::{
@@ -299,10 +299,10 @@ impl Field {
 mod tests {
     use super::*;
     use dsh_agent_loop::{ModelResponse, ScriptedAdapter};
-    use dsh_deployment::host::ApprovalPolicy;
-    use dsh_deployment::host::modes::Asking;
-    use dsh_deployment::host::sampling::Sampler;
-    use dsh_deployment::measure::{Counting, Trace};
+    use dsh_deployment::measure::trace::{Counting, Trace};
+    use dsh_deployment::policy::approval::ApprovalPolicy;
+    use dsh_deployment::policy::modes::Asking;
+    use dsh_deployment::policy::sampling::Sampler;
     use serde_json::json;
     use std::sync::Arc;
 

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use dsh_system_prompt::{PromptAssembly, render_prompt};
 
-use super::StartedSession;
-use crate::check::prompt_problems;
+use crate::file::{AgentSpec, Deployment, prompt_problems};
+use crate::problem::Problem;
 use crate::runtime::mcp::{self, Servers, Which};
-use crate::{AgentSpec, Deployment, Problem, Runtime};
+use crate::runtime::{self, Runtime, StartedSession};
 
 /// One agent of a deployment, loaded, with a session started in its
 /// working directory (its instruction files read) and, unless left out,
@@ -17,9 +17,9 @@ use crate::{AgentSpec, Deployment, Problem, Runtime};
 /// part of the prompt. Dropping it stops the servers.
 ///
 /// ```
-/// use dsh_deployment::host::{AgentPrompt, McpServers};
+/// use dsh_deployment::reports::agent_prompt::{AgentPrompt, ServerStart};
 ///
-/// let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), McpServers::Start)
+/// let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), ServerStart::Start)
 ///     .expect("the embedded deployment loads");
 /// let prompt = shown.render().expect("its prompt renders");
 /// assert!(prompt.starts_with("You are dsh"));
@@ -42,7 +42,7 @@ pub struct AgentPrompt {
 
 /// Whether an [`AgentPrompt`] starts the agent's MCP servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum McpServers {
+pub enum ServerStart {
     /// Start them: their tools and instructions are in the prompt.
     Start,
     /// Leave them unstarted (`--no-mcp`): the prompt is shown without
@@ -59,12 +59,12 @@ impl AgentPrompt {
         config: Option<&Path>,
         agent: Option<&str>,
         cwd: Option<&Path>,
-        mcp: McpServers,
+        mcp: ServerStart,
     ) -> Result<Self, Vec<Problem>> {
-        let (deployment, agent, runtime) = crate::load_agent(config, agent)?;
+        let (deployment, agent, runtime) = runtime::load_agent(config, agent)?;
         let listed = (agent.tools.iter()).any(|tool| tool.get_ref().starts_with("mcp:"));
         let (servers, server_failures) = match mcp {
-            McpServers::Start if listed => {
+            ServerStart::Start if listed => {
                 let which = Which::ListedBy(vec![&agent]);
                 let (servers, started) = mcp::start_for_command(&deployment, &runtime, which)?;
                 if !started.required_failures.is_empty() {
@@ -72,7 +72,7 @@ impl AgentPrompt {
                 }
                 (Some(servers), started.optional_failures)
             }
-            McpServers::Start | McpServers::Leave => (None, Vec::new()),
+            ServerStart::Start | ServerStart::Leave => (None, Vec::new()),
         };
         let started = runtime.start_session(cwd)?;
         Ok(Self {
