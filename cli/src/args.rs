@@ -4,8 +4,8 @@ use dsh_sandbox::SandboxMode;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use dsh_deployment::diff::Threshold;
 use dsh_deployment::host::HostOptions;
+use dsh_deployment::reports::diff::Threshold;
 
 /// See, check and run the system prompt of a dsh deployment.
 ///

@@ -8,7 +8,8 @@
 
 use proptest::prelude::*;
 
-use dsh_deployment::{Deployment, SourceFile};
+use dsh_deployment::SourceFile;
+use dsh_deployment::file::Deployment;
 
 use crate::diagnostics::{MAX_REPORTED, Reporter};
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use dsh_agent_loop::async_trait;
 use dsh_deployment::host::{Host, HostOptions};
 use dsh_deployment::session::{
-    Answer, HostedSession, OpenError, Opening, Person, Prompted, Question, Reach, SessionEvent,
+    Answer, OpenError, Opening, Person, Prompted, Question, Reach, SessionEvent, Sessions,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -88,12 +88,12 @@ fn run() -> Result<(), String> {
     let cwd = std::env::current_dir().map_err(|error| error.to_string())?;
     let host = Arc::new(Host::load(&options, &cwd).map_err(said)?);
     let person = Arc::new(Headless { approve });
-    host.questions().reach(Reach {
+    let reach = Reach {
         samples: approve,
         elicits: person.elicits(),
         only_session: true,
-    });
-    let opened = HostedSession::open(&host, Opening::new(&cwd), person.clone());
+    };
+    let opened = Sessions::new(host.clone(), reach).open(Opening::new(&cwd), person.clone());
     let (session, _notes) = opened.map_err(|error| said(OpenError::problems(error)))?;
     let served = host.serve(async |_started, _ending| {
         for line in std::io::stdin().lock().lines() {

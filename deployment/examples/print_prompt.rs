@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use dsh_deployment::host::cwd::{Relative, working_directory};
-use dsh_deployment::host::{AgentPrompt, McpServers};
+use dsh_deployment::facts::cwd::{Relative, working_directory};
+use dsh_deployment::reports::agent_prompt::{AgentPrompt, ServerStart};
 use dsh_tool_mcp::ServerOutput;
 
 fn main() -> ExitCode {
@@ -47,7 +47,7 @@ fn print_prompt() -> Result<(), String> {
         config.as_deref(),
         agent.as_deref(),
         Some(&cwd),
-        McpServers::Start(output),
+        ServerStart::Start(output),
     )
     .map_err(said)?;
     print!("{}", shown.render().map_err(said)?);

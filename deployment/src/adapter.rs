@@ -32,7 +32,7 @@ pub fn for_running(
     let model = build(deployment, Purpose::Run)?;
     Ok(match record {
         Some(path) => {
-            crate::outputs::check_output(deployment, path, "--record-requests")?;
+            crate::file::check_output(deployment, path, "--record-requests")?;
             // The adapter's secrets, so that no request log ever holds
             // one, whatever route it took into the conversation.
             let secrets = deployment
@@ -42,7 +42,7 @@ pub fn for_running(
                 .filter_map(|name| Some((name.to_owned(), std::env::var(name).ok()?)))
                 .filter(|(_, value)| value.len() >= MIN_REDACTED_LEN)
                 .collect();
-            Arc::new(Recording::new(model, path)?.redacting(secrets))
+            Arc::new(RequestRecording::new(model, path)?.redacting(secrets))
         }
         None => model,
     })
@@ -95,7 +95,7 @@ pub fn build(deployment: &Deployment, purpose: Purpose) -> Result<Arc<dyn ModelA
 /// An adapter that appends every request to a file, one JSON object a
 /// line, before passing it on: exactly what the model is told, step by
 /// step.
-pub struct Recording {
+pub struct RequestRecording {
     inner: Arc<dyn ModelAdapter>,
     file: Mutex<File>,
     /// Secret values (and their variables' names), replaced in each line
@@ -108,7 +108,7 @@ pub struct Recording {
 /// key is that short.
 const MIN_REDACTED_LEN: usize = 8;
 
-impl Recording {
+impl RequestRecording {
     /// Wraps `inner`, appending each request and answer to `path`
     /// (replacing it).
     pub fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
@@ -132,7 +132,7 @@ impl Recording {
     }
 }
 
-impl Recording {
+impl RequestRecording {
     /// Appends `request` to the file, as one JSON line.
     fn record(&self, request: &ModelRequest) -> Result<(), ModelError> {
         let mut line =
@@ -151,14 +151,14 @@ impl Recording {
     }
 }
 
-impl std::fmt::Debug for Recording {
+impl std::fmt::Debug for RequestRecording {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recording").finish_non_exhaustive()
+        f.debug_struct("RequestRecording").finish_non_exhaustive()
     }
 }
 
 #[async_trait]
-impl ModelAdapter for Recording {
+impl ModelAdapter for RequestRecording {
     async fn complete(
         &self,
         request: &ModelRequest,

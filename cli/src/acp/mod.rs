@@ -41,7 +41,7 @@ use dsh_agent_loop::{FinishReason, Image, ImageBudget, SessionId, TurnError};
 use dsh_deployment::facts::attach;
 use dsh_deployment::host::Host;
 use dsh_deployment::session::{
-    HostedSession, Knob, OpenError, Opening, PromptError, Prompted, Reach,
+    HostedSession, Knob, OpenError, Opening, PromptError, Prompted, Reach, Sessions,
 };
 use dsh_tool_mcp::Elicits;
 use parking_lot::Mutex;
@@ -50,7 +50,6 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use self::mcp::AcpMcp;
 
 use self::editor::EditorPerson;
-use self::fs::SessionFiles;
 use dsh_deployment::facts::cwd::{Relative, working_directory};
 
 /// What `dsh acp` serves: one agent, and its sessions.
@@ -63,6 +62,9 @@ pub(crate) struct Server {
 struct Inner {
     /// The agent's host: the deployment, its store, its trace.
     host: Arc<Host>,
+    /// Where its sessions open.
+    opener: Sessions,
+    /// The sessions open in this process.
     sessions: Mutex<HashMap<SessionId, Arc<HostedSession>>>,
     /// What the deployment's MCP servers' start came to.
     mcp: AcpMcp,
@@ -87,13 +89,13 @@ struct ClientFacts {
 }
 
 impl Server {
-    /// Serves the agent `host` hosts; `mcp` is what its servers' start
-    /// came to. Until an editor says otherwise, the servers are told it
-    /// answers sampling and both kinds of elicitation.
-    pub(crate) fn new(host: Arc<Host>, mcp: AcpMcp) -> Self {
+    /// Serves the agent whose sessions open in `sessions`; `mcp` is what
+    /// its servers' start came to.
+    pub(crate) fn new(sessions: Sessions, mcp: AcpMcp) -> Self {
         Self {
             inner: Arc::new(Inner {
-                host,
+                host: Arc::clone(sessions.host()),
+                opener: sessions,
                 sessions: Mutex::new(HashMap::new()),
                 mcp,
                 client: Mutex::new(ClientFacts {
@@ -242,8 +244,8 @@ impl Server {
             options,
         ));
         let opening = opening.with_roots(roots.to_vec());
-        let (session, _notes) =
-            HostedSession::open(&self.inner.host, opening, person.clone()).map_err(open_error)?;
+        let (session, _notes) = (self.inner.opener.open(opening, person.clone()))
+            .map_err(open_error)?;
         person.bind(schema::SessionId::new(session.id().to_string()));
         (self.inner.sessions.lock()).insert(session.id().clone(), Arc::clone(&session));
         Ok(session)
@@ -440,7 +442,7 @@ impl Server {
             url: elicitation.is_some_and(|elicits| elicits.supports_url()),
         };
         // The servers' elicitations the editor cannot show are declined.
-        self.inner.host.questions().reach(Self::reach(elicits));
+        self.inner.opener.reach(Self::reach(elicits));
         let meta = capabilities.meta.as_ref();
         let terminal = meta.and_then(|meta| meta.get("terminal_output"));
         *self.inner.client.lock() = ClientFacts {

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use agent_client_protocol::ConnectTo;
 use dsh_deployment::Problem;
 use dsh_deployment::host::Host;
+use dsh_deployment::session::Sessions;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::transport::StdioTransport;
@@ -34,9 +35,9 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
         form: true,
         url: true,
     };
-    host.questions().reach(Server::reach(elicits));
+    let sessions = Sessions::new(Arc::clone(&host), Server::reach(elicits));
     // What they say goes to stderr: stdout is the protocol's.
-    host.show_servers_with(server_output());
+    sessions.show_servers_with(server_output());
     let served = host.serve(async |started, mut signals| {
         let said =
             |problems: Vec<Problem>| problems.iter().map(|p| p.message().to_owned()).collect();
@@ -44,7 +45,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
             optional_failures: said(started.optional_failures),
             required_failures: said(started.required_failures),
         };
-        let server = Server::new(Arc::clone(&host), mcp);
+        let server = Server::new(sessions, mcp);
         let stop = CancellationToken::new();
         tokio::spawn({
             let stop = stop.clone();

@@ -1,17 +1,17 @@
 //! `dsh check`: load the deployment, render the prompt of every agent, of
 //! every child it spawns and of every preset, and report every problem
-//! found (`dsh_deployment::check::check_deployment`) — also an agent whose
+//! found (`dsh_deployment::reports::check::check_deployment`) — also an agent whose
 //! prompt and tools take more tokens than its `max_prompt_tokens`.
 
-use dsh_deployment::Runtime;
-use dsh_deployment::check::{Findings, WithServers, check_deployment};
+use dsh_deployment::reports::check::{Findings, WithServers, check_deployment};
+use dsh_deployment::runtime::{self, Runtime};
 
 use crate::args::{CheckArgs, CheckFormat};
 use crate::commands::{Outcome, print, server_output, session_cwd};
 use crate::diagnostics::Reporter;
 
 pub(crate) fn run(args: &CheckArgs) -> Outcome {
-    let deployment = dsh_deployment::load(args.deployment.config.as_deref())?;
+    let deployment = runtime::load(args.deployment.config.as_deref())?;
     let runtime = Runtime::new(&deployment)?;
     runtime.show_servers_with(server_output());
     let cwd = session_cwd(&args.cwd)?;

@@ -1,12 +1,14 @@
 //! `dsh diff`: an agent's request prefix in two deployments or dumps,
-//! compared by the host (`dsh_deployment::diff`) and rendered as text,
+//! compared by the host (`dsh_deployment::reports::diff`) and rendered as text,
 //! markdown or JSON (`crate::diff`), with `diff(1)`'s exit status.
 
 use std::process::ExitCode;
 
 use dsh_deployment::Problem;
-use dsh_deployment::diff::{SessionDirectory, SideOptions, Threshold, compare, read_sides};
-use dsh_deployment::host::McpServers;
+use dsh_deployment::reports::agent_prompt::ServerStart;
+use dsh_deployment::reports::diff::{
+    SessionDirectory, SideOptions, Threshold, compare, read_sides,
+};
 
 use crate::args::{CwdArgs, DiffArgs, DiffFormat, FailOn};
 use crate::commands::{command_line_cwd, print, server_output, session_cwd};
@@ -29,9 +31,9 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, Vec<Problem>> {
         agent: args.agent.clone(),
         cwd,
         mcp: if args.no_mcp {
-            McpServers::Leave
+            ServerStart::Leave
         } else {
-            McpServers::Start(server_output())
+            ServerStart::Start(server_output())
         },
     };
     let (old, new) = read_sides(&args.old, &args.new, &options)?;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::args::CwdArgs;
 use dsh_deployment::Problem;
-use dsh_deployment::host::cwd::{Relative, working_directory};
+use dsh_deployment::facts::cwd::{Relative, working_directory};
 use dsh_tool_mcp::{ServerLine, ServerOutput};
 
 /// What a command returns: success, or every problem it found.

@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 
-use dsh_deployment::host::{AgentPrompt, McpServers};
+use dsh_deployment::reports::agent_prompt::{AgentPrompt, ServerStart};
 
 use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, server_output, session_cwd};
@@ -16,9 +16,9 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
     // The agent's MCP servers run while the prompt is assembled: their
     // tools and instructions are part of it (unless `--no-mcp`).
     let mcp = if args.no_mcp {
-        McpServers::Leave
+        ServerStart::Leave
     } else {
-        McpServers::Start(server_output())
+        ServerStart::Start(server_output())
     };
     let shown = AgentPrompt::load(
         args.target.deployment.config.as_deref(),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use dsh_deployment::Problem;
 use dsh_deployment::facts::attach;
 use dsh_deployment::host::Host;
-use dsh_deployment::session::{HostedSession, Knob, OpenError, Opening, Person, Reach};
+use dsh_deployment::session::{HostedSession, Knob, OpenError, Opening, Person, Reach, Sessions};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd, server_output};
@@ -33,14 +33,16 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let console = Arc::new(Console::new());
     let person = Arc::new(TerminalPerson::new(Arc::clone(&console)));
     // The servers' sampling and elicitation are asked on the terminal.
-    host.questions().reach(Reach {
-        samples: person.at_a_terminal(),
-        elicits: person.elicits(),
-        only_session: true,
-    });
-    host.show_servers_with(server_output());
-    let (session, notes) =
-        HostedSession::open(&host, opening, person).map_err(OpenError::problems)?;
+    let sessions = Sessions::new(
+        Arc::clone(&host),
+        Reach {
+            samples: person.at_a_terminal(),
+            elicits: person.elicits(),
+            only_session: true,
+        },
+    );
+    sessions.show_servers_with(server_output());
+    let (session, notes) = sessions.open(opening, person).map_err(OpenError::problems)?;
     for note in &notes {
         out(&mut std::io::stderr(), &format!("note: {note}\n"));
     }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::diff::{Cost, PromptDiff, SectionChange, ToolChange, WordRun};
+use dsh_deployment::reports::diff::{Cost, PromptDiff, SectionChange, ToolChange, WordRun};
 
 use super::{
     change_name, cost, counts, inline_words, same_line, section_note, section_owners, sides_of,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::diff::{Change, PromptDiff, SectionChange, SourceKind, ToolChange};
+use dsh_deployment::reports::diff::{Change, PromptDiff, SectionChange, SourceKind, ToolChange};
 
 use super::{
     change_name, change_of, cost, counts, inline_words, same_line, section_note, section_owners,
@@ -207,7 +207,7 @@ fn cache(out: &mut String, diff: &PromptDiff) {
     );
     let mut rows = vec![row(["prices", "read", "write", "first request", "session"])];
     for priced in &cache.estimate.pricings {
-        let both = |cost_of: &dsh_deployment::diff::Cost| {
+        let both = |cost_of: &dsh_deployment::reports::diff::Cost| {
             format!("{} → {}", cost(cost_of.old), cost(cost_of.new))
         };
         rows.push(row([

@@ -1,13 +1,13 @@
 //! `dsh prompt --format json`: its format's version, the assembly, with
 //! its tokens, its instruction files and its MCP servers, and the request
-//! prefix `dsh diff` reads back (`dsh_deployment::diff::Prefix`).
+//! prefix `dsh diff` reads back (`dsh_deployment::reports::diff::Prefix`).
 
 use dsh_agent_loop::{Tokenizer, TokenizerChoice};
 use dsh_deployment::Problem;
-use dsh_deployment::check::instruction_report;
-use dsh_deployment::diff::{DUMP_FORMAT_VERSION, Prefix};
-use dsh_deployment::host::AgentPrompt;
 use dsh_deployment::measure::tokens::PromptTokens;
+use dsh_deployment::reports::agent_prompt::AgentPrompt;
+use dsh_deployment::reports::check::instruction_report;
+use dsh_deployment::reports::diff::{DUMP_FORMAT_VERSION, Prefix};
 use dsh_system_prompt::PromptAssembly;
 use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
 use serde_json::{Value, json};

@@ -9,10 +9,10 @@ mod parts;
 use std::fmt::Write as _;
 
 use dsh_deployment::Problem;
-use dsh_deployment::check::instruction_report;
-use dsh_deployment::check::prompt_problems::prompt_problems;
-use dsh_deployment::host::AgentPrompt;
+use dsh_deployment::file::prompt_problems;
 use dsh_deployment::measure::tokens::PromptTokens;
+use dsh_deployment::reports::agent_prompt::AgentPrompt;
+use dsh_deployment::reports::check::instruction_report;
 use dsh_deployment::runtime;
 use dsh_system_prompt::PromptAssembly;
 use dsh_system_prompt::inspect::{render_prompt_with_spans, section_origins};

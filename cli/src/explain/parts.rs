@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 use dsh_agent_loop::{
     COMPACTION_SECTION, ContextBudget, Tokenizer, TokenizerChoice, compaction_context,
 };
-use dsh_deployment::check::instruction_report::FileReport;
+use dsh_deployment::facts::instructions::{FilesLeftOut, SkippedFile};
 use dsh_deployment::file::{AgentSpec, Deployment};
-use dsh_deployment::host::{LeftOut, SkippedFile};
 use dsh_deployment::measure::canonical_request;
 use dsh_deployment::measure::tokens::PromptTokens;
+use dsh_deployment::reports::check::instruction_report::FileReport;
 use dsh_system_prompt::inspect::{
     RenderedPrompt, SEPARATOR_OWNER, SectionOrigin, render_prompt_with_spans,
 };
@@ -24,7 +24,7 @@ pub(super) struct InstructionsShown<'a> {
     /// Each file in the prompt.
     pub(super) files: Vec<FileReport<'a>>,
     /// The files left out, their marker, and its bytes and tokens.
-    pub(super) left_out: Option<(&'a LeftOut, Option<(usize, usize)>)>,
+    pub(super) left_out: Option<(&'a FilesLeftOut, Option<(usize, usize)>)>,
     /// The files skipped.
     pub(super) skipped: &'a [SkippedFile],
     /// What to say when there is no file.

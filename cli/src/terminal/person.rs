@@ -125,8 +125,21 @@ impl TerminalPerson {
                 return ElicitAnswer::Decline;
             }
         };
-        let ask = async |question: String| self.read_answer(&question, cancel).await;
-        form.fill(ask, |said| self.say(&format!("{said}\n"))).await
+        form.fill(&mut AtTheTerminal(self, cancel)).await
+    }
+}
+
+/// A form's lines, at the terminal, until its question is withdrawn.
+struct AtTheTerminal<'a>(&'a TerminalPerson, &'a CancellationToken);
+
+#[async_trait]
+impl form::Lines for AtTheTerminal<'_> {
+    async fn ask(&mut self, question: String) -> Option<String> {
+        self.0.read_answer(&question, self.1).await
+    }
+
+    fn say(&mut self, text: String) {
+        self.0.say(&format!("{text}\n"));
     }
 }
 

@@ -87,7 +87,9 @@
 
 mod layers;
 pub mod mcp;
+mod outputs;
 mod places;
+mod prompt_problems;
 mod schema;
 mod sessions;
 mod string_offsets;
@@ -107,20 +109,21 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::DeTable;
 
-use crate::host::InstructionsConfig;
-use crate::host::environment::EnvironmentTable;
+use crate::facts::instructions::InstructionsConfig;
+use crate::policy::environment::EnvironmentTable;
 use crate::problem::{Problem, SourceFile};
 use dsh_sandbox::{Sandbox, SandboxMode, SandboxTable};
 use layers::{PresetFile, ToolOrderList, check_layer};
 use places::{deserializer_problem, entries};
-use tools::{ToolTables, read_tool_tables};
+use tools::{ToolInstance, ToolTables, read_tool_tables};
 
 pub use layers::{LayerSpec, SectionSpec};
+pub(crate) use outputs::check_output;
 pub use places::TablePlaces;
+pub use prompt_problems::prompt_problems;
 pub use schema::schema;
 pub use sessions::SessionStore;
 pub use string_offsets::{StringFileMap, string_file_range};
-pub use tools::ToolInstance;
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
@@ -475,6 +478,21 @@ impl Deployment {
         self.max_tool_schema_bytes
             .as_ref()
             .map_or(DEFAULT_MAX_TOOL_SCHEMA_BYTES, |max| *max.get_ref())
+    }
+
+    /// The variables no child process is ever given: the model adapter's
+    /// key, every MCP server's `bearer_token_env`, and `[environment]
+    /// secrets` (the secrets of
+    /// [`ChildEnvironment`](crate::policy::environment::ChildEnvironment)).
+    pub fn secret_env_vars(&self) -> Vec<String> {
+        let tokens = (self.mcp.iter())
+            .filter_map(|server| server.bearer_token_env.as_ref())
+            .map(|var| var.get_ref().clone());
+        (self.adapter.secret_env_vars().into_iter())
+            .map(str::to_owned)
+            .chain(tokens)
+            .chain(self.environment.secrets.iter().cloned())
+            .collect()
     }
 
     /// The adapter's table as the file names it (`[adapter.openai]`).

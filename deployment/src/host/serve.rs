@@ -3,13 +3,11 @@
 //! their sessions through it, and run on [`Host::serve`], so they differ
 //! only in how they talk to a person.
 
-use super::modes::{self, Mode, ModeSwitch};
-use dsh_agent_loop::Agent;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dsh_agent_loop::{AgentLoop, Event, LoopObserver, ModelAdapter, Session};
+use dsh_agent_loop::{Agent, AgentLoop, LoopObserver, ModelAdapter, Session};
 use dsh_session_store::RequestPrefix;
 use dsh_session_store::StoreError;
 use dsh_system_prompt::render_prompt;
@@ -17,11 +15,16 @@ use dsh_tool_subagent::AcpProvider;
 
 use super::signals::{EndingSignals, end_now};
 use super::store::{self, Recorded, Recording};
-use super::{SessionInstructions, async_runtime};
-use crate::check::prompt_problems;
+use crate::adapter;
+use crate::facts::instructions::SessionInstructions;
+use crate::file::{AgentSpec, Deployment, check_output, prompt_problems};
 use crate::measure::trace::{Counting, Summary, Trace};
+use crate::policy::approval::ApprovalPolicy;
+use crate::policy::modes::{self, Mode, ModeSwitch};
+use crate::policy::sampling::Sampler;
+use crate::problem::Problem;
 use crate::runtime::mcp::{self, Started, Which};
-use crate::{AgentSpec, Deployment, Problem, Runtime, adapter};
+use crate::runtime::{self, Runtime, async_runtime};
 
 /// What a front end asks of its host: the deployment's command-line
 /// options every front end shares.
@@ -56,9 +59,6 @@ pub struct Host {
     model: Arc<dyn ModelAdapter>,
     recording: Option<Recording>,
     trace: Arc<Trace>,
-    /// Puts the MCP servers' sampling and elicitation to the person of
-    /// the session whose call they serve.
-    questions: Arc<crate::session::Questions>,
 }
 
 impl std::fmt::Debug for Host {
@@ -81,7 +81,7 @@ impl Host {
     /// none.
     pub fn load(options: &HostOptions, check_cwd: &Path) -> Result<Self, Vec<Problem>> {
         let (deployment, agent, mut runtime) =
-            crate::load_agent(options.config.as_deref(), options.agent.as_deref())?;
+            runtime::load_agent(options.config.as_deref(), options.agent.as_deref())?;
         if let Some(mode) = options.sandbox {
             runtime.force_sandbox(mode);
         }
@@ -96,8 +96,7 @@ impl Host {
             .map(|store| Recording::new(store, &deployment, &agent));
         let trace = match &options.trace {
             Some(path) => {
-                crate::check_output(&deployment, path, "--trace")
-                    .map_err(|problem| vec![problem])?;
+                check_output(&deployment, path, "--trace").map_err(|problem| vec![problem])?;
                 Trace::to_file(path, deployment.tokenizers).map_err(|problem| vec![problem])?
             }
             None => Trace::summary_only(Counting::Bytes),
@@ -107,15 +106,6 @@ impl Host {
             .loop_agent(&agent)
             .with_budget(deployment.budget_for(&agent));
         let trace = Arc::new(trace);
-        let sampler = super::sampling::Sampler::new(
-            Arc::clone(&model),
-            loop_agent.model().to_owned(),
-            Arc::clone(&trace),
-        );
-        let questions = Arc::new(crate::session::Questions::new(sampler));
-        // The servers' questions go to the sessions' people, once the
-        // front end says who can answer (`Questions::reach`).
-        runtime.answer_servers_with(dsh_tool_mcp::SharedAsker(questions.clone()));
         Ok(Self {
             deployment,
             agent,
@@ -124,7 +114,6 @@ impl Host {
             model,
             recording,
             trace,
-            questions,
         })
     }
 
@@ -219,8 +208,8 @@ impl Host {
 
     /// What needs a person's yes before it runs: the tables that ask, and
     /// the MCP servers' tools by their tables and annotations.
-    pub fn approval_policy(&self) -> super::ApprovalPolicy {
-        super::ApprovalPolicy::new(
+    pub fn approval_policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy::new(
             self.deployment.ask_first.clone(),
             self.runtime.mcp.clone(),
             self.runtime.tools.clone(),
@@ -229,27 +218,12 @@ impl Host {
 
     /// Answers the MCP servers' sampling requests with the host's model
     /// adapter, counted in its trace.
-    pub fn sampler(&self) -> super::sampling::Sampler {
-        super::sampling::Sampler::new(
+    pub fn sampler(&self) -> Sampler {
+        Sampler::new(
             Arc::clone(&self.model),
             self.loop_agent.model().to_owned(),
             Arc::clone(&self.trace),
         )
-    }
-
-    /// Says what the MCP servers say for the person (their stderr, their
-    /// log messages, a question declined unasked) through `output`: a
-    /// front end's, since the host prints nothing.
-    pub fn show_servers_with(&self, output: dsh_tool_mcp::ServerOutput) {
-        self.questions.show_with(output.clone());
-        self.runtime.show_servers_with(output);
-    }
-
-    /// Who answers the MCP servers' questions: a front end says who can
-    /// ([`Questions::reach`](crate::session::Questions::reach)) before the
-    /// servers start.
-    pub fn questions(&self) -> &crate::session::Questions {
-        &self.questions
     }
 
     /// The trace of every request of every session, for a front end that
@@ -274,43 +248,6 @@ impl Host {
     /// session, and the store's side of it ([`store::new_session`]).
     pub fn new_session(&self, cwd: &Path) -> Result<(Session, Option<Recorded>), StoreError> {
         store::new_session(self.recording.as_ref(), cwd)
-    }
-
-    /// The session a front end opens in `cwd`: a new one (recorded when
-    /// the store is on), or a recorded one brought back with its history
-    /// (`--continue`, `--resume ID`).
-    pub fn open_session(&self, cwd: &Path, resume: Resume) -> Result<OpenedSession, Vec<Problem>> {
-        let recording = match (&self.recording, &resume) {
-            (_, Resume::New) => {
-                let (session, recorded) = self
-                    .new_session(cwd)
-                    .map_err(|error| vec![store::problem(error)])?;
-                return Ok(OpenedSession::new(session, recorded));
-            }
-            (Some(recording), _) => recording,
-            (None, _) => {
-                return Err(vec![
-                    Problem::new(
-                        "`--continue` and `--resume` need the session store, which is off",
-                    )
-                    .help("drop `--no-store`, or `[sessions] enabled = false` from the deployment"),
-                ]);
-            }
-        };
-        let id = match resume {
-            Resume::Id(id) => id,
-            _ => latest(recording, cwd)?,
-        };
-        let resumed = recording
-            .resume(&id, None)
-            .map_err(|error| vec![error.problem(recording.agent())])?;
-        Ok(OpenedSession {
-            session: resumed.session,
-            recorded: Some(resumed.recorded),
-            history: resumed.loaded.events,
-            prefix: resumed.loaded.prefix,
-            notes: resumed.notes,
-        })
     }
 
     /// Traces `session` across processes: a resumed session's first
@@ -416,62 +353,4 @@ impl Host {
         };
         (summary, outcome)
     }
-}
-
-/// Which session a front end opens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resume {
-    /// A new one.
-    New,
-    /// The agent's latest recorded session in the working directory.
-    Latest,
-    /// The recorded session with this id.
-    Id(String),
-}
-
-/// A session a front end opened, with what it brings from before.
-#[derive(Debug)]
-pub struct OpenedSession {
-    /// The loop's session.
-    pub session: Session,
-    /// The store's side, when the store is on.
-    pub recorded: Option<Recorded>,
-    /// What a resumed session said and did before.
-    pub history: Vec<Event>,
-    /// The prefix of a resumed session's last request, if recorded.
-    pub prefix: Option<RequestPrefix>,
-    /// What bringing it back found worth telling: skipped records, a
-    /// cut-off turn, a changed deployment.
-    pub notes: Vec<String>,
-}
-
-impl OpenedSession {
-    fn new(session: Session, recorded: Option<Recorded>) -> Self {
-        Self {
-            session,
-            recorded,
-            history: Vec::new(),
-            prefix: None,
-            notes: Vec::new(),
-        }
-    }
-}
-
-/// The id of the agent's latest recorded session in `cwd`
-/// (`--continue`).
-fn latest(recording: &Recording, cwd: &Path) -> Result<String, Vec<Problem>> {
-    let latest = recording
-        .store()
-        .latest_in(cwd, Some(recording.agent()))
-        .map_err(|error| vec![store::problem(error)])?;
-    latest.map(|latest| latest.id).ok_or_else(|| {
-        vec![
-            Problem::new(format!(
-                "no recorded session of agent `{}` in `{}` to continue",
-                recording.agent(),
-                cwd.display()
-            ))
-            .help("`dsh sessions` lists the recorded sessions; `--resume ID` continues one"),
-        ]
-    })
 }

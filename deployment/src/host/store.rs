@@ -9,10 +9,10 @@ use dsh_agent_loop::Session;
 use dsh_session_store::{LoadedSession, NewSession, SessionWriter, Store, StoreError};
 use sha2::{Digest, Sha256};
 
-use super::session_in;
 use crate::file::{AgentSpec, Deployment, SessionStore};
 use crate::measure::trace::hex;
 use crate::problem::Problem;
+use crate::runtime::session_in;
 
 /// Opens the deployment's store, or `None` when it is off (`[sessions]
 /// enabled = false`, or `--no-store`).

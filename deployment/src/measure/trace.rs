@@ -104,7 +104,7 @@ pub enum Counting {
     /// Bytes only: no tokenizer runs.
     Bytes,
     /// Tokens too, each agent's by the deployment's rule
-    /// ([`Deployment::tokenizers`](crate::Deployment::tokenizers)), as
+    /// ([`Deployment::tokenizers`](crate::file::Deployment::tokenizers)), as
     /// `explain` and the context budget count them.
     Tokens(TokenizerRule),
 }

@@ -218,7 +218,7 @@ pub fn start_for_command(
     runtime: &Runtime,
     which: Which<'_>,
 ) -> Result<(Servers, Started), Vec<Problem>> {
-    let tokio = crate::host::async_runtime()?;
+    let tokio = super::async_runtime()?;
     tokio.block_on(async { stop_servers_on_signals() });
     let started = tokio.block_on(start_deployment_servers(deployment, runtime, which));
     let servers = Servers {

@@ -16,17 +16,20 @@ use dsh_tool_subagent::{
 use dsh_tool_todo::TodoWriteTool;
 use dsh_tools::{Tool, ToolRegistry};
 
+use crate::facts::instructions::InstructionsConfig;
 use crate::file::mcp::ServerRules;
-use crate::file::{AgentSpec, Deployment, ToolInstance};
-use crate::host::InstructionsConfig;
-use crate::host::environment::ChildEnvironment;
-use crate::host::modes::{MODE_CONTEXT, ModeSwitch};
+use crate::file::tools::ToolInstance;
+use crate::file::{AgentSpec, Deployment};
+use crate::policy::environment::ChildEnvironment;
+use crate::policy::modes::{MODE_CONTEXT, ModeSwitch};
 use crate::problem::Problem;
 
 mod layers;
 pub mod mcp;
+mod session;
 
-pub use crate::host::StartedSession;
+pub use session::StartedSession;
+pub(crate) use session::session_in;
 
 // Crates whose only prompt contributions are static sections are linked
 // here by name, or `inventory` would never see them. The tool crates are
@@ -153,8 +156,8 @@ impl Runtime {
                 "the todo list context cannot be registered: {error}"
             ))]
         })?;
-        // What commands may see is the host's decision (`host::environment`).
-        let environment = ChildEnvironment::of(deployment);
+        // What commands may see is the policy's decision (`policy::environment`).
+        let environment = ChildEnvironment::of(deployment.secret_env_vars(), &deployment.bash);
         let bash_env_remove = environment.removed_for_command();
         for tool in builtin_tools(todo, &bash_env_remove, &deployment.roots) {
             let name = tool.name().to_owned();
@@ -439,4 +442,17 @@ fn register_instance(
             _ => problem.label(places.span(), "this tool"),
         }
     })
+}
+
+/// The async runtime of a command that talks to a model or starts
+/// servers.
+pub(crate) fn async_runtime() -> Result<tokio::runtime::Runtime, Vec<Problem>> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            vec![Problem::new(format!(
+                "cannot start the async runtime: {error}"
+            ))]
+        })
 }

@@ -1,6 +1,6 @@
 //! A session's approval: the host's policy says which calls ask first in
 //! the session's mode ([`ApprovalPolicy::asks_in`]); a call an "always"
-//! answer covers, by the one rule of [`crate::always`], runs (or is
+//! answer covers, by the one rule of [`crate::policy::always`], runs (or is
 //! refused) unasked; any other is put to the session's person, whose
 //! "always" is remembered — and recorded with the session — for exactly
 //! what the question said it covers.
@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::SessionShared;
 use super::events::SessionEvent;
 use super::person::{Answer, Question};
-use crate::always::{self, Said};
+use crate::policy::always::{self, Said};
 use crate::policy::approval::ApprovalPolicy;
 
 /// Approves the calls of one session (and of the in-process children its

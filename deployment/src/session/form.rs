@@ -4,6 +4,7 @@
 //! answer says, how often it is asked again. An editor that shows the
 //! whole form takes the schema as it is.
 
+use dsh_agent_loop::async_trait;
 use dsh_tool_mcp::{ElicitAnswer, shown};
 use serde_json::{Map, Value};
 
@@ -28,28 +29,22 @@ impl Form {
         fields(schema).map(|fields| Self { fields })
     }
 
-    /// Asks each field with `ask` (the question; the line answered, or
-    /// `None` when none can be read), saying what is wrong with an answer
-    /// through `say`: accepted with the values given; cancelled when a
-    /// line cannot be read or a field is answered wrong [`MAX_TRIES`]
-    /// times.
-    pub async fn fill(
-        &self,
-        mut ask: impl AsyncFnMut(String) -> Option<String>,
-        mut say: impl FnMut(String),
-    ) -> ElicitAnswer {
+    /// Asks each field on `lines`, saying what is wrong with an answer:
+    /// accepted with the values given; cancelled when a line cannot be
+    /// read or a field is answered wrong [`MAX_TRIES`] times.
+    pub async fn fill(&self, lines: &mut dyn Lines) -> ElicitAnswer {
         let mut content = Map::new();
         for field in &self.fields {
             let mut tries = 0;
             let value = loop {
-                let Some(line) = ask(field.question()).await else {
+                let Some(line) = lines.ask(field.question()).await else {
                     return ElicitAnswer::Cancel;
                 };
                 match field.value(&line) {
                     Ok(value) => break value,
                     Err(error) if tries + 1 < MAX_TRIES => {
                         tries += 1;
-                        say(shown(&error.to_string(), SHOWN_CHARS));
+                        lines.say(shown(&error.to_string(), SHOWN_CHARS));
                     }
                     Err(_) => return ElicitAnswer::Cancel,
                 }
@@ -60,6 +55,17 @@ impl Form {
         }
         ElicitAnswer::Accept(Some(content))
     }
+}
+
+/// Where a form is asked a line at a time: a terminal, a script.
+#[async_trait]
+pub trait Lines: Send {
+    /// Asks `question`; the line answered, or `None` when none can be
+    /// read.
+    async fn ask(&mut self, question: String) -> Option<String>;
+
+    /// Says `text` (what is wrong with an answer).
+    fn say(&mut self, text: String);
 }
 
 /// Why a schema is no form dsh asks, said to the person (escaped, cut).

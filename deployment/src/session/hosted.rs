@@ -12,8 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::SessionShared;
 use super::approval::SessionApproval;
-use super::events::{Narrator, SessionEvent};
+use super::events::SessionEvent;
 use super::person::Person;
+use super::questions::Questions;
 use super::steering::{Knob, Steering};
 use crate::Problem;
 use crate::host::store::{Recorded, ResumeError};
@@ -156,13 +157,11 @@ impl std::fmt::Debug for HostedSession {
 }
 
 impl HostedSession {
-    /// Opens a session of `host` as `opening` says, for `person`: a new
-    /// one, or a recorded one with its steering and remembered answers as
-    /// they were. It brings its instruction files and the front end's
-    /// prompt, and its prompt renders (or it is not opened); `notes` are
-    /// what bringing a recorded session back found worth saying.
-    pub fn open(
+    /// Opens a session of `host` ([`Sessions::open`](super::Sessions::open)),
+    /// its servers' questions put to its person by `questions`.
+    pub(crate) fn open(
         host: &Arc<Host>,
+        questions: &Questions,
         opening: Opening,
         person: Arc<dyn Person>,
     ) -> Result<(Arc<Self>, Vec<String>), OpenError> {
@@ -189,7 +188,7 @@ impl HostedSession {
             let shared = Arc::clone(&shared);
             move |warning| shared.warn(warning)
         });
-        host.questions().opened(&shared);
+        questions.opened(&shared);
         let agent_loop = session_loop(host, &shared);
         let hosted = Arc::new(Self {
             host: Arc::clone(host),
@@ -407,14 +406,20 @@ impl HostedSession {
         Ok(())
     }
 
-    /// Closes the session: its running turn is cancelled, its trace
-    /// forgotten, and the servers it started for itself stop. Its
-    /// recorder (whose writer holds its lock in the store) goes when the
-    /// last handle does.
+    /// Closes the session: its running turn is cancelled, and the servers
+    /// it started for itself stop. Its recorder (whose writer holds its
+    /// lock in the store) goes when the last handle does.
     pub async fn close(&self) {
         self.cancel();
-        self.host.trace().forget(self.id().as_str());
         self.host.runtime.mcp.end_session(self.id().as_str()).await;
+    }
+}
+
+/// The session leaves the process: the trace lets go of it (and of its
+/// writer, which holds the session's lock in the store).
+impl Drop for HostedSession {
+    fn drop(&mut self) {
+        self.host.trace().forget(self.id().as_str());
     }
 }
 

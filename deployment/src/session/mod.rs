@@ -3,9 +3,9 @@
 //!
 //! A front end implements one trait, [`Person`] — show a
 //! [`SessionEvent`], ask a [`Question`], fill in a form — and drives a
-//! [`HostedSession`]:
+//! [`HostedSession`], opened from the host's [`Sessions`]:
 //!
-//! 1. [`HostedSession::open`] — new, the latest in a directory
+//! 1. [`Sessions::open`] — new, the latest in a directory
 //!    (`--continue`), or a recorded one (`--resume`, `session/load`),
 //!    with its steering and remembered answers restored; it brings its
 //!    instruction files and the front end's prompt, and its prompt is
@@ -15,7 +15,7 @@
 //!    it runs, the session shows what happens as [`SessionEvent`]s, asks
 //!    before the calls its mode and policy ask about (remembering an
 //!    "always" by the rule of [`crate::always`]), and puts its servers'
-//!    sampling and elicitation to the person ([`Questions`]).
+//!    sampling and elicitation to the person.
 //! 3. [`HostedSession::steer`] — the mode, the model, the effort; recorded
 //!    with the session, restored with it by every front end.
 //! 4. [`HostedSession::replay`] — a recorded session's history, as its
@@ -27,10 +27,12 @@ mod approval;
 pub mod events;
 pub mod form;
 mod hosted;
+mod input;
 mod observer;
 pub mod person;
 mod questions;
 mod servers;
+mod sessions;
 pub mod steering;
 
 use std::collections::BTreeMap;
@@ -42,13 +44,18 @@ use parking_lot::Mutex;
 
 pub use events::{CallEnd, CallView, CommandEnd, PlanEntry, ResultBrief, SessionEvent};
 pub use hosted::{HostedSession, OpenError, Opening, PromptError, Prompted};
+pub use input::{
+    CommandError, Commands, Input, ListedCommand, PromptCall, SLASH_COMMANDS, SlashCommand,
+    parse_input,
+};
 pub use person::{Answer, Person, Question};
-pub use questions::{Questions, Reach};
+pub use questions::Reach;
+pub use sessions::Sessions;
 pub use servers::failure_message;
 pub use steering::{Choice, Knob, Steering};
 
 use crate::Problem;
-use crate::always::{Remembered, Said, Scope};
+use crate::policy::always::{Remembered, Said, Scope};
 use crate::host::Host;
 use crate::host::store::Recorded;
 use events::Narrator;

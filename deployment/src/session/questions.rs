@@ -47,8 +47,8 @@ pub struct Reach {
     pub only_session: bool,
 }
 
-/// The host's answerer of its MCP servers' questions.
-pub struct Questions {
+/// The answerer of a host's MCP servers' questions.
+pub(crate) struct Questions {
     sampler: Sampler,
     /// Where a question declined unasked is said.
     output: Mutex<ServerOutput>,
@@ -67,32 +67,25 @@ impl std::fmt::Debug for Questions {
 }
 
 impl Questions {
-    /// Questions answered with `sampler`'s model. No one answers until a
-    /// front end says who can ([`reach`](Self::reach)).
-    pub(crate) fn new(sampler: Sampler) -> Self {
+    /// Questions answered with `sampler`'s model, by whom `reach` says.
+    pub(crate) fn new(sampler: Sampler, reach: Reach) -> Self {
         Self {
             sampler,
             output: Mutex::new(ServerOutput::discarded()),
             sessions: Mutex::new(HashMap::new()),
-            reach: Mutex::new(Reach::default()),
+            reach: Mutex::new(reach),
             asked: AtomicU64::new(0),
         }
     }
 
-    /// Says who can answer from now on. The servers are told what they
-    /// may ask when they start: a front end says it before they do.
-    pub fn reach(&self, reach: Reach) {
+    /// Says who can answer from now on.
+    pub(crate) fn reach(&self, reach: Reach) {
         *self.reach.lock() = reach;
     }
 
     /// Says a question declined unasked through `output` from now on.
     pub(crate) fn show_with(&self, output: ServerOutput) {
         *self.output.lock() = output;
-    }
-
-    /// Who can answer now.
-    pub fn reached(&self) -> Reach {
-        *self.reach.lock()
     }
 
     /// A session opened: its questions go to its person.

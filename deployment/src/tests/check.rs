@@ -1,8 +1,10 @@
 //! `dsh check`'s findings on deployments written here, without MCP
 //! servers: what a session would pay for, found before it starts.
 
-use crate::check::{Findings, WithServers, check_deployment};
-use crate::{Deployment, Runtime, SourceFile};
+use crate::SourceFile;
+use crate::file::Deployment;
+use crate::reports::check::{Findings, WithServers, check_deployment};
+use crate::runtime::Runtime;
 
 /// A deployment of one agent with the read and bash tools on an
 /// OpenAI-compatible adapter, with `adapter_keys` added to its table.

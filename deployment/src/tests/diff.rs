@@ -6,14 +6,19 @@ use std::path::Path;
 
 use dsh_agent_loop::{Encoding, Tokenizer};
 
-use crate::diff::{Change, Prefix, PrefixSection, Side, SourceKind, Threshold, compare};
-use crate::host::{AgentPrompt, McpServers};
+use crate::reports::agent_prompt::{AgentPrompt, ServerStart};
+use crate::reports::diff::{Change, Prefix, PrefixSection, Side, SourceKind, Threshold, compare};
 
 /// The prefix of the example `examples/<name>`'s first agent, in `/`.
 fn example(name: &str) -> (AgentPrompt, Prefix) {
     let config = super::workspace().join("examples").join(name);
-    let shown = AgentPrompt::load(Some(&config), None, Some(Path::new("/")), McpServers::Leave)
-        .unwrap_or_else(|problems| panic!("{name}: {}", problems[0].message()));
+    let shown = AgentPrompt::load(
+        Some(&config),
+        None,
+        Some(Path::new("/")),
+        ServerStart::Leave,
+    )
+    .unwrap_or_else(|problems| panic!("{name}: {}", problems[0].message()));
     let prefix = Prefix::of(&shown, None)
         .unwrap_or_else(|problems| panic!("{name}: {}", problems[0].message()));
     (shown, prefix)
@@ -116,8 +121,8 @@ fn prefix_of(sections: &[(&str, i32, &str)]) -> Prefix {
     prefix.counted_with(Tokenizer::configured(Encoding::O200kBase))
 }
 
-fn prefix_owner() -> crate::diff::PartOwner {
-    crate::diff::PartOwner {
+fn prefix_owner() -> crate::reports::diff::PartOwner {
+    crate::reports::diff::PartOwner {
         krate: "deployment".to_owned(),
         item: "a section".to_owned(),
         file: "dsh.toml".to_owned(),

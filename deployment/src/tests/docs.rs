@@ -2,7 +2,9 @@
 //! TOML example is TOML the schema of `dsh.toml` accepts, and every whole
 //! deployment it shows loads and builds.
 
-use crate::{Deployment, Runtime, SourceFile};
+use crate::SourceFile;
+use crate::file::Deployment;
+use crate::runtime::Runtime;
 
 /// The documents, and their fenced blocks of `language`, each with the
 /// line its fence opens on.

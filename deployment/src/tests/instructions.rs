@@ -3,13 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::{
-    ClientPrompt, ClientPromptMode, InstructionFile, InstructionSource, Instructions,
-    InstructionsConfig, InstructionsError, MIN_MAX_BYTES, SkipReason,
-};
 use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, Session};
 use dsh_system_prompt::{Registration, SystemPrompt, render_prompt};
 use dsh_tools::ToolRegistry;
+
+use crate::facts::client_prompt::{ClientPrompt, ClientPromptMode};
+use crate::facts::instructions::{
+    InstructionFile, InstructionSource, Instructions, InstructionsConfig, InstructionsError,
+    MIN_MAX_BYTES, SkipReason,
+};
 
 use dsh_tool_bash as _;
 use dsh_tool_fs as _;

@@ -1,6 +1,7 @@
 //! Tests of the deployment layer through its public API: the user
 //! documentation, the instruction files on a real file system, the
-//! `print_prompt` example, the schema, the comparison of two prompts.
+//! `print_prompt` example, the schema, the comparison of two prompts,
+//! and the layering of the crate's rooms.
 //!
 //! They are modules of the crate's unit-test binary rather than a
 //! `tests/` binary of their own: each test binary links the crate's whole
@@ -12,6 +13,7 @@ mod diff;
 mod docs;
 mod headless;
 mod instructions;
+mod layers;
 mod print_prompt;
 mod schema;
 mod session;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::host::{AgentPrompt, McpServers};
+use crate::reports::agent_prompt::{AgentPrompt, ServerStart};
 
 /// The example's binary: `cargo test` builds a package's examples beside
 /// its test binaries (`target/<profile>/examples`).
@@ -50,8 +50,7 @@ fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
             "{example_dir}: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let mcp = McpServers::Start(dsh_tool_mcp::ServerOutput::discarded());
-        let rendered = AgentPrompt::load(Some(&config), agent, Some(&cwd), mcp)
+        let rendered = AgentPrompt::load(Some(&config), agent, Some(&cwd), ServerStart::Start(dsh_tool_mcp::ServerOutput::discarded()))
             .and_then(|shown| shown.render())
             .unwrap_or_else(|problems| panic!("{example_dir}: {}", problems[0].message()));
         assert_eq!(

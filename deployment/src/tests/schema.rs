@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::{Deployment, SourceFile};
+use crate::SourceFile;
+use crate::file::Deployment;
 use serde_json::Value;
 
 /// Every `examples/*/dsh.toml`, by path, with its text.

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::host::{Host, HostOptions};
 use crate::session::{
-    Answer, HostedSession, Knob, Opening, Person, Prompted, Question, SessionEvent,
+    Answer, HostedSession, Knob, OpenError, Opening, Person, Prompted, Question, Reach,
+    SessionEvent, Sessions,
 };
 
 /// Answers each question with the next of its answers (then no), and
@@ -89,6 +90,22 @@ fn host(config: &Path, cwd: &Path) -> Arc<Host> {
     Arc::new(Host::load(&options, cwd).unwrap_or_else(|problems| panic!("{problems:?}")))
 }
 
+/// Opens a session of `host` for `person`, as a terminal would: one
+/// session, every question its.
+fn open(
+    host: &Arc<Host>,
+    opening: Opening,
+    person: Arc<ScriptedPerson>,
+) -> Result<Arc<HostedSession>, OpenError> {
+    let reach = Reach {
+        samples: true,
+        only_session: true,
+        ..Reach::default()
+    };
+    let (session, _notes) = Sessions::new(Arc::clone(host), reach).open(opening, person)?;
+    Ok(session)
+}
+
 /// Runs one prompt of `session` on the host's runtime.
 fn prompt(host: &Host, session: &HostedSession, text: &str) -> Prompted {
     let outcome = host.serve(async |_started, _ending| {
@@ -122,8 +139,8 @@ fn always_on_ls_covers_ls_and_asks_again_for_each_chained_form() {
     let config = deployment(dir.path(), &commands);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
-    let (session, _) =
-        HostedSession::open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session =
+        open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
     prompt(&host, &session, "go");
     let mut expected = vec!["ls -la".to_owned()];
     expected.extend(CHAINED.iter().map(|chained| (*chained).to_owned()));
@@ -139,8 +156,8 @@ fn always_on_a_script_does_not_cover_the_interpreter_given_code() {
     let config = deployment(dir.path(), &commands);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
-    let (session, _) =
-        HostedSession::open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session =
+        open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
     prompt(&host, &session, "go");
     assert_eq!(person.asked(), ["python3 build.py", "python3 -c 'print(1)'"]);
 }
@@ -151,8 +168,8 @@ fn a_continued_session_keeps_its_mode_model_and_answers() {
     let config = deployment(dir.path(), &["cargo test", "cargo test --workspace"]);
     let first = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
-    let (session, _) =
-        HostedSession::open(&first, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session =
+        open(&first, Opening::new(dir.path()), person.clone()).expect("opened");
     session.steer(Knob::Mode, "ask").expect("a mode");
     session.steer(Knob::Model, "m2").expect("a model");
     prompt(&first, &session, "go");
@@ -164,7 +181,7 @@ fn a_continued_session_keeps_its_mode_model_and_answers() {
         let config = deployment(dir.path(), &["cargo test --lib", "rm -rf target"]);
         let host = host(&config, dir.path());
         let again = ScriptedPerson::answering([Answer::Once]);
-        let (resumed, _) = HostedSession::open(&host, opening, again.clone()).expect("resumed");
+        let resumed = open(&host, opening, again.clone()).expect("resumed");
         let steering = resumed.steering();
         assert_eq!((steering.mode.id, steering.model.as_str()), ("ask", "m2"));
         prompt(&host, &resumed, "again");
@@ -179,8 +196,8 @@ fn a_session_shows_its_turn_as_events_a_front_end_renders() {
     let config = deployment(dir.path(), &["echo hi"]);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Once]);
-    let (session, _) =
-        HostedSession::open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session =
+        open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
     assert_eq!(prompt(&host, &session, "go"), Prompted::Turn(Default::default()));
     let kinds: Vec<String> = (person.shown.lock().iter())
         .map(|event| serde_json::to_value(event).expect("serializes")["type"].to_string())

@@ -9,13 +9,13 @@ use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
 use dsh_system_prompt::{PromptAssembly, render_context};
 use toml::Spanned;
 
-use super::{duplicate_sentences, instruction_report, prompt_problems, tools, window};
+use super::{duplicate_sentences, instruction_report, tools, window};
 use crate::adapter::{self, Purpose};
-use crate::file::{AgentSpec, Deployment, LayerSpec};
-use crate::host::StartedSession;
+use crate::file::{AgentSpec, Deployment, LayerSpec, prompt_problems};
 use crate::measure::tokens::{Part, PromptTokens};
+use crate::problem::Problem;
 use crate::runtime::mcp::{Which, start_for_command};
-use crate::{Problem, Runtime};
+use crate::runtime::{Runtime, StartedSession};
 
 /// How many of the largest parts an over-budget agent's problem names.
 const LARGEST_PARTS: usize = 5;

@@ -7,16 +7,16 @@ use std::path::Path;
 
 use dsh_agent_loop::{AgentLoop, Session};
 
-use super::{InstructionsError, SessionInstructions};
 use dsh_system_prompt::PromptAssembly;
 
+use super::Runtime;
+use crate::facts::instructions::{InstructionsError, SessionInstructions};
 use crate::file::AgentSpec;
 use crate::problem::Problem;
-use crate::runtime::Runtime;
 
 /// `session` in `cwd`, or with no working directory: the one place a
 /// session gets its `<<cwd>>`.
-pub fn session_in(session: Session, cwd: Option<&Path>) -> Session {
+pub(crate) fn session_in(session: Session, cwd: Option<&Path>) -> Session {
     match cwd {
         Some(cwd) => session.with_cwd(cwd),
         None => session,

@@ -14,11 +14,11 @@ use dsh_system_prompt::template::Template;
 use dsh_system_prompt::{Owner, PromptAssembly, ToolSchema};
 use serde::{Deserialize, Serialize};
 
-use crate::check::prompt_problems::prompt_problems;
-use crate::host::AgentPrompt;
+use crate::file::prompt_problems;
 use crate::measure::canonical_request;
 use crate::measure::tokens::PromptTokens;
 use crate::problem::Problem;
+use crate::reports::agent_prompt::AgentPrompt;
 
 /// One agent's request prefix, as `dsh diff` compares it and a dump
 /// carries it: the rendered system prompt with each section's place,

@@ -14,14 +14,14 @@
 //! it (`dsh diff`: text, markdown, or this type's JSON).
 //!
 //! ```no_run
-//! use dsh_deployment::diff::{SessionDirectory, SideOptions, compare, read_sides};
-//! use dsh_deployment::host::McpServers;
+//! use dsh_deployment::reports::agent_prompt::ServerStart;
+//! use dsh_deployment::reports::diff::{SessionDirectory, SideOptions, compare, read_sides};
 //! use std::path::Path;
 //!
 //! let options = SideOptions {
 //!     agent: None,
 //!     cwd: SessionDirectory::Given(Some("/".into())),
-//!     mcp: McpServers::Leave,
+//!     mcp: ServerStart::Leave,
 //! };
 //! let (old, new) = read_sides(Path::new("old.json"), Path::new("dsh.toml"), &options)
 //!     .map_err(|problems| problems[0].message().to_owned())?;

@@ -23,10 +23,9 @@
 
 use std::collections::BTreeSet;
 
+use dsh_tool_bash::BashTable;
 use schemars::JsonSchema;
 use serde::Deserialize;
-
-use crate::Deployment;
 
 /// What every stdio MCP server inherits of dsh's environment: the
 /// variables the MCP SDKs' own clients pass (`DEFAULT_INHERITED_ENV_VARS`
@@ -76,29 +75,23 @@ pub struct ChildEnvironment {
 }
 
 impl ChildEnvironment {
-    /// The policy of `deployment`, for dsh's environment as it is now.
-    pub fn of(deployment: &Deployment) -> Self {
+    /// The policy of a deployment whose `secrets` never pass (its
+    /// `Deployment::secret_env_vars`) and whose `[tools.bash]` table is
+    /// `bash`, for dsh's environment as it is now.
+    pub fn of(secrets: Vec<String>, bash: &BashTable) -> Self {
         let names = std::env::vars_os()
             .filter_map(|(name, _)| name.into_string().ok())
             .collect();
-        Self::with_names(deployment, names)
+        Self::with_names(secrets, bash, names)
     }
 
-    /// The policy of `deployment` for an environment with `names`.
-    pub fn with_names(deployment: &Deployment, names: Vec<String>) -> Self {
-        let tokens = (deployment.mcp.iter())
-            .filter_map(|server| server.bearer_token_env.as_ref())
-            .map(|var| var.get_ref().clone());
-        let secrets = (deployment.adapter.secret_env_vars().into_iter())
-            .map(str::to_owned)
-            .chain(tokens)
-            .chain(deployment.environment.secrets.iter().cloned())
-            .collect();
+    /// The policy of [`of`](Self::of) for an environment with `names`.
+    pub fn with_names(secrets: Vec<String>, bash: &BashTable, names: Vec<String>) -> Self {
         Self {
-            secrets,
+            secrets: secrets.into_iter().collect(),
             names,
-            command_remove: deployment.bash.env_remove.clone(),
-            command_keep: deployment.bash.env_keep.clone(),
+            command_remove: bash.env_remove.clone(),
+            command_keep: bash.env_keep.clone(),
         }
     }
 
@@ -150,6 +143,7 @@ impl ChildEnvironment {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::file::Deployment;
 
     fn policy(extra: &str, names: &[&str]) -> ChildEnvironment {
         let text = format!(
@@ -159,7 +153,8 @@ mod tests {
         let deployment =
             Deployment::parse(crate::SourceFile::new("dsh.toml", text), None, &["bash"])
                 .expect("a valid deployment");
-        ChildEnvironment::with_names(&deployment, names.iter().map(|n| (*n).to_owned()).collect())
+        let names = names.iter().map(|n| (*n).to_owned()).collect();
+        ChildEnvironment::with_names(deployment.secret_env_vars(), &deployment.bash, names)
     }
 
     const NAMES: &[&str] = &[

@@ -22,7 +22,7 @@ pub enum Asking {
     /// read-only), whatever the deployment's tables say.
     SideEffects,
     /// What the deployment's policy says
-    /// ([`ApprovalPolicy`](super::ApprovalPolicy)): `permission = "ask"`
+    /// ([`ApprovalPolicy`](super::approval::ApprovalPolicy)): `permission = "ask"`
     /// tables and MCP tools
     /// by their annotations.
     Policy,

@@ -11,8 +11,8 @@ use dsh_agent_loop::Tokenizer;
 use serde::{Deserialize, Serialize};
 
 use super::prefix::Prefix;
-use crate::host::{AgentPrompt, McpServers};
 use crate::problem::{Problem, SourceFile};
+use crate::reports::agent_prompt::{AgentPrompt, ServerStart};
 
 /// The version of the format of `dsh prompt --format json` this dsh
 /// writes (its `format_version`) and reads back as a side of a diff.
@@ -64,7 +64,7 @@ pub struct SideOptions {
     pub cwd: SessionDirectory,
     /// Whether a deployment's MCP servers start, so that their tools and
     /// instructions are in its prefix.
-    pub mcp: McpServers,
+    pub mcp: ServerStart,
 }
 
 /// A file given as a side, read but not yet rendered.
@@ -172,7 +172,7 @@ impl Input {
         self,
         agent: Option<&str>,
         cwd: Option<&Path>,
-        mcp: McpServers,
+        mcp: ServerStart,
         tokenizer: Option<Tokenizer>,
     ) -> Result<Side, Vec<Problem>> {
         match self {

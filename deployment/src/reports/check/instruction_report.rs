@@ -6,13 +6,13 @@
 //! cut is silent: the prompt's markers say it to the model, these say it
 //! to the deployment's author.
 
-use crate::host::{
-    InstructionFile, InstructionSource, Instructions, InstructionsConfig, LeftOut, LeftOutFile,
-    SkippedFile,
-};
 use dsh_system_prompt::inspect::RenderedPrompt;
 use serde_json::{Value, json};
 
+use crate::facts::instructions::{
+    FilesLeftOut, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
+    LeftOutFile, SkippedFile,
+};
 use crate::measure::tokens::PromptTokens;
 use crate::problem::Problem;
 
@@ -58,7 +58,7 @@ impl FileReport<'_> {
 pub fn left_out_report<'a>(
     found: &'a Instructions,
     prompt: Option<(&RenderedPrompt, &PromptTokens)>,
-) -> Option<(&'a LeftOut, Option<(usize, usize)>)> {
+) -> Option<(&'a FilesLeftOut, Option<(usize, usize)>)> {
     let left_out = found.left_out()?;
     let in_prompt = prompt.and_then(|(prompt, tokens)| {
         let at = prompt
@@ -233,7 +233,7 @@ fn left_out_files(files: &[LeftOutFile]) -> String {
 
 /// The warning of a file not read, with what to do about it.
 fn skipped_warning(skipped: &SkippedFile) -> Problem {
-    use crate::host::SkipReason;
+    use crate::facts::instructions::SkipReason;
     let help = match &skipped.reason {
         SkipReason::Outside { .. } => {
             "instruction files are read from the project and the user's config directory only; \

@@ -28,7 +28,7 @@ use dsh_tool_mcp::{McpServers, PromptError, ServerPrompt};
 pub enum SlashCommand {
     /// `/compact`: the loop's compaction, on request.
     Compact,
-    /// `/mode ID`: switch the session's mode (`host::modes`); without an
+    /// `/mode ID`: switch the session's mode (`policy::modes`); without an
     /// id, say the modes.
     Mode,
     /// `/model ID`: switch the session's model (`[adapter] models`);

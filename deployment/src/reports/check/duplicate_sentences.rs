@@ -9,10 +9,10 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use crate::host::Instructions;
 use dsh_system_prompt::{PromptAssembly, RepeatedSentence, repeated_sentences};
 use toml::Spanned;
 
+use crate::facts::instructions::Instructions;
 use crate::file::{AgentSpec, Deployment};
 use crate::problem::Problem;
 

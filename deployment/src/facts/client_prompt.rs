@@ -22,7 +22,7 @@
 //!
 //! ```
 //! use dsh_agent_loop::{Agent, AgentLoop, AgentOptions, Session};
-//! use dsh_deployment::host::{ClientPrompt, ClientPromptMode};
+//! use dsh_deployment::facts::client_prompt::{ClientPrompt, ClientPromptMode};
 //! use dsh_system_prompt::{SystemPrompt, render_prompt};
 //!
 //! let prompt = SystemPrompt::new()?;
@@ -61,7 +61,7 @@ const WORKSPACE_CONTEXT: [&str; 3] = [PROJECT_INSTRUCTIONS_PREFIX, "user:", "mcp
 /// override keeps.
 ///
 /// ```
-/// use dsh_deployment::host::is_workspace_context;
+/// use dsh_deployment::facts::client_prompt::is_workspace_context;
 ///
 /// assert!(is_workspace_context("project:sub/AGENTS.md"));
 /// assert!(is_workspace_context("user:AGENTS.md"));

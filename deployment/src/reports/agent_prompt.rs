@@ -6,10 +6,10 @@ use std::path::Path;
 
 use dsh_system_prompt::{PromptAssembly, render_prompt};
 
-use super::StartedSession;
-use crate::check::prompt_problems;
+use crate::file::{AgentSpec, Deployment, prompt_problems};
+use crate::problem::Problem;
 use crate::runtime::mcp::{self, Servers, Which};
-use crate::{AgentSpec, Deployment, Problem, Runtime};
+use crate::runtime::{self, Runtime, StartedSession};
 
 /// One agent of a deployment, loaded, with a session started in its
 /// working directory (its instruction files read) and, unless left out,
@@ -17,11 +17,11 @@ use crate::{AgentSpec, Deployment, Problem, Runtime};
 /// part of the prompt. Dropping it stops the servers.
 ///
 /// ```
-/// use dsh_deployment::host::{AgentPrompt, McpServers};
+/// use dsh_deployment::reports::agent_prompt::{AgentPrompt, ServerStart};
 /// use dsh_tool_mcp::ServerOutput;
 ///
 /// // What the servers say is discarded: a front end shows it instead.
-/// let mcp = McpServers::Start(ServerOutput::discarded());
+/// let mcp = ServerStart::Start(ServerOutput::discarded());
 /// let shown = AgentPrompt::load(None, None, Some(std::path::Path::new("/")), mcp)
 ///     .expect("the embedded deployment loads");
 /// let prompt = shown.render().expect("its prompt renders");
@@ -45,7 +45,7 @@ pub struct AgentPrompt {
 
 /// Whether an [`AgentPrompt`] starts the agent's MCP servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpServers {
+pub enum ServerStart {
     /// Start them: their tools and instructions are in the prompt; what
     /// they say for the person (their stderr, their log messages) goes to
     /// the output.
@@ -64,12 +64,12 @@ impl AgentPrompt {
         config: Option<&Path>,
         agent: Option<&str>,
         cwd: Option<&Path>,
-        mcp: McpServers,
+        mcp: ServerStart,
     ) -> Result<Self, Vec<Problem>> {
-        let (deployment, agent, runtime) = crate::load_agent(config, agent)?;
+        let (deployment, agent, runtime) = runtime::load_agent(config, agent)?;
         let listed = (agent.tools.iter()).any(|tool| tool.get_ref().starts_with("mcp:"));
         let (servers, server_failures) = match mcp {
-            McpServers::Start(output) if listed => {
+            ServerStart::Start(output) if listed => {
                 runtime.show_servers_with(output);
                 let which = Which::ListedBy(vec![&agent]);
                 let (servers, started) = mcp::start_for_command(&deployment, &runtime, which)?;
@@ -78,7 +78,7 @@ impl AgentPrompt {
                 }
                 (Some(servers), started.optional_failures)
             }
-            McpServers::Start(_) | McpServers::Leave => (None, Vec::new()),
+            ServerStart::Start(_) | ServerStart::Leave => (None, Vec::new()),
         };
         let started = runtime.start_session(cwd)?;
         Ok(Self {

@@ -13,7 +13,11 @@ use crate::problem::Problem;
 
 /// Refuses `path` as the output of `flag` when it is a file `deployment`
 /// reads (the same file, by device and inode, whatever the path says).
-pub fn check_output(deployment: &Deployment, path: &Path, flag: &str) -> Result<(), Problem> {
+pub(crate) fn check_output(
+    deployment: &Deployment,
+    path: &Path,
+    flag: &str,
+) -> Result<(), Problem> {
     let Ok(output) = std::fs::metadata(path) else {
         // Nothing there yet: it cannot be an input.
         return Ok(());

@@ -43,12 +43,12 @@ pub struct ServerReport {
     /// Its prompts, by name; `None` without the prompts capability.
     pub prompts: Option<Vec<String>>,
     /// The tools it lists that the model does not see.
-    pub left_out: Vec<LeftOut>,
+    pub left_out: Vec<ToolLeftOut>,
 }
 
 /// A tool of a server the model does not see.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LeftOut {
+pub struct ToolLeftOut {
     /// The server's name of the tool.
     pub tool: String,
     /// Why.
@@ -100,7 +100,7 @@ impl ServerReport {
             resource_reader: server.resource_reader(),
             prompts: server.prompt_names(),
             left_out: (server.left_out().into_iter())
-                .map(|(tool, why)| LeftOut {
+                .map(|(tool, why)| ToolLeftOut {
                     tool,
                     reason: why.to_string(),
                 })

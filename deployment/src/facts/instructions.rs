@@ -73,7 +73,7 @@
 //! byte for byte, and a file edited during a session counts from the next.
 //!
 //! ```
-//! use dsh_deployment::host::{Instructions, InstructionsConfig};
+//! use dsh_deployment::facts::instructions::{Instructions, InstructionsConfig};
 //!
 //! let project = tempfile::tempdir()?;
 //! std::fs::create_dir(project.path().join(".git"))?;
@@ -132,7 +132,7 @@ pub use imports::MAX_IMPORT_DEPTH;
 /// the budget over all files, and whether to read any.
 ///
 /// ```
-/// use dsh_deployment::host::InstructionsConfig;
+/// use dsh_deployment::facts::instructions::InstructionsConfig;
 ///
 /// let config: InstructionsConfig = toml::from_str("files = [\".rules\"]\nmax_bytes = 4096")?;
 /// assert_eq!(config.files, [".rules"]);
@@ -302,7 +302,7 @@ impl InstructionFile {
 }
 
 /// A file the budget had nothing left for: not in the prompt, but named
-/// by the marker of [`LeftOut`].
+/// by the marker of [`FilesLeftOut`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct LeftOutFile {
@@ -321,7 +321,7 @@ pub struct LeftOutFile {
 /// budget.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct LeftOut {
+pub struct FilesLeftOut {
     /// The marker's section: [`LEFT_OUT_SECTION`].
     pub section: String,
     /// Its order: first of the instruction files, where the farthest
@@ -333,7 +333,7 @@ pub struct LeftOut {
     pub files: Vec<LeftOutFile>,
 }
 
-impl LeftOut {
+impl FilesLeftOut {
     /// The marker's owner: dsh's instruction budget, not any file.
     pub fn owner(&self) -> Owner {
         Owner::new(
@@ -456,7 +456,7 @@ pub struct Instructions {
     /// working directory; `None` when the config is disabled.
     root: Option<PathBuf>,
     files: Vec<InstructionFile>,
-    left_out: Option<LeftOut>,
+    left_out: Option<FilesLeftOut>,
     skipped: Vec<SkippedFile>,
 }
 
@@ -539,7 +539,7 @@ impl Instructions {
         let gathered = reading.finish();
         let spent = budget::spend(gathered.reads, gathered.unread, config.max_bytes);
         let mut files = budget::render_order(spent.files);
-        let left_out = spent.marker.map(|text| LeftOut {
+        let left_out = spent.marker.map(|text| FilesLeftOut {
             section: LEFT_OUT_SECTION.to_owned(),
             order: INSTRUCTIONS_ORDER,
             text,
@@ -575,7 +575,7 @@ impl Instructions {
 
     /// The files the budget left out, and their marker; `None` when every
     /// file found is in the prompt, whole or cut.
-    pub fn left_out(&self) -> Option<&LeftOut> {
+    pub fn left_out(&self) -> Option<&FilesLeftOut> {
         self.left_out.as_ref()
     }
 
@@ -599,7 +599,7 @@ impl Instructions {
         let layer = prompt.in_scope(ScopeId::session(session.as_str()));
         self.left_out
             .iter()
-            .map(LeftOut::prompt_section)
+            .map(FilesLeftOut::prompt_section)
             .chain(self.files.iter().map(InstructionFile::prompt_section))
             .map(|section| layer.section(section))
             .collect()
