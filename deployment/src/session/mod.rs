@@ -7,7 +7,6 @@ mod input;
 mod open;
 
 pub use input::{
-    CommandError, Commands, Input, ListedCommand, PromptCall, SLASH_COMMANDS, SlashCommand,
-    parse_input,
+    CommandError, Commands, Input, ListedCommand, PromptCall, SlashCommand, parse_input,
 };
 pub use open::{OpenedSession, Resume};
