@@ -16,7 +16,7 @@ use crate::problem::Problem;
 
 /// Whether building the adapter may read secrets from the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
+pub(crate) enum Purpose {
     /// `dsh run`: the adapter will be used, so the API key must be there.
     Run,
     /// `dsh check`: only the configuration is checked; no key is read.
@@ -25,7 +25,7 @@ pub enum Purpose {
 
 /// The adapter a command that talks to the model uses: the deployment's,
 /// recording every request to `record` when given.
-pub fn for_running(
+pub(crate) fn for_running(
     deployment: &Deployment,
     record: Option<&Path>,
 ) -> Result<Arc<dyn ModelAdapter>, Problem> {
@@ -52,7 +52,10 @@ pub fn for_running(
 /// [`AdapterConfig`] rules (relative paths against the deployment's
 /// directory). A problem of the file (a bad base URL, an unreadable script)
 /// points at its key; a missing API key is one line.
-pub fn build(deployment: &Deployment, purpose: Purpose) -> Result<Arc<dyn ModelAdapter>, Problem> {
+pub(crate) fn build(
+    deployment: &Deployment,
+    purpose: Purpose,
+) -> Result<Arc<dyn ModelAdapter>, Problem> {
     let dir = deployment.dir.as_deref().unwrap_or(Path::new(""));
     let adapter = &deployment.adapter;
     let built = match purpose {
@@ -95,7 +98,7 @@ pub fn build(deployment: &Deployment, purpose: Purpose) -> Result<Arc<dyn ModelA
 /// An adapter that appends every request to a file, one JSON object a
 /// line, before passing it on: exactly what the model is told, step by
 /// step.
-pub struct RequestRecording {
+pub(crate) struct RequestRecording {
     inner: Arc<dyn ModelAdapter>,
     file: Mutex<File>,
     /// Secret values (and their variables' names), replaced in each line
@@ -111,7 +114,7 @@ const MIN_REDACTED_LEN: usize = 8;
 impl RequestRecording {
     /// Wraps `inner`, appending each request and answer to `path`
     /// (replacing it).
-    pub fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
+    pub(crate) fn new(inner: Arc<dyn ModelAdapter>, path: &Path) -> Result<Self, Problem> {
         let file = File::create(path).map_err(|error| {
             Problem::new(format!(
                 "cannot create `{}` to record requests: {error}",
@@ -126,7 +129,7 @@ impl RequestRecording {
     }
 
     /// Redacts the values of `secrets` (name, value) in every line.
-    pub fn redacting(mut self, secrets: Vec<(String, String)>) -> Self {
+    pub(crate) fn redacting(mut self, secrets: Vec<(String, String)>) -> Self {
         self.secrets = secrets;
         self
     }

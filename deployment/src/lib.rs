@@ -17,7 +17,7 @@
 //!
 //! The rooms are layers, each importing only its own layer or lower ones
 //! (a test keeps it so): the foundation (`Problem`, [`measure`]), then
-//! [`policy`], [`facts`], [`file`](mod@file), [`adapter`] and [`runtime`], [`host`],
+//! [`policy`], [`facts`], [`file`](mod@file), `adapter` and [`runtime`], [`host`],
 //! [`session`], and [`reports`] on top.
 //!
 //! This crate prints nothing: `dsh` (crate `dsh-cli`) is the front ends —
@@ -54,7 +54,7 @@ pub mod facts;
 pub mod file;
 
 // 5. The deployment brought to life: its adapter, its registries.
-pub mod adapter;
+mod adapter;
 pub mod runtime;
 
 // 6. One agent hosted for a front end, and its lifecycle.

@@ -8,6 +8,8 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use dsh_agent_loop::MAX_IMAGE_BYTES;
+
 /// The most bytes one attached file or resource puts in a prompt.
 pub const MAX_ATTACHED_BYTES: usize = 100 * 1024;
 
@@ -85,9 +87,6 @@ const IMAGE_EXTENSIONS: [(&str, &str); 5] = [
     ("gif", "image/gif"),
     ("webp", "image/webp"),
 ];
-
-/// The largest image attached, in bytes: the model APIs' limit.
-pub use dsh_agent_loop::MAX_IMAGE_BYTES;
 
 /// A file attached to a prompt: text to inline, or an image to send as
 /// an image part.

@@ -50,7 +50,7 @@ pub const CLIENT_PROMPT_SECTION: &str = "client:system-prompt";
 /// The order of [`CLIENT_PROMPT_SECTION`]: the persona's, which sorts
 /// first by name, so the client's text is right after it (append) or in
 /// its place (override).
-pub const CLIENT_PROMPT_ORDER: i32 = 0;
+pub(crate) const CLIENT_PROMPT_ORDER: i32 = 0;
 
 /// The prefixes of the sections that are context the workspace supplies:
 /// what an override keeps. MCP servers' instructions are `mcp:<server>`.

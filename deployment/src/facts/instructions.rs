@@ -103,15 +103,15 @@ use serde::{Deserialize, Serialize};
 use dsh_agent_loop::{Session, SessionId};
 
 /// The section of the user's global instruction file.
-pub const USER_INSTRUCTIONS_SECTION: &str = "user:AGENTS.md";
+pub(crate) const USER_INSTRUCTIONS_SECTION: &str = "user:AGENTS.md";
 
 /// The prefix of a project instruction file's section, before its path
 /// relative to the project root.
-pub const PROJECT_INSTRUCTIONS_PREFIX: &str = "project:";
+pub(crate) const PROJECT_INSTRUCTIONS_PREFIX: &str = "project:";
 
 /// The order of the user's global file; project files follow it, root
 /// first: after the tool guidance (100–199).
-pub const INSTRUCTIONS_ORDER: i32 = 200;
+pub(crate) const INSTRUCTIONS_ORDER: i32 = 200;
 
 /// The name of the user's global file, under `$XDG_CONFIG_HOME/dsh/`.
 const USER_FILE_NAME: &str = "AGENTS.md";
@@ -296,7 +296,7 @@ impl InstructionFile {
     }
 
     /// The section to register: the text escaped, so it renders verbatim.
-    pub fn prompt_section(&self) -> PromptSection {
+    pub(crate) fn prompt_section(&self) -> PromptSection {
         verbatim_section(&self.section, self.order, &self.text, self.owner())
     }
 }
@@ -345,7 +345,7 @@ impl FilesLeftOut {
     }
 
     /// The section to register, verbatim.
-    pub fn prompt_section(&self) -> PromptSection {
+    pub(crate) fn prompt_section(&self) -> PromptSection {
         verbatim_section(&self.section, self.order, &self.text, self.owner())
     }
 }

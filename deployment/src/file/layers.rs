@@ -69,7 +69,7 @@ pub struct ToolOrderSpec {
 impl ToolOrderSpec {
     /// The problem of this order against `known` (every tool of the
     /// deployment), located at the entry at fault.
-    pub fn check_known<'a>(
+    pub(crate) fn check_known<'a>(
         &self,
         file: &SourceFile,
         whose: &str,

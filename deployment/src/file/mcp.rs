@@ -67,7 +67,7 @@ pub struct ServerRules {
 impl McpSpec {
     /// The configuration to start the server with: the bearer token read
     /// now. `Err` names the variable that is not set.
-    pub fn server_config(&self, file: &SourceFile) -> Result<ServerConfig, Problem> {
+    pub(crate) fn server_config(&self, file: &SourceFile) -> Result<ServerConfig, Problem> {
         let Some(var) = &self.bearer_token_env else {
             return Ok(self.config.clone());
         };

@@ -127,13 +127,13 @@ pub use string_offsets::{StringFileMap, string_file_range};
 
 /// The coding-agent deployment, built into the binary: what `dsh` runs
 /// when no `--config` is given.
-pub const EMBEDDED: &str = include_str!(concat!(
+pub(crate) const EMBEDDED: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../examples/coding-agent/dsh.toml"
 ));
 
 /// The name the embedded deployment goes by in diagnostics.
-pub const EMBEDDED_NAME: &str = "built-in:examples/coding-agent/dsh.toml";
+pub(crate) const EMBEDDED_NAME: &str = "built-in:examples/coding-agent/dsh.toml";
 
 /// The largest tool schema `dsh check` accepts unless the file sets
 /// `max_tool_schema_bytes`: 256 KiB, far above any built-in tool's and
@@ -314,7 +314,7 @@ impl AgentSpec {
     /// from the deployment, with whose it is: a section of its own layer,
     /// else of its preset's, else its persona. `None` for a section the
     /// deployment does not write.
-    pub fn deployment_text<'d>(
+    pub(crate) fn deployment_text<'d>(
         &'d self,
         deployment: &'d Deployment,
         section: &str,
@@ -484,7 +484,7 @@ impl Deployment {
     /// key, every MCP server's `bearer_token_env`, and `[environment]
     /// secrets` (the secrets of
     /// [`ChildEnvironment`](crate::policy::environment::ChildEnvironment)).
-    pub fn secret_env_vars(&self) -> Vec<String> {
+    pub(crate) fn secret_env_vars(&self) -> Vec<String> {
         let tokens = (self.mcp.iter())
             .filter_map(|server| server.bearer_token_env.as_ref())
             .map(|var| var.get_ref().clone());

@@ -45,7 +45,7 @@ impl TablePlaces {
     /// "anthropic"]`), read again from its text: for a check made after
     /// the file was read, of a value that keeps no place of its own (a
     /// number); `None` when the file has no such table.
-    pub fn in_file(file: &SourceFile, path: &[&str]) -> Option<Self> {
+    pub(crate) fn in_file(file: &SourceFile, path: &[&str]) -> Option<Self> {
         let root = toml::de::DeTable::parse(file.text()).ok()?;
         let (first, rest) = path.split_first()?;
         let mut value = root.get_ref().get(*first)?;
@@ -61,12 +61,12 @@ impl TablePlaces {
     }
 
     /// The place of the value of `key`, else the table's.
-    pub fn key(&self, key: &str) -> Range<usize> {
+    pub(crate) fn key(&self, key: &str) -> Range<usize> {
         self.keys.get(key).unwrap_or(&self.table).clone()
     }
 
     /// Whether the table writes `key`.
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.keys.contains_key(key)
     }
 

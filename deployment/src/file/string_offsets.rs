@@ -49,7 +49,7 @@ impl StringFileMap {
 
     /// The file range that decoded to `decoded`; the whole value when the
     /// string cannot be mapped.
-    pub fn file_range(&self, decoded: Range<usize>) -> Range<usize> {
+    pub(crate) fn file_range(&self, decoded: Range<usize>) -> Range<usize> {
         match &self.offsets {
             Some(offsets) => {
                 let range = offsets.raw_range(decoded);

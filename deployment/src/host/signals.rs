@@ -59,7 +59,7 @@ impl EndingSignals {
     /// Starts listening; must run inside the async runtime. From then on
     /// `SIGINT` no longer ends the process by itself: whoever holds this
     /// value says what it does.
-    pub fn listen() -> Result<Self, Vec<Problem>> {
+    pub(crate) fn listen() -> Result<Self, Vec<Problem>> {
         let install = |kind: SignalKind, name: &str| {
             signal(kind).map_err(|error| {
                 vec![Problem::new(format!(

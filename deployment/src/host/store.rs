@@ -16,7 +16,7 @@ use crate::runtime::session_in;
 
 /// Opens the deployment's store, or `None` when it is off (`[sessions]
 /// enabled = false`, or `--no-store`).
-pub fn open(deployment: &Deployment, no_store: bool) -> Result<Option<Store>, Problem> {
+pub(crate) fn open(deployment: &Deployment, no_store: bool) -> Result<Option<Store>, Problem> {
     if no_store {
         return Ok(None);
     }
@@ -208,7 +208,7 @@ fn deployment_path(deployment: &Deployment) -> PathBuf {
 
 /// SHA-256 of the deployment's text: what tells a resumed session its
 /// prompt may have changed.
-pub fn deployment_hash(deployment: &Deployment) -> String {
+pub(crate) fn deployment_hash(deployment: &Deployment) -> String {
     hex(&Sha256::digest(deployment.file.text().as_bytes()))
 }
 

@@ -46,7 +46,7 @@ pub enum PartKind {
 
 /// One part of a canonical request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Part {
+pub(crate) struct Part {
     /// What it is.
     pub kind: PartKind,
     /// Its canonical text: what is measured.
@@ -55,7 +55,7 @@ pub struct Part {
 
 /// The parts of a request, in order: the system prompt, the tools, the
 /// messages.
-pub fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message]) -> Vec<Part> {
+pub(crate) fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message]) -> Vec<Part> {
     let mut parts = Vec::with_capacity(1 + tools.len() + messages.len());
     parts.push(Part {
         kind: PartKind::SystemPrompt,
@@ -70,7 +70,7 @@ pub fn parts(system: &str, tools: &[Arc<ToolSchema>], messages: &[Message]) -> V
 }
 
 /// A message's part: its compact JSON.
-pub fn message_part(message: &Message) -> Part {
+pub(crate) fn message_part(message: &Message) -> Part {
     Part {
         kind: PartKind::Message,
         // Strings and booleans only: serializing cannot fail.

@@ -5,6 +5,3 @@
 pub mod canonical_request;
 pub mod tokens;
 pub mod trace;
-
-pub use tokens::PromptTokens;
-pub use trace::{Counting, Trace};

@@ -111,7 +111,7 @@ pub enum Counting {
 
 /// One request, as the trace sees it.
 #[allow(missing_debug_implementations, reason = "holds a closure")]
-pub struct TracedRequest<'a> {
+pub(crate) struct TracedRequest<'a> {
     /// The session's id.
     pub session: &'a str,
     /// The agent's id.
@@ -139,7 +139,7 @@ pub struct TracedRequest<'a> {
     missing_docs,
     reason = "each field is documented in the module's list of the JSON fields"
 )]
-pub struct TraceLine {
+pub(crate) struct TraceLine {
     pub request: u64,
     pub session: String,
     pub agent: String,
@@ -165,7 +165,7 @@ pub struct TraceLine {
 
 /// A compaction, as the trace marks the request after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Compacted {
+pub(crate) struct Compacted {
     trigger: CompactionTrigger,
     before_tokens: u64,
     after_tokens: u64,
@@ -186,11 +186,11 @@ pub struct Trace {
 }
 
 /// Names the MCP server of a tool.
-pub type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub(crate) type ToolServer = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Keeps the prefix of a session's request that differs from the
 /// session's request before it.
-pub type PrefixRecorder = Box<dyn Fn(&RequestPrefix) + Send + Sync>;
+pub(crate) type PrefixRecorder = Box<dyn Fn(&RequestPrefix) + Send + Sync>;
 
 #[derive(Default)]
 struct State {
@@ -244,7 +244,7 @@ impl Trace {
     /// Hands each request prefix of `session` that differs from its last
     /// one to `recorder` (the store keeps it for a resumed session's
     /// trace), until [`forget`](Self::forget).
-    pub fn record_prefixes(&self, session: &str, recorder: PrefixRecorder) {
+    pub(crate) fn record_prefixes(&self, session: &str, recorder: PrefixRecorder) {
         self.prefix_recorders
             .lock()
             .insert(session.to_owned(), recorder);
@@ -302,13 +302,13 @@ impl Trace {
     }
 
     /// Names the MCP server of a changed tool with `tool_server`.
-    pub fn with_tool_server(mut self, tool_server: ToolServer) -> Self {
+    pub(crate) fn with_tool_server(mut self, tool_server: ToolServer) -> Self {
         self.tool_server = Some(tool_server);
         self
     }
 
     /// A trace written to `path` (replacing it), counting tokens.
-    pub fn to_file(path: &Path, tokenizers: TokenizerRule) -> Result<Self, Problem> {
+    pub(crate) fn to_file(path: &Path, tokenizers: TokenizerRule) -> Result<Self, Problem> {
         let file = std::fs::File::create(path).map_err(|error| {
             Problem::new(format!(
                 "cannot create `{}` to write the trace: {error}",
@@ -324,7 +324,7 @@ impl Trace {
 
     /// A step is about to send its prompt ([`LoopEvent::Step`]): measure
     /// it.
-    pub fn before_step(&self, step: &StepPrompt<'_>) {
+    pub(crate) fn before_step(&self, step: &StepPrompt<'_>) {
         let sections = || {
             // The loop has just rendered this assembly: it renders again.
             render_prompt_with_spans(step.assembly)
@@ -351,7 +351,7 @@ impl Trace {
 
     /// Measures a request against the session's last one; the line waits
     /// for the request's answer.
-    pub fn observe(&self, request: &TracedRequest<'_>) -> TraceLine {
+    pub(crate) fn observe(&self, request: &TracedRequest<'_>) -> TraceLine {
         let tokenizer = self.tokenizer(request.model);
         let mut guard = self.state.lock();
         let state = &mut *guard;
@@ -441,7 +441,7 @@ impl Trace {
 
     /// The loop compacted `session` (it recorded an `Event::Compacted`):
     /// the session's next request is marked.
-    pub fn compacted(&self, session: &str, report: &CompactionReport) {
+    pub(crate) fn compacted(&self, session: &str, report: &CompactionReport) {
         let mark = Compacted {
             trigger: report.trigger,
             before_tokens: report.before_tokens,
@@ -454,7 +454,7 @@ impl Trace {
 
     /// The answer to the session's pending request is in
     /// ([`LoopEvent::Response`]), with the API's usage if it reported any.
-    pub fn answered(&self, session: &str, step: u32, usage: Option<Usage>) {
+    pub(crate) fn answered(&self, session: &str, step: u32, usage: Option<Usage>) {
         let mut state = self.state.lock();
         state.summary.answered += 1;
         let Some(mut line) = state.pending.remove(session) else {
@@ -698,7 +698,7 @@ fn first_changed_section(
 }
 
 /// `bytes` in lowercase hexadecimal (a digest as `sha256sum` prints it).
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes
         .iter()
@@ -802,7 +802,7 @@ impl Summary {
 
     /// The mean share of bytes of the requests after their session's
     /// first that the request before had sent; `None` before a second.
-    pub fn mean_cacheable_bytes(&self) -> Option<f64> {
+    pub(crate) fn mean_cacheable_bytes(&self) -> Option<f64> {
         (self.compared > 0).then(|| self.byte_shares / self.compared as f64)
     }
 }

@@ -42,7 +42,7 @@ impl ApprovalPolicy {
 
     /// Whether a call of `tool` in the session `session` (the agent loop's
     /// id) asks a person first, by the deployment's policy.
-    pub fn asks(&self, tool: &str, session: &str) -> bool {
+    pub(crate) fn asks(&self, tool: &str, session: &str) -> bool {
         self.ask_first.iter().any(|name| name == tool)
             || self.mcp.asks_first(Some(session), tool) == Some(true)
     }

@@ -30,11 +30,11 @@ use serde::Deserialize;
 /// What every stdio MCP server inherits of dsh's environment: the
 /// variables the MCP SDKs' own clients pass (`DEFAULT_INHERITED_ENV_VARS`
 /// in the TypeScript and Python SDKs), the locale aside.
-pub const SERVER_BASE_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+pub(crate) const SERVER_BASE_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// The words that make a variable's name look secret, matched in any
 /// case anywhere in the name.
-pub const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+pub(crate) const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
 
 /// `[environment]`: what no process dsh starts may see.
 ///
@@ -54,7 +54,7 @@ pub struct EnvironmentTable {
 }
 
 /// Whether `name` looks like it holds a secret ([`SECRET_WORDS`]).
-pub fn looks_secret(name: &str) -> bool {
+pub(crate) fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_WORDS.iter().any(|word| upper.contains(word))
 }
@@ -86,7 +86,7 @@ impl ChildEnvironment {
     }
 
     /// The policy of [`of`](Self::of) for an environment with `names`.
-    pub fn with_names(secrets: Vec<String>, bash: &BashTable, names: Vec<String>) -> Self {
+    pub(crate) fn with_names(secrets: Vec<String>, bash: &BashTable, names: Vec<String>) -> Self {
         Self {
             secrets: secrets.into_iter().collect(),
             names,
@@ -101,7 +101,7 @@ impl ChildEnvironment {
     }
 
     /// The variables a `bash` command runs without.
-    pub fn removed_for_command(&self) -> Vec<String> {
+    pub(crate) fn removed_for_command(&self) -> Vec<String> {
         let removed: BTreeSet<&String> = (self.secrets.iter())
             .chain(&self.command_remove)
             .chain(self.secret_looking(&self.command_keep))
@@ -112,7 +112,7 @@ impl ChildEnvironment {
     /// The variables of dsh's environment a stdio MCP server inherits,
     /// besides its own `env`: the base, the locale, and what its table
     /// keeps (`env_keep`), never a secret.
-    pub fn inherited_by_server(&self, keep: &[String]) -> Vec<String> {
+    pub(crate) fn inherited_by_server(&self, keep: &[String]) -> Vec<String> {
         let locale = (self.names.iter())
             .filter(|name| *name == "LANG" || *name == "LANGUAGE" || name.starts_with("LC_"))
             .cloned();
@@ -126,7 +126,7 @@ impl ChildEnvironment {
 
     /// The variables a child agent runs without: the secrets and the
     /// names that look secret, but what its table keeps (`env_keep`).
-    pub fn removed_for_agent(&self, keep: &[String]) -> Vec<String> {
+    pub(crate) fn removed_for_agent(&self, keep: &[String]) -> Vec<String> {
         let removed: BTreeSet<&String> = (self.secrets.iter())
             .filter(|name| !keep.contains(name))
             .chain(self.secret_looking(keep))

@@ -89,7 +89,7 @@ pub fn mode(id: &str) -> Result<&'static Mode, String> {
 /// The mode a session starts in when the deployment's sandbox is
 /// `sandbox`: the mode that runs in it without asking more than the
 /// deployment does.
-pub fn default_mode(sandbox: SandboxMode) -> &'static Mode {
+pub(crate) fn default_mode(sandbox: SandboxMode) -> &'static Mode {
     match sandbox {
         SandboxMode::ReadOnly => &MODES[0],
         SandboxMode::WorkspaceWrite => &MODES[2],
@@ -100,11 +100,11 @@ pub fn default_mode(sandbox: SandboxMode) -> &'static Mode {
 /// The mode a session was switched to, attached to its agent as a fact
 /// (`Agent::with_fact`): the runtime's context `host:mode` tells the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ModeSwitch(pub &'static Mode);
+pub(crate) struct ModeSwitch(pub &'static Mode);
 
 /// The name of the runtime context that tells the model the mode a
 /// session was switched to.
-pub const MODE_CONTEXT: &str = "host:mode";
+pub(crate) const MODE_CONTEXT: &str = "host:mode";
 
 impl Mode {
     /// What the model is told of the mode, at the conversation's tail.

@@ -34,7 +34,7 @@ pub struct NotStarted {
 
 /// Which of a deployment's servers to start.
 #[derive(Debug)]
-pub enum Which<'a> {
+pub(crate) enum Which<'a> {
     /// Every server (`dsh check`).
     All,
     /// The servers these agents list as `mcp:<name>`.
@@ -44,7 +44,7 @@ pub enum Which<'a> {
 /// Starts the servers `which` picks, all at once, and adds each that
 /// started to `servers`. Watches the signals that end dsh from then on, so
 /// that no server outlives it.
-pub async fn start_deployment_servers(
+pub(crate) async fn start_deployment_servers(
     deployment: &Deployment,
     runtime: &Runtime,
     which: Which<'_>,
@@ -185,7 +185,7 @@ fn tools_hint(wrong: &str, names: &[String]) -> String {
 /// `SIGINT`) first kill every server's process group — the servers run in
 /// groups of their own, which no signal to dsh reaches — and then end dsh
 /// as the signal would (exit status 128 and the signal's number).
-pub fn stop_servers_on_signals() {
+pub(crate) fn stop_servers_on_signals() {
     use std::sync::Once;
     use tokio::signal::unix::{SignalKind, signal};
     static WATCHING: Once = Once::new();
@@ -213,7 +213,7 @@ pub fn stop_servers_on_signals() {
 /// own (`dsh prompt`, `dsh check`), with the signal watch that stops them
 /// (`stop_servers_on_signals`): the returned [`Servers`] keep them
 /// running, and dropping it stops them; [`Started`] says which failed.
-pub fn start_for_command(
+pub(crate) fn start_for_command(
     deployment: &Deployment,
     runtime: &Runtime,
     which: Which<'_>,
@@ -231,7 +231,7 @@ pub fn start_for_command(
 /// Servers running for a command, on their async runtime; stopped when
 /// dropped.
 #[derive(Debug)]
-pub struct Servers {
+pub(crate) struct Servers {
     tokio: tokio::runtime::Runtime,
     servers: McpServers,
 }
@@ -245,7 +245,7 @@ impl Drop for Servers {
 /// The trace's namer of a tool's MCP server: the deployment server whose
 /// prefix (`<server>__`) the tool has — a server name has no `__`, so the
 /// prefix is exact — even for a tool the server no longer lists.
-pub fn tool_server(servers: &McpServers) -> crate::measure::trace::ToolServer {
+pub(crate) fn tool_server(servers: &McpServers) -> crate::measure::trace::ToolServer {
     let servers = servers.clone();
     Box::new(move |tool: &str| {
         servers

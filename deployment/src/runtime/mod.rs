@@ -85,13 +85,16 @@ pub fn load(path: Option<&Path>) -> Result<Deployment, Vec<Problem>> {
 /// One agent of a deployment, with the deployment's registries built: what
 /// a command about one agent (`dsh prompt`, `dsh run`, `dsh acp`) starts
 /// from.
-pub type LoadedAgent = (Deployment, AgentSpec, Runtime);
+pub(crate) type LoadedAgent = (Deployment, AgentSpec, Runtime);
 
 /// Reads and checks the deployment file at `config` (or the embedded
 /// one), picks the agent or child `agent` names (`<agent>/<instance>`; the
 /// first agent when none), and builds the registries, in that order,
 /// failing at the first step that fails.
-pub fn load_agent(config: Option<&Path>, agent: Option<&str>) -> Result<LoadedAgent, Vec<Problem>> {
+pub(crate) fn load_agent(
+    config: Option<&Path>,
+    agent: Option<&str>,
+) -> Result<LoadedAgent, Vec<Problem>> {
     let deployment = load(config)?;
     let agent = deployment
         .agent(agent)
@@ -255,7 +258,7 @@ impl Runtime {
 
     /// `config`, a server's, under the host's policy for its process
     /// ([`server_policy`](Self::server_policy)).
-    pub fn under_policy(&self, config: ServerConfig, rules: &ServerRules) -> ServerConfig {
+    pub(crate) fn under_policy(&self, config: ServerConfig, rules: &ServerRules) -> ServerConfig {
         self.server_policy(rules).apply(config)
     }
 

@@ -35,7 +35,7 @@ pub struct StartedSession {
 impl Runtime {
     /// Starts a session in `cwd` (or with no working directory): reads
     /// its instruction files and registers them into its layer.
-    pub fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
+    pub(crate) fn start_session(&self, cwd: Option<&Path>) -> Result<StartedSession, Vec<Problem>> {
         let session = session_in(Session::new(), cwd);
         let instructions = self
             .instructions_of(&session)
@@ -58,7 +58,7 @@ impl Runtime {
 
     /// A session in `cwd` that reads no instruction file: to check, before
     /// any session starts, what every session's prompt has in common.
-    pub fn without_instructions(cwd: Option<&Path>) -> StartedSession {
+    pub(crate) fn without_instructions(cwd: Option<&Path>) -> StartedSession {
         StartedSession {
             session: session_in(Session::new(), cwd),
             instructions: SessionInstructions::none(),

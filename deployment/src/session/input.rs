@@ -63,7 +63,7 @@ impl SlashCommand {
 
     /// What its argument is, for a command that takes one: an editor
     /// shows it as the input's hint.
-    pub fn argument(self) -> Option<&'static str> {
+    pub(crate) fn argument(self) -> Option<&'static str> {
         match self {
             Self::Compact => None,
             Self::Mode => Some("mode id"),
@@ -73,7 +73,7 @@ impl SlashCommand {
 }
 
 /// Every slash command, in the order a front end lists them.
-pub const SLASH_COMMANDS: &[SlashCommand] = &[
+pub(crate) const SLASH_COMMANDS: &[SlashCommand] = &[
     SlashCommand::Compact,
     SlashCommand::Mode,
     SlashCommand::Model,

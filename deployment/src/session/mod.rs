@@ -45,8 +45,7 @@ use parking_lot::Mutex;
 pub use events::{CallEnd, CallView, CommandEnd, PlanEntry, ResultBrief, SessionEvent};
 pub use hosted::{HostedSession, OpenError, Opening, PromptError, Prompted};
 pub use input::{
-    CommandError, Commands, Input, ListedCommand, PromptCall, SLASH_COMMANDS, SlashCommand,
-    parse_input,
+    CommandError, Commands, Input, ListedCommand, PromptCall, SlashCommand, parse_input,
 };
 pub use person::{Answer, Person, Question};
 pub use questions::Reach;

@@ -102,7 +102,7 @@ const EXAMPLES: usize = 2;
 /// in another is one finding, not one per sentence), quoting the first
 /// one or two; except the sentences in `seen` (reported already for
 /// another agent), which it extends.
-pub fn warnings(
+pub(crate) fn warnings(
     deployment: &Deployment,
     agent: &AgentSpec,
     assembly: &PromptAssembly,

@@ -170,7 +170,7 @@ pub fn json(
 /// The warnings of a session's instruction files: each file the budget
 /// cut, the files it left out (one warning), and each file skipped for a
 /// reason worth saying (outside the project, an import cycle, too deep).
-pub fn warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Problem> {
+pub(crate) fn warnings(found: &Instructions, config: &InstructionsConfig) -> Vec<Problem> {
     let budget_help = || {
         format!(
             "the budget, `max_bytes = {}` in [instructions], is spent on the files nearest \

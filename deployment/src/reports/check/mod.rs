@@ -5,7 +5,7 @@
 //! each MCP server brings.
 
 mod agents;
-pub mod duplicate_sentences;
+mod duplicate_sentences;
 pub mod instruction_report;
 mod servers;
 mod tools;

@@ -57,7 +57,12 @@ pub struct ToolLeftOut {
 
 impl ServerReport {
     /// The report of a server that did not start.
-    pub fn failed(name: &str, origin: String, failure: String, tokenizer: Tokenizer) -> Self {
+    pub(crate) fn failed(
+        name: &str,
+        origin: String,
+        failure: String,
+        tokenizer: Tokenizer,
+    ) -> Self {
         Self {
             name: name.to_owned(),
             origin,
@@ -78,7 +83,7 @@ impl ServerReport {
 
     /// The report of a running server, its schemas counted with
     /// `tokenizer`.
-    pub fn started(server: &McpServer, tokenizer: Tokenizer) -> Self {
+    pub(crate) fn started(server: &McpServer, tokenizer: Tokenizer) -> Self {
         let schemas = server.tool_schemas();
         let json: Vec<String> = schemas
             .iter()

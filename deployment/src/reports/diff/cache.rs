@@ -28,7 +28,7 @@ pub struct Multiple(pub u64);
 
 impl Multiple {
     /// The multiple as a number (`0.1`).
-    pub fn value(self) -> f64 {
+    pub(crate) fn value(self) -> f64 {
         self.0 as f64 / 100.0
     }
 }

@@ -226,7 +226,7 @@ impl Prefix {
     }
 
     /// The tools' schemas, as the assembly holds them.
-    pub fn tool_schemas(&self) -> Vec<Arc<ToolSchema>> {
+    pub(crate) fn tool_schemas(&self) -> Vec<Arc<ToolSchema>> {
         (self.tools.iter())
             .map(|tool| Arc::new(tool.schema()))
             .collect()
@@ -239,7 +239,7 @@ impl Prefix {
     }
 
     /// The system prompt's bytes and tokens.
-    pub fn system_size(&self) -> Size {
+    pub(crate) fn system_size(&self) -> Size {
         Size {
             bytes: self.system_prompt.len(),
             tokens: self.system_tokens,
@@ -273,7 +273,7 @@ impl Prefix {
 
 impl PrefixSection {
     /// Its bytes in the system prompt.
-    pub fn range(&self) -> Range<usize> {
+    pub(crate) fn range(&self) -> Range<usize> {
         self.start..self.end
     }
 }
@@ -289,7 +289,7 @@ impl PrefixTool {
     }
 
     /// Its canonical JSON: what the request prefix holds of it.
-    pub fn canonical_json(&self) -> String {
+    pub(crate) fn canonical_json(&self) -> String {
         canonical_request::tool_json(&self.schema())
     }
 }
