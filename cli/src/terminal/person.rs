@@ -14,8 +14,7 @@ use std::sync::Arc;
 
 use dsh_agent_loop::async_trait;
 use dsh_deployment::policy::sampling::describe_elicitation;
-use dsh_deployment::session::form::{self, Form};
-use dsh_deployment::session::{Answer, Person, Question, SessionEvent};
+use dsh_deployment::session::{Answer, Form, Lines, Person, Question, SessionEvent};
 use dsh_tool_mcp::{ElicitAnswer, ElicitKind, Elicitation, Elicits};
 use tokio_util::sync::CancellationToken;
 
@@ -121,7 +120,7 @@ impl TerminalPerson {
         let form = match Form::of(schema) {
             Ok(form) => form,
             Err(error) => {
-                self.say(&format!("{}\n", form::refused(&error)));
+                self.say(&format!("{}\n", error.refused()));
                 return ElicitAnswer::Decline;
             }
         };
@@ -133,7 +132,7 @@ impl TerminalPerson {
 struct AtTheTerminal<'a>(&'a TerminalPerson, &'a CancellationToken);
 
 #[async_trait]
-impl form::Lines for AtTheTerminal<'_> {
+impl Lines for AtTheTerminal<'_> {
     async fn ask(&mut self, question: String) -> Option<String> {
         self.0.read_answer(&question, self.1).await
     }

@@ -2,7 +2,7 @@
 //! covers from then on.
 //!
 //! ```
-//! use dsh_deployment::always::{Remembered, Said, offer};
+//! use dsh_deployment::policy::always::{Remembered, Said, offer};
 //!
 //! let ls = offer("bash", r#"{"command": "ls -la"}"#);
 //! assert_eq!(ls.label(Said::Allowed), "Always allow `ls` (any arguments)");

@@ -242,7 +242,7 @@ const REGION_CONTEXT_LINES: usize = 3;
 /// from the loop's events, and on a load, from the recorded history by
 /// the same functions, so a replayed call has the live one's view.
 #[derive(Clone)]
-pub struct Narrator {
+pub(crate) struct Narrator {
     inner: Arc<Inner>,
 }
 
@@ -465,7 +465,7 @@ impl Narrator {
 
     /// How a person sees `call`: its tool's title, kind and places (an
     /// MCP tool resolved, the session's own servers' too), its arguments.
-    pub fn view(&self, call: &ToolCall) -> CallView {
+    pub(crate) fn view(&self, call: &ToolCall) -> CallView {
         let input = serde_json::from_str(&call.arguments)
             .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
         let cx = ToolCallContext::new(self.inner.session.as_str());

@@ -68,9 +68,11 @@ pub trait Lines: Send {
     fn say(&mut self, text: String);
 }
 
-/// Why a schema is no form dsh asks, said to the person (escaped, cut).
-pub fn refused(error: &FormError) -> String {
-    format!("declined: {}", shown(&error.to_string(), SHOWN_CHARS))
+impl FormError {
+    /// Why the form is declined, said to the person (escaped, cut).
+    pub fn refused(&self) -> String {
+        format!("declined: {}", shown(&self.to_string(), SHOWN_CHARS))
+    }
 }
 
 /// One field of a form.

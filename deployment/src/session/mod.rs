@@ -24,16 +24,16 @@
 //! `deployment/examples/headless.rs` is a third front end on this API.
 
 mod approval;
-pub mod events;
-pub mod form;
+mod events;
+mod form;
 mod hosted;
 mod input;
 mod observer;
-pub mod person;
+mod person;
 mod questions;
 mod servers;
 mod sessions;
-pub mod steering;
+mod steering;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -43,6 +43,7 @@ use dsh_session_store::SessionWriter;
 use parking_lot::Mutex;
 
 pub use events::{CallEnd, CallView, CommandEnd, PlanEntry, ResultBrief, SessionEvent};
+pub use form::{Form, FormError, Lines, MAX_TRIES};
 pub use hosted::{HostedSession, OpenError, Opening, PromptError, Prompted};
 pub use input::{
     CommandError, Commands, Input, ListedCommand, PromptCall, SlashCommand, parse_input,
