@@ -97,13 +97,18 @@ fn run() -> Result<(), String> {
     let (session, _notes) = opened.map_err(|error| said(OpenError::problems(error)))?;
     let served = host.serve(async |_started, _ending| {
         for line in std::io::stdin().lock().lines() {
-            let line = line.map_err(|error| vec![dsh_deployment::Problem::new(error.to_string())])?;
+            let line =
+                line.map_err(|error| vec![dsh_deployment::Problem::new(error.to_string())])?;
             let prompt: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
             let Some(text) = prompt["prompt"].as_str() else {
-                person.write(&json!({ "type": "prompted", "error": "expected {\"prompt\": \"…\"}" }));
+                person
+                    .write(&json!({ "type": "prompted", "error": "expected {\"prompt\": \"…\"}" }));
                 continue;
             };
-            let ended = match session.prompt(text, Vec::new(), &CancellationToken::new()).await {
+            let ended = match session
+                .prompt(text, Vec::new(), &CancellationToken::new())
+                .await
+            {
                 Ok(Prompted::Turn(finish)) => json!({ "finish": format!("{finish:?}") }),
                 Ok(Prompted::NoTurn) => json!({ "finish": null }),
                 Err(error) => json!({ "error": error.to_string() }),

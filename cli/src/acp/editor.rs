@@ -19,9 +19,9 @@ use std::sync::{Arc, OnceLock};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    self, ContentBlock, ContentChunk, Diff, FileSystemCapabilities, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionNotification, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    self, ContentBlock, ContentChunk, Diff, FileSystemCapabilities, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, SessionNotification, SessionUpdate, ToolCallContent,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use dsh_agent_loop::{ToolCall, async_trait};
 use dsh_deployment::policy::sampling::MAX_SAMPLED_TOKENS;
@@ -153,7 +153,8 @@ impl EditorPerson {
         if self.terminal && view.streams {
             let cwd = view.cwd.as_ref().map(|cwd| cwd.display().to_string());
             let info = json!({ "terminal_id": view.id, "cwd": cwd });
-            call = (call.content(vec![terminal_content(&view.id)])).meta(meta("terminal_info", info));
+            call =
+                (call.content(vec![terminal_content(&view.id)])).meta(meta("terminal_info", info));
         }
         self.send(SessionUpdate::ToolCall(call));
     }
@@ -174,7 +175,10 @@ impl EditorPerson {
             keep_tail(so_far, LIVE_TAIL_BYTES);
             so_far.clone()
         };
-        self.update(call_id, ToolCallUpdateFields::new().content(vec![so_far.into()]));
+        self.update(
+            call_id,
+            ToolCallUpdateFields::new().content(vec![so_far.into()]),
+        );
     }
 
     /// A file a call changed: the diffs so far, and where this one starts.
@@ -254,14 +258,19 @@ impl EditorPerson {
                 always,
                 schema::PermissionOptionKind::AllowAlways,
             ),
-            schema::PermissionOption::new(REJECT, "Reject", schema::PermissionOptionKind::RejectOnce),
+            schema::PermissionOption::new(
+                REJECT,
+                "Reject",
+                schema::PermissionOptionKind::RejectOnce,
+            ),
             schema::PermissionOption::new(
                 REJECT_ALWAYS,
                 never,
                 schema::PermissionOptionKind::RejectAlways,
             ),
         ];
-        self.permission(ToolCallUpdate::new(call.id.clone(), fields), options).await
+        self.permission(ToolCallUpdate::new(call.id.clone(), fields), options)
+            .await
     }
 
     /// Asks whether a server's sampling request may use the model, in the
@@ -284,9 +293,14 @@ impl EditorPerson {
             }));
         let options = vec![
             schema::PermissionOption::new(ALLOW, "Allow", schema::PermissionOptionKind::AllowOnce),
-            schema::PermissionOption::new(REJECT, "Reject", schema::PermissionOptionKind::RejectOnce),
+            schema::PermissionOption::new(
+                REJECT,
+                "Reject",
+                schema::PermissionOptionKind::RejectOnce,
+            ),
         ];
-        self.permission(ToolCallUpdate::new(call_id.to_owned(), fields), options).await
+        self.permission(ToolCallUpdate::new(call_id.to_owned(), fields), options)
+            .await
     }
 
     /// `session/request_permission`, its outcome as an answer.
@@ -311,19 +325,20 @@ impl EditorPerson {
                 }
                 _ => Answer::Unanswerable("the permission request was cancelled".to_owned()),
             },
-            Err(error) => Answer::Unanswerable(format!(
-                "the editor could not be asked: {}",
-                error.message
-            )),
+            Err(error) => {
+                Answer::Unanswerable(format!("the editor could not be asked: {}", error.message))
+            }
         }
     }
 
     fn steered(&self, steering: &Steering) {
         let options = (self.options)(steering);
-        self.send(SessionUpdate::ConfigOptionUpdate(schema::ConfigOptionUpdate::new(options)));
-        self.send(SessionUpdate::CurrentModeUpdate(schema::CurrentModeUpdate::new(
-            steering.mode.id,
-        )));
+        self.send(SessionUpdate::ConfigOptionUpdate(
+            schema::ConfigOptionUpdate::new(options),
+        ));
+        self.send(SessionUpdate::CurrentModeUpdate(
+            schema::CurrentModeUpdate::new(steering.mode.id),
+        ));
     }
 }
 
@@ -334,29 +349,36 @@ impl Person for EditorPerson {
             SessionEvent::UserText { text } => self.send(SessionUpdate::UserMessageChunk(
                 ContentChunk::new(ContentBlock::from(text)),
             )),
-            SessionEvent::UserImage { image } => self.send(SessionUpdate::UserMessageChunk(
-                ContentChunk::new(ContentBlock::Image(schema::ImageContent::new(
-                    image.data,
-                    image.mime_type,
-                ))),
-            )),
+            SessionEvent::UserImage { image } => {
+                self.send(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                    ContentBlock::Image(schema::ImageContent::new(image.data, image.mime_type)),
+                )))
+            }
             SessionEvent::Text { text } => self.send(message(text)),
             SessionEvent::Thought { text } => self.send(SessionUpdate::AgentThoughtChunk(
                 ContentChunk::new(ContentBlock::from(text)),
             )),
             SessionEvent::CallMade(view) => self.made(&view),
             SessionEvent::CallRunning { call_id } => {
-                self.update(&call_id, ToolCallUpdateFields::new().status(ToolCallStatus::InProgress));
+                self.update(
+                    &call_id,
+                    ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+                );
             }
             SessionEvent::CallProgress { call_id, text, .. } => {
-                self.update(&call_id, ToolCallUpdateFields::new().content(vec![text.into()]));
+                self.update(
+                    &call_id,
+                    ToolCallUpdateFields::new().content(vec![text.into()]),
+                );
             }
             SessionEvent::CallOutput { call_id, text, .. } => self.output(&call_id, &text),
             SessionEvent::FileChanged { call_id, change } => self.changed(&call_id, &change),
             SessionEvent::CallEnded(end) => self.ended(&end),
             SessionEvent::Plan { entries } => self.send(SessionUpdate::Plan(plan(entries))),
             SessionEvent::Usage { used, window } => {
-                self.send(SessionUpdate::UsageUpdate(schema::UsageUpdate::new(used, window)));
+                self.send(SessionUpdate::UsageUpdate(schema::UsageUpdate::new(
+                    used, window,
+                )));
             }
             SessionEvent::Title { text } => self.send(SessionUpdate::SessionInfoUpdate(
                 schema::SessionInfoUpdate::new().title(text),
@@ -390,7 +412,10 @@ impl Person for EditorPerson {
                 title,
                 described,
                 request,
-            } => self.ask_sampling(call_id, (title, described), request).await,
+            } => {
+                self.ask_sampling(call_id, (title, described), request)
+                    .await
+            }
         }
     }
 

@@ -37,8 +37,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode};
-use dsh_agent_loop::{FinishReason, Image, ImageBudget, SessionId, TurnError};
-use dsh_deployment::facts::attach;
+use dsh_agent_loop::{FinishReason, Image, SessionId, TurnError};
+use dsh_deployment::facts::attach::{self, PromptPart};
 use dsh_deployment::host::Host;
 use dsh_deployment::session::{
     HostedSession, Knob, OpenError, Opening, PromptError, Prompted, Reach, Sessions,
@@ -244,8 +244,8 @@ impl Server {
             options,
         ));
         let opening = opening.with_roots(roots.to_vec());
-        let (session, _notes) = (self.inner.opener.open(opening, person.clone()))
-            .map_err(open_error)?;
+        let (session, _notes) =
+            (self.inner.opener.open(opening, person.clone())).map_err(open_error)?;
         person.bind(schema::SessionId::new(session.id().to_string()));
         (self.inner.sessions.lock()).insert(session.id().clone(), Arc::clone(&session));
         Ok(session)
@@ -342,10 +342,8 @@ impl Server {
         };
         if session.is_running() {
             let busy = PromptError::Busy(session.id().clone());
-            return responder.respond_with_error(Error::new(
-                ErrorCode::INVALID_REQUEST,
-                busy.to_string(),
-            ));
+            return responder
+                .respond_with_error(Error::new(ErrorCode::INVALID_REQUEST, busy.to_string()));
         }
         // `$/cancel_request` of the prompt cancels the turn too.
         let cancelled = responder.cancellation();
@@ -446,8 +444,10 @@ impl Server {
         let meta = capabilities.meta.as_ref();
         let terminal = meta.and_then(|meta| meta.get("terminal_output"));
         *self.inner.client.lock() = ClientFacts {
-            name: (request.client_info.as_ref())
-                .map_or_else(|| system_prompt::UNNAMED_CLIENT.to_owned(), |client| client.name.clone()),
+            name: (request.client_info.as_ref()).map_or_else(
+                || system_prompt::UNNAMED_CLIENT.to_owned(),
+                |client| client.name.clone(),
+            ),
             fs: capabilities.fs.clone(),
             terminal: terminal == Some(&true.into()),
             elicits,
@@ -470,76 +470,59 @@ fn session_cwd(cwd: PathBuf) -> Result<PathBuf, Error> {
     })
 }
 
-/// The user's message of a prompt: its text blocks; each embedded text
-/// resource inline with its URI, and each link to a file of the session's
-/// `dirs` read and inlined (`host::attach`, within its budget); other
-/// links as their name and URI; and its images, each checked
-/// ([`prompt_image`]). Audio needs a capability dsh does not advertise.
+/// The user's message of a prompt, by the host's rule
+/// ([`attach::compose`]): its text blocks, embedded resources and links,
+/// and its images. Audio needs a capability dsh does not advertise.
 fn prompt_text(prompt: &[ContentBlock], dirs: &[PathBuf]) -> Result<(String, Vec<Image>), Error> {
+    let invalid = |at: usize, why: String| {
+        Error::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("`prompt[{at}]` is {why}"),
+        )
+    };
     let mut parts = Vec::with_capacity(prompt.len());
-    let mut images = Vec::new();
-    let mut budget = ImageBudget::default();
     for (at, block) in prompt.iter().enumerate() {
-        match block {
-            ContentBlock::Text(text) => parts.push(text.text.clone()),
-            ContentBlock::Image(image) => images.push(prompt_image(at, image, &mut budget)?),
-            ContentBlock::ResourceLink(link) => {
-                let inside = attach::file_uri_path(&link.uri)
-                    .and_then(|path| attach::file(&path, dirs).ok());
-                parts.push(inside.unwrap_or_else(|| format!("[{}]({})", link.name, link.uri)));
-            }
-            ContentBlock::Resource(resource) => parts.push(match &resource.resource {
-                schema::EmbeddedResourceResource::TextResourceContents(text) => {
-                    attach::inline(&text.uri, &text.text)
-                }
-                schema::EmbeddedResourceResource::BlobResourceContents(blob) => format!(
-                    "[resource {}: {}, {} bytes of base64, not shown]",
-                    blob.uri,
-                    blob.mime_type.as_deref().unwrap_or("binary"),
-                    blob.blob.len()
-                ),
-                _ => format!("`prompt[{at}]`: a resource of a kind dsh does not know"),
+        parts.push(match block {
+            ContentBlock::Text(text) => PromptPart::Text(text.text.as_str().into()),
+            ContentBlock::Image(image) => PromptPart::Image(Image {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
             }),
+            ContentBlock::ResourceLink(link) => PromptPart::Link {
+                uri: &link.uri,
+                name: &link.name,
+            },
+            ContentBlock::Resource(resource) => match &resource.resource {
+                schema::EmbeddedResourceResource::TextResourceContents(text) => {
+                    PromptPart::Embedded {
+                        uri: &text.uri,
+                        text: &text.text,
+                    }
+                }
+                schema::EmbeddedResourceResource::BlobResourceContents(blob) => PromptPart::Blob {
+                    uri: &blob.uri,
+                    mime_type: blob.mime_type.as_deref(),
+                    base64_len: blob.blob.len(),
+                },
+                _ => PromptPart::Text(
+                    format!("`prompt[{at}]`: a resource of a kind dsh does not know").into(),
+                ),
+            },
             other => {
-                let kind = serde_json::to_value(other)
-                    .ok()
+                let kind = (serde_json::to_value(other).ok())
                     .and_then(|value| value.get("type")?.as_str().map(str::to_owned))
                     .unwrap_or_else(|| "unknown".to_owned());
-                return Err(Error::new(
-                    ErrorCode::INVALID_PARAMS,
+                return Err(invalid(
+                    at,
                     format!(
-                        "`prompt[{at}]` is a `{kind}` block, which dsh does not accept; \
-                         send `text`, `image`, `resource` or `resource_link` blocks"
+                        "a `{kind}` block, which dsh does not accept; send `text`, `image`, \
+                         `resource` or `resource_link` blocks"
                     ),
                 ));
             }
-        }
+        });
     }
-    Ok((parts.join("\n\n"), images))
-}
-
-/// Image block `at` of a prompt, when a model API takes it (checked as
-/// every image is, against the prompt's `budget`: [`ImageBudget`]); else
-/// the error naming what is wrong.
-fn prompt_image(
-    at: usize,
-    image: &schema::ImageContent,
-    budget: &mut ImageBudget,
-) -> Result<Image, Error> {
-    let image = Image {
-        mime_type: image.mime_type.clone(),
-        data: image.data.clone(),
-    };
-    match budget.admit(&image) {
-        Ok(()) => Ok(image),
-        Err(problem) => Err(Error::new(
-            ErrorCode::INVALID_PARAMS,
-            format!(
-                "`prompt[{at}]` is an image of type `{}` dsh cannot send: {problem}",
-                image.mime_type
-            ),
-        )),
-    }
+    attach::compose(parts, dirs).map_err(|(at, why)| invalid(at, why))
 }
 
 /// How a turn ended, as ACP says it: a cancelled turn is `cancelled`

@@ -84,10 +84,8 @@ impl Server {
             Err(error) => return responder.respond_with_error(error),
         };
         if let Err(error) = session.replay() {
-            return responder.respond_with_error(Error::new(
-                ErrorCode::INVALID_REQUEST,
-                error.to_string(),
-            ));
+            return responder
+                .respond_with_error(Error::new(ErrorCode::INVALID_REQUEST, error.to_string()));
         }
         let answer = |session: &HostedSession| {
             let steering = session.steering();
@@ -95,7 +93,12 @@ impl Server {
                 .modes(steering::modes(&steering))
                 .config_options(steering::config_options(session.host(), &steering))
         };
-        self.with_servers(session, self.servers_for(fresh, request.mcp_servers), (responder, cx), answer)
+        self.with_servers(
+            session,
+            self.servers_for(fresh, request.mcp_servers),
+            (responder, cx),
+            answer,
+        )
     }
 
     /// `session/resume`: opens the recorded session, without replay,
@@ -122,7 +125,12 @@ impl Server {
                 .modes(steering::modes(&steering))
                 .config_options(steering::config_options(session.host(), &steering))
         };
-        self.with_servers(session, self.servers_for(fresh, request.mcp_servers), (responder, cx), answer)
+        self.with_servers(
+            session,
+            self.servers_for(fresh, request.mcp_servers),
+            (responder, cx),
+            answer,
+        )
     }
 
     /// The servers to start for a session opened by a load or a resume,
@@ -317,27 +325,10 @@ fn parse_cursor(cursor: &str) -> Result<(i64, String), Error> {
 }
 
 /// Milliseconds since the Unix epoch as ISO 8601, UTC
-/// (`2026-12-06T16:24:08.123Z`).
+/// (`2026-12-06T16:24:08.123Z`); a time chrono cannot hold as the epoch.
 fn iso8601(ms: i64) -> String {
-    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Howard Hinnant's civil_from_days: days since 1970-01-01 to a date of
-    // the proleptic Gregorian calendar.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (
-        ms_of_day / 3_600_000,
-        ms_of_day / 60_000 % 60,
-        ms_of_day / 1_000 % 60,
-        ms_of_day % 1_000,
-    );
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+    let time = chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default();
+    time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

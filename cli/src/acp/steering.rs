@@ -27,15 +27,16 @@ pub(super) fn modes(steering: &Steering) -> SessionModeState {
 pub(super) fn config_options(host: &Host, steering: &Steering) -> Vec<SessionConfigOption> {
     (steering.knobs().into_iter())
         .map(|knob| {
-            let values: Vec<SessionConfigSelectOption> = (Steering::choices(host, knob).into_iter())
-                .map(|choice| {
-                    let value = SessionConfigSelectOption::new(choice.id, choice.name);
-                    match choice.description {
-                        Some(description) => value.description(description),
-                        None => value,
-                    }
-                })
-                .collect();
+            let values: Vec<SessionConfigSelectOption> = (Steering::choices(host, knob)
+                .into_iter())
+            .map(|choice| {
+                let value = SessionConfigSelectOption::new(choice.id, choice.name);
+                match choice.description {
+                    Some(description) => value.description(description),
+                    None => value,
+                }
+            })
+            .collect();
             let now = steering.value(knob).unwrap_or_default().to_owned();
             let (name, category) = match knob {
                 Knob::Mode => ("Mode", SessionConfigOptionCategory::Mode),

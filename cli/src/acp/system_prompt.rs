@@ -27,7 +27,10 @@ pub(super) fn capabilities() -> SessionSystemPromptCapabilities {
 
 /// The client's `systemPrompt` as the loop's `ClientPrompt`: its text
 /// blocks joined by a blank line.
-pub(super) fn client_prompt(client: &str, system_prompt: AcpSystemPrompt) -> Result<ClientPrompt, Error> {
+pub(super) fn client_prompt(
+    client: &str,
+    system_prompt: AcpSystemPrompt,
+) -> Result<ClientPrompt, Error> {
     let invalid = |message: String| {
         Error::new(ErrorCode::INVALID_PARAMS, message)
             .data(serde_json::json!({ "field": "systemPrompt" }))

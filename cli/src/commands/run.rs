@@ -42,7 +42,9 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         },
     );
     sessions.show_servers_with(server_output());
-    let (session, notes) = sessions.open(opening, person).map_err(OpenError::problems)?;
+    let (session, notes) = sessions
+        .open(opening, person)
+        .map_err(OpenError::problems)?;
     for note in &notes {
         out(&mut std::io::stderr(), &format!("note: {note}\n"));
     }
@@ -69,7 +71,9 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
         let steered = [(Knob::Mode, &args.mode), (Knob::Model, &args.model)];
         for (knob, value) in steered {
             if let Some(value) = value {
-                session.steer(knob, value).map_err(|why| vec![Problem::new(why)])?;
+                session
+                    .steer(knob, value)
+                    .map_err(|why| vec![Problem::new(why)])?;
             }
         }
         let mut chat = Chat {

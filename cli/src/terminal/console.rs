@@ -65,7 +65,11 @@ impl Console {
                 }
             }
             SessionEvent::CallMade(call) => {
-                self.line(&format!("→ {} {}", call.tool, one_line(&call.input.to_string(), 160)));
+                self.line(&format!(
+                    "→ {} {}",
+                    call.tool,
+                    one_line(&call.input.to_string(), 160)
+                ));
                 *self.tail.lock() = LiveTail::default();
                 self.spin(running(&call.tool));
             }

@@ -5,10 +5,11 @@
 //! does), within a budget, said when cut; a file is read only inside the
 //! session's directories.
 
+use std::borrow::Cow;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use dsh_agent_loop::MAX_IMAGE_BYTES;
+use dsh_agent_loop::{Image, ImageBudget, MAX_IMAGE_BYTES};
 
 /// The most bytes one attached file or resource puts in a prompt.
 pub const MAX_ATTACHED_BYTES: usize = 100 * 1024;
@@ -162,6 +163,82 @@ fn inside(path: &Path, dirs: &[PathBuf]) -> Result<PathBuf, AttachError> {
 /// The path a `file://` URI names, if it is one.
 pub fn file_uri_path(uri: &str) -> Option<PathBuf> {
     url::Url::parse(uri).ok()?.to_file_path().ok()
+}
+
+/// One part of what a person sent as a prompt, as a front end received
+/// it (an editor's content blocks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptPart<'a> {
+    /// Text the person typed.
+    Text(Cow<'a, str>),
+    /// An image the person attached.
+    Image(Image),
+    /// A link to a resource: a file of the session is read and inlined,
+    /// anything else named as a link.
+    Link {
+        /// The resource's URI.
+        uri: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+    /// A resource's text, embedded by the front end (an editor's buffer).
+    Embedded {
+        /// The resource's URI.
+        uri: &'a str,
+        /// Its text.
+        text: &'a str,
+    },
+    /// A binary resource, which is described, not sent.
+    Blob {
+        /// The resource's URI.
+        uri: &'a str,
+        /// Its media type, if said.
+        mime_type: Option<&'a str>,
+        /// The length of its base64.
+        base64_len: usize,
+    },
+}
+
+/// The user's message `parts` make, in a session whose files are in
+/// `dirs`: the texts, each embedded resource inline with its URI
+/// ([`inline`]), each link to a file of the session read and inlined
+/// ([`file()`], within its budget), other links as their name and URI,
+/// each binary resource described; and the images, each one a model API
+/// takes ([`ImageBudget`]). `Err` names the part (by its index) and why.
+pub fn compose<'a>(
+    parts: impl IntoIterator<Item = PromptPart<'a>>,
+    dirs: &[PathBuf],
+) -> Result<(String, Vec<Image>), (usize, String)> {
+    let (mut texts, mut images, mut budget) = (Vec::new(), Vec::new(), ImageBudget::default());
+    for (at, part) in parts.into_iter().enumerate() {
+        match part {
+            PromptPart::Text(text) => texts.push(text.into_owned()),
+            PromptPart::Image(image) => match budget.admit(&image) {
+                Ok(()) => images.push(image),
+                Err(problem) => {
+                    let kind = &image.mime_type;
+                    return Err((
+                        at,
+                        format!("an image of type `{kind}` dsh cannot send: {problem}"),
+                    ));
+                }
+            },
+            PromptPart::Link { uri, name } => {
+                let inside = file_uri_path(uri).and_then(|path| file(&path, dirs).ok());
+                texts.push(inside.unwrap_or_else(|| format!("[{name}]({uri})")));
+            }
+            PromptPart::Embedded { uri, text } => texts.push(inline(uri, text)),
+            PromptPart::Blob {
+                uri,
+                mime_type,
+                base64_len,
+            } => texts.push(format!(
+                "[resource {uri}: {}, {base64_len} bytes of base64, not shown]",
+                mime_type.unwrap_or("binary"),
+            )),
+        }
+    }
+    Ok((texts.join("\n\n"), images))
 }
 
 #[cfg(test)]

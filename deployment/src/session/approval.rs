@@ -36,7 +36,11 @@ impl SessionApproval {
         session: &SessionFacts,
         cancel: &CancellationToken,
     ) -> Approval {
-        let said = self.shared.remembered.lock().said(&call.name, &call.arguments);
+        let said = self
+            .shared
+            .remembered
+            .lock()
+            .said(&call.name, &call.arguments);
         match said {
             Some(Said::Allowed) => return Approval::Allow,
             Some(Said::Rejected) => {

@@ -199,9 +199,11 @@ impl CallEnd {
         let lines: Vec<&str> = self.text.lines().collect();
         let first = lines.first().copied().unwrap_or("");
         let last = lines.last().map(|last| last.trim()).unwrap_or("");
-        let marker = (lines.len() > 1 && last.starts_with('[') && last.ends_with(']'))
-            .then_some(last);
-        let more = lines.len().saturating_sub(1 + usize::from(marker.is_some()));
+        let marker =
+            (lines.len() > 1 && last.starts_with('[') && last.ends_with(']')).then_some(last);
+        let more = lines
+            .len()
+            .saturating_sub(1 + usize::from(marker.is_some()));
         ResultBrief {
             first,
             more,
@@ -441,20 +443,22 @@ impl Narrator {
     /// changes and what its command writes, as this session's events.
     pub(crate) fn attach(&self, call: &ToolCall, cx: &mut ToolCallContext) {
         let (narrator, call_id) = (self.clone(), call.id.clone());
-        cx.extensions.insert(dsh_tools::FileChanges::new(move |change| {
-            narrator.changed(&call_id, change);
-        }));
+        cx.extensions
+            .insert(dsh_tools::FileChanges::new(move |change| {
+                narrator.changed(&call_id, change);
+            }));
         if self.streams(&call.name) {
             let (narrator, call_id, tool) = (self.clone(), call.id.clone(), call.name.clone());
-            cx.extensions.insert(dsh_tools::CommandOutput::new(move |report| {
-                if let dsh_tools::CommandReport::Output(text) = report {
-                    narrator.show(SessionEvent::CallOutput {
-                        call_id: call_id.clone(),
-                        tool: tool.clone(),
-                        text: text.to_owned(),
-                    });
-                }
-            }));
+            cx.extensions
+                .insert(dsh_tools::CommandOutput::new(move |report| {
+                    if let dsh_tools::CommandReport::Output(text) = report {
+                        narrator.show(SessionEvent::CallOutput {
+                            call_id: call_id.clone(),
+                            tool: tool.clone(),
+                            text: text.to_owned(),
+                        });
+                    }
+                }));
         }
     }
 
@@ -639,7 +643,11 @@ mod tests {
             }
         );
         let one = ended("[exit code: 0]");
-        assert_eq!(one.brief().marker, None, "a one-line result is its first line");
+        assert_eq!(
+            one.brief().marker,
+            None,
+            "a one-line result is its first line"
+        );
         assert_eq!(ended("").brief().first, "");
     }
 

@@ -17,10 +17,10 @@ use super::person::Person;
 use super::questions::Questions;
 use super::steering::{Knob, Steering};
 use crate::Problem;
-use crate::host::store::{Recorded, ResumeError};
 use crate::facts::client_prompt::ClientPrompt;
 use crate::facts::instructions::SessionInstructions;
 use crate::host::Host;
+use crate::host::store::{Recorded, ResumeError};
 use crate::session::{Commands, Input, SlashCommand};
 
 /// How a front end opens a session.
@@ -108,9 +108,7 @@ impl OpenError {
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     /// A turn of the session is running.
-    #[error(
-        "session `{0}` is already running a turn; wait for its answer, or cancel it first"
-    )]
+    #[error("session `{0}` is already running a turn; wait for its answer, or cancel it first")]
     Busy(SessionId),
     /// The session's steering names an agent there is not (a model the
     /// deployment no longer offers).
@@ -278,8 +276,8 @@ impl HostedSession {
         images: Vec<Image>,
         cancel: &CancellationToken,
     ) -> Result<Prompted, PromptError> {
-        let mut session = (self.session.try_lock())
-            .map_err(|_| PromptError::Busy(self.id().clone()))?;
+        let mut session =
+            (self.session.try_lock()).map_err(|_| PromptError::Busy(self.id().clone()))?;
         *self.running.lock() = Some(cancel.clone());
         let prompted = self.run(&mut session, text, images, cancel).await;
         *self.running.lock() = None;
@@ -346,10 +344,9 @@ impl HostedSession {
         match self.steer(knob, argument) {
             Ok(steering) => {
                 let said = match knob {
-                    Knob::Mode => format!(
-                        "mode: {} — {}",
-                        steering.mode.id, steering.mode.description
-                    ),
+                    Knob::Mode => {
+                        format!("mode: {} — {}", steering.mode.id, steering.mode.description)
+                    }
                     _ => format!("{}: {argument}", knob.id()),
                 };
                 self.shared.show(SessionEvent::Notice { text: said });
@@ -382,17 +379,17 @@ impl HostedSession {
     /// files its calls changed, as recorded, with them), then the
     /// context it holds now; `Err` while a turn runs.
     pub fn replay(&self) -> Result<(), PromptError> {
-        let session = (self.session.try_lock())
-            .map_err(|_| PromptError::Busy(self.id().clone()))?;
+        let session =
+            (self.session.try_lock()).map_err(|_| PromptError::Busy(self.id().clone()))?;
         let changes = match self.host.recording() {
-            Some(recording) => recording.store().changes(self.id().as_str()).unwrap_or_else(
-                |error| {
-                    self.shared.warn(format!(
-                        "{error}: the replay of the session shows no diffs"
-                    ));
+            Some(recording) => recording
+                .store()
+                .changes(self.id().as_str())
+                .unwrap_or_else(|error| {
+                    self.shared
+                        .warn(format!("{error}: the replay of the session shows no diffs"));
                     Default::default()
-                },
-            ),
+                }),
             None => Default::default(),
         };
         self.shared.narrator.replay(session.events(), changes);
@@ -451,7 +448,9 @@ impl Host {
                 });
             }
             (Which::New, None) => {
-                return Err(failed(Problem::new("a new session needs a working directory")));
+                return Err(failed(Problem::new(
+                    "a new session needs a working directory",
+                )));
             }
             (Which::Latest, cwd) => {
                 let cwd = cwd.unwrap_or(Path::new("."));

@@ -50,14 +50,14 @@ pub use input::{
 };
 pub use person::{Answer, Person, Question};
 pub use questions::Reach;
-pub use sessions::Sessions;
 pub use servers::failure_message;
+pub use sessions::Sessions;
 pub use steering::{Choice, Knob, Steering};
 
 use crate::Problem;
-use crate::policy::always::{Remembered, Said, Scope};
 use crate::host::Host;
 use crate::host::store::Recorded;
+use crate::policy::always::{Remembered, Said, Scope};
 use events::Narrator;
 
 /// What a session shares with its approval, its questions and its
@@ -89,10 +89,9 @@ impl SessionShared {
         person: Arc<dyn Person>,
     ) -> Arc<Self> {
         let writer = recorded.map(|recorded| Arc::clone(&recorded.writer));
-        let title = (host.recording().map(|recording| recording.store().clone()))
-            .filter(|store| {
-                (store.info(session.id().as_str())).is_ok_and(|info| info.title.is_empty())
-            });
+        let title = (host.recording().map(|recording| recording.store().clone())).filter(|store| {
+            (store.info(session.id().as_str())).is_ok_and(|info| info.title.is_empty())
+        });
         let shown = Arc::clone(&person);
         let narrator = Narrator::new(
             session.id().clone(),

@@ -53,7 +53,10 @@ fn run(dir: &Path, approve: &str, prompts: &str) -> Vec<serde_json::Value> {
 
 /// The `type` of each event, in order.
 fn types(events: &[serde_json::Value]) -> Vec<&str> {
-    events.iter().filter_map(|event| event["type"].as_str()).collect()
+    events
+        .iter()
+        .filter_map(|event| event["type"].as_str())
+        .collect()
 }
 
 #[test]
@@ -61,8 +64,14 @@ fn a_turn_with_an_approved_call_comes_out_as_json_lines() {
     let dir = tempfile::tempdir().expect("a directory");
     let events = run(dir.path(), "once", "{\"prompt\": \"say hi\"}\n");
     let types = types(&events);
-    let asked = types.iter().position(|kind| *kind == "question").expect("asked");
-    let ended = types.iter().position(|kind| *kind == "call_ended").expect("ended");
+    let asked = types
+        .iter()
+        .position(|kind| *kind == "question")
+        .expect("asked");
+    let ended = types
+        .iter()
+        .position(|kind| *kind == "call_ended")
+        .expect("ended");
     assert!(asked < ended, "{types:?}");
     let end = &events[ended];
     assert_eq!(end["command"]["output"], "hi\n", "{end}");
@@ -79,7 +88,15 @@ fn a_refused_call_never_runs_and_the_model_reads_why() {
         .find(|event| event["type"] == "call_ended")
         .expect("the call ended");
     assert_eq!(end["never_ran"], true, "{end}");
-    assert!(end["text"].as_str().is_some_and(|text| text.contains("declined")), "{end}");
+    assert!(
+        end["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("declined")),
+        "{end}"
+    );
     let last = events.last().expect("an end");
-    assert!(last["error"].as_str().is_some(), "a line that is no prompt: {last}");
+    assert!(
+        last["error"].as_str().is_some(),
+        "a line that is no prompt: {last}"
+    );
 }

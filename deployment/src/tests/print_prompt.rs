@@ -50,9 +50,14 @@ fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
             "{example_dir}: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let rendered = AgentPrompt::load(Some(&config), agent, Some(&cwd), ServerStart::Start(dsh_tool_mcp::ServerOutput::discarded()))
-            .and_then(|shown| shown.render())
-            .unwrap_or_else(|problems| panic!("{example_dir}: {}", problems[0].message()));
+        let rendered = AgentPrompt::load(
+            Some(&config),
+            agent,
+            Some(&cwd),
+            ServerStart::Start(dsh_tool_mcp::ServerOutput::discarded()),
+        )
+        .and_then(|shown| shown.render())
+        .unwrap_or_else(|problems| panic!("{example_dir}: {}", problems[0].message()));
         assert_eq!(
             String::from_utf8_lossy(&output.stdout),
             rendered,

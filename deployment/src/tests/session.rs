@@ -37,7 +37,11 @@ impl ScriptedPerson {
     }
 
     fn asked(&self) -> Vec<String> {
-        self.asked.lock().iter().map(|(asked, _)| asked.clone()).collect()
+        self.asked
+            .lock()
+            .iter()
+            .map(|(asked, _)| asked.clone())
+            .collect()
     }
 }
 
@@ -50,7 +54,9 @@ impl Person for ScriptedPerson {
     async fn ask(&self, question: Question<'_>, _cancel: &CancellationToken) -> Answer {
         if let Question::Call { call, always, .. } = question {
             let command = call.input["command"].as_str().unwrap_or(&call.tool);
-            self.asked.lock().push((command.to_owned(), always.to_owned()));
+            self.asked
+                .lock()
+                .push((command.to_owned(), always.to_owned()));
         }
         self.answers.lock().pop_front().unwrap_or(Answer::No)
     }
@@ -109,7 +115,9 @@ fn open(
 /// Runs one prompt of `session` on the host's runtime.
 fn prompt(host: &Host, session: &HostedSession, text: &str) -> Prompted {
     let outcome = host.serve(async |_started, _ending| {
-        let prompted = session.prompt(text, Vec::new(), &CancellationToken::new()).await;
+        let prompted = session
+            .prompt(text, Vec::new(), &CancellationToken::new())
+            .await;
         prompted.map_err(|error| vec![crate::Problem::new(error.to_string())])
     });
     outcome.unwrap_or_else(|problems| panic!("{problems:?}"))
@@ -139,27 +147,39 @@ fn always_on_ls_covers_ls_and_asks_again_for_each_chained_form() {
     let config = deployment(dir.path(), &commands);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
-    let session =
-        open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
     prompt(&host, &session, "go");
     let mut expected = vec!["ls -la".to_owned()];
     expected.extend(CHAINED.iter().map(|chained| (*chained).to_owned()));
-    assert_eq!(person.asked(), expected, "`ls src` ran unasked, every chain asked");
+    assert_eq!(
+        person.asked(),
+        expected,
+        "`ls src` ran unasked, every chain asked"
+    );
     let label = &person.asked.lock()[0].1;
-    assert!(label.contains("`ls`"), "the label says what is covered: {label}");
+    assert!(
+        label.contains("`ls`"),
+        "the label says what is covered: {label}"
+    );
 }
 
 #[test]
 fn always_on_a_script_does_not_cover_the_interpreter_given_code() {
     let dir = tempfile::tempdir().expect("a directory");
-    let commands = ["python3 build.py", "python3 build.py", "python3 -c 'print(1)'"];
+    let commands = [
+        "python3 build.py",
+        "python3 build.py",
+        "python3 -c 'print(1)'",
+    ];
     let config = deployment(dir.path(), &commands);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
-    let session =
-        open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
     prompt(&host, &session, "go");
-    assert_eq!(person.asked(), ["python3 build.py", "python3 -c 'print(1)'"]);
+    assert_eq!(
+        person.asked(),
+        ["python3 build.py", "python3 -c 'print(1)'"]
+    );
 }
 
 #[test]
@@ -168,8 +188,7 @@ fn a_continued_session_keeps_its_mode_model_and_answers() {
     let config = deployment(dir.path(), &["cargo test", "cargo test --workspace"]);
     let first = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
-    let session =
-        open(&first, Opening::new(dir.path()), person.clone()).expect("opened");
+    let session = open(&first, Opening::new(dir.path()), person.clone()).expect("opened");
     session.steer(Knob::Mode, "ask").expect("a mode");
     session.steer(Knob::Model, "m2").expect("a model");
     prompt(&first, &session, "go");
@@ -185,7 +204,11 @@ fn a_continued_session_keeps_its_mode_model_and_answers() {
         let steering = resumed.steering();
         assert_eq!((steering.mode.id, steering.model.as_str()), ("ask", "m2"));
         prompt(&host, &resumed, "again");
-        assert_eq!(again.asked(), ["rm -rf target"], "`cargo test` is remembered");
+        assert_eq!(
+            again.asked(),
+            ["rm -rf target"],
+            "`cargo test` is remembered"
+        );
         drop(resumed);
     }
 }
@@ -196,13 +219,21 @@ fn a_session_shows_its_turn_as_events_a_front_end_renders() {
     let config = deployment(dir.path(), &["echo hi"]);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Once]);
-    let session =
-        open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
-    assert_eq!(prompt(&host, &session, "go"), Prompted::Turn(Default::default()));
+    let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    assert_eq!(
+        prompt(&host, &session, "go"),
+        Prompted::Turn(Default::default())
+    );
     let kinds: Vec<String> = (person.shown.lock().iter())
         .map(|event| serde_json::to_value(event).expect("serializes")["type"].to_string())
         .collect();
-    for kind in ["call_made", "call_running", "call_ended", "text", "turn_ended"] {
+    for kind in [
+        "call_made",
+        "call_running",
+        "call_ended",
+        "text",
+        "turn_ended",
+    ] {
         assert!(kinds.contains(&format!("\"{kind}\"")), "{kind}: {kinds:?}");
     }
     let ended = (person.shown.lock().iter()).find_map(|event| match event {
