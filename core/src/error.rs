@@ -83,18 +83,10 @@ pub enum RegistryError {
         /// The rejected name.
         name: String,
     },
-    /// A fixed section (or context) text with malformed template syntax.
-    #[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
-    Template {
-        /// Section or context.
-        kind: PartKind,
-        /// The section.
-        section: String,
-        /// Who contributed it.
-        owner: Box<Owner>,
-        /// Every syntax error of its text.
-        errors: ParseErrors,
-    },
+    /// A fixed section (or context) text with malformed template syntax,
+    /// found when it is registered.
+    #[error(transparent)]
+    Template(Box<TemplateProblem>),
     /// A change listener refused the registration, which was rolled back.
     #[error("registration of {contribution} was rolled back: a change listener failed: {source}")]
     ChangeListener {
@@ -168,6 +160,43 @@ fn within(layer: &Option<ScopeId>) -> &'static str {
     }
 }
 
+/// A part whose text has malformed template syntax: which part, whose,
+/// and every syntax error of its text. One payload, whenever the syntax
+/// is checked: [`RegistryError::Template`] for a fixed text, checked when
+/// it is registered, and [`RenderError::Template`] for one checked when
+/// it is rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
+#[non_exhaustive]
+pub struct TemplateProblem {
+    /// Section or context.
+    pub kind: PartKind,
+    /// The section.
+    pub section: String,
+    /// Who contributed it.
+    pub owner: Owner,
+    /// Every syntax error of its text.
+    pub errors: ParseErrors,
+}
+
+impl TemplateProblem {
+    /// The problem of part `section` of `kind`, owned by `owner`, whose
+    /// text has `errors`.
+    pub(crate) fn new(
+        kind: PartKind,
+        section: impl Into<String>,
+        owner: Owner,
+        errors: ParseErrors,
+    ) -> Box<Self> {
+        Box::new(Self {
+            kind,
+            section: section.into(),
+            owner,
+            errors,
+        })
+    }
+}
+
 /// Where a reference is: the part whose text holds it, and its place in
 /// that text. Shared by the errors of a reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,18 +262,10 @@ pub enum RenderError {
         /// Who registered the variable, when known.
         variable_owner: Option<Owner>,
     },
-    /// A section's text has malformed template syntax.
-    #[error("{kind} `{section}` ({owner}) has malformed template syntax:\n{errors}")]
-    Template {
-        /// Section or context.
-        kind: PartKind,
-        /// The section.
-        section: String,
-        /// Who contributed it.
-        owner: Box<Owner>,
-        /// Every syntax error of its text.
-        errors: ParseErrors,
-    },
+    /// A section's text has malformed template syntax, found when it is
+    /// rendered (a provided text, or one a listener set).
+    #[error(transparent)]
+    Template(Box<TemplateProblem>),
     /// Two complete sections are active in one assembly: each says it is
     /// the whole prompt.
     #[error(
@@ -270,7 +291,8 @@ impl RenderError {
             Self::UnknownVariable { site, .. } | Self::ValuelessVariable { site, .. } => {
                 &site.section
             }
-            Self::Template { section, .. } | Self::CompleteSections { section, .. } => section,
+            Self::Template(problem) => &problem.section,
+            Self::CompleteSections { section, .. } => section,
         }
     }
 
@@ -280,7 +302,8 @@ impl RenderError {
             Self::UnknownVariable { site, .. } | Self::ValuelessVariable { site, .. } => {
                 &site.owner
             }
-            Self::Template { owner, .. } | Self::CompleteSections { owner, .. } => owner,
+            Self::Template(problem) => &problem.owner,
+            Self::CompleteSections { owner, .. } => owner,
         }
     }
 
@@ -292,7 +315,7 @@ impl RenderError {
             Self::UnknownVariable { site, .. } | Self::ValuelessVariable { site, .. } => {
                 Some(site.span.clone())
             }
-            Self::Template { .. } | Self::CompleteSections { .. } => None,
+            Self::Template(_) | Self::CompleteSections { .. } => None,
         }
     }
 
@@ -323,7 +346,7 @@ impl RenderError {
                 registered_by(variable_owner),
                 reference = site.reference,
             )),
-            Self::Template { .. } => None,
+            Self::Template(_) => None,
             Self::CompleteSections { other, .. } => Some(format!(
                 "unregister one of them, or shadow `{other}` in the scope with a section \
                  that is not complete"

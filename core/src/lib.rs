@@ -113,7 +113,9 @@ pub use dsh_prompt_template as template;
 pub use dsh_system_prompt_macros::{
     prompt_context, prompt_section, prompt_template, prompt_variable,
 };
-pub use error::{BoxError, NameKind, ReferenceSite, RegistryError, RenderError, RenderErrors};
+pub use error::{
+    BoxError, NameKind, ReferenceSite, RegistryError, RenderError, RenderErrors, TemplateProblem,
+};
 pub use registry::{ChangeAction, ChangeEvent, Contribution, Registration, SystemPrompt};
 pub use render::{render_context, render_prompt};
 pub use scope::{Scope, ScopeId};

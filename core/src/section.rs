@@ -4,6 +4,7 @@ use std::fmt;
 use std::panic::Location;
 use std::sync::Arc;
 
+use dsh_prompt_template::escape_literal;
 use serde::{Deserialize, Serialize};
 
 use crate::{AssembleContext, ScopeId, Text};
@@ -116,6 +117,31 @@ impl PromptSection {
         Self::with_text(name, order, SectionText::Fixed(text.into()))
     }
 
+    /// A section whose text is `text` as written, not a template: for
+    /// text from outside the binary (an instruction file, an editor's own
+    /// prompt, an MCP server's instructions), which was never written for
+    /// dsh's grammar. It is escaped ([`escape_literal`]), so every `<<`
+    /// renders as written and `cat <<EOF` or `<<model>>` in it is never a
+    /// reference. Name its owner with [`owned_by`](Self::owned_by): the
+    /// file, the client, the server.
+    ///
+    /// ```
+    /// use dsh_system_prompt::{AssembleContext, PromptSection, SystemPrompt, render_prompt};
+    ///
+    /// let prompt = SystemPrompt::empty();
+    /// let _file = prompt.section(PromptSection::verbatim(
+    ///     "project:AGENTS.md",
+    ///     200,
+    ///     "Run `cat <<EOF` and write <<tests>> first.",
+    /// ))?;
+    /// let text = render_prompt(&prompt.assemble(&AssembleContext::new()))?;
+    /// assert_eq!(text, "Run `cat <<EOF` and write <<tests>> first.");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn verbatim(name: impl Into<Text>, order: i32, text: &str) -> Self {
+        Self::new(name, order, verbatim_template(text))
+    }
+
     /// A section whose text is computed at each assembly.
     pub fn provided(
         name: impl Into<Text>,
@@ -174,6 +200,13 @@ impl PromptSection {
     pub fn order(&self) -> i32 {
         self.order
     }
+}
+
+/// The template text that renders as `text`, as written: the one rule of
+/// a verbatim section ([`PromptSection::verbatim`],
+/// [`AssembledSection::verbatim`](crate::AssembledSection::verbatim)).
+pub(crate) fn verbatim_template(text: &str) -> Text {
+    escape_literal(text).into_owned().into()
 }
 
 /// A tool as the model is told about it: name, description, and a

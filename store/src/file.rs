@@ -12,8 +12,10 @@
 
 use std::fs::{DirBuilder, File, FileType, Metadata, OpenOptions, Permissions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use dsh_agent_types::special_kind;
 
 use crate::StoreError;
 
@@ -98,7 +100,8 @@ fn tighten(path: &Path, file: &File, opened: &Metadata) -> Result<(), StoreError
         })
 }
 
-/// Refuses anything but a regular file, naming what it is.
+/// Refuses anything but a regular file, naming what it is in the words
+/// every refusal of one uses ([`special_kind`]).
 pub(crate) fn refuse_special(path: &Path, file_type: FileType) -> Result<(), StoreError> {
     match special_kind(file_type) {
         Some(kind) => Err(StoreError::NotARegularFile {
@@ -106,25 +109,5 @@ pub(crate) fn refuse_special(path: &Path, file_type: FileType) -> Result<(), Sto
             kind,
         }),
         None => Ok(()),
-    }
-}
-
-/// What a file type is, when it is not a regular file (`None` for a
-/// regular file), in the words `dsh-tools` refuses an input file with.
-fn special_kind(file_type: FileType) -> Option<&'static str> {
-    if file_type.is_file() {
-        None
-    } else if file_type.is_dir() {
-        Some("a directory")
-    } else if file_type.is_fifo() {
-        Some("a FIFO (named pipe)")
-    } else if file_type.is_socket() {
-        Some("a socket")
-    } else if file_type.is_block_device() {
-        Some("a block device")
-    } else if file_type.is_char_device() {
-        Some("a character device")
-    } else {
-        Some("not a regular file")
     }
 }

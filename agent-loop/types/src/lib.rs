@@ -34,15 +34,20 @@
 //! name it: what a log records ([`Event`], [`TurnEndReason`],
 //! [`CompactionTrigger`], [`NOT_RUN`]), what a conversation is made of
 //! ([`Message`], [`ToolCall`]) and the ids ([`SessionId`], [`AgentId`]).
+//! So does one wording: what a file is when it is not a regular file
+//! ([`special_kind`]), shared by the tools and the session store, which
+//! both refuse one and depend on no crate lower than this one.
 //! What only the loop uses — a session with its recorder, requests,
 //! adapters, budgets — stays in `dsh-agent-loop`.
 #![deny(missing_docs)]
 
 mod event;
+mod file_kind;
 mod id;
 mod message;
 
 pub use event::{CompactionTrigger, Event, NOT_RUN, TurnEndReason};
+pub use file_kind::special_kind;
 pub use id::{AgentId, SessionId};
 pub use message::{
     IMAGE_TYPES, Image, ImageBudget, ImageProblem, MAX_IMAGE_BYTES, MAX_MESSAGE_IMAGE_BYTES,

@@ -1,10 +1,12 @@
-//! `dsh prompt`: the system prompt of one agent, as text, explained, or as
-//! the assembly in JSON (`crate::explain`). The two last count tokens too
+//! `dsh prompt`: the system prompt of one agent, as text, explained
+//! (`crate::explain`), or as the host's dump in JSON (`write_dump`, which
+//! `dsh diff` reads back). The two last count tokens too
 //! (`PromptTokens`); the text does not.
 
 use std::io::IsTerminal;
 
 use dsh_deployment::reports::agent_prompt::{AgentPrompt, ServerStart};
+use dsh_deployment::reports::diff::write_dump;
 
 use crate::args::{Format, PromptArgs};
 use crate::commands::{Outcome, print, server_output, session_cwd};
@@ -39,6 +41,6 @@ pub(crate) fn run(args: &PromptArgs) -> Outcome {
             }
         }
         Format::Explain => print(&explain::explain(&shown, &shown.assemble())?),
-        Format::Json => print(&explain::json(&shown, &shown.assemble())?),
+        Format::Json => print(&write_dump(&shown, &shown.assemble())?),
     }
 }

@@ -1,8 +1,7 @@
-//! The renderers of `dsh prompt`: `--format explain` (who owns each part
-//! of the prompt, in bytes and tokens) and `--format json` (the assembly,
-//! with its tokens, instruction files and servers).
+//! The renderer of `dsh prompt --format explain`: who owns each part of
+//! the prompt, in bytes and tokens. (`--format json` is the host's dump,
+//! `dsh_deployment::diff::write_dump`, which `dsh diff` reads back.)
 
-mod json;
 mod mcp;
 mod parts;
 
@@ -16,8 +15,6 @@ use dsh_deployment::reports::check::instruction_report;
 use dsh_deployment::runtime;
 use dsh_system_prompt::PromptAssembly;
 use dsh_system_prompt::inspect::{render_prompt_with_spans, section_origins};
-
-pub(crate) use json::json;
 
 /// `--format explain`: the agent, its layers, its sections, instruction
 /// files, variables, tools and contexts, its compaction and its servers.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use dsh_prompt_template::Template;
 use serde::ser::SerializeStruct;
 
+use crate::section::verbatim_template;
 use crate::{Owner, Text};
 
 /// What a part of an assembly is: a section of the system prompt, or a
@@ -57,6 +58,31 @@ impl AssembledSection {
         let name = name.into();
         let owner = Owner::at(Location::caller(), name.clone());
         Self::owned_by(name, order, owner, text.into())
+    }
+
+    /// A section whose text is `text` as written, not a template, as a
+    /// waterfall listener adds one: escaped, as
+    /// [`PromptSection::verbatim`](crate::PromptSection::verbatim) says.
+    /// Its owner is the code that creates it; name the real one with
+    /// [`set_owner`](Self::set_owner).
+    ///
+    /// ```
+    /// use std::ops::ControlFlow;
+    /// use dsh_system_prompt::{AssembleContext, AssembledSection, SystemPrompt, render_prompt};
+    ///
+    /// let prompt = SystemPrompt::empty();
+    /// let _server = prompt.on_assemble("server", |_, assembly| {
+    ///     let sent = "Call `search` before <<anything>>.";
+    ///     assembly.sections.insert(AssembledSection::verbatim("mcp:docs", 150, sent));
+    ///     ControlFlow::Continue(())
+    /// })?;
+    /// let text = render_prompt(&prompt.assemble(&AssembleContext::new()))?;
+    /// assert_eq!(text, "Call `search` before <<anything>>.");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[track_caller]
+    pub fn verbatim(name: impl Into<Text>, order: i32, text: &str) -> Self {
+        Self::new(name, order, verbatim_template(text))
     }
 
     /// A section of `owner`, bound to no tool, its text parsed at render:

@@ -17,7 +17,7 @@ use crate::section::SectionOrigin;
 use crate::section::{SectionText, TextProvider};
 use crate::{
     AssembledSection, NameKind, Owner, PartKind, PromptSection, RegistryError, Scope, ScopeId,
-    Text, ToolOrder,
+    TemplateProblem, Text, ToolOrder,
 };
 
 /// One consistent registry state. Replaced whole on every change, so an
@@ -439,11 +439,13 @@ pub(super) fn section_entry(
     } = section;
     let (text, template, provider) = match text {
         SectionText::Fixed(text) => {
-            let template = Template::parse(&text).map_err(|errors| RegistryError::Template {
-                kind,
-                section: name.to_string(),
-                owner: Box::new(owner.clone()),
-                errors,
+            let template = Template::parse(&text).map_err(|errors| {
+                RegistryError::Template(TemplateProblem::new(
+                    kind,
+                    name.to_string(),
+                    owner.clone(),
+                    errors,
+                ))
             })?;
             (text, Some(Arc::new(template)), None)
         }

@@ -5,7 +5,7 @@ use dsh_prompt_template::{ParseErrors, Position, Positions, Reference, Template,
 
 use crate::render::shows;
 use crate::suggestion::closest;
-use crate::{AssembledSection, PromptAssembly, ReferenceSite, RenderError};
+use crate::{AssembledSection, PromptAssembly, ReferenceSite, RenderError, TemplateProblem};
 
 /// Appends every problem of `part` to `errors`: its syntax errors, then
 /// each unknown or valueless reference in the order they appear (in a
@@ -65,12 +65,12 @@ pub(super) fn complete_conflict(assembly: &PromptAssembly) -> Option<RenderError
 /// The error of a section whose text is malformed.
 #[cold]
 pub(super) fn syntax_error(section: &AssembledSection, errors: ParseErrors) -> RenderError {
-    RenderError::Template {
-        kind: section.kind(),
-        section: section.name().to_string(),
-        owner: Box::new(section.owner().clone()),
+    RenderError::Template(TemplateProblem::new(
+        section.kind(),
+        section.name().to_string(),
+        section.owner().clone(),
         errors,
-    }
+    ))
 }
 
 /// The error of a reference that has no value: unknown, or registered and

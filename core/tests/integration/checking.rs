@@ -5,7 +5,7 @@ use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::{ESCAPE_HINT, ParseErrorKind};
 use dsh_system_prompt::{
     AssembleContext, AssembledSection, Owner, PromptAssembly, PromptSection, RenderError,
-    SystemPrompt, render_prompt,
+    SystemPrompt, TemplateProblem, render_prompt,
 };
 use proptest::prelude::*;
 
@@ -28,9 +28,10 @@ fn summary(assembly: &PromptAssembly) -> Vec<Summary> {
                 RenderError::ValuelessVariable { site, .. } => {
                     ("valueless", vec![(site.span.start, site.span.end)])
                 }
-                RenderError::Template { errors, .. } => (
+                RenderError::Template(problem) => (
                     "syntax",
-                    errors
+                    problem
+                        .errors
                         .iter()
                         .map(|error| (error.span.start, error.span.end))
                         .collect(),
@@ -155,9 +156,10 @@ fn with_no_variables_the_help_says_none_are_registered() {
 #[test]
 fn a_malformed_section_names_every_syntax_error() {
     let errors = render_prompt(&assembly(&[("a", "<<Model>> <<<x>>>")], &[])).unwrap_err();
-    let RenderError::Template { errors, owner, .. } = errors.first() else {
+    let RenderError::Template(problem) = errors.first() else {
         panic!("{errors:?}");
     };
+    let TemplateProblem { errors, owner, .. } = &**problem;
     let kinds: Vec<ParseErrorKind> = errors.iter().map(|error| error.kind).collect();
     assert_eq!(
         kinds,

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use dsh_system_prompt::NameKind;
 use dsh_system_prompt::{
     AssembleContext, BoxError, ChangeAction, ChangeEvent, Contribution, Owner, PromptSection,
-    Registration, RegistryError, RenderErrors, SystemPrompt, ToolSchema, render_prompt,
+    Registration, RegistryError, RenderErrors, SystemPrompt, TemplateProblem, ToolSchema,
+    render_prompt,
 };
 use proptest::strategy::Strategy;
 use support::{
@@ -418,12 +419,12 @@ fn malformed_fixed_text_fails_registration_with_every_template_error() {
             "Run <<Model>> in\n  << cwd >>.",
         ))
         .unwrap_err();
-    let RegistryError::Template {
-        section, errors, ..
-    } = &err
-    else {
+    let RegistryError::Template(problem) = &err else {
         panic!("expected Template, got {err:?}");
     };
+    let TemplateProblem {
+        section, errors, ..
+    } = &**problem;
     assert_eq!(section, "broken");
     let found: Vec<(&str, usize, usize)> = errors
         .iter()

@@ -7,7 +7,7 @@ use dsh_system_prompt::ReferenceSite;
 use dsh_system_prompt::inspect::render_prompt_with_spans;
 use dsh_system_prompt::template::{ParseErrorKind, ParseErrors, escape_literal};
 use dsh_system_prompt::{
-    AssembleContext, PromptSection, RegistryError, RenderError, SystemPrompt, ToolSchema,
+    AssembleContext, Owner, PromptSection, RegistryError, RenderError, SystemPrompt, ToolSchema,
     render_prompt,
 };
 use proptest::prelude::*;
@@ -38,14 +38,11 @@ fn provided(text: &'static str) -> (SystemPrompt, Vec<dsh_system_prompt::Registr
 /// section `agent:persona`, whose text is `text`.
 #[track_caller]
 fn persona_syntax_errors<'e>(err: &'e RenderError, text: &str) -> &'e ParseErrors {
-    let RenderError::Template {
-        section, errors, ..
-    } = err
-    else {
+    let RenderError::Template(problem) = err else {
         panic!("expected Template for {text:?}, got {err:?}");
     };
-    assert_eq!(section, "agent:persona", "{text:?}");
-    errors
+    assert_eq!(problem.section, "agent:persona", "{text:?}");
+    &problem.errors
 }
 
 // ---------------------------------------------------------------------------
@@ -390,7 +387,7 @@ fn malformed_syntax_in_a_provided_section_names_the_text_and_its_position() {
 fn an_opening_followed_later_by_a_closing_is_malformed() {
     let (prompt, _handle) = provided("a << b << c >> d");
     let err = render_default(&prompt).unwrap_err();
-    assert!(matches!(err, RenderError::Template { .. }), "{err:?}");
+    assert!(matches!(err, RenderError::Template(_)), "{err:?}");
 }
 
 #[test]
@@ -429,10 +426,36 @@ fn malformed_text_set_by_a_waterfall_is_a_render_error() {
 #[test]
 fn a_fixed_section_with_the_same_malformed_text_is_refused_at_registration() {
     let prompt = SystemPrompt::empty();
+    let owner = Owner::new("dsh-test", "persona", "persona.rs", 7);
     let err = prompt
-        .section(PromptSection::new("agent:persona", 0, "x <<Model>> y"))
+        .section(PromptSection::new("agent:persona", 0, "x <<Model>> y").owned_by(owner.clone()))
         .unwrap_err();
-    assert!(matches!(err, RegistryError::Template { .. }), "{err:?}");
+    let RegistryError::Template(refused) = &err else {
+        panic!("expected Template, got {err:?}");
+    };
+    // Registration and render report a malformed text with one payload,
+    // in the same words.
+    let (provided, _handle) = registry(
+        [
+            PromptSection::provided("agent:persona", 0, |_| "x <<Model>> y".to_owned())
+                .owned_by(owner),
+        ],
+        &[],
+    );
+    let failed = render_default(&provided).unwrap_err();
+    let RenderError::Template(rendered) = &failed else {
+        panic!("expected Template, got {failed:?}");
+    };
+    assert_eq!(refused, rendered);
+    assert_eq!(err.to_string(), failed.to_string());
+    let first_line = err.to_string().lines().next().map(str::to_owned);
+    assert_eq!(
+        first_line.as_deref(),
+        Some(
+            "section `agent:persona` (`persona` of dsh-test (persona.rs:7)) has malformed \
+             template syntax:"
+        )
+    );
 }
 
 // ---------------------------------------------------------------------------

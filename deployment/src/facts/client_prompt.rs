@@ -37,7 +37,6 @@
 
 use std::ops::ControlFlow;
 
-use dsh_system_prompt::template::escape_literal;
 use dsh_system_prompt::{Owner, PromptSection, Registration, RegistryError, ScopeId, SystemPrompt};
 
 use dsh_agent_loop::SessionId;
@@ -135,12 +134,9 @@ impl ClientPrompt {
         session: &SessionId,
     ) -> Result<Vec<Registration>, RegistryError> {
         let layer = prompt.in_scope(ScopeId::session(session.as_str()));
-        let section = PromptSection::new(
-            CLIENT_PROMPT_SECTION,
-            CLIENT_PROMPT_ORDER,
-            escape_literal(&self.text).into_owned(),
-        )
-        .owned_by(self.owner());
+        let section =
+            PromptSection::verbatim(CLIENT_PROMPT_SECTION, CLIENT_PROMPT_ORDER, &self.text)
+                .owned_by(self.owner());
         let mut registrations = vec![layer.section(section)?];
         if self.mode == ClientPromptMode::Override {
             // A waterfall listener of the session's layer, not shadows of

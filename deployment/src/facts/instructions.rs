@@ -23,9 +23,8 @@
 //! `project:crates/net/AGENTS.md`) at 201 and up, root first, so the most
 //! specific instruction is the last word. The owner is the file: crate
 //! `user` or `project`, item and file its path. The text is inserted
-//! verbatim: it is escaped ([`escape_literal`]) before it is registered, so
-//! `cat <<EOF` or `<<model>>` in a file renders as written and never as a
-//! reference.
+//! verbatim ([`PromptSection::verbatim`]), so `cat <<EOF` or `<<model>>`
+//! in a file renders as written and never as a reference.
 //!
 //! # Imports
 //!
@@ -96,7 +95,6 @@ mod imports;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use dsh_system_prompt::template::escape_literal;
 use dsh_system_prompt::{Owner, PromptSection, Registration, RegistryError, ScopeId, SystemPrompt};
 use serde::{Deserialize, Serialize};
 
@@ -297,7 +295,7 @@ impl InstructionFile {
 
     /// The section to register: the text escaped, so it renders verbatim.
     pub(crate) fn prompt_section(&self) -> PromptSection {
-        verbatim_section(&self.section, self.order, &self.text, self.owner())
+        PromptSection::verbatim(self.section.clone(), self.order, &self.text).owned_by(self.owner())
     }
 }
 
@@ -346,14 +344,8 @@ impl FilesLeftOut {
 
     /// The section to register, verbatim.
     pub(crate) fn prompt_section(&self) -> PromptSection {
-        verbatim_section(&self.section, self.order, &self.text, self.owner())
+        PromptSection::verbatim(self.section.clone(), self.order, &self.text).owned_by(self.owner())
     }
-}
-
-/// Section `name` at `order`, owned by `owner`, whose text renders as
-/// `text` is (escaped: an instruction file's `<<` is not a reference).
-fn verbatim_section(name: &str, order: i32, text: &str, owner: Owner) -> PromptSection {
-    PromptSection::new(name.to_owned(), order, escape_literal(text).into_owned()).owned_by(owner)
 }
 
 /// A file that was found (in a directory, or by an import) and not read.

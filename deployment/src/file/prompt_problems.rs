@@ -46,8 +46,8 @@ pub fn prompt_problems<'e>(
         };
         let at = |range: Range<usize>| map.file_range(range);
         match error {
-            RenderError::Template { errors, .. } => {
-                for error in errors {
+            RenderError::Template(problem) => {
+                for error in &problem.errors {
                     problems.push(syntax_problem(file, whose, at(error.span.clone()), error));
                 }
             }

@@ -7,7 +7,10 @@ use std::path::Path;
 use dsh_agent_loop::{Encoding, Tokenizer};
 
 use crate::reports::agent_prompt::{AgentPrompt, ServerStart};
-use crate::reports::diff::{Change, Prefix, PrefixSection, Side, SourceKind, Threshold, compare};
+use crate::reports::diff::{
+    Change, DUMP_FORMAT_VERSION, Prefix, PrefixSection, SessionDirectory, Side, SideOptions,
+    SourceKind, Threshold, compare, read_sides, write_dump,
+};
 
 /// The prefix of the example `examples/<name>`'s first agent, in `/`.
 fn example(name: &str) -> (AgentPrompt, Prefix) {
@@ -44,6 +47,49 @@ fn a_prefix_reads_back_from_its_json_whole() {
     assert_eq!(texts.join("\n\n"), prefix.system_prompt);
     let tokens: usize = prefix.sections.iter().map(|section| section.tokens).sum();
     assert!(tokens <= prefix.system_tokens);
+}
+
+/// The dump this dsh writes is the one it reads: a deployment's dump
+/// reads back as a side whose prefix is the deployment's, its version
+/// first, and a dump of another version is refused at its version.
+#[test]
+fn a_dump_reads_back_as_the_prefix_it_was_written_from() {
+    let (shown, prefix) = example("coding-agent/dsh.toml");
+    let dump = write_dump(&shown, &shown.assemble())
+        .unwrap_or_else(|problems| panic!("{}", problems[0].message()));
+    assert!(
+        dump.starts_with(&format!(
+            "{{\n  \"format_version\": {DUMP_FORMAT_VERSION},\n"
+        )),
+        "{dump}"
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("dump.json");
+    std::fs::write(&path, &dump).expect("the dump written");
+    let options = SideOptions {
+        agent: None,
+        cwd: SessionDirectory::Else(dir.path().to_owned()),
+        mcp: ServerStart::Leave,
+    };
+    let (old, new) = read_sides(&path, &path, &options)
+        .unwrap_or_else(|problems| panic!("{}", problems[0].message()));
+    assert_eq!((old.kind, new.kind), (SourceKind::Dump, SourceKind::Dump));
+    assert_eq!(new.prefix, prefix);
+
+    let older = dump.replacen(
+        &format!("\"format_version\": {DUMP_FORMAT_VERSION}"),
+        "\"format_version\": 0",
+        1,
+    );
+    std::fs::write(&path, older).expect("the dump written");
+    let problems = read_sides(&path, &path, &options).expect_err("another version");
+    assert!(
+        problems[0].message().ends_with(&format!(
+            "is a dump of format version 0; this dsh reads version {DUMP_FORMAT_VERSION}"
+        )),
+        "{}",
+        problems[0].message()
+    );
 }
 
 /// The persona's text is the deployment's fact: its owner is the file

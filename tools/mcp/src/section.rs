@@ -1,6 +1,6 @@
 //! A server's `instructions` as the prompt section `mcp:<server>`.
 
-use dsh_system_prompt::Owner;
+use dsh_system_prompt::{AssembledSection, Owner};
 
 use crate::ServerConfig;
 
@@ -36,10 +36,10 @@ pub fn server_owner(config: &ServerConfig) -> Owner {
 pub(crate) struct InstructionsSection {
     /// The text the prompt shows: the server's, cut with a marker.
     pub(crate) text: String,
-    /// `text` with every `<<` escaped: the section's template text, so
-    /// the instructions render verbatim.
-    pub(crate) template: String,
-    pub(crate) owner: Owner,
+    /// The section `mcp:<server>` of `text`, verbatim and owned by the
+    /// server, bound to no tool yet: each assembly binds a copy to the
+    /// server's first tool it sends.
+    pub(crate) section: AssembledSection,
     /// How many bytes the server sent: more than [`MAX_INSTRUCTIONS`]
     /// when they were cut.
     pub(crate) sent_bytes: usize,
@@ -65,10 +65,12 @@ pub(crate) fn instructions_section(
     } else {
         instructions.to_owned()
     };
+    let mut section =
+        AssembledSection::verbatim(section_name(&config.name), MCP_SECTION_ORDER, &text);
+    section.set_owner(server_owner(config));
     InstructionsSection {
-        template: dsh_prompt_template::escape_literal(&text).into_owned(),
         text,
-        owner: server_owner(config),
+        section,
         sent_bytes: instructions.len(),
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use dsh_system_prompt::{
-    AssembleContext, AssembledSection, PromptAssembly, Registration, RegistryError, SystemPrompt,
+    AssembleContext, PromptAssembly, Registration, RegistryError, SystemPrompt,
 };
 use dsh_tools::{
     Tool, ToolCallContext, ToolError, ToolOutput, ToolRegistry, ToolResolver, ToolSelectionExt,
@@ -14,7 +14,6 @@ use dsh_tools::{
 };
 use parking_lot::RwLock;
 
-use crate::section::{MCP_SECTION_ORDER, section_name};
 use crate::{McpError, McpServer, ServerConfig};
 
 /// The entry of an agent's tool list that selects every (allowed) tool of
@@ -253,18 +252,8 @@ impl McpServers {
                 }
                 present.get_or_insert_with(|| schema.name.clone());
             }
-            if let (Some(tool), Some(section)) = (present, server.instructions_section()) {
-                let mut section = AssembledSection::new(
-                    section_name(server.name()),
-                    MCP_SECTION_ORDER,
-                    section.template.clone(),
-                )
-                .bound_to_tool(tool);
-                section.set_owner(server.instructions_section().map_or_else(
-                    || crate::section::server_owner(server.config()),
-                    |section| section.owner.clone(),
-                ));
-                assembly.sections.insert(section);
+            if let (Some(tool), Some(instructions)) = (present, server.instructions_section()) {
+                (assembly.sections).insert(instructions.section.clone().bound_to_tool(tool));
             }
         }
     }

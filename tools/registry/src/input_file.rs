@@ -6,8 +6,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+// The one wording of every refusal of a non-regular file, here, in the
+// `read` tool and in the session store: its owner is the lowest crate
+// they share.
+pub use dsh_agent_types::special_kind;
 
 /// The largest input file [`read_input_file`] reads: far more than any
 /// hand-written configuration, far less than memory.
@@ -121,27 +126,6 @@ pub fn open_regular(path: &Path) -> Result<File, NotRegular> {
     match special_kind(opened.file_type()) {
         Some(kind) => Err(NotRegular::Kind(kind)),
         None => Ok(file),
-    }
-}
-
-/// What a file type is, when it is not a regular file (`None` for a
-/// regular file): the one wording of every refusal of a non-regular file,
-/// here and in the `read` tool.
-pub fn special_kind(file_type: std::fs::FileType) -> Option<&'static str> {
-    if file_type.is_file() {
-        None
-    } else if file_type.is_dir() {
-        Some("a directory")
-    } else if file_type.is_fifo() {
-        Some("a FIFO (named pipe)")
-    } else if file_type.is_socket() {
-        Some("a socket")
-    } else if file_type.is_block_device() {
-        Some("a block device")
-    } else if file_type.is_char_device() {
-        Some("a character device")
-    } else {
-        Some("not a regular file")
     }
 }
 

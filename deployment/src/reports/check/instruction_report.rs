@@ -1,13 +1,13 @@
 //! A session's instruction files in the reports: each file with its
 //! bytes, what the budget kept of it, what imported it, and its tokens in
 //! the prompt; the files the budget left out; the files skipped, and why
-//! — for `dsh prompt --format explain|json`; and a warning for each cut,
+//! — for `dsh prompt --format explain` and its dump
+//! ([`write_dump`](crate::diff::write_dump)); and a warning for each cut,
 //! for the files left out, and for each file skipped, for `dsh check`. No
 //! cut is silent: the prompt's markers say it to the model, these say it
 //! to the deployment's author.
 
 use dsh_system_prompt::inspect::RenderedPrompt;
-use serde_json::{Value, json};
 
 use crate::facts::instructions::{
     FilesLeftOut, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
@@ -109,62 +109,6 @@ pub fn none_found(found: &Instructions, config: &InstructionsConfig) -> String {
             "(none: the session has no working directory, and there is no user file)".to_owned()
         }
     }
-}
-
-/// `instructions` of `dsh prompt --format json`.
-pub fn json(
-    found: &Instructions,
-    config: &InstructionsConfig,
-    prompt: Option<(&RenderedPrompt, &PromptTokens)>,
-) -> Value {
-    let files: Vec<Value> = reports(found, prompt)
-        .iter()
-        .map(|report| {
-            let file = report.file;
-            json!({
-                "section": file.section,
-                "source": report.source(),
-                "path": file.path.display().to_string(),
-                "order": file.order,
-                "bytes": file.bytes,
-                "kept": file.kept,
-                "cut": file.is_cut(),
-                "imported_by": file.imported_by,
-                "prompt_bytes": report.in_prompt.map(|(bytes, _)| bytes),
-                "tokens": report.in_prompt.map(|(_, tokens)| tokens),
-            })
-        })
-        .collect();
-    let left_out = left_out_report(found, prompt).map(|(left_out, in_prompt)| {
-        json!({
-            "section": left_out.section,
-            "order": left_out.order,
-            "files": left_out.files,
-            "prompt_bytes": in_prompt.map(|(bytes, _)| bytes),
-            "tokens": in_prompt.map(|(_, tokens)| tokens),
-        })
-    });
-    let skipped: Vec<Value> = found
-        .skipped()
-        .iter()
-        .map(|skipped| {
-            json!({
-                "path": skipped.path.display().to_string(),
-                "imported_by": skipped.imported_by,
-                "reason": skipped.reason,
-                "message": skipped.to_string(),
-            })
-        })
-        .collect();
-    json!({
-        "enabled": config.enabled,
-        "names": config.files,
-        "max_bytes": config.max_bytes,
-        "root": found.root().map(|root| root.display().to_string()),
-        "files": files,
-        "left_out": left_out,
-        "skipped": skipped,
-    })
 }
 
 /// The warnings of a session's instruction files: each file the budget

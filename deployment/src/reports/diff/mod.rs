@@ -2,8 +2,9 @@
 //! a reviewer reads a prompt change — by owner, in tokens, and in what it
 //! costs the provider's prompt cache.
 //!
-//! Each side is a deployment file or a dump that `dsh prompt --format
-//! json` wrote ([`read_sides`]); both become a [`Prefix`] (the system
+//! Each side ([`read_sides`]) is a deployment file or a dump that `dsh
+//! prompt --format json` wrote ([`write_dump`]: one module writes the
+//! dump's format and reads it back); both become a [`Prefix`] (the system
 //! prompt, then the tools as sent, every part with its owner and tokens),
 //! rendered for the same agent in the same working directory and counted
 //! with the same tokenizer. [`compare`] makes a [`PromptDiff`]: the
@@ -31,6 +32,7 @@
 //! ```
 
 mod cache;
+mod dump;
 mod prefix;
 mod sections;
 mod sides;
@@ -43,9 +45,10 @@ pub use cache::{
     ANTHROPIC, CacheBreak, CacheEstimate, CachePricing, Cost, Multiple, OPENAI_GPT_4O,
     OPENAI_GPT_5, PRICINGS, PricedBreak, Threshold,
 };
+pub use dump::{DUMP_FORMAT_VERSION, write_dump};
 pub use prefix::{PartOwner, Prefix, PrefixSection, PrefixTool, Size};
 pub use sections::{Cause, SectionChange, SectionChanges, SectionSide, VariableChange};
-pub use sides::{DUMP_FORMAT_VERSION, SessionDirectory, Side, SideOptions, SourceKind, read_sides};
+pub use sides::{SessionDirectory, Side, SideOptions, SourceKind, read_sides};
 pub use tools::{SchemaChange, ToolChange, ToolChanges, ToolSide};
 pub use words::{WordOp, WordRun, word_diff};
 
