@@ -58,8 +58,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     if resumed {
         // What was said and done before, so the user knows where the
         // conversation stands.
-        session
-            .replay()
+        (console.history(|| session.replay()))
             .map_err(|error| vec![Problem::new(error.to_string())])?;
     }
     let outcome = host.serve(async |started, ending| {

@@ -30,6 +30,9 @@ pub(crate) struct Console {
     held: AtomicBool,
     /// The running command's last lines.
     tail: Mutex<LiveTail>,
+    /// Whether a resumed session's history is being shown: all of it on
+    /// stderr, the answers included.
+    replaying: AtomicBool,
     reporter: Reporter,
 }
 
@@ -42,13 +45,46 @@ impl Console {
             thinking: AtomicBool::new(false),
             held: AtomicBool::new(false),
             tail: Mutex::new(LiveTail::default()),
+            replaying: AtomicBool::new(false),
             reporter: Reporter::for_stderr(),
+        }
+    }
+
+    /// Shows the events `replay` shows as a resumed session's history,
+    /// on stderr: what was said and done before, so the user knows where
+    /// the conversation stands.
+    pub(crate) fn history<T>(&self, replay: impl FnOnce() -> T) -> T {
+        self.replaying.store(true, Ordering::Relaxed);
+        let shown = replay();
+        self.replaying.store(false, Ordering::Relaxed);
+        shown
+    }
+
+    /// An event of a resumed session's history: what the person and the
+    /// model said, and the calls.
+    fn recalled(&self, event: SessionEvent) {
+        match event {
+            SessionEvent::UserText { text } => self.line(&format!("> {}", one_line(&text, 160))),
+            SessionEvent::Thought { text } if !text.is_empty() => self.line(&dimmed(&text)),
+            SessionEvent::Text { text } if !text.is_empty() => self.line(&text),
+            SessionEvent::CallMade(call) => {
+                self.line(&format!(
+                    "→ {} {}",
+                    call.tool,
+                    one_line(&call.input.to_string(), 160)
+                ));
+            }
+            SessionEvent::CallEnded(end) => self.line(&format!("  {}", result_summary(&end))),
+            _ => {}
         }
     }
 
     /// Shows an event of the session: the answer on stdout, the rest on
     /// stderr.
     pub(crate) fn show(&self, event: SessionEvent) {
+        if self.replaying.load(Ordering::Relaxed) {
+            return self.recalled(event);
+        }
         if !matches!(event, SessionEvent::Thought { .. }) {
             self.end_thought();
         }

@@ -40,6 +40,8 @@ enum Answer {
     Allow,
     Reject,
     AllowAlways,
+    /// "Always allow" the first time, reject every later question.
+    AlwaysThenReject,
 }
 
 /// The tables of a scripted model with a 100 000-token window, whose
@@ -145,6 +147,7 @@ async fn with_agent<T>(
 ) -> T {
     let (seen, mut rx) = mpsc::unbounded_channel();
     let permissions = seen.clone();
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let run = Client
         .v1()
         .on_receive_notification(
@@ -156,10 +159,13 @@ async fn with_agent<T>(
         )
         .on_receive_request(
             async move |request: RequestPermissionRequest, responder, _cx| {
+                let before = asked.swap(true, std::sync::atomic::Ordering::Relaxed);
                 let kind = match answer {
                     Answer::Allow => PermissionOptionKind::AllowOnce,
                     Answer::Reject => PermissionOptionKind::RejectOnce,
                     Answer::AllowAlways => PermissionOptionKind::AllowAlways,
+                    Answer::AlwaysThenReject if before => PermissionOptionKind::RejectOnce,
+                    Answer::AlwaysThenReject => PermissionOptionKind::AllowAlways,
                 };
                 let option = request
                     .options
@@ -593,7 +599,9 @@ async fn a_tool_that_asks_first_runs_only_when_the_user_allows_it() {
         );
         let outline = outline(&seen);
         let expected: Vec<&str> = match answer {
-            Answer::AllowAlways => unreachable!("not among the answers tried"),
+            Answer::AllowAlways | Answer::AlwaysThenReject => {
+                unreachable!("not among the answers tried")
+            }
             Answer::Allow => vec![
                 "call echo hi Execute Pending {\"command\":\"echo hi\"}",
                 "permission echo hi",
@@ -1132,12 +1140,75 @@ async fn allow_always_lets_the_same_command_run_unasked_for_the_session() {
         .iter()
         .map(|option| option.name.as_str())
         .collect();
-    assert!(names.contains(&"Always allow `echo hi`"), "{names:?}");
+    assert!(
+        names.contains(&"Always allow `echo` (any arguments)"),
+        "{names:?}"
+    );
     let results = outline(&seen)
         .into_iter()
         .filter(|line| line.starts_with("update Some(Completed)"))
         .count();
     assert_eq!(results, 2, "both ran: {:#?}", outline(&seen));
+}
+
+/// "Always allow" on `ls -la` covers `ls` with any arguments, and no
+/// command that chains something else onto it: each of these asks again.
+#[tokio::test]
+async fn allow_always_on_a_command_does_not_cover_what_is_chained_onto_it() {
+    let chained = [
+        "ls && touch P",
+        "ls || touch P",
+        "ls & touch P",
+        "ls | sh -c 'touch P'",
+        "ls $(touch P)",
+        "ls `touch P`",
+        "ls -la; touch P",
+        "ls x; touch P",
+        "ls -la\ntouch P",
+        "ls > P",
+        "  ls && touch P",
+    ];
+    let call = |command: &str| {
+        let arguments = serde_json::json!({ "command": command }).to_string();
+        format!("[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\narguments = {arguments:?}\n")
+    };
+    let mut answers = call("ls -la") + &call("ls src");
+    for command in chained {
+        answers.push_str(&call(command));
+    }
+    answers.push_str("[[answers]]\ntext = \"ok\"\n");
+    let fixture = fixture(&answers, "[tools.bash]\npermission = \"ask\"\n", &["bash"]);
+    let seen = fixture
+        .in_session(Answer::AlwaysThenReject, async |cx, session, rx| {
+            prompt(&cx, &session, "go").await?;
+            Ok(drain(rx))
+        })
+        .await;
+    let asked: Vec<String> = seen
+        .iter()
+        .filter_map(|item| match item {
+            Seen::Permission(request) => request.tool_call.fields.raw_input.as_ref(),
+            Seen::Update(..) => None,
+        })
+        .map(|input| input["command"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let mut expected = vec!["ls -la".to_owned()];
+    expected.extend(chained.iter().map(|command| (*command).to_owned()));
+    assert_eq!(
+        asked, expected,
+        "`ls src` ran unasked; every chain asked again"
+    );
+    let first = seen.iter().find_map(|item| match item {
+        Seen::Permission(request) => Some(request),
+        Seen::Update(..) => None,
+    });
+    let names: Vec<&str> = (first.expect("asked").options.iter())
+        .map(|option| option.name.as_str())
+        .collect();
+    assert!(
+        names.contains(&"Always allow `ls` (any arguments)"),
+        "{names:?}"
+    );
 }
 
 #[tokio::test]

@@ -436,3 +436,43 @@ fn a_continued_session_keeps_the_thoughts_of_its_answers() {
         serde_json::json!([{"kind": "text", "text": "Keep it short."}])
     );
 }
+
+/// `dsh run --continue` and `--resume ID` bring a session back with the
+/// mode and the model it was switched to, not the deployment's: the
+/// model answers as the picked one, under the picked mode's sandbox.
+#[test]
+fn a_continued_or_resumed_run_keeps_its_mode_and_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::scripted_config(
+        dir.path(),
+        "[[answers]]\ntext = \"one\"\n",
+        &format!(
+            "models = [\"m\", \"m2\"]\n[sessions]\npath = \"sessions.db\"\n{}",
+            common::runner("", &["bash"])
+        ),
+    );
+    let picked = ["--mode", "read-only", "--model", "m2", "-p", "first"];
+    let (output, requests) = run(dir.path(), &config, &picked);
+    assert_status(&output, 0);
+    assert_eq!(requests[0]["model"], "m2");
+    let id = sessions_json(dir.path(), &config)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for again in [vec!["--continue"], vec!["--resume", id.as_str()]] {
+        write(
+            &dir.path().join("answers.toml"),
+            "[[answers]]\ntext = \"more\"\n",
+        );
+        let mut args = again.clone();
+        args.extend(["-p", "again"]);
+        let (output, requests) = run(dir.path(), &config, &args);
+        assert_status(&output, 0);
+        assert_eq!(requests[0]["model"], "m2", "{again:?} keeps the model");
+        let last = requests[0].to_string();
+        assert!(
+            last.contains("switched this session to the mode `read-only`"),
+            "{again:?} keeps the mode: {last}"
+        );
+    }
+}

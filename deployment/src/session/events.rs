@@ -507,8 +507,13 @@ impl Narrator {
     /// title after the prompt that gave it. The differences: an answer
     /// streamed in pieces is one piece, and no usage follows a response
     /// (the store keeps none).
-    pub(crate) fn replay(&self, events: &[Event], changes: BTreeMap<String, Vec<RecordedChange>>) {
+    pub(crate) fn replay(
+        &self,
+        events: &[Event],
+        (changes, title): (BTreeMap<String, Vec<RecordedChange>>, Option<Store>),
+    ) {
         *self.inner.recorded_changes.lock() = changes;
+        *self.inner.title.lock() = title;
         for event in events {
             match event {
                 Event::UserMessage { text } => {

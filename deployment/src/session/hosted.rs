@@ -392,7 +392,13 @@ impl HostedSession {
                 }),
             None => Default::default(),
         };
-        self.shared.narrator.replay(session.events(), changes);
+        let title = self
+            .host
+            .recording()
+            .map(|recording| recording.store().clone());
+        self.shared
+            .narrator
+            .replay(session.events(), (changes, title));
         // The store keeps no API counts: the context is counted now.
         if let Ok(agent) = self.agent()
             && let Some(window) = agent.budget().window()

@@ -110,43 +110,50 @@ impl Questions {
     }
 
     /// Asks the person of `session` whether `request` may use the model;
-    /// `Ok` with the call that showed the question, if one did.
+    /// `Ok` with the question's call, which ends when it drops.
     async fn allowed(
         &self,
-        session: &SessionShared,
+        session: &Arc<SessionShared>,
         request: &SamplingRequest,
         cancel: &CancellationToken,
-    ) -> Result<String, AskError> {
+    ) -> Result<AskedCall, AskError> {
         let server = &request.origin.server;
         let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
-        let call_id = format!("sampling-{number}");
+        // Withdrawn (the future dropped) or refused, the call ends failed.
+        let asked = AskedCall {
+            session: Arc::clone(session),
+            call_id: format!("sampling-{number}"),
+            answered: false,
+        };
         let (title, described) = (sampling_title(request), describe_sampling(request));
         let question = Question::Sampling {
-            call_id: &call_id,
+            call_id: &asked.call_id,
             title: &title,
             described: &described,
             request,
         };
         match session.person.ask(question, cancel).await {
-            Answer::Once | Answer::Always => Ok(call_id),
-            Answer::Unanswerable(why) => {
-                session.ended_question(&call_id, false);
-                Err(cannot_ask(server, &why))
-            }
-            Answer::No | Answer::Never => {
-                session.ended_question(&call_id, false);
-                Err(declined(server))
-            }
+            Answer::Once | Answer::Always => Ok(asked),
+            Answer::Unanswerable(why) => Err(cannot_ask(server, &why)),
+            Answer::No | Answer::Never => Err(declined(server)),
         }
     }
 }
 
-impl SessionShared {
-    /// The question's call `call_id` ended.
-    fn ended_question(&self, call_id: &str, answered: bool) {
-        self.narrator.show(SessionEvent::QuestionEnded {
-            call_id: call_id.to_owned(),
-            answered,
+/// The call a sampling question shows while it is asked and answered:
+/// dropped, it ends ([`SessionEvent::QuestionEnded`]), answered only when
+/// the model answered.
+struct AskedCall {
+    session: Arc<SessionShared>,
+    call_id: String,
+    answered: bool,
+}
+
+impl Drop for AskedCall {
+    fn drop(&mut self) {
+        self.session.narrator.show(SessionEvent::QuestionEnded {
+            call_id: std::mem::take(&mut self.call_id),
+            answered: self.answered,
         });
     }
 }
@@ -177,13 +184,13 @@ impl Asker for Questions {
             let steering = session.steering.lock();
             (steering.mode.asking, steering.model.clone())
         };
-        let call_id = match sampling_asks(asking) {
+        let mut asked = match sampling_asks(asking) {
             true => Some(self.allowed(&session, &request, &cancel).await?),
             false => None,
         };
         let sampled = self.sampler.sample(&request, Some(&model), &cancel).await;
-        if let Some(call_id) = call_id {
-            session.ended_question(&call_id, sampled.is_ok());
+        if let Some(asked) = &mut asked {
+            asked.answered = sampled.is_ok();
         }
         sampled
     }
