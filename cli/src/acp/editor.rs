@@ -24,6 +24,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use dsh_agent_loop::{ToolCall, async_trait};
+use dsh_deployment::host::Host;
 use dsh_deployment::policy::sampling::MAX_SAMPLED_TOKENS;
 use dsh_deployment::session::{
     Answer, CallEnd, CallView, Person, Question, SessionEvent, Steering,
@@ -66,8 +67,8 @@ pub(super) struct EditorPerson {
     /// The session, once it is open ([`bind`](Self::bind)): its id, and
     /// the editor's files and boundary, lent to every call.
     bound: OnceLock<(schema::SessionId, SessionFiles)>,
-    /// Which knobs' options to announce when the steering changes.
-    options: Arc<dyn Fn(&Steering) -> Vec<schema::SessionConfigOption> + Send + Sync>,
+    /// The host, whose choices the config options announce.
+    host: Arc<Host>,
     shown: Mutex<Shown>,
 }
 
@@ -95,7 +96,7 @@ impl EditorPerson {
         cx: ConnectionTo<Client>,
         (terminal, elicits): (bool, Elicits),
         fs: (FileSystemCapabilities, Vec<PathBuf>),
-        options: Arc<dyn Fn(&Steering) -> Vec<schema::SessionConfigOption> + Send + Sync>,
+        host: Arc<Host>,
     ) -> Self {
         Self {
             cx,
@@ -103,7 +104,7 @@ impl EditorPerson {
             elicits,
             fs,
             bound: OnceLock::new(),
-            options,
+            host,
             shown: Mutex::new(Shown::default()),
         }
     }
@@ -332,7 +333,7 @@ impl EditorPerson {
     }
 
     fn steered(&self, steering: &Steering) {
-        let options = (self.options)(steering);
+        let options = super::steering::config_options(&self.host, steering);
         self.send(SessionUpdate::ConfigOptionUpdate(
             schema::ConfigOptionUpdate::new(options),
         ));

@@ -235,13 +235,11 @@ impl Server {
             let client = self.inner.client.lock();
             (client.terminal, client.elicits, client.fs.clone())
         };
-        let host = Arc::clone(&self.inner.host);
-        let options = Arc::new(move |steering: &_| steering::config_options(&host, steering));
         let person = Arc::new(EditorPerson::new(
             cx.clone(),
             (terminal, elicits),
             (fs, roots.to_vec()),
-            options,
+            Arc::clone(&self.inner.host),
         ));
         let opening = opening.with_roots(roots.to_vec());
         let (session, _notes) =

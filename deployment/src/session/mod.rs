@@ -14,7 +14,7 @@
 //!    (`/mode`, `/model`, `/compact`), a server's prompt, or a turn. While
 //!    it runs, the session shows what happens as [`SessionEvent`]s, asks
 //!    before the calls its mode and policy ask about (remembering an
-//!    "always" by the rule of [`crate::always`]), and puts its servers'
+//!    "always" by the rule of [`crate::policy::always`]), and puts its servers'
 //!    sampling and elicitation to the person.
 //! 3. [`HostedSession::steer`] — the mode, the model, the effort; recorded
 //!    with the session, restored with it by every front end.

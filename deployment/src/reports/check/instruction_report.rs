@@ -2,7 +2,7 @@
 //! bytes, what the budget kept of it, what imported it, and its tokens in
 //! the prompt; the files the budget left out; the files skipped, and why
 //! — for `dsh prompt --format explain` and its dump
-//! ([`write_dump`](crate::diff::write_dump)); and a warning for each cut,
+//! ([`write_dump`](crate::reports::diff::write_dump)); and a warning for each cut,
 //! for the files left out, and for each file skipped, for `dsh check`. No
 //! cut is silent: the prompt's markers say it to the model, these say it
 //! to the deployment's author.
