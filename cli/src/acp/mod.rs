@@ -222,26 +222,34 @@ impl Server {
             .ok_or_else(|| Error::from(schema::Error::session_not_found(id.clone())))
     }
 
-    /// Opens a session as `opening` says, its person the editor, and
-    /// keeps it; `acp_id` is its id when the editor named it (a load, a
-    /// resume).
+    /// Opens a session as `opening` says, with the editor's other
+    /// directories `roots` and its `system_prompt`, its person the editor,
+    /// and keeps it.
     fn open(
         &self,
         opening: Opening,
-        roots: &[PathBuf],
+        (roots, system_prompt): (&[PathBuf], Option<schema::SystemPrompt>),
         cx: &ConnectionTo<Client>,
     ) -> Result<Arc<HostedSession>, Error> {
-        let (terminal, elicits, fs) = {
+        let (name, terminal, elicits, fs) = {
             let client = self.inner.client.lock();
-            (client.terminal, client.elicits, client.fs.clone())
+            (
+                client.name.clone(),
+                client.terminal,
+                client.elicits,
+                client.fs.clone(),
+            )
         };
+        let client_prompt = (system_prompt)
+            .map(|prompt| system_prompt::client_prompt(&name, prompt))
+            .transpose()?;
         let person = Arc::new(EditorPerson::new(
             cx.clone(),
             (terminal, elicits),
             (fs, roots.to_vec()),
             Arc::clone(&self.inner.host),
         ));
-        let opening = opening.with_roots(roots.to_vec());
+        let opening = (opening.with_roots(roots.to_vec())).with_client_prompt(client_prompt);
         let (session, _notes) =
             (self.inner.opener.open(opening, person.clone())).map_err(open_error)?;
         person.bind(schema::SessionId::new(session.id().to_string()));
@@ -262,31 +270,23 @@ impl Server {
         if let Some(error) = self.inner.mcp.required_error() {
             return responder.respond_with_error(error);
         }
-        let opened = (|| {
-            let cwd = session_cwd(request.cwd)?;
+        let opened = session_cwd(request.cwd).and_then(|cwd| {
             let roots = fs::additional_directories(request.additional_directories)?;
-            let client = self.inner.client.lock().name.clone();
-            let client_prompt = (request.system_prompt)
-                .map(|prompt| system_prompt::client_prompt(&client, prompt))
-                .transpose()?;
-            let opening = Opening::new(&cwd).with_client_prompt(client_prompt);
-            self.open(opening, &roots, &cx)
-        })();
+            self.open(Opening::new(&cwd), (&roots, request.system_prompt), &cx)
+        });
         let session = match opened {
             Ok(session) => session,
             Err(error) => return responder.respond_with_error(error),
         };
         let servers = mcp::client_configs(request.mcp_servers);
         let failures = self.inner.mcp.optional_failures.clone();
-        let server = self.clone();
-        let answer = move |session: &HostedSession| {
-            let steering = session.steering();
+        let answer = |session: &HostedSession| {
+            let (modes, options) = steering::of(session);
             NewSessionResponse::new(session.id().to_string())
-                .modes(steering::modes(&steering))
-                .config_options(steering::config_options(session.host(), &steering))
+                .modes(modes)
+                .config_options(options)
         };
         self.with_servers(session, (servers, failures), (responder, cx), answer)
-            .map(|()| drop(server))
     }
 
     /// Answers a request that opened `session` with `answer`, once the

@@ -72,33 +72,26 @@ impl Server {
         responder: Responder<LoadSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let id = request.session_id.clone();
-        let opened = self.open_recorded(
-            &id,
-            (request.cwd, request.additional_directories),
-            request.system_prompt,
-            &cx,
-        );
-        let (session, fresh) = match opened {
-            Ok(opened) => opened,
-            Err(error) => return responder.respond_with_error(error),
+        let LoadSessionRequest {
+            session_id,
+            cwd,
+            additional_directories,
+            system_prompt,
+            mcp_servers,
+            ..
+        } = request;
+        let reopened = Reopened {
+            id: session_id,
+            dirs: (cwd, additional_directories),
+            system_prompt,
+            servers: mcp_servers,
+            replay: true,
         };
-        if let Err(error) = session.replay() {
-            return responder
-                .respond_with_error(Error::new(ErrorCode::INVALID_REQUEST, error.to_string()));
-        }
-        let answer = |session: &HostedSession| {
-            let steering = session.steering();
+        self.reopen(reopened, (responder, cx), |(modes, options)| {
             LoadSessionResponse::new()
-                .modes(steering::modes(&steering))
-                .config_options(steering::config_options(session.host(), &steering))
-        };
-        self.with_servers(
-            session,
-            self.servers_for(fresh, request.mcp_servers),
-            (responder, cx),
-            answer,
-        )
+                .modes(modes)
+                .config_options(options)
+        })
     }
 
     /// `session/resume`: opens the recorded session, without replay,
@@ -109,28 +102,54 @@ impl Server {
         responder: Responder<ResumeSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let opened = self.open_recorded(
-            &request.session_id,
-            (request.cwd, request.additional_directories),
-            request.system_prompt,
-            &cx,
-        );
+        let ResumeSessionRequest {
+            session_id,
+            cwd,
+            additional_directories,
+            system_prompt,
+            mcp_servers,
+            ..
+        } = request;
+        let reopened = Reopened {
+            id: session_id,
+            dirs: (cwd, additional_directories),
+            system_prompt,
+            servers: mcp_servers,
+            replay: false,
+        };
+        self.reopen(reopened, (responder, cx), |(modes, options)| {
+            ResumeSessionResponse::new()
+                .modes(modes)
+                .config_options(options)
+        })
+    }
+
+    /// Opens the recorded session `reopened` names (or takes the one this
+    /// process has open), replays it if asked, starts the editor's servers
+    /// for it, and answers with `answer` of its steering.
+    fn reopen<R: agent_client_protocol::JsonRpcResponse>(
+        &self,
+        reopened: Reopened,
+        (responder, cx): (Responder<R>, ConnectionTo<Client>),
+        answer: impl FnOnce((schema::SessionModeState, Vec<schema::SessionConfigOption>)) -> R
+        + Send
+        + 'static,
+    ) -> Result<(), Error> {
+        let opened = self.open_recorded(&reopened.id, reopened.dirs, reopened.system_prompt, &cx);
         let (session, fresh) = match opened {
             Ok(opened) => opened,
             Err(error) => return responder.respond_with_error(error),
         };
-        let answer = |session: &HostedSession| {
-            let steering = session.steering();
-            ResumeSessionResponse::new()
-                .modes(steering::modes(&steering))
-                .config_options(steering::config_options(session.host(), &steering))
-        };
-        self.with_servers(
-            session,
-            self.servers_for(fresh, request.mcp_servers),
-            (responder, cx),
-            answer,
-        )
+        if reopened.replay
+            && let Err(error) = session.replay()
+        {
+            let error = Error::new(ErrorCode::INVALID_REQUEST, error.to_string());
+            return responder.respond_with_error(error);
+        }
+        let servers = self.servers_for(fresh, reopened.servers);
+        self.with_servers(session, servers, (responder, cx), |session| {
+            answer(steering::of(session))
+        })
     }
 
     /// The servers to start for a session opened by a load or a resume,
@@ -169,12 +188,8 @@ impl Server {
         if let Ok(open) = self.session(acp_id) {
             return Ok((open, false));
         }
-        let client = self.inner.client.lock().name.clone();
-        let client_prompt = (system_prompt)
-            .map(|prompt| system_prompt::client_prompt(&client, prompt))
-            .transpose()?;
-        let opening = Opening::recorded(&acp_id.0, Some(&cwd)).with_client_prompt(client_prompt);
-        match self.open(opening, &roots, cx) {
+        let opening = Opening::recorded(&acp_id.0, Some(&cwd));
+        match self.open(opening, (&roots, system_prompt), cx) {
             Ok(session) => Ok((session, true)),
             Err(error) if error.code == ErrorCode::RESOURCE_NOT_FOUND => Err(not_found(acp_id)),
             Err(error) => Err(error),
@@ -291,6 +306,18 @@ impl Server {
             )
         })
     }
+}
+
+/// A recorded session an editor opens again (`session/load`,
+/// `session/resume`).
+struct Reopened {
+    id: schema::SessionId,
+    /// Its working directory and the editor's other directories.
+    dirs: (PathBuf, Vec<PathBuf>),
+    system_prompt: Option<schema::SystemPrompt>,
+    servers: Vec<ClientServer>,
+    /// Whether its history is shown again (a load).
+    replay: bool,
 }
 
 /// The error for an unknown session: the protocol's, naming it.

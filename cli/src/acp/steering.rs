@@ -9,10 +9,17 @@ use agent_client_protocol::v1::schema::{
     SessionModeState,
 };
 use dsh_deployment::host::Host;
-use dsh_deployment::session::{Knob, Steering};
+use dsh_deployment::session::{HostedSession, Knob, Steering};
 
-/// The session's modes, as `session/new` answers them.
-pub(super) fn modes(steering: &Steering) -> SessionModeState {
+/// The modes and config options of `session`, as `session/new`,
+/// `session/load` and `session/resume` answer them.
+pub(super) fn of(session: &HostedSession) -> (SessionModeState, Vec<SessionConfigOption>) {
+    let steering = session.steering();
+    (modes(&steering), config_options(session.host(), &steering))
+}
+
+/// The session's modes.
+fn modes(steering: &Steering) -> SessionModeState {
     let available = (Steering::choices_of_modes().into_iter())
         .map(|choice| {
             let mode = SessionMode::new(choice.id, choice.name);

@@ -604,4 +604,4 @@ fn code(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -3,19 +3,8 @@
 //! call asks first.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// The example's binary: `cargo test` builds a package's examples beside
-/// its test binaries (`target/<profile>/examples`).
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test binary is in target/<profile>/deps");
-    profile.join("examples").join("headless")
-}
 
 /// The JSON lines the example writes for `prompts`, answering `approve`.
 fn run(dir: &Path, approve: &str, prompts: &str) -> Vec<serde_json::Value> {
@@ -32,7 +21,7 @@ fn run(dir: &Path, approve: &str, prompts: &str) -> Vec<serde_json::Value> {
          [[agents]]\nid = \"a\"\ntools = [\"bash\"]\npersona = \"A test agent.\"\n",
     )
     .expect("written");
-    let mut child = Command::new(example())
+    let mut child = Command::new(super::example("headless"))
         .current_dir(dir)
         .args(["--config", "dsh.toml", "--approve", approve])
         .stdin(Stdio::piped())

@@ -20,6 +20,24 @@ mod session;
 
 use std::path::{Path, PathBuf};
 
+/// The binary of this package's example `name`: `cargo test` builds a
+/// package's examples beside its test binaries
+/// (`target/<profile>/examples`).
+pub(super) fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary is in target/<profile>/deps");
+    let example = profile.join("examples").join(name);
+    assert!(
+        example.is_file(),
+        "{} is not built: `cargo test -p dsh-deployment` builds it (`--lib` alone does not)",
+        example.display()
+    );
+    example
+}
+
 /// The workspace's root, where the examples and the documents are.
 pub(super) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

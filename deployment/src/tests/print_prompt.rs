@@ -2,27 +2,9 @@
 //! `print_prompt` example prints what the library renders (and `dsh
 //! prompt` prints the same, through the same `AgentPrompt::render`).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::reports::agent_prompt::{AgentPrompt, ServerStart};
-
-/// The example's binary: `cargo test` builds a package's examples beside
-/// its test binaries (`target/<profile>/examples`).
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test binary is in target/<profile>/deps");
-    let example = profile.join("examples").join("print_prompt");
-    assert!(
-        example.is_file(),
-        "{} is not built: `cargo test -p dsh-deployment` builds it (`--lib` alone does not)",
-        example.display()
-    );
-    example
-}
 
 #[test]
 fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
@@ -39,7 +21,7 @@ fn the_example_prints_each_example_agents_prompt_byte_for_byte() {
             .join("examples")
             .join(example_dir)
             .join("dsh.toml");
-        let mut command = Command::new(example());
+        let mut command = Command::new(super::example("print_prompt"));
         command.current_dir(&cwd).arg("--config").arg(&config);
         if let Some(agent) = agent {
             command.args(["--agent", agent]);
@@ -75,7 +57,7 @@ fn the_example_says_what_is_wrong_with_a_bad_deployment() {
         "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n[[agents]]\nid = \"a\"\npersona = \"<<nope>>\"\n",
     )
     .expect("write");
-    let output = Command::new(example())
+    let output = Command::new(super::example("print_prompt"))
         .current_dir(dir.path())
         .arg("--config")
         .arg(&config)

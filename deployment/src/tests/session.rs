@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::host::{Host, HostOptions};
+use crate::policy::always::tests::CHAINED_ONTO_LS;
 use crate::session::{
     Answer, HostedSession, Knob, OpenError, Opening, Person, Prompted, Question, Reach,
     SessionEvent, Sessions,
@@ -123,34 +124,18 @@ fn prompt(host: &Host, session: &HostedSession, text: &str) -> Prompted {
     outcome.unwrap_or_else(|problems| panic!("{problems:?}"))
 }
 
-/// The eleven ways to chain something onto `ls` that a prefix rule lets
-/// through.
-const CHAINED: [&str; 11] = [
-    "ls && touch P",
-    "ls || touch P",
-    "ls & touch P",
-    "ls | sh -c 'touch P'",
-    "ls $(touch P)",
-    "ls `touch P`",
-    "ls -la; touch P",
-    "ls x; touch P",
-    "ls -la\ntouch P",
-    "ls > P",
-    "  ls && touch P",
-];
-
 #[test]
 fn always_on_ls_covers_ls_and_asks_again_for_each_chained_form() {
     let dir = tempfile::tempdir().expect("a directory");
     let mut commands = vec!["ls -la", "ls src"];
-    commands.extend(CHAINED);
+    commands.extend(CHAINED_ONTO_LS);
     let config = deployment(dir.path(), &commands);
     let host = host(&config, dir.path());
     let person = ScriptedPerson::answering([Answer::Always]);
     let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
     prompt(&host, &session, "go");
     let mut expected = vec!["ls -la".to_owned()];
-    expected.extend(CHAINED.iter().map(|chained| (*chained).to_owned()));
+    expected.extend(CHAINED_ONTO_LS.iter().map(|chained| (*chained).to_owned()));
     assert_eq!(
         person.asked(),
         expected,
