@@ -52,6 +52,7 @@ impl Person for Headless {
         let asked = match question {
             Question::Call { call, .. } => json!({ "call": call.id, "tool": call.tool }),
             Question::Sampling { title, .. } => json!({ "sampling": title }),
+            Question::Outside { path, .. } => json!({ "outside": path }),
         };
         let (said, answer) = match self.approve {
             true => ("once", Answer::Once),
@@ -92,6 +93,7 @@ fn run() -> Result<(), String> {
         samples: approve,
         elicits: person.elicits(),
         only_session: true,
+        outside: approve,
     };
     let opened = Sessions::new(host.clone(), reach).open(Opening::new(&cwd), person.clone());
     let (session, _notes) = opened.map_err(|error| said(OpenError::problems(error)))?;

@@ -13,7 +13,6 @@
 //! [`LIVE_TAIL_BYTES`] of it.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use agent_client_protocol::Client;
@@ -61,9 +60,8 @@ pub(super) struct EditorPerson {
     terminal: bool,
     /// What the editor's `initialize` said it elicits.
     elicits: Elicits,
-    /// The editor's file-system capabilities, and the session's other
-    /// directories.
-    fs: (FileSystemCapabilities, Vec<PathBuf>),
+    /// The editor's file-system capabilities.
+    fs: FileSystemCapabilities,
     /// The session, once it is open ([`bind`](Self::bind)): its id, and
     /// the editor's files and boundary, lent to every call.
     bound: OnceLock<(schema::SessionId, SessionFiles)>,
@@ -95,7 +93,7 @@ impl EditorPerson {
     pub(super) fn new(
         cx: ConnectionTo<Client>,
         (terminal, elicits): (bool, Elicits),
-        fs: (FileSystemCapabilities, Vec<PathBuf>),
+        fs: FileSystemCapabilities,
         host: Arc<Host>,
     ) -> Self {
         Self {
@@ -111,8 +109,7 @@ impl EditorPerson {
 
     /// The session is open as `id`: what it shows goes there from now on.
     pub(super) fn bind(&self, id: schema::SessionId) {
-        let (capabilities, roots) = &self.fs;
-        let files = SessionFiles::new(capabilities, roots.clone(), id.clone(), self.cx.clone());
+        let files = SessionFiles::new(&self.fs, id.clone(), self.cx.clone());
         let _ = self.bound.set((id, files));
     }
 
@@ -292,16 +289,8 @@ impl EditorPerson {
                 "systemPrompt": request.system_prompt,
                 "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
             }));
-        let options = vec![
-            schema::PermissionOption::new(ALLOW, "Allow", schema::PermissionOptionKind::AllowOnce),
-            schema::PermissionOption::new(
-                REJECT,
-                "Reject",
-                schema::PermissionOptionKind::RejectOnce,
-            ),
-        ];
-        self.permission(ToolCallUpdate::new(call_id.to_owned(), fields), options)
-            .await
+        let call = ToolCallUpdate::new(call_id.to_owned(), fields);
+        self.permission(call, allow_or_reject()).await
     }
 
     /// `session/request_permission`, its outcome as an answer.
@@ -417,6 +406,18 @@ impl Person for EditorPerson {
                 self.ask_sampling(call_id, (title, described), request)
                     .await
             }
+            Question::Outside {
+                call_id,
+                tool,
+                path,
+            } => {
+                let fields = ToolCallUpdateFields::new()
+                    .title(format!("{tool} {} (outside the workspace)", path.display()))
+                    .kind(schema::ToolKind::Edit)
+                    .locations(vec![ToolCallLocation::new(path)]);
+                let call = ToolCallUpdate::new(call_id.to_owned(), fields);
+                self.permission(call, allow_or_reject()).await
+            }
         }
     }
 
@@ -436,6 +437,14 @@ impl Person for EditorPerson {
             files.lend(cx);
         }
     }
+}
+
+/// Allow or reject, this once.
+fn allow_or_reject() -> Vec<schema::PermissionOption> {
+    vec![
+        schema::PermissionOption::new(ALLOW, "Allow", schema::PermissionOptionKind::AllowOnce),
+        schema::PermissionOption::new(REJECT, "Reject", schema::PermissionOptionKind::RejectOnce),
+    ]
 }
 
 /// An agent message with `text`.

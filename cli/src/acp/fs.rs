@@ -6,27 +6,22 @@
 //!   `fs.writeTextFile`, changes go through `fs/write_text_file` and land
 //!   in the buffer (and its undo). Without a capability, that half is the
 //!   disk's. The observation policy applies to what the client returns.
-//! - The session's `additionalDirectories` join the workspace; a change
-//!   anywhere else is asked with `session/request_permission`.
 //!
-//! Both reach the tools through each call's context
-//! ([`SessionFiles::lend`]); the tools know nothing of ACP.
+//! They reach the tools through each call's context
+//! ([`SessionFiles::lend`]); the tools know nothing of ACP. (The
+//! session's `additionalDirectories` join the workspace, and a change
+//! anywhere else is asked of the editor, by the host's session.)
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    self, FileSystemCapabilities, PermissionOption, PermissionOptionKind, ReadTextFileRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, ToolCallLocation, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
+    self, FileSystemCapabilities, ReadTextFileRequest, WriteTextFileRequest,
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
-use dsh_tool_fs::{DiskFiles, FileAccess, FileError, OutsideWorkspace};
+use dsh_tool_fs::{DiskFiles, FileAccess, FileError};
 use dsh_tools::{ToolCallContext, async_trait};
-
-const ALLOW: &str = "allow";
-const REJECT: &str = "reject";
 
 /// The session's `additionalDirectories`: absolute, as ACP requires.
 pub(super) fn additional_directories(directories: Vec<PathBuf>) -> Result<Vec<PathBuf>, Error> {
@@ -45,46 +40,36 @@ pub(super) fn additional_directories(directories: Vec<PathBuf>) -> Result<Vec<Pa
     Ok(directories)
 }
 
-/// What the file tools of one ACP session get in each call's context.
+/// The editor's buffers, for the file tools of one ACP session, when the
+/// client offers any half of them.
 #[derive(Debug)]
-pub(super) struct SessionFiles {
-    /// The editor's buffers, when the client offers any half of them.
-    editor: Option<Arc<dyn FileAccess>>,
-    boundary: Arc<dyn OutsideWorkspace>,
-}
+pub(super) struct SessionFiles(Option<Arc<dyn FileAccess>>);
 
 impl SessionFiles {
     pub(super) fn new(
         capabilities: &FileSystemCapabilities,
-        roots: Vec<PathBuf>,
         acp_session: schema::SessionId,
         cx: ConnectionTo<Client>,
     ) -> Self {
-        let editor = (capabilities.read_text_file || capabilities.write_text_file).then(|| {
-            Arc::new(EditorFiles {
-                acp_session: acp_session.clone(),
-                reads: capabilities.read_text_file,
-                writes: capabilities.write_text_file,
-                cx: cx.clone(),
-            }) as Arc<dyn FileAccess>
-        });
-        Self {
-            editor,
-            boundary: Arc::new(Boundary {
-                roots,
-                acp_session,
-                cx,
+        Self(
+            (capabilities.read_text_file || capabilities.write_text_file).then(|| {
+                Arc::new(EditorFiles {
+                    acp_session,
+                    reads: capabilities.read_text_file,
+                    writes: capabilities.write_text_file,
+                    cx,
+                }) as Arc<dyn FileAccess>
             }),
-        }
+        )
     }
 
-    /// Lends the editor's files and the boundary to a call's context
-    /// (the session reports the changes and the command's output).
+    /// Lends the editor's files to a call's context (the session reports
+    /// the changes, asks about the outside, and shows the command's
+    /// output).
     pub(super) fn lend(&self, cx: &mut ToolCallContext) {
-        if let Some(editor) = &self.editor {
+        if let Some(editor) = &self.0 {
             cx.extensions.insert(Arc::clone(editor));
         }
-        cx.extensions.insert(Arc::clone(&self.boundary));
     }
 }
 
@@ -150,50 +135,5 @@ impl FileAccess for EditorFiles {
                 path: path.to_owned(),
                 message: error.message,
             })
-    }
-}
-
-/// The session's extra roots, and the editor's user for the rest.
-#[derive(Debug)]
-struct Boundary {
-    roots: Vec<PathBuf>,
-    acp_session: schema::SessionId,
-    cx: ConnectionTo<Client>,
-}
-
-#[async_trait]
-impl OutsideWorkspace for Boundary {
-    fn roots(&self) -> Vec<PathBuf> {
-        self.roots.clone()
-    }
-
-    async fn allow(&self, tool: &str, path: &Path, cx: &ToolCallContext) -> Result<(), String> {
-        let fields = ToolCallUpdateFields::new()
-            .title(format!("{tool} {} (outside the workspace)", path.display()))
-            .kind(ToolKind::Edit)
-            .locations(vec![ToolCallLocation::new(path)]);
-        let request = RequestPermissionRequest::new(
-            self.acp_session.clone(),
-            ToolCallUpdate::new(cx.call_id.clone(), fields),
-            vec![
-                PermissionOption::new(ALLOW, "Allow", PermissionOptionKind::AllowOnce),
-                PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
-            ],
-        );
-        match self.cx.send_request(request).block_task().await {
-            Ok(response) => match response.outcome {
-                RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == ALLOW => {
-                    Ok(())
-                }
-                RequestPermissionOutcome::Selected(_) => {
-                    Err("the user declined the change".to_owned())
-                }
-                _ => Err("the permission request was cancelled".to_owned()),
-            },
-            Err(error) => Err(format!(
-                "the user's permission could not be asked: {}",
-                error.message
-            )),
-        }
     }
 }

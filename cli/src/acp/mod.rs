@@ -112,14 +112,15 @@ impl Server {
         }
     }
 
-    /// What an editor reaches of the servers' questions: sampling always
-    /// (every editor answers `session/request_permission`), and the
-    /// elicitations it shows.
+    /// What an editor answers: sampling and changes outside the
+    /// workspace always (every editor answers `session/request_permission`),
+    /// and the elicitations it shows.
     pub(crate) fn reach(elicits: Elicits) -> Reach {
         Reach {
             samples: true,
             elicits,
             only_session: false,
+            outside: true,
         }
     }
 
@@ -246,7 +247,7 @@ impl Server {
         let person = Arc::new(EditorPerson::new(
             cx.clone(),
             (terminal, elicits),
-            (fs, roots.to_vec()),
+            fs,
             Arc::clone(&self.inner.host),
         ));
         let opening = (opening.with_roots(roots.to_vec())).with_client_prompt(client_prompt);

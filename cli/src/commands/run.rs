@@ -39,6 +39,7 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
             samples: person.at_a_terminal(),
             elicits: person.elicits(),
             only_session: true,
+            outside: false,
         },
     );
     sessions.show_servers_with(server_output());

@@ -167,6 +167,11 @@ impl Person for TerminalPerson {
                 );
                 self.ask_line(&question, cancel).await
             }
+            // Not asked: `dsh run` does not say it can be
+            // (`Reach::outside`), so such a change is refused.
+            Question::Outside { .. } => {
+                Answer::Unanswerable("`dsh run` asks about no change outside".to_owned())
+            }
             Question::Sampling {
                 title, described, ..
             } => {

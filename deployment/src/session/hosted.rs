@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::SessionShared;
 use super::approval::SessionApproval;
+use super::boundary::Boundary;
 use super::events::SessionEvent;
 use super::person::Person;
 use super::questions::Questions;
@@ -187,7 +188,8 @@ impl HostedSession {
             move |warning| shared.warn(warning)
         });
         questions.opened(&shared);
-        let agent_loop = session_loop(host, &shared);
+        let outside = questions.reached().outside;
+        let agent_loop = session_loop(host, &shared, (&opening.roots, outside));
         let hosted = Arc::new(Self {
             host: Arc::clone(host),
             shared,
@@ -537,14 +539,29 @@ fn forget_new(host: &Host, session: Session, recorded: Option<Recorded>) {
 
 /// The host's loop, as one session's: what it does shown to the
 /// session's person, its calls approved by the session's rule.
-fn session_loop(host: &Host, shared: &Arc<SessionShared>) -> AgentLoop {
+fn session_loop(
+    host: &Host,
+    shared: &Arc<SessionShared>,
+    (roots, asks_outside): (&[PathBuf], bool),
+) -> AgentLoop {
     let approval = SessionApproval::new(host.approval_policy(), Arc::clone(shared));
     let (lending, narrator) = (Arc::clone(shared), shared.narrator.clone());
+    // Without a boundary, a change outside the working directory is
+    // refused by the tool (a front end that cannot ask, and no roots).
+    let boundary = (asks_outside || !roots.is_empty()).then(|| {
+        Arc::new(Boundary {
+            roots: roots.to_vec(),
+            shared: Arc::clone(shared),
+        }) as Arc<dyn dsh_tool_fs::OutsideWorkspace>
+    });
     host.agent_loop()
         .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
         .on_tool_call_context(move |facts, call: &ToolCall, cx| {
             if lending.narrator.is_for(&facts.id) {
                 lending.narrator.attach(call, cx);
+            }
+            if let Some(boundary) = &boundary {
+                cx.extensions.insert(Arc::clone(boundary));
             }
             lending.person.lend(call, cx);
         })

@@ -24,6 +24,7 @@
 //! `deployment/examples/headless.rs` is a third front end on this API.
 
 mod approval;
+mod boundary;
 mod events;
 mod form;
 mod hosted;

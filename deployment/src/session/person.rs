@@ -37,9 +37,8 @@ pub trait Person: Send + Sync + 'static {
         ElicitAnswer::Decline
     }
 
-    /// Lends what this front end offers a tool call of the session: an
-    /// editor's buffers, whom to ask about a change outside the
-    /// workspace. Nothing, by default. It runs for every call the
+    /// Lends what this front end offers a tool call of the session (an
+    /// editor's buffers). Nothing, by default. It runs for every call the
     /// session's turns make, an in-process child's too.
     fn lend(&self, call: &ToolCall, cx: &mut ToolCallContext) {
         let _ = (call, cx);
@@ -60,6 +59,18 @@ pub enum Question<'a> {
         /// The answer "never" and what it would cover
         /// (``Always reject `rm` ``).
         never: &'a str,
+    },
+    /// May a call change a file outside the session's workspace (its
+    /// working directory and other directories)? Answered
+    /// [`Answer::Once`] or no. Asked only of a front end that says it
+    /// can be ([`Reach::outside`](super::Reach::outside)).
+    Outside {
+        /// The call that would change it.
+        call_id: &'a str,
+        /// Its tool.
+        tool: &'a str,
+        /// The file, where it really is.
+        path: &'a std::path::Path,
     },
     /// May a server's sampling request use the model? Answered
     /// [`Answer::Once`] or no.

@@ -45,6 +45,10 @@ pub struct Reach {
     /// Whether a request that came outside any call goes to the one open
     /// session (a front end with one session, like a terminal's).
     pub only_session: bool,
+    /// Whether a call that would change a file outside a session's
+    /// workspace is asked about ([`Question::Outside`]); refused
+    /// otherwise.
+    pub outside: bool,
 }
 
 /// The answerer of a host's MCP servers' questions.
@@ -81,6 +85,11 @@ impl Questions {
     /// Says who can answer from now on.
     pub(crate) fn reach(&self, reach: Reach) {
         *self.reach.lock() = reach;
+    }
+
+    /// Who can answer now.
+    pub(crate) fn reached(&self) -> Reach {
+        *self.reach.lock()
     }
 
     /// Says a question declined unasked through `output` from now on.
