@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::reports::explain::{Explanation, ServerNote};
+use dsh_deployment::reports::explain::Explanation;
 
 /// The explain table of the tools by server; nothing without servers.
 pub(super) fn explain_servers(out: &mut String, explained: &Explanation<'_>) {
@@ -31,20 +31,6 @@ pub(super) fn explain_servers(out: &mut String, explained: &Explanation<'_>) {
     }
     super::table(out, &rows, &[1, 2, 3]);
     for note in &explained.server_notes {
-        let _ = match note {
-            ServerNote::Renamed {
-                server,
-                tool,
-                exposed,
-                fix,
-            } => writeln!(
-                out,
-                "  `{tool}` of `{server}` is sent as `{exposed}`: {fix}"
-            ),
-            ServerNote::NotSent { server, tool, why } => {
-                writeln!(out, "  `{tool}` of `{server}` is not sent: {why}")
-            }
-            _ => Ok(()),
-        };
+        let _ = writeln!(out, "  {note}");
     }
 }

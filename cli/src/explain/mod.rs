@@ -41,6 +41,7 @@ pub(crate) fn explain(
     Ok(out)
 }
 
+/// One row of a table, from cells that are text.
 pub(crate) fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
     cells.into_iter().map(Into::into).collect()
 }

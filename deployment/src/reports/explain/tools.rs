@@ -2,6 +2,8 @@
 //! bytes and tokens, and what an MCP server's tools became on the way to
 //! the model (a name fixed, a tool not sent).
 
+use std::fmt;
+
 use dsh_system_prompt::PromptAssembly;
 use dsh_tool_mcp::{LeftOut, McpServers, NameFix};
 
@@ -22,7 +24,9 @@ pub struct ToolRow {
 }
 
 /// What an MCP server's tool became on the way to the model, when it is
-/// not simply sent as `<server>__<tool>`.
+/// not simply sent as `<server>__<tool>`. `Display`: the sentence that
+/// says it (`` `dotted.name` of `docs` is sent as `docs__dotted_name`:
+/// … ``), so a note a later version adds is never left unsaid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerNote {
@@ -47,6 +51,22 @@ pub enum ServerNote {
         /// Why.
         why: LeftOut,
     },
+}
+
+impl fmt::Display for ServerNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Renamed {
+                server,
+                tool,
+                exposed,
+                fix,
+            } => write!(f, "`{tool}` of `{server}` is sent as `{exposed}`: {fix}"),
+            Self::NotSent { server, tool, why } => {
+                write!(f, "`{tool}` of `{server}` is not sent: {why}")
+            }
+        }
+    }
 }
 
 /// The tool schemas of `assembly`, counted as `tokens`.
