@@ -113,7 +113,7 @@ fn signed(old: usize, new: usize) -> String {
 }
 
 /// Sizes before and after, of one field.
-fn sides_of(sides: &Sides<dsh_deployment::reports::diff::Size>, tokens: bool) -> String {
+fn sides_of(sides: &Sides<dsh_deployment::measure::tokens::Size>, tokens: bool) -> String {
     if tokens {
         change_of(sides.old.tokens, sides.new.tokens)
     } else {

@@ -1,6 +1,8 @@
 //! The renderer of `dsh prompt --format explain`: who owns each part of
-//! the prompt, in bytes and tokens. (`--format json` is the host's dump,
-//! `dsh_deployment::diff::write_dump`, which `dsh diff` reads back.)
+//! the prompt, in bytes and tokens, laid out as tables. The facts are the
+//! host's (`dsh_deployment::reports::explain`); `--format json` is the
+//! host's dump (`dsh_deployment::reports::diff::write_dump`), which `dsh
+//! diff` reads back.
 
 mod mcp;
 mod parts;
@@ -8,59 +10,40 @@ mod parts;
 use std::fmt::Write as _;
 
 use dsh_deployment::Problem;
-use dsh_deployment::file::prompt_problems;
-use dsh_deployment::measure::tokens::PromptTokens;
 use dsh_deployment::reports::agent_prompt::AgentPrompt;
-use dsh_deployment::reports::check::instruction_report;
-use dsh_deployment::runtime;
+use dsh_deployment::reports::explain::Explanation;
 use dsh_system_prompt::PromptAssembly;
-use dsh_system_prompt::inspect::{render_prompt_with_spans, section_origins};
 
 /// `--format explain`: the agent, its layers, its sections, instruction
-/// files, variables, tools and contexts, its compaction and its servers.
+/// files, variables, tools and contexts, its compaction and its servers,
+/// as the host explains them ([`Explanation`]).
 pub(crate) fn explain(
     shown: &AgentPrompt,
     assembly: &PromptAssembly,
 ) -> Result<String, Vec<Problem>> {
-    let AgentPrompt {
-        deployment,
-        agent,
-        runtime,
-        started,
-        ..
-    } = shown;
-    let prompt = render_prompt_with_spans(assembly)
-        .map_err(|errors| prompt_problems(deployment, agent, &errors))?;
-    let tokens = PromptTokens::count(deployment.tokenizer_for(agent), &prompt, &assembly.tools);
-    let scope = runtime::loop_agent(agent).scope().clone();
-    let origins = section_origins(&runtime.prompt, &scope);
-    let found = started.instructions.found();
-    let instructions = parts::InstructionsShown {
-        files: instruction_report::reports(found, Some((&prompt, &tokens))),
-        left_out: instruction_report::left_out_report(found, Some((&prompt, &tokens))),
-        skipped: found.skipped(),
-        none: instruction_report::none_found(found, &runtime.instructions),
-    };
+    let explained = Explanation::new(shown, assembly)?;
     let mut out = String::new();
-    parts::explain_agent(&mut out, deployment, agent, &prompt, &tokens);
-    parts::explain_layers(&mut out, &scope, &origins);
-    parts::explain(&mut out, assembly, &prompt, &tokens, &instructions);
-    parts::explain_compaction(&mut out, &runtime.prompt, deployment.budget_for(agent));
-    mcp::explain_servers(&mut out, runtime, assembly, &tokens);
+    parts::explain_agent(&mut out, &explained);
+    parts::explain_layers(&mut out, &explained.layers);
+    parts::explain_sections(&mut out, &explained);
+    parts::explain_instructions(&mut out, &explained.instructions);
+    parts::explain_variables(&mut out, &explained.variables);
+    parts::explain_tools(&mut out, &explained);
+    parts::explain_contexts(&mut out, &explained.contexts);
+    let sent = explained.before_any_message();
+    let _ = writeln!(
+        out,
+        "\nsystem prompt and tools: {} bytes, {} tokens, sent before any message",
+        sent.bytes, sent.tokens
+    );
+    parts::explain_compaction(&mut out, &explained.compaction);
+    mcp::explain_servers(&mut out, &explained);
     Ok(out)
 }
 
+/// One row of a table, from cells that are text.
 pub(crate) fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> {
     cells.into_iter().map(Into::into).collect()
-}
-
-fn share(bytes: usize, total: usize) -> String {
-    if total == 0 {
-        return "-".to_owned();
-    }
-    // Tenths of a percent, rounded, in integers: the same digits everywhere.
-    let tenths = (bytes * 1000 + total / 2) / total;
-    format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
 /// Writes `rows` as aligned columns, two spaces apart, with a rule under

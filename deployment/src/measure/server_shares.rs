@@ -1,7 +1,9 @@
 //! The tools of an assembly by MCP server, with each server's schema
 //! bytes and tokens — the schemas of MCP servers are what makes real
-//! prompts large. `dsh prompt --format explain` shows them as a table,
-//! and its dump as `mcp_servers` ([`write_dump`](crate::reports::diff::write_dump)).
+//! prompts large. `dsh prompt --format explain` shows them as a table
+//! ([`Explanation::servers`](crate::reports::explain::Explanation::servers)),
+//! and its dump as `mcp_servers`
+//! ([`write_dump`](crate::reports::diff::write_dump)).
 
 use dsh_system_prompt::PromptAssembly;
 use dsh_tool_mcp::McpServers;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use dsh_agent_loop::Tokenizer;
 use dsh_system_prompt::ToolSchema;
 use dsh_system_prompt::inspect::RenderedPrompt;
+use serde::Serialize;
 
 use crate::measure::canonical_request;
 
@@ -31,6 +32,15 @@ pub struct PromptTokens {
     pub system: usize,
     /// Each tool schema's, in the assembly's order.
     pub tools: Vec<usize>,
+}
+
+/// A size in bytes and tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Size {
+    /// Bytes.
+    pub bytes: usize,
+    /// Tokens.
+    pub tokens: usize,
 }
 
 /// One part of [`PromptTokens::largest`].
@@ -56,6 +66,16 @@ impl PromptTokens {
                 .map(|tool| tokenizer.count(&canonical_request::tool_json(tool)))
                 .collect(),
         }
+    }
+
+    /// The bytes and tokens of section `name` in `prompt` (the prompt
+    /// these tokens counted), when it rendered.
+    pub fn section_size(&self, prompt: &RenderedPrompt, name: &str) -> Option<Size> {
+        let at = (prompt.sections.iter()).position(|section| section.name == name)?;
+        Some(Size {
+            bytes: prompt.sections[at].range.len(),
+            tokens: *self.sections.get(at)?,
+        })
     }
 
     /// All the tool schemas'.

@@ -1,7 +1,7 @@
 //! Tests of the deployment layer through its public API: the user
 //! documentation, the instruction files on a real file system, the
-//! `print_prompt` example, the schema, the comparison of two prompts,
-//! and the layering of the crate's rooms.
+//! `print_prompt` example, the schema, the explanation of a prompt, the
+//! comparison of two prompts, and the layering of the crate's rooms.
 //!
 //! They are modules of the crate's unit-test binary rather than a
 //! `tests/` binary of their own: each test binary links the crate's whole
@@ -11,6 +11,7 @@
 mod check;
 mod diff;
 mod docs;
+mod explain;
 mod headless;
 mod instructions;
 mod layers;

@@ -1,7 +1,8 @@
 //! A session's instruction files in the reports: each file with its
 //! bytes, what the budget kept of it, what imported it, and its tokens in
 //! the prompt; the files the budget left out; the files skipped, and why
-//! — for `dsh prompt --format explain` and its dump
+//! ([`InstructionsReport`]) — for `dsh prompt --format explain`
+//! ([`Explanation`](crate::reports::explain::Explanation)) and its dump
 //! ([`write_dump`](crate::reports::diff::write_dump)); and a warning for each cut,
 //! for the files left out, and for each file skipped, for `dsh check`. No
 //! cut is silent: the prompt's markers say it to the model, these say it
@@ -13,8 +14,22 @@ use crate::facts::instructions::{
     FilesLeftOut, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
     LeftOutFile, SkippedFile,
 };
-use crate::measure::tokens::PromptTokens;
+use crate::measure::tokens::{PromptTokens, Size};
 use crate::problem::Problem;
+
+/// A session's instruction files as explain and the dump show them: each
+/// file in the prompt, the files left out, the files skipped.
+#[derive(Debug)]
+pub struct InstructionsReport<'a> {
+    /// The files as the session found them.
+    pub found: &'a Instructions,
+    /// The deployment's `[instructions]`.
+    pub config: &'a InstructionsConfig,
+    /// Each file in the prompt, nearest the root first.
+    pub files: Vec<FileReport<'a>>,
+    /// The files the budget left out, if any.
+    pub left_out: Option<LeftOutReport<'a>>,
+}
 
 /// One file as the reports show it.
 #[derive(Debug)]
@@ -23,7 +38,78 @@ pub struct FileReport<'a> {
     pub file: &'a InstructionFile,
     /// Its section's bytes and tokens in the rendered prompt (the marker
     /// included), when it rendered.
-    pub in_prompt: Option<(usize, usize)>,
+    pub in_prompt: Option<Size>,
+}
+
+/// The files the budget left out, as the reports show them.
+#[derive(Debug)]
+pub struct LeftOutReport<'a> {
+    /// The files, and the section of their marker.
+    pub files: &'a FilesLeftOut,
+    /// The marker's bytes and tokens in the rendered prompt, when it
+    /// rendered.
+    pub in_prompt: Option<Size>,
+}
+
+impl<'a> InstructionsReport<'a> {
+    /// The files `found` under `config`, each with its share of `prompt`,
+    /// when it rendered.
+    pub fn new(
+        found: &'a Instructions,
+        config: &'a InstructionsConfig,
+        prompt: Option<(&RenderedPrompt, &PromptTokens)>,
+    ) -> Self {
+        let in_prompt = |section: &str| {
+            prompt.and_then(|(prompt, tokens)| tokens.section_size(prompt, section))
+        };
+        Self {
+            found,
+            config,
+            files: (found.files().iter())
+                .map(|file| FileReport {
+                    file,
+                    in_prompt: in_prompt(&file.section),
+                })
+                .collect(),
+            left_out: found.left_out().map(|files| LeftOutReport {
+                files,
+                in_prompt: in_prompt(&files.section),
+            }),
+        }
+    }
+
+    /// The files skipped, and why.
+    pub fn skipped(&self) -> &'a [SkippedFile] {
+        self.found.skipped()
+    }
+
+    /// Why no file is listed, when none is (neither a file in the prompt
+    /// nor a marker of files left out); `None` when one is.
+    pub fn none_found(&self) -> Option<String> {
+        if !self.files.is_empty() || self.left_out.is_some() {
+            return None;
+        }
+        let config = self.config;
+        if !config.enabled {
+            return Some("(none: `enabled = false` in [instructions])".to_owned());
+        }
+        if !self.skipped().is_empty() {
+            return Some(
+                "(none in the prompt: every file found was skipped, as said below)".to_owned(),
+            );
+        }
+        Some(match self.found.root() {
+            Some(root) => format!(
+                "(none: no {} from the project root {} to the working directory, and no user \
+                 file)",
+                config.files.join(" or "),
+                root.display()
+            ),
+            None => {
+                "(none: the session has no working directory, and there is no user file)".to_owned()
+            }
+        })
+    }
 }
 
 impl FileReport<'_> {
@@ -53,61 +139,10 @@ impl FileReport<'_> {
     }
 }
 
-/// The marker of the files left out, with its bytes and tokens in the
-/// rendered prompt, when it rendered.
-pub fn left_out_report<'a>(
-    found: &'a Instructions,
-    prompt: Option<(&RenderedPrompt, &PromptTokens)>,
-) -> Option<(&'a FilesLeftOut, Option<(usize, usize)>)> {
-    let left_out = found.left_out()?;
-    let in_prompt = prompt.and_then(|(prompt, tokens)| {
-        let at = prompt
-            .sections
-            .iter()
-            .position(|section| section.name == left_out.section.as_str())?;
-        Some((prompt.sections[at].range.len(), *tokens.sections.get(at)?))
-    });
-    Some((left_out, in_prompt))
-}
-
-/// Each file of `found`, with its share of `prompt`, if it rendered.
-pub fn reports<'a>(
-    found: &'a Instructions,
-    prompt: Option<(&RenderedPrompt, &PromptTokens)>,
-) -> Vec<FileReport<'a>> {
-    found
-        .files()
-        .iter()
-        .map(|file| FileReport {
-            file,
-            in_prompt: prompt.and_then(|(prompt, tokens)| {
-                let at = prompt
-                    .sections
-                    .iter()
-                    .position(|section| section.name == file.section.as_str())?;
-                Some((prompt.sections[at].range.len(), *tokens.sections.get(at)?))
-            }),
-        })
-        .collect()
-}
-
-/// What explain says when there is no file to list.
-pub fn none_found(found: &Instructions, config: &InstructionsConfig) -> String {
-    if !config.enabled {
-        return "(none: `enabled = false` in [instructions])".to_owned();
-    }
-    if !found.skipped().is_empty() {
-        return "(none in the prompt: every file found was skipped, as said below)".to_owned();
-    }
-    match found.root() {
-        Some(root) => format!(
-            "(none: no {} from the project root {} to the working directory, and no user file)",
-            config.files.join(" or "),
-            root.display()
-        ),
-        None => {
-            "(none: the session has no working directory, and there is no user file)".to_owned()
-        }
+impl LeftOutReport<'_> {
+    /// The bytes of all the files left out.
+    pub fn bytes(&self) -> usize {
+        self.files.files.iter().map(|file| file.bytes).sum()
     }
 }
 

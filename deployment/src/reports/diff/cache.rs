@@ -16,8 +16,9 @@ use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::quoted_list;
 use serde::{Serialize, Serializer};
 
-use super::prefix::{Prefix, Size};
+use super::prefix::Prefix;
 use crate::measure::canonical_request::{self, PartKind};
+use crate::measure::tokens::Size;
 use crate::measure::trace::{CountedPart, shared_prefix};
 use crate::problem::Problem;
 

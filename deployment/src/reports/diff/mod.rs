@@ -41,12 +41,14 @@ mod words;
 
 use serde::Serialize;
 
+use crate::measure::tokens::Size;
+
 pub use cache::{
     ANTHROPIC, CacheBreak, CacheEstimate, CachePricing, Cost, Multiple, OPENAI_GPT_4O,
     OPENAI_GPT_5, PRICINGS, PricedBreak, Threshold,
 };
 pub use dump::{DUMP_FORMAT_VERSION, write_dump};
-pub use prefix::{PartOwner, Prefix, PrefixSection, PrefixTool, Size};
+pub use prefix::{PartOwner, Prefix, PrefixSection, PrefixTool};
 pub use sections::{Cause, SectionChange, SectionChanges, SectionSide, VariableChange};
 pub use sides::{SessionDirectory, Side, SideOptions, SourceKind, read_sides};
 pub use tools::{SchemaChange, ToolChange, ToolChanges, ToolSide};

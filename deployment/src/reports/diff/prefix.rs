@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::file::prompt_problems;
 use crate::measure::canonical_request;
-use crate::measure::tokens::PromptTokens;
+use crate::measure::tokens::{PromptTokens, Size};
 use crate::problem::Problem;
 use crate::reports::agent_prompt::AgentPrompt;
 
@@ -292,15 +292,6 @@ impl PrefixTool {
     pub(crate) fn canonical_json(&self) -> String {
         canonical_request::tool_json(&self.schema())
     }
-}
-
-/// A size in bytes and tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Size {
-    /// Bytes.
-    pub bytes: usize,
-    /// Tokens.
-    pub tokens: usize,
 }
 
 /// One rendered section of `assembly`, with its owner: the deployment's

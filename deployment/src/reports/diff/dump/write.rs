@@ -1,7 +1,6 @@
 //! Writing a dump: the assembly, with its tokens, its instruction files
 //! and its MCP servers, and the request prefix `dsh diff` reads back.
 
-use dsh_agent_loop::{Tokenizer, TokenizerChoice};
 use dsh_system_prompt::PromptAssembly;
 use dsh_system_prompt::inspect::{RenderedPrompt, render_prompt_with_spans};
 use dsh_tool_mcp::McpServers;
@@ -9,12 +8,12 @@ use serde_json::{Value, json};
 
 use super::DUMP_FORMAT_VERSION;
 use crate::Problem;
-use crate::facts::instructions::{Instructions, InstructionsConfig};
 use crate::measure::server_shares::server_shares;
 use crate::measure::tokens::PromptTokens;
 use crate::reports::agent_prompt::AgentPrompt;
-use crate::reports::check::instruction_report::{left_out_report, reports};
+use crate::reports::check::instruction_report::InstructionsReport;
 use crate::reports::diff::Prefix;
+use crate::reports::explain::TokenizerOrigin;
 
 /// The dump of `shown`'s `assembly`, as `dsh prompt --format json` prints
 /// it (a final newline included): its `format_version`, the assembly,
@@ -23,23 +22,21 @@ use crate::reports::diff::Prefix;
 /// prompt does not render: the assembly is still written, to see why).
 pub fn write_dump(shown: &AgentPrompt, assembly: &PromptAssembly) -> Result<String, Vec<Problem>> {
     let mut dump = serde_json::to_value(assembly).map_err(cannot_serialize)?;
+    let origin = TokenizerOrigin::of(&shown.deployment, &shown.agent);
     let tokenizer = shown.deployment.tokenizer_for(&shown.agent);
     let rendered = render_prompt_with_spans(assembly).ok();
     let tokens =
         (rendered.as_ref()).map(|prompt| PromptTokens::count(tokenizer, prompt, &assembly.tools));
     let counted = rendered.as_ref().zip(tokens.as_ref());
     if let Value::Object(object) = &mut dump {
-        object.insert(
-            "tokens".to_owned(),
-            tokens_json(tokenizer, assembly, counted),
-        );
+        object.insert("tokens".to_owned(), tokens_json(&origin, assembly, counted));
         object.insert(
             "instructions".to_owned(),
-            instructions_json(
+            instructions_json(&InstructionsReport::new(
                 shown.started.instructions.found(),
                 &shown.runtime.instructions,
                 counted,
-            ),
+            )),
         );
         if let Some((_, tokens)) = counted {
             object.insert(
@@ -70,11 +67,12 @@ fn cannot_serialize(error: serde_json::Error) -> Vec<Problem> {
     ))]
 }
 
-/// `tokens`: the tokenizer and how it was chosen, each rendered
-/// section's (by name), the separators', the system prompt's, each tool
-/// schema's, and the total; `null` when the prompt does not render.
+/// `tokens`: the tokenizer and how it was chosen ([`TokenizerOrigin`]),
+/// each rendered section's (by name), the separators', the system
+/// prompt's, each tool schema's, and the total; `null` when the prompt
+/// does not render.
 fn tokens_json(
-    tokenizer: Tokenizer,
+    origin: &TokenizerOrigin,
     assembly: &PromptAssembly,
     counted: Option<(&RenderedPrompt, &PromptTokens)>,
 ) -> Value {
@@ -94,8 +92,8 @@ fn tokens_json(
         .map(|(tool, tokens)| json!({"name": tool.name, "tokens": tokens}))
         .collect();
     json!({
-        "tokenizer": tokenizer.encoding().name(),
-        "tokenizer_choice": choice_name(tokenizer.choice()),
+        "tokenizer": origin.encoding.name(),
+        "tokenizer_choice": origin.choice_name(),
         "sections": sections,
         "separators": tokens.separators,
         "system_prompt": tokens.system,
@@ -105,55 +103,37 @@ fn tokens_json(
     })
 }
 
-/// How a tokenizer was chosen, as a dump says it.
-fn choice_name(choice: TokenizerChoice) -> &'static str {
-    match choice {
-        TokenizerChoice::Configured => "configured",
-        TokenizerChoice::Model => "model",
-        TokenizerChoice::Estimate => "estimate",
-        // `Default`, and any way of choosing a later loop adds.
-        _ => "default",
-    }
-}
-
 /// `instructions`: the session's instruction files as the reports show
-/// them ([`reports`], [`left_out_report`]), with their share of `prompt`
-/// when it rendered, and the files skipped.
-fn instructions_json(
-    found: &Instructions,
-    config: &InstructionsConfig,
-    prompt: Option<(&RenderedPrompt, &PromptTokens)>,
-) -> Value {
-    let files: Vec<Value> = reports(found, prompt)
-        .iter()
-        .map(|report| {
-            let file = report.file;
+/// them ([`InstructionsReport`]), with their share of the prompt when it
+/// rendered, and the files skipped.
+fn instructions_json(report: &InstructionsReport<'_>) -> Value {
+    let files: Vec<Value> = (report.files.iter())
+        .map(|file_report| {
+            let file = file_report.file;
             json!({
                 "section": file.section,
-                "source": report.source(),
+                "source": file_report.source(),
                 "path": file.path.display().to_string(),
                 "order": file.order,
                 "bytes": file.bytes,
                 "kept": file.kept,
                 "cut": file.is_cut(),
                 "imported_by": file.imported_by,
-                "prompt_bytes": report.in_prompt.map(|(bytes, _)| bytes),
-                "tokens": report.in_prompt.map(|(_, tokens)| tokens),
+                "prompt_bytes": file_report.in_prompt.map(|size| size.bytes),
+                "tokens": file_report.in_prompt.map(|size| size.tokens),
             })
         })
         .collect();
-    let left_out = left_out_report(found, prompt).map(|(left_out, in_prompt)| {
+    let left_out = report.left_out.as_ref().map(|left_out| {
         json!({
-            "section": left_out.section,
-            "order": left_out.order,
-            "files": left_out.files,
-            "prompt_bytes": in_prompt.map(|(bytes, _)| bytes),
-            "tokens": in_prompt.map(|(_, tokens)| tokens),
+            "section": left_out.files.section,
+            "order": left_out.files.order,
+            "files": left_out.files.files,
+            "prompt_bytes": left_out.in_prompt.map(|size| size.bytes),
+            "tokens": left_out.in_prompt.map(|size| size.tokens),
         })
     });
-    let skipped: Vec<Value> = found
-        .skipped()
-        .iter()
+    let skipped: Vec<Value> = (report.skipped().iter())
         .map(|skipped| {
             json!({
                 "path": skipped.path.display().to_string(),
@@ -163,11 +143,12 @@ fn instructions_json(
             })
         })
         .collect();
+    let config = report.config;
     json!({
         "enabled": config.enabled,
         "names": config.files,
         "max_bytes": config.max_bytes,
-        "root": found.root().map(|root| root.display().to_string()),
+        "root": report.found.root().map(|root| root.display().to_string()),
         "files": files,
         "left_out": left_out,
         "skipped": skipped,
