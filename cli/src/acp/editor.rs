@@ -53,6 +53,7 @@ const REJECT: &str = "reject";
 const REJECT_ALWAYS: &str = "reject_always";
 
 /// The person of one ACP session, at the editor.
+#[derive(Debug)]
 pub(super) struct EditorPerson {
     cx: ConnectionTo<Client>,
     /// Whether running commands are shown as terminals (the client's
@@ -71,7 +72,7 @@ pub(super) struct EditorPerson {
 }
 
 /// What the editor was shown of the calls in flight.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Shown {
     /// The calls whose command streams its output.
     streaming: HashSet<String>,
@@ -79,14 +80,6 @@ struct Shown {
     diffs: HashMap<String, Vec<ToolCallContent>>,
     /// Without terminals: each running call's output so far, its tail.
     output: HashMap<String, String>,
-}
-
-impl std::fmt::Debug for EditorPerson {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EditorPerson")
-            .field("session", &self.id())
-            .finish_non_exhaustive()
-    }
 }
 
 impl EditorPerson {

@@ -102,10 +102,7 @@ impl Server {
                     name: system_prompt::UNNAMED_CLIENT.to_owned(),
                     fs: FileSystemCapabilities::new(),
                     terminal: false,
-                    elicits: Elicits {
-                        form: true,
-                        url: true,
-                    },
+                    elicits: Elicits::ALL,
                 }),
                 commands_kept: AtomicBool::new(false),
             }),

@@ -31,10 +31,7 @@ pub(crate) fn run(args: &AcpArgs) -> Outcome {
     let host = Arc::new(Host::load(&options, &command_line_cwd(None)?)?);
     // The servers' sampling and elicitation go to the editor: until it
     // says which it shows, both kinds.
-    let elicits = dsh_tool_mcp::Elicits {
-        form: true,
-        url: true,
-    };
+    let elicits = dsh_tool_mcp::Elicits::ALL;
     let sessions = Sessions::new(Arc::clone(&host), Server::reach(elicits));
     // What they say goes to stderr: stdout is the protocol's.
     sessions.show_servers_with(server_output());

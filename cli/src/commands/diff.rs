@@ -51,7 +51,11 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, Vec<Problem>> {
     print(&match args.format {
         DiffFormat::Text => diff::text(&compared),
         DiffFormat::Markdown => diff::markdown(&compared),
-        DiffFormat::Json => diff::json(&compared)?,
+        DiffFormat::Json => compared.json().map_err(|error| {
+            vec![Problem::new(format!(
+                "cannot serialize the comparison: {error}"
+            ))]
+        })?,
     })?;
     Ok(if fails {
         ExitCode::FAILURE

@@ -7,6 +7,7 @@ use dsh_session_store::{ListQuery, SessionInfo};
 use crate::args::{SessionsAction, SessionsArgs};
 use crate::commands::{Outcome, print};
 use crate::diagnostics::escape_controls_in_line;
+use crate::explain::{columns, row};
 use dsh_deployment::Problem;
 use dsh_deployment::host::store;
 use dsh_deployment::runtime;
@@ -64,42 +65,21 @@ fn table(sessions: &[SessionInfo], now_ms: i64) -> String {
     if sessions.is_empty() {
         return "no sessions recorded yet\n".to_owned();
     }
-    let rows: Vec<[String; 5]> = sessions
-        .iter()
-        .map(|session| {
-            [
-                session.id.clone(),
-                session.agent.clone(),
-                age(now_ms - session.updated_at_ms),
-                session
-                    .cwd
-                    .as_deref()
-                    .map_or_else(|| "-".to_owned(), |cwd| cwd.display().to_string()),
-                session.title.clone(),
-            ]
-            .map(escape_controls_in_line)
-        })
-        .collect();
-    let header = ["ID", "AGENT", "AGE", "CWD", "TITLE"].map(str::to_owned);
-    let mut widths = [0; 5];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
+    let mut rows = vec![row(["ID", "AGENT", "AGE", "CWD", "TITLE"])];
+    rows.extend(sessions.iter().map(|session| {
+        let cwd = (session.cwd.as_deref())
+            .map_or_else(|| "-".to_owned(), |cwd| cwd.display().to_string());
+        let cells = [
+            session.id.clone(),
+            session.agent.clone(),
+            age(now_ms - session.updated_at_ms),
+            cwd,
+            session.title.clone(),
+        ];
+        cells.map(escape_controls_in_line).to_vec()
+    }));
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (at, (cell, width)) in row.iter().zip(widths).enumerate() {
-            if at + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  "));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    columns(&mut out, &rows);
     out
 }
 

@@ -6,7 +6,6 @@
 mod markdown;
 mod text;
 
-use dsh_deployment::Problem;
 use dsh_deployment::reports::diff::{
     Cause, Change, Multiple, PartOwner, PromptDiff, SectionChange, Sides, ToolChange, WordOp,
     WordRun,
@@ -18,16 +17,6 @@ pub(crate) use text::text;
 /// How many words of unchanged text a word diff keeps on each side of a
 /// change: enough to find the place, not the whole section.
 const CONTEXT_WORDS: usize = 6;
-
-/// `--format json`: the comparison, as `docs/diff.md` documents it.
-pub(crate) fn json(diff: &PromptDiff) -> Result<String, Vec<Problem>> {
-    let json = serde_json::to_string_pretty(diff).map_err(|error| {
-        vec![Problem::new(format!(
-            "cannot serialize the comparison: {error}"
-        ))]
-    })?;
-    Ok(format!("{json}\n"))
-}
 
 /// The one line of two prefixes that are the same.
 fn same_line(diff: &PromptDiff) -> String {

@@ -50,6 +50,16 @@ pub(crate) fn row<const N: usize>(cells: [impl Into<String>; N]) -> Vec<String> 
 /// the header row: the `numeric` columns (by index) aligned right, the
 /// others left.
 pub(crate) fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
+    lay_out(out, rows, numeric, true);
+}
+
+/// Writes `rows` as aligned columns, two spaces apart, left aligned,
+/// without a rule.
+pub(crate) fn columns(out: &mut String, rows: &[Vec<String>]) {
+    lay_out(out, rows, &[], false);
+}
+
+fn lay_out(out: &mut String, rows: &[Vec<String>], numeric: &[usize], rule: bool) {
     let columns = rows[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|column| {
@@ -75,7 +85,7 @@ pub(crate) fn table(out: &mut String, rows: &[Vec<String>], numeric: &[usize]) {
             }
         }
         let _ = writeln!(out, "{}", line.trim_end());
-        if index == 0 {
+        if index == 0 && rule {
             let rule: usize = widths.iter().sum::<usize>() + 2 * (columns - 1);
             let _ = writeln!(out, "{}", "-".repeat(rule));
         }

@@ -156,6 +156,14 @@ pub struct Elicits {
     pub url: bool,
 }
 
+impl Elicits {
+    /// Both kinds.
+    pub const ALL: Self = Self {
+        form: true,
+        url: true,
+    };
+}
+
 /// Why a sampling request got no answer: the JSON-RPC error the server
 /// gets, with this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

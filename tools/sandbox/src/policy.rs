@@ -155,6 +155,25 @@ impl Sandbox {
         self.required
     }
 
+    /// The policy on this machine, in one line for a person: its mode,
+    /// its network, and what the running kernel enforces of it (`dsh
+    /// check`).
+    pub fn on_this_machine(&self) -> String {
+        let mode = self.mode;
+        if mode == SandboxMode::FullAccess {
+            return format!("sandbox: {mode} (commands and servers are not confined)");
+        }
+        let network = if self.network() { "on" } else { "off" };
+        let support = support();
+        let unenforced = if support.filesystem || !self.required {
+            ""
+        } else {
+            "; every command will fail here: set `[sandbox] mode = \"full-access\"` or \
+             `required = false`"
+        };
+        format!("sandbox: {mode}, network {network}; this kernel: {support}{unenforced}")
+    }
+
     /// The directories under which a process may write, for a session
     /// working in `cwd`: none in `read-only`; `cwd`, the writable
     /// directories and the temporary directory in `workspace-write`; `/`

@@ -41,6 +41,38 @@ pub struct Findings {
     pub servers: Vec<super::ServerReport>,
 }
 
+impl Findings {
+    /// What `dsh check --format json` prints: whether the check passed,
+    /// the counts, and each MCP server's report.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ok": self.problems.is_empty(),
+            "agents": self.agents,
+            "children": self.children,
+            "presets": self.presets,
+            "problems": self.problems.len(),
+            "warnings": self.warnings.len(),
+            "mcp_servers": self.servers,
+        })
+    }
+
+    /// What was checked, in words: `2 agents and 1 child (1 preset)`.
+    pub fn checked(&self) -> String {
+        let plural = |count: usize, one: &str, many: &str| {
+            format!("{count} {}", if count == 1 { one } else { many })
+        };
+        let agents = plural(self.agents, "agent", "agents");
+        let checked = match self.children {
+            0 => agents,
+            children => format!("{agents} and {}", plural(children, "child", "children")),
+        };
+        match self.presets {
+            0 => checked,
+            presets => format!("{checked} ({})", plural(presets, "preset", "presets")),
+        }
+    }
+}
+
 /// Whether a check starts the deployment's MCP servers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WithServers {

@@ -100,6 +100,14 @@ pub struct PromptDiff {
     pub totals: Totals,
 }
 
+impl PromptDiff {
+    /// The comparison as `dsh diff --format json` prints it (documented in
+    /// `docs/diff.md`), pretty-printed, with a final newline.
+    pub fn json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(self).map(|json| format!("{json}\n"))
+    }
+}
+
 /// A side, as a report names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SideSummary {
