@@ -22,7 +22,7 @@ use crate::facts::client_prompt::ClientPrompt;
 use crate::facts::instructions::SessionInstructions;
 use crate::host::Host;
 use crate::host::store::{Recorded, ResumeError};
-use crate::session::{Commands, Input, SlashCommand};
+use super::input::{Commands, Input, SlashCommand};
 
 /// How a front end opens a session.
 #[derive(Debug, Clone)]
