@@ -14,6 +14,7 @@ use super::SessionShared;
 use super::approval::SessionApproval;
 use super::boundary::Boundary;
 use super::events::SessionEvent;
+use super::input::{Commands, Input, SlashCommand};
 use super::person::Person;
 use super::questions::Questions;
 use super::steering::{Knob, Steering};
@@ -22,7 +23,6 @@ use crate::facts::client_prompt::ClientPrompt;
 use crate::facts::instructions::SessionInstructions;
 use crate::host::Host;
 use crate::host::store::{Recorded, ResumeError};
-use super::input::{Commands, Input, SlashCommand};
 
 /// How a front end opens a session.
 #[derive(Debug, Clone)]
