@@ -140,11 +140,13 @@ impl Server {
             Ok(opened) => opened,
             Err(error) => return responder.respond_with_error(error),
         };
-        if reopened.replay
-            && let Err(error) = session.replay()
-        {
-            let error = Error::new(ErrorCode::INVALID_REQUEST, error.to_string());
-            return responder.respond_with_error(error);
+        if reopened.replay {
+            if let Err(error) = session.replay() {
+                let error = Error::new(ErrorCode::INVALID_REQUEST, error.to_string());
+                return responder.respond_with_error(error);
+            }
+            // A load ends with the context counted: the store keeps none.
+            session.show_usage();
         }
         let servers = self.servers_for(fresh, reopened.servers);
         self.with_servers(session, servers, (responder, cx), |session| {

@@ -378,8 +378,8 @@ impl HostedSession {
     }
 
     /// Shows the session's history as its turns showed it live (the
-    /// files its calls changed, as recorded, with them), then the
-    /// context it holds now; `Err` while a turn runs.
+    /// files its calls changed, as recorded, with them); `Err` while a
+    /// turn runs.
     pub fn replay(&self) -> Result<(), PromptError> {
         let session =
             (self.session.try_lock()).map_err(|_| PromptError::Busy(self.id().clone()))?;
@@ -401,14 +401,24 @@ impl HostedSession {
         self.shared
             .narrator
             .replay(session.events(), (changes, title));
-        // The store keeps no API counts: the context is counted now.
+        Ok(())
+    }
+
+    /// Shows the context the session holds now, of its agent's window
+    /// ([`SessionEvent::Usage`]), counted with the agent's tokenizer: what
+    /// an editor's meter shows after a load, since the store keeps no
+    /// API counts. Nothing while a turn runs, or when the window is
+    /// unknown or the prompt does not render.
+    pub fn show_usage(&self) {
+        let Ok(session) = self.session.try_lock() else {
+            return;
+        };
         if let Ok(agent) = self.agent()
             && let Some(window) = agent.budget().window()
             && let Some(used) = self.agent_loop.context_tokens(&agent, &session)
         {
             self.shared.show(SessionEvent::Usage { used, window });
         }
-        Ok(())
     }
 
     /// Closes the session: its running turn is cancelled, and the servers
