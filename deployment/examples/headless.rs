@@ -23,7 +23,8 @@ use std::sync::Arc;
 use dsh_agent_loop::async_trait;
 use dsh_deployment::host::{Host, HostOptions};
 use dsh_deployment::session::{
-    Answer, OpenError, Opening, Person, Prompted, Question, Reach, SessionEvent, Sessions,
+    Answer, Attachments, OpenError, Opening, Person, Prompted, Question, Reach, SessionEvent,
+    Sessions,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -85,7 +86,10 @@ fn run() -> Result<(), String> {
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    let said = |problems: Vec<dsh_deployment::Problem>| problems[0].message().to_owned();
+    let said = |problems: Vec<dsh_deployment::Problem>| {
+        let said: Vec<&str> = problems.iter().map(|problem| problem.message()).collect();
+        said.join("; ")
+    };
     let cwd = std::env::current_dir().map_err(|error| error.to_string())?;
     let host = Arc::new(Host::load(&options, &cwd).map_err(said)?);
     let person = Arc::new(Headless { approve });
@@ -97,7 +101,10 @@ fn run() -> Result<(), String> {
     };
     let opened = Sessions::new(host.clone(), reach).open(Opening::new(&cwd), person.clone());
     let (session, _notes) = opened.map_err(|error| said(OpenError::problems(error)))?;
-    let served = host.serve(async |_started, _ending| {
+    let served = host.serve(async |started, _ending| {
+        if !started.required_failures.is_empty() {
+            return Err(started.required_failures);
+        }
         for line in std::io::stdin().lock().lines() {
             let line =
                 line.map_err(|error| vec![dsh_deployment::Problem::new(error.to_string())])?;
@@ -107,12 +114,11 @@ fn run() -> Result<(), String> {
                     .write(&json!({ "type": "prompted", "error": "expected {\"prompt\": \"…\"}" }));
                 continue;
             };
-            let ended = match session
-                .prompt(text, Vec::new(), &CancellationToken::new())
-                .await
-            {
+            let (mut attached, cancel) = (Attachments::default(), CancellationToken::new());
+            let ended = match session.prompt(text, &mut attached, &cancel).await {
                 Ok(Prompted::Turn(finish)) => json!({ "finish": format!("{finish:?}") }),
                 Ok(Prompted::NoTurn) => json!({ "finish": null }),
+                Ok(Prompted::Refused) => json!({ "refused": true }),
                 Err(error) => json!({ "error": error.to_string() }),
             };
             person.write(&json!({ "type": "prompted", "result": ended }));

@@ -234,58 +234,6 @@ impl EditorPerson {
         self.send(SessionUpdate::ToolCallUpdate(update));
     }
 
-    /// Asks whether a call may run, with allow/reject once and always.
-    async fn ask_call(&self, call: &CallView, always: &str, never: &str) -> Answer {
-        let fields = ToolCallUpdateFields::new()
-            .title(call.title.clone())
-            .kind(acp_kind(call.kind))
-            .status(ToolCallStatus::Pending)
-            .locations(locations(call))
-            .raw_input(call.input.clone());
-        let options = vec![
-            schema::PermissionOption::new(ALLOW, "Allow", schema::PermissionOptionKind::AllowOnce),
-            schema::PermissionOption::new(
-                ALLOW_ALWAYS,
-                always,
-                schema::PermissionOptionKind::AllowAlways,
-            ),
-            schema::PermissionOption::new(
-                REJECT,
-                "Reject",
-                schema::PermissionOptionKind::RejectOnce,
-            ),
-            schema::PermissionOption::new(
-                REJECT_ALWAYS,
-                never,
-                schema::PermissionOptionKind::RejectAlways,
-            ),
-        ];
-        self.permission(ToolCallUpdate::new(call.id.clone(), fields), options)
-            .await
-    }
-
-    /// Asks whether a server's sampling request may use the model, in the
-    /// tool call `call_id`.
-    async fn ask_sampling(
-        &self,
-        call_id: &str,
-        (title, described): (&str, &str),
-        request: &dsh_tool_mcp::SamplingRequest,
-    ) -> Answer {
-        let fields = ToolCallUpdateFields::new()
-            .title(title.to_owned())
-            .kind(schema::ToolKind::Other)
-            .status(ToolCallStatus::Pending)
-            .content(vec![ToolCallContent::from(ContentBlock::from(described))])
-            .raw_input(json!({
-                "server": request.origin.server,
-                "systemPrompt": request.system_prompt,
-                "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
-            }));
-        let call = ToolCallUpdate::new(call_id.to_owned(), fields);
-        self.permission(call, allow_or_reject()).await
-    }
-
     /// `session/request_permission`, its outcome as an answer.
     async fn permission(
         &self,
@@ -306,7 +254,7 @@ impl EditorPerson {
                         _ => Answer::No,
                     }
                 }
-                _ => Answer::Unanswerable("the permission request was cancelled".to_owned()),
+                _ => Answer::Withdrawn,
             },
             Err(error) => {
                 Answer::Unanswerable(format!("the editor could not be asked: {}", error.message))
@@ -384,20 +332,49 @@ impl Person for EditorPerson {
     }
 
     async fn ask(&self, question: Question<'_>, _cancel: &CancellationToken) -> Answer {
-        match question {
+        let (id, fields, options) = match question {
             Question::Call {
                 call,
                 always,
                 never,
-            } => self.ask_call(call, always, never).await,
+            } => {
+                use schema::PermissionOptionKind::{AllowAlways, RejectAlways};
+                let mut options = allow_or_reject();
+                let (always, never) = (always.to_owned(), never.to_owned());
+                options.insert(
+                    1,
+                    schema::PermissionOption::new(ALLOW_ALWAYS, always, AllowAlways),
+                );
+                options.push(schema::PermissionOption::new(
+                    REJECT_ALWAYS,
+                    never,
+                    RejectAlways,
+                ));
+                let fields = ToolCallUpdateFields::new()
+                    .title(call.title.clone())
+                    .kind(acp_kind(call.kind))
+                    .status(ToolCallStatus::Pending)
+                    .locations(locations(call))
+                    .raw_input(call.input.clone());
+                (call.id.as_str(), fields, options)
+            }
             Question::Sampling {
                 call_id,
                 title,
                 described,
                 request,
             } => {
-                self.ask_sampling(call_id, (title, described), request)
-                    .await
+                let fields = ToolCallUpdateFields::new()
+                    .title(title.to_owned())
+                    .kind(schema::ToolKind::Other)
+                    .status(ToolCallStatus::Pending)
+                    .content(vec![ToolCallContent::from(ContentBlock::from(described))])
+                    .raw_input(json!({
+                        "server": request.origin.server,
+                        "systemPrompt": request.system_prompt,
+                        "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
+                    }));
+                (call_id, fields, allow_or_reject())
             }
             Question::Outside {
                 call_id,
@@ -408,10 +385,11 @@ impl Person for EditorPerson {
                     .title(format!("{tool} {} (outside the workspace)", path.display()))
                     .kind(schema::ToolKind::Edit)
                     .locations(vec![ToolCallLocation::new(path)]);
-                let call = ToolCallUpdate::new(call_id.to_owned(), fields);
-                self.permission(call, allow_or_reject()).await
+                (call_id, fields, allow_or_reject())
             }
-        }
+        };
+        let call = ToolCallUpdate::new(id.to_owned(), fields);
+        self.permission(call, options).await
     }
 
     fn elicits(&self) -> Elicits {

@@ -41,7 +41,7 @@ use dsh_agent_loop::{FinishReason, Image, SessionId, TurnError};
 use dsh_deployment::facts::attach::{self, PromptPart};
 use dsh_deployment::host::Host;
 use dsh_deployment::session::{
-    HostedSession, Knob, OpenError, Opening, PromptError, Prompted, Reach, Sessions,
+    Attachments, HostedSession, Knob, OpenError, Opening, PromptError, Prompted, Reach, Sessions,
 };
 use dsh_tool_mcp::Elicits;
 use parking_lot::Mutex;
@@ -336,16 +336,24 @@ impl Server {
             Ok(read) => read,
             Err(error) => return responder.respond_with_error(error),
         };
-        if session.is_running() {
-            let busy = PromptError::Busy(session.id().clone());
-            return responder
-                .respond_with_error(Error::new(ErrorCode::INVALID_REQUEST, busy.to_string()));
-        }
+        // The turn is begun here, so that a `session/cancel` handled
+        // before its task runs finds it.
+        let cancel = CancellationToken::new();
+        let running = match session.begin(&cancel) {
+            Ok(running) => running,
+            Err(busy) => {
+                let busy = Error::new(ErrorCode::INVALID_REQUEST, busy.to_string());
+                return responder.respond_with_error(busy);
+            }
+        };
         // `$/cancel_request` of the prompt cancels the turn too.
         let cancelled = responder.cancellation();
         cx.spawn(async move {
-            let cancel = CancellationToken::new();
-            let turn = session.prompt(&text, images, &cancel);
+            let mut attached = Attachments {
+                images,
+                ..Attachments::default()
+            };
+            let turn = running.run(&text, &mut attached);
             tokio::pin!(turn);
             let result = loop {
                 tokio::select! {

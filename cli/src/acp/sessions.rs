@@ -291,9 +291,12 @@ impl Server {
             error.message = format!("no session `{id}` is open in this dsh process");
             return Err(error.into());
         };
-        session.cancel();
+        // The servers stop off the message loop; the session (its writer,
+        // and the lock it holds) goes now, or when its cancelled turn ends.
+        let closing = session.close();
+        drop(session);
         cx.spawn(async move {
-            session.close().await;
+            closing.await;
             Ok(())
         })?;
         Ok(CloseSessionResponse::new())

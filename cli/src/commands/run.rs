@@ -11,9 +11,10 @@
 use std::sync::Arc;
 
 use dsh_deployment::Problem;
-use dsh_deployment::facts::attach;
 use dsh_deployment::host::Host;
-use dsh_deployment::session::{HostedSession, Knob, OpenError, Opening, Person, Reach, Sessions};
+use dsh_deployment::session::{
+    Attachments, HostedSession, Knob, OpenError, Opening, Person, Reach, Sessions,
+};
 
 use crate::args::RunArgs;
 use crate::commands::{Outcome, command_line_cwd, server_output};
@@ -49,13 +50,11 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     for note in &notes {
         out(&mut std::io::stderr(), &format!("note: {note}\n"));
     }
-    let attached = (args.attach.iter())
-        .map(|path| {
-            let path = cwd.join(path);
-            attach::attach(&path, std::slice::from_ref(&cwd))
-                .map_err(|error| vec![Problem::new(error.to_string())])
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut attached = Attachments::default();
+    for path in &args.attach {
+        (attached.file(&cwd.join(path), std::slice::from_ref(&cwd)))
+            .map_err(|error| vec![Problem::new(error.to_string())])?;
+    }
     if resumed {
         // What was said and done before, so the user knows where the
         // conversation stands.

@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use dsh_agent_loop::{FinishReason, TurnError};
 use dsh_deployment::Problem;
-use dsh_deployment::facts::attach::Attached;
 use dsh_deployment::host::signals::EndingSignals;
-use dsh_deployment::session::{HostedSession, PromptError, Prompted};
+use dsh_deployment::session::{Attachments, HostedSession, PromptError, Prompted};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -20,9 +19,9 @@ use crate::commands::Outcome;
 pub(crate) struct Chat {
     pub(crate) session: Arc<HostedSession>,
     pub(crate) console: Arc<Console>,
-    /// Files attached to the first prompt (`--attach`): text inline,
+    /// Files attached to the first turn (`--attach`): text inline,
     /// images as image parts.
-    pub(crate) attached: Vec<Attached>,
+    pub(crate) attached: Attachments,
     /// `SIGTERM` and `SIGHUP`: cancel what runs, then end.
     pub(crate) ending: EndingSignals,
     /// The ending signal received, if any.
@@ -33,9 +32,11 @@ impl Chat {
     /// `-p`: one prompt; its failure, or its cancellation, is the
     /// command's.
     pub(crate) async fn one_turn(&mut self, prompt: &str) -> Outcome {
-        self.prompt(prompt)
-            .await
-            .map_err(|error| vec![Problem::new(error.to_string())])
+        match self.prompt(prompt).await {
+            Ok(Prompted::Refused) => Err(vec![Problem::new("the prompt ran nothing; see above")]),
+            Ok(_) => Ok(()),
+            Err(error) => Err(vec![Problem::new(error.to_string())]),
+        }
     }
 
     /// One prompt per line of stdin, until it ends. A failed turn is
@@ -74,7 +75,7 @@ impl Chat {
             if line.trim().is_empty() {
                 continue;
             }
-            let outcome = self.prompt(&line).await;
+            let outcome = self.prompt(&line).await.map(drop);
             if self.ended.is_some() {
                 break;
             }
@@ -100,29 +101,23 @@ impl Chat {
     }
 
     /// Runs what the person typed; Ctrl-C cancels it, and it then ends
-    /// itself. The first carries the attached files, after the prompt.
-    async fn prompt(&mut self, input: &str) -> Result<(), PromptError> {
-        let (mut text, mut images) = (vec![input.to_owned()], Vec::new());
-        for attached in std::mem::take(&mut self.attached) {
-            match attached {
-                Attached::Text(inline) => text.push(inline),
-                Attached::Image(image) => images.push(image),
-            }
-        }
+    /// itself. The first turn carries the attached files, after the
+    /// prompt.
+    async fn prompt(&mut self, input: &str) -> Result<Prompted, PromptError> {
         let cancel = CancellationToken::new();
-        let text = text.join("\n\n");
-        let prompted = self.session.prompt(&text, images, &cancel);
+        let prompted = self.session.prompt(input, &mut self.attached, &cancel);
         let result = until_cancelled(prompted, &cancel, &mut self.ending, &mut self.ended).await;
         self.console.idle();
-        let why = match result? {
+        let prompted = result?;
+        let why = match prompted {
             Prompted::Turn(FinishReason::MaxTokens) => {
                 "the answer stopped at the model's output limit"
             }
             Prompted::Turn(FinishReason::Refusal) => "the model refused",
-            _ => return Ok(()),
+            _ => return Ok(prompted),
         };
         out(&mut std::io::stderr(), &format!("\n[{why}]\n"));
-        Ok(())
+        Ok(prompted)
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use dsh_deployment::Problem;
-use dsh_deployment::session::{CallEnd, SessionEvent};
+use dsh_deployment::session::{CallEnd, CallView, SessionEvent};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use parking_lot::Mutex;
 
@@ -64,17 +64,12 @@ impl Console {
     /// model said, and the calls.
     fn recalled(&self, event: SessionEvent) {
         match event {
-            SessionEvent::UserText { text } => self.line(&format!("> {}", one_line(&text, 160))),
             SessionEvent::Thought { text } if !text.is_empty() => self.line(&dimmed(&text)),
             SessionEvent::Text { text } if !text.is_empty() => self.line(&text),
-            SessionEvent::CallMade(call) => {
-                self.line(&format!(
-                    "→ {} {}",
-                    call.tool,
-                    one_line(&call.input.to_string(), 160)
-                ));
-            }
-            SessionEvent::CallEnded(end) => self.line(&format!("  {}", result_summary(&end))),
+            SessionEvent::CallMade(call) => self.line(&call_line(&call)),
+            event @ (SessionEvent::UserText { .. }
+            | SessionEvent::CallEnded(_)
+            | SessionEvent::Problem { .. }) => self.live(event),
             _ => {}
         }
     }
@@ -82,9 +77,14 @@ impl Console {
     /// Shows an event of the session: the answer on stdout, the rest on
     /// stderr.
     pub(crate) fn show(&self, event: SessionEvent) {
-        if self.replaying.load(Ordering::Relaxed) {
-            return self.recalled(event);
+        match self.replaying.load(Ordering::Relaxed) {
+            true => self.recalled(event),
+            false => self.live(event),
         }
+    }
+
+    /// An event of the turn that runs.
+    fn live(&self, event: SessionEvent) {
         if !matches!(event, SessionEvent::Thought { .. }) {
             self.end_thought();
         }
@@ -101,11 +101,7 @@ impl Console {
                 }
             }
             SessionEvent::CallMade(call) => {
-                self.line(&format!(
-                    "→ {} {}",
-                    call.tool,
-                    one_line(&call.input.to_string(), 160)
-                ));
+                self.line(&call_line(&call));
                 *self.tail.lock() = LiveTail::default();
                 self.spin(running(&call.tool));
             }
@@ -277,6 +273,11 @@ impl TermLike for NarrowStderr {
 /// `CLICOLOR_FORCE`); plain elsewhere.
 fn dimmed(text: &str) -> String {
     console::style(text).for_stderr().dim().to_string()
+}
+
+/// A call as its line shows it: `→ bash {"command":"ls"}`.
+fn call_line(call: &CallView) -> String {
+    format!("→ {} {}", call.tool, one_line(&call.input.to_string(), 160))
 }
 
 /// The spinner's line while a call of `tool` runs.

@@ -169,9 +169,7 @@ impl Person for TerminalPerson {
             }
             // Not asked: `dsh run` does not say it can be
             // (`Reach::outside`), so such a change is refused.
-            Question::Outside { .. } => {
-                Answer::Unanswerable("`dsh run` asks about no change outside".to_owned())
-            }
+            Question::Outside { .. } => Answer::Unanswerable("`dsh run` cannot ask it".into()),
             Question::Sampling {
                 title, described, ..
             } => {

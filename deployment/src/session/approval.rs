@@ -79,6 +79,9 @@ impl SessionApproval {
                 remember(Said::Rejected);
                 declined(call)
             }
+            Answer::Withdrawn => Approval::Deny {
+                reason: format!("the permission request for `{}` was cancelled", call.name),
+            },
             Answer::Unanswerable(why) => Approval::Deny {
                 reason: format!(
                     "`{name}` runs only with the user's permission, and {why}, or {how}",
@@ -104,6 +107,20 @@ impl ToolApproval for SessionApproval {
         session: &SessionFacts,
         cancel: &CancellationToken,
     ) -> Approval {
+        // "Always reject" holds in every mode, even one that asks nothing.
+        let said = self
+            .shared
+            .remembered
+            .lock()
+            .said(&call.name, &call.arguments);
+        if said == Some(Said::Rejected) {
+            return Approval::Deny {
+                reason: format!(
+                    "the user declined to run `{}` like this, for this session",
+                    call.name
+                ),
+            };
+        }
         let asking = self.shared.steering.lock().mode.asking;
         if self.policy.asks_in(asking, &call.name, session.id.as_str()) {
             let approval = self.decide(call, session, cancel).await;

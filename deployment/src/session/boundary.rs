@@ -50,6 +50,7 @@ impl OutsideWorkspace for Boundary {
         {
             Answer::Once | Answer::Always => Ok(()),
             Answer::No | Answer::Never => Err("the user declined the change".to_owned()),
+            Answer::Withdrawn => Err("the permission request was cancelled".to_owned()),
             Answer::Unanswerable(why) => {
                 Err(format!("the user's permission could not be asked: {why}"))
             }

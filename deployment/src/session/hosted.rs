@@ -19,6 +19,7 @@ use super::person::Person;
 use super::questions::Questions;
 use super::steering::{Knob, Steering};
 use crate::Problem;
+use crate::facts::attach;
 use crate::facts::client_prompt::ClientPrompt;
 use crate::facts::instructions::SessionInstructions;
 use crate::host::Host;
@@ -125,9 +126,74 @@ pub enum PromptError {
 pub enum Prompted {
     /// A turn ran, and the model's last answer ended so.
     Turn(FinishReason),
-    /// No turn: a command ran, or the input was refused; the session
-    /// said what happened.
+    /// No turn: a command ran; the session said what it did.
     NoTurn,
+    /// No turn: the input was refused (an unknown command, a server's
+    /// prompt that could not be got, a choice there is not); the session
+    /// said why.
+    Refused,
+}
+
+/// What a person attached to a prompt (`dsh run --attach`), which only a
+/// turn takes: a command leaves it for the next turn.
+#[derive(Debug, Default)]
+pub struct Attachments {
+    /// Texts, after the prompt's own.
+    pub texts: Vec<String>,
+    /// Images, after the text.
+    pub images: Vec<Image>,
+}
+
+impl Attachments {
+    /// Attaches the file at `path`, one of the session's `dirs`' (by the
+    /// one rule: [`attach::attach`]).
+    pub fn file(&mut self, path: &Path, dirs: &[PathBuf]) -> Result<(), attach::AttachError> {
+        match attach::attach(path, dirs)? {
+            attach::Attached::Text(inline) => self.texts.push(inline),
+            attach::Attached::Image(image) => self.images.push(image),
+        }
+        Ok(())
+    }
+}
+
+/// A turn of a session, begun: the session is held, and the turn can be
+/// cancelled ([`HostedSession::cancel`]), until it drops. A front end
+/// that answers before the turn ends (an editor's handler) begins it
+/// where it handles the request and runs it on a task.
+pub struct Running {
+    session: tokio::sync::OwnedMutexGuard<Session>,
+    hosted: Arc<HostedSession>,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("session", self.hosted.id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// Runs what a person typed: a command (`/mode`, `/model`,
+    /// `/compact`), a server's prompt, or a turn with `text` and what is
+    /// `attached`, until it ends or is cancelled (then it ends itself).
+    pub async fn run(
+        mut self,
+        text: &str,
+        attached: &mut Attachments,
+    ) -> Result<Prompted, PromptError> {
+        let hosted = Arc::clone(&self.hosted);
+        hosted
+            .run(&mut self.session, text, attached, &self.cancel)
+            .await
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        *self.hosted.running.lock() = None;
+    }
 }
 
 /// One session of a hosted agent, driven by a front end: its turns, its
@@ -136,7 +202,7 @@ pub struct HostedSession {
     host: Arc<Host>,
     shared: Arc<SessionShared>,
     /// The loop's session, held by the running turn.
-    session: tokio::sync::Mutex<Session>,
+    session: Arc<tokio::sync::Mutex<Session>>,
     running: Mutex<Option<CancellationToken>>,
     agent_loop: AgentLoop,
     cwd: Option<PathBuf>,
@@ -183,6 +249,16 @@ impl HostedSession {
             }
         };
         let shared = SessionShared::new(host, &session, recorded.as_ref(), &settings, person);
+        let mut notes = notes;
+        let mode = shared.steering.lock().mode;
+        if opening.which != Which::New && mode != host.start_mode() {
+            // Nothing else would say that calls no longer ask, or that
+            // the sandbox is another.
+            notes.push(format!(
+                "the session is in mode `{}`, as it was left: {}",
+                mode.id, mode.description
+            ));
+        }
         host.trace_session(&session, recorded.as_ref(), prefix.as_ref(), {
             let shared = Arc::clone(&shared);
             move |warning| shared.warn(warning)
@@ -193,7 +269,7 @@ impl HostedSession {
         let hosted = Arc::new(Self {
             host: Arc::clone(host),
             shared,
-            session: tokio::sync::Mutex::new(session),
+            session: Arc::new(tokio::sync::Mutex::new(session)),
             running: Mutex::new(None),
             agent_loop,
             cwd,
@@ -269,34 +345,40 @@ impl HostedSession {
         self.running.lock().is_some()
     }
 
-    /// Runs what a person typed: a command (`/mode`, `/model`,
-    /// `/compact`), a server's prompt, or a turn with `text` and
-    /// `images`, until it ends or `cancel` fires (then it ends itself).
+    /// Begins a turn that `cancel` cancels ([`Running`]); `Err` while
+    /// another runs.
+    pub fn begin(self: &Arc<Self>, cancel: &CancellationToken) -> Result<Running, PromptError> {
+        let session = (Arc::clone(&self.session).try_lock_owned())
+            .map_err(|_| PromptError::Busy(self.id().clone()))?;
+        *self.running.lock() = Some(cancel.clone());
+        Ok(Running {
+            session,
+            hosted: Arc::clone(self),
+            cancel: cancel.clone(),
+        })
+    }
+
+    /// Runs what a person typed ([`Running::run`]), until it ends or
+    /// `cancel` fires (then it ends itself); `Err` while another runs.
     pub async fn prompt(
-        &self,
+        self: &Arc<Self>,
         text: &str,
-        images: Vec<Image>,
+        attached: &mut Attachments,
         cancel: &CancellationToken,
     ) -> Result<Prompted, PromptError> {
-        let mut session =
-            (self.session.try_lock()).map_err(|_| PromptError::Busy(self.id().clone()))?;
-        *self.running.lock() = Some(cancel.clone());
-        let prompted = self.run(&mut session, text, images, cancel).await;
-        *self.running.lock() = None;
-        prompted
+        self.begin(cancel)?.run(text, attached).await
     }
 
     async fn run(
         &self,
         session: &mut Session,
-        text: &str,
-        images: Vec<Image>,
+        input: &str,
+        attached: &mut Attachments,
         cancel: &CancellationToken,
     ) -> Result<Prompted, PromptError> {
-        let text = match self.commands().parse(text) {
+        let text = match self.commands().parse(input) {
             Input::Command(command, argument) => {
-                self.command(session, command, argument, cancel).await?;
-                return Ok(Prompted::NoTurn);
+                return self.command(session, command, argument, cancel).await;
             }
             Input::ServerPrompt(call) => {
                 let servers = &self.host.runtime.mcp;
@@ -307,9 +389,14 @@ impl HostedSession {
             }
             Input::Invalid(error) => return Ok(self.refuse(error.to_string())),
             // An empty prompt is the front end's to send: a turn.
-            Input::Empty | Input::Prompt(_) => text.to_owned(),
+            Input::Empty | Input::Prompt(_) => input.to_owned(),
         };
         let agent = self.agent().map_err(PromptError::Steering)?;
+        let Attachments { texts, images } = std::mem::take(attached);
+        let text = std::iter::once(text)
+            .chain(texts)
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let summary = (self.agent_loop)
             .run_turn_with(&agent, session, (text, images), cancel)
             .await?;
@@ -323,7 +410,7 @@ impl HostedSession {
         command: SlashCommand,
         argument: &str,
         cancel: &CancellationToken,
-    ) -> Result<(), PromptError> {
+    ) -> Result<Prompted, PromptError> {
         let knob = match command {
             SlashCommand::Compact => {
                 let agent = self.agent().map_err(PromptError::Steering)?;
@@ -333,7 +420,7 @@ impl HostedSession {
                         text: "nothing to compact".to_owned(),
                     });
                 }
-                return Ok(());
+                return Ok(Prompted::NoTurn);
             }
             SlashCommand::Mode => Knob::Mode,
             SlashCommand::Model => Knob::Model,
@@ -341,29 +428,24 @@ impl HostedSession {
         if argument.is_empty() {
             let offered = self.steering().offered(&self.host, knob);
             self.shared.show(SessionEvent::Notice { text: offered });
-            return Ok(());
+            return Ok(Prompted::NoTurn);
         }
-        match self.steer(knob, argument) {
-            Ok(steering) => {
-                let said = match knob {
-                    Knob::Mode => {
-                        format!("mode: {} — {}", steering.mode.id, steering.mode.description)
-                    }
-                    _ => format!("{}: {argument}", knob.id()),
-                };
-                self.shared.show(SessionEvent::Notice { text: said });
-            }
-            Err(why) => {
-                self.refuse(why);
-            }
-        }
-        Ok(())
+        let steering = match self.steer(knob, argument) {
+            Ok(steering) => steering,
+            Err(why) => return Ok(self.refuse(why)),
+        };
+        let said = match knob {
+            Knob::Mode => format!("mode: {} — {}", steering.mode.id, steering.mode.description),
+            _ => format!("{}: {argument}", knob.id()),
+        };
+        self.shared.show(SessionEvent::Notice { text: said });
+        Ok(Prompted::NoTurn)
     }
 
     /// Says why an input ran nothing.
     fn refuse(&self, why: String) -> Prompted {
         self.shared.show(SessionEvent::Refused { text: why });
-        Prompted::NoTurn
+        Prompted::Refused
     }
 
     /// The agent the session's steering runs.
@@ -421,12 +503,14 @@ impl HostedSession {
         }
     }
 
-    /// Closes the session: its running turn is cancelled, and the servers
-    /// it started for itself stop. Its recorder (whose writer holds its
-    /// lock in the store) goes when the last handle does.
-    pub async fn close(&self) {
+    /// Closes the session: its running turn is cancelled; the returned
+    /// future stops the servers it started for itself, and holds nothing
+    /// of the session, so that its recorder (whose writer holds its lock
+    /// in the store) goes when the caller drops its last handle.
+    pub fn close(&self) -> impl Future<Output = ()> + Send + 'static {
         self.cancel();
-        self.host.runtime.mcp.end_session(self.id().as_str()).await;
+        let (servers, id) = (self.host.runtime.mcp.clone(), self.id().to_string());
+        async move { servers.end_session(&id).await }
     }
 }
 

@@ -45,7 +45,7 @@ use parking_lot::Mutex;
 
 pub use events::{CallEnd, CallView, CommandEnd, PlanEntry, ResultBrief, SessionEvent};
 pub use form::{Form, FormError, Lines, MAX_TRIES};
-pub use hosted::{HostedSession, OpenError, Opening, PromptError, Prompted};
+pub use hosted::{Attachments, HostedSession, OpenError, Opening, PromptError, Prompted, Running};
 pub use input::{
     CommandError, Commands, Input, ListedCommand, PromptCall, SlashCommand, parse_input,
 };

@@ -99,8 +99,10 @@ pub enum Answer {
     No,
     /// No, and for what the question said "always reject" covers.
     Never,
-    /// No one answered: why (no terminal, the request failed, it was
-    /// cancelled).
+    /// The question was withdrawn before an answer (an editor cancelled
+    /// its permission request).
+    Withdrawn,
+    /// No one could answer: why (no terminal, the request failed).
     Unanswerable(String),
 }
 

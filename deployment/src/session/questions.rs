@@ -107,15 +107,19 @@ impl Questions {
     /// The open session a request of `origin` is for.
     fn session_of(&self, origin: &Origin) -> Option<Arc<SessionShared>> {
         let sessions = self.sessions.lock();
-        match &origin.session {
-            Some(id) => sessions.get(id)?.upgrade(),
-            None if self.reach.lock().only_session => {
-                let mut open = sessions.values().filter_map(Weak::upgrade);
-                let only = open.next()?;
-                open.next().is_none().then_some(only)
-            }
-            None => None,
+        if let Some(session) = (origin.session.as_ref()).and_then(|id| sessions.get(id)?.upgrade())
+        {
+            return Some(session);
         }
+        // A request outside any call, or in a call of an in-process child
+        // (a session of its own), is the one open session's where the
+        // front end has one.
+        if !self.reach.lock().only_session {
+            return None;
+        }
+        let mut open = sessions.values().filter_map(Weak::upgrade);
+        let only = open.next()?;
+        open.next().is_none().then_some(only)
     }
 
     /// Asks the person of `session` whether `request` may use the model;
@@ -144,7 +148,7 @@ impl Questions {
         match session.person.ask(question, cancel).await {
             Answer::Once | Answer::Always => Ok(asked),
             Answer::Unanswerable(why) => Err(cannot_ask(server, &why)),
-            Answer::No | Answer::Never => Err(declined(server)),
+            Answer::No | Answer::Never | Answer::Withdrawn => Err(declined(server)),
         }
     }
 }

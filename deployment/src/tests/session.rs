@@ -114,11 +114,11 @@ fn open(
 }
 
 /// Runs one prompt of `session` on the host's runtime.
-fn prompt(host: &Host, session: &HostedSession, text: &str) -> Prompted {
+fn prompt(host: &Host, session: &Arc<HostedSession>, text: &str) -> Prompted {
     let outcome = host.serve(async |_started, _ending| {
-        let prompted = session
-            .prompt(text, Vec::new(), &CancellationToken::new())
-            .await;
+        let mut attached = crate::session::Attachments::default();
+        let cancel = CancellationToken::new();
+        let prompted = session.prompt(text, &mut attached, &cancel).await;
         prompted.map_err(|error| vec![crate::Problem::new(error.to_string())])
     });
     outcome.unwrap_or_else(|problems| panic!("{problems:?}"))
@@ -227,4 +227,89 @@ fn a_session_shows_its_turn_as_events_a_front_end_renders() {
     });
     let ended = ended.expect("the command's end, as data");
     assert_eq!((ended.output.as_str(), ended.exit.code), ("hi\n", Some(0)));
+}
+
+#[test]
+fn always_reject_holds_in_a_mode_that_asks_nothing() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &["rm -rf target"]);
+    // A second turn: `rm x`, then an answer.
+    let answers = std::fs::read_to_string(dir.path().join("answers.toml")).expect("written");
+    let second = answers.replace("rm -rf target", "rm x");
+    std::fs::write(dir.path().join("answers.toml"), answers + &second).expect("written");
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Never]);
+    let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    prompt(&host, &session, "go");
+    assert_eq!(person.asked(), ["rm -rf target"]);
+    // Full access asks nothing; the rejection holds all the same.
+    session.steer(Knob::Mode, "full-access").expect("a mode");
+    prompt(&host, &session, "again");
+    assert_eq!(person.asked(), ["rm -rf target"], "not asked again");
+    let ran: Vec<bool> = (person.shown.lock().iter())
+        .filter_map(|event| match event {
+            SessionEvent::CallEnded(end) => Some(!end.never_ran),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ran,
+        [false, false],
+        "`rm x` refused unasked, in full access"
+    );
+}
+
+#[test]
+fn a_command_leaves_what_was_attached_for_the_turn_and_a_refusal_is_said() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &[]);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([]);
+    let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let mut attached = crate::session::Attachments {
+        texts: vec!["<context>notes</context>".to_owned()],
+        images: Vec::new(),
+    };
+    let outcome = host.serve(async |_started, _ending| {
+        let cancel = CancellationToken::new();
+        let refused = session.prompt("/model nope", &mut attached, &cancel).await;
+        let steered = session.prompt("/mode ask", &mut attached, &cancel).await;
+        assert_eq!(attached.texts.len(), 1, "commands leave the attachments");
+        let turn = session.prompt("hello", &mut attached, &cancel).await;
+        Ok((refused.ok(), steered.ok(), turn.ok()))
+    });
+    let (refused, steered, turn) = outcome.expect("served");
+    assert_eq!(refused, Some(Prompted::Refused));
+    assert_eq!(steered, Some(Prompted::NoTurn));
+    assert!(matches!(turn, Some(Prompted::Turn(_))), "{turn:?}");
+    assert!(attached.texts.is_empty(), "the turn took them");
+    assert_eq!(session.steering().mode.id, "ask");
+}
+
+#[test]
+fn a_turn_begun_can_be_cancelled_before_it_runs() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &["ls"]);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([]);
+    let session = open(&host, Opening::new(dir.path()), person.clone()).expect("opened");
+    let cancel = CancellationToken::new();
+    let running = session.begin(&cancel).expect("begun");
+    assert!(session.is_running());
+    assert!(
+        session.begin(&CancellationToken::new()).is_err(),
+        "one turn at a time"
+    );
+    assert!(session.cancel(), "the begun turn is cancelled");
+    let outcome = host.serve(async |_started, _ending| {
+        let mut attached = crate::session::Attachments::default();
+        Ok(running
+            .run("go", &mut attached)
+            .await
+            .err()
+            .map(|error| error.to_string()))
+    });
+    let error = outcome.expect("served").expect("the turn was cancelled");
+    assert!(error.contains("cancel"), "{error}");
+    assert!(!session.is_running(), "and is over");
 }
