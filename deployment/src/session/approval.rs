@@ -28,7 +28,7 @@ impl SessionApproval {
         Self { policy, shared }
     }
 
-    /// Whether `call` may run, by what was said "always", or else by the
+    /// Whether `call`, which no remembered answer covers, may run: the
     /// person's answer.
     async fn decide(
         &self,
@@ -36,23 +36,6 @@ impl SessionApproval {
         session: &SessionFacts,
         cancel: &CancellationToken,
     ) -> Approval {
-        let said = self
-            .shared
-            .remembered
-            .lock()
-            .said(&call.name, &call.arguments);
-        match said {
-            Some(Said::Allowed) => return Approval::Allow,
-            Some(Said::Rejected) => {
-                return Approval::Deny {
-                    reason: format!(
-                        "the user declined to run `{}` like this, for this session",
-                        call.name
-                    ),
-                };
-            }
-            None => {}
-        }
         let offer = always::offer(&call.name, &call.arguments);
         let view = self.shared.narrator.view(call);
         let (always, never) = (offer.label(Said::Allowed), offer.label(Said::Rejected));
@@ -122,7 +105,9 @@ impl ToolApproval for SessionApproval {
             };
         }
         let asking = self.shared.steering.lock().mode.asking;
-        if self.policy.asks_in(asking, &call.name, session.id.as_str()) {
+        if said != Some(Said::Allowed)
+            && self.policy.asks_in(asking, &call.name, session.id.as_str())
+        {
             let approval = self.decide(call, session, cancel).await;
             if approval != Approval::Allow {
                 return approval;
