@@ -549,3 +549,34 @@ fn thoughts_show_dimmed_on_stderr_apart_from_the_answer() {
         json!([{"kind": "text", "text": "Count first."}])
     );
 }
+
+/// `-p` with input the session refuses (a model there is not) fails the
+/// command, saying why; a command it runs (`/mode ask`) succeeds with no
+/// turn.
+#[test]
+fn a_refused_prompt_fails_and_a_command_runs_without_a_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = scripted_deployment(dir.path(), "[[answers]]\ntext = \"unused\"\n");
+    let refused = command(&[
+        "run",
+        "--no-store",
+        "--config",
+        &config,
+        "-p",
+        "/model nope",
+    ])
+    .output()
+    .unwrap();
+    assert_status(&refused, 1);
+    assert!(
+        stderr(&refused).contains("`nope` is not a model of this deployment"),
+        "{}",
+        stderr(&refused)
+    );
+    let ran = command(&["run", "--no-store", "--config", &config, "-p", "/mode ask"])
+        .output()
+        .unwrap();
+    assert_status(&ran, 0);
+    assert!(stderr(&ran).contains("mode: ask"), "{}", stderr(&ran));
+    assert_eq!(stdout(&ran), "", "no turn, no answer");
+}
