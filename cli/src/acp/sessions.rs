@@ -63,6 +63,21 @@ pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
         )
 }
 
+/// The `Reopened` of a `session/load` or `session/resume` request, whose
+/// types differ but whose fields are named alike.
+macro_rules! reopened {
+    ($request:expr, $replay:expr) => {{
+        let request = $request;
+        Reopened {
+            id: request.session_id,
+            dirs: (request.cwd, request.additional_directories),
+            system_prompt: request.system_prompt,
+            servers: request.mcp_servers,
+            replay: $replay,
+        }
+    }};
+}
+
 impl Server {
     /// `session/load`: opens the recorded session, replays its history as
     /// updates, starts the editor's `mcpServers` for it, then answers.
@@ -72,21 +87,7 @@ impl Server {
         responder: Responder<LoadSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let LoadSessionRequest {
-            session_id,
-            cwd,
-            additional_directories,
-            system_prompt,
-            mcp_servers,
-            ..
-        } = request;
-        let reopened = Reopened {
-            id: session_id,
-            dirs: (cwd, additional_directories),
-            system_prompt,
-            servers: mcp_servers,
-            replay: true,
-        };
+        let reopened = reopened!(request, true);
         self.reopen(reopened, (responder, cx), |(modes, options)| {
             LoadSessionResponse::new()
                 .modes(modes)
@@ -102,21 +103,7 @@ impl Server {
         responder: Responder<ResumeSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let ResumeSessionRequest {
-            session_id,
-            cwd,
-            additional_directories,
-            system_prompt,
-            mcp_servers,
-            ..
-        } = request;
-        let reopened = Reopened {
-            id: session_id,
-            dirs: (cwd, additional_directories),
-            system_prompt,
-            servers: mcp_servers,
-            replay: false,
-        };
+        let reopened = reopened!(request, false);
         self.reopen(reopened, (responder, cx), |(modes, options)| {
             ResumeSessionResponse::new()
                 .modes(modes)
