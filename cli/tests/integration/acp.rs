@@ -228,6 +228,24 @@ fn drain(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
     seen
 }
 
+/// Everything seen until the session's commands are announced (they
+/// follow the answer to the request that opened it, so a drain right
+/// after that answer may not hold them yet).
+async fn until_commands(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
+    let mut seen = Vec::new();
+    while let Some(item) = rx.recv().await {
+        let commands = matches!(
+            &item,
+            Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_))
+        );
+        seen.push(item);
+        if commands {
+            return seen;
+        }
+    }
+    panic!("the connection ended before the commands were announced: {seen:?}");
+}
+
 /// Waits until a tool call of `session` is reported running.
 async fn until_running(rx: &mut mpsc::UnboundedReceiver<Seen>) -> Vec<Seen> {
     let mut seen = Vec::new();

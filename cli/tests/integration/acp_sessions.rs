@@ -93,11 +93,12 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
         cx.send_request(LoadSessionRequest::new(id.clone(), project.path()))
             .block_task()
             .await?;
-        Ok(updates(drain(rx)))
+        Ok(updates(until_commands(rx).await))
     })
     .await;
-    // The session's commands are announced after `session/new` and after
-    // `session/load` alike; the turn's updates are compared without them.
+    // The session's commands are announced after the answer to
+    // `session/new` and to `session/load` alike; the turn's updates are
+    // compared without them.
     let commands = |updates: &[SessionUpdate]| {
         updates
             .iter()
