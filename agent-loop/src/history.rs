@@ -88,12 +88,16 @@ pub(crate) fn positioned_messages(
 ) -> Vec<(Option<usize>, Message)> {
     let mut messages = Vec::new();
     if let Some(summary) = view.summary {
-        messages.push((
-            None,
-            Message::User {
-                text: summary_message(summary),
-            },
-        ));
+        // The notes the summary stands for stay in force: said again
+        // after it, in the order they were said.
+        let mut text = summary_message(summary);
+        for event in &events[..view.start.min(events.len())] {
+            if let Event::Note { text: note, .. } = event {
+                text.push_str("\n\n");
+                text.push_str(note);
+            }
+        }
+        messages.push((None, Message::User { text }));
     }
     let turn_start = events
         .iter()
@@ -139,6 +143,16 @@ pub(crate) fn positioned_messages(
                 images,
                 Shown::of(view, position, turn_start),
             ),
+            // A note is read after the result it follows, whole even
+            // where the result is elided (it still applies).
+            Event::Note { text: note, .. } => match messages.last_mut() {
+                Some((_, Message::Tool { text, .. })) => {
+                    text.push_str("\n\n");
+                    text.push_str(note);
+                    continue;
+                }
+                _ => Message::User { text: note.clone() },
+            },
             Event::StepStart { .. } | Event::TurnEnd { .. } | Event::Compacted { .. } => continue,
             // `Event` is another crate's non-exhaustive enum: a kind added
             // there is not part of the conversation until this match says

@@ -222,6 +222,7 @@ pub mod compaction;
 mod context;
 mod error;
 mod history;
+mod notes;
 mod observer;
 mod prompt;
 mod request;
@@ -249,6 +250,7 @@ pub use dsh_agent_types::{
 };
 pub use error::{BoxError, ModelApi, ModelError, TokenizerError, TurnError};
 pub use history::{CONTEXT_CLEARED, CONTEXT_HEADER};
+pub use notes::{Note, ResultNotes, noted};
 pub use observer::{LoopEvent, LoopObserver};
 pub use prompt::{CWD_VARIABLE, MODEL_VARIABLE, PERSONA_SECTION, cwd, model};
 pub use request::{

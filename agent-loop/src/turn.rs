@@ -16,6 +16,7 @@ use dsh_tools::{
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::notes::ResultNotes;
 use crate::observer::Observers;
 use crate::{
     Agent, AgentContextExt, Approval, Event, FinishReason, Image, LoopEvent, LoopObserver, Message,
@@ -136,6 +137,7 @@ struct Inner {
     observers: Observers,
     approval: Option<Arc<dyn ToolApproval>>,
     call_context: Option<CallContextHook>,
+    notes: Option<Arc<dyn ResultNotes>>,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -173,6 +175,7 @@ impl AgentLoop {
                 observers: Observers::default(),
                 approval: None,
                 call_context: None,
+                notes: None,
             }),
         }
     }
@@ -227,6 +230,14 @@ impl AgentLoop {
         hook: impl Fn(&SessionFacts, &ToolCall, &mut ToolCallContext) + Send + Sync + 'static,
     ) -> Self {
         Arc::make_mut(&mut self.inner).call_context = Some(Arc::new(hook));
+        self
+    }
+
+    /// Asks `notes` after each call that ran what the model should read
+    /// after its result ([`ResultNotes`]); each note is recorded as an
+    /// [`Event::Note`] right after the result.
+    pub fn with_result_notes(mut self, notes: Arc<dyn ResultNotes>) -> Self {
+        Arc::make_mut(&mut self.inner).notes = Some(notes);
         self
     }
 
@@ -544,21 +555,55 @@ impl AgentLoop {
     ) -> Result<(), TurnError> {
         let mut calls = calls.iter();
         while let Some(call) = calls.next() {
-            match self.call_tool(step, assembly, call, calling, cancel).await {
-                Ok(result) => self.record_result(session, call, result),
+            let ended = match self.call_tool(step, assembly, call, calling, cancel).await {
+                Ok(result) => self.record_with_notes(step, session, call, result, calling),
                 Err(error) => {
                     let text = match &error {
                         TurnError::Cancelled => "not finished: the turn was cancelled".to_owned(),
                         error => format!("not finished: the turn failed: {error}"),
                     };
                     self.record_result(session, call, failed(text));
-                    for call in calls {
-                        let text = format!("{NOT_RUN}the turn ended before this call");
-                        self.record_result(session, call, failed(text));
-                    }
-                    return Err(error);
+                    Err(error)
                 }
+            };
+            if let Err(error) = ended {
+                for call in calls {
+                    let text = format!("{NOT_RUN}the turn ended before this call");
+                    self.record_result(session, call, failed(text));
+                }
+                return Err(error);
             }
+        }
+        Ok(())
+    }
+
+    /// Records `call`'s `result`, then the notes the host adds to it
+    /// ([`ResultNotes`]); a panic of the host fails the turn, as an
+    /// observer's does.
+    fn record_with_notes(
+        &self,
+        step: u32,
+        session: &mut Session,
+        call: &ToolCall,
+        result: ToolResult,
+        calling: &CallingTurn,
+    ) -> Result<(), TurnError> {
+        let Some(notes) = self.inner.notes.clone() else {
+            self.record_result(session, call, result);
+            return Ok(());
+        };
+        let asked = contain(step, "the result notes", || {
+            notes.notes(&calling.session, call, &result, session.events())
+        });
+        self.record_result(session, call, result);
+        for note in asked? {
+            let event = Event::Note {
+                call_id: call.id.clone(),
+                source: note.source,
+                about: note.about,
+                text: note.text,
+            };
+            self.record(session, event);
         }
         Ok(())
     }

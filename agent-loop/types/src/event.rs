@@ -101,6 +101,23 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<crate::Image>,
     },
+    /// What the host adds to the tool result before it: an instruction
+    /// that applies from here on (a project rule whose paths the call
+    /// touched). The model reads its `text` after the result's, once; a
+    /// compaction that summarizes it away says it again after the summary,
+    /// so what was said stays in force.
+    Note {
+        /// The id of the call whose result it follows.
+        call_id: String,
+        /// What it comes from, one note per source and session (a rule
+        /// file's path from the project root): a session that holds a
+        /// note from it is not sent another.
+        source: String,
+        /// One line for a person: what applied, and why.
+        about: String,
+        /// What the model reads.
+        text: String,
+    },
     /// The turn is over.
     TurnEnd {
         /// Why.

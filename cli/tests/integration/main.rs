@@ -24,6 +24,7 @@ mod harden;
 mod instructions;
 mod mcp;
 mod prompt;
+mod rules;
 mod run;
 mod schema;
 mod sessions;

@@ -100,6 +100,8 @@ use serde::{Deserialize, Serialize};
 
 use dsh_agent_loop::{Session, SessionId};
 
+use super::rules::Rules;
+
 /// The section of the user's global instruction file.
 pub(crate) const USER_INSTRUCTIONS_SECTION: &str = "user:AGENTS.md";
 
@@ -155,6 +157,12 @@ pub struct InstructionsConfig {
     pub max_bytes: usize,
     /// Whether instruction files are read at all.
     pub enabled: bool,
+    /// Whether the project's rule files are read too (Cursor's
+    /// `.cursor/rules`, Copilot's `.github/instructions`, Claude Code's
+    /// `.claude/rules`, and instruction files in directories below the
+    /// root): always rules join these files, path rules reach the model
+    /// when a file they cover is first touched.
+    pub rules: bool,
 }
 
 impl Default for InstructionsConfig {
@@ -163,6 +171,7 @@ impl Default for InstructionsConfig {
             files: vec!["AGENTS.md".to_owned(), "CLAUDE.md".to_owned()],
             max_bytes: 32 * 1024,
             enabled: true,
+            rules: true,
         }
     }
 }
@@ -450,6 +459,7 @@ pub struct Instructions {
     files: Vec<InstructionFile>,
     left_out: Option<FilesLeftOut>,
     skipped: Vec<SkippedFile>,
+    rules: Rules,
 }
 
 impl Instructions {
@@ -524,6 +534,19 @@ impl Instructions {
                 }
             }
         }
+        let rules = match (cwd, &root) {
+            (Some(cwd), Some(root)) if config.rules => Rules::discover(root, cwd, &config.files),
+            _ => Rules::default(),
+        };
+        // The always rules are the project's, after its root's file.
+        for rule in rules.always() {
+            let section = format!(
+                "{PROJECT_INSTRUCTIONS_PREFIX}{}",
+                gather::section_path(Path::new(&rule.name))
+            );
+            reading.found_text(group, rule.path.clone(), section, &rule.text);
+            group += 1;
+        }
         if let Some(user) = user_file.filter(|user| user.is_file()) {
             let section = USER_INSTRUCTIONS_SECTION.to_owned();
             reading.found(group, InstructionSource::User, user.to_path_buf(), section)?;
@@ -546,7 +569,15 @@ impl Instructions {
             files,
             left_out,
             skipped: gathered.skipped,
+            rules,
         })
+    }
+
+    /// The project's rule files: the always ones are among
+    /// [`files`](Self::files) too; the path ones reach the model when a
+    /// call touches a file they cover.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
     }
 
     /// The project root the files were found from, if any were looked for

@@ -7,3 +7,4 @@ pub mod attach;
 pub mod client_prompt;
 pub mod cwd;
 pub mod instructions;
+pub mod rules;

@@ -319,6 +319,9 @@ impl Narrator {
             Event::ToolResult { .. } => self.ended(event),
             Event::UserMessage { .. } => self.titled(),
             Event::TurnEnd { .. } => self.show(SessionEvent::TurnEnded),
+            Event::Note { about, .. } => self.show(SessionEvent::Notice {
+                text: about.clone(),
+            }),
             Event::Compacted { .. } => {
                 if let Some(report) = CompactionReport::of(event) {
                     self.show(SessionEvent::Notice {

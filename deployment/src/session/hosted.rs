@@ -22,6 +22,7 @@ use crate::Problem;
 use crate::facts::attach;
 use crate::facts::client_prompt::ClientPrompt;
 use crate::facts::instructions::SessionInstructions;
+use super::rules::SessionRules;
 use crate::host::Host;
 use crate::host::store::{Recorded, ResumeError};
 
@@ -265,7 +266,13 @@ impl HostedSession {
         });
         questions.opened(&shared);
         let outside = questions.reached().outside;
-        let agent_loop = session_loop(host, &shared, (&opening.roots, outside));
+        let rules = SessionRules {
+            rules: brought.0.found().rules().clone(),
+            budget: host.runtime.instructions.max_bytes,
+            narrator: shared.narrator.clone(),
+        };
+        let agent_loop = session_loop(host, &shared, (&opening.roots, outside))
+            .with_result_notes(Arc::new(rules));
         let hosted = Arc::new(Self {
             host: Arc::clone(host),
             shared,

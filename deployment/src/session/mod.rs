@@ -32,6 +32,7 @@ mod input;
 mod observer;
 mod person;
 mod questions;
+mod rules;
 mod servers;
 mod sessions;
 mod steering;

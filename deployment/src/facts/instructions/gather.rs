@@ -176,6 +176,50 @@ impl<'b> Gather<'b> {
         self.file(candidate, &[])
     }
 
+    /// An always rule's `text` (its file `path` without the frontmatter),
+    /// named `section`, the `group`-th nearest: within the budget like a
+    /// file, never importing.
+    pub(super) fn found_text(
+        &mut self,
+        group: usize,
+        path: PathBuf,
+        section: String,
+        text: &str,
+    ) {
+        let section = self.unique(section);
+        if self.exhausted {
+            let file = LeftOutFile {
+                source: InstructionSource::Project,
+                path,
+                bytes: text.len(),
+                imported_by: None,
+            };
+            self.out.unread.push((group, file));
+            return;
+        }
+        let remaining = self.max_bytes - self.used;
+        // As a file is read: a character's bytes past what the budget keeps.
+        let mut end = text.len().min(remaining.saturating_add(4));
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let read = Read {
+            source: InstructionSource::Project,
+            path,
+            section,
+            text: text[..end].to_owned(),
+            bytes: text.len(),
+            imported_by: None,
+            group,
+        };
+        if !read.is_whole() || read.bytes > remaining {
+            self.exhausted = true;
+        } else {
+            self.used += read.bytes;
+        }
+        self.out.reads.push(read);
+    }
+
     /// What was read, left unread and skipped.
     pub(super) fn finish(self) -> Gathered {
         self.out
