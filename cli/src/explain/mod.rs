@@ -27,6 +27,7 @@ pub(crate) fn explain(
     parts::explain_layers(&mut out, &explained.layers);
     parts::explain_sections(&mut out, &explained);
     parts::explain_instructions(&mut out, &explained.instructions);
+    parts::explain_rules(&mut out, &explained.instructions);
     parts::explain_variables(&mut out, &explained.variables);
     parts::explain_tools(&mut out, &explained);
     parts::explain_contexts(&mut out, &explained.contexts);

@@ -177,6 +177,37 @@ pub(super) fn explain_instructions(out: &mut String, report: &InstructionsReport
 }
 
 /// The table of the files in the prompt, and the marker of those left out.
+/// The project's rule files: each one's format, when it applies, how it
+/// reaches the model, and its tokens.
+pub(super) fn explain_rules(out: &mut String, report: &InstructionsReport<'_>) {
+    if report.rules.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nrules (path rules reach the model after the first call that touches a file they cover)\n"
+    );
+    let mut rows = vec![row([
+        "rule",
+        "format",
+        "applies",
+        "delivered",
+        "bytes",
+        "tokens",
+    ])];
+    for rule in &report.rules {
+        rows.push(row([
+            rule.rule.name.clone(),
+            rule.rule.format.to_string(),
+            rule.applies(),
+            rule.delivered().to_owned(),
+            rule.rule.text.len().to_string(),
+            or_dash(rule.tokens),
+        ]));
+    }
+    table(out, &rows, &[4, 5]);
+}
+
 fn explain_instruction_files(out: &mut String, report: &InstructionsReport<'_>) {
     let mut rows = vec![row([
         "section",

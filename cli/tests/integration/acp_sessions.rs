@@ -561,3 +561,73 @@ async fn session_load_replays_the_diffs_of_write_and_edit() {
     );
     assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
 }
+
+#[tokio::test]
+async fn a_path_rule_fires_once_in_the_editor_and_a_loaded_session_is_not_sent_it_again() {
+    let read = |path: &str| {
+        format!(
+            "[[answers]]\n[[answers.tool_calls]]\nname = \"read\"\n\
+             arguments = {{ file_path = {path:?} }}\n[[answers]]\ntext = \"Read.\"\n"
+        )
+    };
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(&read("src/lib.rs"), "", &["read"]);
+    let root = project.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join(".cursor/rules")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join(".cursor/rules/rust.mdc"),
+        "---\nglobs: \"*.rs\"\n---\nRUST RULE: errors are typed.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub fn lib() {}\n").unwrap();
+    std::fs::write(root.join("src/other.rs"), "pub fn other() {}\n").unwrap();
+    let said = "[rule `.cursor/rules/rust.mdc` applied: `src/lib.rs` matches `*.rs`]";
+    let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, root).await?;
+        prompt(&cx, &session, "Read lib.").await?;
+        Ok((session, outline(&drain(rx))))
+    })
+    .await;
+    assert_eq!(
+        live.iter().filter(|line| line.contains(said)).count(),
+        1,
+        "{live:#?}"
+    );
+    std::fs::write(
+        Path::new(config).with_file_name("answers.toml"),
+        read("src/other.rs"),
+    )
+    .unwrap();
+    let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        cx.send_request(LoadSessionRequest::new(id.clone(), root))
+            .block_task()
+            .await?;
+        let replayed = outline(&until_commands(rx).await);
+        prompt(&cx, &id, "Read other.").await?;
+        Ok(replayed)
+    })
+    .await;
+    assert_eq!(
+        replayed.iter().filter(|line| line.contains(said)).count(),
+        1,
+        "the load shows the rule that fired: {replayed:#?}"
+    );
+    // The loaded session's requests carry the rule once: from the history,
+    // never again for `src/other.rs`.
+    let requests = common::recorded_requests(recorded);
+    let last = requests.last().expect("requests");
+    let texts: String = (last["messages"].as_array().unwrap().iter())
+        .map(|message| message["text"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(texts.matches("RUST RULE").count(), 1, "{texts}");
+    assert!(texts.contains("pub fn other()"), "{texts}");
+    assert!(!last["system"].as_str().unwrap().contains("RUST RULE"));
+}

@@ -35,7 +35,10 @@ impl Project {
                 "---\ndescription: Rust code\nglobs: \"**/*.rs\"\nalwaysApply: false\n---\n\
                  RUST RULE: errors are typed.\n",
             ),
-            (".claude/rules/always.md", "ALWAYS RULE: say what you ran.\n"),
+            (
+                ".claude/rules/always.md",
+                "ALWAYS RULE: say what you ran.\n",
+            ),
             (
                 ".github/instructions/tests.instructions.md",
                 "---\napplyTo: \"tests/**/*.py\"\n---\nTESTS RULE: use pytest fixtures.\n",
@@ -44,7 +47,10 @@ impl Project {
                 ".claude/rules/docs.md",
                 "---\npaths:\n  - \"docs/**\"\n---\nDOCS RULE: plain words.\n",
             ),
-            ("pkg/sub/AGENTS.md", "NESTED RULE: this package is frozen.\n"),
+            (
+                "pkg/sub/AGENTS.md",
+                "NESTED RULE: this package is frozen.\n",
+            ),
             (
                 ".cursor/rules/zig.mdc",
                 "---\nglobs: \"**/*.zig\"\n---\nZIG RULE: never sent.\n",
@@ -184,7 +190,7 @@ fn prompt_json_lists_every_rule_and_check_names_the_dead_glob_and_the_wrong_key(
         .expect("dsh runs");
     common::assert_status(&output, 0);
     let json: Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    let rules = json["instructions"]["rules"]["rules"]
+    let rules = json["instructions"]["rules"]
         .as_array()
         .unwrap_or_else(|| panic!("rules in {json:#}"));
     let listed: Vec<(&str, &str)> = rules

@@ -182,7 +182,11 @@ pub struct Rules {
 /// file's name ends with there, and whether its subdirectories count.
 const PLACES: [(RuleFormat, &str, &str); 3] = [
     (RuleFormat::Cursor, ".cursor/rules", ".mdc"),
-    (RuleFormat::Copilot, ".github/instructions", ".instructions.md"),
+    (
+        RuleFormat::Copilot,
+        ".github/instructions",
+        ".instructions.md",
+    ),
     (RuleFormat::Claude, ".claude/rules", ".md"),
 ];
 

@@ -17,12 +17,12 @@ use super::events::SessionEvent;
 use super::input::{Commands, Input, SlashCommand};
 use super::person::Person;
 use super::questions::Questions;
+use super::rules::SessionRules;
 use super::steering::{Knob, Steering};
 use crate::Problem;
 use crate::facts::attach;
 use crate::facts::client_prompt::ClientPrompt;
 use crate::facts::instructions::SessionInstructions;
-use super::rules::SessionRules;
 use crate::host::Host;
 use crate::host::store::{Recorded, ResumeError};
 

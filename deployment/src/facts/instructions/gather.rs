@@ -179,13 +179,7 @@ impl<'b> Gather<'b> {
     /// An always rule's `text` (its file `path` without the frontmatter),
     /// named `section`, the `group`-th nearest: within the budget like a
     /// file, never importing.
-    pub(super) fn found_text(
-        &mut self,
-        group: usize,
-        path: PathBuf,
-        section: String,
-        text: &str,
-    ) {
+    pub(super) fn found_text(&mut self, group: usize, path: PathBuf, section: String, text: &str) {
         let section = self.unique(section);
         if self.exhausted {
             let file = LeftOutFile {

@@ -20,7 +20,12 @@ pub(super) struct Parsed {
 
 /// The keys each format reads, and the misspellings (or other tools'
 /// keys) that mean one of them.
-fn keys(format: RuleFormat) -> (&'static [&'static str], &'static [(&'static str, &'static str)]) {
+fn keys(
+    format: RuleFormat,
+) -> (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+) {
     match format {
         RuleFormat::Cursor => (
             &["description", "globs", "alwaysApply"],
@@ -153,7 +158,9 @@ pub(super) fn parse(format: RuleFormat, name: &str, text: &str) -> Parsed {
             parsed.problems.push(RuleProblem::new(
                 name,
                 2,
-                format!("its frontmatter is not YAML ({error}); the rule is read as if it had none"),
+                format!(
+                    "its frontmatter is not YAML ({error}); the rule is read as if it had none"
+                ),
             ));
             return parsed;
         }
@@ -217,11 +224,16 @@ fn unknown_key(
         .iter()
         .find(|(alias, _)| *alias == key)
         .map(|(_, meant)| *meant)
-        .or_else(|| known.iter().copied().find(|known| folded(known) == folded(key)));
+        .or_else(|| {
+            known
+                .iter()
+                .copied()
+                .find(|known| folded(known) == folded(key))
+        });
     let without = match format {
-        RuleFormat::Cursor => "without `globs` or `alwaysApply: true` it is never applied",
-        RuleFormat::Copilot => "without `applyTo` it applies always",
-        RuleFormat::Claude => "without `paths` it applies always",
+        RuleFormat::Cursor => "Without `globs` or `alwaysApply: true` the rule is never applied.",
+        RuleFormat::Copilot => "Without `applyTo` the rule applies always.",
+        RuleFormat::Claude => "Without `paths` the rule applies always.",
         RuleFormat::Nested => "",
     };
     let message = match meant {
@@ -229,7 +241,7 @@ fn unknown_key(
             "unknown frontmatter key `{key}` for a {format} rule: did you mean `{meant}`? {without}"
         ),
         None => format!(
-            "unknown frontmatter key `{key}` for a {format} rule (it reads {}); {without}",
+            "unknown frontmatter key `{key}` for a {format} rule (it reads {}). {without}",
             known
                 .iter()
                 .map(|key| format!("`{key}`"))
@@ -303,11 +315,15 @@ mod tests {
         assert!(
             problem.message.contains("`path`")
                 && problem.message.contains("did you mean `paths`?")
-                && problem.message.contains("applies always"),
+                && problem.message.contains("the rule applies always"),
             "{}",
             problem.message
         );
         let copilot = parse(RuleFormat::Copilot, "x", "---\napplyto: \"*.py\"\n---\nx\n");
-        assert!(copilot.problems[0].message.contains("did you mean `applyTo`?"));
+        assert!(
+            copilot.problems[0]
+                .message
+                .contains("did you mean `applyTo`?")
+        );
     }
 }

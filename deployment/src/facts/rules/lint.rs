@@ -39,7 +39,9 @@ pub(super) fn nested_instructions(root: &Path, cwd: &Path, names: &[String]) -> 
         let Some(rank) = names.iter().position(|wanted| name == wanted.as_str()) else {
             continue;
         };
-        let entry = first.entry(dir.to_path_buf()).or_insert((rank, path.clone()));
+        let entry = first
+            .entry(dir.to_path_buf())
+            .or_insert((rank, path.clone()));
         if rank < entry.0 {
             *entry = (rank, path);
         }

@@ -14,6 +14,7 @@ use crate::facts::instructions::{
     FilesLeftOut, InstructionFile, InstructionSource, Instructions, InstructionsConfig,
     LeftOutFile, SkippedFile,
 };
+use crate::facts::rules::{Applies, Rule};
 use crate::measure::tokens::{PromptTokens, Size};
 use crate::problem::Problem;
 
@@ -29,6 +30,41 @@ pub struct InstructionsReport<'a> {
     pub files: Vec<FileReport<'a>>,
     /// The files the budget left out, if any.
     pub left_out: Option<LeftOutReport<'a>>,
+    /// The project's rule files, always and path ones.
+    pub rules: Vec<RuleReport<'a>>,
+}
+
+/// One rule file as the reports show it.
+#[derive(Debug)]
+pub struct RuleReport<'a> {
+    /// The rule, as the session found it.
+    pub rule: &'a Rule,
+    /// The tokens of its text, counted as the prompt's are (when it
+    /// rendered).
+    pub tokens: Option<usize>,
+}
+
+impl RuleReport<'_> {
+    /// When it applies, in words: `always`, `paths: **/*.rs`, `under:
+    /// pkg/sub/`, `requested (never sent by dsh)`.
+    pub fn applies(&self) -> String {
+        match &self.rule.applies {
+            Applies::Always => "always".to_owned(),
+            Applies::Paths(globs) => format!("paths: {}", globs.join(", ")),
+            Applies::Under(dir) => format!("under: {dir}/"),
+            _ => "requested (never sent by dsh)".to_owned(),
+        }
+    }
+
+    /// How it reaches the model: in the system prompt, or after the first
+    /// call that touches a file it covers.
+    pub fn delivered(&self) -> &'static str {
+        match &self.rule.applies {
+            Applies::Always => "system prompt",
+            Applies::Paths(_) | Applies::Under(_) => "on first touch",
+            _ => "never",
+        }
+    }
 }
 
 /// One file as the reports show it.
@@ -75,6 +111,12 @@ impl<'a> InstructionsReport<'a> {
                 files,
                 in_prompt: in_prompt(&files.section),
             }),
+            rules: (found.rules().all().iter())
+                .map(|rule| RuleReport {
+                    rule,
+                    tokens: prompt.map(|(_, tokens)| tokens.tokenizer.count(&rule.text)),
+                })
+                .collect(),
         }
     }
 
@@ -191,6 +233,14 @@ pub(crate) fn warnings(found: &Instructions, config: &InstructionsConfig) -> Vec
             .filter(|skipped| skipped.is_warning())
             .map(skipped_warning),
     );
+    warnings.extend(found.rules().lint().into_iter().map(|problem| {
+        Problem::new(format!("rule file {problem}"))
+            .help(
+                "see docs/rules.md for each format's keys and how its globs are matched (from the \
+                 project root; a glob without a `/` matches a name anywhere)",
+            )
+            .warning()
+    }));
     warnings
 }
 

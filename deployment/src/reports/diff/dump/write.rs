@@ -143,6 +143,22 @@ fn instructions_json(report: &InstructionsReport<'_>) -> Value {
             })
         })
         .collect();
+    let rules: Vec<Value> = (report.rules.iter())
+        .map(|rule_report| {
+            let rule = rule_report.rule;
+            json!({
+                "name": rule.name,
+                "path": rule.path.display().to_string(),
+                "format": rule.format,
+                "applies": rule.applies,
+                "delivered": rule_report.delivered(),
+                "description": rule.description,
+                "line": rule.line,
+                "bytes": rule.text.len(),
+                "tokens": rule_report.tokens,
+            })
+        })
+        .collect();
     let config = report.config;
     json!({
         "enabled": config.enabled,
@@ -152,6 +168,8 @@ fn instructions_json(report: &InstructionsReport<'_>) -> Value {
         "files": files,
         "left_out": left_out,
         "skipped": skipped,
+        "rules": rules,
+        "rule_problems": report.found.rules().problems(),
     })
 }
 
