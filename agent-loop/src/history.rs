@@ -274,3 +274,85 @@ pub fn elided_result(tool: &str, text: &str) -> String {
         text.len()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CompactionTrigger, ToolCall, TurnEndReason};
+
+    /// A turn that read `file` and was told `note` after the result.
+    fn turn(call: &str, note: &str) -> Vec<Event> {
+        vec![
+            Event::UserMessage { text: "go".into() },
+            Event::StepStart { step: 1 },
+            Event::AssistantMessage {
+                text: String::new(),
+                thoughts: Vec::new(),
+            },
+            Event::ToolCall {
+                call: ToolCall::new(call, "read", "{}"),
+            },
+            Event::ToolResult {
+                call_id: call.into(),
+                name: "read".into(),
+                text: "contents".into(),
+                is_error: false,
+                images: Vec::new(),
+            },
+            Event::Note {
+                call_id: call.into(),
+                source: format!("{note}.mdc"),
+                about: "applied".into(),
+                text: note.into(),
+            },
+            Event::TurnEnd {
+                reason: TurnEndReason::Completed,
+                error: None,
+            },
+        ]
+    }
+
+    fn compacted(elided: Vec<usize>, summary: Option<&str>, replaced: usize) -> Event {
+        Event::Compacted {
+            trigger: CompactionTrigger::Request,
+            before_tokens: 10,
+            after_tokens: 5,
+            window: None,
+            elided,
+            summary: summary.map(str::to_owned),
+            replaced,
+        }
+    }
+
+    #[test]
+    fn a_note_follows_its_result_and_outlives_its_elision_and_the_summary() {
+        let mut events = turn("c1", "RULE ONE");
+        let tool_text = |messages: &[Message]| match &messages[2] {
+            Message::Tool { text, .. } => text.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(tool_text(&messages_of(&events)), "contents\n\nRULE ONE");
+        // Elided, the result is a marker; the note still applies.
+        events.push(compacted(vec![4], None, 0));
+        let elided = tool_text(&messages_of(&events));
+        assert!(
+            elided.ends_with("\n\nRULE ONE") && !elided.starts_with("contents"),
+            "{elided}"
+        );
+        // Summarized away, it is said again after the summary.
+        events.push(compacted(Vec::new(), Some("we read"), 8));
+        events.extend(turn("c2", "RULE TWO"));
+        let messages = messages_of(&events);
+        let Message::User { text } = &messages[0] else {
+            panic!("{messages:?}");
+        };
+        assert!(text.ends_with("we read\n\nRULE ONE"), "{text}");
+        assert_eq!(
+            (messages.iter())
+                .filter(|message| format!("{message:?}").contains("RULE ONE"))
+                .count(),
+            1
+        );
+        assert_eq!(tool_text(&messages[1..]), "contents\n\nRULE TWO");
+    }
+}
