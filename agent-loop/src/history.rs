@@ -302,6 +302,7 @@ mod tests {
             Event::Note {
                 call_id: call.into(),
                 source: format!("{note}.mdc"),
+                trigger: "src/lib.rs".into(),
                 about: "applied".into(),
                 text: note.into(),
             },

@@ -19,6 +19,9 @@ pub struct Note {
     /// What it comes from (a rule file's path from the project root): a
     /// session is sent one note per source.
     pub source: String,
+    /// What in the call brought it (the file it touched, from the project
+    /// root).
+    pub trigger: String,
     /// One line for a person: what applied, and why.
     pub about: String,
     /// What the model reads.

@@ -600,6 +600,7 @@ impl AgentLoop {
             let event = Event::Note {
                 call_id: call.id.clone(),
                 source: note.source,
+                trigger: note.trigger,
                 about: note.about,
                 text: note.text,
             };

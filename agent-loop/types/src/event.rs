@@ -113,6 +113,9 @@ pub enum Event {
         /// file's path from the project root): a session that holds a
         /// note from it is not sent another.
         source: String,
+        /// What in the call brought it (the file it touched, from the
+        /// project root).
+        trigger: String,
         /// One line for a person: what applied, and why.
         about: String,
         /// What the model reads.

@@ -113,10 +113,18 @@ fn messages(request: &Value) -> String {
 fn a_path_rule_reaches_the_model_once_after_the_first_file_it_covers_and_never_the_prompt() {
     let project = Project::new();
     let cwd = project.root().display().to_string();
+    let trace = project.dir.path().join("trace.jsonl");
     let (output, requests) = common::run_recorded(
         project.dir.path(),
         &project.config,
-        &["--cwd", &cwd, "-p", "Work."],
+        &[
+            "--cwd",
+            &cwd,
+            "--trace",
+            &trace.display().to_string(),
+            "-p",
+            "Work.",
+        ],
     );
     assert_eq!(requests.len(), 7, "one request a step");
     // The always rules are the system prompt's; no path rule ever is.
@@ -164,6 +172,40 @@ fn a_path_rule_reaches_the_model_once_after_the_first_file_it_covers_and_never_t
                  covers (`src/lib.rs` matches `**/*.rs`)"
             ),
         "{read}"
+    );
+    // The trace names each rule on the request that first carries it.
+    let lines = common::json_lines(&trace);
+    let rules: Vec<(usize, &Value)> = (lines.iter().enumerate())
+        .flat_map(|(at, line)| {
+            (line["rules"].as_array().into_iter().flatten()).map(move |rule| (at, rule))
+        })
+        .collect();
+    let named: Vec<(usize, &str, &str)> = (rules.iter())
+        .map(|(at, rule)| {
+            (
+                *at,
+                rule["rule"].as_str().unwrap(),
+                rule["file"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (1, ".cursor/rules/rust.mdc", "src/lib.rs"),
+            (
+                3,
+                ".github/instructions/tests.instructions.md",
+                "tests/test_new.py"
+            ),
+            (4, "pkg/sub/AGENTS.md", "pkg/sub/x.txt"),
+            (5, ".claude/rules/docs.md", "docs/guide.md"),
+        ]
+    );
+    assert!(
+        rules
+            .iter()
+            .all(|(_, rule)| rule["tokens"].as_u64() > Some(5))
     );
     // The person sees each rule that fired, once.
     let stderr = common::stderr(&output);

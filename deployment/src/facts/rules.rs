@@ -384,6 +384,7 @@ fn note(rule: &Rule, relative: &str, selector: &str, remaining: usize) -> Note {
     };
     Note {
         source: rule.name.clone(),
+        trigger: relative.to_owned(),
         about: format!("rule `{}` applied: {why}", rule.name),
         text,
     }

@@ -55,6 +55,10 @@
 //!   `null` when it reported nothing (OpenAI never reports writes). The
 //!   API's count also has the format's own tokens, so it is a little
 //!   larger; for Claude models the prediction is an `o200k_base` estimate.
+//! - `rules` (left out when none): the rules that fired since the
+//!   session's last request, whose notes this request is the first to
+//!   carry — each `{"rule", "file", "tokens"}`: the rule file, the file
+//!   whose touch fired it (both from the project root), its note's tokens.
 //! - A session resumed from the store (`dsh run --continue`/`--resume`)
 //!   compares its first request with the prefix of the last request the
 //!   session recorded (the store keeps it, [`RequestPrefix`]) followed by
@@ -85,8 +89,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dsh_agent_loop::{
-    CompactionReport, CompactionTrigger, LoopEvent, LoopObserver, Message, StepPrompt, Tokenizer,
-    TokenizerRule, Usage,
+    CompactionReport, CompactionTrigger, Event, LoopEvent, LoopObserver, Message, StepPrompt,
+    Tokenizer, TokenizerRule, Usage,
 };
 use dsh_session_store::RequestPrefix;
 use dsh_system_prompt::ToolSchema;
@@ -161,6 +165,22 @@ pub(crate) struct TraceLine {
     pub api_cache_creation_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compacted: Option<Compacted>,
+    /// The rules that fired since the session's last request, whose
+    /// notes this request carries first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleFired>,
+}
+
+/// A rule that fired, as the trace names it on the request that first
+/// carries its note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleFired {
+    /// The rule: its file from the project root.
+    pub rule: String,
+    /// The file whose touch fired it.
+    pub file: String,
+    /// Its note's tokens (`null` when not counting).
+    pub tokens: Option<usize>,
 }
 
 /// A compaction, as the trace marks the request after it.
@@ -200,6 +220,9 @@ struct State {
     pending: HashMap<String, TraceLine>,
     /// Each session's compaction that its next request is to mark.
     compacted: HashMap<String, Compacted>,
+    /// Each session's rules fired since its last request, with their
+    /// notes' texts.
+    fired: HashMap<String, Vec<(String, String, String)>>,
     summary: Summary,
     /// The first failure to write the file; reported at the end.
     write_error: Option<String>,
@@ -399,6 +422,13 @@ impl Trace {
             api_cached_tokens: None,
             api_cache_creation_tokens: None,
             compacted: state.compacted.remove(request.session),
+            rules: (state.fired.remove(request.session).into_iter().flatten())
+                .map(|(rule, file, text)| RuleFired {
+                    rule,
+                    file,
+                    tokens: tokenizer.map(|tokenizer| tokenizer.count(&text)),
+                })
+                .collect(),
         };
         if compared {
             state.summary.add(&line);
@@ -537,6 +567,17 @@ impl LoopObserver for Trace {
             LoopEvent::Recorded { session, event } => {
                 if let Some(report) = CompactionReport::of(event) {
                     self.compacted(session.as_str(), &report);
+                }
+                if let Event::Note {
+                    source,
+                    trigger,
+                    text,
+                    ..
+                } = event
+                {
+                    let mut state = self.state.lock();
+                    let fired = state.fired.entry(session.to_string()).or_default();
+                    fired.push((source.clone(), trigger.clone(), text.clone()));
                 }
             }
             LoopEvent::Text { .. } | LoopEvent::Thought { .. } | LoopEvent::Progress { .. } => {}
