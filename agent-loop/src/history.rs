@@ -88,15 +88,7 @@ pub(crate) fn positioned_messages(
 ) -> Vec<(Option<usize>, Message)> {
     let mut messages = Vec::new();
     if let Some(summary) = view.summary {
-        // The notes the summary stands for stay in force: said again
-        // after it, in the order they were said.
-        let mut text = summary_message(summary);
-        for event in &events[..view.start.min(events.len())] {
-            if let Event::Note { text: note, .. } = event {
-                text.push_str("\n\n");
-                text.push_str(note);
-            }
-        }
+        let text = summary_with_notes(summary, &events[..view.start.min(events.len())]);
         messages.push((None, Message::User { text }));
     }
     let turn_start = events
@@ -162,6 +154,19 @@ pub(crate) fn positioned_messages(
         messages.push((Some(position), message));
     }
     messages
+}
+
+/// The summary's message: the summary, then the notes of the events it
+/// replaced, in the order they were said — what they said stays in force.
+fn summary_with_notes(summary: &str, replaced: &[Event]) -> String {
+    let mut text = summary_message(summary);
+    for event in replaced {
+        if let Event::Note { text: note, .. } = event {
+            text.push_str("\n\n");
+            text.push_str(note);
+        }
+    }
+    text
 }
 
 /// How much of a tool result the model reads.
