@@ -37,7 +37,7 @@ impl Project {
             ),
             (
                 ".claude/rules/always.md",
-                "ALWAYS RULE: say what you ran.\n",
+                "ALWAYS RULE. Say what you ran.\n",
             ),
             (
                 ".github/instructions/tests.instructions.md",
@@ -49,7 +49,7 @@ impl Project {
             ),
             (
                 "pkg/sub/AGENTS.md",
-                "NESTED RULE: this package is frozen.\n",
+                "NESTED RULE: this package is frozen. Say what you ran.\n",
             ),
             (
                 ".cursor/rules/zig.mdc",
@@ -276,6 +276,11 @@ fn prompt_json_lists_every_rule_and_check_names_the_dead_glob_and_the_wrong_key(
         said.contains(".claude/rules/typo.md:2")
             && said.contains("unknown frontmatter key `path`")
             && said.contains("did you mean `paths`?"),
+        "{said}"
+    );
+    // A path rule that repeats a sentence of an always rule is said too.
+    assert!(
+        said.contains("path rule `") && said.contains("Say what you ran."),
         "{said}"
     );
 }

@@ -13,6 +13,7 @@ use dsh_system_prompt::{PromptAssembly, RepeatedSentence, repeated_sentences};
 use toml::Spanned;
 
 use crate::facts::instructions::Instructions;
+use crate::facts::rules::Applies;
 use crate::file::{AgentSpec, Deployment};
 use crate::problem::Problem;
 
@@ -41,7 +42,8 @@ impl PartialEq for Stated<'_> {
 
 /// Every owner's text in the prompt of `agent`: the sections (an
 /// instruction file's as the file says it; the deployment's as written),
-/// then the tools' descriptions. A new kind of owner whose text is not a
+/// then the tools' descriptions, then the path rules (which reach the
+/// model after a call's result, in the same conversation). A new kind of owner whose text is not a
 /// section joins the check with one more `extend` here.
 fn stated<'d>(
     deployment: &'d Deployment,
@@ -90,6 +92,17 @@ fn stated<'d>(
             tool: true,
         };
         (stated, tool.description.as_str())
+    }));
+    let path_rules = (instructions.rules().all().iter())
+        .filter(|rule| matches!(rule.applies, Applies::Paths(_) | Applies::Under(_)));
+    texts.extend(path_rules.map(|rule| {
+        let who = format!("path rule `{}`", rule.path.display());
+        let stated = Stated {
+            who,
+            written: None,
+            tool: false,
+        };
+        (stated, rule.text.as_str())
     }));
     texts
 }
