@@ -19,6 +19,7 @@ use super::person::Person;
 use super::questions::Questions;
 use super::rules::SessionRules;
 use super::steering::{Knob, Steering};
+use super::tool_order::StickyTools;
 use crate::Problem;
 use crate::facts::attach;
 use crate::facts::client_prompt::ClientPrompt;
@@ -655,8 +656,10 @@ fn session_loop(
             shared: Arc::clone(shared),
         }) as Arc<dyn dsh_tool_fs::OutsideWorkspace>
     });
+    let sticky = StickyTools::new(host.agent_loop().prompt().clone(), narrator.clone());
     host.agent_loop()
         .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
+        .observed_by(Arc::new(sticky))
         .on_tool_call_context(move |facts, call: &ToolCall, cx| {
             if lending.narrator.is_for(&facts.id) {
                 lending.narrator.attach(call, cx);

@@ -36,6 +36,7 @@ mod rules;
 mod servers;
 mod sessions;
 mod steering;
+mod tool_order;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
