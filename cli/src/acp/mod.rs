@@ -270,7 +270,8 @@ impl Server {
         }
         let opened = session_cwd(request.cwd).and_then(|cwd| {
             let roots = fs::additional_directories(request.additional_directories)?;
-            self.open(Opening::new(&cwd), (&roots, request.system_prompt), &cx)
+            let prompt = system_prompt::of_request(request.system_prompt, &request.meta);
+            self.open(Opening::new(&cwd), (&roots, prompt), &cx)
         });
         let session = match opened {
             Ok(session) => session,

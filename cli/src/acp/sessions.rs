@@ -71,7 +71,7 @@ macro_rules! reopened {
         Reopened {
             id: request.session_id,
             dirs: (request.cwd, request.additional_directories),
-            system_prompt: request.system_prompt,
+            system_prompt: system_prompt::of_request(request.system_prompt, &request.meta),
             servers: request.mcp_servers,
             replay: $replay,
         }

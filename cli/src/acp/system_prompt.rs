@@ -4,6 +4,9 @@
 //! instruction files; the rules (what an override keeps) are the host's,
 //! this module maps the protocol onto them.
 //!
+//! Clients that predate the stable field send `_meta.systemPrompt` (a
+//! string, or `{append}`): the same thing, in `append` mode.
+//!
 //! A mode dsh does not support, an empty `content` or a block other than
 //! text is `-32602` and no session, as the protocol requires.
 
@@ -23,6 +26,25 @@ pub(super) fn capabilities() -> SessionSystemPromptCapabilities {
         SessionSystemPromptModeCapabilities::new()
             .override_(SessionSystemPromptOverrideCapabilities::new()),
     )
+}
+
+/// The client's system prompt: the stable `systemPrompt`, else the
+/// `_meta.systemPrompt` most clients still send — a string, or
+/// `{"append": string}` — as `append`.
+pub(super) fn of_request(
+    stable: Option<AcpSystemPrompt>,
+    meta: &Option<serde_json::Map<String, serde_json::Value>>,
+) -> Option<AcpSystemPrompt> {
+    stable.or_else(|| {
+        let text = match meta.as_ref()?.get("systemPrompt")? {
+            serde_json::Value::String(text) => text,
+            serde_json::Value::Object(fields) => fields.get("append")?.as_str()?,
+            _ => return None,
+        };
+        Some(AcpSystemPrompt::new(vec![ContentBlock::from(
+            text.to_owned(),
+        )]))
+    })
 }
 
 /// The client's `systemPrompt` as the loop's `ClientPrompt`: its text

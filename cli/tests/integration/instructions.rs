@@ -563,3 +563,34 @@ async fn an_acp_session_reads_its_files_once_when_it_starts() {
     assert!(systems[1].contains(ROOT_TEXT), "{}", systems[1]);
     assert!(systems[2].contains("Root: changed.\n"), "{}", systems[2]);
 }
+
+#[tokio::test]
+async fn the_older_meta_system_prompt_is_appended_like_the_stable_field() {
+    let project = Project::new("");
+    let recorded = project.dir.path().join("requests.jsonl");
+    with_dsh(&project.config, &recorded, async |cx| {
+        initialize(&cx).await?;
+        for meta in [
+            serde_json::json!({ "systemPrompt": "Meta as a string." }),
+            serde_json::json!({ "systemPrompt": { "append": "Meta as append." } }),
+        ] {
+            let Value::Object(meta) = meta else {
+                unreachable!("an object")
+            };
+            let request = NewSessionRequest::new(project.cwd()).meta(meta);
+            let id = cx.send_request(request).block_task().await?.session_id;
+            hello(&cx, &id).await?;
+        }
+        Ok(())
+    })
+    .await;
+    let systems = common::recorded_systems(&recorded);
+    let persona = "You are a careful agent. Always run the tests before you commit.\n\n";
+    for (system, text) in systems.iter().zip(["Meta as a string.", "Meta as append."]) {
+        assert!(
+            system.starts_with(&format!("{persona}{text}\n\n")),
+            "{system}"
+        );
+        assert!(system.ends_with(SUB_TEXT), "{system}");
+    }
+}
