@@ -20,7 +20,6 @@ mod acp;
 mod args;
 mod commands;
 mod diagnostics;
-mod diff;
 mod explain;
 #[cfg(test)]
 mod property_tests;

@@ -1,6 +1,6 @@
 //! `dsh diff`: an agent's request prefix in two deployments or dumps,
 //! compared by the host (`dsh_deployment::reports::diff`) and rendered as text,
-//! markdown or JSON (`crate::diff`), with `diff(1)`'s exit status.
+//! markdown or JSON (`PromptDiff`'s own renderings), with `diff(1)`'s exit status.
 
 use std::process::ExitCode;
 
@@ -13,7 +13,6 @@ use dsh_deployment::reports::diff::{
 use crate::args::{CwdArgs, DiffArgs, DiffFormat, FailOn};
 use crate::commands::{command_line_cwd, print, server_output, session_cwd};
 use crate::diagnostics::Reporter;
-use crate::diff;
 
 /// Compares, prints, and says whether the comparison fails: 1 when the
 /// prefixes differ (with `--fail-on cache-break`, when the prefix breaks
@@ -49,8 +48,8 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, Vec<Problem>> {
             .map_err(|problem| vec![problem])?,
     };
     print(&match args.format {
-        DiffFormat::Text => diff::text(&compared),
-        DiffFormat::Markdown => diff::markdown(&compared),
+        DiffFormat::Text => compared.text(),
+        DiffFormat::Markdown => compared.markdown(),
         DiffFormat::Json => compared.json().map_err(|error| {
             vec![Problem::new(format!(
                 "cannot serialize the comparison: {error}"

@@ -8,3 +8,4 @@ pub mod agent_prompt;
 pub mod check;
 pub mod diff;
 pub mod explain;
+pub mod table;

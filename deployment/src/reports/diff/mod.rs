@@ -34,6 +34,7 @@
 mod cache;
 mod dump;
 mod prefix;
+mod render;
 mod sections;
 mod sides;
 mod tools;
@@ -105,6 +106,20 @@ impl PromptDiff {
     /// `docs/diff.md`), pretty-printed, with a final newline.
     pub fn json(&self) -> Result<String, serde_json::Error> {
         serde_json::to_string_pretty(self).map(|json| format!("{json}\n"))
+    }
+
+    /// The comparison for a terminal, as `dsh diff --format text` prints
+    /// it: the sides, each changed section and tool with its owners,
+    /// tokens and word diff, the variables, the cache break and its
+    /// estimate, the totals; one line when the prefixes are the same.
+    pub fn text(&self) -> String {
+        render::text::text(self)
+    }
+
+    /// The comparison as a pull request's comment (`dsh diff --format
+    /// markdown`), for any front end that posts one.
+    pub fn markdown(&self) -> String {
+        render::markdown::markdown(self)
     }
 }
 

@@ -4,16 +4,16 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::reports::diff::{Change, PromptDiff, SectionChange, SourceKind, ToolChange};
+use crate::reports::diff::{Change, PromptDiff, SectionChange, SourceKind, ToolChange};
 
 use super::{
     change_name, change_of, cost, counts, inline_words, same_line, section_note, section_owners,
     sides_of, tool_owners,
 };
-use crate::explain::{row, table};
+use crate::reports::table::{row, table};
 
 /// The report; one line when the prefixes are the same.
-pub(crate) fn text(diff: &PromptDiff) -> String {
+pub(in crate::reports::diff) fn text(diff: &PromptDiff) -> String {
     if diff.same {
         return same_line(diff);
     }
@@ -207,7 +207,7 @@ fn cache(out: &mut String, diff: &PromptDiff) {
     );
     let mut rows = vec![row(["prices", "read", "write", "first request", "session"])];
     for priced in &cache.estimate.pricings {
-        let both = |cost_of: &dsh_deployment::reports::diff::Cost| {
+        let both = |cost_of: &crate::reports::diff::Cost| {
             format!("{} → {}", cost(cost_of.old), cost(cost_of.new))
         };
         rows.push(row([

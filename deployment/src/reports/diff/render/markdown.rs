@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use dsh_deployment::reports::diff::{Cost, PromptDiff, SectionChange, ToolChange, WordRun};
+use crate::reports::diff::{Cost, PromptDiff, SectionChange, ToolChange, WordRun};
 
 use super::{
     change_name, cost, counts, inline_words, same_line, section_note, section_owners, sides_of,
@@ -13,7 +13,7 @@ use super::{
 };
 
 /// The comment; one line when the prefixes are the same.
-pub(crate) fn markdown(diff: &PromptDiff) -> String {
+pub(in crate::reports::diff) fn markdown(diff: &PromptDiff) -> String {
     if diff.same {
         return same_line(diff);
     }

@@ -3,16 +3,13 @@
 //! JSON. What they share is here: how an owner, a change of a number, a
 //! cost and a word diff read.
 
-mod markdown;
-mod text;
+pub(super) mod markdown;
+pub(super) mod text;
 
-use dsh_deployment::reports::diff::{
+use crate::reports::diff::{
     Cause, Change, Multiple, PartOwner, PromptDiff, SectionChange, Sides, ToolChange, WordOp,
     WordRun,
 };
-
-pub(crate) use markdown::markdown;
-pub(crate) use text::text;
 
 /// How many words of unchanged text a word diff keeps on each side of a
 /// change: enough to find the place, not the whole section.
@@ -102,7 +99,7 @@ fn signed(old: usize, new: usize) -> String {
 }
 
 /// Sizes before and after, of one field.
-fn sides_of(sides: &Sides<dsh_deployment::measure::tokens::Size>, tokens: bool) -> String {
+fn sides_of(sides: &Sides<crate::measure::tokens::Size>, tokens: bool) -> String {
     if tokens {
         change_of(sides.old.tokens, sides.new.tokens)
     } else {
