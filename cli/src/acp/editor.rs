@@ -277,17 +277,22 @@ impl EditorPerson {
 impl Person for EditorPerson {
     fn show(&self, event: SessionEvent) {
         match event {
-            SessionEvent::UserText { text } => self.send(SessionUpdate::UserMessageChunk(
-                ContentChunk::new(ContentBlock::from(text)),
+            SessionEvent::UserText { text, message } => self.send(SessionUpdate::UserMessageChunk(
+                ContentChunk::new(ContentBlock::from(text))
+                    .message_id(schema::MessageId::new(message.0)),
             )),
             SessionEvent::UserImage { image } => {
                 self.send(SessionUpdate::UserMessageChunk(ContentChunk::new(
                     ContentBlock::Image(schema::ImageContent::new(image.data, image.mime_type)),
                 )))
             }
-            SessionEvent::Text { text } => self.send(message(text)),
-            SessionEvent::Thought { text } => self.send(SessionUpdate::AgentThoughtChunk(
-                ContentChunk::new(ContentBlock::from(text)),
+            SessionEvent::Text { text, message } => self.send(SessionUpdate::AgentMessageChunk(
+                ContentChunk::new(ContentBlock::from(text))
+                    .message_id(schema::MessageId::new(message.0)),
+            )),
+            SessionEvent::Thought { text, message } => self.send(SessionUpdate::AgentThoughtChunk(
+                ContentChunk::new(ContentBlock::from(text))
+                    .message_id(schema::MessageId::new(message.0)),
             )),
             SessionEvent::CallMade(view) => self.made(&view),
             SessionEvent::CallRunning { call_id } => {

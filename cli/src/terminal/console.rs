@@ -64,8 +64,8 @@ impl Console {
     /// model said, and the calls.
     fn recalled(&self, event: SessionEvent) {
         match event {
-            SessionEvent::Thought { text } if !text.is_empty() => self.line(&dimmed(&text)),
-            SessionEvent::Text { text } if !text.is_empty() => self.line(&text),
+            SessionEvent::Thought { text, .. } if !text.is_empty() => self.line(&dimmed(&text)),
+            SessionEvent::Text { text, .. } if !text.is_empty() => self.line(&text),
             SessionEvent::CallMade(call) => self.line(&call_line(&call)),
             event @ (SessionEvent::UserText { .. }
             | SessionEvent::CallEnded(_)
@@ -89,10 +89,12 @@ impl Console {
             self.end_thought();
         }
         match event {
-            SessionEvent::UserText { text } => self.line(&format!("> {}", one_line(&text, 160))),
+            SessionEvent::UserText { text, .. } => {
+                self.line(&format!("> {}", one_line(&text, 160)));
+            }
             SessionEvent::Asking => self.spin("thinking…".to_owned()),
-            SessionEvent::Text { text } => self.text(&text),
-            SessionEvent::Thought { text } => self.thought(&text),
+            SessionEvent::Text { text, .. } => self.text(&text),
+            SessionEvent::Thought { text, .. } => self.thought(&text),
             // Its text has streamed to stdout already: end its line.
             SessionEvent::Answered => {
                 self.idle();

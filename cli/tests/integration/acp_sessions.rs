@@ -74,6 +74,35 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
             "text Done."
         ]
     );
+    // The pieces of one answer, thoughts and text, share a `messageId`;
+    // the next answer's is another. (The replay below has the same ids.)
+    let ids: Vec<(String, &str)> = (live.iter())
+        .filter_map(|update| match update {
+            SessionUpdate::AgentMessageChunk(chunk) | SessionUpdate::AgentThoughtChunk(chunk) => {
+                let ContentBlock::Text(text) = &chunk.content else {
+                    return None;
+                };
+                let id = chunk.message_id.as_ref().expect("a message id");
+                Some((id.0.to_string(), text.text.as_str()))
+            }
+            _ => None,
+        })
+        .filter(|(_, text)| !text.starts_with('['))
+        .collect();
+    let answers: Vec<Vec<&str>> = ids
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|answer| answer.iter().map(|(_, text)| *text).collect())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            vec!["A plan first.", "Then the command.", "Planning."],
+            vec!["Running."],
+            vec!["It ran.", "Done."]
+        ]
+    );
+    let distinct: std::collections::HashSet<&String> = ids.iter().map(|(id, _)| id).collect();
+    assert_eq!(distinct.len(), 3, "{ids:?}");
     assert!(
         live.iter()
             .any(|u| matches!(u, SessionUpdate::SessionInfoUpdate(_))),

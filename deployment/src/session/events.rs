@@ -21,8 +21,23 @@ use serde::Serialize;
 use super::steering::Steering;
 use crate::Problem;
 
+/// The id of a message of a session — the person's, or one answer of the
+/// model with its thoughts: `<session>/<n>`, where `n` is the place in
+/// the session's log of the event that starts it (the person's message;
+/// the step whose answer it is). A live turn and a replay of it give the
+/// same ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct MessageId(pub String);
+
+impl MessageId {
+    fn at(session: &dsh_agent_loop::SessionId, position: usize) -> Self {
+        Self(format!("{session}/{position}"))
+    }
+}
+
 /// Something a session shows a person. It serializes as a JSON object
-/// tagged by `type` (`{"type": "text", "text": "Hi"}`), what a front end
+/// tagged by `type` (`{"type": "text", "text": "Hi", "message": "s1/3"}`), what a front end
 /// that speaks JSON sends on as it is.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -32,6 +47,8 @@ pub enum SessionEvent {
     UserText {
         /// The text.
         text: String,
+        /// Its message's id ([`MessageId`]).
+        message: MessageId,
     },
     /// An image the person attached, as a replay shows it.
     UserImage {
@@ -45,11 +62,16 @@ pub enum SessionEvent {
     Text {
         /// The text.
         text: String,
+        /// The answer's id: every piece of one answer has the same, the
+        /// next answer another ([`MessageId`]).
+        message: MessageId,
     },
     /// A piece of what the model thinks before it answers.
     Thought {
         /// The text.
         text: String,
+        /// The answer's id, as its text's.
+        message: MessageId,
     },
     /// The model's answer of a step is complete (its text has been
     /// shown piece by piece).
@@ -261,6 +283,9 @@ struct Inner {
     changes: Option<Arc<SessionWriter>>,
     /// On a replay: the files each call changed, as recorded, by call.
     recorded_changes: Mutex<BTreeMap<String, Vec<RecordedChange>>>,
+    /// How many events the session's log holds, and the id of the answer
+    /// being written: what the pieces of an answer are told by.
+    log: Mutex<(usize, MessageId)>,
 }
 
 impl std::fmt::Debug for Narrator {
@@ -277,11 +302,12 @@ impl Narrator {
     /// calls change are recorded by `changes`, and its title read from
     /// `title` once a prompt gives it one.
     pub(crate) fn new(
-        session: dsh_agent_loop::SessionId,
+        (session, history): (dsh_agent_loop::SessionId, usize),
         (tools, cwd): (ToolRegistry, Option<&Path>),
         (changes, title): (Option<Arc<SessionWriter>>, Option<Store>),
         show: Arc<dyn Fn(SessionEvent) + Send + Sync>,
     ) -> Self {
+        let session_id = session.clone();
         Self {
             inner: Arc::new(Inner {
                 session,
@@ -292,8 +318,28 @@ impl Narrator {
                 title: Mutex::new(title),
                 changes,
                 recorded_changes: Mutex::new(BTreeMap::new()),
+                log: Mutex::new((history, MessageId::at(&session_id, history))),
             }),
         }
+    }
+
+    /// An event the session's loop appended to its log: counted, so the
+    /// pieces of an answer get the id of the step they belong to; then
+    /// shown ([`logged`](Self::logged)).
+    pub(crate) fn recorded(&self, event: &Event) {
+        {
+            let mut log = self.inner.log.lock();
+            if matches!(event, Event::StepStart { .. }) {
+                log.1 = MessageId::at(&self.inner.session, log.0);
+            }
+            log.0 += 1;
+        }
+        self.logged(event);
+    }
+
+    /// The id of the answer being written.
+    fn answer(&self) -> MessageId {
+        self.inner.log.lock().1.clone()
     }
 
     /// Shows `event`.
@@ -389,6 +435,7 @@ impl Narrator {
         if !piece.is_empty() {
             self.show(SessionEvent::Text {
                 text: piece.to_owned(),
+                message: self.answer(),
             });
         }
     }
@@ -398,6 +445,7 @@ impl Narrator {
         if !piece.is_empty() {
             self.show(SessionEvent::Thought {
                 text: piece.to_owned(),
+                message: self.answer(),
             });
         }
     }
@@ -517,10 +565,13 @@ impl Narrator {
     ) {
         *self.inner.recorded_changes.lock() = changes;
         *self.inner.title.lock() = title;
-        for event in events {
+        for (position, event) in events.iter().enumerate() {
             match event {
                 Event::UserMessage { text } => {
-                    self.show(SessionEvent::UserText { text: text.clone() });
+                    self.show(SessionEvent::UserText {
+                        text: text.clone(),
+                        message: MessageId::at(&self.inner.session, position),
+                    });
                     self.titled();
                 }
                 Event::UserImage { image } => self.show(SessionEvent::UserImage {
@@ -538,7 +589,10 @@ impl Narrator {
                     self.replay_run(call_id, event);
                     self.logged(event);
                 }
-                Event::StepStart { .. } | Event::TurnEnd { .. } => {}
+                Event::StepStart { .. } => {
+                    self.inner.log.lock().1 = MessageId::at(&self.inner.session, position);
+                }
+                Event::TurnEnd { .. } => {}
                 event => self.logged(event),
             }
         }

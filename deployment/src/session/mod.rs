@@ -45,7 +45,7 @@ use dsh_agent_loop::{Session, SessionId};
 use dsh_session_store::SessionWriter;
 use parking_lot::Mutex;
 
-pub use events::{CallEnd, CallView, CommandEnd, PlanEntry, ResultBrief, SessionEvent};
+pub use events::{CallEnd, CallView, CommandEnd, MessageId, PlanEntry, ResultBrief, SessionEvent};
 pub use form::{Form, FormError, Lines, MAX_TRIES};
 pub use hosted::{Attachments, HostedSession, OpenError, Opening, PromptError, Prompted, Running};
 pub use input::{
@@ -97,7 +97,7 @@ impl SessionShared {
         });
         let shown = Arc::clone(&person);
         let narrator = Narrator::new(
-            session.id().clone(),
+            (session.id().clone(), session.events().len()),
             (host.runtime.tools.clone(), session.cwd()),
             (writer.clone(), title),
             Arc::new(move |event| shown.show(event)),

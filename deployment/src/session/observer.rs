@@ -21,7 +21,7 @@ impl LoopObserver for SessionObserver {
             }
             LoopEvent::Recorded { session, event } => {
                 if narrator.is_for(session) {
-                    narrator.logged(event);
+                    narrator.recorded(event);
                 }
             }
             LoopEvent::Text { session, piece } => {
