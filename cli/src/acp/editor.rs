@@ -134,6 +134,7 @@ impl EditorPerson {
     /// A call the model made, pending.
     fn made(&self, view: &CallView) {
         let mut call = schema::ToolCall::new(view.id.clone(), view.title.clone())
+            .name(view.tool.clone())
             .kind(acp_kind(view.kind))
             .status(ToolCallStatus::Pending)
             .locations(locations(view))

@@ -108,7 +108,14 @@ async fn session_load_replays_exactly_the_updates_of_the_live_turn() {
             .any(|u| matches!(u, SessionUpdate::SessionInfoUpdate(_))),
         "the session got its title: {live:?}"
     );
-    assert!(live.iter().any(|u| matches!(u, SessionUpdate::ToolCall(_))));
+    // Each call carries its tool's name beside its title.
+    let names: Vec<Option<&str>> = (live.iter())
+        .filter_map(|update| match update {
+            SessionUpdate::ToolCall(call) => Some(call.name.as_deref()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, [Some("todo_write"), Some("bash"), Some("read")]);
     assert!(
         live.iter()
             .any(|u| matches!(u, SessionUpdate::ToolCallUpdate(update)
