@@ -59,6 +59,9 @@ pub(super) struct EditorPerson {
     /// Whether running commands are shown as terminals (the client's
     /// `_meta.terminal_output`).
     terminal: bool,
+    /// Whether dsh's own lines are `notice`s (the client's
+    /// `session.notices`), else `[…]` text.
+    notices: bool,
     /// What the editor's `initialize` said it elicits.
     elicits: Elicits,
     /// The editor's file-system capabilities.
@@ -85,13 +88,14 @@ struct Shown {
 impl EditorPerson {
     pub(super) fn new(
         cx: ConnectionTo<Client>,
-        (terminal, elicits): (bool, Elicits),
+        (terminal, notices, elicits): (bool, bool, Elicits),
         fs: FileSystemCapabilities,
         host: Arc<Host>,
     ) -> Self {
         Self {
             cx,
             terminal,
+            notices,
             elicits,
             fs,
             bound: OnceLock::new(),
@@ -126,9 +130,14 @@ impl EditorPerson {
         self.send(SessionUpdate::ToolCallUpdate(update));
     }
 
-    /// A line of dsh's own in the session (not the model's).
-    fn say(&self, line: &str) {
-        self.send(message(format!("[{line}]\n\n")));
+    /// A line of dsh's own in the session (not the model's): a `notice`
+    /// where the editor shows them, else text in brackets.
+    fn say(&self, line: &str, severity: schema::NoticeSeverity) {
+        if self.notices {
+            self.send(SessionUpdate::Notice(schema::Notice::new(severity, line)));
+        } else {
+            self.send(message(format!("[{line}]\n\n")));
+        }
     }
 
     /// A call the model made, pending.
@@ -320,7 +329,8 @@ impl Person for EditorPerson {
             SessionEvent::Title { text } => self.send(SessionUpdate::SessionInfoUpdate(
                 schema::SessionInfoUpdate::new().title(text),
             )),
-            SessionEvent::Notice { text } | SessionEvent::Refused { text } => self.say(&text),
+            SessionEvent::Notice { text } => self.say(&text, schema::NoticeSeverity::Info),
+            SessionEvent::Refused { text } => self.say(&text, schema::NoticeSeverity::Warning),
             SessionEvent::Steered { steering } => self.steered(&steering),
             SessionEvent::QuestionEnded { call_id, answered } => {
                 let status = match answered {

@@ -84,6 +84,8 @@ struct ClientFacts {
     /// Whether it shows running commands as terminals: its capabilities'
     /// `_meta.terminal_output`.
     terminal: bool,
+    /// Whether it shows `notice` updates (`session.notices`).
+    notices: bool,
     /// Which elicitations it shows.
     elicits: Elicits,
 }
@@ -102,6 +104,7 @@ impl Server {
                     name: system_prompt::UNNAMED_CLIENT.to_owned(),
                     fs: FileSystemCapabilities::new(),
                     terminal: false,
+                    notices: false,
                     elicits: Elicits::ALL,
                 }),
                 commands_kept: AtomicBool::new(false),
@@ -229,21 +232,17 @@ impl Server {
         (roots, system_prompt): (&[PathBuf], Option<schema::SystemPrompt>),
         cx: &ConnectionTo<Client>,
     ) -> Result<Arc<HostedSession>, Error> {
-        let (name, terminal, elicits, fs) = {
+        let (name, shows, fs) = {
             let client = self.inner.client.lock();
-            (
-                client.name.clone(),
-                client.terminal,
-                client.elicits,
-                client.fs.clone(),
-            )
+            let shows = (client.terminal, client.notices, client.elicits);
+            (client.name.clone(), shows, client.fs.clone())
         };
         let client_prompt = (system_prompt)
             .map(|prompt| system_prompt::client_prompt(&name, prompt))
             .transpose()?;
         let person = Arc::new(EditorPerson::new(
             cx.clone(),
-            (terminal, elicits),
+            shows,
             fs,
             Arc::clone(&self.inner.host),
         ));
@@ -455,6 +454,8 @@ impl Server {
             ),
             fs: capabilities.fs.clone(),
             terminal: terminal == Some(&true.into()),
+            notices: (capabilities.session.as_ref())
+                .is_some_and(|session| session.notices.is_some()),
             elicits,
         };
         InitializeResponse::new(request.protocol_version)

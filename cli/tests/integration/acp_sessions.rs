@@ -667,3 +667,55 @@ async fn a_path_rule_fires_once_in_the_editor_and_a_loaded_session_is_not_sent_i
     assert!(texts.contains("pub fn other()"), "{texts}");
     assert!(!last["system"].as_str().unwrap().contains("RUST RULE"));
 }
+
+#[tokio::test]
+async fn an_editor_that_shows_notices_gets_dshs_own_lines_as_notices() {
+    use agent_client_protocol::v1::schema::{
+        ClientCapabilities, ClientSessionCapabilities, NoticeCapabilities, NoticeSeverity,
+    };
+    let answers = "[[answers]]\n[[answers.tool_calls]]\nname = \"read\"\n\
+                   arguments = { file_path = \"lib.rs\" }\n[[answers]]\ntext = \"Read.\"\n";
+    let fixture = fixture(answers, "", &["read"]);
+    let root = fixture.project.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join(".claude/rules")).unwrap();
+    std::fs::write(
+        root.join(".claude/rules/rust.md"),
+        "---\npaths: [\"*.rs\"]\n---\nRUST RULE.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("lib.rs"), "pub fn lib() {}\n").unwrap();
+    let seen = with_dsh(
+        &fixture.config,
+        &fixture.recorded,
+        Answer::Allow,
+        async |cx, rx| {
+            let capabilities = ClientCapabilities::new()
+                .session(ClientSessionCapabilities::new().notices(NoticeCapabilities::new()));
+            let request =
+                InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
+            cx.send_request(request).block_task().await?;
+            let session = new_session(&cx, root).await?;
+            prompt(&cx, &session, "Read it.").await?;
+            Ok(updates(drain(rx)))
+        },
+    )
+    .await;
+    let notices: Vec<(&NoticeSeverity, &str)> = (seen.iter())
+        .filter_map(|update| match update {
+            SessionUpdate::Notice(notice) => Some((&notice.severity, notice.title.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notices,
+        [(
+            &NoticeSeverity::Info,
+            "rule `.claude/rules/rust.md` applied: `lib.rs` matches `*.rs`"
+        )]
+    );
+    assert!(
+        !format!("{seen:?}").contains("[rule"),
+        "no bracketed text beside the notice: {seen:?}"
+    );
+}
