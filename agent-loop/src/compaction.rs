@@ -408,7 +408,8 @@ impl AgentLoop {
         };
         // The size after: the log as it will read, and the context if the
         // summary took it.
-        let mut probe = session.clone();
+        // A probe that records nothing: the event is recorded once, below.
+        let mut probe = session.unrecorded();
         probe.push(event.clone());
         let reemit = probe.context().unwrap_or_default() != fixed.context;
         if reemit {

@@ -145,6 +145,15 @@ impl Session {
         messages_of(&self.events)
     }
 
+    /// A copy of the session that records nothing: to try what an event
+    /// would do to it.
+    pub(crate) fn unrecorded(&self) -> Self {
+        Self {
+            recorder: None,
+            ..self.clone()
+        }
+    }
+
     pub(crate) fn push(&mut self, event: Event) {
         if let Some(Recorder(recorder)) = &self.recorder {
             recorder(&event);

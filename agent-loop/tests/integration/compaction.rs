@@ -155,7 +155,11 @@ async fn summarized_session() -> Result<
     let context = Arc::new(Mutex::new("the todo list: write tests".to_owned()));
     let _context = support::shared_context(&agent_loop, "todo", 10, &context)?;
     let agent = agent(2_000);
-    let mut session = Session::new();
+    // Records as a store does: what it is given must be the log, once.
+    let recorded = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&recorded);
+    let mut session =
+        Session::new().with_recorder(move |event: &Event| sink.lock().push(event.clone()));
     for input in [
         "first turn please",
         "second turn please",
@@ -163,6 +167,11 @@ async fn summarized_session() -> Result<
     ] {
         support::turn(&agent_loop, &agent, &mut session, input).await?;
     }
+    assert_eq!(
+        recorded.lock().as_slice(),
+        session.events(),
+        "the recorder got each event once, the compaction's too"
+    );
     Ok((adapter.requests(), session, context))
 }
 
