@@ -62,6 +62,9 @@ pub(super) struct EditorPerson {
     /// Whether dsh's own lines are `notice`s (the client's
     /// `session.notices`), else `[…]` text.
     notices: bool,
+    /// Whether compactions are `compaction_update`s (the client's
+    /// `session.compaction`).
+    compaction: bool,
     /// What the editor's `initialize` said it elicits.
     elicits: Elicits,
     /// The editor's file-system capabilities.
@@ -88,7 +91,7 @@ struct Shown {
 impl EditorPerson {
     pub(super) fn new(
         cx: ConnectionTo<Client>,
-        (terminal, notices, elicits): (bool, bool, Elicits),
+        (terminal, (notices, compaction), elicits): (bool, (bool, bool), Elicits),
         fs: FileSystemCapabilities,
         host: Arc<Host>,
     ) -> Self {
@@ -96,6 +99,7 @@ impl EditorPerson {
             cx,
             terminal,
             notices,
+            compaction,
             elicits,
             fs,
             bound: OnceLock::new(),
@@ -138,6 +142,18 @@ impl EditorPerson {
         } else {
             self.send(message(format!("[{line}]\n\n")));
         }
+    }
+
+    /// A compaction: a `compaction_update`, done, with its summary, where
+    /// the editor shows them (`session.compaction`); else a line.
+    fn compacted(&self, id: String, report: &str, summary: Option<String>) {
+        if !self.compaction {
+            return self.say(report, schema::NoticeSeverity::Info);
+        }
+        let summary: Vec<ContentBlock> = summary.into_iter().map(ContentBlock::from).collect();
+        let update =
+            schema::CompactionUpdate::new(id, schema::CompactionStatus::Completed).summary(summary);
+        self.send(SessionUpdate::CompactionUpdate(update));
     }
 
     /// A call the model made, pending.
@@ -330,6 +346,11 @@ impl Person for EditorPerson {
                 schema::SessionInfoUpdate::new().title(text),
             )),
             SessionEvent::Notice { text } => self.say(&text, schema::NoticeSeverity::Info),
+            SessionEvent::Compacted {
+                id,
+                report,
+                summary,
+            } => self.compacted(id.0, &report, summary),
             SessionEvent::Refused { text } => self.say(&text, schema::NoticeSeverity::Warning),
             SessionEvent::Steered { steering } => self.steered(&steering),
             SessionEvent::QuestionEnded { call_id, answered } => {

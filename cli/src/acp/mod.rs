@@ -84,8 +84,9 @@ struct ClientFacts {
     /// Whether it shows running commands as terminals: its capabilities'
     /// `_meta.terminal_output`.
     terminal: bool,
-    /// Whether it shows `notice` updates (`session.notices`).
-    notices: bool,
+    /// Whether it shows `notice` and `compaction_update` updates
+    /// (`session.notices`, `session.compaction`).
+    shows: (bool, bool),
     /// Which elicitations it shows.
     elicits: Elicits,
 }
@@ -104,7 +105,7 @@ impl Server {
                     name: system_prompt::UNNAMED_CLIENT.to_owned(),
                     fs: FileSystemCapabilities::new(),
                     terminal: false,
-                    notices: false,
+                    shows: (false, false),
                     elicits: Elicits::ALL,
                 }),
                 commands_kept: AtomicBool::new(false),
@@ -234,7 +235,7 @@ impl Server {
     ) -> Result<Arc<HostedSession>, Error> {
         let (name, shows, fs) = {
             let client = self.inner.client.lock();
-            let shows = (client.terminal, client.notices, client.elicits);
+            let shows = (client.terminal, client.shows, client.elicits);
             (client.name.clone(), shows, client.fs.clone())
         };
         let client_prompt = (system_prompt)
@@ -454,8 +455,9 @@ impl Server {
             ),
             fs: capabilities.fs.clone(),
             terminal: terminal == Some(&true.into()),
-            notices: (capabilities.session.as_ref())
-                .is_some_and(|session| session.notices.is_some()),
+            shows: (capabilities.session.as_ref()).map_or((false, false), |session| {
+                (session.notices.is_some(), session.compaction.is_some())
+            }),
             elicits,
         };
         InitializeResponse::new(request.protocol_version)

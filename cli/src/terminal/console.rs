@@ -112,7 +112,9 @@ impl Console {
             }
             SessionEvent::CallOutput { tool, text, .. } => self.output(&tool, &text),
             SessionEvent::CallEnded(end) => self.line(&format!("  {}", result_summary(&end))),
-            SessionEvent::Notice { text } => self.line(&text),
+            SessionEvent::Notice { text } | SessionEvent::Compacted { report: text, .. } => {
+                self.line(&text);
+            }
             SessionEvent::Refused { text } => self.problem(&Problem::new(text)),
             SessionEvent::Problem { problem } => self.problem(&problem),
             SessionEvent::TurnEnded => self.idle(),

@@ -719,3 +719,57 @@ async fn an_editor_that_shows_notices_gets_dshs_own_lines_as_notices() {
         "no bracketed text beside the notice: {seen:?}"
     );
 }
+
+#[tokio::test]
+async fn an_editor_that_shows_compactions_gets_one_update_with_the_summary_live_and_on_load() {
+    use agent_client_protocol::v1::schema::{
+        ClientCapabilities, ClientSessionCapabilities, CompactionCapabilities, CompactionStatus,
+    };
+    let answers = "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"SUMMARY of one\"\n";
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(answers, "", &["bash"]);
+    let initialize = async |cx: &ConnectionTo<Agent>| {
+        let capabilities = ClientCapabilities::new()
+            .session(ClientSessionCapabilities::new().compaction(CompactionCapabilities::new()));
+        let request = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
+        cx.send_request(request).block_task().await.map(|_| ())
+    };
+    let compactions = |seen: Vec<Seen>| -> Vec<(String, CompactionStatus, String)> {
+        (updates(seen).into_iter())
+            .filter_map(|update| match update {
+                SessionUpdate::CompactionUpdate(update) => {
+                    let summary = format!("{:?}", update.summary);
+                    Some((update.compaction_id.0.to_string(), update.status, summary))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let (id, live) = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, project.path()).await?;
+        prompt(&cx, &session, "first").await?;
+        prompt(&cx, &session, "/compact").await?;
+        Ok((session, compactions(drain(rx))))
+    })
+    .await;
+    let [(compaction, status, summary)] = live.as_slice() else {
+        panic!("one compaction update: {live:?}");
+    };
+    assert_eq!(status, &CompactionStatus::Completed);
+    assert!(summary.contains("SUMMARY of one"), "{summary}");
+    let replayed = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
+        initialize(&cx).await?;
+        cx.send_request(LoadSessionRequest::new(id.clone(), project.path()))
+            .block_task()
+            .await?;
+        Ok(compactions(until_commands(rx).await))
+    })
+    .await;
+    assert_eq!(replayed, live, "the load shows it again, with its id");
+    assert!(compaction.starts_with(&format!("{id}/")), "{compaction}");
+}

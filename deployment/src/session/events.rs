@@ -129,11 +129,22 @@ pub enum SessionEvent {
         /// The text.
         text: String,
     },
-    /// A line of dsh's own in the session (not the model's): what a
-    /// compaction did, what a command answered, why a prompt did not run.
+    /// A line of dsh's own in the session (not the model's): a rule that
+    /// applied, what a command answered.
     Notice {
         /// The text.
         text: String,
+    },
+    /// The conversation was compacted.
+    Compacted {
+        /// Its id in the session (as a message's, [`MessageId`]): a live
+        /// compaction and its replay give the same.
+        id: MessageId,
+        /// What it did, in a line.
+        report: String,
+        /// The summary that now stands for the earlier turns, if it took
+        /// one.
+        summary: Option<String>,
     },
     /// What a person typed ran nothing, and why: an unknown command, a
     /// server's prompt that cannot be got, a choice there is not.
@@ -327,14 +338,15 @@ impl Narrator {
     /// pieces of an answer get the id of the step they belong to; then
     /// shown ([`logged`](Self::logged)).
     pub(crate) fn recorded(&self, event: &Event) {
-        {
+        let position = {
             let mut log = self.inner.log.lock();
             if matches!(event, Event::StepStart { .. }) {
                 log.1 = MessageId::at(&self.inner.session, log.0);
             }
             log.0 += 1;
-        }
-        self.logged(event);
+            log.0 - 1
+        };
+        self.logged(position, event);
     }
 
     /// The id of the answer being written.
@@ -353,8 +365,8 @@ impl Narrator {
         *session == self.inner.session
     }
 
-    /// An event appended to the session's log.
-    pub(crate) fn logged(&self, event: &Event) {
+    /// An event appended to the session's log at `position`.
+    pub(crate) fn logged(&self, position: usize, event: &Event) {
         match event {
             Event::StepStart { .. } => self.show(SessionEvent::Asking),
             Event::AssistantMessage { .. } => self.show(SessionEvent::Answered),
@@ -368,10 +380,12 @@ impl Narrator {
             Event::Note { about, .. } => self.show(SessionEvent::Notice {
                 text: about.clone(),
             }),
-            Event::Compacted { .. } => {
+            Event::Compacted { summary, .. } => {
                 if let Some(report) = CompactionReport::of(event) {
-                    self.show(SessionEvent::Notice {
-                        text: report.to_string(),
+                    self.show(SessionEvent::Compacted {
+                        id: MessageId::at(&self.inner.session, position),
+                        report: report.to_string(),
+                        summary: summary.clone(),
                     });
                 }
             }
@@ -587,13 +601,13 @@ impl Narrator {
                 }
                 Event::ToolResult { call_id, .. } => {
                     self.replay_run(call_id, event);
-                    self.logged(event);
+                    self.logged(position, event);
                 }
                 Event::StepStart { .. } => {
                     self.inner.log.lock().1 = MessageId::at(&self.inner.session, position);
                 }
                 Event::TurnEnd { .. } => {}
-                event => self.logged(event),
+                event => self.logged(position, event),
             }
         }
     }
