@@ -215,6 +215,11 @@ pub(crate) struct ResumeArgs {
     /// history.
     #[arg(long, value_name = "ID")]
     pub(crate) resume: Option<String>,
+    /// Start a new session with the history of session ID, which goes on
+    /// as it was: its first request's prompt and tools are ID's last, so
+    /// the provider's cache of them serves it.
+    #[arg(long, value_name = "ID")]
+    pub(crate) fork: Option<String>,
 }
 
 /// Whether this process records its sessions.

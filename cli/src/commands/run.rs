@@ -25,12 +25,14 @@ pub(crate) fn run(args: &RunArgs) -> Outcome {
     let cwd = command_line_cwd(args.cwd.as_deref())?;
     let options = args.host.options();
     let host = Arc::new(Host::load(&options, &cwd)?);
-    let opening = match (&args.resume.resume, args.resume.continue_latest) {
-        (Some(id), _) => Opening::recorded(id, None),
-        (None, true) => Opening::latest(&cwd),
-        (None, false) => Opening::new(&cwd),
+    let resume = &args.resume;
+    let opening = match (&resume.resume, &resume.fork, resume.continue_latest) {
+        (Some(id), _, _) => Opening::recorded(id, None),
+        (_, Some(parent), _) => Opening::fork(parent, args.cwd.as_ref().map(|_| cwd.as_path())),
+        (None, None, true) => Opening::latest(&cwd),
+        (None, None, false) => Opening::new(&cwd),
     };
-    let resumed = args.resume.resume.is_some() || args.resume.continue_latest;
+    let resumed = resume.resume.is_some() || resume.fork.is_some() || resume.continue_latest;
     let console = Arc::new(Console::new());
     let person = Arc::new(TerminalPerson::new(Arc::clone(&console)));
     // The servers' sampling and elicitation are asked on the terminal.

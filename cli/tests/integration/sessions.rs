@@ -476,3 +476,55 @@ fn a_continued_or_resumed_run_keeps_its_mode_and_model() {
         );
     }
 }
+
+/// `dsh run --fork ID`: a new session with ID's history, whose first
+/// request's system prompt and tools are ID's last, byte for byte — the
+/// trace compares it with ID's recorded prefix and finds all of it
+/// shared — while ID itself goes on as it was.
+#[test]
+fn a_fork_has_its_parents_history_and_prefix_and_leaves_the_parent_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"First answer.\"\n", "");
+    let (output, parent_requests) = run(dir.path(), &config, &["-p", "Remember kiwi."]);
+    assert_status(&output, 0);
+    let parent = sessions_json(dir.path(), &config)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"kiwi\"\n",
+    );
+    let trace = dir.path().join("trace.jsonl").display().to_string();
+    let args = ["--fork", &parent, "--trace", &trace, "-p", "Which word?"];
+    let (output, requests) = run(dir.path(), &config, &args);
+    assert_status(&output, 0);
+    assert_eq!(stdout(&output), "kiwi\n");
+    let (last, first) = (parent_requests.last().unwrap(), &requests[0]);
+    assert_eq!(first["system"], last["system"]);
+    assert_eq!(first["tools"], last["tools"]);
+    let texts: Vec<&str> = (first["messages"].as_array().unwrap().iter())
+        .map(|message| message["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Remember kiwi.", "First answer.", "Which word?"]);
+    let line = &common::json_lines(Path::new(&trace))[0];
+    assert_eq!(line["prefix_broke_in"], Value::Null, "{line}");
+    assert!(line["shared_prefix_bytes"].as_u64() > Some(0), "{line}");
+    // Two sessions now; the parent has its one turn still.
+    let sessions = sessions_json(dir.path(), &config);
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    let fork = (sessions.iter())
+        .find(|session| session["id"] != parent.as_str())
+        .unwrap();
+    assert_eq!(fork["title"], "Remember kiwi.");
+    write(
+        &dir.path().join("answers.toml"),
+        "[[answers]]\ntext = \"again\"\n",
+    );
+    let (output, requests) = run(dir.path(), &config, &["--resume", &parent, "-p", "More?"]);
+    assert_status(&output, 0);
+    let texts: Vec<&str> = (requests[0]["messages"].as_array().unwrap().iter())
+        .map(|message| message["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Remember kiwi.", "First answer.", "More?"]);
+}

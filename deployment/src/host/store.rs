@@ -166,6 +166,62 @@ impl Recording {
     }
 }
 
+impl Recording {
+    /// A new recorded session whose history is the recorded session
+    /// `parent`'s as far as it is recorded (`dsh run --fork`,
+    /// `session/fork`): its events, settings (mode, model, effort,
+    /// remembered answers), shown changes and last request prefix copied,
+    /// in `cwd` if given, else the parent's. The parent is only read: it
+    /// may be open in another process, and it goes on as it was.
+    pub fn fork(&self, parent: &str, cwd: Option<&Path>) -> Result<Resumed, ResumeError> {
+        let info = self.store.info(parent).map_err(ResumeError::Store)?;
+        if info.agent != self.template.agent {
+            return Err(ResumeError::OtherAgent {
+                id: parent.to_owned(),
+                agent: info.agent,
+            });
+        }
+        let loaded = self.store.load(parent).map_err(ResumeError::Store)?;
+        let changes = self.store.changes(parent).map_err(ResumeError::Store)?;
+        let cwd = cwd.or(loaded.info.cwd.as_deref());
+        let (session, recorded) = self.start(cwd).map_err(ResumeError::Store)?;
+        let writer = &recorded.writer;
+        let copied = (loaded
+            .events
+            .iter()
+            .try_for_each(|event| writer.append(event)))
+        .and_then(|()| (loaded.settings.iter()).try_for_each(|(key, value)| writer.set(key, value)))
+        .and_then(|()| {
+            (changes.iter()).try_for_each(|(call, shown)| {
+                shown
+                    .iter()
+                    .try_for_each(|change| writer.record_change(call, change))
+            })
+        })
+        .and_then(|()| {
+            loaded
+                .prefix
+                .as_ref()
+                .map_or(Ok(()), |prefix| writer.record_prefix(prefix))
+        });
+        if let Err(error) = copied {
+            let id = writer.id().to_owned();
+            drop((session, recorded));
+            let _ = self.store.delete(&id);
+            return Err(ResumeError::Store(error));
+        }
+        let session = session.with_history(loaded.events.iter().cloned());
+        let mut notes: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
+        notes.push(format!("forked from session `{parent}`"));
+        Ok(Resumed {
+            session,
+            recorded,
+            loaded,
+            notes,
+        })
+    }
+}
+
 /// A new session in `cwd`, recorded when `recording` is there (the store
 /// is on): the loop's session, and the store's side of it. Every front
 /// end starts its sessions here.

@@ -43,6 +43,8 @@ enum Which {
     New,
     Latest,
     Recorded(String),
+    /// A new session with the recorded one's history.
+    Fork(String),
 }
 
 impl Opening {
@@ -54,6 +56,16 @@ impl Opening {
     /// The agent's latest recorded session in `cwd` (`--continue`).
     pub fn latest(cwd: &Path) -> Self {
         Self::of(Which::Latest, Some(cwd))
+    }
+
+    /// A new session whose history is the recorded session `parent`'s
+    /// (`dsh run --fork`, `session/fork`): in `cwd` if given, else in
+    /// the parent's directory, with its mode, model and remembered
+    /// answers; its first request's system prompt and tools are the
+    /// parent's last, byte for byte, so a provider's cache of the
+    /// parent's prefix serves it (the trace compares the two).
+    pub fn fork(parent: &str, cwd: Option<&Path>) -> Self {
+        Self::of(Which::Fork(parent.to_owned()), cwd)
     }
 
     /// The recorded session `id`, in `cwd` if given, else in the
@@ -244,7 +256,7 @@ impl HostedSession {
         let brought = match bring(host, &session, opening.client_prompt.as_ref()) {
             Ok(brought) => brought,
             Err(problems) => {
-                if opening.which == Which::New {
+                if matches!(opening.which, Which::New | Which::Fork(_)) {
                     forget_new(host, session, recorded);
                 }
                 return Err(OpenError::Failed(problems));
@@ -567,20 +579,21 @@ impl Host {
                 crate::session::latest(self.store_for_resume()?, cwd).map_err(OpenError::Failed)?
             }
             (Which::Recorded(id), _) => id.clone(),
+            (Which::Fork(parent), cwd) => {
+                let forked = (self.store_for_resume()?.fork(parent, cwd))
+                    .map_err(|error| self.reopen_error(parent, error))?;
+                return Ok(Started {
+                    session: forked.session,
+                    recorded: Some(forked.recorded),
+                    settings: forked.loaded.settings,
+                    notes: forked.notes,
+                    prefix: forked.loaded.prefix,
+                });
+            }
         };
         let recording = self.store_for_resume()?;
-        let resumed = recording.resume(&id, cwd).map_err(|error| match error {
-            ResumeError::Store(StoreError::NotFound { .. }) | ResumeError::OtherAgent { .. } => {
-                OpenError::NotFound(Problem::new(format!(
-                    "no session `{id}` of agent `{}` in the session store",
-                    recording.agent()
-                )))
-            }
-            ResumeError::Store(error @ StoreError::InUse { .. }) => {
-                OpenError::InUse(crate::host::store::problem(error))
-            }
-            error => failed(error.problem(recording.agent())),
-        })?;
+        let resumed =
+            (recording.resume(&id, cwd)).map_err(|error| self.reopen_error(&id, error))?;
         Ok(Started {
             session: resumed.session,
             recorded: Some(resumed.recorded),
@@ -588,6 +601,24 @@ impl Host {
             notes: resumed.notes,
             prefix: resumed.loaded.prefix,
         })
+    }
+
+    /// Why the recorded session `id` could not be brought back (or
+    /// forked).
+    fn reopen_error(&self, id: &str, error: ResumeError) -> OpenError {
+        let failed = |problem: Problem| OpenError::Failed(vec![problem]);
+        let agent = self.recording().map_or("", |recording| recording.agent());
+        match error {
+            ResumeError::Store(StoreError::NotFound { .. }) | ResumeError::OtherAgent { .. } => {
+                OpenError::NotFound(Problem::new(format!(
+                    "no session `{id}` of agent `{agent}` in the session store"
+                )))
+            }
+            ResumeError::Store(error @ StoreError::InUse { .. }) => {
+                OpenError::InUse(crate::host::store::problem(error))
+            }
+            error => failed(error.problem(agent)),
+        }
     }
 
     /// The store, for a session brought back.
