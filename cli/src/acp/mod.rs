@@ -130,7 +130,8 @@ impl Server {
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
         let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
         let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
-        let (set_mode, set_option, close) = (self.clone(), self.clone(), self.clone());
+        let (set_mode, set_option, close, fork) =
+            (self.clone(), self.clone(), self.clone(), self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -155,6 +156,14 @@ impl Server {
             .on_receive_request(
                 async move |request: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
                     resume.resume_session(request, responder, cx)
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: schema::ForkSessionRequest,
+                            responder,
+                            cx: ConnectionTo<Client>| {
+                    fork.fork_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
             )

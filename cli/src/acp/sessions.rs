@@ -59,7 +59,8 @@ pub(super) fn capabilities(recording: Option<&Recording>) -> AgentCapabilities {
             capabilities
                 .list(SessionListCapabilities::new())
                 .resume(SessionResumeCapabilities::new())
-                .delete(SessionDeleteCapabilities::new()),
+                .delete(SessionDeleteCapabilities::new())
+                .fork(schema::SessionForkCapabilities::new()),
         )
 }
 
@@ -106,6 +107,40 @@ impl Server {
         let reopened = reopened!(request, false);
         self.reopen(reopened, (responder, cx), |(modes, options)| {
             ResumeSessionResponse::new()
+                .modes(modes)
+                .config_options(options)
+        })
+    }
+
+    /// `session/fork` (unstable): a new session with the recorded session's
+    /// history (the host's `Opening::fork`), in the request's directories,
+    /// with its prompt and servers; the parent goes on as it was.
+    pub(super) fn fork_session(
+        &self,
+        request: schema::ForkSessionRequest,
+        responder: Responder<schema::ForkSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(), Error> {
+        let parent = request.session_id;
+        let opened = (self.inner.mcp.required_error().map_or(Ok(()), Err))
+            .and_then(|()| self.recording().map(|_| ()))
+            .and_then(|()| {
+                let cwd = session_cwd(request.cwd)?;
+                let roots = fs::additional_directories(request.additional_directories)?;
+                let prompt = system_prompt::of_request(request.system_prompt, &request.meta);
+                self.open(Opening::fork(&parent.0, Some(&cwd)), (&roots, prompt), &cx)
+            });
+        let session = match opened {
+            Ok(session) => session,
+            Err(error) if error.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                return responder.respond_with_error(not_found(&parent));
+            }
+            Err(error) => return responder.respond_with_error(error),
+        };
+        let servers = self.servers_for(true, request.mcp_servers);
+        self.with_servers(session, servers, (responder, cx), |session| {
+            let (modes, options) = steering::of(session);
+            schema::ForkSessionResponse::new(session.id().to_string())
                 .modes(modes)
                 .config_options(options)
         })

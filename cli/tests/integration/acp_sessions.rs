@@ -773,3 +773,50 @@ async fn an_editor_that_shows_compactions_gets_one_update_with_the_summary_live_
     assert_eq!(replayed, live, "the load shows it again, with its id");
     assert!(compaction.starts_with(&format!("{id}/")), "{compaction}");
 }
+
+#[tokio::test]
+async fn a_fork_over_acp_starts_on_its_parents_prefix_byte_for_byte() {
+    use agent_client_protocol::v1::schema::ForkSessionRequest;
+    let answers = "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n";
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(answers, "", &["bash"]);
+    let (parent, fork, capabilities) =
+        with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+            let init = initialize(&cx).await?;
+            let parent = new_session(&cx, project.path()).await?;
+            prompt(&cx, &parent, "first").await?;
+            let request = ForkSessionRequest::new(parent.clone(), project.path());
+            let fork = cx.send_request(request).block_task().await?.session_id;
+            prompt(&cx, &fork, "second").await?;
+            Ok((parent, fork, init.agent_capabilities.session_capabilities))
+        })
+        .await;
+    assert!(capabilities.fork.is_some());
+    assert_ne!(parent, fork);
+    let requests = common::recorded_requests(recorded);
+    let (first, forked) = (&requests[0], &requests[1]);
+    assert_eq!(forked["system"], first["system"]);
+    assert_eq!(forked["tools"], first["tools"]);
+    let texts: Vec<&str> = (forked["messages"].as_array().unwrap().iter())
+        .map(|message| message["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "one", "second"]);
+    // An unknown parent is the protocol's not-found, naming it.
+    let error = with_dsh(config, recorded, Answer::Allow, async |cx, _rx| {
+        initialize(&cx).await?;
+        let request = ForkSessionRequest::new("no-such-session", project.path());
+        Ok(cx
+            .send_request(request)
+            .block_task()
+            .await
+            .expect_err("no parent"))
+    })
+    .await;
+    assert_error(&error, -32002, |message| {
+        message.contains("no-such-session")
+    });
+}
