@@ -45,11 +45,11 @@ impl Project {
             ),
             (
                 ".claude/rules/docs.md",
-                "---\npaths:\n  - \"docs/**\"\n---\nDOCS RULE: plain words.\n",
+                "---\npaths:\n  - \"docs/**\"\n---\nDOCS RULE: plain words. Say what you ran.\n",
             ),
             (
                 "pkg/sub/AGENTS.md",
-                "NESTED RULE: this package is frozen. Say what you ran.\n",
+                "NESTED RULE: this package is frozen.\n",
             ),
             (
                 ".cursor/rules/zig.mdc",

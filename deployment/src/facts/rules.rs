@@ -171,9 +171,25 @@ impl fmt::Display for RuleProblem {
 }
 
 /// The rule files of a project.
+///
+/// The formats' files are read when a session starts (they live in a
+/// few known directories); a nested instruction file is looked for when
+/// a file under its directory is touched (the directories from the file
+/// up to the root, a few `stat`s), so a session in a large project does
+/// not walk it to start. The reports, which list every rule, walk it
+/// ([`listed`](Self::listed)).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Rules {
     root: Option<PathBuf>,
+    #[serde(skip)]
+    real_root: Option<PathBuf>,
+    /// The session's working directory: the instruction files on the way
+    /// to it are in the prompt already.
+    #[serde(skip)]
+    cwd: PathBuf,
+    /// The instruction files' names (`[instructions] files`).
+    #[serde(skip)]
+    names: Vec<String>,
     rules: Vec<Rule>,
     problems: Vec<RuleProblem>,
 }
@@ -195,61 +211,69 @@ const COPILOT_ALWAYS: &str = ".github/copilot-instructions.md";
 
 impl Rules {
     /// The rule files of the project at `root`, for a session in `cwd`:
-    /// each format's, and the instruction files named `names` in
-    /// directories off the way from the root to `cwd` (those on it are in
-    /// the prompt already). A file whose real path leaves the project is
-    /// skipped and said; one that does not read as UTF-8 is said.
+    /// each format's, read now; and the instruction files named `names`
+    /// in directories off the way from the root to `cwd` (those on it are
+    /// in the prompt already), looked for when a file under them is
+    /// touched. A file whose real path leaves the project is skipped and
+    /// said; one that does not read as UTF-8 is said.
     pub fn discover(root: &Path, cwd: &Path, names: &[String]) -> Self {
         let mut found = Self {
             root: Some(root.to_path_buf()),
+            real_root: std::fs::canonicalize(root).ok(),
+            cwd: cwd.to_path_buf(),
+            names: names.to_vec(),
             ..Self::default()
-        };
-        let Ok(real_root) = std::fs::canonicalize(root) else {
-            return found;
         };
         for (format, dir, suffix) in PLACES {
             for path in files_in(&root.join(dir), suffix) {
-                found.read(&real_root, format, path);
+                found.add(format, path);
             }
         }
         let copilot = root.join(COPILOT_ALWAYS);
         if copilot.is_file() {
-            found.read(&real_root, RuleFormat::Copilot, copilot);
-        }
-        for path in lint::nested_instructions(root, cwd, names) {
-            found.read(&real_root, RuleFormat::Nested, path);
+            found.add(RuleFormat::Copilot, copilot);
         }
         found
     }
 
-    /// Reads the rule file `path` of `format`.
-    fn read(&mut self, real_root: &Path, format: RuleFormat, path: PathBuf) {
+    /// Reads the rule file `path` of `format` into the rules, or its
+    /// problem into the problems.
+    fn add(&mut self, format: RuleFormat, path: PathBuf) {
+        match self.read(format, path) {
+            Ok((rule, problems)) => {
+                self.problems.extend(problems);
+                self.rules.extend(rule);
+            }
+            Err(problem) => self.problems.push(problem),
+        }
+    }
+
+    /// Reads the rule file `path` of `format`: the rule (none when its
+    /// globs do not compile), and what is wrong with it.
+    fn read(
+        &self,
+        format: RuleFormat,
+        path: PathBuf,
+    ) -> Result<(Option<Rule>, Vec<RuleProblem>), RuleProblem> {
         let root = self.root.clone().unwrap_or_default();
         let name = relative_name(path.strip_prefix(&root).unwrap_or(&path));
-        match std::fs::canonicalize(&path) {
-            Ok(real) if real.starts_with(real_root) => {}
-            Ok(real) => {
-                let message = format!(
-                    "its real path `{}` is outside the project; it is not read",
-                    real.display()
-                );
-                return self.problems.push(RuleProblem::new(&name, 1, message));
-            }
-            Err(error) => {
-                let message = format!("it cannot be read: {error}");
-                return self.problems.push(RuleProblem::new(&name, 1, message));
-            }
+        let problem = |message: String| RuleProblem::new(&name, 1, message);
+        let real = std::fs::canonicalize(&path)
+            .map_err(|error| problem(format!("it cannot be read: {error}")))?;
+        if !self
+            .real_root
+            .as_ref()
+            .is_some_and(|root| real.starts_with(root))
+        {
+            return Err(problem(format!(
+                "its real path `{}` is outside the project; it is not read",
+                real.display()
+            )));
         }
         let text = match std::fs::read(&path).map(String::from_utf8) {
             Ok(Ok(text)) => text,
-            Ok(Err(_)) => {
-                let message = "it is not UTF-8 text; it is not read".to_owned();
-                return self.problems.push(RuleProblem::new(&name, 1, message));
-            }
-            Err(error) => {
-                let message = format!("it cannot be read: {error}");
-                return self.problems.push(RuleProblem::new(&name, 1, message));
-            }
+            Ok(Err(_)) => return Err(problem("it is not UTF-8 text; it is not read".to_owned())),
+            Err(error) => return Err(problem(format!("it cannot be read: {error}"))),
         };
         let parsed = if format == RuleFormat::Nested {
             let dir = name.rsplit_once('/').map_or("", |(dir, _)| dir);
@@ -268,18 +292,18 @@ impl Rules {
         } else {
             format::parse(format, &name, &text)
         };
-        self.problems.extend(parsed.problems);
+        let mut problems = parsed.problems;
         let matcher = match &parsed.applies {
             Applies::Paths(globs) => match matcher(globs) {
                 Ok(matcher) => Some(Matcher(matcher)),
                 Err(error) => {
-                    let message = format!("{error}; the rule is never applied");
-                    return self.problems.push(RuleProblem::new(&name, 1, message));
+                    problems.push(problem(format!("{error}; the rule is never applied")));
+                    return Ok((None, problems));
                 }
             },
             _ => None,
         };
-        self.rules.push(Rule {
+        let rule = Rule {
             name,
             path,
             format,
@@ -288,7 +312,48 @@ impl Rules {
             text: parsed.body,
             line: parsed.line,
             matcher,
-        });
+        };
+        Ok((Some(rule), problems))
+    }
+
+    /// The nested instruction files that cover `relative` (a file's path
+    /// from the root), nearest the root first: the first of the names
+    /// present in each directory from the root (not itself) down to the
+    /// file's, but those on the way to the working directory.
+    fn nested_covering(&self, relative: &str) -> Vec<Rule> {
+        let Some(root) = &self.root else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = Path::new(relative)
+            .ancestors()
+            .skip(1)
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .map(|dir| root.join(dir))
+            .filter(|dir| !self.cwd.starts_with(dir))
+            .collect();
+        dirs.reverse();
+        (dirs.iter())
+            .filter_map(|dir| {
+                self.names
+                    .iter()
+                    .map(|name| dir.join(name))
+                    .find(|path| path.is_file())
+            })
+            .filter_map(|path| self.read(RuleFormat::Nested, path).ok()?.0)
+            .collect()
+    }
+
+    /// Every rule, the nested instruction files found by walking the
+    /// project (as git sees it) included: what the reports list.
+    pub fn listed(&self) -> Vec<Rule> {
+        let mut listed = self.rules.clone();
+        if let Some(root) = &self.root {
+            let nested = lint::nested_instructions(root, &self.cwd, &self.names);
+            listed.extend(
+                (nested.into_iter()).filter_map(|path| self.read(RuleFormat::Nested, path).ok()?.0),
+            );
+        }
+        listed
     }
 
     /// The project root the rules were found under.
@@ -296,7 +361,9 @@ impl Rules {
         self.root.as_deref()
     }
 
-    /// Every rule, always and path ones, in the order found.
+    /// The rules of the formats' files, always and path ones, in the
+    /// order found (the nested instruction files are looked for as files
+    /// are touched: [`listed`](Self::listed) has them too).
     pub fn all(&self) -> &[Rule] {
         &self.rules
     }
@@ -318,6 +385,12 @@ impl Rules {
         let mut problems = self.problems.clone();
         if let Some(root) = &self.root {
             problems.extend(lint::globs(root, &self.rules));
+            for path in lint::nested_instructions(root, &self.cwd, &self.names) {
+                match self.read(RuleFormat::Nested, path) {
+                    Ok((_, found)) => problems.extend(found),
+                    Err(problem) => problems.push(problem),
+                }
+            }
         }
         problems
     }
@@ -342,7 +415,7 @@ impl Rules {
             let Some(relative) = from_root(root, path) else {
                 continue;
             };
-            for rule in &self.rules {
+            for rule in self.rules.iter().chain(&self.nested_covering(&relative)) {
                 let Some(selector) = rule.matched_by(&relative) else {
                     continue;
                 };

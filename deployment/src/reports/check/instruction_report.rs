@@ -31,20 +31,20 @@ pub struct InstructionsReport<'a> {
     /// The files the budget left out, if any.
     pub left_out: Option<LeftOutReport<'a>>,
     /// The project's rule files, always and path ones.
-    pub rules: Vec<RuleReport<'a>>,
+    pub rules: Vec<RuleReport>,
 }
 
 /// One rule file as the reports show it.
 #[derive(Debug)]
-pub struct RuleReport<'a> {
+pub struct RuleReport {
     /// The rule, as the session found it.
-    pub rule: &'a Rule,
+    pub rule: Rule,
     /// The tokens of its text, counted as the prompt's are (when it
     /// rendered).
     pub tokens: Option<usize>,
 }
 
-impl RuleReport<'_> {
+impl RuleReport {
     /// When it applies, in words: `always`, `paths: **/*.rs`, `under:
     /// pkg/sub/`, `requested (never sent by dsh)`.
     pub fn applies(&self) -> String {
@@ -111,10 +111,10 @@ impl<'a> InstructionsReport<'a> {
                 files,
                 in_prompt: in_prompt(&files.section),
             }),
-            rules: (found.rules().all().iter())
+            rules: (found.rules().listed().into_iter())
                 .map(|rule| RuleReport {
-                    rule,
                     tokens: prompt.map(|(_, tokens)| tokens.tokenizer.count(&rule.text)),
+                    rule,
                 })
                 .collect(),
         }

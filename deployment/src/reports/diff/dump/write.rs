@@ -145,7 +145,7 @@ fn instructions_json(report: &InstructionsReport<'_>) -> Value {
         .collect();
     let rules: Vec<Value> = (report.rules.iter())
         .map(|rule_report| {
-            let rule = rule_report.rule;
+            let rule = &rule_report.rule;
             json!({
                 "name": rule.name,
                 "path": rule.path.display().to_string(),
