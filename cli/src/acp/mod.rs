@@ -30,10 +30,11 @@ use std::sync::atomic::AtomicBool;
 
 use agent_client_protocol::v1::schema::{
     self, CancelNotification, CloseSessionRequest, ContentBlock, DeleteSessionRequest,
-    FileSystemCapabilities, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, ResumeSessionRequest, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    FileSystemCapabilities, ForkSessionRequest, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, ErrorCode};
@@ -128,10 +129,8 @@ impl Server {
     /// The protocol's agent side, ready to connect to a transport (stdio,
     /// or a client in-process).
     pub(crate) fn agent(&self) -> impl ConnectTo<Client> + 'static {
-        let (init, new, prompt, cancel) = (self.clone(), self.clone(), self.clone(), self.clone());
-        let (load, list, resume, delete) = (self.clone(), self.clone(), self.clone(), self.clone());
-        let (set_mode, set_option, close, fork) =
-            (self.clone(), self.clone(), self.clone(), self.clone());
+        let [init, new, prompt, cancel, load, list] = std::array::from_fn(|_| self.clone());
+        let [resume, delete, mode, option, close, fork] = std::array::from_fn(|_| self.clone());
         Agent
             .v1()
             .name("dsh")
@@ -160,9 +159,7 @@ impl Server {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
-                async move |request: schema::ForkSessionRequest,
-                            responder,
-                            cx: ConnectionTo<Client>| {
+                async move |request: ForkSessionRequest, responder, cx: ConnectionTo<Client>| {
                     fork.fork_session(request, responder, cx)
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -193,15 +190,13 @@ impl Server {
             )
             .on_receive_request(
                 async move |request: SetSessionModeRequest, responder, _cx| {
-                    let value = request.mode_id.0.to_string();
-                    let set = set_mode.steer(&request.session_id, Knob::Mode.id(), &value);
-                    responder.respond_with_result(set.map(|_| SetSessionModeResponse::new()))
+                    responder.respond_with_result(mode.set_mode(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
                 async move |request: SetSessionConfigOptionRequest, responder, _cx| {
-                    responder.respond_with_result(set_option.set_option(&request))
+                    responder.respond_with_result(option.set_option(&request))
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -212,6 +207,13 @@ impl Server {
                 },
                 agent_client_protocol::on_receive_notification!(),
             )
+    }
+
+    /// `session/set_mode`: the mode of the session, as `/mode` sets it.
+    fn set_mode(&self, request: &SetSessionModeRequest) -> Result<SetSessionModeResponse, Error> {
+        let value = request.mode_id.0.to_string();
+        let set = self.steer(&request.session_id, Knob::Mode.id(), &value);
+        set.map(|_| SetSessionModeResponse::new())
     }
 
     /// Cancels every running turn: the client has gone. Returns whether
