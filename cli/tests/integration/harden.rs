@@ -820,3 +820,77 @@ fn a_deployment_section_ordered_before_the_persona_is_refused() {
         common::assert_fails_saying(&output, &format!("has order {order}, before the persona"));
     }
 }
+
+// ---- Issue 58, item 3. Attachments that are not regular files ----
+
+/// `dsh` with `args`, its address space capped at 4 GB (so a read that
+/// never ends fails instead of filling the machine), stopped if it runs
+/// past a minute: a hang is a failure here, not a stuck test.
+fn bounded_output(args: &[&str]) -> std::process::Output {
+    let mut shell = std::process::Command::new("sh");
+    shell
+        .arg("-c")
+        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_dsh"))
+        .args(args)
+        .current_dir(common::workspace())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // The environment every test's `dsh` has, removals included.
+    for (key, value) in common::command(&[]).get_envs() {
+        match value {
+            Some(value) => shell.env(key, value),
+            None => shell.env_remove(key),
+        };
+    }
+    let mut child = shell.spawn().expect("dsh starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > deadline {
+            child.kill().expect("kill");
+            let _ = child.wait();
+            panic!("dsh {args:?} hung on a special file");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("dsh ends")
+}
+
+#[test]
+fn attaching_a_fifo_or_a_device_named_png_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("a project");
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "", &["read"]);
+    let cwd = project.path().display().to_string();
+    for (name, node, said) in [
+        (
+            "pic.png",
+            &["p"][..],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            "zero.png",
+            &["c", "1", "5"][..],
+            "is a character device, not a regular file",
+        ),
+        (
+            "pipe.txt",
+            &["p"][..],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+    ] {
+        let path = project.path().join(name);
+        let made = std::process::Command::new("mknod")
+            .arg(&path)
+            .args(node)
+            .status()
+            .expect("mknod runs");
+        assert!(made.success(), "mknod {name} (tests run as root)");
+        let output = bounded_output(&[
+            "run", "--config", &config, "--cwd", &cwd, "--attach", name, "-p", "Look.",
+        ]);
+        let stderr = common::assert_fails_saying(&output, said);
+        assert!(stderr.contains(name), "{stderr}");
+    }
+}
