@@ -825,7 +825,8 @@ fn a_deployment_section_ordered_before_the_persona_is_refused() {
 
 /// `dsh` with `args`, its address space capped at 4 GB (so a read that
 /// never ends fails instead of filling the machine), stopped if it runs
-/// past a minute: a hang is a failure here, not a stuck test.
+/// past a minute: a hang is a failure here, not a stuck test (a guard,
+/// not a benchmark: the goals are far under it).
 fn bounded_output(args: &[&str]) -> std::process::Output {
     let mut shell = std::process::Command::new("sh");
     shell
@@ -845,16 +846,35 @@ fn bounded_output(args: &[&str]) -> std::process::Output {
         };
     }
     let mut child = shell.spawn().expect("dsh starts");
+    // Read both pipes meanwhile: a full pipe would stop dsh, not end it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                pipe.read_to_end(&mut bytes).expect("read a pipe");
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|pipe| Box::new(pipe) as _));
+    let stderr = drain(child.stderr.take().map(|pipe| Box::new(pipe) as _));
     let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().expect("wait").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
         if Instant::now() > deadline {
             child.kill().expect("kill");
             let _ = child.wait();
-            panic!("dsh {args:?} hung on a special file");
+            panic!("dsh {args:?} ran past a minute");
         }
         std::thread::sleep(Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
     }
-    child.wait_with_output().expect("dsh ends")
 }
 
 #[test]
@@ -893,4 +913,70 @@ fn attaching_a_fifo_or_a_device_named_png_is_refused_at_once() {
         let stderr = common::assert_fails_saying(&output, said);
         assert!(stderr.contains(name), "{stderr}");
     }
+}
+
+// ---- Issue 58, item 4. `dsh diff` of a rewritten section ----
+
+/// `count` words of prose drawn by `seed`, a line every ninety.
+fn prose(count: usize, seed: u64) -> String {
+    const WORDS: [&str; 12] = [
+        "alpha", "beta", "gamma", "delta", "code", "test", "file", "run", "make", "keep", "the",
+        "a",
+    ];
+    let mut state = seed;
+    let mut text = String::new();
+    for at in 0..count {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        let word = WORDS[usize::try_from(state >> 60).expect("small") % WORDS.len()];
+        text.push_str(word);
+        text.push(if at % 90 == 89 { '\n' } else { ' ' });
+    }
+    text
+}
+
+/// A deployment in `dir`, named `name`, whose agent has one section of
+/// `text`.
+fn one_section(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    common::write(
+        &path,
+        &format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"a\"\ntools = []\npersona = \"Hi.\"\n\
+             [[agents.sections]]\nname = \"big\"\norder = 300\ntext = '''\n{text}'''\n"
+        ),
+    );
+    path.display().to_string()
+}
+
+/// A section of 40,000 words, rewritten: the old word diff weighed every
+/// word against every other (minutes; BENCHMARKS.md has the figures). The
+/// guard of [`bounded_output`] is a minute, thirty times the goal.
+#[test]
+fn a_rewritten_section_of_40k_words_is_diffed_and_its_runs_make_both_texts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::write(&dir.path().join("answers.toml"), "answers = []\n");
+    let (old_text, new_text) = (prose(40_000, 1), prose(40_000, 2));
+    let old = one_section(dir.path(), "old.toml", &old_text);
+    let new = one_section(dir.path(), "new.toml", &new_text);
+    let output = bounded_output(&[
+        "diff", &old, &new, "--no-mcp", "--no-cwd", "--format", "json",
+    ]);
+    common::assert_status(&output, 1);
+    let json: Value = serde_json::from_str(&common::stdout(&output)).expect("JSON");
+    let change = &json["sections"]["changes"][0];
+    assert_eq!(
+        (&change["name"], &change["change"]),
+        (&json!("big"), &json!("changed"))
+    );
+    let side = |skip: &str| -> String {
+        (change["words"].as_array().expect("runs").iter())
+            .filter(|run| run["op"] != skip)
+            .map(|run| run["text"].as_str().expect("text"))
+            .collect()
+    };
+    assert_eq!(side("insert").trim_end(), old_text.trim_end());
+    assert_eq!(side("delete").trim_end(), new_text.trim_end());
 }
