@@ -7,9 +7,9 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use dsh_system_prompt::template::position_of;
+use dsh_system_prompt::template::Position;
 use miette::{
     Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
@@ -31,6 +31,11 @@ pub struct SourceFile {
     /// it is on, and what to add to an excerpt column to get the file's.
     /// (Boxed: a `Problem` stays small enough to return by value.)
     origin: Option<Box<(usize, isize)>>,
+    /// Where each line of `text` starts, found at the first
+    /// [`position`](Self::position) asked and shared by clones: a search
+    /// from the start for every position made 10,000 sections' owners
+    /// quadratic.
+    line_starts: Arc<OnceLock<Box<[usize]>>>,
 }
 
 impl SourceFile {
@@ -40,6 +45,7 @@ impl SourceFile {
             name: name.as_ref().into(),
             text: text.into(),
             origin: None,
+            line_starts: Arc::default(),
         }
     }
 
@@ -58,13 +64,38 @@ impl SourceFile {
     /// The template crate owns this arithmetic; diagnostics headers use it
     /// too (see the `SourceCode` impl).
     pub fn position(&self, offset: usize) -> (usize, usize) {
-        let position = position_of(self.text(), offset);
+        let position = self.position_of(offset);
         match self.origin.as_deref() {
             Some(&(line, shift)) => (
                 line + position.line - 1,
                 position.column.saturating_add_signed(shift),
             ),
             None => (position.line, position.column),
+        }
+    }
+
+    /// [`position_of`](dsh_system_prompt::template::position_of) by the
+    /// line index: a binary search for the line,
+    /// then the characters of that line before `offset`.
+    fn position_of(&self, offset: usize) -> Position {
+        let text = self.text();
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+                .collect()
+        });
+        // At least 1: the first line starts at 0.
+        let line = starts.partition_point(|start| *start <= offset);
+        let start = starts.get(line.wrapping_sub(1)).copied().unwrap_or(0);
+        let column = text.get(start..offset).unwrap_or_default().chars().count() + 1;
+        Position {
+            offset,
+            line,
+            column,
         }
     }
 
@@ -312,6 +343,7 @@ impl Excerpt {
             name: Arc::clone(&file.name),
             text: excerpt.into(),
             origin: Some(Box::new((line_number, origin_shift))),
+            line_starts: Arc::default(),
         };
         Some(Self {
             file,
@@ -340,6 +372,16 @@ impl Excerpt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_by_the_line_index_is_the_templates_position() {
+        let text = "a\nbé <<x>>\r\n\n€€ end\nlast";
+        let file = SourceFile::new("f", text);
+        for offset in (0..text.len() + 3).rev() {
+            let expected = dsh_system_prompt::template::position_of(text, offset);
+            assert_eq!(file.position_of(offset), expected, "offset {offset}");
+        }
+    }
 
     #[test]
     fn positions_count_characters_and_hold_inside_a_character() {

@@ -980,3 +980,47 @@ fn a_rewritten_section_of_40k_words_is_diffed_and_its_runs_make_both_texts() {
     assert_eq!(side("insert").trim_end(), old_text.trim_end());
     assert_eq!(side("delete").trim_end(), new_text.trim_end());
 }
+
+// ---- Issue 58, item 5. Many sections ----
+
+/// A deployment in `dir` whose agent has `count` sections of its own.
+fn many_sections(dir: &Path, count: usize) -> String {
+    let mut tables = String::new();
+    for at in 0..count {
+        tables.push_str(&format!(
+            "[[agents.sections]]\nname = \"s{at}\"\norder = {}\n\
+             text = \"Section {at} keeps rule {at} of the project, about file {at}.\"\n",
+            300 + at
+        ));
+    }
+    common::write(&dir.join("answers.toml"), "answers = []\n");
+    common::config(
+        dir,
+        &format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"a\"\ntools = [\"read\"]\npersona = \"Hi.\"\n{tables}"
+        ),
+    )
+}
+
+/// 10,000 sections: each registered copied the registry's state, each
+/// owner's line was searched from the file's start, each section's text
+/// and origin searched among all (minutes; BENCHMARKS.md has the
+/// figures). `check`, `prompt --format explain` and `diff` each finish
+/// within [`bounded_output`]'s guard, and say what they should.
+#[test]
+fn check_explain_and_diff_of_10k_sections_finish_and_see_them_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = many_sections(dir.path(), 10_000);
+    let output = bounded_output(&["check", "--config", &config]);
+    common::assert_status(&output, 0);
+    let output = bounded_output(&[
+        "prompt", "--config", &config, "--no-cwd", "--format", "explain",
+    ]);
+    common::assert_status(&output, 0);
+    let explained = common::stdout(&output);
+    assert!(explained.contains("s9999"), "{}", &explained[..400]);
+    let output = bounded_output(&["diff", &config, &config, "--no-mcp", "--no-cwd"]);
+    common::assert_status(&output, 0);
+    assert!(common::stdout(&output).contains("no difference"));
+}
