@@ -1024,3 +1024,40 @@ fn check_explain_and_diff_of_10k_sections_finish_and_see_them_all() {
     common::assert_status(&output, 0);
     assert!(common::stdout(&output).contains("no difference"));
 }
+
+// ---- Issue 58, item 11. `write` in read-only mode ----
+
+/// In read-only mode a change of files is refused at once, saying the
+/// mode — not asked about, then failed in the sandbox.
+#[test]
+fn write_in_read_only_mode_is_refused_at_once_saying_the_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
+                   arguments = { file_path = \"new.txt\", content = \"hi\" }\n\
+                   [[answers]]\ntext = \"done\"\n";
+    let config = deployment(
+        dir.path(),
+        answers,
+        "[tools.write]\npermission = \"ask\"\n",
+        &["write"],
+    );
+    let cwd = project.path().display().to_string();
+    let (output, requests) = common::run_recorded(
+        dir.path(),
+        &config,
+        &["--cwd", &cwd, "--mode", "read-only", "-p", "write it"],
+    );
+    common::assert_status(&output, 0);
+    assert_a_tool_result_says(
+        &requests,
+        "this session's mode is `read-only`",
+        "the refusal",
+    );
+    let results = format!("{requests:?}");
+    assert!(
+        !results.contains("runs only with the user's permission"),
+        "{results}"
+    );
+    assert!(!project.path().join("new.txt").exists());
+}
