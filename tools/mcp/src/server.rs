@@ -90,6 +90,9 @@ pub(crate) struct ToolSet {
     /// The name of every tool the server listed, allowed or not, in its
     /// order.
     pub(crate) listed: Vec<String>,
+    /// Exposed name → the tool's `outputSchema`, compiled (or why it does
+    /// not compile), for the tools that declare one.
+    pub(crate) outputs: HashMap<String, Result<Arc<jsonschema::Validator>, String>>,
     /// Exposed name → how a front end shows its calls (title, kind).
     pub(crate) looks: HashMap<String, Look>,
     /// The exposed name of the tool that reads the server's resources
@@ -142,6 +145,15 @@ impl ToolSet {
             .zip(&names)
             .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
             .collect();
+        let outputs = (tools.iter().zip(&names))
+            .filter_map(|(tool, name)| {
+                let schema = serde_json::Value::Object((**tool.output_schema.as_ref()?).clone());
+                let compiled = jsonschema::validator_for(&schema)
+                    .map(Arc::new)
+                    .map_err(|error| error.to_string());
+                Some((name.exposed.clone(), compiled))
+            })
+            .collect();
         let reader = resources
             .zip(names.get(tools.len()))
             .map(|(resources, name)| {
@@ -172,6 +184,7 @@ impl ToolSet {
             unknown_allowed,
             read_only,
             listed: listed_names,
+            outputs,
             looks,
             reader,
             left_out,
@@ -677,11 +690,16 @@ impl McpServer {
                 self.config.name
             ))),
             Ok(Ok(result)) => {
-                let rendered = render_result(&result, set.reader.as_deref());
+                let mut rendered = render_result(&result, set.reader.as_deref());
                 if rendered.is_error {
                     // A failure is its text: an image of it is described.
                     let text = Image::described_after(&rendered.text, &rendered.images);
                     return Err(failed(text.into_owned()));
+                }
+                if let Some(schema) = set.outputs.get(exposed)
+                    && let Some(note) = crate::render::schema_note(schema, &result)
+                {
+                    rendered.text = format!("{}\n{note}", rendered.text);
                 }
                 Ok(ToolOutput::new(rendered.text).with_images(rendered.images))
             }

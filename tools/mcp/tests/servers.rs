@@ -775,3 +775,42 @@ async fn what_a_server_says_goes_to_the_hosts_output_by_name() {
     }
     assert_eq!(said.len(), expected.len(), "{said:?}");
 }
+
+/// A result that breaks its tool's `outputSchema` (a string where an
+/// integer was promised, or no structured content at all) is passed on
+/// with a line saying so; one that keeps it is passed on as it is.
+#[tokio::test]
+async fn a_result_breaking_its_output_schema_says_so() {
+    let w = wired();
+    w.servers.add(
+        start(config("calc", &["output-schema"]))
+            .await
+            .expect("starts"),
+    );
+    let cx = ToolCallContext::new("s1");
+    let shaped = w.tools.call("calc__shaped", "{}", &cx).await;
+    assert_eq!(shaped.text, r#"{"answer":42}"#);
+    let misshaped = w.tools.call("calc__misshaped", "{}", &cx).await;
+    assert!(!misshaped.is_error);
+    assert!(
+        misshaped.text.starts_with(r#"{"answer":"forty-two"}"#),
+        "{}",
+        misshaped.text
+    );
+    assert!(
+        misshaped
+            .text
+            .contains("does not keep the tool's outputSchema: `/answer`: \"forty-two\" is not of type \"integer\""),
+        "{}",
+        misshaped.text
+    );
+    let unshaped = w.tools.call("calc__unshaped", "{}", &cx).await;
+    assert!(
+        unshaped
+            .text
+            .ends_with("declares an outputSchema but the result has no structured content]"),
+        "{}",
+        unshaped.text
+    );
+    w.servers.shutdown().await;
+}
