@@ -449,6 +449,20 @@ impl ServerHandler for TestServer {
         ]))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            vec![
+                rmcp::model::ResourceTemplate::new("recipe://{name}", "recipe")
+                    .with_title("A recipe")
+                    .with_description("The recipe called `name`."),
+            ],
+        ))
+    }
+
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
@@ -458,6 +472,10 @@ impl ServerHandler for TestServer {
         let contents = match request.uri.as_str() {
             README => ResourceContents::text("# Read me\nThe docs are here.", README),
             LOGO => ResourceContents::blob(PIXEL, LOGO).with_mime_type("image/png"),
+            other if other.starts_with("recipe://") => {
+                let name = other.trim_start_matches("recipe://");
+                ResourceContents::text(format!("Mix the {name}."), other)
+            }
             other => {
                 return Err(ErrorData::resource_not_found(
                     format!("no resource {other}"),

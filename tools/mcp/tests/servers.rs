@@ -541,11 +541,22 @@ async fn a_servers_resources_are_read_through_one_tool_that_lists_them() {
         "{}",
         reader.description
     );
+    // Its resource templates too, after them: what the model fills in.
+    assert!(
+        reader.description.ends_with(
+            "Its resource templates (an RFC 6570 URI template: fill in each `{…}` to make a URI \
+             to read):\n- `recipe://{name}`: A recipe — The recipe called `name`."
+        ),
+        "{}",
+        reader.description
+    );
     let cx = ToolCallContext::new("s1");
     let call = |args: &'static str| {
         let (tools, cx) = (w.tools.clone(), cx.clone());
         async move { tools.call("docs__read_resource", args, &cx).await }
     };
+    let recipe = call(r#"{"uri": "recipe://bread"}"#).await;
+    assert_eq!(recipe.text, "[resource recipe://bread]\nMix the bread.");
     let text = call(r#"{"uri": "file:///docs/readme.md"}"#).await;
     assert_eq!(
         (text.text.as_str(), text.is_error),
