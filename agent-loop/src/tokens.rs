@@ -50,8 +50,9 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// A byte-pair encoding whose ranks ship inside this build (in the
-/// `tiktoken-rs` crate): counting never downloads anything.
+/// A byte-pair encoding whose ranks ship inside this build (this
+/// crate's `tokens/*.ranks`, made from `tiktoken-rs`'s): counting never
+/// downloads anything.
 ///
 /// ```
 /// use dsh_agent_loop::Encoding;
