@@ -26,16 +26,30 @@ const CLIP_CONTEXT: usize = 40;
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     name: Arc<str>,
-    text: Arc<str>,
+    text: Arc<FileText>,
     /// For an excerpt of one line of a file (a clipped snippet): the line
     /// it is on, and what to add to an excerpt column to get the file's.
     /// (Boxed: a `Problem` stays small enough to return by value.)
     origin: Option<Box<(usize, isize)>>,
-    /// Where each line of `text` starts, found at the first
-    /// [`position`](Self::position) asked and shared by clones: a search
-    /// from the start for every position made 10,000 sections' owners
-    /// quadratic.
-    line_starts: Arc<OnceLock<Box<[usize]>>>,
+}
+
+/// A file's text, and where each of its lines starts, found at the first
+/// [`SourceFile::position`] asked and shared by the file's clones: a
+/// search from the start for every position made 10,000 sections' owners
+/// quadratic.
+#[derive(Debug)]
+struct FileText {
+    text: Arc<str>,
+    line_starts: OnceLock<Box<[usize]>>,
+}
+
+impl FileText {
+    fn new(text: impl Into<Arc<str>>) -> Arc<Self> {
+        Arc::new(Self {
+            text: text.into(),
+            line_starts: OnceLock::new(),
+        })
+    }
 }
 
 impl SourceFile {
@@ -43,9 +57,8 @@ impl SourceFile {
     pub fn new(name: impl AsRef<str>, text: impl Into<Arc<str>>) -> Self {
         Self {
             name: name.as_ref().into(),
-            text: text.into(),
+            text: FileText::new(text),
             origin: None,
-            line_starts: Arc::default(),
         }
     }
 
@@ -56,7 +69,7 @@ impl SourceFile {
 
     /// The file's text.
     pub fn text(&self) -> &str {
-        &self.text
+        &self.text.text
     }
 
     /// The 1-based line and column (in characters, as an editor counts) of
@@ -83,7 +96,7 @@ impl SourceFile {
         while !text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let starts = self.line_starts.get_or_init(|| {
+        let starts = self.text.line_starts.get_or_init(|| {
             std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(at, _)| at + 1))
                 .collect()
@@ -119,9 +132,8 @@ impl SourceCode for SourceFile {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let contents = self
-            .text
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let contents =
+            (self.text.text).read_span(span, context_lines_before, context_lines_after)?;
         let (line, column) = self.position(contents.span().offset());
         let contents = MietteSpanContents::new_named(
             self.name.to_string(),
@@ -341,9 +353,8 @@ impl Excerpt {
             isize::try_from(column).unwrap_or(isize::MAX) - 1 - isize::from(cut_before);
         let file = SourceFile {
             name: Arc::clone(&file.name),
-            text: excerpt.into(),
+            text: FileText::new(excerpt),
             origin: Some(Box::new((line_number, origin_shift))),
-            line_starts: Arc::default(),
         };
         Some(Self {
             file,

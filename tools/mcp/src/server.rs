@@ -146,15 +146,7 @@ impl ToolSet {
             .zip(&names)
             .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
             .collect();
-        let outputs = (tools.iter().zip(&names))
-            .filter_map(|(tool, name)| {
-                let schema = serde_json::Value::Object((**tool.output_schema.as_ref()?).clone());
-                let compiled = jsonschema::validator_for(&schema)
-                    .map(Arc::new)
-                    .map_err(|error| error.to_string());
-                Some((name.exposed.clone(), compiled))
-            })
-            .collect();
+        let outputs = output_validators(&tools, &names);
         let reader = resources
             .zip(names.get(tools.len()))
             .map(|(resources, name)| {
@@ -192,6 +184,23 @@ impl ToolSet {
             left_out,
         }
     }
+}
+
+/// Each tool's `outputSchema`, compiled (or why it does not compile), by
+/// its exposed name (`names`, in `tools`' order).
+fn output_validators(
+    tools: &[rmcp::model::Tool],
+    names: &[ExposedName],
+) -> HashMap<String, Result<Arc<jsonschema::Validator>, String>> {
+    (tools.iter().zip(names))
+        .filter_map(|(tool, name)| {
+            let schema = serde_json::Value::Object((**tool.output_schema.as_ref()?).clone());
+            let compiled = jsonschema::validator_for(&schema)
+                .map(Arc::new)
+                .map_err(|error| error.to_string());
+            Some((name.exposed.clone(), compiled))
+        })
+        .collect()
 }
 
 /// The tools of `listed` that `left_out` finds no reason to leave out, and
