@@ -12,7 +12,8 @@ use std::ops::Range;
 use std::str::FromStr;
 
 use dsh_system_prompt::inspect::RenderedPrompt;
-use tiktoken_rs::CoreBPE;
+
+mod bpe;
 
 use crate::TokenizerError;
 
@@ -49,8 +50,9 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// A byte-pair encoding whose ranks ship inside this build (in the
-/// `tiktoken-rs` crate): counting never downloads anything.
+/// A byte-pair encoding whose ranks ship inside this build (this
+/// crate's `tokens/*.ranks`, made from `tiktoken-rs`'s): counting never
+/// downloads anything.
 ///
 /// ```
 /// use dsh_agent_loop::Encoding;
@@ -103,14 +105,13 @@ impl Encoding {
         }
     }
 
-    /// The encoding's BPE, built on first use and shared by the process:
-    /// building one decodes a few MB of ranks.
-    fn bpe(self) -> &'static CoreBPE {
-        // The ranks are this build's own data, so building cannot fail on
-        // anything a user wrote.
+    /// The encoding's ranks, loaded on first use and shared by the
+    /// process: a few milliseconds, where building `tiktoken-rs`'s
+    /// encoding took ~150 ([`bpe`]).
+    fn bpe(self) -> &'static bpe::Ranks {
         match self {
-            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            Self::O200kBase => bpe::Ranks::o200k_base(),
+            Self::Cl100kBase => bpe::Ranks::cl100k_base(),
         }
     }
 }
@@ -315,9 +316,11 @@ impl Tokenizer {
     /// may change the count by a token at that cut.
     pub fn count(&self, text: &str) -> usize {
         let bpe = self.encoding.bpe();
-        chunks(text)
-            .map(|chunk| bpe.encode_ordinary(chunk).len())
-            .sum()
+        let mut count = 0;
+        for chunk in chunks(text) {
+            bpe.tokens(chunk, &mut |_| count += 1);
+        }
+        count
     }
 
     /// Encodes `text` once and says how many of its tokens start inside
@@ -340,29 +343,22 @@ impl Tokenizer {
     /// ```
     pub fn count_ranges(&self, text: &str, ranges: &[Range<usize>]) -> RangeTokens {
         let bpe = self.encoding.bpe();
-        let tokens: Vec<_> = chunks(text)
-            .flat_map(|chunk| bpe.encode_ordinary(chunk))
-            .collect();
         let mut in_ranges = vec![0; ranges.len()];
-        let mut range = 0;
-        let mut offset = 0;
-        for token in &tokens {
+        let (mut total, mut range, mut offset) = (0, 0, 0);
+        let mut token = |len: usize| {
             while range < ranges.len() && ranges[range].end <= offset {
                 range += 1;
             }
             if range < ranges.len() && ranges[range].start <= offset {
                 in_ranges[range] += 1;
             }
-            // Every token the encoder produced decodes; were one not to, its
-            // length would be lost, never the count.
-            offset += bpe
-                .decode_bytes(std::slice::from_ref(token))
-                .map_or(0, |bytes| bytes.len());
+            total += 1;
+            offset += len;
+        };
+        for chunk in chunks(text) {
+            bpe.tokens(chunk, &mut token);
         }
-        RangeTokens {
-            total: tokens.len(),
-            in_ranges,
-        }
+        RangeTokens { total, in_ranges }
     }
 
     /// The tokens of a rendered system prompt, and each rendered section's
@@ -408,7 +404,7 @@ mod tests {
         assert_eq!(chunks(&text).collect::<String>(), text);
         for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
             let tokenizer = Tokenizer::configured(encoding);
-            let whole = encoding.bpe().encode_ordinary(&text).len();
+            let whole = tiktoken(encoding).encode_ordinary(&text).len();
             assert_eq!(tokenizer.count(&text), whole, "{encoding:?}");
             assert_eq!(tokenizer.count_ranges(&text, &[0..10, 20..30]).total, whole);
         }
@@ -538,5 +534,110 @@ mod tests {
         // Text outside every range is counted as outside.
         let prefix = tokenizer.count_ranges(&text, &[]);
         assert_eq!(prefix.outside(), prefix.total);
+    }
+
+    /// The tiktoken-rs encoding of `encoding`, to check the lean tables
+    /// against.
+    fn tiktoken(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
+        match encoding {
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        }
+    }
+
+    #[test]
+    fn the_tables_are_tiktokens_token_for_token() {
+        for (encoding, table, tokens) in [
+            (
+                Encoding::O200kBase,
+                &include_bytes!("tokens/o200k_base.ranks")[..],
+                199_998,
+            ),
+            (
+                Encoding::Cl100kBase,
+                &include_bytes!("tokens/cl100k_base.ranks")[..],
+                100_256,
+            ),
+        ] {
+            let bpe = tiktoken(encoding);
+            let (mut at, mut rank) = (0, 0u32);
+            while at < table.len() {
+                let end = at + 1 + usize::from(table[at]);
+                let theirs = bpe.decode_bytes(&[rank]).expect("a rank of theirs");
+                assert_eq!(&table[at + 1..end], &theirs[..], "{encoding:?} rank {rank}");
+                (at, rank) = (end, rank + 1);
+            }
+            assert_eq!(rank, tokens, "{encoding:?}");
+        }
+    }
+
+    /// Texts of every kind the encodings split differently: words in both
+    /// cases and contractions, digit runs, punctuation, white space of
+    /// every sort, scripts without spaces, emoji, long runs (the merge of
+    /// long pieces), and this repository's own sources.
+    fn corpus() -> Vec<String> {
+        let mut texts: Vec<String> = [
+            "Hello, world! I'm here; you're there. They'll see: WE'VE DONE IT.",
+            "  leading and trailing  \t\r\n\n  ",
+            "1234567 3.14159 0x1F 1,000,000 2026-12-07T19:00:00Z",
+            "検証してください。한국어 텍스트 العربية हिन्दी",
+            "👩🏽‍💻 🇫🇷 e\u{301} Ångström ﬁ \u{a0}\u{3000}\u{2028}",
+            "fn main() { println!(\"{}\", a[0] + b.c()?); } // <|endoftext|>",
+        ]
+        .iter()
+        .map(|text| (*text).to_owned())
+        .collect();
+        texts.push("a".repeat(5000));
+        texts.push("ab".repeat(3000));
+        texts.push(" ".repeat(700));
+        texts.push("persona".repeat(400));
+        texts.push("é!".repeat(900));
+        let mut state = 7u64;
+        for _ in 0..300 {
+            let mut text = String::new();
+            for _ in 0..(state % 120) {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1442695040888963407);
+                let pool = [
+                    "the", " ", "The", "'s", "\n", "\t", "42", "...", "é", "検", "😀", "ABC", "x",
+                    "\r\n", "--", "don't",
+                ];
+                text.push_str(pool[usize::try_from(state >> 60).unwrap_or(0) % pool.len()]);
+            }
+            texts.push(text);
+        }
+        for file in [
+            "src/tokens.rs",
+            "src/tokens/bpe.rs",
+            "src/budget.rs",
+            "Cargo.toml",
+            "../README.md",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            texts.push(std::fs::read_to_string(path).expect("a file of the repository"));
+        }
+        texts
+    }
+
+    #[test]
+    fn counts_and_token_lengths_are_tiktokens() {
+        let corpus = corpus();
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let (ours, theirs) = (encoding.bpe(), tiktoken(encoding));
+            for text in &corpus {
+                let mut lengths = Vec::new();
+                ours.tokens(text, &mut |len| lengths.push(len));
+                let expected: Vec<usize> = (theirs.encode_ordinary(text).iter())
+                    .map(|token| theirs.decode_bytes(&[*token]).expect("a token").len())
+                    .collect();
+                assert_eq!(
+                    lengths,
+                    expected,
+                    "{encoding:?}: {:?}",
+                    &text[..text.len().min(60)]
+                );
+            }
+        }
     }
 }

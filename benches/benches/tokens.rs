@@ -27,10 +27,11 @@
 //! Group `tokens_build` (workload-free), what a process pays once, on its
 //! first count, building the `o200k_base` encoding:
 //!
-//! - `first_count/tiktoken-rs` and (feature `bpe-openai`)
-//!   `first_count/bpe-openai`: a fresh
-//!   process's first count of one short text (`Tokenizer::count`, and
-//!   `bpe-openai`'s `o200k_base`), timed inside that process — the bench
+//! - `first_count/dsh`, `first_count/tiktoken-rs` and (feature
+//!   `bpe-openai`) `first_count/bpe-openai`: a fresh process's first count
+//!   of one short text (`Tokenizer::count`, from its lean rank tables;
+//!   `tiktoken-rs`'s `o200k_base`, built; `bpe-openai`'s `o200k_base`),
+//!   timed inside that process — the bench
 //!   runs itself as the child — so each sample pays what `dsh` pays: page
 //!   faults of the tables and all;
 //! - `o200k_base_build`: `tiktoken-rs` building a new `o200k_base` in this
@@ -130,6 +131,7 @@ fn tokens(c: &mut Criterion) {
     let mut build = c.benchmark_group("tokens_build");
     build.sample_size(10);
     let crates = [
+        Some(DSH),
         Some(TIKTOKEN_RS),
         cfg!(feature = "bpe-openai").then_some(BPE_OPENAI),
     ];
@@ -145,6 +147,7 @@ fn tokens(c: &mut Criterion) {
 }
 
 const BPE_OPENAI: &str = "bpe-openai";
+const DSH: &str = "dsh";
 const TIKTOKEN_RS: &str = "tiktoken-rs";
 
 /// Set in the child that times a first count: the crate to count with.
@@ -173,7 +176,10 @@ fn first_count(crate_name: &str) {
     let text = "Check the exit code.";
     let start = Instant::now();
     let count = match crate_name {
-        TIKTOKEN_RS => Tokenizer::for_model("gpt-5").count(text),
+        DSH => Tokenizer::for_model("gpt-5").count(text),
+        TIKTOKEN_RS => tiktoken_rs::o200k_base_singleton()
+            .encode_ordinary(text)
+            .len(),
         #[cfg(feature = "bpe-openai")]
         BPE_OPENAI => bpe_openai::o200k_base().count(text),
         other => panic!("no crate `{other}` to count with"),

@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
+use dsh_prompt_template::is_section_name;
+
 use crate::{
     AssembleContext, BoxError, NameKind, Owner, PartKind, PromptAssembly, PromptSection,
     RegistryError, Scope, ScopeId, Text, ToolOrder, ToolSchema,
@@ -85,7 +87,7 @@ struct Inner {
     deferred: Mutex<Vec<(std::thread::ThreadId, Id)>>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Id(u64);
 
 impl SystemPrompt {
@@ -159,9 +161,13 @@ impl SystemPrompt {
     }
 
     fn handle(&self, id: Id) -> Registration {
+        self.handle_of(Box::new([id]))
+    }
+
+    fn handle_of(&self, ids: Box<[Id]>) -> Registration {
         Registration {
             registry: Arc::downgrade(&self.inner),
-            id,
+            ids,
         }
     }
 
@@ -203,6 +209,60 @@ impl SystemPrompt {
         // name this file, not the caller, since closures do not inherit
         // `#[track_caller]`.
         self.part(PartKind::Section, section, Location::caller())
+    }
+
+    /// Registers many sections as one change of the registry: each is
+    /// checked and offered to the change listeners in turn, as
+    /// [`section`](Self::section) would one by one, but the registry's
+    /// state is copied once for all of them, not once a section (10,000
+    /// sections registered one by one were 10,000 copies of a growing
+    /// state). A section refused is left out, its error returned with its
+    /// index in `sections`; the others are registered, and the one
+    /// [`Registration`] keeps them (dropping it unregisters them together).
+    ///
+    /// ```
+    /// use dsh_system_prompt::{PromptSection, SystemPrompt};
+    ///
+    /// let prompt = SystemPrompt::empty();
+    /// let (_kept, refused) = prompt.sections([
+    ///     PromptSection::new("a", 10, "A."),
+    ///     PromptSection::new("a", 20, "Again."),
+    ///     PromptSection::new("b", 30, "B."),
+    /// ]);
+    /// assert_eq!(refused.len(), 1);
+    /// assert_eq!(refused[0].0, 1);
+    /// let global = dsh_system_prompt::Scope::global();
+    /// let origins = dsh_system_prompt::inspect::section_origins(&prompt, &global);
+    /// assert_eq!(origins.len(), 2);
+    /// ```
+    #[track_caller]
+    pub fn sections(
+        &self,
+        sections: impl IntoIterator<Item = PromptSection>,
+    ) -> (Registration, Vec<(usize, RegistryError)>) {
+        let location = Location::caller();
+        let layer = self.layer.clone();
+        let parts: Vec<(Id, Owner, PromptSection)> = (sections.into_iter())
+            .map(|part| {
+                let owner =
+                    (part.owner.clone()).unwrap_or_else(|| Owner::at(location, part.name.clone()));
+                (self.next_id(), owner, part)
+            })
+            .collect();
+        let kind = PartKind::Section;
+        let (registered, refused) = self.register_each(
+            parts,
+            |(_, _, part)| Contribution::Section {
+                name: part.name.to_string(),
+            },
+            |state, (id, owner, part)| {
+                if !is_section_name(&part.name) || state.has_part(kind, &part.name, &layer) {
+                    state.check_part(kind, &part, &layer)?;
+                }
+                section_entry(id, kind, part, owner, layer.clone())
+            },
+        );
+        (self.handle_of(registered.into()), refused)
     }
 
     /// Registers a runtime context: a part declared like a section (name,

@@ -7,9 +7,9 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use dsh_system_prompt::template::position_of;
+use dsh_system_prompt::template::Position;
 use miette::{
     Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
@@ -26,11 +26,30 @@ const CLIP_CONTEXT: usize = 40;
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     name: Arc<str>,
-    text: Arc<str>,
+    text: Arc<FileText>,
     /// For an excerpt of one line of a file (a clipped snippet): the line
     /// it is on, and what to add to an excerpt column to get the file's.
     /// (Boxed: a `Problem` stays small enough to return by value.)
     origin: Option<Box<(usize, isize)>>,
+}
+
+/// A file's text, and where each of its lines starts, found at the first
+/// [`SourceFile::position`] asked and shared by the file's clones: a
+/// search from the start for every position made 10,000 sections' owners
+/// quadratic.
+#[derive(Debug)]
+struct FileText {
+    text: Arc<str>,
+    line_starts: OnceLock<Box<[usize]>>,
+}
+
+impl FileText {
+    fn new(text: impl Into<Arc<str>>) -> Arc<Self> {
+        Arc::new(Self {
+            text: text.into(),
+            line_starts: OnceLock::new(),
+        })
+    }
 }
 
 impl SourceFile {
@@ -38,7 +57,7 @@ impl SourceFile {
     pub fn new(name: impl AsRef<str>, text: impl Into<Arc<str>>) -> Self {
         Self {
             name: name.as_ref().into(),
-            text: text.into(),
+            text: FileText::new(text),
             origin: None,
         }
     }
@@ -50,7 +69,7 @@ impl SourceFile {
 
     /// The file's text.
     pub fn text(&self) -> &str {
-        &self.text
+        &self.text.text
     }
 
     /// The 1-based line and column (in characters, as an editor counts) of
@@ -58,13 +77,38 @@ impl SourceFile {
     /// The template crate owns this arithmetic; diagnostics headers use it
     /// too (see the `SourceCode` impl).
     pub fn position(&self, offset: usize) -> (usize, usize) {
-        let position = position_of(self.text(), offset);
+        let position = self.position_of(offset);
         match self.origin.as_deref() {
             Some(&(line, shift)) => (
                 line + position.line - 1,
                 position.column.saturating_add_signed(shift),
             ),
             None => (position.line, position.column),
+        }
+    }
+
+    /// [`position_of`](dsh_system_prompt::template::position_of) by the
+    /// line index: a binary search for the line,
+    /// then the characters of that line before `offset`.
+    fn position_of(&self, offset: usize) -> Position {
+        let text = self.text();
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let starts = self.text.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+                .collect()
+        });
+        // At least 1: the first line starts at 0.
+        let line = starts.partition_point(|start| *start <= offset);
+        let start = starts.get(line.wrapping_sub(1)).copied().unwrap_or(0);
+        let column = text.get(start..offset).unwrap_or_default().chars().count() + 1;
+        Position {
+            offset,
+            line,
+            column,
         }
     }
 
@@ -88,9 +132,8 @@ impl SourceCode for SourceFile {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let contents = self
-            .text
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let contents =
+            (self.text.text).read_span(span, context_lines_before, context_lines_after)?;
         let (line, column) = self.position(contents.span().offset());
         let contents = MietteSpanContents::new_named(
             self.name.to_string(),
@@ -310,7 +353,7 @@ impl Excerpt {
             isize::try_from(column).unwrap_or(isize::MAX) - 1 - isize::from(cut_before);
         let file = SourceFile {
             name: Arc::clone(&file.name),
-            text: excerpt.into(),
+            text: FileText::new(excerpt),
             origin: Some(Box::new((line_number, origin_shift))),
         };
         Some(Self {
@@ -340,6 +383,16 @@ impl Excerpt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_by_the_line_index_is_the_templates_position() {
+        let text = "a\nbé <<x>>\r\n\n€€ end\nlast";
+        let file = SourceFile::new("f", text);
+        for offset in (0..text.len() + 3).rev() {
+            let expected = dsh_system_prompt::template::position_of(text, offset);
+            assert_eq!(file.position_of(offset), expected, "offset {offset}");
+        }
+    }
 
     #[test]
     fn positions_count_characters_and_hold_inside_a_character() {

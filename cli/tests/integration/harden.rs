@@ -820,3 +820,244 @@ fn a_deployment_section_ordered_before_the_persona_is_refused() {
         common::assert_fails_saying(&output, &format!("has order {order}, before the persona"));
     }
 }
+
+// ---- Issue 58, item 3. Attachments that are not regular files ----
+
+/// `dsh` with `args`, its address space capped at 4 GB (so a read that
+/// never ends fails instead of filling the machine), stopped if it runs
+/// past a minute: a hang is a failure here, not a stuck test (a guard,
+/// not a benchmark: the goals are far under it).
+fn bounded_output(args: &[&str]) -> std::process::Output {
+    let mut shell = std::process::Command::new("sh");
+    shell
+        .arg("-c")
+        .arg("ulimit -v 4000000; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_dsh"))
+        .args(args)
+        .current_dir(common::workspace())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // The environment every test's `dsh` has, removals included.
+    for (key, value) in common::command(&[]).get_envs() {
+        match value {
+            Some(value) => shell.env(key, value),
+            None => shell.env_remove(key),
+        };
+    }
+    let mut child = shell.spawn().expect("dsh starts");
+    // Read both pipes meanwhile: a full pipe would stop dsh, not end it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                pipe.read_to_end(&mut bytes).expect("read a pipe");
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|pipe| Box::new(pipe) as _));
+    let stderr = drain(child.stderr.take().map(|pipe| Box::new(pipe) as _));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().expect("kill");
+            let _ = child.wait();
+            panic!("dsh {args:?} ran past a minute");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
+    }
+}
+
+#[test]
+fn attaching_a_fifo_or_a_device_named_png_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("a project");
+    let config = deployment(dir.path(), "[[answers]]\ntext = \"ok\"\n", "", &["read"]);
+    let cwd = project.path().display().to_string();
+    for (name, node, said) in [
+        (
+            "pic.png",
+            &["p"][..],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            "zero.png",
+            &["c", "1", "5"][..],
+            "is a character device, not a regular file",
+        ),
+        (
+            "pipe.txt",
+            &["p"][..],
+            "is a FIFO (named pipe), not a regular file",
+        ),
+    ] {
+        let path = project.path().join(name);
+        let made = std::process::Command::new("mknod")
+            .arg(&path)
+            .args(node)
+            .status()
+            .expect("mknod runs");
+        assert!(made.success(), "mknod {name} (tests run as root)");
+        let output = bounded_output(&[
+            "run", "--config", &config, "--cwd", &cwd, "--attach", name, "-p", "Look.",
+        ]);
+        let stderr = common::assert_fails_saying(&output, said);
+        assert!(stderr.contains(name), "{stderr}");
+    }
+}
+
+// ---- Issue 58, item 4. `dsh diff` of a rewritten section ----
+
+/// `count` words of prose drawn by `seed`, a line every ninety.
+fn prose(count: usize, seed: u64) -> String {
+    const WORDS: [&str; 12] = [
+        "alpha", "beta", "gamma", "delta", "code", "test", "file", "run", "make", "keep", "the",
+        "a",
+    ];
+    let mut state = seed;
+    let mut text = String::new();
+    for at in 0..count {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        let word = WORDS[usize::try_from(state >> 60).expect("small") % WORDS.len()];
+        text.push_str(word);
+        text.push(if at % 90 == 89 { '\n' } else { ' ' });
+    }
+    text
+}
+
+/// A deployment in `dir`, named `name`, whose agent has one section of
+/// `text`.
+fn one_section(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    common::write(
+        &path,
+        &format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"a\"\ntools = []\npersona = \"Hi.\"\n\
+             [[agents.sections]]\nname = \"big\"\norder = 300\ntext = '''\n{text}'''\n"
+        ),
+    );
+    path.display().to_string()
+}
+
+/// A section of 40,000 words, rewritten: the old word diff weighed every
+/// word against every other (minutes; BENCHMARKS.md has the figures). The
+/// guard of [`bounded_output`] is a minute, thirty times the goal.
+#[test]
+fn a_rewritten_section_of_40k_words_is_diffed_and_its_runs_make_both_texts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::write(&dir.path().join("answers.toml"), "answers = []\n");
+    let (old_text, new_text) = (prose(40_000, 1), prose(40_000, 2));
+    let old = one_section(dir.path(), "old.toml", &old_text);
+    let new = one_section(dir.path(), "new.toml", &new_text);
+    let output = bounded_output(&[
+        "diff", &old, &new, "--no-mcp", "--no-cwd", "--format", "json",
+    ]);
+    common::assert_status(&output, 1);
+    let json: Value = serde_json::from_str(&common::stdout(&output)).expect("JSON");
+    let change = &json["sections"]["changes"][0];
+    assert_eq!(
+        (&change["name"], &change["change"]),
+        (&json!("big"), &json!("changed"))
+    );
+    let side = |skip: &str| -> String {
+        (change["words"].as_array().expect("runs").iter())
+            .filter(|run| run["op"] != skip)
+            .map(|run| run["text"].as_str().expect("text"))
+            .collect()
+    };
+    assert_eq!(side("insert").trim_end(), old_text.trim_end());
+    assert_eq!(side("delete").trim_end(), new_text.trim_end());
+}
+
+// ---- Issue 58, item 5. Many sections ----
+
+/// A deployment in `dir` whose agent has `count` sections of its own.
+fn many_sections(dir: &Path, count: usize) -> String {
+    let mut tables = String::new();
+    for at in 0..count {
+        tables.push_str(&format!(
+            "[[agents.sections]]\nname = \"s{at}\"\norder = {}\n\
+             text = \"Section {at} keeps rule {at} of the project, about file {at}.\"\n",
+            300 + at
+        ));
+    }
+    common::write(&dir.join("answers.toml"), "answers = []\n");
+    common::config(
+        dir,
+        &format!(
+            "[adapter.scripted]\nanswers = \"answers.toml\"\nmodel = \"m\"\n\
+             [[agents]]\nid = \"a\"\ntools = [\"read\"]\npersona = \"Hi.\"\n{tables}"
+        ),
+    )
+}
+
+/// 10,000 sections: each registered copied the registry's state, each
+/// owner's line was searched from the file's start, each section's text
+/// and origin searched among all (minutes; BENCHMARKS.md has the
+/// figures). `check`, `prompt --format explain` and `diff` each finish
+/// within [`bounded_output`]'s guard, and say what they should.
+#[test]
+fn check_explain_and_diff_of_10k_sections_finish_and_see_them_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = many_sections(dir.path(), 10_000);
+    let output = bounded_output(&["check", "--config", &config]);
+    common::assert_status(&output, 0);
+    let output = bounded_output(&[
+        "prompt", "--config", &config, "--no-cwd", "--format", "explain",
+    ]);
+    common::assert_status(&output, 0);
+    let explained = common::stdout(&output);
+    assert!(explained.contains("s9999"), "{}", &explained[..400]);
+    let output = bounded_output(&["diff", &config, &config, "--no-mcp", "--no-cwd"]);
+    common::assert_status(&output, 0);
+    assert!(common::stdout(&output).contains("no difference"));
+}
+
+// ---- Issue 58, item 11. `write` in read-only mode ----
+
+/// In read-only mode a change of files is refused at once, saying the
+/// mode — not asked about, then failed in the sandbox.
+#[test]
+fn write_in_read_only_mode_is_refused_at_once_saying_the_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\n[[answers.tool_calls]]\nname = \"write\"\n\
+                   arguments = { file_path = \"new.txt\", content = \"hi\" }\n\
+                   [[answers]]\ntext = \"done\"\n";
+    let config = deployment(
+        dir.path(),
+        answers,
+        "[tools.write]\npermission = \"ask\"\n",
+        &["write"],
+    );
+    let cwd = project.path().display().to_string();
+    let (output, requests) = common::run_recorded(
+        dir.path(),
+        &config,
+        &["--cwd", &cwd, "--mode", "read-only", "-p", "write it"],
+    );
+    common::assert_status(&output, 0);
+    assert_a_tool_result_says(
+        &requests,
+        "this session's mode is `read-only`",
+        "the refusal",
+    );
+    let results = format!("{requests:?}");
+    assert!(
+        !results.contains("runs only with the user's permission"),
+        "{results}"
+    );
+    assert!(!project.path().join("new.txt").exists());
+}

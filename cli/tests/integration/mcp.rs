@@ -359,6 +359,7 @@ fn check_reports_each_server_its_tools_instructions_resources_prompts_and_what_w
     assert_eq!(docs["instructions_bytes"], 5000);
     assert_eq!(docs["instructions_cut"], true);
     assert_eq!(docs["resources"], 2);
+    assert_eq!(docs["resource_templates"], 1);
     assert_eq!(docs["resource_reader"], "docs__read_resource");
     assert_eq!(docs["prompts"], serde_json::json!(["review"]));
     let left_out = docs["left_out"].as_array().expect("a list");
@@ -401,7 +402,7 @@ fn check_reports_each_server_its_tools_instructions_resources_prompts_and_what_w
         "{docs}"
     );
     assert!(
-        docs.contains("2 resources (read with `docs__read_resource`)"),
+        docs.contains("2 resources and 1 resource template (read with `docs__read_resource`)"),
         "{docs}"
     );
     assert!(docs.contains("1 prompts `review`"), "{docs}");

@@ -1,16 +1,18 @@
-//! `Registration`: the RAII handle of one contribution.
+//! `Registration`: the RAII handle of one contribution, or of the
+//! sections registered together ([`SystemPrompt::sections`]).
 
 use std::fmt;
 use std::sync::Weak;
 
 use super::{Id, Inner, SystemPrompt};
 
-/// Keeps one contribution registered; dropping it unregisters exactly that
-/// contribution (and emits a change event).
+/// Keeps one contribution registered (or the sections registered
+/// together); dropping it unregisters exactly those, in one change of the
+/// registry (and emits a change event for each).
 #[must_use = "dropping a Registration unregisters its contribution at once"]
 pub struct Registration {
     pub(super) registry: Weak<Inner>,
-    pub(super) id: Id,
+    pub(super) ids: Box<[Id]>,
 }
 
 impl Registration {
@@ -23,7 +25,7 @@ impl Registration {
 impl fmt::Debug for Registration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registration")
-            .field("id", &self.id.0)
+            .field("ids", &self.ids.iter().map(|id| id.0).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -31,7 +33,7 @@ impl fmt::Debug for Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Some(inner) = self.registry.upgrade() {
-            SystemPrompt { inner, layer: None }.unregister(self.id);
+            SystemPrompt { inner, layer: None }.unregister(&self.ids);
         }
     }
 }

@@ -6,9 +6,9 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::contribution::Contribution;
-use super::state::State;
+use super::state::{SectionEntry, State};
 use super::{ChangeListener, Id, SystemPrompt};
-use crate::{BoxError, RegistryError, ScopeId};
+use crate::{BoxError, Owner, RegistryError, ScopeId};
 
 /// Whether a contribution arrived or left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,29 +72,98 @@ impl SystemPrompt {
         result
     }
 
-    pub(super) fn unregister(&self, id: Id) {
+    /// Registers `items` as one change of the state: each is `prepare`d
+    /// against the state as the items before it left it, then offered to
+    /// the change listeners, and kept only when they all accept it (as
+    /// [`register`](Self::register) would one by one). The state is
+    /// copied and derived once for all. Returns the ids kept and the
+    /// errors of the others, by index.
+    pub(super) fn register_each<T>(
+        &self,
+        items: Vec<(Id, Owner, T)>,
+        contribution: impl Fn(&(Id, Owner, T)) -> Contribution,
+        mut prepare: impl FnMut(&State, (Id, Owner, T)) -> Result<SectionEntry, RegistryError>,
+    ) -> (Vec<Id>, Vec<(usize, RegistryError)>) {
+        let (mut kept, mut refused) = (Vec::new(), Vec::new());
+        if self.is_notifying() {
+            for (at, item) in items.iter().enumerate() {
+                let contribution = contribution(item).to_string();
+                refused.push((at, RegistryError::Reentrant { contribution }));
+            }
+            return (kept, refused);
+        }
+        {
+            let _writer = self.inner.write.lock();
+            let current = self.inner.state.load_full();
+            let mut next = State::clone(&current);
+            for (at, item) in items.into_iter().enumerate() {
+                let (id, event) = (
+                    item.0,
+                    ChangeEvent {
+                        action: ChangeAction::Registered,
+                        contribution: contribution(&item),
+                        layer: self.layer.clone(),
+                    },
+                );
+                let entry = match prepare(&next, item) {
+                    Ok(entry) => entry,
+                    Err(error) => {
+                        refused.push((at, error));
+                        continue;
+                    }
+                };
+                match self.notify(&current.change_listeners, &event) {
+                    Ok(()) => {
+                        next.add_part(entry);
+                        kept.push(id);
+                    }
+                    Err(source) => refused.push((
+                        at,
+                        RegistryError::ChangeListener {
+                            contribution: event.contribution.to_string(),
+                            source,
+                        },
+                    )),
+                }
+            }
+            if !kept.is_empty() {
+                next.derive();
+                self.inner.state.store(Arc::new(next));
+            }
+        }
+        self.apply_deferred();
+        (kept, refused)
+    }
+
+    /// Unregisters `ids` as one change of the state; a change event for
+    /// each contribution that was there.
+    pub(super) fn unregister(&self, ids: &[Id]) {
         if self.is_notifying() {
             let thread = std::thread::current().id();
-            self.inner.deferred.lock().push((thread, id));
+            let mut deferred = self.inner.deferred.lock();
+            deferred.extend(ids.iter().map(|id| (thread, *id)));
             return;
         }
         {
             let _writer = self.inner.write.lock();
             let mut next = State::clone(&self.inner.state.load_full());
-            let Some((contribution, layer)) = next.remove(id) else {
+            let removed = next.remove_all(ids);
+            if removed.is_empty() {
                 return;
-            };
+            }
             next.derive();
-            let event = ChangeEvent {
-                action: ChangeAction::Unregistered,
-                contribution,
-                layer,
-            };
             let listeners = next.change_listeners.clone();
             self.inner.state.store(Arc::new(next));
-            // An unregistration cannot be refused: a listener's error has
-            // nowhere to go, and the contribution is already gone.
-            let _ = self.notify(&listeners, &event);
+            for (contribution, layer) in removed {
+                let event = ChangeEvent {
+                    action: ChangeAction::Unregistered,
+                    contribution,
+                    layer,
+                };
+                // An unregistration cannot be refused: a listener's error
+                // has nowhere to go, and the contribution is already gone.
+                let _ = self.notify(&listeners, &event);
+            }
         }
         self.apply_deferred();
     }
@@ -111,8 +180,8 @@ impl SystemPrompt {
             deferred.retain(|(by, _)| *by != thread);
             mine
         };
-        for id in deferred {
-            self.unregister(id);
+        if !deferred.is_empty() {
+            self.unregister(&deferred);
         }
     }
 

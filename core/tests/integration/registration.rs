@@ -935,3 +935,70 @@ fn listeners_that_accepted_a_vetoed_registration_are_told_it_is_undone() {
         "the recorder saw the registration and then its undoing"
     );
 }
+
+/// `SystemPrompt::sections` registers a batch as one change of the
+/// registry, refusing the same parts `section` would, one by one: an
+/// invalid name, a name taken (before or earlier in the batch), a
+/// malformed text, a listener's veto. Its one registration drops the
+/// rest together, an event for each.
+#[test]
+fn sections_register_as_a_batch_refusing_what_section_would_refuse() {
+    let (prompt, _taken) = registry([PromptSection::new("taken", 0, "T")], &[]);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&events);
+    let _listener = prompt
+        .on_change(move |event| {
+            let Contribution::Section { name } = &event.contribution else {
+                return Ok(());
+            };
+            heard.lock().unwrap().push((event.action, name.clone()));
+            if name == "vetoed" && event.action == ChangeAction::Registered {
+                return Err(Box::new(Veto(name.clone())) as BoxError);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let (batch, refused) = prompt.sections([
+        PromptSection::new("a", 1, "A"),
+        PromptSection::new("taken", 2, "again"),
+        PromptSection::new("bad name!", 3, "x"),
+        PromptSection::new("b", 4, "B <<Model>>"),
+        PromptSection::new("vetoed", 5, "V"),
+        PromptSection::new("a", 6, "twice in the batch"),
+        PromptSection::new("c", 7, "C"),
+    ]);
+    let refused: Vec<(usize, String)> = (refused.iter())
+        .map(|(at, error)| (*at, format!("{error:?}").chars().take(24).collect()))
+        .collect();
+    let kinds: Vec<usize> = refused.iter().map(|(at, _)| *at).collect();
+    assert_eq!(kinds, [1, 2, 3, 4, 5], "{refused:?}");
+    assert!(refused[0].1.starts_with("Duplicate"), "{refused:?}");
+    assert!(
+        refused[1].1.starts_with("InvalidSectionName"),
+        "{refused:?}"
+    );
+    assert!(refused[2].1.starts_with("Template"), "{refused:?}");
+    assert!(refused[3].1.starts_with("ChangeListener"), "{refused:?}");
+    assert!(refused[4].1.starts_with("Duplicate"), "{refused:?}");
+    assert_eq!(snapshot(&prompt).section_names, ["taken", "a", "c"]);
+    let registered: Vec<(ChangeAction, String)> = events.lock().unwrap().drain(..).collect();
+    assert_eq!(
+        registered,
+        [
+            (ChangeAction::Registered, "a".to_owned()),
+            (ChangeAction::Registered, "vetoed".to_owned()),
+            (ChangeAction::Registered, "c".to_owned()),
+        ]
+    );
+    drop(batch);
+    assert_eq!(snapshot(&prompt).section_names, ["taken"]);
+    let mut unregistered: Vec<(ChangeAction, String)> = events.lock().unwrap().drain(..).collect();
+    unregistered.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        unregistered,
+        [
+            (ChangeAction::Unregistered, "a".to_owned()),
+            (ChangeAction::Unregistered, "c".to_owned()),
+        ]
+    );
+}

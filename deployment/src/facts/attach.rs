@@ -64,15 +64,9 @@ pub fn file(path: &Path, dirs: &[PathBuf]) -> Result<String, AttachError> {
         reason,
     };
     let real = inside(path, dirs)?;
-    if !real.is_file() {
-        return Err(unreadable("it is not a regular file".to_owned()));
-    }
     // A byte past the budget says there is more; the rest is not read.
-    let mut bytes = Vec::new();
     let limit = u64::try_from(MAX_ATTACHED_BYTES * 2).unwrap_or(u64::MAX);
-    std::fs::File::open(&real)
-        .and_then(|file| file.take(limit).read_to_end(&mut bytes))
-        .map_err(|error| unreadable(error.to_string()))?;
+    let (bytes, _) = read_bounded(path, &real, limit)?;
     if bytes.iter().take(8192).any(|byte| *byte == 0) {
         return Err(unreadable("it is a binary file, not text".to_owned()));
     }
@@ -118,15 +112,12 @@ pub fn attach(path: &Path, dirs: &[PathBuf]) -> Result<Attached, AttachError> {
         reason,
     };
     let real = inside(path, dirs)?;
-    let size = std::fs::metadata(&real)
-        .map_err(|error| unreadable(error.to_string()))?
-        .len();
-    if size > MAX_IMAGE_BYTES {
+    let (bytes, more) = read_bounded(path, &real, MAX_IMAGE_BYTES)?;
+    if more {
         return Err(unreadable(format!(
-            "it is an image of {size} bytes, over the {MAX_IMAGE_BYTES} the model APIs take"
+            "it is an image of more than {MAX_IMAGE_BYTES} bytes, the most the model APIs take"
         )));
     }
-    let bytes = std::fs::read(&real).map_err(|error| unreadable(error.to_string()))?;
     use base64::Engine as _;
     let image = dsh_agent_loop::Image {
         mime_type: mime_type.to_owned(),
@@ -137,6 +128,33 @@ pub fn attach(path: &Path, dirs: &[PathBuf]) -> Result<Attached, AttachError> {
         .check()
         .map_err(|problem| unreadable(problem.to_string()))?;
     Ok(Attached::Image(image))
+}
+
+/// At most `limit` bytes of the regular file `real` (`path` as the
+/// person gave it), and whether there were more. Anything but a regular
+/// file is refused before a byte is read: a FIFO would block the open
+/// until a writer came, a character device (`/dev/zero` named `.png`)
+/// would never end.
+fn read_bounded(path: &Path, real: &Path, limit: u64) -> Result<(Vec<u8>, bool), AttachError> {
+    let unreadable = |reason: String| AttachError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    let file = dsh_tools::open_regular(real).map_err(|error| match error {
+        dsh_tools::NotRegular::Kind(kind) => {
+            unreadable(format!("it is {kind}, not a regular file; attach a file"))
+        }
+        dsh_tools::NotRegular::Io(error) => unreadable(error.to_string()),
+    })?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|error| unreadable(error.to_string()))?;
+    let more = u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit;
+    if more {
+        bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    Ok((bytes, more))
 }
 
 /// The real path of `path` when it is inside one of `dirs` (links
@@ -296,6 +314,54 @@ mod tests {
             refused
                 .to_string()
                 .contains("its bytes are not of the type it declares"),
+            "{refused}"
+        );
+    }
+
+    /// A special file made by the test, named as an image and as text.
+    fn special(dir: &Path, name: &str, kind: &str) -> PathBuf {
+        let path = dir.join(name);
+        let mut command = std::process::Command::new("mknod");
+        command.arg(&path).arg(kind);
+        if kind == "c" {
+            // 1 5 is `/dev/zero`: it never ends.
+            command.args(["1", "5"]);
+        }
+        let status = command.status().expect("mknod runs");
+        assert!(status.success(), "mknod {name} {kind} (tests run as root)");
+        path
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_named_as_an_image_or_text_is_refused_unread() {
+        let project = tempfile::tempdir().expect("project");
+        let dirs = [project.path().to_owned()];
+        for (name, kind, said) in [
+            ("pic.png", "p", "a FIFO (named pipe)"),
+            ("notes.txt", "p", "a FIFO (named pipe)"),
+            ("zero.png", "c", "a character device"),
+            ("zero.md", "c", "a character device"),
+        ] {
+            let path = special(project.path(), name, kind);
+            // Old code blocked here on the FIFO and read `/dev/zero`
+            // until memory ran out.
+            let refused = attach(&path, &dirs).expect_err("a special file");
+            let refused = refused.to_string();
+            assert!(refused.contains(said), "{name}: {refused}");
+            assert!(refused.contains("not a regular file"), "{name}: {refused}");
+        }
+    }
+
+    #[test]
+    fn an_image_over_the_cap_is_refused_without_reading_past_it() {
+        let project = tempfile::tempdir().expect("project");
+        let big = project.path().join("big.png");
+        let file = std::fs::File::create(&big).expect("create");
+        file.set_len(MAX_IMAGE_BYTES + 1).expect("grow");
+        let dirs = [project.path().to_owned()];
+        let refused = attach(&big, &dirs).expect_err("too large").to_string();
+        assert!(
+            refused.contains("the most the model APIs take"),
             "{refused}"
         );
     }

@@ -9,6 +9,7 @@
 //! the prompt's count; each tool schema is its canonical JSON
 //! ([`canonical_request::tool_json`]), counted alone.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use dsh_agent_loop::Tokenizer;
@@ -76,6 +77,23 @@ impl PromptTokens {
             bytes: prompt.sections[at].range.len(),
             tokens: *self.sections.get(at)?,
         })
+    }
+
+    /// The bytes and tokens of every section of `prompt` that rendered,
+    /// by name: for a report of every section, where asking
+    /// [`section_size`](Self::section_size) for each would search the
+    /// prompt each time.
+    pub fn section_sizes<'p>(&self, prompt: &'p RenderedPrompt) -> HashMap<&'p str, Size> {
+        let mut sizes = HashMap::with_capacity(prompt.sections.len());
+        for (section, tokens) in prompt.sections.iter().zip(&self.sections) {
+            let size = Size {
+                bytes: section.range.len(),
+                tokens: *tokens,
+            };
+            // The first of a name, as `section_size` finds it.
+            sizes.entry(section.name.as_ref()).or_insert(size);
+        }
+        sizes
     }
 
     /// All the tool schemas'.

@@ -71,6 +71,22 @@ impl ApprovalPolicy {
         })
     }
 
+    /// Whether `tool` is one of dsh's own tools that change files (a
+    /// change, a deletion, a move): what a read-only sandbox refuses
+    /// whatever a person answers. An MCP server's tool runs in its
+    /// server, not in the session's sandbox, and is never one.
+    pub fn changes_files(&self, tool: &str, session: &str) -> bool {
+        if self.mcp.server_of_tool(Some(session), tool).is_some() {
+            return false;
+        }
+        self.tools.get(tool).is_some_and(|tool| {
+            matches!(
+                tool.kind(),
+                ToolKind::Edit | ToolKind::Delete | ToolKind::Move
+            )
+        })
+    }
+
     /// What the deployment would set to let `tool` run without asking: the
     /// key to name where a call cannot be asked about.
     pub fn how_to_allow(&self, tool: &str, session: &str) -> String {

@@ -4,6 +4,8 @@
 //! `agent:<id>`. The checks that need the registry happen here: a shadow
 //! with nothing to shadow, a tool order naming no tool.
 
+use std::collections::HashMap;
+
 use dsh_system_prompt::inspect::{SectionOrigin, section_origins};
 use dsh_system_prompt::suggestion::closest;
 use dsh_system_prompt::template::quoted_list;
@@ -13,7 +15,7 @@ use dsh_system_prompt::{
 use dsh_tools::ToolRegistry;
 
 use crate::file::{Deployment, LayerSpec, SectionSpec};
-use crate::problem::Problem;
+use crate::problem::{Problem, SourceFile};
 
 /// One layer to register: whose it is ("agent `reviewer`"), the scope it
 /// goes into (`None`: global), the chain of layers outside it (what its
@@ -94,11 +96,26 @@ pub(super) fn register_layers(
             }
         }
         let origins = section_origins(prompt, &layer.outer);
+        let origins: HashMap<&str, &SectionOrigin> = (origins.iter())
+            .map(|origin| (origin.name.as_str(), origin))
+            .collect();
+        // The layer's sections as one change of the registry: one by one,
+        // 10,000 sections were 10,000 copies of a growing state.
+        let mut specs = Vec::new();
+        let mut parts = Vec::new();
         for section in &layer.spec.sections {
-            match register_section(&handle, deployment, &layer, &origins, section) {
-                Ok(registration) => registrations.push(registration),
+            match section_part(deployment, &layer, &origins, section) {
+                Ok(part) => {
+                    specs.push(section);
+                    parts.push(part);
+                }
                 Err(problem) => problems.push(problem),
             }
+        }
+        let (registration, refused) = handle.sections(parts);
+        registrations.push(registration);
+        for (at, error) in refused {
+            problems.push(refused_problem(file, &layer, specs[at], &error));
         }
     }
     if problems.is_empty() {
@@ -108,24 +125,27 @@ pub(super) fn register_layers(
     }
 }
 
-/// Registers one section of a layer: with its own `order`, or with the
-/// order of the section it shadows; either way bound to the tool the
-/// shadowed section is bound to, and complete when it is.
-fn register_section(
-    handle: &SystemPrompt,
+/// One section of a layer, to register: with its own `order`, or with
+/// the order of the section it shadows (of `origins`, by name); either
+/// way bound to the tool the shadowed section is bound to, and complete
+/// when it is.
+fn section_part(
     deployment: &Deployment,
     layer: &Layer<'_>,
-    origins: &[SectionOrigin],
+    origins: &HashMap<&str, &SectionOrigin>,
     section: &SectionSpec,
-) -> Result<Registration, Problem> {
+) -> Result<PromptSection, Problem> {
     let file = &deployment.file;
     let name = section.name.get_ref();
-    let shadowed = origins.iter().find(|origin| origin.name == name.as_str());
+    let shadowed = origins.get(name.as_str()).copied();
     let order = match (&section.order, shadowed) {
         (Some(order), _) => *order.get_ref(),
         (None, Some(shadowed)) => shadowed.order,
         (None, None) => {
-            let names: Vec<&str> = origins.iter().map(|origin| origin.name.as_str()).collect();
+            // In render order, as the help lists them.
+            let mut known: Vec<&SectionOrigin> = origins.values().copied().collect();
+            known.sort_by_key(|origin| (origin.order, origin.name.as_str()));
+            let names: Vec<&str> = known.iter().map(|origin| origin.name.as_str()).collect();
             let mut help = format!(
                 "give it an `order` to add a new section, or shadow one of the sections {} has: {}",
                 layer.outer,
@@ -158,18 +178,26 @@ fn register_section(
     if shadowed.is_some_and(|shadowed| shadowed.complete) {
         part = part.complete();
     }
-    handle.section(part).map_err(|error| {
-        let (span, label) = match error {
-            RegistryError::InvalidSectionName { .. }
-            | RegistryError::Duplicate {
-                kind: NameKind::Section,
-                ..
-            } => (section.name.span(), "this name"),
-            _ => (section.text.span(), "this text"),
-        };
-        file.problem(format!("{}: {error}", layer.whose))
-            .label(span, label)
-    })
+    Ok(part)
+}
+
+/// The problem of a `section` of `layer` the registry refused.
+fn refused_problem(
+    file: &SourceFile,
+    layer: &Layer<'_>,
+    section: &SectionSpec,
+    error: &RegistryError,
+) -> Problem {
+    let (span, label) = match error {
+        RegistryError::InvalidSectionName { .. }
+        | RegistryError::Duplicate {
+            kind: NameKind::Section,
+            ..
+        } => (section.name.span(), "this name"),
+        _ => (section.text.span(), "this text"),
+    };
+    file.problem(format!("{}: {error}", layer.whose))
+        .label(span, label)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use dsh_agent_loop::{Approval, SessionFacts, ToolApproval, ToolCall, async_trait};
+use dsh_sandbox::SandboxMode;
 use tokio_util::sync::CancellationToken;
 
 use super::SessionShared;
@@ -15,6 +16,7 @@ use super::events::SessionEvent;
 use super::person::{Answer, Question};
 use crate::policy::always::{self, Said};
 use crate::policy::approval::ApprovalPolicy;
+use crate::policy::modes::Mode;
 
 /// Approves the calls of one session (and of the in-process children its
 /// calls start) for its person.
@@ -76,6 +78,21 @@ impl SessionApproval {
     }
 }
 
+/// The refusal of `call`, a change of files, in `mode`, whose sandbox is
+/// read-only: said at once, with the way out.
+fn read_only(call: &ToolCall, mode: &Mode) -> Approval {
+    Approval::Deny {
+        reason: format!(
+            "`{name}` changes files, and this session's mode is `{id}` ({what}): its sandbox \
+             lets no file change, so `{name}` was not run; the person can switch the mode \
+             (`/mode auto`, or the editor's mode picker) to let files change",
+            name = call.name,
+            id = mode.id,
+            what = mode.name,
+        ),
+    }
+}
+
 fn declined(call: &ToolCall) -> Approval {
     Approval::Deny {
         reason: format!("the user declined to run `{}`", call.name),
@@ -104,7 +121,15 @@ impl ToolApproval for SessionApproval {
                 ),
             };
         }
-        let asking = self.shared.steering.lock().mode.asking;
+        let mode = self.shared.steering.lock().mode;
+        // Asking would be for nothing: the sandbox refuses the change
+        // whatever the answer.
+        if mode.sandbox == SandboxMode::ReadOnly
+            && self.policy.changes_files(&call.name, session.id.as_str())
+        {
+            return read_only(call, mode);
+        }
+        let asking = mode.asking;
         if said != Some(Said::Allowed)
             && self.policy.asks_in(asking, &call.name, session.id.as_str())
         {

@@ -43,6 +43,47 @@ pub(crate) fn render_result(result: &CallToolResult, reader: Option<&str>) -> Re
     }
 }
 
+/// What the model is told of a result that breaks its tool's
+/// `outputSchema` (`schema`, compiled, or why it does not compile): the
+/// specification has a server's structured content keep the schema, and
+/// a model reading a result unremarked would trust it. `None` when it
+/// keeps it. At most three violations are named, each at its JSON
+/// Pointer.
+pub(crate) fn schema_note(
+    schema: &Result<std::sync::Arc<jsonschema::Validator>, String>,
+    result: &CallToolResult,
+) -> Option<String> {
+    let validator = match schema {
+        Ok(validator) => validator,
+        Err(why) => {
+            return Some(format!(
+                "[dsh: the tool's outputSchema is not a valid JSON Schema ({why}); the \
+                 structured content was not checked]"
+            ));
+        }
+    };
+    let Some(structured) = &result.structured_content else {
+        return Some(
+            "[dsh: the tool declares an outputSchema but the result has no structured content]"
+                .to_owned(),
+        );
+    };
+    let errors: Vec<String> = (validator.iter_errors(structured))
+        .take(3)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            let at = if at.is_empty() { "/".to_owned() } else { at };
+            format!("`{at}`: {error}")
+        })
+        .collect();
+    (!errors.is_empty()).then(|| {
+        format!(
+            "[dsh: the structured content does not keep the tool's outputSchema: {}]",
+            errors.join("; ")
+        )
+    })
+}
+
 /// `text` as the model reads it: whole when it has at most `cap` bytes;
 /// else its first and last `cap / 2` bytes (each cut back to a character
 /// boundary), with the line between them every cut result has

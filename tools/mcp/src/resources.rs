@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use dsh_system_prompt::ToolSchema;
 use rmcp::RoleClient;
-use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams, Resource};
+use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams, Resource, ResourceTemplate};
 use rmcp::service::{Peer, ServiceError};
 
 use crate::MAX_RESULT_BYTES;
@@ -56,6 +56,30 @@ pub(crate) async fn list_resources(peer: &Peer<RoleClient>) -> Result<Vec<Resour
     Ok(resources)
 }
 
+/// Every resource template `peer` lists (`resources/templates/list`),
+/// with the same bounds as [`list_resources`].
+pub(crate) async fn list_templates(
+    peer: &Peer<RoleClient>,
+) -> Result<Vec<ResourceTemplate>, ServiceError> {
+    let mut templates = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_RESOURCE_PAGES {
+        let params =
+            cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+        let page = peer.list_resource_templates(params).await?;
+        templates.extend(page.resource_templates);
+        if templates.len() >= MAX_RESOURCES {
+            templates.truncate(MAX_RESOURCES);
+            break;
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(templates)
+}
+
 /// The reader's schema, as the model sees it: named `exposed`, its
 /// description saying what it does and listing `resources` of server
 /// `server`.
@@ -63,6 +87,7 @@ pub(crate) fn reader_schema(
     server: &str,
     exposed: &str,
     resources: &[Resource],
+    templates: &[ResourceTemplate],
 ) -> Arc<ToolSchema> {
     let parameters = serde_json::json!({
         "type": "object",
@@ -76,7 +101,7 @@ pub(crate) fn reader_schema(
     });
     Arc::new(ToolSchema::new(
         exposed,
-        reader_description(server, resources),
+        reader_description(server, resources, templates),
         parameters,
     ))
 }
@@ -84,50 +109,90 @@ pub(crate) fn reader_schema(
 /// What the reader does, and the server's resources: at most
 /// [`MAX_LISTED_RESOURCES`] of them in at most
 /// [`MAX_RESOURCE_LIST_BYTES`] bytes, then how many were left out.
-pub(crate) fn reader_description(server: &str, resources: &[Resource]) -> String {
+pub(crate) fn reader_description(
+    server: &str,
+    resources: &[Resource],
+    templates: &[ResourceTemplate],
+) -> String {
     let mut text = format!(
         "Reads a resource of MCP server `{server}` by its URI: text comes back as it is \
          (cut past {} KiB), binary content is described, not shown. Resource links in \
          the server's results name URIs this reads.",
         MAX_RESULT_BYTES / 1024
     );
-    if resources.is_empty() {
-        return text;
+    let lines: Vec<String> = resources.iter().map(resource_line).collect();
+    listed(&mut text, "\n\nIts resources:", &lines, "resources");
+    let lines: Vec<String> = templates.iter().map(template_line).collect();
+    listed(
+        &mut text,
+        "\n\nIts resource templates (an RFC 6570 URI template: fill in each `{…}` to \
+         make a URI to read):",
+        &lines,
+        "templates",
+    );
+    text
+}
+
+/// `lines` after `heading` in `text`: at most [`MAX_LISTED_RESOURCES`]
+/// of them in at most [`MAX_RESOURCE_LIST_BYTES`] bytes, then how many
+/// `what` were left out; nothing when there are none.
+fn listed(text: &mut String, heading: &str, lines: &[String], what: &str) {
+    if lines.is_empty() {
+        return;
     }
-    text.push_str("\n\nIts resources:");
+    text.push_str(heading);
     let mut listed = 0;
     let mut list_bytes = 0;
-    for resource in resources.iter().take(MAX_LISTED_RESOURCES) {
-        let line = resource_line(resource);
+    for line in lines.iter().take(MAX_LISTED_RESOURCES) {
         if list_bytes + line.len() > MAX_RESOURCE_LIST_BYTES {
             break;
         }
         list_bytes += line.len();
-        text.push_str(&line);
+        text.push_str(line);
         listed += 1;
     }
-    if listed < resources.len() {
+    if listed < lines.len() {
         let _ = write!(
             text,
             "\n- and {} more, not listed here (the list is cut at {MAX_LISTED_RESOURCES} \
-             resources and {} KiB)",
-            resources.len() - listed,
+             {what} and {} KiB)",
+            lines.len() - listed,
             MAX_RESOURCE_LIST_BYTES / 1024
         );
     }
-    text
+}
+
+/// One resource template as the description lists it, as a resource is
+/// ([`resource_line`]), by its URI template.
+fn template_line(template: &ResourceTemplate) -> String {
+    let title = template.title.as_deref().unwrap_or(&template.name);
+    entry_line(
+        &template.uri_template,
+        title,
+        template.mime_type.as_deref(),
+        template.description.as_deref(),
+    )
 }
 
 /// One resource as the description lists it:
 /// `` - `uri`: title (type): description ``.
 fn resource_line(resource: &Resource) -> String {
-    let mut line = format!("\n- `{}`", resource.uri);
     let title = resource.title.as_deref().unwrap_or(&resource.name);
-    let _ = write!(line, ": {title}");
-    if let Some(mime) = &resource.mime_type {
+    entry_line(
+        &resource.uri,
+        title,
+        resource.mime_type.as_deref(),
+        resource.description.as_deref(),
+    )
+}
+
+/// `` - `uri`: title (type) — description ``, on one line.
+fn entry_line(uri: &str, title: &str, mime: Option<&str>, description: Option<&str>) -> String {
+    let mut line = format!("\n- `{uri}`: {title}");
+    if let Some(mime) = mime {
         let _ = write!(line, " ({mime})");
     }
-    if let Some(description) = resource.description.as_deref().map(str::trim)
+    if let Some(description) = description.map(str::trim)
         && !description.is_empty()
     {
         // One line a resource: a description's own lines are joined.
@@ -171,12 +236,12 @@ mod tests {
                     .with_description("A\nresource.")
             })
             .collect();
-        let text = reader_description("demo", &resources[..1]);
+        let text = reader_description("demo", &resources[..1], &[]);
         assert!(
             text.ends_with("Its resources:\n- `demo://r/0`: r0 (text/plain) — A resource."),
             "{text}"
         );
-        let text = reader_description("demo", &resources);
+        let text = reader_description("demo", &resources, &[]);
         assert_eq!(text.matches("\n- `demo://").count(), MAX_LISTED_RESOURCES);
         assert!(
             text.ends_with(
@@ -187,9 +252,9 @@ mod tests {
         let long: Vec<Resource> = (0..20)
             .map(|n| Resource::new(format!("demo://r/{n}"), "x".repeat(400)))
             .collect();
-        let text = reader_description("demo", &long);
+        let text = reader_description("demo", &long, &[]);
         assert!(text.contains("- and 11 more"), "{text}");
-        assert!(!reader_description("demo", &[]).contains("Its resources"));
+        assert!(!reader_description("demo", &[], &[]).contains("Its resources"));
     }
 
     #[test]

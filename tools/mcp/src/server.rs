@@ -15,7 +15,7 @@ use nix::sys::signal::Signal;
 use parking_lot::{Mutex, RwLock};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, RequestId, Resource, ServerResult,
+    ClientRequest, RequestId, Resource, ResourceTemplate, ServerResult,
 };
 use rmcp::service::{ClientCacheConfig, Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -33,7 +33,7 @@ use crate::prompts::{
     PromptError, PromptList, ServerPrompt, arguments_object, list_prompts, render_messages,
 };
 use crate::render::render_result;
-use crate::resources::{READ_RESOURCE, list_resources, reader_schema};
+use crate::resources::{READ_RESOURCE, list_resources, list_templates, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::tasks::{LeftOut, TappedHttp, TaskOnly};
 use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
@@ -90,6 +90,9 @@ pub(crate) struct ToolSet {
     /// The name of every tool the server listed, allowed or not, in its
     /// order.
     pub(crate) listed: Vec<String>,
+    /// Exposed name → the tool's `outputSchema`, compiled (or why it does
+    /// not compile), for the tools that declare one.
+    pub(crate) outputs: HashMap<String, Result<Arc<jsonschema::Validator>, String>>,
     /// Exposed name → how a front end shows its calls (title, kind).
     pub(crate) looks: HashMap<String, Look>,
     /// The exposed name of the tool that reads the server's resources
@@ -102,12 +105,13 @@ pub(crate) struct ToolSet {
 impl ToolSet {
     /// The tools of `server` as the model sees them: those it `listed`
     /// that its allow-list lets through, and, when it has `resources`
-    /// (`None`: it has no resources capability), the tool that reads them,
-    /// last. A tool in `task_only` is left out.
+    /// (`None`: it has no resources capability), the tool that reads them
+    /// and its resource `templates`, last. A tool in `task_only` is left
+    /// out.
     fn new(
         server: &ServerConfig,
         listed: Vec<rmcp::model::Tool>,
-        resources: Option<&[Resource]>,
+        (resources, templates): (Option<&[Resource]>, &[ResourceTemplate]),
         task_only: &std::collections::HashSet<String>,
     ) -> Self {
         let listed_names = listed.iter().map(|tool| tool.name.to_string()).collect();
@@ -142,10 +146,12 @@ impl ToolSet {
             .zip(&names)
             .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
             .collect();
+        let outputs = output_validators(&tools, &names);
         let reader = resources
             .zip(names.get(tools.len()))
             .map(|(resources, name)| {
-                schemas.push(reader_schema(&server.name, &name.exposed, resources));
+                let schema = reader_schema(&server.name, &name.exposed, resources, templates);
+                schemas.push(schema);
                 looks.insert(name.exposed.clone(), Look::reader());
                 name.exposed.clone()
             });
@@ -172,11 +178,29 @@ impl ToolSet {
             unknown_allowed,
             read_only,
             listed: listed_names,
+            outputs,
             looks,
             reader,
             left_out,
         }
     }
+}
+
+/// Each tool's `outputSchema`, compiled (or why it does not compile), by
+/// its exposed name (`names`, in `tools`' order).
+fn output_validators(
+    tools: &[rmcp::model::Tool],
+    names: &[ExposedName],
+) -> HashMap<String, Result<Arc<jsonschema::Validator>, String>> {
+    (tools.iter().zip(names))
+        .filter_map(|(tool, name)| {
+            let schema = serde_json::Value::Object((**tool.output_schema.as_ref()?).clone());
+            let compiled = jsonschema::validator_for(&schema)
+                .map(Arc::new)
+                .map_err(|error| error.to_string());
+            Some((name.exposed.clone(), compiled))
+        })
+        .collect()
 }
 
 /// The tools of `listed` that `left_out` finds no reason to leave out, and
@@ -213,6 +237,9 @@ pub(crate) struct Shared {
     /// The server's resources, as listed at its start; `None` when it
     /// has no resources capability.
     resources: RwLock<Option<Arc<[Resource]>>>,
+    /// Its resource templates (`recipe://{name}`), as listed at its start:
+    /// the reader's description shows them.
+    templates: RwLock<Arc<[ResourceTemplate]>>,
     /// Its prompts, as listed at its start and again on
     /// `notifications/prompts/list_changed`; `None` when it has no
     /// prompts capability.
@@ -227,11 +254,12 @@ impl Shared {
     /// read after `covered` notifications.
     fn listed(&self, tools: Vec<rmcp::model::Tool>, covered: u64) {
         let resources = self.resources.read().clone();
+        let templates = Arc::clone(&self.templates.read());
         let task_only = self.task_only.names();
         *self.tools.write() = Arc::new(ToolSet::new(
             &self.config,
             tools,
-            resources.as_deref(),
+            (resources.as_deref(), &templates),
             &task_only,
         ));
         self.generation.fetch_add(1, Ordering::SeqCst);
@@ -304,6 +332,7 @@ impl McpServer {
             announced: Arc::default(),
             handled: tokio::sync::watch::channel(0).0,
             resources: RwLock::new(None),
+            templates: RwLock::new(Arc::default()),
             prompts: Arc::new(PromptList::new(
                 &config.name,
                 config.startup_timeout,
@@ -345,8 +374,9 @@ impl McpServer {
             let _ = tokio::time::timeout_at(deadline, set_log_level(&config, peer)).await;
         }
         let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
-        let (resources, prompts) = listed.await.map_err(|_| timeout())?;
+        let (resources, templates, prompts) = listed.await.map_err(|_| timeout())?;
         *shared.resources.write() = resources;
+        *shared.templates.write() = templates;
         shared.prompts.set(prompts);
         let tools = tokio::time::timeout_at(deadline, list_tools(peer))
             .await
@@ -563,6 +593,12 @@ impl McpServer {
         (self.shared.resources.read().as_deref()).map(<[Resource]>::to_vec)
     }
 
+    /// The server's resource templates (`recipe://{name}`), as listed at
+    /// its start: the reader's description shows them.
+    pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.shared.templates.read().to_vec()
+    }
+
     /// The exposed name of the tool that reads the server's resources
     /// (`<server>__read_resource`), when the model has one.
     pub fn resource_reader(&self) -> Option<String> {
@@ -677,11 +713,16 @@ impl McpServer {
                 self.config.name
             ))),
             Ok(Ok(result)) => {
-                let rendered = render_result(&result, set.reader.as_deref());
+                let mut rendered = render_result(&result, set.reader.as_deref());
                 if rendered.is_error {
                     // A failure is its text: an image of it is described.
                     let text = Image::described_after(&rendered.text, &rendered.images);
                     return Err(failed(text.into_owned()));
+                }
+                if let Some(schema) = set.outputs.get(exposed)
+                    && let Some(note) = crate::render::schema_note(schema, &result)
+                {
+                    rendered.text = format!("{}\n{note}", rendered.text);
                 }
                 Ok(ToolOutput::new(rendered.text).with_images(rendered.images))
             }
@@ -886,13 +927,17 @@ async fn set_log_level(config: &ServerConfig, peer: &Peer<RoleClient>) {
 }
 
 /// What a server has beside its tools, as listed at its start: its
-/// resources and the names of its prompts, each `None` when the server
-/// lacks the capability. A list that fails is said, and taken as empty:
-/// the server's tools work without it.
+/// resources (`None` when it lacks the capability) and resource
+/// templates, and the names of its prompts (`None` likewise). A list that
+/// fails is said, and taken as empty: the server's tools work without it.
 async fn listed_beside_tools(
     config: &ServerConfig,
     peer: &Peer<RoleClient>,
-) -> (Option<Arc<[Resource]>>, Option<Arc<[ServerPrompt]>>) {
+) -> (
+    Option<Arc<[Resource]>>,
+    Arc<[ResourceTemplate]>,
+    Option<Arc<[ServerPrompt]>>,
+) {
     let info = peer.peer_info();
     let capabilities = info.as_ref().map(|info| &info.capabilities);
     let failed = |what: &str, error: ServiceError| {
@@ -901,15 +946,19 @@ async fn listed_beside_tools(
             format!("its {what} could not be listed: {error}"),
         );
     };
-    let resources = match capabilities.and_then(|c| c.resources.as_ref()) {
-        None => None,
-        Some(_) => Some(match list_resources(peer).await {
-            Ok(resources) => resources.into(),
-            Err(error) => {
+    let (resources, templates) = match capabilities.and_then(|c| c.resources.as_ref()) {
+        None => (None, Arc::default()),
+        Some(_) => {
+            let resources = list_resources(peer).await.unwrap_or_else(|error| {
                 failed("resources", error);
-                Arc::default()
-            }
-        }),
+                Vec::new()
+            });
+            let templates = list_templates(peer).await.unwrap_or_else(|error| {
+                failed("resource templates", error);
+                Vec::new()
+            });
+            (Some(resources.into()), templates.into())
+        }
     };
     let prompts = match capabilities.and_then(|c| c.prompts.as_ref()) {
         None => None,
@@ -921,7 +970,7 @@ async fn listed_beside_tools(
             }
         }),
     };
-    (resources, prompts)
+    (resources, templates, prompts)
 }
 
 /// A server connected: its process started (a stdio server's), and the

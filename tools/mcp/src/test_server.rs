@@ -449,6 +449,20 @@ impl ServerHandler for TestServer {
         ]))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(
+            vec![
+                rmcp::model::ResourceTemplate::new("recipe://{name}", "recipe")
+                    .with_title("A recipe")
+                    .with_description("The recipe called `name`."),
+            ],
+        ))
+    }
+
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
@@ -458,6 +472,10 @@ impl ServerHandler for TestServer {
         let contents = match request.uri.as_str() {
             README => ResourceContents::text("# Read me\nThe docs are here.", README),
             LOGO => ResourceContents::blob(PIXEL, LOGO).with_mime_type("image/png"),
+            other if other.starts_with("recipe://") => {
+                let name = other.trim_start_matches("recipe://");
+                ResourceContents::text(format!("Mix the {name}."), other)
+            }
             other => {
                 return Err(ErrorData::resource_not_found(
                     format!("no resource {other}"),
@@ -650,6 +668,19 @@ fn flagged_tools(flag: &str) -> Vec<Tool> {
             schema(serde_json::json!({"text": {"type": "string"}}), &["text"]),
         )],
         "task-only" => vec![Tool::new(TASK_ONLY_TOOL, "Researches, as a task.", none())],
+        // Two tools promising `{"answer": <integer>}`: one keeps it, one
+        // answers a string, one gives no structured content at all.
+        "output-schema" => ["shaped", "misshaped", "unshaped"]
+            .into_iter()
+            .map(|name| {
+                let mut tool = Tool::new(name, "Answers with a number.", none());
+                tool.output_schema = Some(schema(
+                    serde_json::json!({"answer": {"type": "integer"}}),
+                    &["answer"],
+                ));
+                tool
+            })
+            .collect(),
         "progress" => vec![Tool::new(
             "progress",
             "Reports three steps, `ms` apart.",
@@ -724,6 +755,15 @@ fn simple_tool(name: &str, args: &JsonObject) -> Result<CallToolResult, ErrorDat
             CallToolResult::success(vec![ContentBlock::text("y".repeat(bytes))])
         }
         "dotted.name" | "extra" => CallToolResult::success(vec![ContentBlock::text(name)]),
+        "shaped" | "misshaped" => {
+            let answer = if name == "shaped" {
+                serde_json::json!(42)
+            } else {
+                serde_json::json!("forty-two")
+            };
+            CallToolResult::structured(serde_json::json!({ "answer": answer }))
+        }
+        "unshaped" => CallToolResult::success(vec![ContentBlock::text("42")]),
         "delete_note" => CallToolResult::success(vec![ContentBlock::text("deleted")]),
         "web_search" => CallToolResult::success(vec![ContentBlock::text("no results")]),
         "linked" => CallToolResult::success(vec![
@@ -770,7 +810,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             }
         }
         "tool-prefix" => server.prefix = value.to_owned(),
-        "annotated" | "roots" | "prompt-changes" | "elicits" | "samples" => {
+        "annotated" | "roots" | "prompt-changes" | "elicits" | "samples" | "output-schema" => {
             server.more.extend(flagged_tools(key))
         }
         "task-only" => {

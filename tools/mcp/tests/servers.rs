@@ -541,11 +541,22 @@ async fn a_servers_resources_are_read_through_one_tool_that_lists_them() {
         "{}",
         reader.description
     );
+    // Its resource templates too, after them: what the model fills in.
+    assert!(
+        reader.description.ends_with(
+            "Its resource templates (an RFC 6570 URI template: fill in each `{…}` to make a URI \
+             to read):\n- `recipe://{name}`: A recipe — The recipe called `name`."
+        ),
+        "{}",
+        reader.description
+    );
     let cx = ToolCallContext::new("s1");
     let call = |args: &'static str| {
         let (tools, cx) = (w.tools.clone(), cx.clone());
         async move { tools.call("docs__read_resource", args, &cx).await }
     };
+    let recipe = call(r#"{"uri": "recipe://bread"}"#).await;
+    assert_eq!(recipe.text, "[resource recipe://bread]\nMix the bread.");
     let text = call(r#"{"uri": "file:///docs/readme.md"}"#).await;
     assert_eq!(
         (text.text.as_str(), text.is_error),
@@ -774,4 +785,43 @@ async fn what_a_server_says_goes_to_the_hosts_output_by_name() {
         assert!(said.contains(&one), "{one:?} not in {said:?}");
     }
     assert_eq!(said.len(), expected.len(), "{said:?}");
+}
+
+/// A result that breaks its tool's `outputSchema` (a string where an
+/// integer was promised, or no structured content at all) is passed on
+/// with a line saying so; one that keeps it is passed on as it is.
+#[tokio::test]
+async fn a_result_breaking_its_output_schema_says_so() {
+    let w = wired();
+    w.servers.add(
+        start(config("calc", &["output-schema"]))
+            .await
+            .expect("starts"),
+    );
+    let cx = ToolCallContext::new("s1");
+    let shaped = w.tools.call("calc__shaped", "{}", &cx).await;
+    assert_eq!(shaped.text, r#"{"answer":42}"#);
+    let misshaped = w.tools.call("calc__misshaped", "{}", &cx).await;
+    assert!(!misshaped.is_error);
+    assert!(
+        misshaped.text.starts_with(r#"{"answer":"forty-two"}"#),
+        "{}",
+        misshaped.text
+    );
+    assert!(
+        misshaped
+            .text
+            .contains("does not keep the tool's outputSchema: `/answer`: \"forty-two\" is not of type \"integer\""),
+        "{}",
+        misshaped.text
+    );
+    let unshaped = w.tools.call("calc__unshaped", "{}", &cx).await;
+    assert!(
+        unshaped
+            .text
+            .ends_with("declares an outputSchema but the result has no structured content]"),
+        "{}",
+        unshaped.text
+    );
+    w.servers.shutdown().await;
 }

@@ -38,6 +38,10 @@ pub struct ServerReport {
     /// How many resources it lists; `None` without the resources
     /// capability.
     pub resources: Option<usize>,
+    /// How many resource templates it lists (`recipe://{name}`), shown
+    /// to the model in the reader's description; `None` without the
+    /// resources capability.
+    pub resource_templates: Option<usize>,
     /// The tool that reads them, as the model sees it.
     pub resource_reader: Option<String>,
     /// Its prompts, by name; `None` without the prompts capability.
@@ -75,6 +79,7 @@ impl ServerReport {
             instructions_bytes: None,
             instructions_cut: false,
             resources: None,
+            resource_templates: None,
             resource_reader: None,
             prompts: None,
             left_out: Vec::new(),
@@ -102,6 +107,7 @@ impl ServerReport {
             instructions_bytes,
             instructions_cut: instructions_bytes.is_some_and(|bytes| bytes > MAX_INSTRUCTIONS),
             resources: server.resources().map(|resources| resources.len()),
+            resource_templates: (server.resources()).map(|_| server.resource_templates().len()),
             resource_reader: server.resource_reader(),
             prompts: server.prompt_names(),
             left_out: (server.left_out().into_iter())
@@ -135,10 +141,17 @@ impl ServerReport {
             }
             Some(bytes) => format!("instructions {bytes} bytes"),
         });
+        let templates = match self.resource_templates {
+            Some(1) => " and 1 resource template".to_owned(),
+            Some(count @ 2..) => format!(" and {count} resource templates"),
+            _ => String::new(),
+        };
         if let (Some(count), Some(reader)) = (self.resources, &self.resource_reader) {
-            parts.push(format!("{count} resources (read with `{reader}`)"));
+            parts.push(format!(
+                "{count} resources{templates} (read with `{reader}`)"
+            ));
         } else if let Some(count) = self.resources {
-            parts.push(format!("{count} resources"));
+            parts.push(format!("{count} resources{templates}"));
         }
         if let Some(prompts) = &self.prompts {
             let names: Vec<String> = prompts.iter().map(|name| format!("`{name}`")).collect();

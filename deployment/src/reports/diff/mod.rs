@@ -53,7 +53,7 @@ pub use prefix::{PartOwner, Prefix, PrefixSection, PrefixTool};
 pub use sections::{Cause, SectionChange, SectionChanges, SectionSide, VariableChange};
 pub use sides::{SessionDirectory, Side, SideOptions, SourceKind, read_sides};
 pub use tools::{SchemaChange, ToolChange, ToolChanges, ToolSide};
-pub use words::{WordOp, WordRun, word_diff};
+pub use words::{DIRECT_WORD_PAIRS, WORD_DIFF_TIME, WordOp, WordRun, word_diff, word_diff_until};
 
 /// The version of the JSON of a [`PromptDiff`] (`dsh diff --format
 /// json`), its `format_version`: a field removed or changed in meaning
@@ -169,15 +169,18 @@ pub fn compare(old: &Side, new: &Side, requests: u32) -> PromptDiff {
         dsh_agent_loop::Tokenizer::for_model(&after.model)
     });
     let cache = cache::cache_break(before, after, tokenizer, requests);
+    // One budget for every word diff of the comparison: a thousand
+    // changed sections cost no more than one rewritten book.
+    let words_until = std::time::Instant::now() + WORD_DIFF_TIME;
     PromptDiff {
         format_version: DIFF_FORMAT_VERSION,
         same: cache.is_none(),
         old: summary(old),
         new: summary(new),
         tokenizer: after.tokenizer.clone(),
-        sections: sections::compare(before, after),
+        sections: sections::compare(before, after, words_until),
         variables: sections::variables(before, after),
-        tools: tools::compare(before, after),
+        tools: tools::compare(before, after, words_until),
         cache,
         totals: Totals {
             system_prompt: Sides {

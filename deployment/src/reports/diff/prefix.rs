@@ -4,14 +4,14 @@
 //! `prefix`, so that a dump of one build compares with a dump of
 //! another, or with a deployment file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
 use dsh_agent_loop::{Encoding, PERSONA_SECTION, Tokenizer};
 use dsh_system_prompt::inspect::{RenderedPrompt, RenderedSection, render_prompt_with_spans};
 use dsh_system_prompt::template::Template;
-use dsh_system_prompt::{Owner, PromptAssembly, ToolSchema};
+use dsh_system_prompt::{AssembledSection, Owner, PromptAssembly, ToolSchema};
 use serde::{Deserialize, Serialize};
 
 use crate::file::prompt_problems;
@@ -150,9 +150,18 @@ impl Prefix {
         prompt: &RenderedPrompt,
         tokens: &PromptTokens,
     ) -> Self {
+        // Each assembled section by name, once: a search for every
+        // rendered section made 10,000 sections quadratic.
+        let mut assembled: HashMap<&str, &AssembledSection> = HashMap::new();
+        for section in assembly.sections.iter() {
+            assembled.entry(section.name().as_str()).or_insert(section);
+        }
         let sections = (prompt.sections.iter())
             .zip(&tokens.sections)
-            .map(|(rendered, tokens)| section(shown, assembly, rendered, *tokens))
+            .map(|(rendered, tokens)| {
+                let of = assembled.get(rendered.name.as_str()).copied();
+                section(shown, of, rendered, *tokens)
+            })
             .collect();
         let tools = (assembly.tools.iter())
             .zip(&tokens.tools)
@@ -294,16 +303,15 @@ impl PrefixTool {
     }
 }
 
-/// One rendered section of `assembly`, with its owner: the deployment's
+/// One rendered section, `assembled` as the assembly has it, with its owner: the deployment's
 /// place for a text the deployment writes (the persona, a layer's
 /// section), else the section's own owner.
 fn section(
     shown: &AgentPrompt,
-    assembly: &PromptAssembly,
+    assembled: Option<&AssembledSection>,
     rendered: &RenderedSection,
     tokens: usize,
 ) -> PrefixSection {
-    let assembled = assembly.sections.get(&rendered.name);
     let template = assembled.map_or_else(String::new, |section| section.text().to_string());
     let (parsed, _) = Template::parse_recovering(&template);
     let mut variables: Vec<String> = Vec::new();

@@ -3,6 +3,7 @@
 //! schema's changes are JSON Pointers (RFC 6901) into its `parameters`.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -10,7 +11,7 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::Change;
 use super::prefix::{PartOwner, Prefix};
-use super::words::{WordRun, word_diff};
+use super::words::{WordRun, word_diff_until};
 
 /// What changed among the tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,8 +66,9 @@ pub struct SchemaChange {
     pub change: Change,
 }
 
-/// Compares the tools of `old` and `new`.
-pub(super) fn compare(old: &Prefix, new: &Prefix) -> ToolChanges {
+/// Compares the tools of `old` and `new`, their descriptions' words until
+/// `words_until` ([`word_diff_until`]).
+pub(super) fn compare(old: &Prefix, new: &Prefix, words_until: Instant) -> ToolChanges {
     let old_at = positions(old);
     let new_at = positions(new);
     let moved = moved(old, new, &old_at, &new_at);
@@ -85,7 +87,7 @@ pub(super) fn compare(old: &Prefix, new: &Prefix) -> ToolChanges {
         let before = &old.tools[was];
         let moved = moved.contains(tool.name.as_str());
         let description = (before.description != tool.description)
-            .then(|| word_diff(&before.description, &tool.description));
+            .then(|| word_diff_until(&before.description, &tool.description, words_until));
         let mut schema = Vec::new();
         schema_changes(
             &before.parameters,

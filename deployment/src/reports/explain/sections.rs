@@ -160,13 +160,14 @@ pub(super) fn section_rows(
     tokens: &PromptTokens,
 ) -> Vec<SectionRow> {
     let whole = prompt.text.len();
+    let sizes = tokens.section_sizes(prompt);
     (assembly.sections.iter())
         .map(|section| SectionRow {
             order: section.order(),
             name: section.name().to_string(),
             owner: OwnerName::from(section.owner()),
             tool: section.tool().map(ToString::to_string),
-            rendered: match tokens.section_size(prompt, section.name()) {
+            rendered: match sizes.get(section.name().as_str()).copied() {
                 Some(size) => Ok(Rendered {
                     size,
                     share: Share::of(size.bytes, whole),
