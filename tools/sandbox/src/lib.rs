@@ -36,12 +36,16 @@
 //! [Landlock]: https://docs.kernel.org/userspace-api/landlock.html
 #![deny(missing_docs)]
 
+mod isolate;
 mod policy;
+mod protect;
+mod seccomp;
 mod section;
 mod support;
 mod table;
 
 pub use crate::policy::{Confinement, Sandbox, SandboxError, SandboxMode, UnknownMode};
+pub use crate::protect::PROTECTED;
 pub use crate::support::{Support, support};
 pub use crate::table::{DEFAULT_MODE, SandboxTable};
 
