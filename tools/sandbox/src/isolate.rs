@@ -46,10 +46,11 @@ impl Isolation {
         }
     }
 
-    /// Enters the namespaces in the forked child: this process stays
-    /// outside as the waiting parent of the command (it never returns
-    /// from here), and its child — the first process of the new PID
-    /// namespace — returns to `exec` the command.
+    /// Enters the namespaces in the forked child, which becomes three
+    /// processes: this one stays outside and exits as the command does
+    /// (what the caller waits for); its child is the first process of the
+    /// new PID namespace, which reaps what the command leaves running in
+    /// the background; and its child returns here to `exec` the command.
     pub(crate) fn enter(&self) -> io::Result<()> {
         // SAFETY: `geteuid` has no precondition.
         let uid = unsafe { libc::geteuid() };
@@ -69,15 +70,28 @@ impl Isolation {
         if uid != 0 {
             map_ids(uid, gid)?;
         }
+        let mut status_pipe = [0; 2];
+        // SAFETY: `status_pipe` holds the two descriptors `pipe2` writes.
+        check(unsafe { libc::pipe2(status_pipe.as_mut_ptr(), libc::O_CLOEXEC) })?;
+        let [read_end, write_end] = status_pipe;
         // SAFETY: the process is single-threaded here (a forked child).
-        let pid = check(unsafe { libc::fork() })?;
-        if pid != 0 {
-            wait_and_exit(pid);
+        let init = check(unsafe { libc::fork() })?;
+        if init != 0 {
+            wait_for_command(init, read_end);
         }
-        // SAFETY: `prctl` with an integer argument: the command dies with
-        // the process that waits for it (killed with its group).
+        // SAFETY: `close` of a descriptor this process does not use.
+        unsafe { libc::close(read_end) };
+        // SAFETY: `prctl` with integer arguments: until the command has
+        // exited, the namespace dies with the process the caller waits for
+        // (killed with its group, or alone).
         check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
-        self.remount()
+        self.remount()?;
+        // SAFETY: single-threaded, as above.
+        let command = check(unsafe { libc::fork() })?;
+        if command != 0 {
+            reap(command, write_end);
+        }
+        Ok(())
     }
 
     /// The child's view of the file system: private, its own `/proc`,
@@ -208,28 +222,100 @@ fn write_file(path: &CStr, content: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// In the process that stays outside: closes every descriptor (the command
-/// holds the pipes, and the parent waits for `exec` on one of them), waits
-/// for the command and exits as it did.
-fn wait_and_exit(pid: libc::pid_t) -> ! {
+/// In the process that stays outside: closes every descriptor but the
+/// read end of the status pipe (the command holds the pipes, and the
+/// caller waits for `exec` on one of them), reads the command's wait
+/// status from the namespace's first process, and exits as the command
+/// did — or as that process did, when it ended first.
+fn wait_for_command(init: libc::pid_t, read_end: libc::c_int) -> ! {
+    close_all_but(read_end);
+    let mut status: libc::c_int = 0;
+    let mut read = 0;
+    while read < std::mem::size_of::<libc::c_int>() {
+        // SAFETY: reading into `status`'s bytes not yet read.
+        let count = unsafe {
+            libc::read(
+                read_end,
+                (&raw mut status).cast::<u8>().add(read).cast(),
+                std::mem::size_of::<libc::c_int>() - read,
+            )
+        };
+        if count > 0 {
+            read += count as usize;
+        } else if count == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    if read < std::mem::size_of::<libc::c_int>() {
+        status = wait_for(init);
+    }
+    exit_as(status)
+}
+
+/// In the namespace's first process: closes every descriptor but the
+/// write end of the status pipe, reaps every process of the namespace,
+/// sends the command's status once it has exited, and exits when no
+/// process is left. Once the command has exited, what it left running
+/// outlives the caller's wait, as a background process outside a sandbox
+/// does.
+fn reap(command: libc::pid_t, write_end: libc::c_int) -> ! {
+    close_all_but(write_end);
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` outlives the call.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == command {
+            // SAFETY: `prctl`, `write` of `status`'s bytes and `close` of
+            // the pipe's end this process owns.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
+                libc::write(
+                    write_end,
+                    (&raw const status).cast(),
+                    std::mem::size_of::<libc::c_int>(),
+                );
+                libc::close(write_end);
+            }
+        } else if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // SAFETY: `_exit` ends the process: no child is left.
+            unsafe { libc::_exit(0) };
+        }
+    }
+}
+
+fn close_all_but(fd: libc::c_int) {
+    let fd = fd as libc::c_uint;
     // SAFETY: closing descriptors this process no longer uses.
-    unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
+    unsafe {
+        if fd > 0 {
+            libc::syscall(libc::SYS_close_range, 0u32, fd - 1, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, fd + 1, u32::MAX, 0u32);
+    }
+}
+
+/// The wait status of the child `pid`.
+fn wait_for(pid: libc::pid_t) -> libc::c_int {
     let mut status = 0;
     loop {
         // SAFETY: `status` outlives the call.
         let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
         if waited == pid {
-            break;
+            return status;
         }
-        if waited < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            // SAFETY: `_exit` ends the process.
-            unsafe { libc::_exit(127) };
+        if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // As a shell reports a command it could not wait for.
+            return 127 << 8;
         }
     }
+}
+
+/// Ends this process as a process of wait status `status` ended.
+fn exit_as(status: libc::c_int) -> ! {
     if libc::WIFSIGNALED(status) {
         let signal = libc::WTERMSIG(status);
         // SAFETY: the command was killed by `signal`: this process dies of
-        // it too (its default action restored), so the parent sees how.
+        // it too (its default action restored), so the caller sees how.
         unsafe {
             libc::signal(signal, libc::SIG_DFL);
             libc::kill(libc::getpid(), signal);

@@ -409,3 +409,56 @@ fn a_kernel_lacking_a_mechanism_refuses_or_runs_with_what_it_has() {
     );
     assert!(text(&output).contains("not permitted"), "{output:?}");
 }
+
+/// The host's pids of the processes whose command line is `cmdline`.
+fn pids_of(cmdline: &[u8]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line == cmdline)
+        })
+        .collect()
+}
+
+#[test]
+fn a_background_process_outlives_the_command_and_dies_with_a_killed_one() {
+    let workspace = scratch("background");
+    let sandbox = policy(SandboxMode::WorkspaceWrite);
+    let started = std::time::Instant::now();
+    let output = run(
+        &sandbox,
+        &workspace,
+        "sleep 31.25 > /dev/null 2>&1 & echo started",
+    );
+    assert_eq!(output.stdout, b"started\n", "{output:?}");
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "the call waited for the background"
+    );
+    let survivors = pids_of(b"sleep\x0031.25\x00");
+    assert_eq!(
+        survivors.len(),
+        1,
+        "the background process did not outlive the call"
+    );
+    for pid in survivors {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    // Killed, the process the caller waits for takes its command along.
+    let mut command = command(&workspace, "sleep 32.5");
+    sandbox
+        .confine(Some(&workspace))
+        .expect("confined")
+        .apply_to(&mut command);
+    let mut child = command.spawn().expect("spawned");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(pids_of(b"sleep\x0032.5\x00").len(), 1, "the command runs");
+    child.kill().expect("killed");
+    child.wait().expect("reaped");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        pids_of(b"sleep\x0032.5\x00").is_empty(),
+        "the command outlived its waiter"
+    );
+}
