@@ -23,8 +23,9 @@ use crate::support::{Support, support};
 /// [`support`] reports.
 const FS_ABI: ABI = ABI::V4;
 
-/// How much a sandboxed process may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+/// How much a sandboxed process may change; ordered by how much (a
+/// ceiling is compared with `<=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     /// Reads anywhere; writes nowhere but `/dev/null`.
