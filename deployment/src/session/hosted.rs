@@ -631,6 +631,24 @@ fn forget_new(host: &Host, session: Session, recorded: Option<Recorded>) {
     }
 }
 
+/// The sandbox of a call that starts now, under the session's mode now:
+/// a switch applies to the running turn's next call too. The session's
+/// own calls run in the mode's sandbox; a child agent's (whose sandbox is
+/// its own) only ever in less.
+fn steer_sandbox(
+    mode: &'static crate::policy::modes::Mode,
+    own: bool,
+    cx: &mut dsh_tools::ToolCallContext,
+) {
+    let Some(sandbox) = cx.get::<dsh_sandbox::Sandbox>() else {
+        return;
+    };
+    if sandbox.mode() != mode.sandbox && (own || sandbox.mode() > mode.sandbox) {
+        let steered = sandbox.in_mode(mode.sandbox);
+        cx.extensions.insert(steered);
+    }
+}
+
 /// The host's loop, as one session's: what it does shown to the
 /// session's person, its calls approved by the session's rule.
 fn session_loop(
@@ -651,9 +669,11 @@ fn session_loop(
     host.agent_loop()
         .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
         .on_tool_call_context(move |facts, call: &ToolCall, cx| {
-            if lending.narrator.is_for(&facts.id) {
+            let own = lending.narrator.is_for(&facts.id);
+            if own {
                 lending.narrator.attach(call, cx);
             }
+            steer_sandbox(lending.steering.lock().mode, own, cx);
             if let Some(boundary) = &boundary {
                 cx.extensions.insert(Arc::clone(boundary));
             }
