@@ -85,6 +85,12 @@ impl Isolation {
         // exited, the namespace dies with the process the caller waits for
         // (killed with its group, or alone).
         check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })?;
+        // This process is a copy of dsh that never runs a program: its
+        // memory and its environment are dsh's. Not dumpable, they are
+        // readable only with `CAP_SYS_PTRACE`, which the command does not
+        // have (its `exec` makes it dumpable again).
+        // SAFETY: `prctl` with integer arguments.
+        check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })?;
         self.remount()?;
         // SAFETY: single-threaded, as above.
         let command = check(unsafe { libc::fork() })?;

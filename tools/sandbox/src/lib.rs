@@ -53,6 +53,7 @@
 //! [Landlock]: https://docs.kernel.org/userspace-api/landlock.html
 #![deny(missing_docs)]
 
+mod caps;
 mod isolate;
 mod policy;
 mod protect;

@@ -429,6 +429,7 @@ impl Confinement {
             if let Some(isolation) = &isolation {
                 isolation.enter()?;
             }
+            crate::caps::drop_all_but_kept()?;
             // Two system calls (`prctl` and `landlock_restrict_self`) on a
             // ruleset built in the parent: nothing here allocates.
             if let Some(ruleset) = ruleset.take() {
