@@ -114,11 +114,7 @@ impl Isolation {
         for path in self.writable.iter().chain(&self.protected) {
             // A path that vanished since the parent looked is skipped: it
             // cannot be written through a mount that is not there.
-            if let Err(error) = mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC) {
-                if error.raw_os_error() != Some(libc::ENOENT) {
-                    return Err(error);
-                }
-            }
+            ignore_missing(mount(Some(path), path, None, libc::MS_BIND | libc::MS_REC))?;
         }
         set_attr(c"/", true, MOUNT_ATTR_RDONLY, 0)?;
         for path in &self.writable {
