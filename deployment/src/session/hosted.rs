@@ -634,17 +634,25 @@ fn forget_new(host: &Host, session: Session, recorded: Option<Recorded>) {
 /// The sandbox of a call that starts now, under the session's mode now:
 /// a switch applies to the running turn's next call too. The session's
 /// own calls run in the mode's sandbox; a child agent's (whose sandbox is
-/// its own) only ever in less.
+/// its own) only ever in less. The session's other directories (an
+/// editor's additional ones, `roots`) are writable as its working
+/// directory is.
 fn steer_sandbox(
     mode: &'static crate::policy::modes::Mode,
-    own: bool,
+    (own, roots): (bool, &[PathBuf]),
     cx: &mut dsh_tools::ToolCallContext,
 ) {
     let Some(sandbox) = cx.get::<dsh_sandbox::Sandbox>() else {
         return;
     };
+    let mut steered = sandbox.clone();
     if sandbox.mode() != mode.sandbox && (own || sandbox.mode() > mode.sandbox) {
-        let steered = sandbox.in_mode(mode.sandbox);
+        steered = sandbox.in_mode(mode.sandbox);
+    }
+    if !roots.is_empty() {
+        steered = steered.with_writable(roots.iter().cloned());
+    }
+    if steered != *sandbox {
         cx.extensions.insert(steered);
     }
 }
@@ -658,6 +666,7 @@ fn session_loop(
 ) -> AgentLoop {
     let approval = SessionApproval::new(host.approval_policy(), Arc::clone(shared));
     let (lending, narrator) = (Arc::clone(shared), shared.narrator.clone());
+    let roots = roots.to_vec();
     // Without a boundary, a change outside the working directory is
     // refused by the tool (a front end that cannot ask, and no roots).
     let boundary = (asks_outside || !roots.is_empty()).then(|| {
@@ -673,7 +682,7 @@ fn session_loop(
             if own {
                 lending.narrator.attach(call, cx);
             }
-            steer_sandbox(lending.steering.lock().mode, own, cx);
+            steer_sandbox(lending.steering.lock().mode, (own, &roots), cx);
             if let Some(boundary) = &boundary {
                 cx.extensions.insert(Arc::clone(boundary));
             }

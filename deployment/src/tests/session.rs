@@ -418,3 +418,32 @@ fn the_deployments_sandbox_is_the_ceiling_of_a_mode_switch() {
         .expect_err("beyond");
     assert!(refused.contains("ceiling `read-only`"), "{refused}");
 }
+
+#[test]
+fn a_sessions_other_directories_are_writable_to_its_commands() {
+    let dir = tempfile::tempdir().expect("a directory");
+    // Outside the temporary directory, which every sandbox may write:
+    // beside this test's binary.
+    let exe = std::env::current_exe().expect("this test");
+    let base = exe.parent().expect("its directory").join("session-dirs");
+    let other = base.join(format!("other-{}", std::process::id()));
+    let elsewhere = base.join(format!("elsewhere-{}", std::process::id()));
+    for directory in [&other, &elsewhere] {
+        std::fs::create_dir_all(directory).expect("a directory");
+    }
+    let touch = |path: &Path| format!("touch {}", path.join("x").display());
+    let config = deployment(dir.path(), &[&touch(&other), &touch(&elsewhere)]);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Once, Answer::Once]);
+    let opening = Opening::new(dir.path()).with_roots(vec![other.clone()]);
+    let session = open(&host, opening, person).expect("opened");
+    prompt(&host, &session, "go");
+    assert!(
+        other.join("x").exists(),
+        "the session's other directory is writable"
+    );
+    assert!(
+        !elsewhere.join("x").exists(),
+        "a directory of no session's is not"
+    );
+}
