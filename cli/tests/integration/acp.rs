@@ -1445,3 +1445,24 @@ async fn the_effort_picked_is_the_requests_reasoning_effort() {
     );
     assert_eq!(received[1]["reasoning_effort"], "high");
 }
+
+#[tokio::test]
+async fn the_deployments_sandbox_is_the_ceiling_of_the_editors_mode_switch() {
+    use agent_client_protocol::v1::schema::SetSessionModeRequest;
+    let fixture = fixture(
+        "[[answers]]\ntext = \"done\"\n",
+        "[sandbox]\nmode = \"read-only\"\n",
+        &["bash"],
+    );
+    let refused = fixture
+        .in_session(Answer::Allow, async |cx, session, _rx| {
+            let refused = cx
+                .send_request(SetSessionModeRequest::new(session.clone(), "full-access"))
+                .block_task()
+                .await;
+            Ok(refused.err().map(|error| format!("{error:?}")))
+        })
+        .await
+        .expect("set_mode beyond the ceiling is refused");
+    assert!(refused.contains("ceiling `read-only`"), "{refused}");
+}
