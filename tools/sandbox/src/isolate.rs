@@ -125,6 +125,15 @@ impl Isolation {
         for path in &self.protected {
             ignore_missing(set_attr(path, true, MOUNT_ATTR_RDONLY, 0))?;
         }
+        // Shared memory (POSIX semaphores: Python's `multiprocessing`, test
+        // runners' workers) is the command's own, empty: not the host's.
+        ignore_missing(mount_with(
+            Some(c"tmpfs"),
+            c"/dev/shm",
+            Some(c"tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(c"mode=1777"),
+        ))?;
         // The working directory was resolved before the new mounts: resolve
         // it again, or relative writes go through the read-only mount below.
         let mut buffer = [0u8; libc::PATH_MAX as usize];
@@ -334,6 +343,17 @@ fn mount(
     kind: Option<&CStr>,
     flags: libc::c_ulong,
 ) -> io::Result<()> {
+    mount_with(source, target, kind, flags, None)
+}
+
+/// `mount(2)` with the file system's `options`.
+fn mount_with(
+    source: Option<&CStr>,
+    target: &CStr,
+    kind: Option<&CStr>,
+    flags: libc::c_ulong,
+    options: Option<&CStr>,
+) -> io::Result<()> {
     let pointer = |value: Option<&CStr>| value.map_or(std::ptr::null(), CStr::as_ptr);
     // SAFETY: every pointer is NUL-terminated or null, as `mount` takes.
     check(unsafe {
@@ -342,10 +362,44 @@ fn mount(
             target.as_ptr(),
             pointer(kind),
             flags,
-            std::ptr::null(),
+            pointer(options).cast(),
         )
     })
     .map(drop)
+}
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Lets the Landlock ruleset `ruleset` write the command's own `/dev/shm`
+/// (the tmpfs mounted over the host's, which a rule made in the parent
+/// could not name). A kernel that refuses the rule leaves it read-only.
+pub(crate) fn allow_private_shm(ruleset: libc::c_int, access: u64) {
+    // SAFETY: `open` of a NUL-terminated path, for its descriptor only.
+    let fd = unsafe { libc::open(c"/dev/shm".as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return;
+    }
+    let rule = PathBeneath {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    // SAFETY: `landlock_add_rule` of a path-beneath rule (type 1) whose
+    // attribute outlives the call; `fd` is closed once.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            1u32,
+            &rule as *const PathBeneath,
+            0u32,
+        );
+        libc::close(fd);
+    }
 }
 
 /// `mount_setattr(2)` on the mount at `path` (and those below it when

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::io;
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -322,8 +323,12 @@ impl Sandbox {
                 self.protected_paths(cwd).iter().filter_map(real).collect();
             Isolation::new(!self.network(), &writable, &protected)
         });
+        // In its namespaces, `/dev/shm` is a tmpfs of the command's own,
+        // which the child adds to the ruleset once it is mounted.
+        let shm_access = isolation.is_some().then(|| writable_access().bits());
         Ok(Confinement {
-            ruleset,
+            ruleset: ruleset.and_then(Into::into),
+            shm_access,
             filter,
             isolation,
         })
@@ -347,7 +352,7 @@ impl Sandbox {
                 .scope(Scope::AbstractUnixSocket)?;
         }
         // No device node anywhere, not even in a writable directory.
-        let writable = AccessFs::from_all(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
+        let writable = writable_access();
         ruleset
             .create()?
             .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
@@ -385,11 +390,35 @@ pub enum SandboxError {
     },
 }
 
+/// What a process may do under a writable directory: everything but make
+/// a device node.
+fn writable_access() -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_all(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
+}
+
+/// Enters the Landlock ruleset `ruleset` (`no_new_privs` first, as the
+/// kernel requires of an unprivileged process).
+fn restrict_self(ruleset: std::os::fd::RawFd) -> io::Result<()> {
+    // SAFETY: `prctl` with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `landlock_restrict_self` on a ruleset descriptor this process
+    // holds, without flags.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// What confines one child process, prepared in the parent: its
 /// namespaces, its Landlock ruleset and its seccomp filter.
 #[derive(Debug)]
 pub struct Confinement {
-    ruleset: Option<RulesetCreated>,
+    /// The Landlock ruleset's descriptor.
+    ruleset: Option<OwnedFd>,
+    /// The rights on the private `/dev/shm`, with namespaces.
+    shm_access: Option<u64>,
     filter: Option<seccompiler::BpfProgram>,
     isolation: Option<Isolation>,
 }
@@ -399,6 +428,7 @@ impl Confinement {
     pub fn none() -> Self {
         Self {
             ruleset: None,
+            shm_access: None,
             filter: None,
             isolation: None,
         }
@@ -421,7 +451,8 @@ impl Confinement {
             return;
         }
         let Self {
-            mut ruleset,
+            ruleset,
+            shm_access,
             filter,
             isolation,
         } = self;
@@ -430,12 +461,13 @@ impl Confinement {
                 isolation.enter()?;
             }
             crate::caps::drop_all_but_kept()?;
-            // Two system calls (`prctl` and `landlock_restrict_self`) on a
-            // ruleset built in the parent: nothing here allocates.
-            if let Some(ruleset) = ruleset.take() {
-                ruleset
-                    .restrict_self()
-                    .map_err(|_| io::Error::from(io::ErrorKind::PermissionDenied))?;
+            // System calls on a ruleset built in the parent: nothing here
+            // allocates.
+            if let Some(ruleset) = &ruleset {
+                if let Some(access) = shm_access {
+                    crate::isolate::allow_private_shm(ruleset.as_raw_fd(), access);
+                }
+                restrict_self(ruleset.as_raw_fd())?;
             }
             if let Some(filter) = &filter {
                 seccompiler::apply_filter(filter)

@@ -291,6 +291,26 @@ fn the_file_tools_refuse_a_protected_path_and_say_which() {
 }
 
 #[test]
+fn shared_memory_is_the_commands_own() {
+    let workspace = scratch("shm");
+    let marker = format!("dsh-sandbox-shm-{}", std::process::id());
+    let output = run(
+        &policy(SandboxMode::ReadOnly),
+        &workspace,
+        &format!("echo x > /dev/shm/{marker} && ls /dev/shm"),
+    );
+    assert_eq!(
+        output.stdout,
+        format!("{marker}\n").as_bytes(),
+        "{output:?}"
+    );
+    assert!(
+        !Path::new("/dev/shm").join(&marker).exists(),
+        "written to the host's"
+    );
+}
+
+#[test]
 fn cargo_test_of_a_real_crate_runs_inside() {
     let workspace = scratch("cargo");
     let output = unconfined(
