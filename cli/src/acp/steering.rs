@@ -15,12 +15,15 @@ use dsh_deployment::session::{HostedSession, Knob, Steering};
 /// `session/load` and `session/resume` answer them.
 pub(super) fn of(session: &HostedSession) -> (SessionModeState, Vec<SessionConfigOption>) {
     let steering = session.steering();
-    (modes(&steering), config_options(session.host(), &steering))
+    (
+        modes(session.host(), &steering),
+        config_options(session.host(), &steering),
+    )
 }
 
-/// The session's modes.
-fn modes(steering: &Steering) -> SessionModeState {
-    let available = (Steering::choices_of_modes().into_iter())
+/// The session's modes: those within the deployment's ceiling.
+fn modes(host: &Host, steering: &Steering) -> SessionModeState {
+    let available = (Steering::choices(host, Knob::Mode).into_iter())
         .map(|choice| {
             let mode = SessionMode::new(choice.id, choice.name);
             mode.description(choice.description.unwrap_or_default())

@@ -40,9 +40,10 @@ pub(crate) fn run(args: &CheckArgs) -> Outcome {
         .map(|server| format!("{}\n", server.line()))
         .collect();
     print(&format!(
-        "{}: {} checked, every prompt renders\n{}\n{servers}",
+        "{}: {} checked, every prompt renders\n{}\n{}\n{servers}",
         deployment.file.name(),
         findings.checked(),
         runtime.sandbox().on_this_machine(),
+        runtime.environment.on_this_machine(),
     ))
 }

@@ -821,12 +821,23 @@ fn a_child_that_cannot_start_is_a_failed_call_and_the_turn_goes_on() {
 }
 
 /// Whether process `pid` still exists.
-fn alive(pid: &str) -> bool {
-    std::process::Command::new("kill")
-        .args(["-0", pid])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
+/// Whether a process whose command line is `sleep <seconds>` runs: a
+/// sandboxed command's own pid is its namespace's, not the host's, so it
+/// is found by what it runs.
+fn sleeping(seconds: &str) -> bool {
+    let cmdline = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.parse::<u32>().is_ok())
+        })
+        .any(|entry| {
+            std::fs::read(entry.path().join("cmdline")).is_ok_and(|line| line == cmdline.as_bytes())
+        })
 }
 
 #[tokio::test]
@@ -839,7 +850,7 @@ async fn cancelling_the_parent_cancels_the_acp_child_and_stops_its_process() {
         child.path(),
         &format!(
             "[[answers]]\n[[answers.tool_calls]]\nname = \"bash\"\n\
-             arguments = {{ command = \"echo $$ > {}; sleep 30\" }}\n",
+             arguments = {{ command = \"echo started > {}; sleep 30.4375\" }}\n",
             pid_file.display()
         ),
         "",
@@ -888,13 +899,12 @@ async fn cancelling_the_parent_cancels_the_acp_child_and_stops_its_process() {
         "the child's call is the helper's progress: {:?}",
         outline(&seen)
     );
-    let pid = std::fs::read_to_string(&pid_file).expect("the child's shell ran");
-    let pid = pid.trim();
+    assert!(pid_file.exists(), "the child's shell ran");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while alive(pid) && std::time::Instant::now() < deadline {
+    while sleeping("30.4375") && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(!alive(pid), "the child's command was stopped");
+    assert!(!sleeping("30.4375"), "the child's command was stopped");
 }
 
 #[test]
@@ -1434,4 +1444,25 @@ async fn the_effort_picked_is_the_requests_reasoning_effort() {
         "the first is the default"
     );
     assert_eq!(received[1]["reasoning_effort"], "high");
+}
+
+#[tokio::test]
+async fn the_deployments_sandbox_is_the_ceiling_of_the_editors_mode_switch() {
+    use agent_client_protocol::v1::schema::SetSessionModeRequest;
+    let fixture = fixture(
+        "[[answers]]\ntext = \"done\"\n",
+        "[sandbox]\nmode = \"read-only\"\n",
+        &["bash"],
+    );
+    let refused = fixture
+        .in_session(Answer::Allow, async |cx, session, _rx| {
+            let refused = cx
+                .send_request(SetSessionModeRequest::new(session.clone(), "full-access"))
+                .block_task()
+                .await;
+            Ok(refused.err().map(|error| format!("{error:?}")))
+        })
+        .await
+        .expect("set_mode beyond the ceiling is refused");
+    assert!(refused.contains("ceiling `read-only`"), "{refused}");
 }

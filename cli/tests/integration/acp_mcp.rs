@@ -89,7 +89,9 @@ async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
     let config = common::scripted_config(
         dir.path(),
         answers,
-        "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
+        // The servers report their pids, which a sandbox renumbers.
+        "\n[sandbox]\nmode = \"full-access\"\n\
+         [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
     let recorded = dir.path().join("requests.jsonl");
     let servers = vec![
@@ -176,7 +178,8 @@ async fn a_deleted_sessions_servers_stop_while_dsh_goes_on() {
     let config = common::scripted_config(
         dir.path(),
         "[[answers]]\ntext = \"hi\"\n",
-        "\n[sessions]\npath = \"sessions.db\"\n\
+        // The servers report their pids, which a sandbox renumbers.
+        "\n[sandbox]\nmode = \"full-access\"\n[sessions]\npath = \"sessions.db\"\n\
          [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
     let recorded = dir.path().join("requests.jsonl");
@@ -227,7 +230,8 @@ async fn a_loaded_or_resumed_session_starts_the_editors_servers_and_calls_their_
     let config = common::scripted_config(
         dir.path(),
         "[[answers]]\ntext = \"hi\"\n",
-        "\n[sessions]\npath = \"sessions.db\"\n\
+        // The servers report their pids, which a sandbox renumbers.
+        "\n[sandbox]\nmode = \"full-access\"\n[sessions]\npath = \"sessions.db\"\n\
          [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
     let server = McpServer::Stdio(
@@ -525,7 +529,8 @@ async fn a_tools_image_shows_in_its_call_and_a_load_shows_it_again() {
     let config = common::scripted_config(
         dir.path(),
         answers,
-        "\n[sessions]\npath = \"sessions.db\"\n\
+        // The servers report their pids, which a sandbox renumbers.
+        "\n[sandbox]\nmode = \"full-access\"\n[sessions]\npath = \"sessions.db\"\n\
          [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
     let server = McpServer::Stdio(McpServerStdio::new("Notes", SERVER));

@@ -219,7 +219,7 @@ const REFUSED: &[Refused] = &[
         name: "an_agent_over_its_token_budget",
         fixture: "over-token-budget.toml",
         says: &[
-            "agent `small` sends 1305 tokens before any message, over its `max_prompt_tokens` of 1000",
+            "agent `small` sends 1394 tokens before any message, over its `max_prompt_tokens` of 1000",
             "1143 in the tools' schemas (counted with cl100k_base)",
             "[cli/tests/fixtures/over-token-budget.toml:12:21]",
             "1000 tokens at most",
@@ -463,7 +463,7 @@ fn fixed_deployments_pass_with_their_summary() {
         (
             "an agent within its token budget passes",
             fixture_text("over-token-budget.toml")
-                .replace("max_prompt_tokens = 1000", "max_prompt_tokens = 1305"),
+                .replace("max_prompt_tokens = 1000", "max_prompt_tokens = 1394"),
             "2 agents checked, every prompt renders\n",
         ),
     ];
@@ -471,13 +471,26 @@ fn fixed_deployments_pass_with_their_summary() {
         let output = check_text(&text);
         assert_eq!(output.status.code(), Some(0), "{name}: {}", stderr(&output));
         let stdout = stdout(&output);
-        let (checked, sandbox) = stdout.trim_end().rsplit_once('\n').expect("two lines");
+        let mut lines = stdout.lines();
+        let (checked, sandbox) = (
+            lines.next().expect("a summary"),
+            lines.next().expect("a sandbox"),
+        );
         assert!(
             format!("{checked}\n").ends_with(summary),
             "{name}: {stdout}"
         );
         assert!(
-            sandbox.starts_with("sandbox: workspace-write, network off; this kernel: "),
+            sandbox.starts_with(
+                "sandbox: workspace-write, network off (every socket but a local Unix pair \
+                 refused); this kernel: enforced: "
+            ),
+            "{name}: {stdout}"
+        );
+        assert!(
+            lines
+                .next()
+                .is_some_and(|line| line.starts_with("environment: ")),
             "{name}: {stdout}"
         );
     }

@@ -14,8 +14,14 @@ use serde_json::{Value, json};
 /// A deployment in `dir`: scripted `answers`, one agent `editor` with
 /// `tools`, and any extra `tables`. Returns the config's path.
 fn deployment(dir: &Path, answers: &str, tables: &str, tools: &[&str]) -> String {
-    deployment_with(dir, "", answers, tables, tools)
+    deployment_with(dir, UNSANDBOXED, answers, tables, tools)
 }
+
+/// These tests follow a command's processes by the pid it reports
+/// (`echo $$`), which a sandbox's PID namespace renumbers: their commands
+/// run unsandboxed. A sandboxed command's end with its waiter is
+/// `tools/sandbox/tests/hostile.rs`'s.
+const UNSANDBOXED: &str = "[sandbox]\nmode = \"full-access\"\n";
 
 /// [`deployment`] with top-level keys `top` first.
 fn deployment_with(dir: &Path, top: &str, answers: &str, tables: &str, tools: &[&str]) -> String {
@@ -482,8 +488,9 @@ fn bash_runs_without_the_api_key_and_no_request_log_holds_it() {
 #[test]
 fn env_remove_belongs_to_the_bash_table() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = deployment(
+    let config = deployment_with(
         dir.path(),
+        "",
         "answers = []\n",
         "[tools.read]\nenv_remove = [\"X\"]\n",
         &["bash"],

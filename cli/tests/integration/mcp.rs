@@ -19,7 +19,14 @@ fn server_table(name: &str, args: &[&str], extra: &str) -> String {
     } else {
         "permission = \"allow\""
     };
-    format!("\n[mcp.{name}]\ncommand = {command:?}\n{permission}\n{extra}\n")
+    // A server that reports its pids is followed by them, which a
+    // sandbox's PID namespace renumbers: it runs unsandboxed.
+    let sandbox = if args.iter().any(|arg| arg.starts_with("pid-file=")) {
+        "sandbox = \"full-access\""
+    } else {
+        ""
+    };
+    format!("\n[mcp.{name}]\ncommand = {command:?}\n{permission}\n{sandbox}\n{extra}\n")
 }
 
 fn system_prompt(request: &Value) -> String {

@@ -43,10 +43,14 @@ fn a_command_never_sees_a_secret_nor_a_secret_looking_name_it_does_not_keep() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = common::scripted_config(
         dir.path(),
-        &bash_then_done("env | sort"),
+        // Its own environment, then every process's it can reach through
+        // `/proc`: dsh's (its parent's) holds every secret.
+        &bash_then_done(
+            "env | sort; cat /proc/$PPID/environ /proc/[0-9]*/environ | tr '\\0' '\\n'",
+        ),
         &format!(
-            "[environment]\nsecrets = [\"DSH_TEST_DB_URL\"]\n\
-             [tools.bash]\nenv_keep = [\"DSH_TEST_GH_TOKEN\", \"DSH_TEST_DB_URL\"]\n\
+            "[environment]\nsecrets = [\"DSH_TEST_DB_URL\", \"DSH_TEST_MY_*\"]\n\
+             [tools.bash]\nenv_keep = [\"DSH_TEST_GH_*\", \"DSH_TEST_DB_URL\"]\n\
              [mcp.tracker]\nurl = \"http://127.0.0.1:9/mcp\"\nbearer_token_env = \"DSH_TEST_MCP\"\n{}",
             common::runner("", &["bash"])
         ),
@@ -59,6 +63,12 @@ fn a_command_never_sees_a_secret_nor_a_secret_looking_name_it_does_not_keep() {
         .env("dsh_test_password", "secret-password")
         .env("DSH_TEST_GH_TOKEN", "kept-token")
         .env("DSH_TEST_PLAIN", "plain")
+        .env("DSH_TEST_MY_DB_PASS", "secret-my-pass")
+        .env(
+            "DSH_TEST_DATABASE_URL",
+            "postgres://u:secret-url-password@h/db",
+        )
+        .env("DSH_TEST_HOOK", "https://hooks.example.com/x")
         .output()
         .expect("dsh runs");
     common::assert_status(&output, 0);
@@ -68,11 +78,17 @@ fn a_command_never_sees_a_secret_nor_a_secret_looking_name_it_does_not_keep() {
         "secret-mcp-token",
         "secret-api-key",
         "secret-password",
+        "secret-my-pass",
+        "secret-url-password",
     ] {
         assert!(!env.contains(secret), "{secret} in:\n{env}");
     }
     assert!(env.contains("DSH_TEST_GH_TOKEN=kept-token"), "{env}");
     assert!(env.contains("DSH_TEST_PLAIN=plain"), "{env}");
+    assert!(
+        env.contains("DSH_TEST_HOOK=https://hooks.example.com/x"),
+        "{env}"
+    );
 }
 
 #[test]
@@ -105,7 +121,8 @@ fn a_command_cannot_write_outside_the_workspace_nor_connect_unless_full_access()
     let result = &tool_results(&common::recorded_requests(&recorded))[0];
     assert!(workspace.join("inside.txt").exists(), "{result}");
     assert!(!target.exists(), "{result}");
-    assert!(result.contains("Permission denied"), "{result}");
+    assert!(result.contains("Read-only file system"), "{result}");
+    assert!(result.contains("Operation not permitted"), "{result}");
     assert!(!result.contains("connected"), "{result}");
 
     let (_, requests) = common::run_recorded(

@@ -188,6 +188,10 @@ pub struct Deployment {
     /// `[sandbox]`, checked: the policy commands and MCP servers run in,
     /// unless an agent or the command line chooses another mode.
     pub sandbox: Sandbox,
+    /// `[sandbox] mode` as written: the most a person's mode switch may
+    /// grant, where neither the command line nor the agent says less.
+    /// `None`: the file sets no ceiling.
+    pub sandbox_ceiling: Option<SandboxMode>,
     /// `[environment]`: the secrets no child gets.
     pub environment: EnvironmentTable,
 }
@@ -365,7 +369,14 @@ impl Deployment {
             }
             None => (SourceFile::new(EMBEDDED_NAME, EMBEDDED), None),
         };
-        Self::parse(file, dir, builtin_tools)
+        let mut deployment = Self::parse(file, dir, builtin_tools)?;
+        if let Some(path) = path {
+            // The file that says what every command may do is not theirs
+            // to change, even inside the workspace.
+            let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            deployment.sandbox = deployment.sandbox.clone().with_protected([real]);
+        }
+        Ok(deployment)
     }
 
     /// Parses and checks a deployment's text.
@@ -424,6 +435,7 @@ impl Deployment {
             sessions: checked.sessions,
             instructions: checked.instructions,
             sandbox: checked.sandbox,
+            sandbox_ceiling: checked.sandbox_ceiling,
             environment: checked.environment,
         })
     }
@@ -606,6 +618,7 @@ impl ReadFile {
 struct CheckedRoot {
     adapter: AdapterConfig<Spanned<String>>,
     sandbox: Sandbox,
+    sandbox_ceiling: Option<SandboxMode>,
     environment: EnvironmentTable,
     tokenizers: TokenizerRule,
     max_subagent_depth: u32,
@@ -650,6 +663,7 @@ impl Checks<'_> {
             environment,
         } = root;
         let tokenizers = self.tokenizer(&adapter);
+        let sandbox_ceiling = sandbox.mode;
         let sandbox = self.sandbox(sandbox);
         let global_layer = check_layer(
             self.file,
@@ -684,6 +698,7 @@ impl Checks<'_> {
             instructions: self.instructions(instructions),
             adapter,
             sandbox,
+            sandbox_ceiling,
             environment,
         }
     }

@@ -133,6 +133,14 @@ impl Host {
         modes::default_mode(self.runtime.sandbox_for(&self.agent).mode())
     }
 
+    /// The most a person's mode switch may grant: `--sandbox` over the
+    /// agent's `sandbox` over `[sandbox] mode` as written (every mode
+    /// where none is set). A mode whose sandbox allows more is neither
+    /// offered nor taken.
+    pub fn ceiling(&self) -> dsh_sandbox::SandboxMode {
+        self.runtime.ceiling_for(&self.agent)
+    }
+
     /// The models a person may pick for a session: `[adapter] models`,
     /// the agent's own model first, or that alone.
     pub fn models(&self) -> Vec<String> {

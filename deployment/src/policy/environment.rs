@@ -9,9 +9,14 @@
 //!   MCP server's `bearer_token_env`, and the names `[environment]
 //!   secrets` lists. (A child agent is a model client of its own: its
 //!   table's `env_keep` may name the key it needs.)
-//! - **Names that look secret** — containing `KEY`, `SECRET`, `TOKEN` or
-//!   `PASSWORD`, in any case — are removed too, unless the child's table
+//! - **Names that look secret** — containing `KEY`, `SECRET`, `TOKEN`,
+//!   `PASSWORD`, `PASSWD`, `CREDENTIAL`, `DSN` or `WEBHOOK`, or with a word
+//!   `AUTH` (`SSH_AUTH_SOCK`, `NPM_AUTH`, not `GIT_AUTHOR_NAME`), in any
+//!   case — and **values that carry a password** (a URL with one:
+//!   `postgres://u:pw@h/db`) are removed too, unless the child's table
 //!   keeps them (`env_keep = ["GITHUB_TOKEN"]`).
+//! - `secrets` and `env_keep` take globs: `MY_*` is every name that
+//!   starts `MY_`.
 //! - **A command** inherits the rest, without what `[tools.bash]
 //!   env_remove` lists.
 //! - **A stdio MCP server** inherits only the small base the MCP SDKs
@@ -34,7 +39,16 @@ pub(crate) const SERVER_BASE_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL
 
 /// The words that make a variable's name look secret, matched in any
 /// case anywhere in the name.
-pub(crate) const SECRET_WORDS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+pub(crate) const SECRET_WORDS: [&str; 8] = [
+    "KEY",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "DSN",
+    "WEBHOOK",
+];
 
 /// `[environment]`: what no process dsh starts may see.
 ///
@@ -53,10 +67,64 @@ pub struct EnvironmentTable {
     pub secrets: Vec<String>,
 }
 
-/// Whether `name` looks like it holds a secret ([`SECRET_WORDS`]).
+/// Whether `name` looks like it holds a secret: a [`SECRET_WORDS`] word
+/// anywhere, or a word (between `_`) that is `AUTH`, ends with it
+/// (`OAUTH`) or starts with it but for `AUTHOR`.
 pub(crate) fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_WORDS.iter().any(|word| upper.contains(word))
+        || upper.split('_').any(|word| {
+            word.ends_with("AUTH") || (word.starts_with("AUTH") && !word.starts_with("AUTHOR"))
+        })
+}
+
+/// Whether `value` carries a password: a URL whose user part has one
+/// (`scheme://user:password@host`).
+pub(crate) fn carries_password(value: &str) -> bool {
+    value.match_indices("://").any(|(at, _)| {
+        let authority = value[at + 3..]
+            .split(['/', '?', '#', ' '])
+            .next()
+            .unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .and_then(|(user, _)| user.split_once(':'))
+            .is_some_and(|(_, password)| !password.is_empty())
+    })
+}
+
+/// Whether `name` is one of `patterns`: a name, or a glob (`MY_*`).
+fn matches(patterns: &[String], name: &str) -> bool {
+    patterns.iter().any(|pattern| {
+        pattern == name || glob::Pattern::new(pattern).is_ok_and(|glob| glob.matches(name))
+    })
+}
+
+/// Why a child does not see a variable of dsh's environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Withheld {
+    /// The adapter's key, a bearer token, or `[environment] secrets`.
+    Secret,
+    /// `[tools.bash] env_remove`.
+    Removed,
+    /// Its name looks secret.
+    SecretName,
+    /// Its value is a URL with a password.
+    PasswordValue,
+}
+
+impl Withheld {
+    /// Why, in a few words for a person.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Secret => {
+                "a secret: the adapter's key, a bearer token or `[environment] secrets`"
+            }
+            Self::Removed => "`[tools.bash] env_remove`",
+            Self::SecretName => "its name looks secret; `env_keep` keeps it",
+            Self::PasswordValue => "its value is a URL with a password; `env_keep` keeps it",
+        }
+    }
 }
 
 /// The environment policy of a deployment: built once, asked for each
@@ -64,10 +132,12 @@ pub(crate) fn looks_secret(name: &str) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChildEnvironment {
     /// Never passed: the adapter's key, the bearer tokens, `[environment]
-    /// secrets`.
-    secrets: BTreeSet<String>,
+    /// secrets` (names or globs).
+    secrets: Vec<String>,
     /// The names of dsh's environment (when the policy was made).
     names: Vec<String>,
+    /// Those whose value carries a password.
+    password_valued: BTreeSet<String>,
     /// `[tools.bash] env_remove`.
     command_remove: Vec<String>,
     /// `[tools.bash] env_keep`.
@@ -79,34 +149,99 @@ impl ChildEnvironment {
     /// `Deployment::secret_env_vars`) and whose `[tools.bash]` table is
     /// `bash`, for dsh's environment as it is now.
     pub fn of(secrets: Vec<String>, bash: &BashTable) -> Self {
-        let names = std::env::vars_os()
-            .filter_map(|(name, _)| name.into_string().ok())
+        let vars = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
             .collect();
-        Self::with_names(secrets, bash, names)
+        Self::with_vars(secrets, bash, vars)
     }
 
-    /// The policy of [`of`](Self::of) for an environment with `names`.
-    pub(crate) fn with_names(secrets: Vec<String>, bash: &BashTable, names: Vec<String>) -> Self {
+    /// The policy of [`of`](Self::of) for an environment of `vars`.
+    pub(crate) fn with_vars(
+        secrets: Vec<String>,
+        bash: &BashTable,
+        vars: Vec<(String, String)>,
+    ) -> Self {
+        let password_valued = (vars.iter())
+            .filter(|(_, value)| carries_password(value))
+            .map(|(name, _)| name.clone())
+            .collect();
         Self {
-            secrets: secrets.into_iter().collect(),
-            names,
+            secrets,
+            names: vars.into_iter().map(|(name, _)| name).collect(),
+            password_valued,
             command_remove: bash.env_remove.clone(),
             command_keep: bash.env_keep.clone(),
         }
     }
 
-    /// The names that look secret and that `keep` does not keep.
+    /// The secrets: each listed name, and each name of the environment a
+    /// glob of them matches.
+    fn secret_names(&self) -> impl Iterator<Item = &String> {
+        let listed = (self.secrets.iter()).filter(|name| glob::Pattern::escape(name) == **name);
+        listed.chain(
+            self.names
+                .iter()
+                .filter(|name| matches(&self.secrets, name)),
+        )
+    }
+
+    /// The names that look secret, or whose value carries a password, and
+    /// that `keep` does not keep.
     fn secret_looking<'a>(&'a self, keep: &'a [String]) -> impl Iterator<Item = &'a String> {
-        (self.names.iter()).filter(move |name| looks_secret(name) && !keep.contains(name))
+        (self.names.iter()).filter(move |name| {
+            (looks_secret(name) || self.password_valued.contains(*name)) && !matches(keep, name)
+        })
     }
 
     /// The variables a `bash` command runs without.
     pub(crate) fn removed_for_command(&self) -> Vec<String> {
-        let removed: BTreeSet<&String> = (self.secrets.iter())
+        let removed: BTreeSet<&String> = (self.secret_names())
+            .chain(
+                self.names
+                    .iter()
+                    .filter(|name| matches(&self.command_remove, name)),
+            )
             .chain(&self.command_remove)
             .chain(self.secret_looking(&self.command_keep))
             .collect();
         removed.into_iter().cloned().collect()
+    }
+
+    /// The variables of dsh's environment a `bash` command does not see,
+    /// each with why (`dsh check`).
+    pub fn withheld_from_commands(&self) -> Vec<(String, Withheld)> {
+        (self.removed_for_command().into_iter())
+            .filter(|name| self.names.contains(name))
+            .map(|name| {
+                let why = if matches(&self.secrets, &name) {
+                    Withheld::Secret
+                } else if matches(&self.command_remove, &name) {
+                    Withheld::Removed
+                } else if self.password_valued.contains(&name) {
+                    Withheld::PasswordValue
+                } else {
+                    Withheld::SecretName
+                };
+                (name, why)
+            })
+            .collect()
+    }
+
+    /// What `dsh check` says of the environment: what a command does not
+    /// see of dsh's, and why; what a server sees.
+    pub fn on_this_machine(&self) -> String {
+        let withheld = self.withheld_from_commands();
+        if withheld.is_empty() {
+            return "environment: commands see all of dsh's; MCP servers a small base".to_owned();
+        }
+        let lines: Vec<String> = (withheld.iter())
+            .map(|(name, why)| format!("  {name}: {}", why.reason()))
+            .collect();
+        format!(
+            "environment: commands and child agents do not see\n{}\nMCP servers see only \
+             HOME, LOGNAME, PATH, SHELL, TERM, USER, the locale and what their `env_keep` names",
+            lines.join("\n")
+        )
     }
 
     /// The variables of dsh's environment a stdio MCP server inherits,
@@ -116,10 +251,17 @@ impl ChildEnvironment {
         let locale = (self.names.iter())
             .filter(|name| *name == "LANG" || *name == "LANGUAGE" || name.starts_with("LC_"))
             .cloned();
+        let kept = (self.names.iter())
+            .filter(|name| matches(keep, name))
+            .cloned();
+        let listed = (keep.iter())
+            .filter(|name| glob::Pattern::escape(name) == **name)
+            .cloned();
         let inherited: BTreeSet<String> = (SERVER_BASE_ENV.iter().map(|name| (*name).to_owned()))
             .chain(locale)
-            .chain(keep.iter().cloned())
-            .filter(|name| !self.secrets.contains(name))
+            .chain(kept)
+            .chain(listed)
+            .filter(|name| !self.is_secret(name))
             .collect();
         inherited.into_iter().collect()
     }
@@ -127,8 +269,8 @@ impl ChildEnvironment {
     /// The variables a child agent runs without: the secrets and the
     /// names that look secret, but what its table keeps (`env_keep`).
     pub(crate) fn removed_for_agent(&self, keep: &[String]) -> Vec<String> {
-        let removed: BTreeSet<&String> = (self.secrets.iter())
-            .filter(|name| !keep.contains(name))
+        let removed: BTreeSet<&String> = (self.secret_names())
+            .filter(|name| !matches(keep, name))
             .chain(self.secret_looking(keep))
             .collect();
         removed.into_iter().cloned().collect()
@@ -136,7 +278,7 @@ impl ChildEnvironment {
 
     /// Whether `name` is a secret no command or server is given.
     pub fn is_secret(&self, name: &str) -> bool {
-        self.secrets.contains(name)
+        matches(&self.secrets, name)
     }
 }
 
@@ -153,8 +295,13 @@ mod tests {
         let deployment =
             Deployment::parse(crate::SourceFile::new("dsh.toml", text), None, &["bash"])
                 .expect("a valid deployment");
-        let names = names.iter().map(|n| (*n).to_owned()).collect();
-        ChildEnvironment::with_names(deployment.secret_env_vars(), &deployment.bash, names)
+        let vars = (names.iter())
+            .map(|name| match name.split_once('=') {
+                Some((name, value)) => (name.to_owned(), value.to_owned()),
+                None => ((*name).to_owned(), "x".to_owned()),
+            })
+            .collect();
+        ChildEnvironment::with_vars(deployment.secret_env_vars(), &deployment.bash, vars)
     }
 
     const NAMES: &[&str] = &[
@@ -228,5 +375,74 @@ mod tests {
         for name in ["PATH", "HOME", "EDITOR", "TERM"] {
             assert!(!looks_secret(name), "{name}");
         }
+    }
+
+    #[test]
+    fn globs_and_credentials_in_values_are_withheld_and_kept_on_request() {
+        let names = [
+            "PATH",
+            "GIT_AUTHOR_NAME",
+            "MY_DB_PASS",
+            "MY_HOST",
+            "GH_TOKEN",
+            "GH_HOST",
+            "DATABASE_URL=postgres://u:pw@h/db",
+            "PLAIN_URL=https://example.com/a:b@c",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "SSH_AUTH_SOCK",
+            "FTP_PASSWD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "NPM_AUTH",
+        ];
+        let withheld = policy("[environment]\nsecrets = [\"MY_*\"]", &names);
+        let removed = withheld.removed_for_command();
+        for name in [
+            "MY_DB_PASS",
+            "MY_HOST",
+            "GH_TOKEN",
+            "DATABASE_URL",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "SSH_AUTH_SOCK",
+            "FTP_PASSWD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "NPM_AUTH",
+        ] {
+            assert!(
+                removed.contains(&name.to_owned()),
+                "{name} passes: {removed:?}"
+            );
+        }
+        for name in ["PATH", "GIT_AUTHOR_NAME", "GH_HOST", "PLAIN_URL"] {
+            assert!(
+                !removed.contains(&name.to_owned()),
+                "{name} withheld: {removed:?}"
+            );
+        }
+        let why = withheld.withheld_from_commands();
+        assert!(why.contains(&("MY_DB_PASS".to_owned(), Withheld::Secret)));
+        assert!(why.contains(&("DATABASE_URL".to_owned(), Withheld::PasswordValue)));
+        assert!(why.contains(&("SSH_AUTH_SOCK".to_owned(), Withheld::SecretName)));
+        assert!(
+            withheld
+                .on_this_machine()
+                .contains("DATABASE_URL: its value is a URL")
+        );
+        // `env_keep` globs keep what only looks secret, never a secret.
+        let kept = policy(
+            "[environment]\nsecrets = [\"MY_*\"]\n[tools.bash]\nenv_keep = [\"GH_*\", \"MY_*\", \"DATABASE_URL\"]",
+            &names,
+        )
+        .removed_for_command();
+        assert!(!kept.contains(&"GH_TOKEN".to_owned()), "{kept:?}");
+        assert!(!kept.contains(&"DATABASE_URL".to_owned()), "{kept:?}");
+        assert!(kept.contains(&"MY_DB_PASS".to_owned()), "{kept:?}");
+        assert_eq!(
+            withheld.inherited_by_server(&["GH_*".to_owned(), "MY_*".to_owned()]),
+            [
+                "GH_HOST", "GH_TOKEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"
+            ]
+        );
     }
 }

@@ -134,6 +134,8 @@ pub struct Runtime {
     sandbox: Sandbox,
     /// The mode the command line forces, if any.
     forced_mode: Option<SandboxMode>,
+    /// `[sandbox] mode` as written, if it is.
+    written_mode: Option<SandboxMode>,
     /// Who answers the MCP servers' sampling and elicitation requests,
     /// once a front end says ([`answer_servers_with`](Self::answer_servers_with)).
     asker: parking_lot::Mutex<Option<dsh_tool_mcp::SharedAsker>>,
@@ -204,6 +206,7 @@ impl Runtime {
             environment,
             sandbox: deployment.sandbox.clone(),
             forced_mode: None,
+            written_mode: deployment.sandbox_ceiling,
             asker: parking_lot::Mutex::new(None),
             output: parking_lot::Mutex::default(),
         })
@@ -232,6 +235,14 @@ impl Runtime {
             Some(mode) => self.sandbox.in_mode(mode),
             None => self.sandbox.clone(),
         }
+    }
+
+    /// The most a person's mode switch may grant `agent`'s sessions: the
+    /// mode the command line forces, else the agent's own, else `[sandbox]
+    /// mode` as written; where none is set, every mode.
+    pub fn ceiling_for(&self, agent: &AgentSpec) -> SandboxMode {
+        (self.forced_mode.or(agent.sandbox).or(self.written_mode))
+            .unwrap_or(SandboxMode::FullAccess)
     }
 
     /// Makes every agent and every server without a mode of its own run

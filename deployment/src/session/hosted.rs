@@ -670,6 +670,32 @@ fn forget_new(host: &Host, session: Session, recorded: Option<Recorded>) {
     }
 }
 
+/// The sandbox of a call that starts now, under the session's mode now:
+/// a switch applies to the running turn's next call too. The session's
+/// own calls run in the mode's sandbox; a child agent's (whose sandbox is
+/// its own) only ever in less. The session's other directories (an
+/// editor's additional ones, `roots`) are writable as its working
+/// directory is.
+fn steer_sandbox(
+    mode: &'static crate::policy::modes::Mode,
+    (own, roots): (bool, &[PathBuf]),
+    cx: &mut dsh_tools::ToolCallContext,
+) {
+    let Some(sandbox) = cx.get::<dsh_sandbox::Sandbox>() else {
+        return;
+    };
+    let mut steered = sandbox.clone();
+    if sandbox.mode() != mode.sandbox && (own || sandbox.mode() > mode.sandbox) {
+        steered = sandbox.in_mode(mode.sandbox);
+    }
+    if !roots.is_empty() {
+        steered = steered.with_writable(roots.iter().cloned());
+    }
+    if steered != *sandbox {
+        cx.extensions.insert(steered);
+    }
+}
+
 /// The host's loop, as one session's: what it does shown to the
 /// session's person, its calls approved by the session's rule.
 fn session_loop(
@@ -679,6 +705,7 @@ fn session_loop(
 ) -> AgentLoop {
     let approval = SessionApproval::new(host.approval_policy(), Arc::clone(shared));
     let (lending, narrator) = (Arc::clone(shared), shared.narrator.clone());
+    let roots = roots.to_vec();
     // Without a boundary, a change outside the working directory is
     // refused by the tool (a front end that cannot ask, and no roots).
     let boundary = (asks_outside || !roots.is_empty()).then(|| {
@@ -692,9 +719,11 @@ fn session_loop(
         .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
         .observed_by(Arc::new(sticky))
         .on_tool_call_context(move |facts, call: &ToolCall, cx| {
-            if lending.narrator.is_for(&facts.id) {
+            let own = lending.narrator.is_for(&facts.id);
+            if own {
                 lending.narrator.attach(call, cx);
             }
+            steer_sandbox(lending.steering.lock().mode, (own, &roots), cx);
             if let Some(boundary) = &boundary {
                 cx.extensions.insert(Arc::clone(boundary));
             }

@@ -5,8 +5,9 @@
 //! lower case, other characters `_`, a suffix on collision with the
 //! deployment's or the session's other servers); a stdio server runs in
 //! the session's working directory under the host's policy for an
-//! editor's server (`ServerRules::default()`); every server's roots are
-//! the session's directories.
+//! editor's server (`ServerRules::default()`), its sandbox writable in
+//! the session's directories; every server's roots are the session's
+//! directories.
 
 use dsh_tool_mcp::{McpServers, ServerConfig, sanitize_server_name};
 
@@ -19,8 +20,12 @@ impl HostedSession {
     /// failures, one message each.
     pub async fn start_servers(&self, servers: Vec<Result<ServerConfig, String>>) -> Vec<String> {
         let mcp = &self.host().runtime.mcp;
-        let policy = self.host().runtime.server_policy(&ServerRules::default());
+        let mut policy = self.host().runtime.server_policy(&ServerRules::default());
         let dirs = self.dirs();
+        // The session's writable set: its working directory (the server's
+        // own) and its other directories.
+        let others = dirs.iter().filter(|dir| Some(dir.as_path()) != self.cwd());
+        policy.sandbox = policy.sandbox.with_writable(others.cloned());
         let mut taken: Vec<String> = (mcp.deployment_servers().iter())
             .map(|server| server.name().to_owned())
             .collect();

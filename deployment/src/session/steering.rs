@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use dsh_agent_loop::Agent;
+use dsh_sandbox::SandboxMode;
 
 use crate::host::Host;
 use crate::policy::modes::{self, MODES, Mode};
@@ -107,7 +108,23 @@ impl Steering {
     /// or an effort the deployment does not offer).
     pub fn set(&mut self, host: &Host, knob: Knob, value: &str) -> Result<(), String> {
         match knob {
-            Knob::Mode => self.mode = modes::mode(value)?,
+            Knob::Mode => {
+                let mode = modes::mode(value)?;
+                let ceiling = host.ceiling();
+                if mode.sandbox > ceiling {
+                    let within: Vec<String> = (Self::choices_of_modes(ceiling).into_iter())
+                        .map(|choice| choice.id)
+                        .collect();
+                    return Err(format!(
+                        "mode `{value}` runs in a `{}` sandbox, beyond this deployment's \
+                         ceiling `{ceiling}` (set by `--sandbox`, the agent's `sandbox` or \
+                         `[sandbox] mode`); the modes within it are {}",
+                        mode.sandbox,
+                        within.join(", ")
+                    ));
+                }
+                self.mode = mode;
+            }
             Knob::Model => {
                 host.agent_for(self.mode, value, None)?;
                 self.model = value.to_owned();
@@ -139,15 +156,17 @@ impl Steering {
             description: None,
         };
         match knob {
-            Knob::Mode => Self::choices_of_modes(),
+            Knob::Mode => Self::choices_of_modes(host.ceiling()),
             Knob::Model => host.models().into_iter().map(plain).collect(),
             Knob::Effort => host.efforts().into_iter().map(plain).collect(),
         }
     }
 
-    /// The modes every deployment has, as choices.
-    pub fn choices_of_modes() -> Vec<Choice> {
+    /// The modes whose sandbox is within `ceiling` ([`Host::ceiling`]),
+    /// as choices.
+    pub fn choices_of_modes(ceiling: SandboxMode) -> Vec<Choice> {
         (MODES.iter())
+            .filter(|mode| mode.sandbox <= ceiling)
             .map(|mode| Choice {
                 id: mode.id.to_owned(),
                 name: mode.name.to_owned(),

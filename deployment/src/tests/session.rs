@@ -313,3 +313,137 @@ fn a_turn_begun_can_be_cancelled_before_it_runs() {
     assert!(error.contains("cancel"), "{error}");
     assert!(!session.is_running(), "and is over");
 }
+
+/// A person who says yes to every call, and before the call numbered
+/// `switch_at` (from 1) switches the session to read-only.
+struct SwitchingPerson {
+    session: Mutex<Option<std::sync::Weak<HostedSession>>>,
+    asked: Mutex<usize>,
+    switch_at: usize,
+}
+
+#[async_trait]
+impl Person for SwitchingPerson {
+    fn show(&self, _event: SessionEvent) {}
+
+    async fn ask(&self, _question: Question<'_>, _cancel: &CancellationToken) -> Answer {
+        let asked = {
+            let mut asked = self.asked.lock();
+            *asked += 1;
+            *asked
+        };
+        if asked == self.switch_at {
+            let session = self.session.lock().as_ref().and_then(|weak| weak.upgrade());
+            let session = session.expect("the session, while it runs");
+            session
+                .steer(Knob::Mode, "read-only")
+                .expect("read-only is within every ceiling");
+        }
+        Answer::Once
+    }
+}
+
+#[test]
+fn a_switch_to_read_only_stops_the_running_turns_next_write() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &["touch first.txt", "touch second.txt"]);
+    let host = host(&config, dir.path());
+    let person = Arc::new(SwitchingPerson {
+        session: Mutex::new(None),
+        asked: Mutex::new(0),
+        switch_at: 2,
+    });
+    let reach = Reach {
+        samples: true,
+        only_session: true,
+        ..Reach::default()
+    };
+    let (switching, _notes) = Sessions::new(Arc::clone(&host), reach)
+        .open(Opening::new(dir.path()), person.clone())
+        .expect("opened");
+    *person.session.lock() = Some(Arc::downgrade(&switching));
+    prompt(&host, &switching, "go");
+    assert!(
+        dir.path().join("first.txt").exists(),
+        "the first call ran in auto"
+    );
+    assert!(
+        !dir.path().join("second.txt").exists(),
+        "the call after the switch ran in the old sandbox"
+    );
+    assert_eq!(switching.steering().mode.id, "read-only");
+}
+
+#[test]
+fn the_deployments_sandbox_is_the_ceiling_of_a_mode_switch() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let config = deployment(dir.path(), &[]);
+    let text = std::fs::read_to_string(&config).expect("written");
+    std::fs::write(&config, format!("[sandbox]\nmode = \"read-only\"\n{text}")).expect("written");
+    let host = host(&config, dir.path());
+    assert_eq!(host.ceiling(), dsh_sandbox::SandboxMode::ReadOnly);
+    let session = open(
+        &host,
+        Opening::new(dir.path()),
+        Arc::new(ScriptedPerson::default()),
+    )
+    .expect("opened");
+    let offered: Vec<String> = (crate::session::Steering::choices(&host, Knob::Mode).into_iter())
+        .map(|choice| choice.id)
+        .collect();
+    assert_eq!(offered, ["read-only"]);
+    for beyond in ["full-access", "auto", "ask"] {
+        let refused = session.steer(Knob::Mode, beyond).expect_err(beyond);
+        assert!(refused.contains("ceiling `read-only`"), "{refused}");
+    }
+    assert_eq!(session.steering().mode.id, "read-only");
+
+    // `--sandbox read-only` over a deployment that allows more.
+    let config = deployment(dir.path(), &[]);
+    let options = HostOptions {
+        config: Some(config),
+        sandbox: Some(dsh_sandbox::SandboxMode::ReadOnly),
+        ..HostOptions::default()
+    };
+    let host = Arc::new(Host::load(&options, dir.path()).expect("loaded"));
+    assert_eq!(host.ceiling(), dsh_sandbox::SandboxMode::ReadOnly);
+    let session = open(
+        &host,
+        Opening::new(dir.path()),
+        Arc::new(ScriptedPerson::default()),
+    )
+    .expect("opened");
+    let refused = session
+        .steer(Knob::Mode, "full-access")
+        .expect_err("beyond");
+    assert!(refused.contains("ceiling `read-only`"), "{refused}");
+}
+
+#[test]
+fn a_sessions_other_directories_are_writable_to_its_commands() {
+    let dir = tempfile::tempdir().expect("a directory");
+    // Outside the temporary directory, which every sandbox may write:
+    // beside this test's binary.
+    let exe = std::env::current_exe().expect("this test");
+    let base = exe.parent().expect("its directory").join("session-dirs");
+    let other = base.join(format!("other-{}", std::process::id()));
+    let elsewhere = base.join(format!("elsewhere-{}", std::process::id()));
+    for directory in [&other, &elsewhere] {
+        std::fs::create_dir_all(directory).expect("a directory");
+    }
+    let touch = |path: &Path| format!("touch {}", path.join("x").display());
+    let config = deployment(dir.path(), &[&touch(&other), &touch(&elsewhere)]);
+    let host = host(&config, dir.path());
+    let person = ScriptedPerson::answering([Answer::Once, Answer::Once]);
+    let opening = Opening::new(dir.path()).with_roots(vec![other.clone()]);
+    let session = open(&host, opening, person).expect("opened");
+    prompt(&host, &session, "go");
+    assert!(
+        other.join("x").exists(),
+        "the session's other directory is writable"
+    );
+    assert!(
+        !elsewhere.join("x").exists(),
+        "a directory of no session's is not"
+    );
+}

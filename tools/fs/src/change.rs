@@ -73,6 +73,22 @@ pub enum ChangeError {
         /// The path as the call gave it.
         path: PathBuf,
     },
+    /// The path is protected inside a writable directory: it decides what
+    /// runs later.
+    #[error(
+        "`{path}` cannot be changed: it is under `{protected}`, which the sandbox keeps \
+         read-only because it decides what runs later (git hooks and configuration, agent \
+         and editor configuration, the deployment file); say what you would change, or the \
+         deployment lists `{protected}` in `[sandbox] writable` to allow it",
+        path = .path.display(),
+        protected = .protected.display(),
+    )]
+    Protected {
+        /// The path as the call gave it.
+        path: PathBuf,
+        /// The protected path it is or lies under.
+        protected: PathBuf,
+    },
     /// The path is outside the workspace, and the user said no.
     #[error("`{}` is outside the workspace, and it may not be changed: {reason}", .path.display())]
     Denied {
@@ -211,6 +227,12 @@ impl<'a> Change<'a> {
                 return Err(ChangeError::ReadOnlySandbox {
                     tool: tool.to_owned(),
                     path: given,
+                });
+            }
+            if let Some(protected) = sandbox.protection(&real, cx.cwd.as_deref()) {
+                return Err(ChangeError::Protected {
+                    path: given,
+                    protected,
                 });
             }
             all_roots.extend(sandbox.writable_roots(None));

@@ -636,6 +636,18 @@ async fn the_sandbox_in_force_decides_where_changes_go() {
         result.text
     );
     assert!(!target.exists());
+    // What runs later is protected inside the workspace: the refusal says
+    // why and how to allow it.
+    for protected in [".git/hooks/pre-commit", ".vscode/tasks.json", "dsh.toml"] {
+        let path = project.path(protected);
+        let result = project.call_in(&cx, "write", write(&path)).await;
+        assert!(
+            result.is_error && result.text.contains("[sandbox] writable"),
+            "{protected}: {}",
+            result.text
+        );
+        assert!(!path.exists(), "{protected}");
+    }
 
     let full = project.cx().with(Sandbox::new(SandboxMode::FullAccess));
     assert_ok(&project.call_in(&full, "write", write(&target)).await);

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::io;
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -13,7 +14,9 @@ use landlock::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::support::support;
+use crate::isolate::Isolation;
+use crate::protect::protected_in;
+use crate::support::{Support, support};
 
 /// The Landlock ABI whose rights the sandbox handles: file system rights
 /// up to truncation (v3), TCP bind and connect (v4). On an older kernel
@@ -21,8 +24,9 @@ use crate::support::support;
 /// [`support`] reports.
 const FS_ABI: ABI = ABI::V4;
 
-/// How much a sandboxed process may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+/// How much a sandboxed process may change; ordered by how much (a
+/// ceiling is compared with `<=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     /// Reads anywhere; writes nowhere but `/dev/null`.
@@ -81,6 +85,12 @@ pub struct Sandbox {
     required: bool,
     /// The temporary directory `workspace-write` lets a process write.
     temp: PathBuf,
+    /// Files protected besides those in every writable directory: the
+    /// deployment's own.
+    protected: Vec<PathBuf>,
+    /// The kernel the policy is applied on, when it is not the running
+    /// one's probe (a test's).
+    kernel: Option<Support>,
 }
 
 impl Sandbox {
@@ -94,7 +104,30 @@ impl Sandbox {
             writable: Vec::new(),
             required: true,
             temp: std::env::temp_dir(),
+            protected: Vec::new(),
+            kernel: None,
         }
+    }
+
+    /// The policy with `files` read-only to commands, servers and the file
+    /// tools even inside a writable directory (the deployment file), unless
+    /// `writable` names a directory holding them inside a writable root.
+    pub fn with_protected(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.protected.extend(files);
+        self
+    }
+
+    /// The policy applied as on a kernel that enforces `support` (at most
+    /// what the running one does): how a machine lacking a mechanism is
+    /// tested.
+    pub fn with_kernel(mut self, support: Support) -> Self {
+        self.kernel = Some(support);
+        self
+    }
+
+    /// What the kernel the policy is applied on enforces.
+    pub fn kernel(&self) -> Support {
+        self.kernel.unwrap_or_else(support)
     }
 
     /// The policy with `dir` as the temporary directory processes may
@@ -163,15 +196,65 @@ impl Sandbox {
         if mode == SandboxMode::FullAccess {
             return format!("sandbox: {mode} (commands and servers are not confined)");
         }
-        let network = if self.network() { "on" } else { "off" };
-        let support = support();
-        let unenforced = if support.filesystem || !self.required {
-            ""
+        let network = if self.network() {
+            "network on"
         } else {
-            "; every command will fail here: set `[sandbox] mode = \"full-access\"` or \
-             `required = false`"
+            "network off (every socket but a local Unix pair refused)"
         };
-        format!("sandbox: {mode}, network {network}; this kernel: {support}{unenforced}")
+        let kernel = self.kernel();
+        let missing = kernel.missing();
+        let consequence = match (missing.is_empty(), self.required) {
+            (true, _) => String::new(),
+            (false, true) => format!(
+                "; every command will fail here ({}): set `[sandbox] required = false` to run \
+                 them with what this kernel enforces, or `mode = \"full-access\"`",
+                missing.join("; ")
+            ),
+            (false, false) => {
+                "; commands run with what this kernel enforces (`required = false`)".to_owned()
+            }
+        };
+        format!("sandbox: {mode}, {network}; this kernel: {kernel}{consequence}")
+    }
+
+    /// The paths read-only even inside the writable directories for a
+    /// session working in `cwd`: [`PROTECTED`](crate::PROTECTED) in each
+    /// (the temporary directory aside), git's hooks and configuration
+    /// where `.git` names a repository elsewhere, and the deployment's own
+    /// files, but those a `writable` entry inside a writable root lifts.
+    pub fn protected_paths(&self, cwd: Option<&Path>) -> Vec<PathBuf> {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return Vec::new();
+        }
+        let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let roots: Vec<PathBuf> = (cwd.map(Path::to_path_buf).into_iter())
+            .chain(self.writable.iter().cloned())
+            .map(|root| real(&root))
+            .collect();
+        let lifting: Vec<PathBuf> = (self.writable.iter())
+            .map(|entry| real(entry))
+            .filter(|entry| {
+                roots
+                    .iter()
+                    .any(|root| entry.starts_with(root) && entry != root)
+            })
+            .collect();
+        let mut paths: Vec<PathBuf> = (roots.iter())
+            .flat_map(|root| protected_in(root))
+            .chain(self.protected.iter().map(|file| real(file)))
+            .filter(|path| !lifting.iter().any(|entry| path.starts_with(entry)))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// The protected path `real` (absolute, links resolved) is or lies
+    /// under, for a session working in `cwd`: why a write there is refused.
+    pub fn protection(&self, real: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
+        self.protected_paths(cwd)
+            .into_iter()
+            .find(|protected| real.starts_with(protected))
     }
 
     /// The directories under which a process may write, for a session
@@ -193,45 +276,73 @@ impl Sandbox {
 
     /// Whether `real` (absolute, links resolved) is writable under the
     /// policy for a session working in `cwd`: what the `write` and `edit`
-    /// tools, which run in dsh's own process, ask.
+    /// tools, which run in dsh's own process, ask. A protected path is not.
     pub fn may_write(&self, real: &Path, cwd: Option<&Path>) -> bool {
         self.writable_roots(cwd)
             .iter()
             .map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone()))
             .any(|root| real.starts_with(root))
+            && self.protection(real, cwd).is_none()
     }
 
-    /// The kernel ruleset of the policy for a session working in `cwd`,
-    /// ready to be entered by a child process. `full-access` has none; a
-    /// policy the running kernel cannot enforce is an error when it is
-    /// required, and none (the process runs unsandboxed) when it is not.
+    /// What confines a child of the policy for a session working in
+    /// `cwd`, prepared here to be entered by the child. `full-access` has
+    /// nothing; a kernel lacking a mechanism the policy uses is an error
+    /// when the policy is required, and otherwise the child is confined
+    /// with what the kernel has (unconfined where it has nothing).
     pub fn confine(&self, cwd: Option<&Path>) -> Result<Confinement, SandboxError> {
         if self.mode == SandboxMode::FullAccess {
-            return Ok(Confinement { ruleset: None });
+            return Ok(Confinement::none());
         }
-        if let Some(reason) = support().filesystem_missing() {
-            return if self.required {
-                Err(SandboxError::Unsupported {
-                    mode: self.mode,
-                    reason,
-                })
-            } else {
-                Ok(Confinement { ruleset: None })
-            };
+        let kernel = self.kernel();
+        let missing = kernel.missing();
+        if self.required && !missing.is_empty() {
+            return Err(SandboxError::Unsupported {
+                mode: self.mode,
+                reason: missing.join("; "),
+            });
         }
-        let ruleset = self.ruleset(cwd).map_err(|error| SandboxError::Ruleset {
-            mode: self.mode,
-            message: error.to_string(),
-        })?;
+        let ruleset = match kernel.filesystem {
+            true => Some(
+                self.ruleset(cwd, kernel)
+                    .map_err(|error| SandboxError::Ruleset {
+                        mode: self.mode,
+                        message: error.to_string(),
+                    })?,
+            ),
+            false => None,
+        };
+        let filter = kernel
+            .seccomp
+            .then(|| crate::seccomp::filter(self.network()))
+            .flatten();
+        let isolation = kernel.namespaces.then(|| {
+            let real = |path: &PathBuf| std::fs::canonicalize(path).ok();
+            let writable: Vec<PathBuf> = self.writable_roots(cwd).iter().filter_map(real).collect();
+            let protected: Vec<PathBuf> =
+                self.protected_paths(cwd).iter().filter_map(real).collect();
+            Isolation::new(!self.network(), &writable, &protected)
+        });
+        // In its namespaces, `/dev/shm` is a tmpfs of the command's own,
+        // which the child adds to the ruleset once it is mounted.
+        let shm_access = isolation.is_some().then(|| writable_access().bits());
         Ok(Confinement {
-            ruleset: Some(ruleset),
+            ruleset: ruleset.and_then(Into::into),
+            shm_access,
+            filter,
+            isolation,
         })
     }
 
-    fn ruleset(&self, cwd: Option<&Path>) -> Result<RulesetCreated, RulesetError> {
+    fn ruleset(&self, cwd: Option<&Path>, kernel: Support) -> Result<RulesetCreated, RulesetError> {
         let mut ruleset = landlock::Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(FS_ABI))?;
+        if kernel.signals {
+            // Signals reach only processes in the sandbox (ABI 6): not dsh,
+            // not another process of the user.
+            ruleset = ruleset.scope(Scope::Signal)?;
+        }
         if !self.network() {
             // Without network, abstract Unix sockets are scoped too (ABI
             // v6, where the kernel has it): such a socket reaches another
@@ -240,6 +351,8 @@ impl Sandbox {
                 .handle_access(AccessNet::from_all(FS_ABI))?
                 .scope(Scope::AbstractUnixSocket)?;
         }
+        // No device node anywhere, not even in a writable directory.
+        let writable = writable_access();
         ruleset
             .create()?
             .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
@@ -247,10 +360,7 @@ impl Sandbox {
                 ["/dev/null"],
                 AccessFs::from_file(FS_ABI),
             ))?
-            .add_rules(path_beneath_rules(
-                self.writable_roots(cwd),
-                AccessFs::from_all(FS_ABI),
-            ))
+            .add_rules(path_beneath_rules(self.writable_roots(cwd), writable))
     }
 }
 
@@ -280,46 +390,95 @@ pub enum SandboxError {
     },
 }
 
-/// A policy's ruleset, prepared in the parent, for one child process to
-/// enter.
+/// What a process may do under a writable directory: everything but make
+/// a device node.
+fn writable_access() -> landlock::BitFlags<AccessFs> {
+    AccessFs::from_all(FS_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
+}
+
+/// Enters the Landlock ruleset `ruleset` (`no_new_privs` first, as the
+/// kernel requires of an unprivileged process).
+fn restrict_self(ruleset: std::os::fd::RawFd) -> io::Result<()> {
+    // SAFETY: `prctl` with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `landlock_restrict_self` on a ruleset descriptor this process
+    // holds, without flags.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What confines one child process, prepared in the parent: its
+/// namespaces, its Landlock ruleset and its seccomp filter.
 #[derive(Debug)]
 pub struct Confinement {
-    ruleset: Option<RulesetCreated>,
+    /// The Landlock ruleset's descriptor.
+    ruleset: Option<OwnedFd>,
+    /// The rights on the private `/dev/shm`, with namespaces.
+    shm_access: Option<u64>,
+    filter: Option<seccompiler::BpfProgram>,
+    isolation: Option<Isolation>,
 }
 
 impl Confinement {
     /// No confinement: the child may do what the user may.
     pub fn none() -> Self {
-        Self { ruleset: None }
+        Self {
+            ruleset: None,
+            shm_access: None,
+            filter: None,
+            isolation: None,
+        }
     }
 
     /// Whether the child will be confined.
     pub fn is_confined(&self) -> bool {
-        self.ruleset.is_some()
+        self.ruleset.is_some() || self.filter.is_some() || self.isolation.is_some()
     }
 
     /// Makes `command`'s process enter the sandbox between `fork` and
     /// `exec`: what it then runs, and everything that starts, is
-    /// confined. A spawn whose child cannot enter it fails with
-    /// [`io::ErrorKind::PermissionDenied`].
+    /// confined. With namespaces, the process `command` starts waits for
+    /// the command, which runs as the first process of its own PID
+    /// namespace, and exits as it does. A spawn whose child cannot enter
+    /// the sandbox fails with the kernel's error.
     pub fn apply_to(self, command: &mut std::process::Command) {
         use std::os::unix::process::CommandExt as _;
-        let Some(ruleset) = self.ruleset else {
+        if !self.is_confined() {
             return;
+        }
+        let Self {
+            ruleset,
+            shm_access,
+            filter,
+            isolation,
+        } = self;
+        let enter = move || {
+            if let Some(isolation) = &isolation {
+                isolation.enter()?;
+            }
+            crate::caps::drop_all_but_kept()?;
+            // System calls on a ruleset built in the parent: nothing here
+            // allocates.
+            if let Some(ruleset) = &ruleset {
+                if let Some(access) = shm_access {
+                    crate::isolate::allow_private_shm(ruleset.as_raw_fd(), access);
+                }
+                restrict_self(ruleset.as_raw_fd())?;
+            }
+            if let Some(filter) = &filter {
+                seccompiler::apply_filter(filter)
+                    .map_err(|_| io::Error::from(io::ErrorKind::PermissionDenied))?;
+            }
+            Ok(())
         };
-        let mut ruleset = Some(ruleset);
-        let enter = move || match ruleset.take() {
-            // Two system calls (`prctl` and `landlock_restrict_self`) on a
-            // ruleset built in the parent: nothing here allocates.
-            Some(ruleset) => match ruleset.restrict_self() {
-                Ok(_) => Ok(()),
-                Err(_) => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
-            },
-            None => Ok(()),
-        };
-        // SAFETY: `enter` makes no allocation and takes no lock: it moves
-        // the ruleset out of its own state and makes two system calls,
-        // which is what may run in a forked child before `exec`.
+        // SAFETY: `enter` makes no allocation and takes no lock: it makes
+        // system calls on what the parent prepared (namespaces, mounts,
+        // the ruleset, the filter), which is what may run in a forked
+        // child before `exec`.
         unsafe {
             command.pre_exec(enter);
         }

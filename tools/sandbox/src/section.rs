@@ -58,11 +58,31 @@ pub(crate) fn describe(sandbox: &Sandbox, support: Support) -> String {
                 let _ = write!(text, ", {}", directory.display());
             }
             text.push_str(" and the temporary directory (`$TMPDIR`, else /tmp); everything else is read-only.");
+            let protected: Vec<String> = (crate::PROTECTED.iter())
+                .map(|path| format!("`{path}`"))
+                .collect();
+            let protected = protected.join(", ");
+            let _ = write!(
+                text,
+                " Inside those, {protected} {} read-only: what runs later is not theirs to change.",
+                if support.namespaces {
+                    "are"
+                } else {
+                    "must stay"
+                }
+            );
         }
     }
+    if support.namespaces {
+        text.push_str(" They see only their own processes and can signal no other.");
+    } else if support.signals {
+        text.push_str(" They can signal no process but their own.");
+    }
     if !sandbox.network() {
-        text.push_str(if support.network {
-            " They have no network: connecting and listening are refused."
+        text.push_str(if support.seccomp {
+            " They have no network: every socket but a local Unix pair (`socketpair`) is \
+             refused — TCP, UDP, raw, packet and netlink sockets, and connecting to any Unix \
+             socket."
         } else {
             " They must not use the network."
         });
@@ -84,6 +104,9 @@ mod tests {
         truncate: true,
         network: true,
         abstract_unix_sockets: true,
+        signals: true,
+        seccomp: true,
+        namespaces: true,
     };
 
     #[test]
@@ -95,9 +118,14 @@ mod tests {
             format!(
                 "Commands you run with bash are sandboxed (`workspace-write`): they can write \
                  only under the session's working directory, /srv/cache and the temporary \
-                 directory (`$TMPDIR`, else /tmp); everything else is read-only. They have no \
-                 network: connecting and listening are refused. Do not try to get around the \
-                 sandbox: when a task needs more, say what and why."
+                 directory (`$TMPDIR`, else /tmp); everything else is read-only. Inside those, \
+                 `.git/hooks`, `.git/config`, `.dsh`, `dsh.toml`, `.cursor`, `.claude`, \
+                 `.github/instructions`, `.vscode` are read-only: what runs later is not theirs \
+                 to change. They see only their own processes and can signal no other. They \
+                 have no network: every socket but a local Unix pair (`socketpair`) is refused \
+                 — TCP, UDP, raw, packet and netlink sockets, and connecting to any Unix \
+                 socket. Do not try to get around the sandbox: when a task needs more, say what \
+                 and why."
             )
         );
         let read_only = describe(
@@ -106,6 +134,7 @@ mod tests {
         );
         assert!(read_only.contains("(`read-only`): they can read files but write none."));
         assert!(!read_only.contains("network"), "{read_only}");
+        assert!(!read_only.contains(".git/hooks"), "{read_only}");
         let full = describe(&Sandbox::new(SandboxMode::FullAccess), ENFORCED);
         assert!(full.contains("not sandboxed"), "{full}");
     }
@@ -117,10 +146,15 @@ mod tests {
             truncate: false,
             network: false,
             abstract_unix_sockets: false,
+            signals: false,
+            seccomp: false,
+            namespaces: false,
         };
         let text = describe(&Sandbox::new(SandboxMode::WorkspaceWrite), none);
         assert!(text.contains("which this machine cannot enforce"), "{text}");
         assert!(text.contains("must not use the network"), "{text}");
+        assert!(text.contains("must stay read-only"), "{text}");
+        assert!(!text.contains("only their own processes"), "{text}");
     }
 
     #[test]

@@ -30,16 +30,20 @@ pub struct SandboxTable<S = String> {
     /// and `edit` tools follow the same writable set. Default:
     /// `"workspace-write"`.
     pub mode: Option<SandboxMode>,
-    /// Whether sandboxed commands may reach the network (TCP `connect` and
-    /// `bind`, where the kernel's Landlock has them: ABI 4 and later).
-    /// Default: `false`; `full-access` always has it.
+    /// Whether sandboxed commands may reach the network. `false` refuses
+    /// every socket but a local Unix pair (TCP, UDP, raw, packet, netlink;
+    /// `connect` to any socket). Default: `false`; `full-access` always
+    /// has it.
     pub network: Option<bool>,
     /// More directories commands may write under in `workspace-write`,
-    /// each an absolute path. Default: none.
+    /// each an absolute path; one inside another writable directory lifts
+    /// the protected paths under it (`"/work/project/.git"`). Default:
+    /// none.
     #[serde(default)]
     pub writable: Vec<S>,
-    /// `true` (the default): where the kernel cannot enforce the sandbox,
-    /// a command fails saying why; `false`: it runs unsandboxed there.
+    /// `true` (the default): where the kernel lacks Landlock, seccomp or
+    /// namespaces, a command fails saying what and how to choose; `false`:
+    /// it runs with what the kernel enforces there.
     pub required: Option<bool>,
 }
 
