@@ -862,3 +862,26 @@ fn a_deployment_servers_roots_are_the_sessions_directory_not_the_deployments() {
         "{result}"
     );
 }
+
+/// `dsh check` starts a server as a session would (sampling and
+/// elicitation advertised): a tool the server offers only to a client
+/// that samples, allow-listed, is found — not reported unknown.
+#[test]
+fn check_sees_a_tool_offered_only_to_a_client_that_samples() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table(
+            "docs",
+            &["sampling-only"],
+            "tools = [\"echo\", \"summarize\"]"
+        ),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config, "--format", "json"]);
+    assert_status(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let docs = &report["mcp_servers"][0];
+    assert_eq!(docs["tools"], 2, "echo and summarize: {docs}");
+}
