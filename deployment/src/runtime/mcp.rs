@@ -265,32 +265,6 @@ pub(crate) fn tool_server(servers: &McpServers) -> crate::measure::trace::ToolSe
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| (*name).to_owned()).collect()
-    }
-
-    #[test]
-    fn a_misspelled_tool_is_answered_with_the_servers_names_closest_first() {
-        let tools = names(&["echo", "search", "fetch_page"]);
-        assert_eq!(
-            tools_hint("serch", &tools),
-            "did you mean `search`? its tools are `search`, `echo`, `fetch_page`"
-        );
-        assert_eq!(
-            tools_hint("zzz", &tools),
-            "its tools are `echo`, `search`, `fetch_page`"
-        );
-        assert_eq!(tools_hint("zzz", &[]), "the server lists no tools");
-        let many: Vec<String> = (0..25).map(|n| format!("tool{n}")).collect();
-        let hint = tools_hint("zzz", &many);
-        assert!(hint.ends_with("`tool19` and 5 more"), "{hint}");
-    }
-}
-
 /// What answers the servers a command without a session starts (`dsh
 /// check`, `dsh prompt`): it advertises what a session's asker may
 /// (sampling, both kinds of elicitation), so a server offers the same
@@ -320,5 +294,31 @@ impl dsh_tool_mcp::Asker for CommandAsker {
 
     async fn elicit(&self, _request: dsh_tool_mcp::Elicitation) -> dsh_tool_mcp::ElicitAnswer {
         dsh_tool_mcp::ElicitAnswer::Decline
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_misspelled_tool_is_answered_with_the_servers_names_closest_first() {
+        let tools = names(&["echo", "search", "fetch_page"]);
+        assert_eq!(
+            tools_hint("serch", &tools),
+            "did you mean `search`? its tools are `search`, `echo`, `fetch_page`"
+        );
+        assert_eq!(
+            tools_hint("zzz", &tools),
+            "its tools are `echo`, `search`, `fetch_page`"
+        );
+        assert_eq!(tools_hint("zzz", &[]), "the server lists no tools");
+        let many: Vec<String> = (0..25).map(|n| format!("tool{n}")).collect();
+        let hint = tools_hint("zzz", &many);
+        assert!(hint.ends_with("`tool19` and 5 more"), "{hint}");
     }
 }
