@@ -318,7 +318,13 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
     let ElicitationMode::Form(form) = &elicitation.mode else {
         panic!("a form: {elicitation:?}");
     };
-    assert!(matches!(form.scope, ElicitationScope::Session(_)));
+    let ElicitationScope::Session(scope) = &form.scope else {
+        panic!("scoped to the session: {form:?}");
+    };
+    // With the call the server serves, as the editor shows it.
+    let call_id = (scope.tool_call_id.as_ref())
+        .map(|id| id.0.to_string())
+        .expect("the call's id");
     let names: Vec<&String> = form.requested_schema.properties.keys().collect();
     assert_eq!(names, ["age", "name", "subscribe"]);
     assert_eq!(
@@ -329,6 +335,10 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
     // The server got the editor's answer, and a decline for the URL.
     let requests = common::recorded_requests(&recorded);
     let form_result = requests[1]["messages"].to_string();
+    assert!(
+        form_result.contains(&format!("\"{call_id}\"")),
+        "{call_id} in {form_result}"
+    );
     assert!(
         form_result.contains(r#"elicitation: Accept {\"age\":36,\"name\":\"Ada\"}"#),
         "{form_result}"

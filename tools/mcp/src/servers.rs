@@ -392,7 +392,7 @@ impl Tool for McpTool {
         arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
-        let _calling = self.server.calling(&cx.session_id, &cx.cancel);
+        let _calling = self.server.calling(&cx.session_id, &cx.call_id, &cx.cancel);
         self.server
             .call_reporting(
                 &self.schema.name,
