@@ -14,6 +14,16 @@ use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 /// How many problems a report shows; the rest are counted in one line.
 pub(crate) const MAX_REPORTED: usize = 50;
 
+/// A handler of `theme`, 100 columns wide, that wraps between words
+/// only: a name (`search-docs`, `mcp:web-search`) is never cut at its
+/// hyphens nor inside.
+fn handler(theme: GraphicalTheme) -> GraphicalReportHandler {
+    GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_break_words(false)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
+}
+
 /// Renders problems for stderr.
 #[derive(Debug)]
 pub(crate) struct Reporter {
@@ -34,9 +44,8 @@ impl Reporter {
             GraphicalTheme::unicode_nocolor()
         };
         Self {
-            handler: GraphicalReportHandler::new_themed(theme).with_width(100),
-            plain_handler: GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-                .with_width(100),
+            handler: handler(theme),
+            plain_handler: handler(GraphicalTheme::unicode_nocolor()),
         }
     }
 
@@ -44,10 +53,8 @@ impl Reporter {
     #[cfg(test)]
     pub(crate) fn plain() -> Self {
         Self {
-            handler: GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-                .with_width(100),
-            plain_handler: GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-                .with_width(100),
+            handler: handler(GraphicalTheme::unicode_nocolor()),
+            plain_handler: handler(GraphicalTheme::unicode_nocolor()),
         }
     }
 

@@ -401,16 +401,26 @@ impl Person for EditorPerson {
                 described,
                 request,
             } => {
+                let input = json!({
+                    "server": request.origin.server,
+                    "systemPrompt": request.system_prompt,
+                    "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
+                });
+                let content = vec![ToolCallContent::from(ContentBlock::from(described))];
+                // Announced first: a permission request names a call the
+                // editor knows.
+                let call = schema::ToolCall::new(call_id.to_owned(), title.to_owned())
+                    .kind(schema::ToolKind::Other)
+                    .status(ToolCallStatus::Pending)
+                    .content(content.clone())
+                    .raw_input(input.clone());
+                self.send(SessionUpdate::ToolCall(call));
                 let fields = ToolCallUpdateFields::new()
                     .title(title.to_owned())
                     .kind(schema::ToolKind::Other)
                     .status(ToolCallStatus::Pending)
-                    .content(vec![ToolCallContent::from(ContentBlock::from(described))])
-                    .raw_input(json!({
-                        "server": request.origin.server,
-                        "systemPrompt": request.system_prompt,
-                        "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
-                    }));
+                    .content(content)
+                    .raw_input(input);
                 (call_id, fields, allow_or_reject())
             }
             Question::Outside {

@@ -22,7 +22,9 @@ pub(super) async fn ask_editor(
         crate::commands::show_server_line(ServerLine::declined(server, why, &elicitation.message));
         ElicitAnswer::Decline
     };
-    let scope = ElicitationSessionScope::new(session.clone());
+    // The question shows with the call the server is serving.
+    let scope = ElicitationSessionScope::new(session.clone())
+        .tool_call_id(elicitation.origin.call.clone().map(schema::ToolCallId::new));
     let mode = match &elicitation.kind {
         ElicitKind::Form { schema } => match serde_json::from_value(schema.clone()) {
             Ok(schema) => ElicitationMode::Form(ElicitationFormMode::new(scope, schema)),

@@ -292,9 +292,9 @@ impl Server {
         let failures = self.inner.mcp.optional_failures.clone();
         let answer = |session: &HostedSession| {
             let (modes, options) = steering::of(session);
-            NewSessionResponse::new(session.id().to_string())
+            Ok(NewSessionResponse::new(session.id().to_string())
                 .modes(modes)
-                .config_options(options)
+                .config_options(options))
         };
         self.with_servers(session, (servers, failures), (responder, cx), answer)
     }
@@ -309,18 +309,24 @@ impl Server {
         session: Arc<HostedSession>,
         (servers, mut failures): (Vec<Result<dsh_tool_mcp::ServerConfig, String>>, Vec<String>),
         (responder, cx): (Responder<R>, ConnectionTo<Client>),
-        answer: impl FnOnce(&HostedSession) -> R + Send + 'static,
+        answer: impl FnOnce(&HostedSession) -> Result<R, Error> + Send + 'static,
     ) -> Result<(), Error> {
         let acp_id = schema::SessionId::new(session.id().to_string());
         if servers.is_empty() && failures.is_empty() {
-            responder.respond(answer(&session))?;
+            match answer(&session) {
+                Ok(answered) => responder.respond(answered)?,
+                Err(error) => return responder.respond_with_error(error),
+            }
             commands::announce(&cx, &self.inner.host, acp_id);
             return Ok(());
         }
         let host = Arc::clone(&self.inner.host);
         cx.clone().spawn(async move {
             failures.extend(session.start_servers(servers).await);
-            responder.respond(answer(&session))?;
+            match answer(&session) {
+                Ok(answered) => responder.respond(answered)?,
+                Err(error) => return responder.respond_with_error(error),
+            }
             commands::announce(&cx, &host, acp_id.clone());
             if !failures.is_empty() {
                 let notification =

@@ -147,8 +147,8 @@ impl Server {
     }
 
     /// Opens the recorded session `reopened` names (or takes the one this
-    /// process has open), replays it if asked, starts the editor's servers
-    /// for it, and answers with `answer` of its steering.
+    /// process has open), starts the editor's servers for it, replays it
+    /// if asked, and answers with `answer` of its steering.
     fn reopen<R: agent_client_protocol::JsonRpcResponse>(
         &self,
         reopened: Reopened,
@@ -162,17 +162,18 @@ impl Server {
             Ok(opened) => opened,
             Err(error) => return responder.respond_with_error(error),
         };
-        if reopened.replay {
-            if let Err(error) = session.replay() {
-                let error = Error::new(ErrorCode::INVALID_REQUEST, error.to_string());
-                return responder.respond_with_error(error);
+        let (servers, replay) = (self.servers_for(fresh, reopened.servers), reopened.replay);
+        // Replayed once the editor's servers run, so that their calls show
+        // with the title and kind the servers give them.
+        self.with_servers(session, servers, (responder, cx), move |session| {
+            if replay {
+                let replayed = session.replay();
+                replayed
+                    .map_err(|error| Error::new(ErrorCode::INVALID_REQUEST, error.to_string()))?;
+                // A load ends with the context counted: the store keeps none.
+                session.show_usage();
             }
-            // A load ends with the context counted: the store keeps none.
-            session.show_usage();
-        }
-        let servers = self.servers_for(fresh, reopened.servers);
-        self.with_servers(session, servers, (responder, cx), |session| {
-            answer(steering::of(session))
+            Ok(answer(steering::of(session)))
         })
     }
 

@@ -355,11 +355,11 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
 /// A tool result in one line: its first line, how many more, and its last
 /// line when that is a marker such as `[exit code: 1]`.
 fn result_summary(end: &CallEnd) -> String {
-    let brief = end.brief();
-    let first = if brief.first.is_empty() && end.text.is_empty() {
-        "(no output)"
-    } else {
-        brief.first
+    let (brief, images) = (end.brief(), end.images_only());
+    let first = match &images {
+        Some(images) => images.as_str(),
+        None if brief.first.is_empty() && end.text.is_empty() => "(no output)",
+        None => brief.first,
     };
     let mut summary = format!(
         "← {}{}",
@@ -399,6 +399,13 @@ mod tests {
         );
         assert_eq!(result_summary(&ended("only", true)), "← error: only");
         assert_eq!(result_summary(&ended("", false)), "← (no output)");
+        // Images and no text: said, not "(no output)".
+        let mut image = ended("", false);
+        image.images = vec![dsh_agent_loop::Image {
+            mime_type: "image/png".to_owned(),
+            data: "iVBORw0KGgo=".to_owned(),
+        }];
+        assert_eq!(result_summary(&image), "← 1 image: image/png, 8 bytes");
     }
 
     #[test]

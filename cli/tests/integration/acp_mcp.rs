@@ -287,6 +287,31 @@ async fn a_loaded_or_resumed_session_starts_the_editors_servers_and_calls_their_
             "{reopen}: {result}"
         );
     }
+    // Loaded once more, the history replays once the editor's server
+    // runs: the call of its `echo` shows with the kind its annotations
+    // give it (read-only: `read`), not as a tool no server knows.
+    let replayed = with_dsh(&config, &dir.path().join("replay.jsonl"), async |cx, rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let request = LoadSessionRequest::new(session.clone(), project.path());
+        cx.send_request(request.mcp_servers(vec![server.clone()]))
+            .block_task()
+            .await?;
+        let mut kinds = Vec::new();
+        while let Ok((_, update)) = rx.try_recv() {
+            if let SessionUpdate::ToolCall(call) = update {
+                kinds.push(call.kind);
+            }
+        }
+        Ok(kinds)
+    })
+    .await;
+    assert_eq!(replayed.len(), 2, "{replayed:?}");
+    assert!(
+        replayed.iter().all(|kind| *kind == ToolKind::Read),
+        "{replayed:?}"
+    );
     common::assert_all_gone(&common::server_pids(&pid_file));
 }
 

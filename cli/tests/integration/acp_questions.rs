@@ -43,6 +43,8 @@ fn deployment(dir: &Path, answers: &str, args: &[&str]) -> String {
 enum Asked {
     Permission(RequestPermissionRequest),
     Elicitation(CreateElicitationRequest),
+    /// A sampling request's tool call, announced (`tool_call`).
+    Announced(String),
     /// The status a sampling request's tool call was given after.
     Ended(String, Option<ToolCallStatus>),
 }
@@ -92,12 +94,20 @@ async fn one_prompt(
         .v1()
         .on_receive_notification(
             async move |notification: SessionNotification, _cx| {
-                if let SessionUpdate::ToolCallUpdate(update) = notification.update
-                    && update.tool_call_id.0.starts_with("sampling-")
-                {
-                    let id = update.tool_call_id.0.to_string();
-                    let _ = updated.send(Asked::Ended(id, update.fields.status));
-                    ending.notify_one();
+                match notification.update {
+                    SessionUpdate::ToolCall(call)
+                        if call.tool_call_id.0.starts_with("sampling-") =>
+                    {
+                        let _ = updated.send(Asked::Announced(call.tool_call_id.0.to_string()));
+                    }
+                    SessionUpdate::ToolCallUpdate(update)
+                        if update.tool_call_id.0.starts_with("sampling-") =>
+                    {
+                        let id = update.tool_call_id.0.to_string();
+                        let _ = updated.send(Asked::Ended(id, update.fields.status));
+                        ending.notify_one();
+                    }
+                    _ => {}
                 }
                 Ok(())
             },
@@ -204,10 +214,17 @@ async fn a_sampling_request_reaches_the_model_once_the_editor_allows_it() {
 
     // The editor was asked, with the server's name and its request; the
     // call then ended, completed.
-    let [Asked::Permission(permission), Asked::Ended(id, status)] = asked.as_slice() else {
-        panic!("one permission request, then its end: {asked:?}");
+    // The call is announced (`tool_call`) before the editor is asked.
+    let [
+        Asked::Announced(announced),
+        Asked::Permission(permission),
+        Asked::Ended(id, status),
+    ] = asked.as_slice()
+    else {
+        panic!("the call announced, one permission request, then its end: {asked:?}");
     };
     assert_eq!(*id, permission.tool_call.tool_call_id.0.to_string());
+    assert_eq!(announced, id);
     assert_eq!(*status, Some(ToolCallStatus::Completed));
     let title = permission
         .tool_call
@@ -260,7 +277,12 @@ async fn a_sampling_request_the_editor_rejects_never_reaches_the_model() {
     );
     let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::Reject, false).await;
     // Rejected, the call the editor shows ends, failed.
-    let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
+    let [
+        Asked::Announced(_),
+        Asked::Permission(_),
+        Asked::Ended(_, status),
+    ] = asked.as_slice()
+    else {
         panic!("one permission request, then its end: {asked:?}");
     };
     assert_eq!(*status, Some(ToolCallStatus::Failed));
@@ -286,7 +308,12 @@ async fn cancelling_the_turn_withdraws_a_sampling_request_the_editor_has_not_ans
     let (asked, _) = one_prompt(&config, (&recorded, &trace), Answer::CancelTurn, false).await;
     // The question was withdrawn: its call ended, failed, and the model
     // was never asked to answer it.
-    let [Asked::Permission(_), Asked::Ended(_, status)] = asked.as_slice() else {
+    let [
+        Asked::Announced(_),
+        Asked::Permission(_),
+        Asked::Ended(_, status),
+    ] = asked.as_slice()
+    else {
         panic!("one permission request, then its end: {asked:?}");
     };
     assert_eq!(*status, Some(ToolCallStatus::Failed));
@@ -318,7 +345,13 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
     let ElicitationMode::Form(form) = &elicitation.mode else {
         panic!("a form: {elicitation:?}");
     };
-    assert!(matches!(form.scope, ElicitationScope::Session(_)));
+    let ElicitationScope::Session(scope) = &form.scope else {
+        panic!("scoped to the session: {form:?}");
+    };
+    // With the call the server serves, as the editor shows it.
+    let call_id = (scope.tool_call_id.as_ref())
+        .map(|id| id.0.to_string())
+        .expect("the call's id");
     let names: Vec<&String> = form.requested_schema.properties.keys().collect();
     assert_eq!(names, ["age", "name", "subscribe"]);
     assert_eq!(
@@ -329,6 +362,10 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
     // The server got the editor's answer, and a decline for the URL.
     let requests = common::recorded_requests(&recorded);
     let form_result = requests[1]["messages"].to_string();
+    assert!(
+        form_result.contains(&format!("\"{call_id}\"")),
+        "{call_id} in {form_result}"
+    );
     assert!(
         form_result.contains(r#"elicitation: Accept {\"age\":36,\"name\":\"Ada\"}"#),
         "{form_result}"

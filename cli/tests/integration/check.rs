@@ -551,3 +551,31 @@ fn layer_problems_point_at_their_keys() {
         ],
     );
 }
+
+/// A help listing names wraps between them, never inside one: tool names
+/// with hyphens were cut at a hyphen (`search-` / `the-project-docs-1`).
+#[test]
+fn a_help_listing_tool_names_never_cuts_one() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let instances: String = (0..8)
+        .map(|at| {
+            format!(
+                "[tools.search-the-project-docs-{at}]\nkind = \"subagent\"\nprovider = \"spawn\"\n"
+            )
+        })
+        .collect();
+    let config = common::config(
+        dir.path(),
+        &format!(
+            "[adapter.scripted]\nanswers = \"a.toml\"\nmodel = \"m\"\n{instances}\
+             [[agents]]\nid = \"a\"\ntools = [\"search-the-project-docs-9\"]\npersona = \"Hi.\"\n"
+        ),
+    );
+    common::write(&dir.path().join("a.toml"), "answers = []\n");
+    let output = common::dsh(&["check", "--config", &config]);
+    let stderr = common::assert_fails_saying(&output, "unknown tool");
+    for at in 0..8 {
+        let name = format!("`search-the-project-docs-{at}`");
+        assert!(stderr.contains(&name), "{name} cut in:\n{stderr}");
+    }
+}

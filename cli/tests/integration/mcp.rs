@@ -844,3 +844,56 @@ fn without_a_terminal_a_servers_sampling_is_refused_and_never_reaches_the_model(
         "{result}"
     );
 }
+
+/// A deployment's stdio server works for the session: `roots/list`
+/// answers the session's directory (`--cwd`), not the directory of the
+/// deployment's file, where the server was started.
+#[test]
+fn a_deployment_servers_roots_are_the_sessions_directory_not_the_deployments() {
+    let dir = tempfile::tempdir().expect("the deployment's directory");
+    let project = tempfile::tempdir().expect("a project");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__roots\"\narguments = {}\n\
+        [[answers]]\ntext = \"done\"\n";
+    let tables = format!(
+        "{}{}",
+        server_table("docs", &["roots"], ""),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), answers, &tables);
+    let cwd = project.path().display().to_string();
+    let (output, requests) =
+        common::run_recorded(dir.path(), &config, &["--cwd", &cwd, "-p", "go"]);
+    assert_status(&output, 0);
+    let result = serde_json::to_string(&requests[1]).expect("json");
+    let project_uri = format!("file://{}\\nlist_changed: 1", project.path().display());
+    assert!(result.contains(&project_uri), "{project_uri} in {result}");
+    let deployment_uri = format!("file://{}", dir.path().display());
+    assert!(
+        !result.contains(&format!("{deployment_uri}\\n")),
+        "{result}"
+    );
+}
+
+/// `dsh check` starts a server as a session would (sampling and
+/// elicitation advertised): a tool the server offers only to a client
+/// that samples, allow-listed, is found — not reported unknown.
+#[test]
+fn check_sees_a_tool_offered_only_to_a_client_that_samples() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let tables = format!(
+        "{}{}",
+        server_table(
+            "docs",
+            &["sampling-only"],
+            "tools = [\"echo\", \"summarize\"]"
+        ),
+        common::runner("", &["mcp:docs"])
+    );
+    let config = common::scripted_config(dir.path(), "[[answers]]\ntext = \"x\"\n", &tables);
+    let output = dsh(&["check", "--config", &config, "--format", "json"]);
+    assert_status(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let docs = &report["mcp_servers"][0];
+    assert_eq!(docs["tools"], 2, "echo and summarize: {docs}");
+}

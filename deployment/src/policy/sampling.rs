@@ -290,6 +290,7 @@ mod tests {
             origin: Origin {
                 server: "docs".into(),
                 session: None,
+                call: None,
             },
             system_prompt: Some("Be brief.\nAlways.".into()),
             messages: vec![SampledMessage {

@@ -218,6 +218,12 @@ pub(crate) fn start_for_command(
     runtime: &Runtime,
     which: Which<'_>,
 ) -> Result<(Servers, Started), Vec<Problem>> {
+    // The servers see what a session would advertise (sampling, forms,
+    // URLs), so they offer what they offer a session: a tool offered only
+    // to a client that samples is there for `check` to find.
+    if !runtime.answers_servers() {
+        runtime.answer_servers_with(dsh_tool_mcp::SharedAsker(std::sync::Arc::new(CommandAsker)));
+    }
     let tokio = super::async_runtime()?;
     tokio.block_on(async { stop_servers_on_signals() });
     let started = tokio.block_on(start_deployment_servers(deployment, runtime, which));
@@ -257,6 +263,38 @@ pub(crate) fn tool_server(servers: &McpServers) -> crate::measure::trace::ToolSe
                     .is_some_and(|rest| rest.starts_with(dsh_tool_mcp::SEPARATOR))
             })
     })
+}
+
+/// What answers the servers a command without a session starts (`dsh
+/// check`, `dsh prompt`): it advertises what a session's asker may
+/// (sampling, both kinds of elicitation), so a server offers the same
+/// tools, and refuses every request, saying why: no person is there.
+struct CommandAsker;
+
+#[dsh_agent_loop::async_trait]
+impl dsh_tool_mcp::Asker for CommandAsker {
+    fn samples(&self) -> bool {
+        true
+    }
+
+    fn elicits(&self) -> dsh_tool_mcp::Elicits {
+        dsh_tool_mcp::Elicits::ALL
+    }
+
+    async fn sample(
+        &self,
+        _request: dsh_tool_mcp::SamplingRequest,
+    ) -> Result<dsh_tool_mcp::Sampled, dsh_tool_mcp::AskError> {
+        Err(dsh_tool_mcp::AskError::Refused(
+            "this dsh command starts servers only to see what they offer; no session is \
+             there to answer a sampling request"
+                .to_owned(),
+        ))
+    }
+
+    async fn elicit(&self, _request: dsh_tool_mcp::Elicitation) -> dsh_tool_mcp::ElicitAnswer {
+        dsh_tool_mcp::ElicitAnswer::Decline
+    }
 }
 
 #[cfg(test)]

@@ -260,6 +260,12 @@ impl Runtime {
         *self.asker.lock() = Some(asker);
     }
 
+    /// Whether someone answers the servers' questions
+    /// ([`answer_servers_with`](Self::answer_servers_with)).
+    pub fn answers_servers(&self) -> bool {
+        self.asker.lock().is_some()
+    }
+
     /// Hands what every MCP server started from now on says for the
     /// person (its stderr, its log messages, a question declined) to
     /// `output`: a front end's, which shows it.

@@ -83,9 +83,10 @@ impl SessionApproval {
 fn read_only(call: &ToolCall, mode: &Mode) -> Approval {
     Approval::Deny {
         reason: format!(
-            "`{name}` changes files, and this session's mode is `{id}` ({what}): its sandbox \
-             lets no file change, so `{name}` was not run; the person can switch the mode \
-             (`/mode auto`, or the editor's mode picker) to let files change",
+            "`{name}` changes files, and this session's mode is `{id}` ({what}), whose \
+             sandbox is `read-only` and lets no file change, so `{name}` was not run; the \
+             person can switch the mode (`/mode auto`, or the editor's mode picker) to let \
+             files change",
             name = call.name,
             id = mode.id,
             what = mode.name,

@@ -243,6 +243,21 @@ impl CallEnd {
             marker,
         }
     }
+
+    /// A result of images and no text, in words, for a front end that
+    /// shows no image (`1 image: image/png, 70 bytes`); `None` when it has
+    /// text or no image.
+    pub fn images_only(&self) -> Option<String> {
+        if !self.text.trim().is_empty() || self.images.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = (self.images.iter())
+            .map(|image| format!("{}, {} bytes", image.mime_type, image.decoded_len()))
+            .collect();
+        let count = self.images.len();
+        let noun = if count == 1 { "image" } else { "images" };
+        Some(format!("{count} {noun}: {}", each.join("; ")))
+    }
 }
 
 /// A result in brief ([`CallEnd::brief`]).

@@ -137,10 +137,7 @@ fn fields(schema: &Value) -> Result<Vec<Field>, FormError> {
     properties
         .iter()
         .map(|(name, property)| {
-            let about = ["title", "description"]
-                .iter()
-                .find_map(|key| property.get(*key).and_then(Value::as_str))
-                .map(str::to_owned);
+            let about = about(property);
             Ok(Field {
                 name: name.clone(),
                 kind: field_kind(name, property)?,
@@ -149,6 +146,23 @@ fn fields(schema: &Value) -> Result<Vec<Field>, FormError> {
             })
         })
         .collect()
+}
+
+/// A field's title and its description, as the question shows them
+/// (`Title: description`), or whichever it has.
+fn about(property: &Value) -> Option<String> {
+    let text = |key: &str| {
+        (property.get(key).and_then(Value::as_str))
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+    };
+    match (text("title"), text("description")) {
+        (Some(title), Some(description)) if title != description => {
+            Some(format!("{title}: {description}"))
+        }
+        (Some(one), _) | (None, Some(one)) => Some(one.to_owned()),
+        (None, None) => None,
+    }
 }
 
 fn field_kind(name: &str, property: &Value) -> Result<FieldKind, FormError> {
@@ -246,7 +260,7 @@ mod tests {
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "Your name"},
-                "age": {"type": "integer"},
+                "age": {"type": "integer", "title": "Age", "description": "In years."},
                 "ratio": {"type": "number"},
                 "subscribe": {"type": "boolean"},
                 "size": {"type": "string", "enum": ["s", "m", "l"]}
@@ -267,6 +281,11 @@ mod tests {
             FieldKind::OneOf(vec!["s".into(), "m".into(), "l".into()])
         );
         assert_eq!(form[0].question(), "  name (text, required) — Your name: ");
+        // A title and a description: both, not the title alone.
+        assert_eq!(
+            form[1].question(),
+            "  age (a whole number) — Age: In years.: "
+        );
     }
 
     #[test]

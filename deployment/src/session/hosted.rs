@@ -198,6 +198,12 @@ impl Running {
         attached: &mut Attachments,
     ) -> Result<Prompted, PromptError> {
         let hosted = Arc::clone(&self.hosted);
+        // The deployment's servers work for the sessions: their roots are
+        // the sessions' directories (said once a session, before its first
+        // turn), not the directory of the deployment's file.
+        let mcp = &hosted.host().runtime.mcp;
+        mcp.set_session_dirs(hosted.id().as_str(), &hosted.dirs())
+            .await;
         hosted
             .run(&mut self.session, text, attached, &self.cancel)
             .await

@@ -34,6 +34,10 @@ pub struct Origin {
     pub server: String,
     /// The agent loop's id of the session.
     pub session: Option<String>,
+    /// The id of the tool call the server is serving (the model's, as
+    /// the session shows the call), when dsh knows it: an editor shows
+    /// the question with that call.
+    pub call: Option<String>,
 }
 
 /// A server's `sampling/createMessage`, as dsh reads it.
@@ -229,15 +233,22 @@ pub(crate) struct Callers {
 
 #[derive(Debug, Default)]
 struct CallersInner {
-    calling: Vec<(String, CancellationToken)>,
+    /// Each running call: its session, its call id, what cancels it.
+    calling: Vec<(String, String, CancellationToken)>,
     home: Option<String>,
 }
 
 impl Callers {
-    /// Notes a call of `session`, cancelled by `cancel`, until the guard
-    /// drops.
-    pub(crate) fn calling(&self, session: &str, cancel: &CancellationToken) -> CallingGuard {
-        (self.inner.lock().calling).push((session.to_owned(), cancel.clone()));
+    /// Notes the call `call` of `session`, cancelled by `cancel`, until
+    /// the guard drops.
+    pub(crate) fn calling(
+        &self,
+        session: &str,
+        call: &str,
+        cancel: &CancellationToken,
+    ) -> CallingGuard {
+        let entry = (session.to_owned(), call.to_owned(), cancel.clone());
+        self.inner.lock().calling.push(entry);
         CallingGuard {
             callers: self.clone(),
             session: session.to_owned(),
@@ -258,8 +269,18 @@ impl Callers {
         if inner.ambiguous() {
             return None;
         }
-        let latest = inner.calling.last().map(|(session, _)| session.clone());
+        let latest = inner.calling.last().map(|(session, ..)| session.clone());
         latest.or_else(|| inner.home.clone())
+    }
+
+    /// The id of the call a request of the server serves now: the latest
+    /// running, when the request is one session's ([`Callers::current`]).
+    pub(crate) fn call(&self) -> Option<String> {
+        let inner = self.inner.lock();
+        if inner.ambiguous() {
+            return None;
+        }
+        inner.calling.last().map(|(_, call, _)| call.clone())
     }
 
     /// What cancels the call a request of the server serves now (the
@@ -267,7 +288,7 @@ impl Callers {
     /// when no call runs.
     pub(crate) fn cancel(&self) -> CancellationToken {
         let inner = self.inner.lock();
-        (inner.calling.last()).map_or_else(CancellationToken::new, |(_, cancel)| cancel.clone())
+        (inner.calling.last()).map_or_else(CancellationToken::new, |(.., cancel)| cancel.clone())
     }
 
     /// Whether calls of more than one session are running: a request of
@@ -279,7 +300,7 @@ impl Callers {
 
 impl CallersInner {
     fn ambiguous(&self) -> bool {
-        let mut sessions = self.calling.iter().map(|(session, _)| session);
+        let mut sessions = self.calling.iter().map(|(session, ..)| session);
         let first = sessions.next();
         sessions.any(|session| Some(session) != first)
     }
@@ -294,7 +315,7 @@ pub(crate) struct CallingGuard {
 impl Drop for CallingGuard {
     fn drop(&mut self) {
         let mut inner = self.callers.inner.lock();
-        if let Some(at) = (inner.calling.iter()).rposition(|(one, _)| *one == self.session) {
+        if let Some(at) = (inner.calling.iter()).rposition(|(one, ..)| *one == self.session) {
             inner.calling.remove(at);
         }
     }
@@ -427,17 +448,20 @@ mod tests {
         assert_eq!(callers.current(), None);
         callers.set_home("home");
         let (a, b) = (CancellationToken::new(), CancellationToken::new());
-        let first = callers.calling("a", &a);
-        let again = callers.calling("a", &a);
+        let first = callers.calling("a", "c1", &a);
+        let again = callers.calling("a", "c1", &a);
         assert_eq!(callers.current().as_deref(), Some("a"));
         assert!(!callers.ambiguous());
         assert!(!callers.cancel().is_cancelled());
         // Calls of two sessions at once: a request is neither's.
-        let second = callers.calling("b", &b);
+        let second = callers.calling("b", "c2", &b);
         assert!(callers.ambiguous());
         assert_eq!(callers.current(), None);
+        assert_eq!(callers.call(), None);
         drop((first, again));
         assert_eq!(callers.current().as_deref(), Some("b"));
+        // The call a request serves: the latest running one's id.
+        assert_eq!(callers.call().as_deref(), Some("c2"));
         b.cancel();
         assert!(callers.cancel().is_cancelled());
         drop(second);
@@ -461,6 +485,7 @@ mod tests {
         let origin = Origin {
             server: "docs".into(),
             session: None,
+            call: None,
         };
         let request = sampling_request(params, origin);
         assert_eq!(request.system_prompt.as_deref(), Some("Be brief."));

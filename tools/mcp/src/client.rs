@@ -125,6 +125,7 @@ impl Handler {
         Origin {
             server: self.server.to_string(),
             session: self.callers.current(),
+            call: self.callers.call(),
         }
     }
 }

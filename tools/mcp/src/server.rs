@@ -557,11 +557,16 @@ impl McpServer {
         self.shared.prompts.tell(listener);
     }
 
-    /// Notes a call of session `session` to the server until the guard
+    /// Notes the call `call` of session `session` to the server until the guard
     /// drops: a sampling or elicitation request meanwhile is that
     /// session's, and withdrawn when `cancel` fires.
-    pub(crate) fn calling(&self, session: &str, cancel: &CancellationToken) -> CallingGuard {
-        self.callers.calling(session, cancel)
+    pub(crate) fn calling(
+        &self,
+        session: &str,
+        call: &str,
+        cancel: &CancellationToken,
+    ) -> CallingGuard {
+        self.callers.calling(session, call, cancel)
     }
 
     /// Makes the server session `session`'s own: its requests outside

@@ -55,6 +55,23 @@ const PROMPT_CHANGES_KEPT: usize = 64;
 struct Inner {
     deployment: Vec<Arc<McpServer>>,
     sessions: HashMap<String, Vec<Arc<McpServer>>>,
+    /// The directories of each session that has said them, in the order
+    /// they came: the deployment's servers' roots.
+    session_dirs: Vec<(String, Vec<std::path::PathBuf>)>,
+}
+
+impl Inner {
+    /// The directories of every session that said them, each once, in
+    /// the order they came.
+    fn all_session_dirs(&self) -> Vec<std::path::PathBuf> {
+        let mut all: Vec<std::path::PathBuf> = Vec::new();
+        for dir in self.session_dirs.iter().flat_map(|(_, dirs)| dirs) {
+            if !all.contains(dir) {
+                all.push(dir.clone());
+            }
+        }
+        all
+    }
 }
 
 impl McpServers {
@@ -123,11 +140,51 @@ impl McpServers {
         }
     }
 
-    /// Stops and forgets the servers of session `session`.
+    /// Records `dirs` as session `session`'s directories (its working
+    /// directory, then the editor's additional ones) and puts the
+    /// directories of every session that said them in place of the
+    /// deployment's servers' roots, telling each server whose roots
+    /// changed: a deployment's server serves the sessions, never the
+    /// directory of the deployment's file.
+    pub async fn set_session_dirs(&self, session: &str, dirs: &[std::path::PathBuf]) {
+        let (servers, roots) = {
+            let mut inner = self.inner.write();
+            let known = (inner.session_dirs.iter()).any(|(id, own)| id == session && own == dirs);
+            if known {
+                return;
+            }
+            inner.session_dirs.retain(|(id, _)| id != session);
+            inner.session_dirs.push((session.to_owned(), dirs.to_vec()));
+            (inner.deployment.clone(), inner.all_session_dirs())
+        };
+        for server in servers {
+            server.set_roots(roots.clone()).await;
+        }
+    }
+
+    /// Stops and forgets the servers of session `session`; the
+    /// deployment's servers' roots are the other sessions' directories
+    /// from then on (kept as they are when no other session said any).
     pub async fn end_session(&self, session: &str) {
-        let servers = self.inner.write().sessions.remove(session);
+        let (servers, deployment, roots) = {
+            let mut inner = self.inner.write();
+            let servers = inner.sessions.remove(session);
+            let before = inner.session_dirs.len();
+            inner.session_dirs.retain(|(id, _)| id != session);
+            let roots = inner.all_session_dirs();
+            let changed = inner.session_dirs.len() != before && !roots.is_empty();
+            let deployment = if changed {
+                inner.deployment.clone()
+            } else {
+                Vec::new()
+            };
+            (servers, deployment, roots)
+        };
         for server in servers.unwrap_or_default() {
             server.shutdown().await;
+        }
+        for server in deployment {
+            server.set_roots(roots.clone()).await;
         }
     }
 
@@ -335,7 +392,7 @@ impl Tool for McpTool {
         arguments: serde_json::Value,
         cx: &ToolCallContext,
     ) -> Result<ToolOutput, ToolError> {
-        let _calling = self.server.calling(&cx.session_id, &cx.cancel);
+        let _calling = self.server.calling(&cx.session_id, &cx.call_id, &cx.cancel);
         self.server
             .call_reporting(
                 &self.schema.name,

@@ -120,6 +120,9 @@ struct TestServer {
     task_only: bool,
     /// `progress`: it has the logging capability.
     logging: bool,
+    /// `sampling-only`: it offers the tool `summarize` only to a client
+    /// that advertises sampling.
+    sampling_only: bool,
     /// The level `logging/setLevel` set, as `LoggingLevel`'s order
     /// (0: debug, the default).
     log_level: Arc<AtomicU64>,
@@ -363,7 +366,7 @@ impl ServerHandler for TestServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.lists.fetch_add(1, Ordering::SeqCst);
         let now = self.lists_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
@@ -375,7 +378,17 @@ impl ServerHandler for TestServer {
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
             return Ok(Self::endless_page(per_page, cursor));
         }
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let mut tools = self.tools();
+        let samples =
+            (context.peer.peer_info()).is_some_and(|info| info.capabilities.sampling.is_some());
+        if self.sampling_only && samples {
+            tools.push(Tool::new(
+                "summarize",
+                "Summarizes with the client's model (offered only when it samples).",
+                schema(serde_json::json!({}), &[]),
+            ));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     #[allow(
@@ -818,6 +831,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             server.more.extend(flagged_tools(key));
         }
         "prompts" => server.prompts = true,
+        "sampling-only" => server.sampling_only = true,
         "progress" => {
             server.logging = true;
             server.more.extend(flagged_tools(key));
