@@ -140,9 +140,9 @@ impl Server {
         let servers = self.servers_for(true, request.mcp_servers);
         self.with_servers(session, servers, (responder, cx), |session| {
             let (modes, options) = steering::of(session);
-            schema::ForkSessionResponse::new(session.id().to_string())
+            Ok(schema::ForkSessionResponse::new(session.id().to_string())
                 .modes(modes)
-                .config_options(options)
+                .config_options(options))
         })
     }
 
