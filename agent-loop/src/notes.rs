@@ -28,7 +28,10 @@ pub struct Note {
     pub text: String,
 }
 
-/// Decides the notes a call's result brings (see the [module](self)).
+/// Decides the notes a call's result brings: asked once per call that
+/// ran, with the session's log so far (so a loaded session's notes count);
+/// what a note says reaches the model at the conversation's tail, never in
+/// the system prompt.
 pub trait ResultNotes: Send + Sync {
     /// The notes for `call`'s `result` in `session`, whose log so far is
     /// `events` (up to the call, its result not yet recorded). Runs inline after each call: keep

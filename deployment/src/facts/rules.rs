@@ -16,7 +16,7 @@
 //! (creating included) touches a file it matches, its text reaches the
 //! model after that call's result, once per session
 //! ([`Rules::notes_for`], recorded as the log's
-//! [`Event::Note`](dsh_agent_loop::Event::Note)) — the cached prefix
+//! [`Event::Note`]) — the cached prefix
 //! never changes. A Cursor rule with neither `globs` nor `alwaysApply:
 //! true` is one its agent asks for by description ([`Applies::Requested`]):
 //! listed, never sent.
