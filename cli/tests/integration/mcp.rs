@@ -43,6 +43,8 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
         [[answers.tool_calls]]\nname = \"docs__add_tool\"\narguments = {}\n\
         [[answers]]\ntext = \"\"\n\
         [[answers.tool_calls]]\nname = \"docs__image\"\narguments = {}\n\
+        [[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__extra\"\narguments = {}\n\
         [[answers]]\ntext = \"done\"\n";
     let tables = format!(
         "{}{}",
@@ -90,6 +92,14 @@ fn a_run_calls_a_servers_tools_sees_its_instructions_and_new_tools_and_leaves_no
     appended.push("docs__extra".to_owned());
     assert_eq!(tool_names(&requests[2]), appended);
     assert!(appended.iter().any(|name| name.as_str() > "docs__extra"));
+    // `extra` removed itself: the tools before it keep their places, and
+    // the person is told it is gone.
+    assert_eq!(tool_names(&requests[4]), tool_names(&requests[1]));
+    assert!(
+        stderr(&output).contains("no longer offered to the model: `docs__extra`"),
+        "{}",
+        stderr(&output)
+    );
     // The image is one of the result's, not a description.
     let messages = requests[3]["messages"].as_array().expect("messages");
     let result = messages.last().expect("the image's result");

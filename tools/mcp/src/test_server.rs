@@ -67,7 +67,8 @@
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
 //! `resource` (an embedded text resource), `structured` (structured
 //! content only), `add_tool` (adds `extra` and sends
-//! `notifications/tools/list_changed`), `exit` (the process exits without
+//! `notifications/tools/list_changed`; a call of `extra` removes it
+//! again, and sends it too), `exit` (the process exits without
 //! answering), `dotted.name` (a name MCP allows and model APIs do not),
 //! `log` (`text`: writes it as a line to stderr, and exits with status 1
 //! when stderr is closed, as a server dies of `EPIPE`), `big` (`bytes`: a
@@ -516,6 +517,11 @@ impl ServerHandler for TestServer {
                 let _ = context.peer.notify_tool_list_changed().await;
                 CallToolResult::success(vec![ContentBlock::text("added `extra`")])
             }
+            "extra" => {
+                self.extra.store(false, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                CallToolResult::success(vec![ContentBlock::text("extra, gone now")])
+            }
             "flood" => {
                 let count = number(&args, "count");
                 for _ in 0..count {
@@ -767,7 +773,7 @@ fn simple_tool(name: &str, args: &JsonObject) -> Result<CallToolResult, ErrorDat
             let bytes = usize::try_from(number(args, "bytes")).unwrap_or(usize::MAX);
             CallToolResult::success(vec![ContentBlock::text("y".repeat(bytes))])
         }
-        "dotted.name" | "extra" => CallToolResult::success(vec![ContentBlock::text(name)]),
+        "dotted.name" => CallToolResult::success(vec![ContentBlock::text(name)]),
         "shaped" | "misshaped" => {
             let answer = if name == "shaped" {
                 serde_json::json!(42)
