@@ -876,7 +876,9 @@ fn a_deployment_servers_roots_are_the_sessions_directory_not_the_deployments() {
         common::run_recorded(dir.path(), &config, &["--cwd", &cwd, "-p", "go"]);
     assert_status(&output, 0);
     let result = serde_json::to_string(&requests[1]).expect("json");
-    let project_uri = format!("file://{}\\nlist_changed: 1", project.path().display());
+    // The server starts in the session's directory, so its roots are that
+    // directory from the start.
+    let project_uri = format!("file://{}\\nlist_changed: ", project.path().display());
     assert!(result.contains(&project_uri), "{project_uri} in {result}");
     let deployment_uri = format!("file://{}", dir.path().display());
     assert!(
@@ -906,4 +908,32 @@ fn check_sees_a_tool_offered_only_to_a_client_that_samples() {
     let report: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
     let docs = &report["mcp_servers"][0];
     assert_eq!(docs["tools"], 2, "echo and summarize: {docs}");
+}
+
+/// A deployment's stdio server runs in the session's working directory
+/// (`--cwd`), not the deployment's, unless its table gives `cwd`,
+/// relative to the deployment file.
+#[test]
+fn a_deployment_server_runs_in_the_sessions_directory_unless_its_table_says() {
+    let answers = "[[answers]]\ntext = \"done\"\n";
+    for (cwd_key, in_deployment) in [("", false), ("cwd = \".\"", true)] {
+        let dir = tempfile::tempdir().expect("the deployment's directory");
+        let project = tempfile::tempdir().expect("a project");
+        let script = format!("pwd > where; exec {SERVER}");
+        let tables = format!(
+            "\n[mcp.docs]\ncommand = [\"sh\", \"-c\", {script:?}]\n{cwd_key}\n{}",
+            common::runner("", &["mcp:docs"])
+        );
+        let config = common::scripted_config(dir.path(), answers, &tables);
+        let cwd = project.path().display().to_string();
+        let (output, _) = common::run_recorded(dir.path(), &config, &["--cwd", &cwd, "-p", "go"]);
+        assert_status(&output, 0);
+        let (ran_in, not_in) = match in_deployment {
+            true => (dir.path(), project.path()),
+            false => (project.path(), dir.path()),
+        };
+        let said = std::fs::read_to_string(ran_in.join("where")).expect("the server wrote");
+        assert_eq!(said.trim(), ran_in.display().to_string(), "{cwd_key}");
+        assert!(!not_in.join("where").exists(), "{cwd_key}");
+    }
 }

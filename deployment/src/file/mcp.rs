@@ -2,7 +2,8 @@
 //!
 //! ```toml
 //! [mcp.docs]                                 # a server named `docs`: [a-z][a-z0-9_]*, no `__`
-//! command = ["python3", "docs_server.py"]    # stdio; runs in the deployment file's directory
+//! command = ["python3", "docs_server.py"]    # stdio; runs in the session's working directory,
+//! cwd = "."                                  # or here, relative to the deployment file
 //! env = { DOCS_ROOT = "/srv/docs" }          # optional
 //! # url = "https://example.com/mcp"          # or streamable HTTP, with optional
 //! # headers = { X-Team = "core" }            # headers and

@@ -59,6 +59,8 @@ pub struct Host {
     model: Arc<dyn ModelAdapter>,
     recording: Option<Recording>,
     trace: Arc<Trace>,
+    /// The front end's working directory.
+    cwd: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for Host {
@@ -73,19 +75,20 @@ impl std::fmt::Debug for Host {
 
 impl Host {
     /// Loads the deployment and the agent `options` name, builds the
-    /// registries, and checks that the agent's prompt renders in
-    /// `check_cwd` (a persona that does not would fail every turn: it is
+    /// registries, and checks that the agent's prompt renders in `cwd`,
+    /// the front end's working directory (a persona that does not would fail every turn: it is
     /// said now, with its place in the file, before the model is
     /// contacted); then builds the model adapter, opens the store and the
     /// trace. Instruction files are each session's own: the check reads
-    /// none.
-    pub fn load(options: &HostOptions, check_cwd: &Path) -> Result<Self, Vec<Problem>> {
+    /// none. The deployment's stdio MCP servers run in `cwd` unless their
+    /// table says where.
+    pub fn load(options: &HostOptions, cwd: &Path) -> Result<Self, Vec<Problem>> {
         let (deployment, agent, mut runtime) =
             runtime::load_agent(options.config.as_deref(), options.agent.as_deref())?;
         if let Some(mode) = options.sandbox {
             runtime.force_sandbox(mode);
         }
-        let bare = Runtime::without_instructions(Some(check_cwd));
+        let bare = Runtime::without_instructions(Some(cwd));
         if let Err(errors) = render_prompt(&runtime.assemble(&agent, &bare)) {
             return Err(prompt_problems(&deployment, &agent, &errors));
         }
@@ -114,6 +117,7 @@ impl Host {
             model,
             recording,
             trace,
+            cwd: cwd.to_path_buf(),
         })
     }
 
@@ -327,6 +331,7 @@ impl Host {
                 &self.deployment,
                 &self.runtime,
                 Which::ListedBy(vec![&self.agent]),
+                Some(&self.cwd),
             );
             let started = tokio::select! {
                 started = start => started,

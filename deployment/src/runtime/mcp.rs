@@ -42,12 +42,14 @@ pub(crate) enum Which<'a> {
 }
 
 /// Starts the servers `which` picks, all at once, and adds each that
-/// started to `servers`. Watches the signals that end dsh from then on, so
+/// started to `servers`: a stdio server whose table gives no `cwd` in
+/// `cwd`, the front end's working directory (else dsh's). Watches the signals that end dsh from then on, so
 /// that no server outlives it.
 pub(crate) async fn start_deployment_servers(
     deployment: &Deployment,
     runtime: &Runtime,
     which: Which<'_>,
+    cwd: Option<&std::path::Path>,
 ) -> Started {
     let servers = &runtime.mcp;
     let picked: Vec<&McpSpec> = deployment
@@ -68,7 +70,13 @@ pub(crate) async fn start_deployment_servers(
     let mut configs: Vec<(&McpSpec, ServerConfig)> = Vec::new();
     for spec in picked {
         match spec.server_config(&deployment.file) {
-            Ok(config) => configs.push((spec, runtime.under_policy(config, &spec.rules))),
+            Ok(config) => {
+                let config = match cwd {
+                    Some(cwd) => config.with_default_cwd(cwd),
+                    None => config,
+                };
+                configs.push((spec, runtime.under_policy(config, &spec.rules)));
+            }
             Err(problem) => failed(&mut started, spec, problem),
         }
     }
@@ -226,7 +234,7 @@ pub(crate) fn start_for_command(
     }
     let tokio = super::async_runtime()?;
     tokio.block_on(async { stop_servers_on_signals() });
-    let started = tokio.block_on(start_deployment_servers(deployment, runtime, which));
+    let started = tokio.block_on(start_deployment_servers(deployment, runtime, which, None));
     let servers = Servers {
         tokio,
         servers: runtime.mcp.clone(),

@@ -23,7 +23,8 @@ pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 ///
 /// ```toml
 /// [mcp.docs]                                 # a server named `docs`: [a-z][a-z0-9_]*, no `__`
-/// command = ["python3", "docs_server.py"]    # stdio; runs in the deployment file's directory
+/// command = ["python3", "docs_server.py"]    # stdio; runs in the session's working directory,
+/// cwd = "."                                  # or here, relative to the deployment file
 /// env = { DOCS_ROOT = "/srv/docs" }          # optional
 /// # url = "https://example.com/mcp"          # or streamable HTTP, with optional
 /// # headers = { X-Team = "core" }            # headers and
@@ -48,9 +49,15 @@ pub struct McpServerTable<S = String> {
     /// A server dsh starts, speaking MCP on its standard input and output:
     /// the program, then its arguments. A program written as a relative
     /// path with a `/` (`./server.py`) is relative to the deployment
-    /// file's directory, and the server runs in that directory. Give
-    /// either `command` or `url`.
+    /// file's directory. The server runs in the session's working
+    /// directory unless `cwd` says otherwise. Give either `command` or
+    /// `url`.
     pub command: Option<Vec<S>>,
+    /// The directory a `command` server runs in, and where its sandbox
+    /// lets it write: relative to the deployment file's directory (`"."`
+    /// is that directory). Default: the session's working directory, with
+    /// the session's writable set, as for `bash`.
+    pub cwd: Option<S>,
     /// Variables added to the environment of a `command` server. Default:
     /// none.
     #[serde(default)]
@@ -119,6 +126,7 @@ impl<S> Default for McpServerTable<S> {
     fn default() -> Self {
         Self {
             command: None,
+            cwd: None,
             env: BTreeMap::new(),
             url: None,
             headers: BTreeMap::new(),
@@ -221,7 +229,10 @@ impl<S: Borrow<str> + Clone> McpServerTable<S> {
                 errors.push(McpTableError::EmptyCommand { server: server() });
                 None
             }
-            (Some(command), None) => Some(stdio(name, command, &self.env, dir)),
+            (Some(command), None) => {
+                let cwd = self.cwd.as_ref().map(|cwd| cwd.borrow());
+                Some(stdio(name, command, &self.env, dir, cwd))
+            }
             (None, Some(url)) => {
                 let text = url.borrow();
                 if !(text.starts_with("http://") || text.starts_with("https://")) {
@@ -250,6 +261,13 @@ impl<S: Borrow<str> + Clone> McpServerTable<S> {
     /// they would be silently unused.
     fn needs_url(&self, name: &str, errors: &mut Vec<McpTableError<S>>) {
         if self.url.is_some() {
+            if let Some(cwd) = &self.cwd {
+                errors.push(McpTableError::NeedsCommand {
+                    server: name.to_owned(),
+                    key: "cwd",
+                    value: cwd.clone(),
+                });
+            }
             return;
         }
         if !self.headers.is_empty() {
@@ -304,6 +322,7 @@ impl<S> McpServerTable<S> {
         };
         McpServerTable {
             command: self.command.map(|command| map_all(command, &mut f)),
+            cwd: self.cwd.map(&mut f),
             env: map_values(self.env, &mut f),
             url: self.url.map(&mut f),
             headers: map_values(self.headers, &mut f),
@@ -331,13 +350,15 @@ fn strings<S: Borrow<str>>(map: &BTreeMap<String, S>) -> Vec<(String, String)> {
 }
 
 /// A stdio server: a program given as a relative path (`./server.py`,
-/// `bin/server`) is the deployment file's, and the server runs in the
-/// file's directory, so its own relative paths are the file's too.
+/// `bin/server`) is the deployment file's. The server runs in `cwd`,
+/// relative to the file's directory, if the table gives one, else in the
+/// session's working directory (none set here).
 fn stdio<S: Borrow<str>>(
     name: &str,
     command: &[S],
     env: &BTreeMap<String, S>,
     dir: Option<&Path>,
+    cwd: Option<&str>,
 ) -> ServerConfig {
     let mut argv: Vec<String> = command.iter().map(|arg| arg.borrow().to_owned()).collect();
     if let (Some(dir), Some(program)) = (dir, argv.first_mut())
@@ -347,8 +368,8 @@ fn stdio<S: Borrow<str>>(
         *program = absolute(dir).join(&*program).display().to_string();
     }
     let config = ServerConfig::stdio(name, argv).with_env(strings(env));
-    match dir {
-        Some(dir) => config.with_cwd(absolute(dir)),
+    match cwd {
+        Some(cwd) => config.with_cwd(absolute(&dir.unwrap_or(Path::new("")).join(cwd))),
         None => config,
     }
 }
@@ -413,6 +434,16 @@ pub enum McpTableError<S: Borrow<str>> {
         /// The value as written, when it is a string.
         value: Option<S>,
     },
+    /// `cwd` with a `url`: only a server dsh starts runs somewhere.
+    #[error("MCP server `{server}`: `{key}` needs a `command`")]
+    NeedsCommand {
+        /// The server's name.
+        server: String,
+        /// The key: `cwd`.
+        key: &'static str,
+        /// The value as written.
+        value: S,
+    },
     /// A timeout that is not a positive number of seconds, at most a day.
     #[error("MCP server `{server}`: `{key}` must be a positive number of seconds")]
     BadTimeout {
@@ -443,6 +474,9 @@ impl<S: Borrow<str> + std::fmt::Debug> TableProblem<S> for McpTableError<S> {
                 ..
             } => vec![ProblemPlace::value(key, value, "without a `url`")],
             Self::NeedsUrl { key, .. } => vec![ProblemPlace::key(key, "without a `url`")],
+            Self::NeedsCommand { key, value, .. } => {
+                vec![ProblemPlace::value(key, value, "with a `url`")]
+            }
             Self::BadTimeout { key, .. } => vec![ProblemPlace::key(key, "not a timeout")],
         }
     }
@@ -467,6 +501,10 @@ impl<S: Borrow<str> + std::fmt::Debug> TableProblem<S> for McpTableError<S> {
                     .to_owned()
             }
             Self::NeedsUrl { .. } => "headers and tokens are sent to HTTP servers only".to_owned(),
+            Self::NeedsCommand { .. } => {
+                "a server over HTTP runs elsewhere: remove `cwd`, or start it with `command`"
+                    .to_owned()
+            }
             Self::BadTimeout { .. } => "at most a day, 86400".to_owned(),
         })
     }
@@ -492,7 +530,24 @@ mod tests {
     }
 
     #[test]
-    fn a_stdio_table_makes_a_server_in_the_files_directory() {
+    fn cwd_is_the_files_directory_relative_and_needs_a_command() {
+        let table: McpServerTable =
+            toml::from_str("command = [\"server\"]\ncwd = \".\"").expect("valid");
+        let config = table
+            .server_config("docs", Some(Path::new("/etc/dsh")))
+            .expect("good");
+        let Transport::Stdio { cwd, .. } = &config.transport else {
+            panic!("a stdio server: {config:?}");
+        };
+        assert_eq!(cwd.as_deref(), Some(Path::new("/etc/dsh")));
+        assert_eq!(
+            errors("url = \"https://example.com/mcp\"\ncwd = \"srv\"", "docs"),
+            ["MCP server `docs`: `cwd` needs a `command`"]
+        );
+    }
+
+    #[test]
+    fn a_stdio_table_makes_a_server_of_the_files_program_in_the_sessions_directory() {
         let text = r#"
 command = ["./server.py", "--verbose"]
 env = { DOCS_ROOT = "/srv/docs" }
@@ -512,7 +567,8 @@ startup_timeout_secs = 2.5
         };
         assert_eq!(command, &["/etc/dsh/./server.py", "--verbose"]);
         assert_eq!(env, &[("DOCS_ROOT".to_owned(), "/srv/docs".to_owned())]);
-        assert_eq!(cwd.as_deref(), Some(Path::new("/etc/dsh")));
+        // No `cwd`: the session's working directory, set when it starts.
+        assert_eq!(cwd.as_deref(), None);
         assert_eq!(config.allowed_tools, Some(vec!["search".to_owned()]));
         assert!(config.required);
         assert_eq!(config.startup_timeout, Duration::from_millis(2500));
@@ -580,6 +636,7 @@ startup_timeout_secs = 2.5
     fn the_schema_has_the_keys_and_refuses_others() {
         let schema = table_schema::<McpServerTable>(&[
             "command",
+            "cwd",
             "env",
             "url",
             "headers",
@@ -599,5 +656,6 @@ startup_timeout_secs = 2.5
         assert_described(&schema, "call_timeout_secs", "Default: 60");
         assert_described(&schema, "log_level", "Default: `\"warning\"`");
         assert_described(&schema, "permission", "readOnlyHint");
+        assert_described(&schema, "cwd", "Default: the session's working directory");
     }
 }
