@@ -217,7 +217,9 @@ pub(crate) struct ResumeArgs {
     pub(crate) resume: Option<String>,
     /// Start a new session with the history of session ID, which goes on
     /// as it was: its first request's prompt and tools are ID's last, so
-    /// the provider's cache of them serves it.
+    /// the provider's cache of them serves it. ID may be a message of the
+    /// session (`<session>/<n>`, the `messageId` an editor gets on its
+    /// chunks): the history up to that message.
     #[arg(long, value_name = "ID")]
     pub(crate) fork: Option<String>,
 }

@@ -114,7 +114,9 @@ impl Server {
 
     /// `session/fork` (unstable): a new session with the recorded session's
     /// history (the host's `Opening::fork`), in the request's directories,
-    /// with its prompt and servers; the parent goes on as it was.
+    /// with its prompt and servers; the parent goes on as it was. A
+    /// `_meta.messageId` (a `messageId` dsh gave a message of the parent)
+    /// forks at that message.
     pub(super) fn fork_session(
         &self,
         request: schema::ForkSessionRequest,
@@ -122,13 +124,17 @@ impl Server {
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
         let parent = request.session_id;
+        let at = match fork_point(&parent.0, &request.meta) {
+            Ok(at) => at,
+            Err(error) => return responder.respond_with_error(error),
+        };
         let opened = (self.inner.mcp.required_error().map_or(Ok(()), Err))
             .and_then(|()| self.recording().map(|_| ()))
             .and_then(|()| {
                 let cwd = session_cwd(request.cwd)?;
                 let roots = fs::additional_directories(request.additional_directories)?;
                 let prompt = system_prompt::of_request(request.system_prompt, &request.meta);
-                self.open(Opening::fork(&parent.0, Some(&cwd)), (&roots, prompt), &cx)
+                self.open(Opening::fork(&at, Some(&cwd)), (&roots, prompt), &cx)
             });
         let session = match opened {
             Ok(session) => session,
@@ -402,5 +408,26 @@ mod tests {
         assert_eq!(parse_cursor("12:abc").unwrap(), (12, "abc".to_owned()));
         let error = parse_cursor("nonsense").unwrap_err();
         assert!(error.message.contains("`nonsense`"), "{}", error.message);
+    }
+}
+
+/// Where a fork of `parent` starts: the message `_meta.messageId` names
+/// (one of `parent`'s), else the end of its history.
+fn fork_point(
+    parent: &str,
+    meta: &Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<String, Error> {
+    let Some(id) = meta.as_ref().and_then(|meta| meta.get("messageId")) else {
+        return Ok(parent.to_owned());
+    };
+    match id.as_str() {
+        Some(id) if id.strip_prefix(parent).is_some_and(|at| at.starts_with('/')) => {
+            Ok(id.to_owned())
+        }
+        _ => Err(Error::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("`_meta.messageId` {id} is no message id of session `{parent}`"),
+        )
+        .data(serde_json::json!({ "field": "_meta.messageId" }))),
     }
 }

@@ -820,3 +820,57 @@ async fn a_fork_over_acp_starts_on_its_parents_prefix_byte_for_byte() {
         message.contains("no-such-session")
     });
 }
+
+/// `_meta.messageId` on `session/fork` forks at that message: the fork's
+/// history is the parent's up to the answer it names. An id of another
+/// session, or a place no message starts at, is refused, naming it.
+#[tokio::test]
+async fn a_fork_at_a_message_id_takes_the_history_up_to_that_answer() {
+    use agent_client_protocol::v1::schema::ForkSessionRequest;
+    let answers = "[[answers]]\ntext = \"one\"\n[[answers]]\ntext = \"two\"\n\
+                   [[answers]]\ntext = \"three\"\n";
+    let Fixture {
+        project,
+        config,
+        recorded,
+        ..
+    } = &fixture(answers, "", &["bash"]);
+    let fork_at = |parent: &SessionId, id: &str| {
+        let meta = serde_json::json!({ "messageId": id });
+        ForkSessionRequest::new(parent.clone(), project.path())
+            .meta(meta.as_object().cloned().expect("an object"))
+    };
+    let errors = with_dsh(config, recorded, Answer::Allow, async |cx, mut rx| {
+        initialize(&cx).await?;
+        let parent = new_session(&cx, project.path()).await?;
+        prompt(&cx, &parent, "first").await?;
+        let one = (drain(&mut rx).into_iter())
+            .find_map(|seen| match seen {
+                Seen::Update(_, SessionUpdate::AgentMessageChunk(chunk)) => chunk.message_id,
+                _ => None,
+            })
+            .expect("the answer's id");
+        prompt(&cx, &parent, "second").await?;
+        let request = fork_at(&parent, &one.0);
+        let fork = cx.send_request(request).block_task().await?.session_id;
+        prompt(&cx, &fork, "third").await?;
+        let mut errors = Vec::new();
+        for id in ["another-session/1".to_owned(), format!("{}/999", parent.0)] {
+            let request = fork_at(&parent, &id);
+            errors.push(cx.send_request(request).block_task().await.expect_err(&id));
+        }
+        Ok(errors)
+    })
+    .await;
+    let requests = common::recorded_requests(recorded);
+    let texts: Vec<&str> = (requests[2]["messages"].as_array().unwrap().iter())
+        .map(|message| message["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["first", "one", "third"]);
+    assert_eq!(requests[2]["system"], requests[1]["system"]);
+    assert_error(&errors[0], -32602, |message| {
+        message.contains("another-session/1") && message.contains("no message id of session")
+    });
+    assert!(errors[1].message.contains("/999"), "{:?}", errors[1]);
+    assert!(errors[1].message.contains("no message"), "{:?}", errors[1]);
+}

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dsh_agent_loop::Session;
+use dsh_agent_loop::{Event, Session, TurnEndReason};
 use dsh_session_store::{LoadedSession, NewSession, SessionWriter, Store, StoreError};
 use sha2::{Digest, Sha256};
 
@@ -82,6 +82,14 @@ pub enum ResumeError {
         /// Its agent.
         agent: String,
     },
+    /// A fork at `<session>/<n>` where `n` starts no message of the
+    /// session.
+    NotAMessage {
+        /// The id as given.
+        id: String,
+        /// How many events the session has.
+        events: usize,
+    },
 }
 
 impl ResumeError {
@@ -94,6 +102,13 @@ impl ResumeError {
                 "session `{id}` is a session of agent `{other}`, not of `{agent}`"
             ))
             .help(format!("pass `--agent {other}`")),
+            Self::NotAMessage { id, events } => {
+                Problem::new(format!("`{id}` is no message of its session")).help(format!(
+                    "a message id is `<session>/<n>`, as the editor got it on a message \
+                     (its `messageId`); the session has {events} events, and a message \
+                     starts at the person's text or at a step of an answer"
+                ))
+            }
         }
     }
 }
@@ -173,7 +188,17 @@ impl Recording {
     /// remembered answers), shown changes and last request prefix copied,
     /// in `cwd` if given, else the parent's. The parent is only read: it
     /// may be open in another process, and it goes on as it was.
+    ///
+    /// `parent` may be a message of the session (`<session>/<n>`, a
+    /// [`MessageId`](crate::session::MessageId)): the fork then takes the
+    /// history up to that message — before the person's message it names
+    /// (to send it again, changed), or through the answer it names with
+    /// its calls' results.
     pub fn fork(&self, parent: &str, cwd: Option<&Path>) -> Result<Resumed, ResumeError> {
+        let (parent, at) = match parent.split_once('/') {
+            Some((session, at)) => (session, Some(at)),
+            None => (parent, None),
+        };
         let info = self.store.info(parent).map_err(ResumeError::Store)?;
         if info.agent != self.template.agent {
             return Err(ResumeError::OtherAgent {
@@ -181,7 +206,21 @@ impl Recording {
                 agent: info.agent,
             });
         }
-        let loaded = self.store.load(parent).map_err(ResumeError::Store)?;
+        let mut loaded = self.store.load(parent).map_err(ResumeError::Store)?;
+        if let Some(at) = at {
+            let end = message_end(&loaded.events, at).ok_or_else(|| ResumeError::NotAMessage {
+                id: format!("{parent}/{at}"),
+                events: loaded.events.len(),
+            })?;
+            loaded.events.truncate(end);
+            // Cut after a step that called tools: the turn ends there.
+            if !matches!(loaded.events.last(), None | Some(Event::TurnEnd { .. })) {
+                loaded.events.push(Event::TurnEnd {
+                    reason: TurnEndReason::Cancelled,
+                    error: None,
+                });
+            }
+        }
         let changes = self.store.changes(parent).map_err(ResumeError::Store)?;
         let cwd = cwd.or(loaded.info.cwd.as_deref());
         let (session, recorded) = self.start(cwd).map_err(ResumeError::Store)?;
@@ -219,6 +258,31 @@ impl Recording {
             loaded,
             notes,
         })
+    }
+}
+
+/// Where a fork at the message starting at event `at` (a number) of
+/// `events` ends: before the person's message, or after the step of an
+/// answer with its calls' results (and its turn's end, if the step was
+/// the turn's last; else the fork ends the turn there). `None` when `at` starts no message.
+fn message_end(events: &[Event], at: &str) -> Option<usize> {
+    let at: usize = at.parse().ok()?;
+    match events.get(at)? {
+        Event::UserMessage { .. } => Some(at),
+        Event::StepStart { .. } => {
+            let next = (at + 1..events.len()).find(|&i| {
+                matches!(
+                    events[i],
+                    Event::StepStart { .. } | Event::UserMessage { .. } | Event::TurnEnd { .. }
+                )
+            });
+            Some(match next {
+                Some(i) if matches!(events[i], Event::TurnEnd { .. }) => i + 1,
+                Some(i) => i,
+                None => events.len(),
+            })
+        }
+        _ => None,
     }
 }
 
@@ -271,4 +335,41 @@ pub(crate) fn deployment_hash(deployment: &Deployment) -> String {
 /// A store's error as a problem for a front end to say.
 pub fn problem(error: StoreError) -> Problem {
     Problem::new(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_ends_before_the_persons_text_or_after_its_step() {
+        let user = || Event::UserMessage { text: "hi".into() };
+        let step = |step| Event::StepStart { step };
+        let answer = || Event::AssistantMessage {
+            text: "ok".into(),
+            thoughts: Vec::new(),
+        };
+        let end = || Event::TurnEnd {
+            reason: TurnEndReason::Completed,
+            error: None,
+        };
+        let events = [
+            user(),  // 0
+            step(1), // 1: a step that called tools, say
+            answer(),
+            step(2), // 3: the turn's last step
+            answer(),
+            end(),
+            user(), // 6
+            step(1),
+        ];
+        let ends: Vec<Option<usize>> = ["0", "1", "3", "6", "7", "2", "8", "x", "-1"]
+            .iter()
+            .map(|at| message_end(&events, at))
+            .collect();
+        assert_eq!(
+            ends,
+            [Some(0), Some(3), Some(6), Some(6), Some(8), None, None, None, None]
+        );
+    }
 }

@@ -303,6 +303,7 @@ impl HostedSession {
             recorded,
             _brought: brought,
         });
+        hosted.warm_tokenizer();
         Ok((hosted, notes))
     }
 
@@ -510,6 +511,19 @@ impl HostedSession {
             .narrator
             .replay(session.events(), (changes, title));
         Ok(())
+    }
+
+    /// Loads the agent's tokenizer on a thread of its own when the session
+    /// will count its context (its window is known: a load shows the
+    /// count at once, and an answer without the API's usage is counted),
+    /// so that the first count does not wait for it
+    /// ([`Encoding::warm`](dsh_agent_loop::Encoding::warm)).
+    fn warm_tokenizer(&self) {
+        if let Ok(agent) = self.agent()
+            && agent.budget().window().is_some()
+        {
+            agent.budget().tokenizer().encoding().warm();
+        }
     }
 
     /// Shows the context the session holds now, of its agent's window
