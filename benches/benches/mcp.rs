@@ -1,5 +1,5 @@
 //! MCP servers: a session's start with three servers, and a call's
-//! overhead, against the in-repo test server (`dsh_tool_mcp::test_server`,
+//! overhead, against the in-repo test server (`dsh_mcp_test_server`,
 //! on rmcp's server side).
 //!
 //! ```text
@@ -102,7 +102,7 @@ fn bench(c: &mut Criterion) {
 fn main() {
     if std::env::var_os("DSH_BENCH_MCP_SERVER").is_some() {
         // Serving: the arguments are the test server's.
-        if let Err(error) = dsh_tool_mcp::test_server::main() {
+        if let Err(error) = dsh_mcp_test_server::main() {
             panic!("the test server failed: {error}");
         }
         return;

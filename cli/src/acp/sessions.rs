@@ -392,6 +392,31 @@ fn iso8601(ms: i64) -> String {
     time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// Where a fork of `parent` starts: the message `_meta.messageId` names
+/// (one of `parent`'s), else the end of its history.
+fn fork_point(
+    parent: &str,
+    meta: &Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<String, Error> {
+    let Some(id) = meta.as_ref().and_then(|meta| meta.get("messageId")) else {
+        return Ok(parent.to_owned());
+    };
+    match id.as_str() {
+        Some(id)
+            if id
+                .strip_prefix(parent)
+                .is_some_and(|at| at.starts_with('/')) =>
+        {
+            Ok(id.to_owned())
+        }
+        _ => Err(Error::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("`_meta.messageId` {id} is no message id of session `{parent}`"),
+        )
+        .data(serde_json::json!({ "field": "_meta.messageId" }))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,26 +433,5 @@ mod tests {
         assert_eq!(parse_cursor("12:abc").unwrap(), (12, "abc".to_owned()));
         let error = parse_cursor("nonsense").unwrap_err();
         assert!(error.message.contains("`nonsense`"), "{}", error.message);
-    }
-}
-
-/// Where a fork of `parent` starts: the message `_meta.messageId` names
-/// (one of `parent`'s), else the end of its history.
-fn fork_point(
-    parent: &str,
-    meta: &Option<serde_json::Map<String, serde_json::Value>>,
-) -> Result<String, Error> {
-    let Some(id) = meta.as_ref().and_then(|meta| meta.get("messageId")) else {
-        return Ok(parent.to_owned());
-    };
-    match id.as_str() {
-        Some(id) if id.strip_prefix(parent).is_some_and(|at| at.starts_with('/')) => {
-            Ok(id.to_owned())
-        }
-        _ => Err(Error::new(
-            ErrorCode::INVALID_PARAMS,
-            format!("`_meta.messageId` {id} is no message id of session `{parent}`"),
-        )
-        .data(serde_json::json!({ "field": "_meta.messageId" }))),
     }
 }

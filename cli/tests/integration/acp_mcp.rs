@@ -19,7 +19,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Client, Error};
 use tokio::sync::mpsc;
 
-const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+/// The MCP test server's binary.
+static SERVER: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| dsh_mcp_test_server::binary().display().to_string());
 
 /// Runs `op` as a client of `dsh acp --config config`; every session
 /// update goes to the receiver; a permission request is answered "allow
@@ -95,10 +97,12 @@ async fn session_servers_are_the_sessions_alone_and_stop_with_dsh() {
     );
     let recorded = dir.path().join("requests.jsonl");
     let servers = vec![
-        McpServer::Stdio(McpServerStdio::new("Docs Server", SERVER).args(vec![
-            "instructions=Docs are in /srv.".to_owned(),
-            format!("pid-file={}", pid_file.display()),
-        ])),
+        McpServer::Stdio(
+            McpServerStdio::new("Docs Server", SERVER.as_str()).args(vec![
+                "instructions=Docs are in /srv.".to_owned(),
+                format!("pid-file={}", pid_file.display()),
+            ]),
+        ),
         McpServer::Stdio(McpServerStdio::new("Broken", "/nonexistent/broken-server")),
     ];
     let (http, said) = with_dsh(&config, &recorded, async |cx, rx| {
@@ -184,7 +188,8 @@ async fn a_deleted_sessions_servers_stop_while_dsh_goes_on() {
     );
     let recorded = dir.path().join("requests.jsonl");
     let server = McpServer::Stdio(
-        McpServerStdio::new("Docs", SERVER).args(vec![format!("pid-file={}", pid_file.display())]),
+        McpServerStdio::new("Docs", SERVER.as_str())
+            .args(vec![format!("pid-file={}", pid_file.display())]),
     );
     with_dsh(&config, &recorded, async |cx, _rx| {
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
@@ -235,7 +240,8 @@ async fn a_loaded_or_resumed_session_starts_the_editors_servers_and_calls_their_
          [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
     let server = McpServer::Stdio(
-        McpServerStdio::new("Docs", SERVER).args(vec![format!("pid-file={}", pid_file.display())]),
+        McpServerStdio::new("Docs", SERVER.as_str())
+            .args(vec![format!("pid-file={}", pid_file.display())]),
     );
     let session = with_dsh(&config, &dir.path().join("new.jsonl"), async |cx, _rx| {
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
@@ -361,7 +367,8 @@ async fn an_editor_servers_roots_are_the_sessions_directories_and_its_annotation
     );
     let recorded = dir.path().join("requests.jsonl");
     let server = McpServer::Stdio(
-        McpServerStdio::new("Notes", SERVER).args(vec!["roots".to_owned(), "annotated".to_owned()]),
+        McpServerStdio::new("Notes", SERVER.as_str())
+            .args(vec!["roots".to_owned(), "annotated".to_owned()]),
     );
     let calls = with_dsh(&config, &recorded, async |cx, rx| {
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
@@ -417,7 +424,7 @@ async fn an_editor_servers_prompt_is_a_listed_command_that_sends_its_text() {
     );
     let recorded = dir.path().join("requests.jsonl");
     let server = McpServer::Stdio(
-        McpServerStdio::new("Docs", SERVER)
+        McpServerStdio::new("Docs", SERVER.as_str())
             .args(vec!["prompts".to_owned(), "prompt-changes".to_owned()]),
     );
     let (listed, said) = with_dsh(&config, &recorded, async |cx, rx| {
@@ -513,8 +520,9 @@ async fn a_servers_progress_shows_in_its_call_step_by_step_before_the_result() {
         answers,
         "\n[[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
-    let server =
-        McpServer::Stdio(McpServerStdio::new("Notes", SERVER).args(vec!["progress".to_owned()]));
+    let server = McpServer::Stdio(
+        McpServerStdio::new("Notes", SERVER.as_str()).args(vec!["progress".to_owned()]),
+    );
     let recorded = dir.path().join("requests.jsonl");
     let updates = with_dsh(&config, &recorded, async |cx, rx| {
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
@@ -558,7 +566,7 @@ async fn a_tools_image_shows_in_its_call_and_a_load_shows_it_again() {
         "\n[sandbox]\nmode = \"full-access\"\n[sessions]\npath = \"sessions.db\"\n\
          [[agents]]\nid = \"editor\"\ntools = [\"read\"]\npersona = \"You edit.\"\n",
     );
-    let server = McpServer::Stdio(McpServerStdio::new("Notes", SERVER));
+    let server = McpServer::Stdio(McpServerStdio::new("Notes", SERVER.as_str()));
     let completed = |rx: &mut mpsc::UnboundedReceiver<(SessionId, SessionUpdate)>| {
         let mut lines = Vec::new();
         while let Ok((_, update)) = rx.try_recv() {

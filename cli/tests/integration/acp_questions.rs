@@ -23,7 +23,9 @@ use agent_client_protocol::{Agent, Client, Error, LineDirection};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+/// The MCP test server's binary.
+static SERVER: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| dsh_mcp_test_server::binary().display().to_string());
 
 /// A deployment whose scripted model answers `answers`, with the test
 /// server `tester` started with `args` (its tools run unasked), and an

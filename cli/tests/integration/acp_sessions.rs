@@ -840,11 +840,11 @@ async fn a_fork_at_a_message_id_takes_the_history_up_to_that_answer() {
         ForkSessionRequest::new(parent.clone(), project.path())
             .meta(meta.as_object().cloned().expect("an object"))
     };
-    let errors = with_dsh(config, recorded, Answer::Allow, async |cx, mut rx| {
+    let errors = with_dsh(config, recorded, Answer::Allow, async |cx, rx| {
         initialize(&cx).await?;
         let parent = new_session(&cx, project.path()).await?;
         prompt(&cx, &parent, "first").await?;
-        let one = (drain(&mut rx).into_iter())
+        let one = (drain(rx).into_iter())
             .find_map(|seen| match seen {
                 Seen::Update(_, SessionUpdate::AgentMessageChunk(chunk)) => chunk.message_id,
                 _ => None,

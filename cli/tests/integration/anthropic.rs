@@ -206,7 +206,7 @@ fn an_image_a_tool_returns_goes_to_claude_inside_its_tool_result() {
     let base_url = common::serve(app);
     let base_url = base_url.trim_end_matches("/v1");
     let dir = tempfile::tempdir().expect("a temp dir");
-    let server = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+    let server = dsh_mcp_test_server::binary().display().to_string();
     let config = common::config(
         dir.path(),
         &format!(

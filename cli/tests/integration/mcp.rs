@@ -1,12 +1,14 @@
 //! MCP servers in a deployment: `dsh run`, `dsh check`, `dsh prompt`,
-//! against `dsh-test-mcp-server` (rmcp's server side, in this repository).
+//! against `dsh-mcp-test-server` (rmcp's server side, in this repository).
 
 use crate::common;
 
 use common::{assert_status, dsh, stderr, stdout, tool_names};
 use serde_json::Value;
 
-const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+/// The MCP test server's binary.
+static SERVER: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| dsh_mcp_test_server::binary().display().to_string());
 
 /// A `[mcp.<name>]` table starting the test server with `args`, and
 /// `extra` keys; its tools run unasked (`permission = "allow"`) unless
@@ -573,7 +575,7 @@ fn explain_and_json_group_the_tools_by_server() {
         explained.contains("`dotted.name` of `docs` is sent as `docs__dotted_name`: characters model APIs reject became `_`"),
         "{explained}"
     );
-    assert!(row.contains(SERVER), "{row}");
+    assert!(row.contains(SERVER.as_str()), "{row}");
     assert!(explained.contains("mcp:docs"), "the section: {explained}");
     // A tool that runs only as a task is not sent, and said; the
     // allow-list's choices are not.
@@ -919,7 +921,7 @@ fn a_deployment_server_runs_in_the_sessions_directory_unless_its_table_says() {
     for (cwd_key, in_deployment) in [("", false), ("cwd = \".\"", true)] {
         let dir = tempfile::tempdir().expect("the deployment's directory");
         let project = tempfile::tempdir().expect("a project");
-        let script = format!("pwd > where; exec {SERVER}");
+        let script = format!("pwd > where; exec {}", *SERVER);
         let tables = format!(
             "\n[mcp.docs]\ncommand = [\"sh\", \"-c\", {script:?}]\n{cwd_key}\n{}",
             common::runner("", &["mcp:docs"])

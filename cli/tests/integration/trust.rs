@@ -154,7 +154,9 @@ fn the_prompt_says_the_sandbox_in_force() {
     assert!(text(&["--config", &config]).contains("sandboxed (`read-only`): they can read files"));
 }
 
-const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
+/// The MCP test server's binary.
+static SERVER: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| dsh_mcp_test_server::binary().display().to_string());
 
 #[test]
 fn an_unannotated_mcp_tool_asks_and_dsh_run_without_a_terminal_refuses_it_naming_the_key() {
@@ -165,7 +167,8 @@ fn an_unannotated_mcp_tool_asks_and_dsh_run_without_a_terminal_refuses_it_naming
          [[answers]]\ntext = \"done\"\n";
     let tables = |extra: &str| {
         format!(
-            "[mcp.docs]\ncommand = [{SERVER:?}]\n{extra}\n{}",
+            "[mcp.docs]\ncommand = [{:?}]\n{extra}\n{}",
+            *SERVER,
             common::runner("", &["mcp:docs"])
         )
     };

@@ -369,7 +369,17 @@ mod tests {
             .collect();
         assert_eq!(
             ends,
-            [Some(0), Some(3), Some(6), Some(6), Some(8), None, None, None, None]
+            [
+                Some(0),
+                Some(3),
+                Some(6),
+                Some(6),
+                Some(8),
+                None,
+                None,
+                None,
+                None
+            ]
         );
     }
 }

@@ -251,7 +251,10 @@ impl ServerConfig {
     /// Sets the working directory of a stdio server that has none yet:
     /// the session's, for a server whose table does not say where it runs.
     pub fn with_default_cwd(mut self, dir: &std::path::Path) -> Self {
-        if let Transport::Stdio { cwd: cwd @ None, .. } = &mut self.transport {
+        if let Transport::Stdio {
+            cwd: cwd @ None, ..
+        } = &mut self.transport
+        {
             *cwd = Some(dir.to_path_buf());
         }
         self

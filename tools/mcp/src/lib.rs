@@ -115,9 +115,6 @@ mod shown;
 mod stderr;
 mod table;
 mod tasks;
-#[cfg(feature = "test-server")]
-#[doc(hidden)]
-pub mod test_server;
 mod tool_list;
 mod watched;
 

@@ -13,7 +13,9 @@ use dsh_tool_mcp::{
 use dsh_tools::{ToolCallContext, ToolKind, ToolRegistry, ToolSelection, ToolSession};
 use tokio_util::sync::CancellationToken;
 
-const SERVER: &str = env!("CARGO_BIN_EXE_dsh-mcp-test-server");
+/// The MCP test server's binary.
+static SERVER: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| dsh_mcp_test_server::binary().display().to_string());
 
 fn config(name: &str, args: &[&str]) -> ServerConfig {
     let mut command = vec![SERVER.to_owned()];
@@ -96,7 +98,7 @@ async fn instructions_are_a_section_bound_to_the_servers_tools_and_verbatim() {
     let section = assembly.sections.get("mcp:docs").expect("the section");
     assert_eq!(section.order(), 150);
     assert_eq!(&*section.owner().krate, "MCP server `docs`");
-    assert!(section.owner().item.starts_with(SERVER));
+    assert!(section.owner().item.starts_with(SERVER.as_str()));
     let prompt = render_prompt(&assembly).expect("renders");
     assert_eq!(prompt, "Search before you fetch. <<not_a_variable>> stays.");
 

@@ -1,8 +1,4 @@
-//! The MCP server the tests of dsh run (`dsh-mcp-test-server`), on rmcp's
-//! own server side, so `cargo test` needs neither Python nor Node. Built
-//! only with the crate's `test-server` feature; not part of the API.
-//!
-//! It speaks MCP on stdio. Arguments, `key=value`, all optional:
+//! The server itself. It speaks MCP on stdio. Arguments, `key=value`, all optional:
 //!
 //! - `instructions=<text>`: the `instructions` of its `initialize` result
 //!   (none without it); `instructions-bytes=<n>`: that many bytes of
@@ -75,8 +71,6 @@
 //! text result that long), `flood` (`count`: sends that many
 //! `notifications/tools/list_changed`, then answers), `stats` (how many
 //! `tools/list` requests it has answered, and the most at once).
-#![allow(clippy::print_stderr, reason = "a test server's log is its stderr")]
-#![allow(missing_docs, missing_debug_implementations, reason = "a test fixture")]
 
 use std::io::Write as _;
 use std::sync::Arc;
