@@ -4,7 +4,8 @@
 //! A deployment (or an editor's ACP session) names MCP servers; dsh starts
 //! them ([`McpServer::start`], all of a session's at once with
 //! [`McpServers::start_all`]) on the official Rust SDK, `rmcp`, client
-//! side only, with the protocol version pinned to 2025-11-25.
+//! side only, in MCP 2026-07-28 with a server that answers
+//! `server/discover` with it, else 2025-11-25.
 //!
 //! - **Tools.** The model sees each tool as `<server>__<tool>`, its
 //!   description and schema as the server wrote them. Names are made to
@@ -99,7 +100,9 @@ mod asker;
 mod client;
 mod config;
 mod error;
+mod listen;
 mod logging;
+mod mrtr;
 mod naming;
 mod output;
 mod process;
