@@ -721,11 +721,10 @@ impl McpServer {
         let (name, output) = (&self.config.name, &self.config.output);
         match listed.await {
             Ok(Ok(listed)) => {
+                // The same tools keep the `ttlMs` they came with: rmcp's
+                // cache answers with the time left, down to 0.
                 let same = self.shared.last.read().tools == listed.tools;
-                if same {
-                    // rmcp's cache answers with the time left.
-                    self.shared.last.write().ttl_ms = listed.ttl_ms;
-                } else {
+                if !same {
                     self.shared.listed(listed, covered);
                 }
                 !same
