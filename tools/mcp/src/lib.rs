@@ -65,7 +65,16 @@
 //!   of elicitation only where the asker answers them. A request is the
 //!   session's whose call the server is serving ([`Origin`]). Without an
 //!   asker, sampling is refused and an elicitation declined, its message
-//!   said to the host ([`ServerSaid::Declined`]).
+//!   said to the host ([`ServerSaid::Declined`]). A 2026-07-28 server's
+//!   questions come as rounds of a call, a prompt or a read
+//!   (`input_required`): the same asker answers them, and the request is
+//!   sent again with the answers.
+//! - **Versions.** Each connection opens with `server/discover`: a server
+//!   that answers it with 2026-07-28 is spoken to in that version (no
+//!   `initialize`; its list changes on the `subscriptions/listen` dsh
+//!   opens where it offers them; lists kept for their `ttlMs`, and read
+//!   again past it by [`McpServer::refresh_tools`]); any other, in
+//!   2025-11-25 ([`McpServer::protocol_version`]).
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells

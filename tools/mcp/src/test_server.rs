@@ -328,7 +328,7 @@ const QUESTION: &str = "question";
 fn answer_or_ask(
     request: &CallToolRequestParams,
     question: rmcp::model::InputRequest,
-) -> Result<serde_json::Value, CallToolResponse> {
+) -> Result<serde_json::Value, Box<CallToolResponse>> {
     let answer = (request.input_responses.as_ref()).and_then(|answers| answers.get(QUESTION));
     match answer {
         Some(answer) => Ok(answer.clone()),
@@ -336,7 +336,8 @@ fn answer_or_ask(
             let mut questions = rmcp::model::InputRequests::new();
             questions.insert(QUESTION.to_owned(), question);
             let state = Some("asked".to_owned());
-            Err(rmcp::model::InputRequiredResult::new(Some(questions), state).into())
+            let ask = rmcp::model::InputRequiredResult::new(Some(questions), state);
+            Err(Box::new(ask.into()))
         }
     }
 }
@@ -693,7 +694,7 @@ impl TestServer {
             };
             match answer_or_ask(request, question) {
                 Ok(answer) => read_answer(name, answer),
-                Err(ask) => return Ok(Some(ask)),
+                Err(ask) => return Ok(Some(*ask)),
             }
         } else {
             (context.peer.send_request(asked).await).map_err(|error| error.to_string())
