@@ -38,31 +38,36 @@ pub(crate) fn offered(peer: &Peer<RoleClient>) -> Option<SubscriptionFilter> {
 
 /// Opens the subscription for what `filter` asks and keeps it until
 /// `stop` (or until the server ends it): the prompts it says changed
-/// are listed again. A server that refuses is said to `output`, and its
-/// lists are what they were at its start.
+/// are listed again. The task that keeps it, which ends once `stop` has
+/// ended it at the server. A server that refuses is said to `output`,
+/// and its lists are what they were at its start.
 pub(crate) async fn listen(
     peer: &Peer<RoleClient>,
     filter: SubscriptionFilter,
     (prompts, stop): (Arc<PromptList>, CancellationToken),
     (server, output): (&str, &ServerOutput),
-) {
+) -> Option<tokio::task::JoinHandle<()>> {
     match peer.listen(filter).await {
         Ok(subscription) => {
             let peer = peer.clone();
-            tokio::spawn(keep(subscription, peer, prompts, stop));
+            Some(tokio::spawn(keep(subscription, peer, prompts, stop)))
         }
-        Err(error) => output.failed(
-            server,
-            format!(
-                "it offers to say when its lists change, but `subscriptions/listen` failed: \
+        Err(error) => {
+            output.failed(
+                server,
+                format!(
+                    "it offers to say when its lists change, but `subscriptions/listen` failed: \
                  {error}; its tools and prompts are what they were at its start"
-            ),
-        ),
+                ),
+            );
+            None
+        }
     }
 }
 
-/// Reads the subscription until it ends or `stop` fires (dropping it
-/// then ends it at the server).
+/// Reads the subscription until it ends or `stop` fires, and then ends
+/// it at the server (`notifications/cancelled`): a server waits for its
+/// open requests before it exits.
 async fn keep(
     mut subscription: Subscription,
     peer: Peer<RoleClient>,
@@ -72,7 +77,10 @@ async fn keep(
     loop {
         let notification = tokio::select! {
             notification = subscription.next() => notification,
-            () = stop.cancelled() => return,
+            () = stop.cancelled() => {
+                let _ = subscription.cancel().await;
+                return;
+            }
         };
         match notification {
             Ok(Some(ServerNotification::PromptListChangedNotification(_))) => {

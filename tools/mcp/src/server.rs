@@ -74,6 +74,9 @@ pub struct McpServer {
     /// The connection's handler, which also answers the questions of a
     /// 2026-07-28 server's rounds (`input_required`).
     handler: Handler,
+    /// The task that keeps a 2026-07-28 server's `subscriptions/listen`
+    /// open; it ends the subscription once `relisting` is cancelled.
+    listening: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// What the server's tools are now; replaced whole when the server says
@@ -415,17 +418,22 @@ impl McpServer {
             .await
             .map_err(|_| timeout())??;
         let relisting = Shared::keep_current(&shared, peer);
+        let mut listening = None;
         if let Some(filter) = crate::listen::offered(peer).filter(|_| is_modern(peer)) {
-            let listening = crate::listen::listen(
+            let listen = crate::listen::listen(
                 peer,
                 filter,
                 (Arc::clone(&shared.prompts), relisting.clone()),
                 (&config.name, &config.output),
             );
-            let _ = tokio::time::timeout_at(deadline, listening).await;
+            listening = tokio::time::timeout_at(deadline, listen)
+                .await
+                .ok()
+                .flatten();
         }
         Ok(Self {
             relisting,
+            listening: Mutex::new(listening),
             handler,
             peer: peer.clone(),
             service: Mutex::new(Some(service)),
@@ -930,6 +938,12 @@ impl McpServer {
     /// and kills the group. Bounded: at most about three seconds.
     pub async fn shutdown(&self) {
         self.relisting.cancel();
+        // The server is told the subscription ended before the connection
+        // closes: it waits for its open requests before it exits.
+        let listening = self.listening.lock().take();
+        if let Some(listening) = listening {
+            let _ = tokio::time::timeout(STOP_GRACE, listening).await;
+        }
         let service = self.service.lock().take();
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(STOP_GRACE).await;

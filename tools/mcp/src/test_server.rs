@@ -300,10 +300,23 @@ impl TestServer {
             let _ = peer.notify_tool_list_changed().await;
             return;
         }
-        let listeners = self.listeners.lock().map(|l| l.clone()).unwrap_or_default();
-        for listener in listeners {
+        for listener in self.listening().await {
             let _ = listener.notify_tool_list_changed().await;
         }
+    }
+
+    /// The open subscriptions. rmcp acknowledges one before its
+    /// `listen` runs, so a client may call before it is kept here: a
+    /// change with none waits for one, a second at most.
+    async fn listening(&self) -> Vec<SubscriptionSink> {
+        for _ in 0..100 {
+            let listeners = self.listeners.lock().map(|l| l.clone()).unwrap_or_default();
+            if !listeners.is_empty() {
+                return listeners;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Vec::new()
     }
 
     /// Says its prompts changed, as [`Self::tools_changed`] its tools.
@@ -312,8 +325,7 @@ impl TestServer {
             let _ = peer.notify_prompt_list_changed().await;
             return;
         }
-        let listeners = self.listeners.lock().map(|l| l.clone()).unwrap_or_default();
-        for listener in listeners {
+        for listener in self.listening().await {
             let _ = listener.notify_prompt_list_changed().await;
         }
     }

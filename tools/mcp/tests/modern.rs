@@ -225,3 +225,25 @@ async fn a_rounds_roots_are_the_roots_now_and_never_announced() {
     assert_eq!(seen, format!("{}\nlist_changed: 0", uri(other.path())));
     server.shutdown().await;
 }
+
+/// dsh ends its subscription before it closes the connection: the
+/// server, which waits for its open requests, exits at once rather than
+/// at the `SIGTERM` of the grace period's end.
+#[tokio::test]
+async fn a_server_with_a_subscription_stops_at_once() {
+    let server = start(config(&[MODERN])).await;
+    let pid = server.pid().expect("a stdio server's pid");
+    let stopping = std::time::Instant::now();
+    server.shutdown().await;
+    let took = stopping.elapsed();
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists()
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+    assert!(gone, "the server still runs");
+}
