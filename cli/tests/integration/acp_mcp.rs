@@ -24,7 +24,7 @@ const SERVER: &str = env!("CARGO_BIN_EXE_dsh-test-mcp-server");
 /// Runs `op` as a client of `dsh acp --config config`; every session
 /// update goes to the receiver; a permission request is answered "allow
 /// once".
-async fn with_dsh<T>(
+pub(crate) async fn with_dsh<T>(
     config: &str,
     recorded: &Path,
     op: impl AsyncFnOnce(

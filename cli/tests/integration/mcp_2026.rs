@@ -127,3 +127,49 @@ fn check_warns_of_a_server_that_lists_its_tools_in_another_order() {
         assert_eq!(report["warnings"], 0, "{report}");
     }
 }
+
+/// A 2026-07-28 server that never says its tools changed, and lists them
+/// fresh for 300 ms (`ttlMs`): its tool added in the first turn is not
+/// seen in that turn, and is in the next turn's first request — listed
+/// again before the turn, past its ttl — after every tool already sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_past_its_ttl_is_read_again_before_the_next_turn() {
+    use agent_client_protocol::schema::ProtocolVersion;
+    use agent_client_protocol::v1::schema::{InitializeRequest, NewSessionRequest};
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"docs__add_tool\"\narguments = {}\n\
+        [[answers]]\ntext = \"added\"\n\
+        [[answers]]\ntext = \"done\"\n";
+    let config = common::scripted_config(
+        dir.path(),
+        answers,
+        &tables(&[MODERN, "quiet", "ttl-ms=300"]),
+    );
+    let recorded = dir.path().join("requests.jsonl");
+    crate::acp_mcp::with_dsh(&config, &recorded, async |cx, _rx| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let session = cx
+            .send_request(NewSessionRequest::new(dir.path()))
+            .block_task()
+            .await?
+            .session_id;
+        crate::acp::prompt(&cx, &session, "add one").await?;
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        crate::acp::prompt(&cx, &session, "again").await?;
+        Ok(())
+    })
+    .await;
+    let requests = common::recorded_requests(&recorded);
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    let first = tool_names(&requests[0]);
+    // Within the turn, nothing said the list changed.
+    assert_eq!(tool_names(&requests[1]), first);
+    let mut appended = first.clone();
+    appended.push("docs__extra".to_owned());
+    assert_eq!(tool_names(&requests[2]), appended);
+    assert!(first.iter().any(|name| name.as_str() > "docs__extra"));
+}

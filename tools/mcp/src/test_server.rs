@@ -71,6 +71,9 @@
 //!   `inputResponses`), and it says its tools and prompts changed only
 //!   to a `subscriptions/listen` that asked for it;
 //! - `ttl-ms=<n>`: its tool lists say `ttlMs: n` (2026-07-28);
+//! - `quiet`: it never says its tools changed, nor offers to (no
+//!   `listChanged`): a client learns of `add_tool`'s tool by listing
+//!   again (past a `ttlMs`);
 //! - `shuffle`: each `tools/list` answers its tools in another order
 //!   (turned by one more place each time), as a server whose order is
 //!   not deterministic.
@@ -151,6 +154,8 @@ struct TestServer {
     ttl_ms: Option<u64>,
     /// `shuffle`.
     shuffle: bool,
+    /// `quiet`.
+    quiet: bool,
     /// The open `subscriptions/listen` requests (2026-07-28), which its
     /// changes are said to.
     listeners: Arc<std::sync::Mutex<Vec<SubscriptionSink>>>,
@@ -296,6 +301,9 @@ impl TestServer {
     /// Says its tools changed: on 2026-07-28 to each `subscriptions/listen`
     /// open, on 2025-11-25 to the client.
     async fn tools_changed(&self, peer: &Peer<RoleServer>) {
+        if self.quiet {
+            return;
+        }
         if !self.modern {
             let _ = peer.notify_tool_list_changed().await;
             return;
@@ -377,10 +385,10 @@ fn level_rank(level: rmcp::model::LoggingLevel) -> u64 {
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if let Some(tools) = capabilities.tools.as_mut().filter(|_| !self.quiet) {
+            tools.list_changed = Some(true);
+        }
         if self.logging {
             capabilities.logging = Some(JsonObject::new());
         }
@@ -1032,7 +1040,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             server.more.extend(flagged_tools(key));
         }
         "prompts" => server.prompts = true,
-        "protocol" | "ttl-ms" | "shuffle" => apply_listing(server, key, value)?,
+        "protocol" | "ttl-ms" | "shuffle" | "quiet" => apply_listing(server, key, value)?,
         "sampling-only" => server.sampling_only = true,
         "progress" => {
             server.logging = true;
@@ -1082,7 +1090,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
 }
 
 /// Applies an argument of the protocol and of how it lists its tools:
-/// `protocol`, `ttl-ms`, `shuffle`.
+/// `protocol`, `ttl-ms`, `shuffle`, `quiet`.
 fn apply_listing(
     server: &mut TestServer,
     key: &str,
@@ -1093,6 +1101,7 @@ fn apply_listing(
         ("protocol", "2025-11-25") => server.modern = false,
         ("ttl-ms", ms) => server.ttl_ms = Some(ms.parse()?),
         ("shuffle", _) => server.shuffle = true,
+        ("quiet", _) => server.quiet = true,
         _ => return Err(format!("unknown argument `{key}={value}`").into()),
     }
     Ok(())
