@@ -354,6 +354,27 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Opens `subscriptions/listen` to a 2026-07-28 server that offers
+    /// to say its lists changed, kept until `stop`; the task that keeps
+    /// it.
+    async fn listen_if_offered(
+        &self,
+        peer: &Peer<RoleClient>,
+        stop: &CancellationToken,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let filter = crate::listen::offered(peer).filter(|_| is_modern(peer))?;
+        let config = &self.config;
+        crate::listen::listen(
+            peer,
+            filter,
+            (Arc::clone(&self.prompts), stop.clone()),
+            (&config.name, &config.output),
+        )
+        .await
+    }
+}
+
 /// Whether the connection speaks MCP 2026-07-28 or later (no
 /// `initialize`: version and capabilities in each request's `_meta`).
 fn is_modern(peer: &Peer<RoleClient>) -> bool {
@@ -418,19 +439,11 @@ impl McpServer {
             .await
             .map_err(|_| timeout())??;
         let relisting = Shared::keep_current(&shared, peer);
-        let mut listening = None;
-        if let Some(filter) = crate::listen::offered(peer).filter(|_| is_modern(peer)) {
-            let listen = crate::listen::listen(
-                peer,
-                filter,
-                (Arc::clone(&shared.prompts), relisting.clone()),
-                (&config.name, &config.output),
-            );
-            listening = tokio::time::timeout_at(deadline, listen)
-                .await
-                .ok()
-                .flatten();
-        }
+        let listen = shared.listen_if_offered(peer, &relisting);
+        let listening = tokio::time::timeout_at(deadline, listen)
+            .await
+            .ok()
+            .flatten();
         Ok(Self {
             relisting,
             listening: Mutex::new(listening),
