@@ -26,7 +26,7 @@ static SERVER: std::sync::LazyLock<String> =
 /// Runs `op` as a client of `dsh acp --config config`; every session
 /// update goes to the receiver; a permission request is answered "allow
 /// once".
-async fn with_dsh<T>(
+pub(crate) async fn with_dsh<T>(
     config: &str,
     recorded: &Path,
     op: impl AsyncFnOnce(

@@ -382,3 +382,44 @@ async fn an_elicitation_reaches_an_editor_that_supports_it_and_its_answer_the_se
         "{stderr}"
     );
 }
+
+/// A 2026-07-28 server asks in a round of the call (`input_required`):
+/// the question reaches the editor as a 2025-11-25 server's
+/// `elicitation/create` does, scoped to the session and the call, and
+/// the editor's answer goes back to the server in the retry.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rounds_elicitation_reaches_the_editor_as_a_2025_one_does() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let answers = "[[answers]]\ntext = \"\"\n\
+        [[answers.tool_calls]]\nname = \"tester__elicit_form\"\narguments = {}\n\
+        [[answers]]\ntext = \"done\"\n";
+    let config = deployment(dir.path(), answers, &["elicits", "protocol=2026-07-28"]);
+    let (recorded, trace) = (
+        dir.path().join("requests.jsonl"),
+        dir.path().join("trace.jsonl"),
+    );
+    let (asked, stderr) = one_prompt(&config, (&recorded, &trace), Answer::Allow, true).await;
+    let [Asked::Elicitation(elicitation)] = asked.as_slice() else {
+        panic!("one elicitation: {asked:?}\n{stderr}");
+    };
+    assert_eq!(elicitation.message, "Who are you?");
+    let ElicitationMode::Form(form) = &elicitation.mode else {
+        panic!("a form: {elicitation:?}");
+    };
+    let ElicitationScope::Session(scope) = &form.scope else {
+        panic!("scoped to the session: {form:?}");
+    };
+    let call_id = (scope.tool_call_id.as_ref())
+        .map(|id| id.0.to_string())
+        .expect("the call's id");
+    let requests = common::recorded_requests(&recorded);
+    let form_result = requests[1]["messages"].to_string();
+    assert!(
+        form_result.contains(&format!("\"{call_id}\"")),
+        "{call_id} in {form_result}"
+    );
+    assert!(
+        form_result.contains(r#"elicitation: Accept {\"age\":36,\"name\":\"Ada\"}"#),
+        "{form_result}"
+    );
+}

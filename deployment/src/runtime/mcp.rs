@@ -250,6 +250,25 @@ pub(crate) struct Servers {
     servers: McpServers,
 }
 
+impl Servers {
+    /// Each deployment server's tools, as listed at its start and as
+    /// listed once more now, asked of the server itself, by its name:
+    /// what `dsh check` compares to find a server whose order changes.
+    /// A server whose second list fails is left out (its calls will say
+    /// what is wrong).
+    pub(crate) fn listed_twice(&self) -> Vec<(String, Vec<String>, Vec<String>)> {
+        self.tokio.block_on(async {
+            let mut twice = Vec::new();
+            for server in self.servers.deployment_servers() {
+                if let Ok(again) = server.list_again().await {
+                    twice.push((server.name().to_owned(), server.listed_tools(), again));
+                }
+            }
+            twice
+        })
+    }
+}
+
 impl Drop for Servers {
     fn drop(&mut self) {
         self.tokio.block_on(self.servers.shutdown());

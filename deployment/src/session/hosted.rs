@@ -424,6 +424,10 @@ impl HostedSession {
             .chain(texts)
             .collect::<Vec<_>>()
             .join("\n\n");
+        // A server's list past its `ttlMs` is read again first.
+        (self.host.runtime.mcp)
+            .refresh_stale(Some(self.id().as_str()))
+            .await;
         let summary = (self.agent_loop)
             .run_turn_with(&agent, session, (text, images), cancel)
             .await?;

@@ -98,8 +98,10 @@ impl Roots {
     }
 }
 
-/// What dsh is to a server: its name, the protocol version it speaks,
-/// and the capabilities it has (roots, whose list changes).
+/// What dsh is to a server: its name, the protocol version it speaks
+/// after `initialize`, and the capabilities it has (roots, whose list
+/// changes). It also answers the questions of a 2026-07-28 server's
+/// rounds (`crate::mrtr`), as it answers a 2025-11-25 server's requests.
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) roots: Roots,
@@ -152,8 +154,8 @@ impl ClientHandler for Handler {
             capabilities,
             Implementation::new("dsh", env!("CARGO_PKG_VERSION")),
         );
-        // rmcp's default is its latest version, 2026-07-28, which has no
-        // `initialize` handshake: servers of today reject it.
+        // The version of `initialize`, for a server that has no
+        // `server/discover` (2026-07-28 is found by that, `server::lifecycle`).
         config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
     }

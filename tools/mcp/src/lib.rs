@@ -4,7 +4,8 @@
 //! A deployment (or an editor's ACP session) names MCP servers; dsh starts
 //! them ([`McpServer::start`], all of a session's at once with
 //! [`McpServers::start_all`]) on the official Rust SDK, `rmcp`, client
-//! side only, with the protocol version pinned to 2025-11-25.
+//! side only, in MCP 2026-07-28 with a server that answers
+//! `server/discover` with it, else 2025-11-25.
 //!
 //! - **Tools.** The model sees each tool as `<server>__<tool>`, its
 //!   description and schema as the server wrote them. Names are made to
@@ -64,7 +65,16 @@
 //!   of elicitation only where the asker answers them. A request is the
 //!   session's whose call the server is serving ([`Origin`]). Without an
 //!   asker, sampling is refused and an elicitation declined, its message
-//!   said to the host ([`ServerSaid::Declined`]).
+//!   said to the host ([`ServerSaid::Declined`]). A 2026-07-28 server's
+//!   questions come as rounds of a call, a prompt or a read
+//!   (`input_required`): the same asker answers them, and the request is
+//!   sent again with the answers.
+//! - **Versions.** Each connection opens with `server/discover`: a server
+//!   that answers it with 2026-07-28 is spoken to in that version (no
+//!   `initialize`; its list changes on the `subscriptions/listen` dsh
+//!   opens where it offers them; lists kept for their `ttlMs`, and read
+//!   again past it by [`McpServer::refresh_tools`]); any other, in
+//!   2025-11-25 ([`McpServer::protocol_version`]).
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells
@@ -99,7 +109,9 @@ mod asker;
 mod client;
 mod config;
 mod error;
+mod listen;
 mod logging;
+mod mrtr;
 mod naming;
 mod output;
 mod process;

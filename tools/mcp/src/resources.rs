@@ -215,10 +215,25 @@ pub(crate) fn uri_argument(arguments: &serde_json::Value) -> Result<String, Stri
 /// Reads the resource `uri`, as the model reads it: each of its contents
 /// rendered (text with its URI, binary described), capped at
 /// [`MAX_RESULT_BYTES`].
-pub(crate) async fn read(peer: &Peer<RoleClient>, uri: &str) -> Result<String, ServiceError> {
-    let result = peer
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await?;
+///
+/// A server of 2026-07-28 may ask questions first (`input_required`):
+/// `handler` answers them ([`crate::mrtr`]).
+pub(crate) async fn read(
+    handler: &crate::client::Handler,
+    peer: &Peer<RoleClient>,
+    uri: &str,
+) -> Result<String, ServiceError> {
+    use crate::mrtr::Round;
+    use rmcp::model::ReadResourceResponse;
+    let params = ReadResourceRequestParams::new(uri);
+    let result = crate::mrtr::drive(handler, peer, params, |params| async move {
+        match peer.read_resource_once(params).await? {
+            ReadResourceResponse::Complete(result) => Ok(Round::Complete(result)),
+            ReadResourceResponse::InputRequired(asked) => Ok(Round::InputRequired(asked)),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    })
+    .await?;
     let text = render_contents(&result.contents);
     Ok(capped(text, MAX_RESULT_BYTES))
 }

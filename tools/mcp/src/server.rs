@@ -13,6 +13,7 @@ use dsh_system_prompt::ToolSchema;
 use dsh_tools::{ToolError, ToolOutput, ToolProgress};
 use nix::sys::signal::Signal;
 use parking_lot::{Mutex, RwLock};
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientRequest, RequestId, Resource, ResourceTemplate, ServerResult,
@@ -20,7 +21,7 @@ use rmcp::model::{
 use rmcp::service::{ClientCacheConfig, Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 use crate::annotations::Look;
@@ -36,7 +37,7 @@ use crate::render::render_result;
 use crate::resources::{READ_RESOURCE, list_resources, list_templates, reader_schema};
 use crate::section::{InstructionsSection, instructions_section};
 use crate::tasks::{LeftOut, TappedHttp, TaskOnly};
-use crate::tool_list::{MIN_RELIST_INTERVAL, list_tools};
+use crate::tool_list::{Listed, MIN_RELIST_INTERVAL, list_tools};
 use crate::watched::{Announcements, Watched};
 use crate::{McpError, ServerConfig, Transport};
 
@@ -70,6 +71,12 @@ pub struct McpServer {
     /// The displays of the running calls, which the connection's handler
     /// reports the server's progress to.
     progress: Arc<CallProgress>,
+    /// The connection's handler, which also answers the questions of a
+    /// 2026-07-28 server's rounds (`input_required`).
+    handler: Handler,
+    /// The task that keeps a 2026-07-28 server's `subscriptions/listen`
+    /// open; it ends the subscription once `relisting` is cancelled.
+    listening: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// What the server's tools are now; replaced whole when the server says
@@ -247,21 +254,25 @@ pub(crate) struct Shared {
     /// The tools it runs only as tasks, as read off a stdio server's
     /// answers (`tasks`): left out of its tool set.
     task_only: Arc<TaskOnly>,
+    /// The last list read, as the server sent it, and how long it stays
+    /// fresh (`ttlMs`).
+    last: RwLock<Listed>,
 }
 
 impl Shared {
     /// Puts a list read in place: the tools as the model sees them now,
     /// read after `covered` notifications.
-    fn listed(&self, tools: Vec<rmcp::model::Tool>, covered: u64) {
+    fn listed(&self, listed: Listed, covered: u64) {
         let resources = self.resources.read().clone();
         let templates = Arc::clone(&self.templates.read());
         let task_only = self.task_only.names();
         *self.tools.write() = Arc::new(ToolSet::new(
             &self.config,
-            tools,
+            listed.tools.clone(),
             (resources.as_deref(), &templates),
             &task_only,
         ));
+        *self.last.write() = listed;
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.handled
             .send_modify(|handled| *handled = (*handled).max(covered));
@@ -284,17 +295,15 @@ impl Shared {
     /// leaves the tools as they were, and says so.
     async fn keep_tools_current(&self, peer: Peer<RoleClient>, stop: CancellationToken) {
         let (name, output) = (&self.config.name, &self.config.output);
-        // Re-lists are woken as a notification is read, maybe before
-        // rmcp's loop drops its cached list: rmcp's cache would answer
-        // with the old one.
-        peer.set_response_cache_config(ClientCacheConfig::disabled())
-            .await;
         loop {
             tokio::select! {
                 () = self.announced.changed() => {}
                 () = stop.cancelled() => return,
             }
             let covered = self.announced.count();
+            // The notification went no further than `Watched`: rmcp's
+            // cache still has the list it changed, fresh or not.
+            peer.clear_response_cache().await;
             match tokio::time::timeout(self.config.startup_timeout, list_tools(&peer)).await {
                 Ok(Ok(tools)) => self.listed(tools, covered),
                 Ok(Err(error)) => output.failed(
@@ -314,6 +323,62 @@ impl Shared {
             }
         }
     }
+}
+
+impl Shared {
+    /// What is listed at the start, within the caller's deadline: the
+    /// log level asked for (2025-11-25, where the server has logging),
+    /// its resources and prompts, then its tools.
+    async fn first_lists(&self, peer: &Peer<RoleClient>) -> Result<(), McpError> {
+        let config = &self.config;
+        // rmcp keeps lists for their `ttlMs`; one that could not be read
+        // again is an error, never the old list passed off as new.
+        let cache = ClientCacheConfig::default().with_serve_stale_on_error(false);
+        peer.set_response_cache_config(cache).await;
+        let covered = self.announced.count();
+        let logging = (peer.peer_info()).is_some_and(|info| info.capabilities.logging.is_some());
+        // 2026-07-28 has no `logging/setLevel`: dsh shows a server's
+        // messages at its level all the same (`log_line`).
+        if logging && !is_modern(peer) {
+            set_log_level(config, peer).await;
+        }
+        let (resources, templates, prompts) = listed_beside_tools(config, peer).await;
+        *self.resources.write() = resources;
+        *self.templates.write() = templates;
+        self.prompts.set(prompts);
+        let listed = list_tools(peer)
+            .await
+            .map_err(|error| error.at_start(config))?;
+        self.listed(listed, covered);
+        Ok(())
+    }
+}
+
+impl Shared {
+    /// Opens `subscriptions/listen` to a 2026-07-28 server that offers
+    /// to say its lists changed, kept until `stop`; the task that keeps
+    /// it.
+    async fn listen_if_offered(
+        &self,
+        peer: &Peer<RoleClient>,
+        stop: &CancellationToken,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let filter = crate::listen::offered(peer).filter(|_| is_modern(peer))?;
+        let config = &self.config;
+        crate::listen::listen(
+            peer,
+            filter,
+            (Arc::clone(&self.prompts), stop.clone()),
+            (&config.name, &config.output),
+        )
+        .await
+    }
+}
+
+/// Whether the connection speaks MCP 2026-07-28 or later (no
+/// `initialize`: version and capabilities in each request's `_meta`).
+fn is_modern(peer: &Peer<RoleClient>) -> bool {
+    (peer.peer_info()).is_some_and(|info| !info.protocol_version.has_initialize())
 }
 
 impl McpServer {
@@ -339,6 +404,10 @@ impl McpServer {
                 config.output.clone(),
             )),
             task_only: Arc::default(),
+            last: RwLock::new(Listed {
+                tools: Vec::new(),
+                ttl_ms: None,
+            }),
         });
         let roots = Roots::new(config.roots());
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
@@ -359,32 +428,26 @@ impl McpServer {
             log_level: config.log_level,
             output: config.output.clone(),
         };
-        let connect = connect(&config, &shared, handler, http);
+        let connect = connect(&config, &shared, handler.clone(), http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
             .await
             .map_err(|_| timeout())??;
-        let covered = shared.announced.count();
         let peer = service.peer();
         let info = peer.peer_info();
         let (instructions, server_info) = introduced(&config, info.as_deref());
-        if info
-            .as_ref()
-            .is_some_and(|info| info.capabilities.logging.is_some())
-        {
-            let _ = tokio::time::timeout_at(deadline, set_log_level(&config, peer)).await;
-        }
-        let listed = tokio::time::timeout_at(deadline, listed_beside_tools(&config, peer));
-        let (resources, templates, prompts) = listed.await.map_err(|_| timeout())?;
-        *shared.resources.write() = resources;
-        *shared.templates.write() = templates;
-        shared.prompts.set(prompts);
-        let tools = tokio::time::timeout_at(deadline, list_tools(peer))
+        tokio::time::timeout_at(deadline, shared.first_lists(peer))
             .await
-            .map_err(|_| timeout())?
-            .map_err(|error| error.at_start(&config))?;
-        shared.listed(tools, covered);
+            .map_err(|_| timeout())??;
+        let relisting = Shared::keep_current(&shared, peer);
+        let listen = shared.listen_if_offered(peer, &relisting);
+        let listening = tokio::time::timeout_at(deadline, listen)
+            .await
+            .ok()
+            .flatten();
         Ok(Self {
-            relisting: Shared::keep_current(&shared, peer),
+            relisting,
+            listening: Mutex::new(listening),
+            handler,
             peer: peer.clone(),
             service: Mutex::new(Some(service)),
             config,
@@ -485,7 +548,7 @@ impl McpServer {
         let params = rmcp::model::GetPromptRequestParams::new(prompt)
             .with_arguments(arguments_object(arguments));
         // Dropping the request (timeout, cancel) tells the server.
-        let get = tokio::time::timeout(self.config.call_timeout, self.peer.get_prompt(params));
+        let get = tokio::time::timeout(self.config.call_timeout, self.prompt_rounds(params));
         let outcome = tokio::select! {
             outcome = get => outcome,
             () = cancel.cancelled() => {
@@ -507,6 +570,24 @@ impl McpServer {
                 self.config.call_timeout.as_secs_f64()
             ))),
         }
+    }
+
+    /// `prompts/get`, with the rounds a 2026-07-28 server asks for.
+    async fn prompt_rounds(
+        &self,
+        params: rmcp::model::GetPromptRequestParams,
+    ) -> Result<rmcp::model::GetPromptResult, ServiceError> {
+        use crate::mrtr::Round;
+        use rmcp::model::GetPromptResponse;
+        let peer = &self.peer;
+        crate::mrtr::drive(&self.handler, peer, params, |params| async move {
+            match peer.get_prompt_once(params).await? {
+                GetPromptResponse::Complete(result) => Ok(Round::Complete(result)),
+                GetPromptResponse::InputRequired(asked) => Ok(Round::InputRequired(asked)),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        })
+        .await
     }
 
     /// The tools the server lists that the model does not see, each with
@@ -587,8 +668,11 @@ impl McpServer {
         if !self.roots.replace(dirs) {
             return false;
         }
-        // A server gone cannot be told; its calls say it is gone.
-        let _ = Roots::announce(&self.peer).await;
+        // A server gone cannot be told; its calls say it is gone. One of
+        // 2026-07-28 is not told: it asks for them in a call's round.
+        if !is_modern(&self.peer) {
+            let _ = Roots::announce(&self.peer).await;
+        }
         true
     }
 
@@ -632,6 +716,74 @@ impl McpServer {
     /// more for each `notifications/tools/list_changed` read.
     pub fn tool_list_generation(&self) -> u64 {
         self.shared.generation.load(Ordering::SeqCst)
+    }
+
+    /// The protocol version the connection speaks: `2026-07-28` with a
+    /// server that answers `server/discover` with it, else the one
+    /// `initialize` agreed (`2025-11-25` for servers of today).
+    pub fn protocol_version(&self) -> Option<String> {
+        (self.peer.peer_info()).map(|info| info.protocol_version.to_string())
+    }
+
+    /// Reads the server's tools again where its last list is past its
+    /// `ttlMs` (MCP 2026-07-28), and puts a list that differs in place:
+    /// within the time rmcp's cache answers, and the server is not asked.
+    /// A list without a `ttlMs`, or with `0` (nothing promised), is kept
+    /// current by the server's `list_changed` alone. Whether the tools
+    /// changed; a list that fails is said, and the tools stay as they
+    /// were.
+    pub async fn refresh_tools(&self) -> bool {
+        let ttl_ms = self.shared.last.read().ttl_ms;
+        if ttl_ms.is_none_or(|ttl_ms| ttl_ms == 0) || self.is_closed() {
+            return false;
+        }
+        let covered = self.shared.announced.count();
+        let listed = tokio::time::timeout(self.config.startup_timeout, list_tools(&self.peer));
+        let (name, output) = (&self.config.name, &self.config.output);
+        match listed.await {
+            Ok(Ok(listed)) => {
+                // The same tools keep the `ttlMs` they came with: rmcp's
+                // cache answers with the time left, down to 0.
+                let same = self.shared.last.read().tools == listed.tools;
+                if !same {
+                    self.shared.listed(listed, covered);
+                }
+                !same
+            }
+            Ok(Err(error)) => {
+                output.failed(
+                    name,
+                    format!("its tool list went stale, and could not be read again: {error}"),
+                );
+                false
+            }
+            Err(_) => {
+                output.failed(
+                    name,
+                    "its tool list went stale, and listing it again timed out",
+                );
+                false
+            }
+        }
+    }
+
+    /// The names of the server's tools as it lists them now, asked of the
+    /// server itself (rmcp's cache is passed by): what `dsh check`
+    /// compares with the list of the start, to find a server whose order
+    /// changes from one list to the next.
+    pub async fn list_again(&self) -> Result<Vec<String>, String> {
+        self.peer.clear_response_cache().await;
+        let listed = tokio::time::timeout(self.config.startup_timeout, list_tools(&self.peer));
+        match listed.await {
+            Ok(Ok(listed)) => Ok((listed.tools.iter())
+                .map(|tool| tool.name.to_string())
+                .collect()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!(
+                "no answer within {} s (its `startup_timeout_secs`)",
+                self.config.startup_timeout.as_secs_f64()
+            )),
+        }
     }
 
     /// Whether the connection is gone (the process exited, the HTTP
@@ -689,8 +841,10 @@ impl McpServer {
         }
         // Dropping the request future (timeout, cancel) sends
         // `notifications/cancelled` to the server.
-        let call = call_tool(&self.peer, params, |token| {
-            self.progress.watch(token.clone(), progress.cloned())
+        let call = crate::mrtr::drive(&self.handler, &self.peer, params, |params| {
+            call_tool_once(&self.peer, params, |token| {
+                self.progress.watch(token.clone(), progress.cloned())
+            })
         });
         let call = tokio::time::timeout(self.config.call_timeout, call);
         let outcome = tokio::select! {
@@ -747,7 +901,7 @@ impl McpServer {
             message,
         };
         let uri = crate::resources::uri_argument(arguments).map_err(failed)?;
-        let read = crate::resources::read(&self.peer, &uri);
+        let read = crate::resources::read(&self.handler, &self.peer, &uri);
         let outcome = tokio::select! {
             outcome = tokio::time::timeout(self.config.call_timeout, read) => outcome,
             () = cancel.cancelled() => return Err(ToolError::cancelled(exposed)),
@@ -797,6 +951,12 @@ impl McpServer {
     /// and kills the group. Bounded: at most about three seconds.
     pub async fn shutdown(&self) {
         self.relisting.cancel();
+        // The server is told the subscription ended before the connection
+        // closes: it waits for its open requests before it exits.
+        let listening = self.listening.lock().take();
+        if let Some(listening) = listening {
+            let _ = tokio::time::timeout(STOP_GRACE, listening).await;
+        }
         let service = self.service.lock().take();
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(STOP_GRACE).await;
@@ -838,16 +998,17 @@ fn process_exists(pid: u32) -> bool {
 
 type Spawned = (StdioTransport, Option<ProcessGroup>, Option<u32>);
 
-/// `tools/call`, as rmcp's `Peer::call_tool` sends it, but with the
-/// request's progress token handed to `watch` (whose guard is kept while
-/// the call runs): rmcp chooses the token and tells it only on this path.
-/// Dropping the future before the answer tells the server
-/// (`notifications/cancelled`), as `Peer::call_tool` does.
-async fn call_tool<W>(
+/// One round of `tools/call`, as rmcp's `Peer::call_tool_once` sends it,
+/// but with the request's progress token handed to `watch` (whose guard
+/// is kept while the round runs): rmcp chooses the token and tells it
+/// only on this path. Dropping the future before the answer tells the
+/// server (`notifications/cancelled`), as `Peer::call_tool_once` does.
+async fn call_tool_once<W>(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     watch: impl FnOnce(&rmcp::model::ProgressToken) -> W,
-) -> Result<CallToolResult, ServiceError> {
+) -> Result<crate::mrtr::Round<CallToolResult>, ServiceError> {
+    use crate::mrtr::Round;
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -860,8 +1021,11 @@ async fn call_tool<W>(
     let answer = handle.await_response().await;
     abandoned.id = None;
     match answer? {
-        ServerResult::CallToolResult(result) => Ok(result),
-        other => contentless(other).ok_or(ServiceError::UnexpectedResponse),
+        ServerResult::CallToolResult(result) => Ok(Round::Complete(result)),
+        ServerResult::InputRequiredResult(asked) => Ok(Round::InputRequired(asked)),
+        other => contentless(other)
+            .map(Round::Complete)
+            .ok_or(ServiceError::UnexpectedResponse),
     }
 }
 
@@ -1008,7 +1172,7 @@ async fn connect(
                 announced: Arc::clone(&shared.announced),
             };
             let service = handler
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle())
                 .await
                 .map_err(|error| handshake(error.to_string()))?;
             Ok((service, group, pid))
@@ -1027,11 +1191,26 @@ async fn connect(
                 announced: Arc::clone(&shared.announced),
             };
             let service = handler
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle())
                 .await
                 .map_err(|error| handshake(crate::redirect::described(&error)))?;
             Ok((service, None, None))
         }
+    }
+}
+
+/// How dsh opens a connection: `server/discover` first, and MCP
+/// 2026-07-28 with a server that answers it with that version; with a
+/// server that answers with an error (the method is not one it has, as
+/// a server of 2025-11-25 answers) or not within ten seconds,
+/// `initialize` with 2025-11-25 on the same connection. 2025-11-25 is
+/// the second version offered: a server that refuses 2026-07-28 naming
+/// the versions it has (an rmcp server of 2025-11-25 does) is asked
+/// again with it, and then says it has no `server/discover`.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
     }
 }
 

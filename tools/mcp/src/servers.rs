@@ -250,6 +250,15 @@ impl McpServers {
         found.get_prompt(prompt, arguments, cancel).await
     }
 
+    /// Reads again the tools of each server `session` sees whose list is
+    /// past its `ttlMs` ([`McpServer::refresh_tools`]), all at once: what
+    /// a session does before a turn, so the turn's first request has
+    /// them as they are.
+    pub async fn refresh_stale(&self, session: Option<&str>) {
+        let servers = self.visible(session, None);
+        futures::future::join_all(servers.iter().map(|server| server.refresh_tools())).await;
+    }
+
     /// The servers an assembly for `session` with tool list `selection`
     /// sees: the session's, then the deployment's it selects.
     fn visible(

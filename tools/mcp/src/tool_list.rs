@@ -64,10 +64,23 @@ impl ListError {
     }
 }
 
-/// Every tool `peer` lists, page after page, within the bounds.
-pub(crate) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ListError> {
+/// A server's tool list, read whole.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Listed {
+    /// Its tools, in the server's order.
+    pub(crate) tools: Vec<Tool>,
+    /// How long the list stays fresh (MCP 2026-07-28 `ttlMs`, the least
+    /// of its pages'); `None` when a page did not say.
+    pub(crate) ttl_ms: Option<u64>,
+}
+
+/// Every tool `peer` lists, page after page, within the bounds. Each
+/// page goes through rmcp's cache: a page the server gave a `ttlMs` is
+/// not asked for again until that time has passed.
+pub(crate) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed, ListError> {
     let mut tools = Vec::new();
     let mut cursor = None;
+    let mut ttl_ms = Some(u64::MAX);
     for _ in 0..MAX_TOOL_PAGES {
         let params =
             cursor.map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
@@ -76,9 +89,10 @@ pub(crate) async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, Lis
             return Err(ListError::TooManyTools);
         }
         tools.extend(page.tools);
+        ttl_ms = ttl_ms.zip(page.ttl_ms).map(|(least, page)| least.min(page));
         match page.next_cursor {
             Some(next) => cursor = Some(next),
-            None => return Ok(tools),
+            None => return Ok(Listed { tools, ttl_ms }),
         }
     }
     Err(ListError::TooManyPages)

@@ -17,6 +17,11 @@ use tokio_util::sync::CancellationToken;
 
 type Seen = Arc<Mutex<Vec<(String, Option<String>, Option<String>)>>>;
 
+/// The error a server answers a method it does not have with.
+fn method_not_found(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
+}
+
 async fn mcp(State(seen): State<Seen>, headers: HeaderMap, Json(message): Json<Value>) -> Response {
     let header = |name: &str| {
         headers
@@ -48,7 +53,8 @@ async fn mcp(State(seen): State<Seen>, headers: HeaderMap, Json(message): Json<V
         "tools/call" => json!({
             "content": [{"type": "text", "text": format!("looked up {}", message["params"]["arguments"]["word"])}]
         }),
-        _ => json!({}),
+        // A server of 2025-11-25 has no `server/discover`.
+        _ => return Json(method_not_found(&id)).into_response(),
     };
     Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
 }
@@ -89,6 +95,8 @@ async fn an_http_server_gets_its_headers_and_token_and_serves_calls() {
     assert_eq!(
         methods,
         [
+            // dsh asks for 2026-07-28 first, then 2025-11-25.
+            "server/discover",
             "initialize",
             "notifications/initialized",
             "tools/list",
@@ -172,7 +180,7 @@ async fn a_task_only_tool_in_an_event_stream_is_left_out() {
                 {"name": "research", "inputSchema": {"type": "object"},
                  "execution": {"taskSupport": "required"}}
             ]}),
-            _ => json!({}),
+            _ => return Json(method_not_found(&id)).into_response(),
         };
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
         (

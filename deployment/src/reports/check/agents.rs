@@ -108,6 +108,9 @@ pub fn check_deployment(
     let _servers = if servers == WithServers::Yes && !deployment.mcp.is_empty() {
         let (servers, started) = start_for_command(deployment, runtime, Which::All)?;
         findings.servers = server_reports(deployment, runtime, &started);
+        findings
+            .warnings
+            .extend(tool_order_warnings(deployment, &servers));
         findings.problems.extend(started.required_failures);
         findings.problems.extend(started.optional_failures);
         Some(servers)
@@ -154,6 +157,25 @@ fn server_reports(
             Some(super::ServerReport::failed(
                 name, origin, message, tokenizer,
             ))
+        })
+        .collect()
+}
+
+/// A warning for each server of `deployment` that lists its tools in a
+/// different order on two calls.
+fn tool_order_warnings(
+    deployment: &Deployment,
+    servers: &crate::runtime::mcp::Servers,
+) -> Vec<Problem> {
+    (servers.listed_twice().into_iter())
+        .filter_map(|(name, first, again)| {
+            let spec = (deployment.mcp.iter()).find(|spec| spec.config.name == name)?;
+            super::servers::tool_order_warning(
+                deployment,
+                (&name, spec.span.clone()),
+                &first,
+                &again,
+            )
         })
         .collect()
 }

@@ -48,6 +48,9 @@ pub struct ServerReport {
     pub prompts: Option<Vec<String>>,
     /// The tools it lists that the model does not see.
     pub left_out: Vec<ToolLeftOut>,
+    /// The MCP version the connection speaks (`2026-07-28`,
+    /// `2025-11-25`); `None` when it did not start.
+    pub protocol: Option<String>,
 }
 
 /// A tool of a server the model does not see.
@@ -83,6 +86,7 @@ impl ServerReport {
             resource_reader: None,
             prompts: None,
             left_out: Vec::new(),
+            protocol: None,
         }
     }
 
@@ -116,6 +120,7 @@ impl ServerReport {
                     reason: why.to_string(),
                 })
                 .collect(),
+            protocol: server.protocol_version(),
         }
     }
 
@@ -178,5 +183,46 @@ pub(crate) fn tokenizer_for_server(deployment: &Deployment, server: &str) -> Tok
     agent.map_or_else(
         || Tokenizer::for_model(""),
         |agent| deployment.tokenizer_for(agent),
+    )
+}
+
+/// The warning for server `server` (its table at `span`), whose tools
+/// came in order `first` at its start and `again` when listed once more:
+/// `None` when the tools both lists have are in the same order. A
+/// server whose order changes breaks the provider's prompt cache at the
+/// first tool that moved, for every session that starts after it
+/// changed.
+pub(crate) fn tool_order_warning(
+    deployment: &Deployment,
+    (server, span): (&str, std::ops::Range<usize>),
+    first: &[String],
+    again: &[String],
+) -> Option<crate::problem::Problem> {
+    let in_both = |list: &[String], other: &[String]| -> Vec<String> {
+        (list.iter())
+            .filter(|name| other.contains(name))
+            .cloned()
+            .collect()
+    };
+    let (first, again) = (in_both(first, again), in_both(again, first));
+    let (place, (was, now)) = (first.iter().zip(&again))
+        .enumerate()
+        .find(|(_, (was, now))| was != now)?;
+    Some(
+        deployment
+            .file
+            .problem(format!(
+                "MCP server `{server}` lists its tools in a different order on two calls: \
+                 tool {} was `{was}` the first time and `{now}` the second",
+                place + 1
+            ))
+            .label(span, "this server")
+            .help(
+                "a session keeps the order it first sent, but each new session starts from \
+                 the server's order, and the provider's prompt cache breaks where it differs; \
+                 ask the server's authors to list tools in a deterministic order (MCP \
+                 2026-07-28: servers SHOULD)",
+            )
+            .warning(),
     )
 }

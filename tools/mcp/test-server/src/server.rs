@@ -57,7 +57,22 @@
 //!   with `logging/setLevel`), and a tool `progress` that sends three
 //!   `notifications/progress` (`step 1 of 3`, …), `ms` (default 100)
 //!   apart, and a log message at `debug`, `info` and `warning` (each
-//!   sent only at or above the level set), then answers `done`.
+//!   sent only at or above the level set), then answers `done`;
+//! - `protocol=2026-07-28`: speaks MCP 2026-07-28 and nothing older
+//!   (`server/discover`, no `initialize`); without it, 2025-11-25 and
+//!   older, and `server/discover` is a method it does not have, as
+//!   servers of that version answer. On 2026-07-28 its questions
+//!   (`elicit`, `elicit_form`, `sample`, `roots`) are multi round-trip
+//!   requests (`resultType: "input_required"`, answered by the retry's
+//!   `inputResponses`), and it says its tools and prompts changed only
+//!   to a `subscriptions/listen` that asked for it;
+//! - `ttl-ms=<n>`: its tool lists say `ttlMs: n` (2026-07-28);
+//! - `quiet`: it never says its tools changed, nor offers to (no
+//!   `listChanged`): a client learns of `add_tool`'s tool by listing
+//!   again (past a `ttlMs`);
+//! - `shuffle`: each `tools/list` answers its tools in another order
+//!   (turned by one more place each time), as a server whose order is
+//!   not deterministic.
 //!
 //! Tools: `echo` (`text`), `slow` (`ms`; logs `slow: cancelled` to stderr
 //! when cancelled), `fail` (an `isError` result), `image` (text and a PNG),
@@ -71,6 +86,10 @@
 //! text result that long), `flood` (`count`: sends that many
 //! `notifications/tools/list_changed`, then answers), `stats` (how many
 //! `tools/list` requests it has answered, and the most at once).
+#![allow(
+    deprecated,
+    reason = "rmcp marks roots, sampling and logging deprecated (SEP-2577); the server speaks 2025-11-25 too, which has them"
+)]
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -82,7 +101,9 @@ use rmcp::model::{
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
+};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
 #[derive(Clone, Default)]
@@ -121,6 +142,17 @@ struct TestServer {
     /// The level `logging/setLevel` set, as `LoggingLevel`'s order
     /// (0: debug, the default).
     log_level: Arc<AtomicU64>,
+    /// `protocol=2026-07-28`.
+    modern: bool,
+    /// `ttl-ms=<n>`.
+    ttl_ms: Option<u64>,
+    /// `shuffle`.
+    shuffle: bool,
+    /// `quiet`.
+    quiet: bool,
+    /// The open `subscriptions/listen` requests (2026-07-28), which its
+    /// changes are said to.
+    listeners: Arc<std::sync::Mutex<Vec<SubscriptionSink>>>,
 }
 
 fn schema(properties: serde_json::Value, required: &[&str]) -> Arc<JsonObject> {
@@ -214,33 +246,6 @@ impl TestServer {
 }
 
 impl TestServer {
-    /// `roots`: the roots dsh answers `roots/list` with, then how many
-    /// changes it announced.
-    #[allow(
-        deprecated,
-        reason = "rmcp marks roots deprecated; 2025-11-25 has them"
-    )]
-    async fn roots(
-        &self,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let listed = context
-            .peer
-            .list_roots()
-            .await
-            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
-        let mut lines: Vec<String> = listed.roots.into_iter().map(|root| root.uri).collect();
-        lines.push(format!(
-            "list_changed: {}",
-            self.roots_changed.load(Ordering::SeqCst)
-        ));
-        Ok(CallToolResult::success(vec![ContentBlock::text(
-            lines.join("\n"),
-        )]))
-    }
-}
-
-impl TestServer {
     /// `progress`: three steps, `ms` apart, each a progress notification
     /// (with a log message at a level of its own), then `done`.
     #[allow(
@@ -286,6 +291,71 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// Says its tools changed: on 2026-07-28 to each `subscriptions/listen`
+    /// open, on 2025-11-25 to the client.
+    async fn tools_changed(&self, peer: &Peer<RoleServer>) {
+        if self.quiet {
+            return;
+        }
+        if !self.modern {
+            let _ = peer.notify_tool_list_changed().await;
+            return;
+        }
+        for listener in self.listening().await {
+            let _ = listener.notify_tool_list_changed().await;
+        }
+    }
+
+    /// The open subscriptions. rmcp acknowledges one before its
+    /// `listen` runs, so a client may call before it is kept here: a
+    /// change with none waits for one, a second at most.
+    async fn listening(&self) -> Vec<SubscriptionSink> {
+        for _ in 0..100 {
+            let listeners = self.listeners.lock().map(|l| l.clone()).unwrap_or_default();
+            if !listeners.is_empty() {
+                return listeners;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Vec::new()
+    }
+
+    /// Says its prompts changed, as [`Self::tools_changed`] its tools.
+    async fn prompts_changed(&self, peer: &Peer<RoleServer>) {
+        if !self.modern {
+            let _ = peer.notify_prompt_list_changed().await;
+            return;
+        }
+        for listener in self.listening().await {
+            let _ = listener.notify_prompt_list_changed().await;
+        }
+    }
+}
+
+/// The key of the one question a call asks in a round (2026-07-28).
+const QUESTION: &str = "question";
+
+/// A multi round-trip request's question (2026-07-28): the answer the
+/// retry of `request` carries, or the `input_required` result that asks
+/// `question`.
+fn answer_or_ask(
+    request: &CallToolRequestParams,
+    question: rmcp::model::InputRequest,
+) -> Result<serde_json::Value, Box<CallToolResponse>> {
+    let answer = (request.input_responses.as_ref()).and_then(|answers| answers.get(QUESTION));
+    match answer {
+        Some(answer) => Ok(answer.clone()),
+        None => {
+            let mut questions = rmcp::model::InputRequests::new();
+            questions.insert(QUESTION.to_owned(), question);
+            let state = Some("asked".to_owned());
+            let ask = rmcp::model::InputRequiredResult::new(Some(questions), state);
+            Err(Box::new(ask.into()))
+        }
+    }
+}
+
 /// Where `level` is in the order of levels (debug is 0).
 #[allow(
     deprecated,
@@ -309,10 +379,10 @@ fn level_rank(level: rmcp::model::LoggingLevel) -> u64 {
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if let Some(tools) = capabilities.tools.as_mut().filter(|_| !self.quiet) {
+            tools.list_changed = Some(true);
+        }
         if self.logging {
             capabilities.logging = Some(JsonObject::new());
         }
@@ -325,12 +395,64 @@ impl ServerHandler for TestServer {
             capabilities.prompts = Some(prompts);
         }
         let mut info = ServerConfig::new(capabilities)
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            .with_protocol_version(if self.modern {
+                ProtocolVersion::V_2026_07_28
+            } else {
+                ProtocolVersion::LATEST_WITH_INITIALIZE
+            })
             .with_server_info(Implementation::new("dsh-mcp-test-server", "0.1.0"));
         if let Some(instructions) = &self.instructions {
             info = info.with_instructions(instructions.clone());
         }
         info
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.modern {
+            std::borrow::Cow::Borrowed(&[ProtocolVersion::V_2026_07_28])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::LATEST_WITH_INITIALIZE,
+            ))
+        }
+    }
+
+    /// A server of 2025-11-25 has no `server/discover`: it answers that
+    /// the method is not found, and the client falls back to
+    /// `initialize`.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        if !self.modern {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "Method not found",
+                None,
+            ));
+        }
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.modern
+            .then(|| requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// Keeps the subscription until the client ends it: its changes are
+    /// said to it meanwhile.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if let Ok(mut listeners) = self.listeners.lock() {
+            listeners.push(context.sink().clone());
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn initialize(
@@ -363,7 +485,7 @@ impl ServerHandler for TestServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.lists.fetch_add(1, Ordering::SeqCst);
+        let listed = self.lists.fetch_add(1, Ordering::SeqCst);
         let now = self.lists_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.most_lists_in_flight.fetch_max(now, Ordering::SeqCst);
         // Let other requests in: lists that overlap are seen to.
@@ -383,7 +505,13 @@ impl ServerHandler for TestServer {
                 schema(serde_json::json!({}), &[]),
             ));
         }
-        Ok(ListToolsResult::with_all_items(tools))
+        if self.shuffle {
+            let turn = usize::try_from(listed).unwrap_or(0) % tools.len().max(1);
+            tools.rotate_left(turn);
+        }
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.ttl_ms = self.ttl_ms;
+        Ok(result)
     }
 
     #[allow(
@@ -502,60 +630,36 @@ impl ServerHandler for TestServer {
         let name = request
             .name
             .strip_prefix(&self.prefix)
-            .unwrap_or(&request.name);
+            .unwrap_or(&request.name)
+            .to_owned();
+        if let Some(answer) = self.question(&name, &request, &context).await? {
+            return Ok(answer);
+        }
         let args = request.arguments.unwrap_or_default();
+        let name = name.as_str();
         let result = match name {
             "slow" => slow(&args, &context).await?,
             "add_tool" => {
                 self.extra.store(true, Ordering::SeqCst);
-                let _ = context.peer.notify_tool_list_changed().await;
+                self.tools_changed(&context.peer).await;
                 CallToolResult::success(vec![ContentBlock::text("added `extra`")])
             }
             "extra" => {
                 self.extra.store(false, Ordering::SeqCst);
-                let _ = context.peer.notify_tool_list_changed().await;
+                self.tools_changed(&context.peer).await;
                 CallToolResult::success(vec![ContentBlock::text("extra, gone now")])
             }
             "flood" => {
                 let count = number(&args, "count");
                 for _ in 0..count {
-                    let _ = context.peer.notify_tool_list_changed().await;
+                    self.tools_changed(&context.peer).await;
                 }
                 CallToolResult::success(vec![ContentBlock::text(format!("sent {count}"))])
             }
-            "roots" => self.roots(&context).await?,
             "progress" => self.progress(&args, &context).await,
-            "elicit" => {
-                let params = rmcp::model::ElicitRequestParams::UrlElicitationParams {
-                    meta: None,
-                    message: "Sign in, please.".to_owned(),
-                    url: "https://example.com/sign-in".to_owned(),
-                    elicitation_id: "e1".to_owned(),
-                };
-                elicit(&context, params).await
-            }
-            "elicit_form" => {
-                let schema = serde_json::json!({
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "description": "Your name"},
-                        "age": {"type": "integer"},
-                        "subscribe": {"type": "boolean"}
-                    },
-                    "required": ["name"]
-                });
-                let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
-                    meta: None,
-                    message: "Who are you?".to_owned(),
-                    requested_schema: serde_json::from_value(schema)
-                        .map_err(|error| ErrorData::internal_error(error.to_string(), None))?,
-                };
-                elicit(&context, params).await
-            }
-            "sample" => sample(&args, &context).await,
             "add_prompt" => {
                 self.added_prompt.store(true, Ordering::SeqCst);
-                let _ = context.peer.notify_prompt_list_changed().await;
+                self.prompts_changed(&context.peer).await;
                 CallToolResult::success(vec![ContentBlock::text("added `summarize`")])
             }
             "stats" => CallToolResult::success(vec![ContentBlock::text(format!(
@@ -576,35 +680,133 @@ impl ServerHandler for TestServer {
     }
 }
 
-/// Sends `params` as it is (rmcp's `create_elicitation` wants a
-/// feature, and its `elicit` checks the capability first) and says the
-/// answer.
-async fn elicit(
-    context: &RequestContext<RoleServer>,
-    params: rmcp::model::ElicitRequestParams,
-) -> CallToolResult {
-    let request =
-        rmcp::model::ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(params));
-    let text = match context.peer.send_request(request).await {
+impl TestServer {
+    /// The tools that ask the client something (`elicit`, `elicit_form`,
+    /// `sample`, `roots`): on 2025-11-25 a request of the server's own,
+    /// on 2026-07-28 a round of the call (`input_required`). `None` for
+    /// the other tools.
+    async fn question(
+        &self,
+        name: &str,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<CallToolResponse>, ErrorData> {
+        use rmcp::model::{InputRequest, ServerRequest};
+        let asked = match name {
+            "elicit" | "elicit_form" => {
+                ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(elicitation(name)?))
+            }
+            "sample" => ServerRequest::CreateMessageRequest(sampling(request.arguments.as_ref())),
+            "roots" => ServerRequest::ListRootsRequest(Default::default()),
+            _ => return Ok(None),
+        };
+        let answer = if self.modern {
+            let question = match asked {
+                ServerRequest::ElicitRequest(asked) => InputRequest::Elicitation(asked),
+                ServerRequest::CreateMessageRequest(asked) => InputRequest::CreateMessage(asked),
+                _ => InputRequest::ListRoots(Default::default()),
+            };
+            match answer_or_ask(request, question) {
+                Ok(answer) => read_answer(name, answer),
+                Err(ask) => return Ok(Some(*ask)),
+            }
+        } else {
+            (context.peer.send_request(asked).await).map_err(|error| error.to_string())
+        };
+        let text = match name {
+            "elicit" | "elicit_form" => elicited(answer),
+            "sample" => sampled(answer),
+            _ => self.rooted(answer),
+        };
+        Ok(Some(
+            CallToolResult::success(vec![ContentBlock::text(text)]).into(),
+        ))
+    }
+
+    /// `roots`: the roots dsh answered with, then how many changes it
+    /// announced.
+    fn rooted(&self, answer: Result<rmcp::model::ClientResult, String>) -> String {
+        let roots = match answer {
+            Ok(rmcp::model::ClientResult::ListRootsResult(listed)) => listed.roots,
+            Ok(other) => return format!("roots answered otherwise: {other:?}"),
+            Err(error) => return format!("roots failed: {error}"),
+        };
+        let mut lines: Vec<String> = roots.into_iter().map(|root| root.uri).collect();
+        lines.push(format!(
+            "list_changed: {}",
+            self.roots_changed.load(Ordering::SeqCst)
+        ));
+        lines.join("\n")
+    }
+}
+
+/// What `elicit` (a URL to sign in at) and `elicit_form` (a name, an
+/// age, whether to subscribe) ask.
+fn elicitation(name: &str) -> Result<rmcp::model::ElicitRequestParams, ErrorData> {
+    if name == "elicit" {
+        return Ok(rmcp::model::ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: "Sign in, please.".to_owned(),
+            url: "https://example.com/sign-in".to_owned(),
+            elicitation_id: "e1".to_owned(),
+        });
+    }
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Your name"},
+            "age": {"type": "integer"},
+            "subscribe": {"type": "boolean"}
+        },
+        "required": ["name"]
+    });
+    Ok(rmcp::model::ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: "Who are you?".to_owned(),
+        requested_schema: serde_json::from_value(schema)
+            .map_err(|error| ErrorData::internal_error(error.to_string(), None))?,
+    })
+}
+
+/// The answer of a round (2026-07-28) to the question of tool `name`.
+fn read_answer(name: &str, answer: serde_json::Value) -> Result<rmcp::model::ClientResult, String> {
+    use rmcp::model::ClientResult;
+    let read = |error: serde_json::Error| error.to_string();
+    match name {
+        "elicit" | "elicit_form" => serde_json::from_value(answer)
+            .map(ClientResult::ElicitResult)
+            .map_err(read),
+        "sample" => serde_json::from_value(answer)
+            .map(|answer| ClientResult::CreateMessageResult(Box::new(answer)))
+            .map_err(read),
+        _ => serde_json::from_value(answer)
+            .map(ClientResult::ListRootsResult)
+            .map_err(read),
+    }
+}
+
+/// What an elicitation's answer says.
+fn elicited(answer: Result<rmcp::model::ClientResult, String>) -> String {
+    match answer {
         Ok(rmcp::model::ClientResult::ElicitResult(result)) => match result.content {
             Some(content) => format!("elicitation: {:?} {content}", result.action),
             None => format!("elicitation: {:?}", result.action),
         },
         Ok(other) => format!("elicitation answered otherwise: {other:?}"),
         Err(error) => format!("elicitation failed: {error}"),
-    };
-    CallToolResult::success(vec![ContentBlock::text(text)])
+    }
 }
 
-/// `sample`: asks the client's model, whatever it advertised.
+/// `sample`'s request of the client's model, whatever the client
+/// advertised: system prompt `You answer in one word.`, `text` as the
+/// person's message, at most 64 tokens.
 #[allow(
     deprecated,
     reason = "rmcp marks sampling deprecated; 2025-11-25 has it"
 )]
-async fn sample(args: &JsonObject, context: &RequestContext<RoleServer>) -> CallToolResult {
+fn sampling(args: Option<&JsonObject>) -> rmcp::model::CreateMessageRequest {
     use rmcp::model::{CreateMessageRequestParams, Role, SamplingMessage};
-    let text = args
-        .get("text")
+    let text = (args.and_then(|args| args.get("text")))
         .and_then(|text| text.as_str())
         .unwrap_or("");
     let mut params = CreateMessageRequestParams::default();
@@ -614,10 +816,12 @@ async fn sample(args: &JsonObject, context: &RequestContext<RoleServer>) -> Call
     )];
     params.system_prompt = Some("You answer in one word.".to_owned());
     params.max_tokens = 64;
-    let request = rmcp::model::ServerRequest::CreateMessageRequest(
-        rmcp::model::CreateMessageRequest::new(params),
-    );
-    let said = match context.peer.send_request(request).await {
+    rmcp::model::CreateMessageRequest::new(params)
+}
+
+/// What the model's answer to `sample` says.
+fn sampled(answer: Result<rmcp::model::ClientResult, String>) -> String {
+    match answer {
         Ok(rmcp::model::ClientResult::CreateMessageResult(result)) => {
             let text = (result.message.content.first())
                 .and_then(|block| match block {
@@ -633,8 +837,7 @@ async fn sample(args: &JsonObject, context: &RequestContext<RoleServer>) -> Call
         }
         Ok(other) => format!("sampling answered otherwise: {other:?}"),
         Err(error) => format!("sampling failed: {error}"),
-    };
-    CallToolResult::success(vec![ContentBlock::text(said)])
+    }
 }
 
 /// The URIs of the resources of `resources`.
@@ -831,6 +1034,7 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             server.more.extend(flagged_tools(key));
         }
         "prompts" => server.prompts = true,
+        "protocol" | "ttl-ms" | "shuffle" | "quiet" => apply_listing(server, key, value)?,
         "sampling-only" => server.sampling_only = true,
         "progress" => {
             server.logging = true;
@@ -875,6 +1079,24 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
             std::fs::write(value, format!("{}\n{}\n", std::process::id(), child.id()))?;
         }
         _ => return Err(format!("unknown argument `{arg}`").into()),
+    }
+    Ok(())
+}
+
+/// Applies an argument of the protocol and of how it lists its tools:
+/// `protocol`, `ttl-ms`, `shuffle`, `quiet`.
+fn apply_listing(
+    server: &mut TestServer,
+    key: &str,
+    value: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    match (key, value) {
+        ("protocol", "2026-07-28") => server.modern = true,
+        ("protocol", "2025-11-25") => server.modern = false,
+        ("ttl-ms", ms) => server.ttl_ms = Some(ms.parse()?),
+        ("shuffle", _) => server.shuffle = true,
+        ("quiet", _) => server.quiet = true,
+        _ => return Err(format!("unknown argument `{key}={value}`").into()),
     }
     Ok(())
 }
