@@ -161,7 +161,7 @@ fn every_table_of_the_schema_refuses_unknown_keys() {
 #[test]
 fn the_tools_schema_has_every_built_in_tool() {
     let schema = crate::file::schema();
-    let tools = &schema["$defs"]["Tools"]["properties"];
+    let tools = &schema["properties"]["tools"]["properties"];
     for name in crate::runtime::builtin_tool_names() {
         assert!(
             tools[&name].is_object(),
@@ -185,15 +185,16 @@ fn walk(root: &Value, node: &Value, path: &str, visit: &mut dyn FnMut(&str, &Val
             walk(root, value, &join(path, key), visit);
         }
     }
-    if node["additionalProperties"].is_object() {
-        // A map of tables: its key is a name the user chooses.
-        let placeholder = if path == "presets" { "<id>" } else { "<name>" };
-        walk(
-            root,
-            &node["additionalProperties"],
-            &join(path, placeholder),
-            visit,
-        );
+    // A map of tables: its key is a name the user chooses, any name
+    // (`additionalProperties`) or one its pattern allows. An
+    // `additionalProperties` that refuses (`not`) is no table.
+    let placeholder = if path == "presets" { "<id>" } else { "<name>" };
+    let extra = &node["additionalProperties"];
+    if extra.is_object() && extra.get("not").is_none() {
+        walk(root, extra, &join(path, placeholder), visit);
+    }
+    for table in node["patternProperties"].as_object().into_iter().flatten() {
+        walk(root, table.1, &join(path, placeholder), visit);
     }
     if node["items"].is_object() {
         walk(root, &node["items"], path, visit);
@@ -288,4 +289,303 @@ fn docs_config_md_documents_every_key_under_its_table() {
         missing.join(", ")
     );
     assert!(docs.contains("dsh schema") && docs.contains("#:schema"));
+}
+
+/// What `dsh check --no-mcp` refuses in `text`: the loader's problems,
+/// the runtime's, then the check's.
+fn check_problems(text: &str) -> Vec<String> {
+    use crate::reports::check::{WithServers, check_deployment};
+    let names = crate::runtime::builtin_tool_names();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let messages = |problems: Vec<crate::Problem>| {
+        problems
+            .iter()
+            .map(|problem| problem.message().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let deployment = match Deployment::parse(SourceFile::new("dsh.toml", text), None, &names) {
+        Ok(deployment) => deployment,
+        Err(problems) => return messages(problems),
+    };
+    let runtime = match crate::runtime::Runtime::new(&deployment) {
+        Ok(runtime) => runtime,
+        Err(problems) => return messages(problems),
+    };
+    match check_deployment(&deployment, &runtime, None, WithServers::No) {
+        Ok(findings) => messages(findings.problems),
+        Err(problems) => messages(problems),
+    }
+}
+
+/// A deployment `dsh check` and the schema accept, with `extra`: added
+/// at its end (tables); before its first table when it ends in `^`; in
+/// its adapter's table after `adapter: `; or, ending in `=`, the whole
+/// deployment.
+fn with(extra: &str) -> String {
+    let adapter = "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n";
+    let agents =
+        "[[agents]]\nid = \"coder\"\npersona = \"You code.\"\ntools = [\"read\", \"bash\"]\n";
+    if let Some(whole) = extra.strip_suffix('=') {
+        whole.to_owned()
+    } else if let Some(top) = extra.strip_suffix('^') {
+        format!("{top}{adapter}\n{agents}")
+    } else if let Some(key) = extra.strip_prefix("adapter: ") {
+        format!("{adapter}{key}\n\n{agents}")
+    } else {
+        format!("{adapter}\n{agents}\n{extra}\n")
+    }
+}
+
+/// Each rule of `dsh check` the schema states, as a deployment that
+/// breaks it and the place (JSON pointer) the schema's error is at.
+const BROKEN_RULES: &[(&str, &str, &str)] = &[
+    (
+        "a server name in capitals",
+        "[mcp.Bad-Name]\ncommand = [\"x\"]",
+        "/mcp/Bad-Name",
+    ),
+    (
+        "a server name with `__`",
+        "[mcp.a__b]\ncommand = [\"x\"]",
+        "/mcp/a__b",
+    ),
+    (
+        "a server name ending in `_`",
+        "[mcp.docs_]\ncommand = [\"x\"]",
+        "/mcp/docs_",
+    ),
+    (
+        "a server name of 33 bytes",
+        "[mcp.abcdefghijklmnopqrstuvwxyzabcdefg]\ncommand = [\"x\"]",
+        "/mcp",
+    ),
+    (
+        "`command` and `url`",
+        "[mcp.docs]\ncommand = [\"x\"]\nurl = \"https://x\"",
+        "/mcp/docs/command",
+    ),
+    (
+        "neither `command` nor `url`",
+        "[mcp.docs]\ntools = [\"x\"]",
+        "/mcp/docs",
+    ),
+    (
+        "an empty `command`",
+        "[mcp.docs]\ncommand = []",
+        "/mcp/docs/command",
+    ),
+    (
+        "a `url` not http(s)",
+        "[mcp.docs]\nurl = \"ftp://x\"",
+        "/mcp/docs/url",
+    ),
+    (
+        "`headers` without `url`",
+        "[mcp.docs]\ncommand = [\"x\"]\nheaders = { A = \"b\" }",
+        "/mcp/docs/headers",
+    ),
+    (
+        "`bearer_token_env` without `url`",
+        "[mcp.docs]\ncommand = [\"x\"]\nbearer_token_env = \"T\"",
+        "/mcp/docs/bearer_token_env",
+    ),
+    (
+        "`startup_timeout_secs = 0`",
+        "[mcp.docs]\ncommand = [\"x\"]\nstartup_timeout_secs = 0",
+        "/mcp/docs/startup_timeout_secs",
+    ),
+    (
+        "a call timeout over a day",
+        "[mcp.docs]\ncommand = [\"x\"]\ncall_timeout_secs = 86401",
+        "/mcp/docs/call_timeout_secs",
+    ),
+    (
+        "an instance without `kind`",
+        "[tools.t]\nprovider = \"spawn\"",
+        "/tools/t",
+    ),
+    (
+        "an instance without `provider`",
+        "[tools.t]\nkind = \"subagent\"",
+        "/tools/t",
+    ),
+    (
+        "a provider dsh does not have",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"remote\"",
+        "/tools/t/provider",
+    ),
+    (
+        "`acp` without `command`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"acp\"",
+        "/tools/t",
+    ),
+    (
+        "an empty instance `command`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = []",
+        "/tools/t/command",
+    ),
+    (
+        "`command` for `spawn`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"spawn\"\ncommand = [\"x\"]",
+        "/tools/t/command",
+    ),
+    (
+        "`timeout_secs` for `fork`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"fork\"\ntimeout_secs = 5",
+        "/tools/t/timeout_secs",
+    ),
+    (
+        "`timeout_secs = 0`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = [\"x\"]\ntimeout_secs = 0",
+        "/tools/t/timeout_secs",
+    ),
+    (
+        "`child` for `fork`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"fork\"\n[tools.t.child]\nmodel = \"m\"",
+        "/tools/t/child",
+    ),
+    (
+        "`child` for `acp`",
+        "[tools.t]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = [\"x\"]\n[tools.t.child]\nmodel = \"m\"",
+        "/tools/t/child",
+    ),
+    (
+        "`kind` in a built-in's table",
+        "[tools.bash]\nkind = \"subagent\"",
+        "/tools/bash/kind",
+    ),
+    (
+        "a relative `roots` entry",
+        "[tools.write]\nroots = [\"tmp\"]",
+        "/tools/write/roots/0",
+    ),
+    (
+        "a relative `writable` entry",
+        "[sandbox]\nwritable = [\"cache\"]",
+        "/sandbox/writable/0",
+    ),
+    (
+        "an instruction file that is a path",
+        "[instructions]\nfiles = [\"docs/AGENTS.md\"]",
+        "/instructions/files/0",
+    ),
+    (
+        "an instruction file `..`",
+        "[instructions]\nfiles = [\"..\"]",
+        "/instructions/files/0",
+    ),
+    (
+        "an instruction budget under 256",
+        "[instructions]\nmax_bytes = 100",
+        "/instructions/max_bytes",
+    ),
+    (
+        "an agent id with `/`",
+        "[[agents]]\nid = \"a/b\"\npersona = \"x\"",
+        "/agents/1/id",
+    ),
+    (
+        "a blank agent id",
+        "[[agents]]\nid = \" \"\npersona = \"x\"",
+        "/agents/1/id",
+    ),
+    (
+        "a tool listed twice",
+        "[[agents]]\nid = \"b\"\npersona = \"x\"\ntools = [\"read\", \"read\"]",
+        "/agents/1/tools",
+    ),
+    (
+        "a section before the persona",
+        "[[agents.sections]]\nname = \"x:y\"\ntext = \"t\"\norder = 0",
+        "/agents/0/sections/0/order",
+    ),
+    (
+        "a tool order without `<unlisted-tools>`",
+        "tool_order = [\"read\"]\n^",
+        "/tool_order",
+    ),
+    (
+        "a tool listed twice in a tool order",
+        "tool_order = [\"read\", \"<unlisted-tools>\", \"read\"]\n^",
+        "/tool_order",
+    ),
+    (
+        "a tokenizer this build lacks",
+        "adapter: tokenizer = \"p50k_base\"",
+        "/adapter/openai/tokenizer",
+    ),
+    (
+        "two adapters",
+        "[adapter.scripted]\nanswers = \"a.toml\"",
+        "/adapter",
+    ),
+    (
+        "no agents",
+        "agents = []\n[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n=",
+        "/agents",
+    ),
+    (
+        "an agent without a model where the adapter has none",
+        "[adapter.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\n[[agents]]\nid = \"a\"\npersona = \"x\"\n=",
+        "/agents/0",
+    ),
+    (
+        "a thinking budget under 1024",
+        "[adapter.anthropic]\nmodel = \"claude-sonnet-4-5\"\nthinking_budget = 100\n\
+         [[agents]]\nid = \"a\"\npersona = \"x\"\n=",
+        "/adapter/anthropic/thinking_budget",
+    ),
+];
+
+/// Deployments near the rules above that `dsh check` accepts, and so
+/// must the schema: it is never stricter than dsh.
+const KEPT_RULES: &[&str] = &[
+    "[mcp.a1_b2]\ncommand = [\"x\"]\nheaders = {}\nstartup_timeout_secs = 0.5",
+    "[mcp.docs]\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { A = \"b\" }\nbearer_token_env = \"T\"",
+    "[tools.t]\nkind = \"subagent\"\nprovider = \"acp\"\ncommand = [\"x\"]\ntimeout_secs = 1",
+    "[tools.t]\nkind = \"subagent\"\nprovider = \"spawn\"\n[tools.t.child]\ntools = [\"read\"]",
+    "[tools.t]\nkind = \"subagent\"\nprovider = \"fork\"\npermission = \"ask\"",
+    "[tools.read_twice]\nkind = \"subagent\"\nprovider = \"fork\"",
+    "[instructions]\nenabled = false\nmax_bytes = 0",
+    "[instructions]\nfiles = [\".rules\", \"a..b\"]\nmax_bytes = 256",
+    "tool_order = [\"<unlisted-tools>\", \"bash\"]\n^",
+    "adapter: tokenizer = \"cl100k_base\"",
+    "[[agents.sections]]\nname = \"x:y\"\ntext = \"t\"\norder = 1",
+];
+
+#[test]
+fn what_dsh_check_accepts_near_those_rules_the_schema_accepts() {
+    let mut wrong = Vec::new();
+    for extra in KEPT_RULES {
+        let text = with(extra);
+        let problems = check_problems(&text);
+        let errors = schema_errors(&text);
+        if !problems.is_empty() || !errors.is_empty() {
+            wrong.push(format!(
+                "{extra}: dsh check {problems:#?}, schema {errors:#?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn each_rule_of_dsh_check_the_schema_states_is_refused_by_both_at_its_place() {
+    let good = with("");
+    assert!(schema_errors(&good).is_empty() && check_problems(&good).is_empty());
+    let mut wrong = Vec::new();
+    for (rule, extra, place) in BROKEN_RULES {
+        let text = with(extra);
+        let errors = schema_errors(&text);
+        let problems = check_problems(&text);
+        let at_place = errors
+            .iter()
+            .any(|error| error.split_once(": ").is_some_and(|(at, _)| at == *place));
+        if !at_place || problems.is_empty() {
+            wrong.push(format!(
+                "{rule}: schema {errors:#?} (wanted one at `{place}`), dsh check {problems:#?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -191,7 +191,9 @@ mod tests {
         for name in ["bash", "read", "write", "edit", "todo_write"] {
             assert!(!validator.is_valid(&serde_json::json!(name)), "{name}");
         }
-        for name in ["", "b", "bas", "bashx", "task", "todo", "todo_", "writer", "e", "x y"] {
+        for name in [
+            "", "b", "bas", "bashx", "task", "todo", "todo_", "writer", "e", "x y",
+        ] {
             assert!(validator.is_valid(&serde_json::json!(name)), "{name:?}");
         }
     }

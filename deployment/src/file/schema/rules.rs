@@ -36,11 +36,9 @@ const ABSOLUTE_PATH_PATTERN: &str = "^/";
 /// keeps empty.
 pub(super) fn add_rules(schema: &mut Value) -> Vec<&'static str> {
     let mut missed = Vec::new();
-    let mut add = |pointer: &'static str, rule: Value| {
-        match schema.pointer_mut(pointer) {
-            Some(node @ Value::Object(_)) => merge(node, rule),
-            _ => missed.push(pointer),
-        }
+    let mut add = |pointer: &'static str, rule: Value| match schema.pointer_mut(pointer) {
+        Some(node @ Value::Object(_)) => merge(node, rule),
+        _ => missed.push(pointer),
     };
     for (pointer, rule) in agent_rules().into_iter().chain(table_rules()) {
         add(pointer, rule);
@@ -114,7 +112,10 @@ fn table_rules() -> Vec<(&'static str, Value)> {
     let absolute = json!({ "pattern": ABSOLUTE_PATH_PATTERN });
     let tokenizer = json!({ "enum": Encoding::ALL.map(Encoding::name) });
     vec![
-        ("/properties/sandbox/properties/writable/items", absolute.clone()),
+        (
+            "/properties/sandbox/properties/writable/items",
+            absolute.clone(),
+        ),
         (
             "/properties/tools/properties/write/properties/roots/items",
             absolute.clone(),

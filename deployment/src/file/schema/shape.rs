@@ -158,13 +158,16 @@ fn enum_of_constants(object: &mut Map<String, Value>) {
     };
     let texts: Vec<Value> = alternatives
         .iter()
-        .map(|alternative| alternative.get("description").cloned().unwrap_or(Value::Null))
+        .map(|alternative| {
+            alternative
+                .get("description")
+                .cloned()
+                .unwrap_or(Value::Null)
+        })
         .collect();
-    let kind = alternatives.first().and_then(|first| first.get("type")).cloned();
+    // No `type` beside the `enum`: a value of another type would be two
+    // errors at one place.
     object.remove("oneOf");
-    if let Some(kind) = kind {
-        object.insert("type".to_owned(), kind);
-    }
     object.insert("enum".to_owned(), Value::Array(values));
     object.insert(
         "x-taplo".to_owned(),
@@ -230,7 +233,10 @@ fn but(names: &[&str], depth: usize) -> String {
     let next = if firsts.is_empty() {
         any.to_owned()
     } else {
-        format!("[^{}]", firsts.iter().map(|c| escaped(*c)).collect::<String>())
+        format!(
+            "[^{}]",
+            firsts.iter().map(|c| escaped(*c)).collect::<String>()
+        )
     };
     alternatives.push(format!("{next}{any}*"));
     alternatives.join("|")
