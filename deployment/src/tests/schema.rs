@@ -589,3 +589,85 @@ fn each_rule_of_dsh_check_the_schema_states_is_refused_by_both_at_its_place() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Every node of `node` with its JSON pointer, but the conditions of
+/// `dsh check`'s rules (`if`, `then`, `else`: no editor shows them).
+fn nodes<'v>(node: &'v Value, at: String, out: &mut Vec<(String, &'v Value)>) {
+    out.push((at.clone(), node));
+    let children: Vec<(String, &Value)> = match node {
+        Value::Object(object) => object
+            .iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "if" | "then" | "else"))
+            .map(|(key, value)| (key.clone(), value))
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| (index.to_string(), item))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (key, child) in children {
+        nodes(child, format!("{at}/{key}"), out);
+    }
+}
+
+#[test]
+fn the_schema_is_in_the_forms_an_editor_shows_key_by_key() {
+    let schema = crate::file::schema();
+    let mut all = Vec::new();
+    nodes(&schema, String::new(), &mut all);
+    let mut wrong = Vec::new();
+    for (at, node) in all {
+        let Some(object) = node.as_object() else {
+            continue;
+        };
+        // Alternatives all failing are one error over a whole table, and
+        // an editor's hover shows every alternative's text, none beside a
+        // `$ref`.
+        for keyword in ["oneOf", "anyOf", "allOf", "$ref"] {
+            if object.contains_key(keyword) {
+                wrong.push(format!("`{keyword}` at {at}"));
+            }
+        }
+        for (key, property) in object
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if !property["description"].is_string() {
+                wrong.push(format!("no description of {at}/properties/{key}"));
+            }
+        }
+        // An editor offers the keys of `additionalProperties` in a table
+        // `properties` lists too.
+        let extra = &object.get("additionalProperties");
+        if object.contains_key("properties")
+            && extra.is_some_and(|extra| extra.is_object() && extra.get("not").is_none())
+        {
+            wrong.push(format!("listed keys and another table's at {at}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn the_schema_names_the_mcp_servers_dsh_tool_mcp_does() {
+    let schema = crate::file::schema();
+    let validator = jsonschema::validator_for(&schema["properties"]["mcp"]).expect("a schema");
+    let long = "a".repeat(dsh_tool_mcp::MAX_SERVER_NAME);
+    let too_long = format!("{long}b");
+    let names = [
+        "docs", "git_hub2", "a", "a1", "a_1_b", "Docs", "a__b", "2fa", "a_", "_a", "a-b", "é", "",
+        "a b", &long, &too_long,
+    ];
+    for name in names {
+        let table = serde_json::json!({ name: { "command": ["server"] } });
+        assert_eq!(
+            validator.is_valid(&table),
+            dsh_tool_mcp::is_server_name(name),
+            "{name:?}"
+        );
+    }
+}
