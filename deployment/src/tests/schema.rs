@@ -671,3 +671,33 @@ fn the_schema_names_the_mcp_servers_dsh_tool_mcp_does() {
         );
     }
 }
+
+#[test]
+fn a_wrong_type_is_one_error_at_its_value() {
+    let cases = [
+        ("adapter: timeout_ms = \"10\"", "/adapter/openai/timeout_ms"),
+        ("[tools.bash]\npermission = 1", "/tools/bash/permission"),
+        ("[tools.write]\nroots = \"/tmp\"", "/tools/write/roots"),
+        (
+            "[tools.t]\nkind = \"subagent\"\nprovider = \"fork\"\npermission = true",
+            "/tools/t/permission",
+        ),
+        (
+            "[mcp.docs]\ncommand = [\"x\"]\nstartup_timeout_secs = \"10\"",
+            "/mcp/docs/startup_timeout_secs",
+        ),
+        ("[sandbox]\nnetwork = \"no\"", "/sandbox/network"),
+    ];
+    for (extra, place) in cases {
+        let text = with(extra);
+        let errors = schema_errors(&text);
+        let [error] = errors.as_slice() else {
+            panic!("{extra}: {errors:#?}");
+        };
+        assert!(error.starts_with(&format!("{place}: ")), "{extra}: {error}");
+        assert!(
+            !check_problems(&text).is_empty(),
+            "dsh check accepts {extra}"
+        );
+    }
+}
