@@ -207,13 +207,21 @@ fn server_rules() -> Value {
     })
 }
 
-/// Every agent has a model: its own, or the adapter's `model`.
+/// Every agent has a model: its own, or the adapter's `model`. (Said
+/// as "no adapter table has a model", so two adapter tables are one
+/// error, theirs, and not one more for each agent.)
 fn adapter_model_or_agent_model() -> Value {
     json!({
         "if": {
-            "properties": { "adapter": { "patternProperties": { "": { "required": ["model"] } } } },
+            "required": ["adapter"],
+            "properties": {
+                "adapter": {
+                    "minProperties": 1,
+                    "patternProperties": { "": { "not": { "required": ["model"] } } },
+                },
+            },
         },
-        "else": {
+        "then": {
             "properties": { "agents": { "items": { "required": ["model"] } } },
         },
     })
