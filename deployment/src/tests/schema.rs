@@ -708,3 +708,20 @@ fn a_wrong_type_is_one_error_at_its_value() {
         );
     }
 }
+
+#[test]
+fn hover_finds_a_description_where_taplo_looks_in_arrays() {
+    let schema = crate::file::schema();
+    // Over `command = […]` Taplo's hover shows the items' schema.
+    let command = &schema["properties"]["mcp"]["patternProperties"]
+        [dsh_tool_mcp::SERVER_NAME_PATTERN]["properties"]["command"];
+    assert_eq!(command["items"]["description"], command["description"]);
+    // Under `[[agents]]` it looks `id` up at `agents.0.0.id`.
+    let agents = &schema["properties"]["agents"];
+    assert!(agents["items"]["items"]["properties"]["id"]["description"].is_string());
+    assert!(
+        agents["items"]["items"]["properties"]["sections"]["items"]["items"]["properties"]["name"]
+            ["description"]
+            .is_string()
+    );
+}

@@ -74,6 +74,7 @@ fn schema_and_missed_rules() -> (serde_json::Value, Vec<&'static str>) {
     }
     rules::servers_by_name(&mut schema);
     shape::unknown_keys_at_the_key(&mut schema);
+    shape::hover_through_arrays(&mut schema);
     plain_descriptions(&mut schema);
     (schema, missed)
 }

@@ -250,3 +250,33 @@ fn escaped(c: char) -> String {
         c.to_string()
     }
 }
+
+/// Hover through arrays as Taplo's language server (0.10) looks them up:
+/// over a key whose value is an array it shows the schema of the array's
+/// items, and under `[[agents]]` it looks a key up one array level too
+/// deep (`agents.0.0.id`). So an array's items carry the array's
+/// description when they have none, and a table of an array of tables is
+/// its own `items` once more, without which its keys show nothing. An
+/// `items` beside an object's `properties` validates nothing: only an
+/// array has items.
+pub(super) fn hover_through_arrays(node: &mut Value) {
+    match node {
+        Value::Object(object) => object.values_mut().for_each(hover_through_arrays),
+        Value::Array(items) => items.iter_mut().for_each(hover_through_arrays),
+        _ => return,
+    }
+    let Some(object) = node.as_object_mut() else {
+        return;
+    };
+    let description = object.get("description").cloned();
+    let Some(Value::Object(items)) = object.get_mut("items") else {
+        return;
+    };
+    if items.contains_key("properties") {
+        let mut again = items.clone();
+        again.remove("items");
+        items.insert("items".to_owned(), Value::Object(again));
+    } else if let Some(description) = description {
+        items.entry("description".to_owned()).or_insert(description);
+    }
+}
