@@ -3,7 +3,8 @@
 //! "Even Better TOML") reports, completes and shows key by key.
 //!
 //! Measured with Taplo's command line (`taplo check`, npm `@taplo/cli`
-//! 0.7.0) and read from its language server's source:
+//! 0.7.0) and its language server (`taplo lsp stdio` of `taplo-cli`
+//! 0.10.0, hover and completion), and read from their source:
 //!
 //! - An error is shown at every range of the node it is about: a table's
 //!   error at the table and at each of its keys and values, a scalar's
