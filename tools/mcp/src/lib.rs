@@ -140,8 +140,8 @@ pub use config::{
 pub use error::McpError;
 pub use logging::McpLogLevel;
 pub use naming::{
-    ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, exposed_names, is_server_name,
-    sanitize_server_name,
+    ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, SERVER_NAME_PATTERN,
+    exposed_names, is_server_name, sanitize_server_name,
 };
 pub use output::{ServerLine, ServerOutput, ServerSaid};
 pub use process::stop_all_servers;

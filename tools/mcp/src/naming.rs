@@ -16,6 +16,12 @@ pub const MAX_SERVER_NAME: usize = 32;
 /// Between a server's name and its tool's in an exposed name.
 pub const SEPARATOR: &str = "__";
 
+/// The server names [`is_server_name`] accepts, as a regular expression
+/// (`[a-z]`, then letters and digits each after at most one `_`), less
+/// the length ([`MAX_SERVER_NAME`]): what a deployment file's schema
+/// states, so an editor flags `[mcp.Bad-Name]`.
+pub const SERVER_NAME_PATTERN: &str = "^[a-z](?:_?[a-z0-9])*$";
+
 /// Whether `name` is a server name: `[a-z][a-z0-9_]*`, at most
 /// [`MAX_SERVER_NAME`] bytes, with no `__` (it separates the server from
 /// the tool in the names the model sees) and no trailing `_`.

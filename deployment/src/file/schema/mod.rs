@@ -2,6 +2,9 @@
 //! deserializes (their `String` form), so it cannot drift from what
 //! [`Deployment::parse`](super::Deployment::parse) accepts.
 
+mod rules;
+mod shape;
+
 use std::collections::BTreeMap;
 
 use dsh_tool_mcp::McpServerTable;
@@ -36,8 +39,12 @@ struct DshToml {
 
 /// The JSON Schema (draft 2020-12) of a deployment file, `dsh.toml`:
 /// what editors with a TOML language server complete and check the file
-/// with. Every table refuses keys the loader refuses
-/// (`additionalProperties: false`).
+/// with. Every table refuses keys the loader refuses, at the key; a
+/// `[tools.<name>]` table is bash's, another built-in's or a subagent
+/// instance's by its name, and `[adapter.<kind>]` the kind's; every key
+/// has its own description; and the rules of `dsh check` a schema can
+/// state are in it (`[mcp.<name>]` names, `command` or `url`, positive
+/// timeouts). Its shape is the one Taplo reports well (see `shape`).
 ///
 /// ```
 /// let schema = dsh_deployment::file::schema();
@@ -45,12 +52,31 @@ struct DshToml {
 /// assert!(schema["properties"]["agents"].is_object());
 /// ```
 pub fn schema() -> serde_json::Value {
-    let mut schema = SchemaSettings::draft2020_12()
+    let (schema, _) = schema_and_missed_rules();
+    schema
+}
+
+/// The schema, and the places where a rule of `rules` found nothing to
+/// add to (none, as a test asserts).
+fn schema_and_missed_rules() -> (serde_json::Value, Vec<&'static str>) {
+    let mut settings = SchemaSettings::draft2020_12();
+    // One schema per key, with the key's own description: an editor's
+    // hover never shows the description beside a `$ref`.
+    settings.inline_subschemas = true;
+    let mut schema = settings
         .into_generator()
         .into_root_schema_for::<DshToml>()
         .to_value();
+    shape::for_editors(&mut schema);
+    let missed = rules::add_rules(&mut schema);
+    if let Some(tools) = schema.pointer_mut("/properties/tools") {
+        shape::others_by_pattern(tools);
+    }
+    rules::servers_by_name(&mut schema);
+    shape::unknown_keys_at_the_key(&mut schema);
+    shape::hover_through_arrays(&mut schema);
     plain_descriptions(&mut schema);
-    schema
+    (schema, missed)
 }
 
 /// Makes every description of `schema` a text for the reader of the file:
@@ -151,6 +177,27 @@ fn link(text: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_rule_finds_its_place() {
+        let (_, missed) = schema_and_missed_rules();
+        assert!(missed.is_empty(), "rules without a place: {missed:?}");
+    }
+
+    #[test]
+    fn any_key_but_matches_every_key_but_the_names() {
+        let pattern = shape::any_key_but(&["bash", "read", "write", "edit", "todo_write"]);
+        let schema = serde_json::json!({ "type": "string", "pattern": pattern });
+        let validator = jsonschema::validator_for(&schema).expect("a valid pattern");
+        for name in ["bash", "read", "write", "edit", "todo_write"] {
+            assert!(!validator.is_valid(&serde_json::json!(name)), "{name}");
+        }
+        for name in [
+            "", "b", "bas", "bashx", "task", "todo", "todo_", "writer", "e", "x y",
+        ] {
+            assert!(validator.is_valid(&serde_json::json!(name)), "{name:?}");
+        }
+    }
 
     #[test]
     fn descriptions_are_for_the_files_reader() {
