@@ -390,6 +390,11 @@ const BROKEN_RULES: &[(&str, &str, &str)] = &[
         "/mcp/docs/bearer_token_env",
     ),
     (
+        "`cwd` with `url`",
+        "[mcp.docs]\nurl = \"http://127.0.0.1:9/mcp\"\ncwd = \".\"",
+        "/mcp/docs/cwd",
+    ),
+    (
         "`startup_timeout_secs = 0`",
         "[mcp.docs]\ncommand = [\"x\"]\nstartup_timeout_secs = 0",
         "/mcp/docs/startup_timeout_secs",

@@ -187,7 +187,8 @@ fn server_names() -> Value {
 }
 
 /// An MCP server's table (`McpServerTable::server_config`): `command`
-/// or `url`, not both; headers and a token only with a `url`; timeouts
+/// or `url`, not both; headers and a token only with a `url`, a `cwd`
+/// only with a `command`; timeouts
 /// of more than 0 seconds, at most a day.
 fn server_rules() -> Value {
     let seconds = json!({ "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_SECS });
@@ -199,7 +200,7 @@ fn server_rules() -> Value {
             "call_timeout_secs": seconds,
         },
         "if": { "required": ["url"] },
-        "then": { "properties": { "command": false } },
+        "then": { "properties": { "command": false, "cwd": false } },
         "else": {
             "required": ["command"],
             "properties": { "bearer_token_env": false, "headers": { "maxProperties": 0 } },
