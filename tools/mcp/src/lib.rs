@@ -153,11 +153,5 @@ pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
 /// that follows a redirect only within the origin of the server's `url`.
 /// Front ends that already have dsh's client pass that instead.
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may have installed one meanwhile: either is ring.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-    reqwest::Client::builder()
-        .redirect(redirect::same_origin_only())
-        .build()
+    dsh_http::client(dsh_http::ClientOptions::default())
 }
