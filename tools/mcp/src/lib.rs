@@ -96,6 +96,7 @@
 
 mod annotations;
 mod asker;
+pub mod auth;
 mod client;
 mod config;
 mod error;
@@ -117,6 +118,9 @@ mod table;
 mod tasks;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
+pub mod oauth_test_server;
+#[cfg(feature = "test-server")]
+#[doc(hidden)]
 pub mod test_server;
 mod tool_list;
 mod watched;
@@ -125,6 +129,7 @@ pub use asker::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
     SampledContent, SampledMessage, SampledRole, SampledStop, SamplingRequest, SharedAsker,
 };
+pub use auth::{AuthStatus, LoginError, Logins};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
 };
