@@ -23,6 +23,7 @@ mod files;
 mod harden;
 mod instructions;
 mod mcp;
+mod mcp_login;
 mod prompt;
 mod rules;
 mod run;

@@ -95,7 +95,9 @@ impl McpSpec {
 /// (neither `XDG_STATE_HOME` nor `HOME` is set).
 pub fn logins() -> Option<dsh_tool_mcp::Logins> {
     let state = dsh_session_store::state_dir().ok()?;
-    Some(dsh_tool_mcp::Logins::in_dir(state.join("logins").join("mcp")))
+    Some(dsh_tool_mcp::Logins::in_dir(
+        state.join("logins").join("mcp"),
+    ))
 }
 
 /// Reads each `[mcp.<name>]` table as the MCP crate's

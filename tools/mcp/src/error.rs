@@ -64,9 +64,7 @@ pub enum McpError {
     },
     /// It answered 401: it needs an OAuth login (`dsh mcp login`), or a
     /// new one.
-    #[error(
-        "MCP server `{server}` ({origin}) needs a login: run `dsh mcp login {server}`{why}"
-    )]
+    #[error("MCP server `{server}` ({origin}) needs a login: run `dsh mcp login {server}`{why}")]
     LoginNeeded {
         /// The server's name.
         server: String,

@@ -102,6 +102,9 @@ mod config;
 mod error;
 mod logging;
 mod naming;
+#[cfg(feature = "test-server")]
+#[doc(hidden)]
+pub mod oauth_test_server;
 mod output;
 mod process;
 mod progress;
@@ -116,9 +119,6 @@ mod shown;
 mod stderr;
 mod table;
 mod tasks;
-#[cfg(feature = "test-server")]
-#[doc(hidden)]
-pub mod oauth_test_server;
 #[cfg(feature = "test-server")]
 #[doc(hidden)]
 pub mod test_server;

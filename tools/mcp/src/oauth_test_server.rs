@@ -37,7 +37,13 @@ pub fn install_python_sdk(dir: &Path) -> Result<PathBuf, String> {
         return Ok(site);
     }
     let output = Command::new("python3")
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
         .arg("--target")
         .arg(&site)
         .arg(PYTHON_SDK)

@@ -717,6 +717,7 @@ impl McpServer {
                 "MCP server `{}` answered with an error: {}",
                 self.config.name, error.message
             ))),
+            Ok(Err(_)) if self.shared.refused.load(Ordering::SeqCst) => Err(failed(self.gone())),
             Ok(Err(error)) => Err(failed(format!(
                 "MCP server `{}`: {error}",
                 self.config.name
@@ -1064,8 +1065,7 @@ async fn serve_http<C>(
     config: StreamableHttpClientTransportConfig,
 ) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>
 where
-    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error>
-        + Sync,
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error> + Sync,
 {
     let http = TappedHttp {
         client,

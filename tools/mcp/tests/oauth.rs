@@ -22,11 +22,17 @@ fn servers(access_seconds: u64) -> OAuthServers {
 /// tool (the authorization server counts the tokens it issues).
 async fn token_number(server: &McpServer) -> u32 {
     let output = server
-        .call("protected__whoami", serde_json::json!({}), &CancellationToken::new())
+        .call(
+            "protected__whoami",
+            serde_json::json!({}),
+            &CancellationToken::new(),
+        )
         .await
         .expect("the protected tool answers");
     let number = output.text.strip_prefix("demo_user, access token ");
-    number.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{}", output.text))
+    number
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", output.text))
 }
 
 /// Before a login the server does not start, and the error says which
@@ -42,14 +48,18 @@ async fn a_login_lets_a_protected_server_start_and_its_token_is_refreshed() {
     let config = ServerConfig::http("protected", &servers.url).with_logins(logins.clone());
     let http = http_client().expect("a client");
 
-    let status = auth_status(&config, &logins, &http).await.expect("a status");
+    let status = auth_status(&config, &logins, &http)
+        .await
+        .expect("a status");
     assert_eq!(status, AuthStatus::LoginNeeded);
     let Err(error) = McpServer::start(config.clone(), &http).await else {
         panic!("a protected server started without a login");
     };
     assert!(matches!(error, McpError::LoginNeeded { .. }), "{error}");
     assert!(
-        error.to_string().contains("needs a login: run `dsh mcp login protected`"),
+        error
+            .to_string()
+            .contains("needs a login: run `dsh mcp login protected`"),
         "{error}"
     );
 
@@ -62,19 +72,34 @@ async fn a_login_lets_a_protected_server_start_and_its_token_is_refreshed() {
     })
     .await
     .expect("logged in");
-    let page = browser.lock().expect("not poisoned").take().expect("a URL was shown");
-    let page = page.await.expect("browsed").expect("the browser got to the callback");
+    let page = browser
+        .lock()
+        .expect("not poisoned")
+        .take()
+        .expect("a URL was shown");
+    let page = page
+        .await
+        .expect("browsed")
+        .expect("the browser got to the callback");
     assert!(page.contains("you may close this page"), "{page}");
     assert!(logged_in.refreshes, "{logged_in:?}");
     let issuer = logged_in.issuer.as_deref().expect("an issuer");
-    assert!(issuer.starts_with(&servers.issuer), "{issuer} vs {}", servers.issuer);
+    assert!(
+        issuer.starts_with(&servers.issuer),
+        "{issuer} vs {}",
+        servers.issuer
+    );
     let file = logins.path("protected");
     let mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(&file).expect("the login is kept").permissions(),
+        &std::fs::metadata(&file)
+            .expect("the login is kept")
+            .permissions(),
     );
     assert_eq!(mode & 0o777, 0o600);
 
-    let server = McpServer::start(config.clone(), &http).await.expect("started with the login");
+    let server = McpServer::start(config.clone(), &http)
+        .await
+        .expect("started with the login");
     let first = token_number(&server).await;
     // A token lives 8 s; with under 4 s left, it is refreshed before the
     // request.
@@ -85,11 +110,29 @@ async fn a_login_lets_a_protected_server_start_and_its_token_is_refreshed() {
 
     // Another start reads the refreshed login from the file (the first
     // refresh token was spent: the server keeps only the new one).
-    let server = McpServer::start(config.clone(), &http).await.expect("started again");
+    let server = McpServer::start(config.clone(), &http)
+        .await
+        .expect("started again");
     assert!(token_number(&server).await >= refreshed);
+    // Logged out during the session: the next request goes without a
+    // token, the server answers 401, and the call says what to run.
+    assert!(logins.forget("protected").expect("logged out"));
+    let error = server
+        .call(
+            "protected__whoami",
+            serde_json::json!({}),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect_err("refused");
+    assert!(
+        error
+            .to_string()
+            .contains("needs a login: run `dsh mcp login protected`"),
+        "{error}"
+    );
     server.shutdown().await;
 
-    assert!(logins.forget("protected").expect("logged out"));
     let Err(error) = McpServer::start(config, &http).await else {
         panic!("the server started after the logout");
     };
@@ -101,7 +144,9 @@ async fn a_login_lets_a_protected_server_start_and_its_token_is_refreshed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_without_oauth_metadata_takes_no_login() {
     let app = axum::Router::new().route("/mcp", axum::routing::post(|| async { "{}" }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
     let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     let dir = tempfile::tempdir().expect("a directory");
@@ -110,7 +155,10 @@ async fn a_server_without_oauth_metadata_takes_no_login() {
     let error = login(&config, &logins, |_| panic!("no URL to show"))
         .await
         .expect_err("no login");
-    assert!(error.to_string().contains("publishes no OAuth metadata"), "{error}");
+    assert!(
+        error.to_string().contains("publishes no OAuth metadata"),
+        "{error}"
+    );
     let stdio = ServerConfig::stdio("local", ["true"]);
     let error = login(&stdio, &logins, |_| {}).await.expect_err("no login");
     assert!(error.to_string().contains("needs no login"), "{error}");

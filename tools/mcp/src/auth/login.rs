@@ -80,7 +80,9 @@ async fn callback(listener: &TcpListener, redirect_uri: &str) -> std::io::Result
             continue;
         };
         if target.split('?').next() != Some(CALLBACK_PATH) {
-            let _ = stream.write_all(answer("404 Not Found", "Not found.").as_bytes()).await;
+            let _ = stream
+                .write_all(answer("404 Not Found", "Not found.").as_bytes())
+                .await;
             continue;
         }
         let page = "dsh has the answer of the authorization server; you may close this page.";
@@ -96,8 +98,7 @@ async fn callback(listener: &TcpListener, redirect_uri: &str) -> std::io::Result
 async fn request_target(stream: &mut tokio::net::TcpStream) -> std::io::Result<Option<String>> {
     let mut read = Vec::new();
     let mut buffer = [0u8; 2048];
-    while !read.windows(4).any(|window| window == b"\r\n\r\n") && read.len() < MAX_CALLBACK_BYTES
-    {
+    while !read.windows(4).any(|window| window == b"\r\n\r\n") && read.len() < MAX_CALLBACK_BYTES {
         let count = stream.read(&mut buffer).await?;
         if count == 0 {
             break;
@@ -147,16 +148,25 @@ mod tests {
 
     #[tokio::test]
     async fn the_callback_answers_the_browser_and_returns_the_url_it_came_to() {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.expect("bound");
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .expect("bound");
         let port = listener.local_addr().expect("an address").port();
         let redirect = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
         let browser = tokio::spawn(async move {
-            let mut favicon = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("up");
-            favicon.write_all(b"GET /favicon.ico HTTP/1.1\r\nhost: x\r\n\r\n").await.expect("sent");
+            let mut favicon = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .expect("up");
+            favicon
+                .write_all(b"GET /favicon.ico HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .expect("sent");
             let mut answer = String::new();
             favicon.read_to_string(&mut answer).await.expect("answered");
             assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
-            let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("up");
+            let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .expect("up");
             let request = b"GET /callback?code=c&state=s HTTP/1.1\r\nhost: x\r\n\r\n";
             stream.write_all(request).await.expect("sent");
             let mut answer = String::new();

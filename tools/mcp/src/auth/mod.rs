@@ -2,7 +2,7 @@
 //! ([`login`]: PKCE, discovery of the server's authorization server,
 //! dynamic client registration, the code received on 127.0.0.1), kept per
 //! server in a private file ([`Logins`]), used and refreshed before it
-//! expires while a server runs ([`authorized`]), forgotten by
+//! expires while a server runs (`authorized`), forgotten by
 //! [`Logins::forget`]; and what a front end says of each server
 //! ([`auth_status`], [`AuthStatus`]).
 //!
@@ -109,7 +109,11 @@ pub enum LoginError {
 }
 
 impl LoginError {
-    pub(crate) fn store(server: &str, path: &std::path::Path, error: impl std::fmt::Display) -> Self {
+    pub(crate) fn store(
+        server: &str,
+        path: &std::path::Path,
+        error: impl std::fmt::Display,
+    ) -> Self {
         Self::Store {
             server: server.to_owned(),
             path: path.display().to_string(),
@@ -159,8 +163,8 @@ pub(crate) async fn manager(
         .await
         .map_err(|error| LoginError::oauth(server, &error))?;
     manager.set_credential_store(logins.of(server, url));
-    let resolution = (manager.resolve_metadata().await)
-        .map_err(|error| LoginError::oauth(server, &error))?;
+    let resolution =
+        (manager.resolve_metadata().await).map_err(|error| LoginError::oauth(server, &error))?;
     if resolution.source == AuthorizationMetadataSource::LegacyEndpointFallback {
         return Err(LoginError::NoOAuth {
             server: server.to_owned(),

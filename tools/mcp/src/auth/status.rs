@@ -63,7 +63,9 @@ impl AuthStatus {
                 }
                 match login.expires_in {
                     Some(0) => words.push_str(", access token expired"),
-                    Some(seconds) => words.push_str(&format!(", access token good for {seconds} s")),
+                    Some(seconds) => {
+                        words.push_str(&format!(", access token good for {seconds} s"))
+                    }
                     None => {}
                 }
                 if login.refreshes {
@@ -127,7 +129,10 @@ pub async fn auth_status(
     if bearer_token.is_some() {
         return Ok(AuthStatus::BearerToken);
     }
-    if headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization")) {
+    if headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    {
         return Ok(AuthStatus::Header);
     }
     if let Some(login) = logged_in(config, logins)? {

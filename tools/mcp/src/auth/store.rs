@@ -63,10 +63,12 @@ impl Logins {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(LoginError::store(server, &path, error)),
         };
-        let saved: Saved = serde_json::from_str(&text)
-            .map_err(|error| LoginError::store(server, &path, error))?;
-        Ok((saved.url == url && saved.credentials.token_response.is_some())
-            .then_some(saved.credentials))
+        let saved: Saved =
+            serde_json::from_str(&text).map_err(|error| LoginError::store(server, &path, error))?;
+        Ok(
+            (saved.url == url && saved.credentials.token_response.is_some())
+                .then_some(saved.credentials),
+        )
     }
 
     /// Forgets server `server`'s login; whether there was one.
@@ -100,7 +102,8 @@ impl Logins {
         let json = serde_json::to_vec_pretty(&saved).map_err(|error| failed(&error))?;
         // A temporary file is created 0600; it is renamed over the old one
         // once written whole.
-        let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(|error| failed(&error))?;
+        let mut file =
+            tempfile::NamedTempFile::new_in(&self.dir).map_err(|error| failed(&error))?;
         file.as_file()
             .set_permissions(std::fs::Permissions::from_mode(0o600))
             .map_err(|error| failed(&error))?;
@@ -166,19 +169,16 @@ mod tests {
         .expect("a token");
         let credentials = StoredCredentials::new("client".into(), Some(token), vec![], Some(1));
         store.save(credentials).await.expect("saved");
-        let mode = |path: &Path| {
-            std::fs::metadata(path)
-                .expect("there")
-                .permissions()
-                .mode()
-                & 0o777
-        };
+        let mode =
+            |path: &Path| std::fs::metadata(path).expect("there").permissions().mode() & 0o777;
         assert_eq!(mode(&logins.path("docs")), 0o600);
         assert_eq!(mode(logins.dir()), 0o700);
         let loaded = store.load().await.expect("read").expect("kept");
         assert_eq!(loaded.client_id, "client");
         // Another URL under the same name is another server.
-        let moved = logins.saved("docs", "http://127.0.0.1:2/mcp").expect("read");
+        let moved = logins
+            .saved("docs", "http://127.0.0.1:2/mcp")
+            .expect("read");
         assert!(moved.is_none());
         assert!(logins.forget("docs").expect("forgotten"));
         assert!(!logins.forget("docs").expect("nothing to forget"));
