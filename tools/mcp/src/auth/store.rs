@@ -10,10 +10,12 @@
 //! server (`AuthorizationManager::initialize_from_store`).
 
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
 
 use super::LoginError;
@@ -152,6 +154,40 @@ impl CredentialStore for ServerLogin {
         self.logins.forget(&self.server).map_err(store_error)?;
         Ok(())
     }
+
+    /// One refresh at a time across processes (`dsh run` and `dsh acp`
+    /// share a login): an exclusive `flock` on `<name>.lock` beside the
+    /// file, held from the load through the save, so a second refresh
+    /// reads the tokens the first saved rather than spending a refresh
+    /// token an authorization server that rotates them has just retired.
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let dir = self.logins.dir.clone();
+        let path = dir.join(format!("{}.lock", self.server));
+        let failed = {
+            let (server, path) = (self.server.clone(), path.clone());
+            move |error: &dyn std::fmt::Display| {
+                store_error(LoginError::store(&server, &path, error))
+            }
+        };
+        let locked = tokio::task::spawn_blocking(move || {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)?;
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(0o600)
+                .open(&path)?;
+            nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+                .map_err(|(_, errno)| std::io::Error::from(errno))
+        })
+        .await
+        .map_err(|error| failed(&error))?
+        .map_err(|error| failed(&error))?;
+        Ok(Some(CredentialRefreshGuard::new(locked)))
+    }
 }
 
 #[cfg(test)]
@@ -183,5 +219,27 @@ mod tests {
         assert!(logins.forget("docs").expect("forgotten"));
         assert!(!logins.forget("docs").expect("nothing to forget"));
         assert!(store.load().await.expect("read").is_none());
+    }
+
+    /// A refresh's guard is exclusive: a second one (another process's,
+    /// here another store of the same login) waits until the first is
+    /// dropped.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn one_refresh_at_a_time_holds_the_logins_lock() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let logins = Logins::in_dir(dir.path().join("logins"));
+        let first = logins.of("docs", "http://127.0.0.1:1/mcp");
+        let second = logins.of("docs", "http://127.0.0.1:1/mcp");
+        let held = first.acquire_refresh_guard().await.expect("locked");
+        let waiting = tokio::spawn(async move { second.acquire_refresh_guard().await });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!waiting.is_finished(), "the second refresh did not wait");
+        drop(held);
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), waiting)
+            .await
+            .expect("the second refresh goes on once the first is done");
+        assert!(next.expect("ran").expect("locked").is_some());
+        let mode = std::fs::metadata(logins.dir().join("docs.lock")).expect("there");
+        assert_eq!(mode.permissions().mode() & 0o777, 0o600);
     }
 }
