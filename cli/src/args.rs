@@ -40,6 +40,9 @@ pub(crate) enum Command {
     /// what the change costs a provider's prompt cache. Exit status 0: the
     /// same; 1: different; 2: trouble.
     Diff(DiffArgs),
+    /// The deployment's MCP servers: how each authenticates, and the
+    /// OAuth logins of those that need one.
+    Mcp(McpArgs),
 }
 
 /// Which deployment.
@@ -231,6 +234,35 @@ pub(crate) struct StoreArgs {
     /// process (`[sessions] enabled = false` does it for the deployment).
     #[arg(long)]
     pub(crate) no_store: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub(crate) action: McpAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpAction {
+    /// List the servers, how each authenticates, and whether one needs a
+    /// login.
+    List(DeploymentArgs),
+    /// Log in to a server over OAuth: prints the authorization URL, opens
+    /// a browser (`$BROWSER`, else `xdg-open`; none with `DSH_NO_BROWSER=1`)
+    /// and waits for its answer on 127.0.0.1; the tokens are kept in
+    /// `$XDG_STATE_HOME/dsh/logins/mcp` and refreshed before they expire.
+    Login(McpServerArgs),
+    /// Forget the login to a server.
+    Logout(McpServerArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpServerArgs {
+    #[command(flatten)]
+    pub(crate) deployment: DeploymentArgs,
+    /// The server, as `[mcp.<name>]` names it.
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
 }
 
 #[derive(Debug, Args)]

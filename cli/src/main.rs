@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Sessions(args) => commands::sessions::run(args).map(success),
         Command::Schema => commands::schema::run().map(success),
         Command::Diff(args) => commands::diff::run(args),
+        Command::Mcp(args) => commands::mcp::run(args).map(success),
     })
     .unwrap_or_else(|_| {
         Err(vec![Problem::new(

@@ -110,3 +110,22 @@ pub use store::{
     ListQuery, LoadedSession, NewSession, RecordedChange, RequestPrefix, SessionInfo,
     SessionWriter, SkippedRecord, Store, now_ms,
 };
+
+/// dsh's state directory, where what it keeps for the user lives (the
+/// session store, MCP logins): `$XDG_STATE_HOME/dsh`, or
+/// `~/.local/state/dsh` when `XDG_STATE_HOME` is unset (or not absolute,
+/// which the XDG spec says to ignore). The one rule of where it is.
+pub fn state_dir() -> Result<std::path::PathBuf, StoreError> {
+    let absolute = |name| {
+        std::env::var_os(name)
+            .map(std::path::PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    let state = match absolute("XDG_STATE_HOME") {
+        Some(state) => state,
+        None => absolute("HOME")
+            .ok_or(StoreError::NoDefaultPath)?
+            .join(".local/state"),
+    };
+    Ok(state.join("dsh"))
+}

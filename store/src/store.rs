@@ -241,20 +241,10 @@ impl fmt::Display for SkippedRecord {
 impl Store {
     /// The default file: `$XDG_STATE_HOME/dsh/sessions.db`, or
     /// `~/.local/state/dsh/sessions.db` when `XDG_STATE_HOME` is unset
-    /// (or not absolute, which the XDG spec says to ignore).
+    /// (or not absolute, which the XDG spec says to ignore): the file
+    /// `sessions.db` of [`state_dir`](crate::state_dir).
     pub fn default_path() -> Result<PathBuf, StoreError> {
-        let absolute = |name| {
-            std::env::var_os(name)
-                .map(PathBuf::from)
-                .filter(|path| path.is_absolute())
-        };
-        let state = match absolute("XDG_STATE_HOME") {
-            Some(state) => state,
-            None => absolute("HOME")
-                .ok_or(StoreError::NoDefaultPath)?
-                .join(".local/state"),
-        };
-        Ok(state.join("dsh").join("sessions.db"))
+        Ok(crate::state_dir()?.join("sessions.db"))
     }
 
     /// Opens the store at `path`, creating it (and its directory, mode

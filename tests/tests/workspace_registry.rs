@@ -15,6 +15,7 @@ use dsh_tools::Tool;
 use dsh_agent_loop as _;
 use dsh_agent_types as _;
 use dsh_deployment as _;
+use dsh_http as _;
 use dsh_prompt_template as _;
 use dsh_sandbox as _;
 use dsh_session_store as _;
@@ -57,6 +58,7 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("macros/ui", "dsh-macros-ui-tests", Reach::UiTests),
     ("agent-loop", "dsh-agent-loop", Reach::Linked),
     ("agent-loop/types", "dsh-agent-types", Reach::Linked),
+    ("http", "dsh-http", Reach::Linked),
     ("tools/registry", "dsh-tools", Reach::Linked),
     ("tools/bash", "dsh-tool-bash", Reach::Linked),
     ("tools/fs", "dsh-tool-fs", Reach::Linked),

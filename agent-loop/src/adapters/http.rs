@@ -9,18 +9,19 @@
 //! wrong on the way (a bad URL, a timeout, a connection that breaks
 //! part-way, an error status, a busy API) is handled and worded here,
 //! once, through an [`Exchange`] and its [`Endpoint`]. So are the bounds
-//! on what an answer may hold ([`ResponseLimit`], in `limits`), and the
-//! redirects a request follows (within its origin, in `redirect`).
+//! on what an answer may hold ([`ResponseLimit`], in `limits`). The client
+//! and the redirects a request follows (within its origin) are
+//! `dsh-http`'s, which MCP servers share.
 
 mod limits;
 #[cfg(test)]
 mod properties;
-mod redirect;
 
 use std::pin::pin;
 use std::time::Duration;
 
 use bytes::Bytes;
+use dsh_http::chain;
 use futures::StreamExt as _;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde::Serialize;
@@ -479,15 +480,11 @@ impl Endpoint {
                 url.scheme()
             )));
         }
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(timeout_ms))
-            .redirect(redirect::same_origin_only())
-            .build()
-            .map_err(|error| ModelError::Unreachable {
-                url: base_url.to_owned(),
-                message: chain(&error),
-            })?;
+        let options = dsh_http::ClientOptions::with_timeout(Duration::from_millis(timeout_ms));
+        let client = dsh_http::client(options).map_err(|error| ModelError::Unreachable {
+            url: base_url.to_owned(),
+            message: chain(&error),
+        })?;
         let endpoint = Self {
             url: format!("{}{path}", base_url.trim_end_matches('/')),
             timeout_ms,
@@ -499,7 +496,7 @@ impl Endpoint {
     /// The request could not be sent, or its answer not read: a timeout,
     /// a redirect to another origin, or a connection that failed.
     pub(crate) fn transport(&self, error: &reqwest::Error) -> ModelError {
-        if let Some(refused) = redirect::cross_origin(error) {
+        if let Some(refused) = dsh_http::cross_origin(error) {
             ModelError::CrossOriginRedirect {
                 url: self.url.clone(),
                 from: refused.from.clone(),
@@ -578,30 +575,6 @@ fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split(';').next())
         .is_some_and(|media_type| media_type.trim().eq_ignore_ascii_case("text/event-stream"))
-}
-
-/// Makes `ring` the process's rustls crypto provider, unless the program
-/// has installed one of its own (which then stays). reqwest is built
-/// without a provider of its own (see the workspace's Cargo.toml for why
-/// `ring`) and refuses to build a client when the process has none.
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Err: another thread installed one in between, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
-/// An error and its causes, on one line: reqwest's own message says only
-/// "error sending request", the cause says why.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 /// Parses JSON into a `T`; the error names the path of a wrong field, or

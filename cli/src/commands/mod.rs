@@ -4,6 +4,7 @@
 pub(crate) mod acp;
 pub(crate) mod check;
 pub(crate) mod diff;
+pub(crate) mod mcp;
 pub(crate) mod prompt;
 pub(crate) mod run;
 pub(crate) mod schema;

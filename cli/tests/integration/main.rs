@@ -24,6 +24,7 @@ mod harden;
 mod instructions;
 mod mcp;
 mod mcp_2026;
+mod mcp_login;
 mod prompt;
 mod rules;
 mod run;

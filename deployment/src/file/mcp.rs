@@ -69,11 +69,16 @@ impl McpSpec {
     /// The configuration to start the server with: the bearer token read
     /// now. `Err` names the variable that is not set.
     pub(crate) fn server_config(&self, file: &SourceFile) -> Result<ServerConfig, Problem> {
+        // The logins kept by `dsh mcp login` (used when no token is set).
+        let config = match logins() {
+            Some(logins) => self.config.clone().with_logins(logins),
+            None => self.config.clone(),
+        };
         let Some(var) = &self.bearer_token_env else {
-            return Ok(self.config.clone());
+            return Ok(config);
         };
         match std::env::var(var.get_ref()) {
-            Ok(token) => Ok(self.config.clone().with_bearer_token(token)),
+            Ok(token) => Ok(config.with_bearer_token(token)),
             Err(_) => Err(file
                 .problem(format!(
                     "MCP server `{}`: the environment variable `{}` is not set",
@@ -84,6 +89,16 @@ impl McpSpec {
                 .help("set it, or remove `bearer_token_env` if the server needs no token")),
         }
     }
+}
+
+/// Where dsh keeps the logins to MCP servers: `logins/mcp` in its state
+/// directory (`dsh_session_store::state_dir`); `None` when it has none
+/// (neither `XDG_STATE_HOME` nor `HOME` is set).
+pub fn logins() -> Option<dsh_tool_mcp::Logins> {
+    let state = dsh_session_store::state_dir().ok()?;
+    Some(dsh_tool_mcp::Logins::in_dir(
+        state.join("logins").join("mcp"),
+    ))
 }
 
 /// Reads each `[mcp.<name>]` table as the MCP crate's

@@ -25,6 +25,7 @@ use crate::policy::modes::{MODE_CONTEXT, ModeSwitch};
 use crate::problem::Problem;
 
 mod layers;
+pub mod logins;
 pub mod mcp;
 mod session;
 

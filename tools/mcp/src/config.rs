@@ -63,6 +63,10 @@ pub struct ServerConfig {
     /// log messages, a question declined, what failed with it): the
     /// host's to show; discarded by default.
     pub output: crate::ServerOutput,
+    /// Where the OAuth logins to servers are kept: an HTTP server with a
+    /// login there sends its token, refreshed before it expires; `None`:
+    /// no login is used.
+    pub logins: Option<crate::Logins>,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -156,6 +160,7 @@ impl ServerConfig {
             asker: None,
             log_level: crate::McpLogLevel::default(),
             output: crate::ServerOutput::default(),
+            logins: None,
         }
     }
 
@@ -292,6 +297,12 @@ impl ServerConfig {
         if let Transport::Http { bearer_token, .. } = &mut self.transport {
             *bearer_token = Some(token.into());
         }
+        self
+    }
+
+    /// Uses the OAuth logins kept in `logins` (`dsh mcp login`).
+    pub fn with_logins(mut self, logins: crate::Logins) -> Self {
+        self.logins = Some(logins);
         self
     }
 

@@ -62,6 +62,18 @@ pub enum McpError {
         /// Which bound it passed.
         message: String,
     },
+    /// It answered 401: it needs an OAuth login (`dsh mcp login`), or a
+    /// new one.
+    #[error("MCP server `{server}` ({origin}) needs a login: run `dsh mcp login {server}`{why}")]
+    LoginNeeded {
+        /// The server's name.
+        server: String,
+        /// Its URL.
+        origin: String,
+        /// Why, when more than a 401 is known (`; the login kept was
+        /// refused`), with its leading `; `.
+        why: String,
+    },
 }
 
 impl McpError {
@@ -72,7 +84,8 @@ impl McpError {
             | Self::Spawn { server, .. }
             | Self::StartupTimeout { server, .. }
             | Self::Handshake { server, .. }
-            | Self::ToolListTooLong { server, .. } => server,
+            | Self::ToolListTooLong { server, .. }
+            | Self::LoginNeeded { server, .. } => server,
         }
     }
 }

@@ -106,6 +106,7 @@
 
 mod annotations;
 mod asker;
+pub mod auth;
 mod client;
 mod config;
 mod error;
@@ -134,6 +135,7 @@ pub use asker::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
     SampledContent, SampledMessage, SampledRole, SampledStop, SamplingRequest, SharedAsker,
 };
+pub use auth::{AuthStatus, LoginError, Logins};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
 };
@@ -162,11 +164,5 @@ pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
 /// that follows a redirect only within the origin of the server's `url`.
 /// Front ends that already have dsh's client pass that instead.
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Another thread may have installed one meanwhile: either is ring.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-    reqwest::Client::builder()
-        .redirect(redirect::same_origin_only())
-        .build()
+    dsh_http::client(dsh_http::ClientOptions::default())
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dsh_agent_types::Image;
@@ -257,6 +257,9 @@ pub(crate) struct Shared {
     /// The last list read, as the server sent it, and how long it stays
     /// fresh (`ttlMs`).
     last: RwLock<Listed>,
+    /// Set when the server (over HTTP) answers 401 after all: it wants a
+    /// login, or a new one (`TappedHttp`).
+    refused: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -408,6 +411,7 @@ impl McpServer {
                 tools: Vec::new(),
                 ttl_ms: None,
             }),
+            refused: Arc::default(),
         });
         let roots = Roots::new(config.roots());
         let deadline = tokio::time::Instant::now() + config.startup_timeout;
@@ -867,6 +871,7 @@ impl McpServer {
                 "MCP server `{}` answered with an error: {}",
                 self.config.name, error.message
             ))),
+            Ok(Err(_)) if self.shared.refused.load(Ordering::SeqCst) => Err(failed(self.gone())),
             Ok(Err(error)) => Err(failed(format!(
                 "MCP server `{}`: {error}",
                 self.config.name
@@ -939,6 +944,10 @@ impl McpServer {
     }
 
     fn gone(&self) -> String {
+        if self.shared.refused.load(Ordering::SeqCst) {
+            let logged_in = self.config.logins.is_some();
+            return login_needed(&self.config, logged_in).to_string();
+        }
         format!(
             "MCP server `{}` ({}) is not running: it exited or closed its connection",
             self.config.name,
@@ -1182,18 +1191,30 @@ async fn connect(
             headers,
             bearer_token,
         } => {
-            let http = TappedHttp {
-                client: http.clone(),
-                task_only: Arc::clone(&shared.task_only),
+            // A login is used only when no token is configured.
+            let manager = match &config.logins {
+                Some(logins) if bearer_token.is_none() => {
+                    (crate::auth::authorized(config, url, logins).await)
+                        .map_err(|error| handshake(error.to_string()))?
+                }
+                _ => None,
             };
-            let transport = Watched {
-                inner: http_transport(config, http, url, headers, bearer_token)?,
-                announced: Arc::clone(&shared.announced),
+            let logged_in = manager.is_some();
+            let transport = http_config(config, url, headers, bearer_token)?;
+            let served = match manager {
+                Some(manager) => {
+                    let client = rmcp::transport::AuthClient::new(http.clone(), manager);
+                    serve_http(handler, shared, client, transport).await
+                }
+                None => serve_http(handler, shared, http.clone(), transport).await,
             };
-            let service = handler
-                .serve_with_lifecycle(transport, lifecycle())
-                .await
-                .map_err(|error| handshake(crate::redirect::described(&error)))?;
+            let service = served.map_err(|error| {
+                if shared.refused.load(Ordering::SeqCst) {
+                    login_needed(config, logged_in)
+                } else {
+                    handshake(crate::redirect::described(&error))
+                }
+            })?;
             Ok((service, None, None))
         }
     }
@@ -1211,6 +1232,43 @@ fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25],
         legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+/// Serves `handler` over streamable HTTP through `client` (dsh's, or
+/// rmcp's `AuthClient` over it), tapped for task support and 401s.
+async fn serve_http<C>(
+    handler: Handler,
+    shared: &Shared,
+    client: C,
+    config: StreamableHttpClientTransportConfig,
+) -> Result<RunningService<RoleClient, Handler>, rmcp::service::ClientInitializeError>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient<Error = reqwest::Error> + Sync,
+{
+    let http = TappedHttp {
+        client,
+        task_only: Arc::clone(&shared.task_only),
+        refused: Arc::clone(&shared.refused),
+    };
+    let transport = Watched {
+        inner: StreamableHttpClientTransport::with_client(http, config),
+        announced: Arc::clone(&shared.announced),
+    };
+    handler.serve_with_lifecycle(transport, lifecycle()).await
+}
+
+/// The error of a server that answered 401: it needs a login, or (when
+/// one was sent) a new one.
+fn login_needed(config: &ServerConfig, logged_in: bool) -> McpError {
+    McpError::LoginNeeded {
+        server: config.name.clone(),
+        origin: config.origin(),
+        why: if logged_in {
+            "; it refused the login kept, which could not be refreshed".to_owned()
+        } else {
+            String::new()
+        },
     }
 }
 
@@ -1350,13 +1408,14 @@ fn spawn(
     Ok((transport, group, pid))
 }
 
-fn http_transport(
+/// The transport's configuration of an HTTP server: its URL, its headers
+/// (each checked) and its bearer token.
+fn http_config(
     config: &ServerConfig,
-    http: TappedHttp,
     url: &str,
     headers: &[(String, String)],
     bearer_token: &Option<String>,
-) -> Result<StreamableHttpClientTransport<TappedHttp>, McpError> {
+) -> Result<StreamableHttpClientTransportConfig, McpError> {
     let mut map = HashMap::new();
     for (name, value) in headers {
         let bad = |message: String| McpError::Config {
@@ -1375,10 +1434,7 @@ fn http_transport(
     if let Some(token) = bearer_token {
         transport_config = transport_config.auth_header(token.clone());
     }
-    Ok(StreamableHttpClientTransport::with_client(
-        http,
-        transport_config,
-    ))
+    Ok(transport_config)
 }
 
 #[cfg(test)]

@@ -197,13 +197,28 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
 /// dsh's HTTP client, as rmcp's streamable HTTP transport uses it, with
 /// each event of the server's event streams (the answers to its requests,
 /// and what it sends on its own) read for tools' task support.
+///
+/// `C` is dsh's client, or rmcp's `AuthClient` over it when a login to
+/// the server is kept (the token sent, and refreshed, by rmcp); either
+/// way, a request the server answers 401 after all sets `refused`, so
+/// what fails next says to log in.
 #[derive(Clone)]
-pub(crate) struct TappedHttp {
-    pub(crate) client: reqwest::Client,
+pub(crate) struct TappedHttp<C = reqwest::Client> {
+    pub(crate) client: C,
     pub(crate) task_only: Arc<TaskOnly>,
+    pub(crate) refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl TappedHttp {
+impl<C> TappedHttp<C> {
+    /// `result`, noting a 401 in `refused`.
+    fn noted<T>(&self, result: HttpResult<T>) -> HttpResult<T> {
+        if let Err(StreamableHttpError::AuthRequired(_)) = &result {
+            self.refused
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        result
+    }
+
     fn tapped(&self, stream: SseStream) -> SseStream {
         let task_only = Arc::clone(&self.task_only);
         stream
@@ -230,7 +245,10 @@ impl TappedHttp {
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
 type HttpResult<T> = Result<T, StreamableHttpError<reqwest::Error>>;
 
-impl StreamableHttpClient for TappedHttp {
+impl<C> StreamableHttpClient for TappedHttp<C>
+where
+    C: StreamableHttpClient<Error = reqwest::Error> + Sync,
+{
     type Error = reqwest::Error;
 
     async fn post_message(
@@ -241,9 +259,11 @@ impl StreamableHttpClient for TappedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        let answer = (self.client)
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await?;
+        let answer = self.noted(
+            (self.client)
+                .post_message(uri, message, session_id, auth_header, custom_headers)
+                .await,
+        )?;
         Ok(self.tapped_answer(answer))
     }
 
@@ -256,16 +276,18 @@ impl StreamableHttpClient for TappedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        let answer = (self.client)
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await?;
+        let answer = self.noted(
+            (self.client)
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await,
+        )?;
         Ok(self.tapped_answer(answer))
     }
 
@@ -276,9 +298,11 @@ impl StreamableHttpClient for TappedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<()> {
-        (self.client)
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+        self.noted(
+            (self.client)
+                .delete_session(uri, session_id, auth_header, custom_headers)
+                .await,
+        )
     }
 
     async fn get_stream(
@@ -289,9 +313,11 @@ impl StreamableHttpClient for TappedHttp {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<SseStream> {
-        let stream = (self.client)
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await?;
+        let stream = self.noted(
+            (self.client)
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+                .await,
+        )?;
         Ok(self.tapped(stream))
     }
 
@@ -304,16 +330,18 @@ impl StreamableHttpClient for TappedHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> HttpResult<SseStream> {
-        let stream = (self.client)
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await?;
+        let stream = self.noted(
+            (self.client)
+                .get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await,
+        )?;
         Ok(self.tapped(stream))
     }
 }

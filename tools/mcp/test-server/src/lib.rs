@@ -4,7 +4,9 @@
 //! normal` does not show it. Tests start its binary ([`binary`]); a
 //! benchmark may serve in its own process ([`main`]).
 //!
-//! What it serves, and the arguments that shape it, are in [`server`].
+//! What it serves, and the arguments that shape it, are in [`server`];
+//! [`oauth`] starts the OAuth test servers (an authorization server and
+//! an MCP server it protects, on the official Python SDK).
 #![allow(clippy::print_stderr, reason = "a test server's log is its stderr")]
 #![allow(missing_docs, missing_debug_implementations, reason = "a test fixture")]
 
@@ -13,6 +15,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::SystemTime;
 
+pub mod oauth;
 pub mod server;
 
 pub use server::main;
