@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dsh_tool_mcp::auth::{AuthStatus, auth_status, login};
 use dsh_mcp_test_server::oauth::{OAuthServers, browse};
+use dsh_tool_mcp::auth::{AuthStatus, auth_status, login};
 use dsh_tool_mcp::{Logins, McpError, McpServer, ServerConfig, http_client};
 use tokio_util::sync::CancellationToken;
 
