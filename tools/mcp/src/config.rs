@@ -63,6 +63,8 @@ pub struct ServerConfig {
     /// log messages, a question declined, what failed with it): the
     /// host's to show; discarded by default.
     pub output: crate::ServerOutput,
+    /// How much of the person's model its sampling may spend.
+    pub sampling: crate::SamplingLimits,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -156,6 +158,7 @@ impl ServerConfig {
             asker: None,
             log_level: crate::McpLogLevel::default(),
             output: crate::ServerOutput::default(),
+            sampling: crate::SamplingLimits::default(),
         }
     }
 
@@ -326,6 +329,12 @@ impl ServerConfig {
     /// Hands what the server says for the person to `output`.
     pub fn with_output(mut self, output: crate::ServerOutput) -> Self {
         self.output = output;
+        self
+    }
+
+    /// Bounds the server's sampling by `limits`.
+    pub fn with_sampling_limits(mut self, limits: crate::SamplingLimits) -> Self {
+        self.sampling = limits;
         self
     }
 

@@ -358,6 +358,7 @@ impl McpServer {
             progress: Arc::clone(&progress),
             log_level: config.log_level,
             output: config.output.clone(),
+            sampling: Arc::new(crate::sampling::SamplingGate::new(config.sampling)),
         };
         let connect = connect(&config, &shared, handler, http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
