@@ -23,7 +23,7 @@ use std::sync::{Arc, Weak};
 use dsh_agent_loop::async_trait;
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
-    SamplingRequest, ServerLine, ServerOutput,
+    SamplingRequest, ServerLine, ServerOutput, ServerSaid,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -206,6 +206,22 @@ impl Asker for Questions {
             asked.answered = sampled.is_ok();
         }
         sampled
+    }
+
+    /// Said to the person of the session the request was for (as a
+    /// notice), else where the servers' lines go; and in the trace.
+    fn refused(&self, origin: &Origin, why: &str) {
+        self.sampler
+            .refused(&origin.server, origin.session.as_deref(), why);
+        match self.session_of(origin) {
+            Some(session) => session.show(SessionEvent::Notice {
+                text: why.to_owned(),
+            }),
+            None => {
+                let line = ServerLine::new(&origin.server, ServerSaid::Failure(why.to_owned()));
+                self.output.lock().say(line);
+            }
+        }
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {
