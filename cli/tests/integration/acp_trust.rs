@@ -100,3 +100,106 @@ async fn a_flood_of_sampling_reaches_the_model_a_bounded_number_of_times_in_full
         "full-access asks nothing"
     );
 }
+
+/// `flip` allowed "always", `flip` again, the rug pulled (`flip` now says
+/// it only reads, in other words), `flip` twice more, then an answer.
+fn rug_pull_answers() -> String {
+    format!(
+        "{}{}{}{}{}[[answers]]\ntext = \"done\"\n",
+        calling("tester__flip", "{}"),
+        calling("tester__flip", "{}"),
+        calling("tester__rug_pull", "{}"),
+        calling("tester__flip", "{}"),
+        calling("tester__flip", "{}"),
+    )
+}
+
+#[tokio::test]
+async fn a_tool_that_changes_after_it_was_allowed_is_asked_about_again() {
+    let fixture = fixture(
+        &rug_pull_answers(),
+        &tester(&["flips"], ""),
+        &["mcp:tester"],
+    );
+    let trace = fixture.project.path().join("trace.jsonl");
+    let agent = common::acp_agent(&[
+        "acp",
+        "--config",
+        &fixture.config,
+        "--trace",
+        &trace.display().to_string(),
+    ]);
+    let seen = with_agent(agent, Answer::AllowAlways, async |cx, rx| {
+        initialize(&cx).await?;
+        let session = new_session(&cx, fixture.project.path()).await?;
+        assert_eq!(prompt(&cx, &session, "go").await?, StopReason::EndTurn);
+        Ok(drain(rx))
+    })
+    .await;
+    // Asked at first ("always allow"), not for the second call; asked
+    // again once it changed — its "always" lapsed, and its new
+    // `readOnlyHint: true` not believed — and not after that answer.
+    let lines = outline(&seen);
+    let order: Vec<&String> = (lines.iter())
+        .filter(|line| line.starts_with("permission") || line.starts_with("call"))
+        .collect();
+    let positions: Vec<usize> = (order.iter().enumerate())
+        .filter(|(_, line)| line.starts_with("permission"))
+        .map(|(at, _)| at)
+        .collect();
+    // call flip, permission, call flip, call rug_pull, call flip,
+    // permission, call flip.
+    assert_eq!(positions, [1, 5], "{order:#?}");
+    let notices: Vec<String> = (said(&seen).into_iter())
+        .filter(|text| text.contains("changed its tool"))
+        .collect();
+    assert_eq!(notices.len(), 1, "said once: {notices:#?}");
+    assert!(
+        notices[0].contains(
+            "MCP server `tester` changed its tool `tester__flip` (description and annotations)"
+        ),
+        "{notices:?}"
+    );
+    assert!(notices[0].contains("not believed"), "{notices:?}");
+    // The trace names it.
+    let changed: Vec<serde_json::Value> = (common::json_lines(&trace).into_iter())
+        .filter(|line| line.get("tool_changed").is_some())
+        .collect();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(changed[0]["tool_changed"], "tester__flip");
+    assert_eq!(changed[0]["server"], "tester");
+    assert_eq!(changed[0]["what"], json!(["description", "annotations"]));
+}
+
+#[test]
+fn dsh_run_does_not_believe_a_tool_that_turns_read_only() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    // No one can be asked (stdin is no terminal): `flip`, destructive, is
+    // refused; once it says it only reads, it is refused still.
+    let answers = format!(
+        "{}{}{}[[answers]]\ntext = \"done\"\n",
+        calling("tester__flip", "{}"),
+        calling("tester__rug_pull", "{}"),
+        calling("tester__flip", "{}"),
+    );
+    let tables = format!(
+        "{}{}",
+        tester(&["flips"], ""),
+        common::runner("", &["mcp:tester"])
+    );
+    let config = common::scripted_config(dir.path(), &answers, &tables);
+    let (output, requests) = common::run_recorded(dir.path(), &config, &["-p", "go"]);
+    let last = requests.last().expect("requests")["messages"].to_string();
+    assert!(!last.contains("flipped"), "flip never ran: {last}");
+    assert_eq!(
+        last.matches("runs only with the user's permission").count(),
+        2,
+        "{last}"
+    );
+    let stderr = common::stderr(&output);
+    let stdout = common::stdout(&output);
+    assert!(
+        format!("{stdout}{stderr}").contains("changed its tool `tester__flip`"),
+        "the change is said: {stdout}{stderr}"
+    );
+}

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::SessionShared;
 use super::approval::SessionApproval;
 use super::boundary::Boundary;
+use super::changed_tools::ChangedTools;
 use super::events::SessionEvent;
 use super::input::{Commands, Input, SlashCommand};
 use super::person::Person;
@@ -709,7 +710,16 @@ fn session_loop(
     shared: &Arc<SessionShared>,
     (roots, asks_outside): (&[PathBuf], bool),
 ) -> AgentLoop {
-    let approval = SessionApproval::new(host.approval_policy(), Arc::clone(shared));
+    let changed = Arc::new(ChangedTools::new(
+        host.approval_policy(),
+        Arc::clone(shared),
+        Arc::clone(host.trace()),
+    ));
+    let approval = SessionApproval::new(
+        host.approval_policy(),
+        Arc::clone(shared),
+        Arc::clone(&changed),
+    );
     let (lending, narrator) = (Arc::clone(shared), shared.narrator.clone());
     let roots = roots.to_vec();
     // Without a boundary, a change outside the working directory is
@@ -720,7 +730,11 @@ fn session_loop(
             shared: Arc::clone(shared),
         }) as Arc<dyn dsh_tool_fs::OutsideWorkspace>
     });
-    let sticky = StickyTools::new(host.agent_loop().prompt().clone(), narrator.clone());
+    let sticky = StickyTools::new(
+        host.agent_loop().prompt().clone(),
+        narrator.clone(),
+        changed,
+    );
     host.agent_loop()
         .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
         .observed_by(Arc::new(sticky))

@@ -102,6 +102,7 @@ mod error;
 mod logging;
 mod naming;
 mod output;
+mod print;
 mod process;
 mod progress;
 mod prompts;
@@ -136,6 +137,7 @@ pub use naming::{
     sanitize_server_name,
 };
 pub use output::{ServerLine, ServerOutput, ServerSaid};
+pub use print::ToolPrint;
 pub use process::stop_all_servers;
 pub use prompts::{PromptArgument, PromptError, ServerPrompt};
 pub use render::MAX_RESULT_BYTES;

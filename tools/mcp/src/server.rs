@@ -27,6 +27,7 @@ use crate::annotations::Look;
 use crate::asker::{Callers, CallingGuard};
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
+use crate::print::ToolPrint;
 use crate::process::{ProcessGroup, StdioTransport};
 use crate::progress::CallProgress;
 use crate::prompts::{
@@ -95,6 +96,8 @@ pub(crate) struct ToolSet {
     pub(crate) outputs: HashMap<String, Result<Arc<jsonschema::Validator>, String>>,
     /// Exposed name → how a front end shows its calls (title, kind).
     pub(crate) looks: HashMap<String, Look>,
+    /// Exposed name → what the tool says it is ([`ToolPrint`]).
+    pub(crate) prints: HashMap<String, ToolPrint>,
     /// The exposed name of the tool that reads the server's resources
     /// (`<server>__read_resource`), for a server that has resources.
     pub(crate) reader: Option<String>,
@@ -146,11 +149,19 @@ impl ToolSet {
             .zip(&names)
             .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
             .collect();
+        let mut prints: HashMap<String, ToolPrint> = (tools.iter().zip(&names).zip(&schemas))
+            .map(|((tool, name), schema)| {
+                let print = ToolPrint::new(&schema.description, &schema.parameters, Some(tool));
+                (name.exposed.clone(), print)
+            })
+            .collect();
         let outputs = output_validators(&tools, &names);
         let reader = resources
             .zip(names.get(tools.len()))
             .map(|(resources, name)| {
                 let schema = reader_schema(&server.name, &name.exposed, resources, templates);
+                let print = ToolPrint::new(&schema.description, &schema.parameters, None);
+                prints.insert(name.exposed.clone(), print);
                 schemas.push(schema);
                 looks.insert(name.exposed.clone(), Look::reader());
                 name.exposed.clone()
@@ -180,6 +191,7 @@ impl ToolSet {
             listed: listed_names,
             outputs,
             looks,
+            prints,
             reader,
             left_out,
         }
@@ -543,6 +555,13 @@ impl McpServer {
                 .approval
                 .asks(tool, set.read_only.contains(exposed)),
         )
+    }
+
+    /// What the tool the model knows as `exposed` says it is now (its
+    /// description, schema and annotations); `None` when the server has
+    /// no such tool.
+    pub fn print(&self, exposed: &str) -> Option<ToolPrint> {
+        self.tool_set().prints.get(exposed).cloned()
     }
 
     /// The title and kind of the calls of the tool the model knows as
