@@ -203,3 +203,72 @@ fn dsh_run_does_not_believe_a_tool_that_turns_read_only() {
         "the change is said: {stdout}{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_loaded_session_replays_its_sampling_calls_as_they_were_shown_live() {
+    use agent_client_protocol::v1::schema::LoadSessionRequest;
+    let answers = format!(
+        "{}{}{}[[answers]]\ntext = \"Blue\"\n[[answers]]\ntext = \"done\"\n",
+        calling(
+            "tester__sample_flood",
+            "{ count = 2, serial = true, max_tokens = 64 }"
+        ),
+        sampled(2),
+        calling("tester__sample", "{ text = \"Name a colour.\" }"),
+    );
+    let fixture = fixture(
+        &answers,
+        &tester(&["samples"], "permission = \"allow\""),
+        &["mcp:tester"],
+    );
+    let only_updates = |seen: Vec<Seen>| -> Vec<SessionUpdate> {
+        seen.into_iter()
+            .filter_map(|item| match item {
+                Seen::Update(_, SessionUpdate::AvailableCommandsUpdate(_)) => None,
+                Seen::Update(_, update) => Some(update),
+                Seen::Permission(_) => None,
+            })
+            .collect()
+    };
+    let (id, live) = fixture
+        .client(Answer::Allow, async |cx, rx| {
+            let session = new_session(&cx, fixture.project.path()).await?;
+            assert_eq!(prompt(&cx, &session, "go").await?, StopReason::EndTurn);
+            Ok((session, only_updates(drain(rx))))
+        })
+        .await;
+    // Three sampling requests, each announced as a call and then
+    // completed.
+    let sampling: Vec<String> = (outline(
+        &live
+            .iter()
+            .map(|update| Seen::Update(id.clone(), update.clone()))
+            .collect::<Vec<_>>(),
+    )
+    .into_iter())
+    .filter(|line| {
+        line.contains("asks to use the model") || line.starts_with("update Some(Completed)")
+    })
+    .collect();
+    let announced = (sampling.iter())
+        .filter(|line| line.starts_with("call MCP server `tester` asks to use the model"))
+        .count();
+    assert_eq!(announced, 3, "{sampling:#?}");
+
+    // Another process loads it: the same updates, the sampling calls
+    // included, in their places.
+    let replayed = fixture
+        .client(Answer::Allow, async |cx, rx| {
+            cx.send_request(LoadSessionRequest::new(id.clone(), fixture.project.path()))
+                .block_task()
+                .await?;
+            Ok(only_updates(until_commands(rx).await))
+        })
+        .await;
+    let (first, rest) = replayed.split_first().expect("updates");
+    assert!(
+        matches!(first, SessionUpdate::UserMessageChunk(_)),
+        "{first:?}"
+    );
+    assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
+}

@@ -186,6 +186,16 @@ pub fn declined(server: &str) -> AskError {
     ))
 }
 
+/// The input of a sampling request, as a front end shows it with the
+/// request's call: the server, the system prompt, the most tokens.
+pub fn sampling_input(request: &SamplingRequest) -> serde_json::Value {
+    serde_json::json!({
+        "server": request.origin.server,
+        "systemPrompt": request.system_prompt,
+        "maxTokens": max_tokens(request),
+    })
+}
+
 /// The title of a sampling request, for the person.
 pub fn sampling_title(request: &SamplingRequest) -> String {
     format!(

@@ -14,6 +14,7 @@ use super::SessionShared;
 use super::approval::SessionApproval;
 use super::boundary::Boundary;
 use super::changed_tools::ChangedTools;
+use super::events::RecordedShown;
 use super::events::SessionEvent;
 use super::input::{Commands, Input, SlashCommand};
 use super::person::Person;
@@ -492,24 +493,23 @@ impl HostedSession {
     pub fn replay(&self) -> Result<(), PromptError> {
         let session =
             (self.session.try_lock()).map_err(|_| PromptError::Busy(self.id().clone()))?;
-        let changes = match self.host.recording() {
-            Some(recording) => recording
-                .store()
-                .changes(self.id().as_str())
-                .unwrap_or_else(|error| {
-                    self.shared
-                        .warn(format!("{error}: the replay of the session shows no diffs"));
-                    Default::default()
-                }),
-            None => Default::default(),
-        };
-        let title = self
-            .host
-            .recording()
-            .map(|recording| recording.store().clone());
-        self.shared
-            .narrator
-            .replay(session.events(), (changes, title));
+        let mut recorded = RecordedShown::default();
+        if let Some(recording) = self.host.recording() {
+            let (store, id) = (recording.store(), self.id().as_str());
+            recorded.changes = store.changes(id).unwrap_or_else(|error| {
+                self.shared
+                    .warn(format!("{error}: the replay of the session shows no diffs"));
+                Default::default()
+            });
+            recorded.questions = store.questions(id).unwrap_or_else(|error| {
+                self.shared.warn(format!(
+                    "{error}: the replay of the session shows no sampling requests"
+                ));
+                Default::default()
+            });
+            recorded.title = Some(store.clone());
+        }
+        self.shared.narrator.replay(session.events(), recorded);
         Ok(())
     }
 

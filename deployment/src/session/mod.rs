@@ -151,6 +151,24 @@ impl SessionShared {
         }
     }
 
+    /// Records `question`, shown while tool call `call_id` ran, for a
+    /// load to show again; a failure is said.
+    pub(crate) fn record_question(
+        &self,
+        call_id: &str,
+        question: &dsh_session_store::RecordedQuestion,
+    ) {
+        if let Some(writer) = &self.writer
+            && let Err(error) = writer.record_question(call_id, question)
+        {
+            self.warn(format!(
+                "the sampling request `{}` of call `{call_id}` was not recorded, and a load \
+                 will not show it: {error}",
+                question.id
+            ));
+        }
+    }
+
     /// Records a remembered answer under its scope's key.
     pub(crate) fn record_always(&self, scope_key: &str, said: Said) {
         let value = match said {
