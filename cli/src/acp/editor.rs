@@ -156,6 +156,19 @@ impl EditorPerson {
         self.send(SessionUpdate::CompactionUpdate(update));
     }
 
+    /// A server's question shown as a call, pending: announced before it
+    /// is asked, so a permission request names a call the editor knows
+    /// (and a load shows it again the same way).
+    fn question_shown(&self, id: String, title: String, text: String, input: serde_json::Value) {
+        let content = vec![ToolCallContent::from(ContentBlock::from(text))];
+        let call = schema::ToolCall::new(id, title)
+            .kind(schema::ToolKind::Other)
+            .status(ToolCallStatus::Pending)
+            .content(content)
+            .raw_input(input);
+        self.send(SessionUpdate::ToolCall(call));
+    }
+
     /// A call the model made, pending.
     fn made(&self, view: &CallView) {
         let mut call = schema::ToolCall::new(view.id.clone(), view.title.clone())
@@ -358,17 +371,7 @@ impl Person for EditorPerson {
                 title,
                 text,
                 input,
-            } => {
-                // Announced before it is asked: a permission request
-                // names a call the editor knows.
-                let content = vec![ToolCallContent::from(ContentBlock::from(text))];
-                let call = schema::ToolCall::new(call_id, title)
-                    .kind(schema::ToolKind::Other)
-                    .status(ToolCallStatus::Pending)
-                    .content(content)
-                    .raw_input(input);
-                self.send(SessionUpdate::ToolCall(call));
-            }
+            } => self.question_shown(call_id, title, text, input),
             SessionEvent::QuestionEnded { call_id, answered } => {
                 let status = match answered {
                     true => ToolCallStatus::Completed,

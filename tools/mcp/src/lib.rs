@@ -64,7 +64,14 @@
 //!   of elicitation only where the asker answers them. A request is the
 //!   session's whose call the server is serving ([`Origin`]). Without an
 //!   asker, sampling is refused and an elicitation declined, its message
-//!   said to the host ([`ServerSaid::Declined`]).
+//!   said to the host ([`ServerSaid::Declined`]). Sampling is bounded in
+//!   every case ([`SamplingLimits`]): one request of a server in flight,
+//!   and per call and per session a count and a token budget; past them
+//!   a request is refused, and the asker told once
+//!   ([`Asker::refused`]).
+//! - **Changes.** What each tool says it is ([`ToolPrint`]) is kept with
+//!   the tool list, so a host can tell a tool that changed mid-session
+//!   from one it approved.
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells

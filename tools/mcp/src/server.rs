@@ -149,12 +149,7 @@ impl ToolSet {
             .zip(&names)
             .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
             .collect();
-        let mut prints: HashMap<String, ToolPrint> = (tools.iter().zip(&names).zip(&schemas))
-            .map(|((tool, name), schema)| {
-                let print = ToolPrint::new(&schema.description, &schema.parameters, Some(tool));
-                (name.exposed.clone(), print)
-            })
-            .collect();
+        let mut prints = prints_of(&tools, &names, &schemas);
         let outputs = output_validators(&tools, &names);
         let reader = resources
             .zip(names.get(tools.len()))
@@ -196,6 +191,21 @@ impl ToolSet {
             left_out,
         }
     }
+}
+
+/// What each of `tools` says it is, by its exposed name (`names` and
+/// `schemas`, in `tools`' order).
+fn prints_of(
+    tools: &[rmcp::model::Tool],
+    names: &[ExposedName],
+    schemas: &[Arc<ToolSchema>],
+) -> HashMap<String, ToolPrint> {
+    (tools.iter().zip(names).zip(schemas))
+        .map(|((tool, name), schema)| {
+            let print = ToolPrint::new(&schema.description, &schema.parameters, Some(tool));
+            (name.exposed.clone(), print)
+        })
+        .collect()
 }
 
 /// Each tool's `outputSchema`, compiled (or why it does not compile), by
