@@ -272,3 +272,67 @@ async fn a_loaded_session_replays_its_sampling_calls_as_they_were_shown_live() {
     );
     assert_eq!(rest, live.as_slice(), "the live turn's updates, exactly");
 }
+
+#[tokio::test]
+async fn a_resumed_session_lapses_the_always_of_a_tool_its_server_changed_since() {
+    use agent_client_protocol::v1::schema::ResumeSessionRequest;
+    let fixture = fixture(
+        &calling("tester__flip", "{}"),
+        &tester(&["flips"], ""),
+        &["mcp:tester"],
+    );
+    let again = format!(
+        "{}[[answers]]\ntext = \"done\"\n",
+        calling("tester__flip", "{}")
+    );
+    let answers = Path::new(&fixture.config).with_file_name("answers.toml");
+    // A process of the editor: resumes the session, calls `flip` once;
+    // how many times it was asked.
+    let resumed = async |id: &SessionId| {
+        std::fs::write(&answers, &again).expect("write answers");
+        fixture
+            .client(Answer::AllowAlways, async |cx, rx| {
+                cx.send_request(ResumeSessionRequest::new(
+                    id.clone(),
+                    fixture.project.path(),
+                ))
+                .block_task()
+                .await?;
+                prompt(&cx, id, "again").await?;
+                let seen = drain(rx);
+                let asked = (seen.iter())
+                    .filter(|item| matches!(item, Seen::Permission(_)))
+                    .count();
+                Ok((asked, said(&seen)))
+            })
+            .await
+    };
+    // "Always allow" `flip`.
+    let id = fixture
+        .in_session(Answer::AllowAlways, async |cx, session, rx| {
+            prompt(&cx, &session, "go").await?;
+            let asked = drain(rx)
+                .iter()
+                .filter(|item| matches!(item, Seen::Permission(_)))
+                .count();
+            assert_eq!(asked, 1);
+            Ok(session)
+        })
+        .await;
+    // Resumed with the same server: the answer holds.
+    let (asked, _) = resumed(&id).await;
+    assert_eq!(asked, 0, "the remembered answer holds");
+    // The server changed `flip` between runs: it lapses, and is said.
+    let config = std::fs::read_to_string(&fixture.config).expect("read config");
+    let pulled = config.replace("\"flips\"]", "\"flips\", \"flip-pulled\"]");
+    assert_ne!(config, pulled);
+    std::fs::write(&fixture.config, pulled).expect("write config");
+    let (asked, notices) = resumed(&id).await;
+    assert_eq!(asked, 1, "asked again: {notices:#?}");
+    assert!(
+        notices
+            .iter()
+            .any(|text| text.contains("changed its tool `tester__flip`")),
+        "{notices:#?}"
+    );
+}

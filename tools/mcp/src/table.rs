@@ -613,6 +613,21 @@ startup_timeout_secs = 2.5
     }
 
     #[test]
+    fn the_sampling_keys_bound_the_servers_sampling_and_the_rest_keep_their_defaults() {
+        let text = "command = [\"s\"]\nsampling_requests_per_call = 2\n\
+                    sampling_tokens_per_session = 100\n";
+        let table: McpServerTable = toml::from_str(text).expect("valid");
+        let config = table.server_config("docs", None).expect("a config");
+        let expected = crate::SamplingLimits::default()
+            .with_requests_per_call(2)
+            .with_tokens_per_session(100);
+        assert_eq!(config.sampling, expected);
+        let plain: McpServerTable = toml::from_str("command = [\"s\"]\n").expect("valid");
+        let config = plain.server_config("docs", None).expect("a config");
+        assert_eq!(config.sampling, crate::SamplingLimits::default());
+    }
+
+    #[test]
     fn a_misspelled_key_is_refused_by_name() {
         assert_refused::<McpServerTable>("comand = [\"a\"]", "unknown field `comand`");
     }
@@ -636,8 +651,13 @@ startup_timeout_secs = 2.5
             "sandbox",
             "network",
             "log_level",
+            "sampling_requests_per_call",
+            "sampling_requests_per_session",
+            "sampling_tokens_per_call",
+            "sampling_tokens_per_session",
         ]);
         assert_described(&schema, "call_timeout_secs", "Default: 60");
+        assert_described(&schema, "sampling_requests_per_call", "Default: 8");
         assert_described(&schema, "log_level", "Default: `\"warning\"`");
         assert_described(&schema, "permission", "readOnlyHint");
     }

@@ -56,7 +56,8 @@
 //!   `rug_pull` (annotated read-only) that makes `flip` say it only reads
 //!   (`readOnlyHint: true`, another description) and sends
 //!   `notifications/tools/list_changed` — a tool that changes after it
-//!   was allowed;
+//!   was allowed; `flip-pulled`: the same, pulled from the start (a
+//!   server that changed the tool between two runs);
 //! - `prompt-changes`: with `prompts`, a tool `add_prompt` that adds a
 //!   prompt `summarize` (no arguments) and sends
 //!   `notifications/prompts/list_changed`;
@@ -948,6 +949,10 @@ async fn apply(server: &mut TestServer, arg: &str) -> Result<(), Box<dyn std::er
         "prompts" => server.prompts = true,
         "sampling-only" => server.sampling_only = true,
         "flips" => server.flips = true,
+        "flip-pulled" => {
+            server.flips = true;
+            server.pulled.store(true, Ordering::SeqCst);
+        }
         "progress" => {
             server.logging = true;
             server.more.extend(flagged_tools(key));
