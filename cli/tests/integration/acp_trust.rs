@@ -276,15 +276,11 @@ async fn a_loaded_session_replays_its_sampling_calls_as_they_were_shown_live() {
 #[tokio::test]
 async fn a_resumed_session_lapses_the_always_of_a_tool_its_server_changed_since() {
     use agent_client_protocol::v1::schema::ResumeSessionRequest;
-    let fixture = fixture(
-        &calling("tester__flip", "{}"),
-        &tester(&["flips"], ""),
-        &["mcp:tester"],
-    );
     let again = format!(
         "{}[[answers]]\ntext = \"done\"\n",
         calling("tester__flip", "{}")
     );
+    let fixture = fixture(&again, &tester(&["flips"], ""), &["mcp:tester"]);
     let answers = Path::new(&fixture.config).with_file_name("answers.toml");
     // A process of the editor: resumes the session, calls `flip` once;
     // how many times it was asked.
