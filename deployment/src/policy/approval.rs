@@ -166,3 +166,32 @@ impl Standing {
         self.stricter(before) != self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DESTRUCTIVE: Standing = Standing {
+        asks: true,
+        only_reads: false,
+    };
+    const READER: Standing = Standing {
+        asks: false,
+        only_reads: true,
+    };
+
+    #[test]
+    fn a_tool_that_says_it_only_reads_now_loosens_and_the_stricter_still_asks() {
+        assert!(READER.loosens(DESTRUCTIVE));
+        assert!(!DESTRUCTIVE.loosens(READER), "asking more is believed");
+        assert!(!READER.loosens(READER));
+        let stricter = READER.stricter(DESTRUCTIVE);
+        assert_eq!(stricter, DESTRUCTIVE);
+        for asking in [Asking::Policy, Asking::SideEffects] {
+            assert!(stricter.asks_in(asking), "{asking:?}");
+            assert!(!READER.asks_in(Asking::Policy));
+        }
+        assert!(!stricter.asks_in(Asking::Never), "full access asks nothing");
+        assert_eq!(Standing::STRICTEST.stricter(READER), Standing::STRICTEST);
+    }
+}
