@@ -86,7 +86,10 @@
 //! change as it showed it ([`SessionWriter::record_change`], a
 //! [`RecordedChange`]: the changed region before and after), so that a
 //! session loaded later shows them again ([`Store::changes`]); the events
-//! alone hold neither a file's text before a change nor after it.
+//! alone hold neither a file's text before a change nor after it. A
+//! question a call's server put to the person meanwhile (a sampling
+//! request, shown as a call of its own) is kept beside its changes
+//! ([`SessionWriter::record_question`], [`Store::questions`]).
 //!
 //! # One writer per session
 //!
@@ -107,8 +110,8 @@ mod title;
 pub use error::StoreError;
 pub use recover::{INTERRUPTED_CALL, INTERRUPTED_TURN};
 pub use store::{
-    ListQuery, LoadedSession, NewSession, RecordedChange, RequestPrefix, SessionInfo,
-    SessionWriter, SkippedRecord, Store, now_ms,
+    ListQuery, LoadedSession, NewSession, RecordedChange, RecordedQuestion, RequestPrefix,
+    SessionInfo, SessionWriter, SkippedRecord, Store, now_ms,
 };
 
 /// dsh's state directory, where what it keeps for the user lives (the

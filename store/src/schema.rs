@@ -69,7 +69,9 @@ CREATE TABLE settings (
 
 /// Version 5: the files each tool call changed, as a front end showed
 /// them (the changed region), by call, in order; replayed when the session
-/// is loaded.
+/// is loaded. The questions its server put to the person meanwhile
+/// (sampling requests) are kept here too, each body wrapped
+/// (`{"question": …}`) so it never reads as a change.
 const V5: &str = "
 CREATE TABLE changes (
     session_id TEXT NOT NULL,

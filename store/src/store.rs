@@ -212,6 +212,55 @@ impl RecordedChange {
     }
 }
 
+/// A question a tool call's server put to the person while the call ran
+/// (a sampling request, shown as a call of its own), as a front end
+/// showed it ([`SessionWriter::record_question`]): kept with the files the
+/// call changed, so that a session loaded later shows it again
+/// ([`Store::questions`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RecordedQuestion {
+    /// The id of the call that showed it (`sampling-…`).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// What it showed (what the server sends the model, escaped, cut).
+    pub text: String,
+    /// Its input, as a front end shows it.
+    pub input: serde_json::Value,
+    /// Whether it was answered (the model answered) or failed (declined,
+    /// withdrawn, the model failed).
+    pub answered: bool,
+}
+
+impl RecordedQuestion {
+    /// The question `id`, titled `title`, showing `text` and `input`,
+    /// `answered` or not.
+    pub fn new(
+        id: String,
+        title: String,
+        text: String,
+        input: serde_json::Value,
+        answered: bool,
+    ) -> Self {
+        Self {
+            id,
+            title,
+            text,
+            input,
+            answered,
+        }
+    }
+}
+
+/// A question's record in the table of what the calls showed: wrapped,
+/// so that it never reads as a [`RecordedChange`] (and a dsh that knows no
+/// questions skips it).
+#[derive(Serialize, Deserialize)]
+struct QuestionRecord {
+    question: RecordedQuestion,
+}
+
 /// A record of the store that could not be read as an event: torn,
 /// unreadable, or of a kind this dsh does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -613,6 +662,36 @@ impl Store {
         Ok(changes)
     }
 
+    /// The questions the servers of the tool calls of session `id` put
+    /// to the person, by call, each call's in order
+    /// ([`SessionWriter::record_question`]); a record that does not read
+    /// is left out.
+    pub fn questions(
+        &self,
+        id: &str,
+    ) -> Result<BTreeMap<String, Vec<RecordedQuestion>>, StoreError> {
+        const DOING: &str = "while loading a session's questions";
+        let conn = self.inner.conn.lock();
+        let mut query = conn
+            .prepare(
+                "SELECT call_id, body FROM changes WHERE session_id = ?1 ORDER BY call_id, seq",
+            )
+            .map_err(self.failed(DOING))?;
+        let rows = query
+            .query_map([id], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })
+            .map_err(self.failed(DOING))?;
+        let mut questions: BTreeMap<String, Vec<RecordedQuestion>> = BTreeMap::new();
+        for row in rows {
+            let (call, body) = row.map_err(self.failed(DOING))?;
+            if let Ok(record) = serde_json::from_str::<QuestionRecord>(&body) {
+                questions.entry(call).or_default().push(record.question);
+            }
+        }
+        Ok(questions)
+    }
+
     /// Appends `change` to what call `call_id` of session `id` changed.
     fn record_change(
         &self,
@@ -624,6 +703,28 @@ impl Store {
             id: id.to_owned(),
             source,
         })?;
+        self.record_shown(id, call_id, body)
+    }
+
+    /// Appends `question` to what call `call_id` of session `id` showed.
+    fn record_question(
+        &self,
+        id: &str,
+        call_id: &str,
+        question: &RecordedQuestion,
+    ) -> Result<(), StoreError> {
+        let record = QuestionRecord {
+            question: question.clone(),
+        };
+        let body = serde_json::to_string(&record).map_err(|source| StoreError::Serialize {
+            id: id.to_owned(),
+            source,
+        })?;
+        self.record_shown(id, call_id, body)
+    }
+
+    /// Appends `body` to what call `call_id` of session `id` showed.
+    fn record_shown(&self, id: &str, call_id: &str, body: String) -> Result<(), StoreError> {
         self.inner
             .conn
             .lock()
@@ -818,6 +919,17 @@ impl SessionWriter {
     /// back.
     pub fn record_change(&self, call_id: &str, change: &RecordedChange) -> Result<(), StoreError> {
         self.store.record_change(&self.id, call_id, change)
+    }
+
+    /// Records that while tool call `call_id` ran, its server put
+    /// `question` to the person, after what it showed before;
+    /// [`Store::questions`] reads them back.
+    pub fn record_question(
+        &self,
+        call_id: &str,
+        question: &RecordedQuestion,
+    ) -> Result<(), StoreError> {
+        self.store.record_question(&self.id, call_id, question)
     }
 
     /// A recorder for the loop's `Session::with_recorder`

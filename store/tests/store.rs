@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use dsh_agent_types::{Event, ToolCall, TurnEndReason};
 use dsh_session_store::{
-    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RecordedChange, RequestPrefix,
-    SessionWriter, Store, StoreError,
+    INTERRUPTED_CALL, INTERRUPTED_TURN, ListQuery, NewSession, RecordedChange, RecordedQuestion,
+    RequestPrefix, SessionWriter, Store, StoreError,
 };
 
 fn a_turn() -> Vec<Event> {
@@ -311,6 +311,33 @@ fn list_filters_by_cwd_and_pages() {
             .title,
         "prompt 3"
     );
+}
+
+#[test]
+fn a_calls_questions_are_kept_beside_its_changes_and_neither_reads_as_the_other() {
+    let (_dir, store) = temp_store();
+    let (writer, id) = recorded_session(&store);
+    let change = RecordedChange::new("/p/a.txt".into(), None, "a\n".to_owned(), 1);
+    let question = |n: u32, answered: bool| {
+        RecordedQuestion::new(
+            format!("sampling-{n}"),
+            "MCP server `docs` asks to use the model".to_owned(),
+            "user: hi".to_owned(),
+            serde_json::json!({"server": "docs", "maxTokens": 64}),
+            answered,
+        )
+    };
+    writer
+        .record_question("call_1", &question(1, true))
+        .unwrap();
+    writer.record_change("call_1", &change).unwrap();
+    writer
+        .record_question("call_1", &question(2, false))
+        .unwrap();
+    let changes = store.changes(&id).unwrap();
+    assert_eq!(changes["call_1"], [change]);
+    let questions = store.questions(&id).unwrap();
+    assert_eq!(questions["call_1"], [question(1, true), question(2, false)]);
 }
 
 #[test]

@@ -24,7 +24,7 @@ use agent_client_protocol::v1::schema::{
 };
 use dsh_agent_loop::{ToolCall, async_trait};
 use dsh_deployment::host::Host;
-use dsh_deployment::policy::sampling::MAX_SAMPLED_TOKENS;
+use dsh_deployment::policy::sampling::sampling_input;
 use dsh_deployment::session::{
     Answer, CallEnd, CallView, Person, Question, SessionEvent, Steering,
 };
@@ -154,6 +154,19 @@ impl EditorPerson {
         let update =
             schema::CompactionUpdate::new(id, schema::CompactionStatus::Completed).summary(summary);
         self.send(SessionUpdate::CompactionUpdate(update));
+    }
+
+    /// A server's question shown as a call, pending: announced before it
+    /// is asked, so a permission request names a call the editor knows
+    /// (and a load shows it again the same way).
+    fn question_shown(&self, id: String, title: String, text: String, input: serde_json::Value) {
+        let content = vec![ToolCallContent::from(ContentBlock::from(text))];
+        let call = schema::ToolCall::new(id, title)
+            .kind(schema::ToolKind::Other)
+            .status(ToolCallStatus::Pending)
+            .content(content)
+            .raw_input(input);
+        self.send(SessionUpdate::ToolCall(call));
     }
 
     /// A call the model made, pending.
@@ -353,6 +366,12 @@ impl Person for EditorPerson {
             } => self.compacted(id.0, &report, summary),
             SessionEvent::Refused { text } => self.say(&text, schema::NoticeSeverity::Warning),
             SessionEvent::Steered { steering } => self.steered(&steering),
+            SessionEvent::QuestionShown {
+                call_id,
+                title,
+                text,
+                input,
+            } => self.question_shown(call_id, title, text, input),
             SessionEvent::QuestionEnded { call_id, answered } => {
                 let status = match answered {
                     true => ToolCallStatus::Completed,
@@ -401,26 +420,14 @@ impl Person for EditorPerson {
                 described,
                 request,
             } => {
-                let input = json!({
-                    "server": request.origin.server,
-                    "systemPrompt": request.system_prompt,
-                    "maxTokens": request.max_tokens.min(MAX_SAMPLED_TOKENS),
-                });
+                // The call was announced ([`SessionEvent::QuestionShown`]).
                 let content = vec![ToolCallContent::from(ContentBlock::from(described))];
-                // Announced first: a permission request names a call the
-                // editor knows.
-                let call = schema::ToolCall::new(call_id.to_owned(), title.to_owned())
-                    .kind(schema::ToolKind::Other)
-                    .status(ToolCallStatus::Pending)
-                    .content(content.clone())
-                    .raw_input(input.clone());
-                self.send(SessionUpdate::ToolCall(call));
                 let fields = ToolCallUpdateFields::new()
                     .title(title.to_owned())
                     .kind(schema::ToolKind::Other)
                     .status(ToolCallStatus::Pending)
                     .content(content)
-                    .raw_input(input);
+                    .raw_input(sampling_input(request));
                 (call_id, fields, allow_or_reject())
             }
             Question::Outside {

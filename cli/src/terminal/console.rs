@@ -127,6 +127,7 @@ impl Console {
             | SessionEvent::Usage { .. }
             | SessionEvent::Title { .. }
             | SessionEvent::Steered { .. }
+            | SessionEvent::QuestionShown { .. }
             | SessionEvent::QuestionEnded { .. } => {}
         }
     }

@@ -8,6 +8,8 @@ use crate::common;
 mod editor;
 #[path = "acp_sessions.rs"]
 mod sessions;
+#[path = "acp_trust.rs"]
+mod trust;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -76,7 +76,14 @@
 //!   answered by the model after the person allowed it) is no step of a
 //!   session: it has a line of its own, written when answered,
 //!   `{"sampling_for":"<server>","session":…,"model":…,"api_prompt_tokens":…,
-//!   "api_completion_tokens":…}`, and the summary counts it apart.
+//!   "api_completion_tokens":…}`, and the summary counts it apart. A
+//!   server that reached a sampling limit has a line when it first does
+//!   for a call or a session: `{"sampling_refused_for":"<server>",
+//!   "session":…,"why":…}`.
+//! - A tool of an MCP server whose description, input schema or
+//!   annotations changed mid-session has a line when the session first
+//!   sees the change: `{"tool_changed":"<tool>","server":…,"session":…,
+//!   "what":["annotations"]}`; it is asked about again as a new tool.
 //!
 //! Without `--trace`, tokens are not counted at all, and only the bytes
 //! reach the summary.
@@ -551,6 +558,52 @@ impl Trace {
         let what = format!("sampling request {}", state.summary.sampled);
         self.write_line(&mut state, &line, &what);
     }
+}
+
+impl Trace {
+    /// MCP server `server` reached a sampling limit (for `session`, when
+    /// known): its further requests are refused, `why`. Written at once,
+    /// a line of its own, once for each call or session that reached one.
+    pub fn sampling_refused(&self, server: &str, session: Option<&str>, why: &str) {
+        let mut state = self.state.lock();
+        let line = SamplingRefusedLine {
+            sampling_refused_for: server,
+            session,
+            why,
+        };
+        self.write_line(&mut state, &line, "a sampling refusal");
+    }
+
+    /// A tool of MCP server `server` changed mid-session (`what`: its
+    /// description, input schema or annotations): it is asked about again
+    /// as a new tool. Written at once, a line of its own.
+    pub fn tool_changed(&self, session: &str, tool: &str, server: &str, what: &[&str]) {
+        let mut state = self.state.lock();
+        let line = ToolChangedLine {
+            tool_changed: tool,
+            server,
+            session,
+            what,
+        };
+        self.write_line(&mut state, &line, "a changed tool");
+    }
+}
+
+/// The line of a sampling refusal.
+#[derive(Serialize)]
+struct SamplingRefusedLine<'a> {
+    sampling_refused_for: &'a str,
+    session: Option<&'a str>,
+    why: &'a str,
+}
+
+/// The line of a tool that changed mid-session.
+#[derive(Serialize)]
+struct ToolChangedLine<'a> {
+    tool_changed: &'a str,
+    server: &'a str,
+    session: &'a str,
+    what: &'a [&'a str],
 }
 
 /// What the trace measures of a loop: every step's prompt, every answer's

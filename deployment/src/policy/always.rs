@@ -509,6 +509,13 @@ impl Remembered {
         };
     }
 
+    /// Forgets what was said for `scope` (a tool that changed: what was
+    /// answered was about the tool as it was).
+    pub fn forget(&mut self, scope: &Scope) {
+        self.allowed.remove(scope);
+        self.rejected.remove(scope);
+    }
+
     /// Remembers `said` for each scope `offer` holds for it.
     pub fn remember_offer(&mut self, offer: &Offer, said: Said) {
         for scope in offer.scopes(said) {

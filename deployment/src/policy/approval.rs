@@ -13,7 +13,7 @@
 //! the terminal, and where no one can be asked the call is refused with
 //! [`ApprovalPolicy::how_to_allow`].
 
-use dsh_tool_mcp::McpServers;
+use dsh_tool_mcp::{McpServers, ToolPrint};
 use dsh_tools::{ToolKind, ToolRegistry};
 
 use super::modes::Asking;
@@ -50,11 +50,23 @@ impl ApprovalPolicy {
     /// Whether a call of `tool` in `session` asks first in a mode that
     /// asks as `asking` says.
     pub fn asks_in(&self, asking: Asking, tool: &str, session: &str) -> bool {
-        match asking {
-            Asking::Never => false,
-            Asking::Policy => self.asks(tool, session),
-            Asking::SideEffects => self.asks(tool, session) || !self.only_reads(tool, session),
+        self.standing(tool, session).asks_in(asking)
+    }
+
+    /// What the policy reads of `tool` in `session` now: whether its rule
+    /// asks, and whether it only reads.
+    pub(crate) fn standing(&self, tool: &str, session: &str) -> Standing {
+        Standing {
+            asks: self.asks(tool, session),
+            only_reads: self.only_reads(tool, session),
         }
+    }
+
+    /// What MCP tool `tool` of `session` says it is now; `None` for a
+    /// tool of dsh's own.
+    pub(crate) fn print(&self, tool: &str, session: &str) -> Option<(String, ToolPrint)> {
+        let server = self.mcp.server_of_tool(Some(session), tool)?;
+        Some((server.name().to_owned(), server.print(tool)?))
     }
 
     /// Whether `tool` only reads: a tool of a read-only kind, or an MCP
@@ -108,5 +120,78 @@ impl ApprovalPolicy {
              of the server) to run it unasked; a tool that only reads should say \
              `readOnlyHint: true` in its annotations"
         )
+    }
+}
+
+/// What the policy reads of a tool to decide whether its calls ask: its
+/// rule (a table's `permission = "ask"`, a server's rule and
+/// annotations), and whether it only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Standing {
+    /// Whether its rule asks, in a mode that follows the policy.
+    pub(crate) asks: bool,
+    /// Whether it only reads (a mode that asks before side effects lets
+    /// it run).
+    pub(crate) only_reads: bool,
+}
+
+impl Standing {
+    /// The standing of a tool that could not be read: it asks, and may
+    /// change anything.
+    pub(crate) const STRICTEST: Standing = Standing {
+        asks: true,
+        only_reads: false,
+    };
+
+    /// Whether its calls ask first in a mode that asks as `asking` says.
+    pub(crate) fn asks_in(self, asking: Asking) -> bool {
+        match asking {
+            Asking::Never => false,
+            Asking::Policy => self.asks,
+            Asking::SideEffects => self.asks || !self.only_reads,
+        }
+    }
+
+    /// The stricter of two: it asks if either does, and only reads if
+    /// both do.
+    pub(crate) fn stricter(self, other: Standing) -> Standing {
+        Standing {
+            asks: self.asks || other.asks,
+            only_reads: self.only_reads && other.only_reads,
+        }
+    }
+
+    /// Whether `self` asks less than `before` in some mode.
+    pub(crate) fn loosens(self, before: Standing) -> bool {
+        self.stricter(before) != self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DESTRUCTIVE: Standing = Standing {
+        asks: true,
+        only_reads: false,
+    };
+    const READER: Standing = Standing {
+        asks: false,
+        only_reads: true,
+    };
+
+    #[test]
+    fn a_tool_that_says_it_only_reads_now_loosens_and_the_stricter_still_asks() {
+        assert!(READER.loosens(DESTRUCTIVE));
+        assert!(!DESTRUCTIVE.loosens(READER), "asking more is believed");
+        assert!(!READER.loosens(READER));
+        let stricter = READER.stricter(DESTRUCTIVE);
+        assert_eq!(stricter, DESTRUCTIVE);
+        for asking in [Asking::Policy, Asking::SideEffects] {
+            assert!(stricter.asks_in(asking), "{asking:?}");
+            assert!(!READER.asks_in(Asking::Policy));
+        }
+        assert!(!stricter.asks_in(Asking::Never), "full access asks nothing");
+        assert_eq!(Standing::STRICTEST.stricter(READER), Standing::STRICTEST);
     }
 }

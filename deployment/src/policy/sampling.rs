@@ -24,9 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::modes::Asking;
 use crate::measure::trace::Trace;
 
-/// The most tokens of a sampled answer, whatever a server asks: a
-/// server's request spends the person's model.
-pub const MAX_SAMPLED_TOKENS: u32 = 4096;
+pub use dsh_tool_mcp::MAX_SAMPLED_TOKENS;
 
 /// The most characters of each part of a request the person is shown
 /// (escaped): the system prompt, each message.
@@ -55,6 +53,12 @@ impl std::fmt::Debug for Sampler {
 }
 
 impl Sampler {
+    /// A request of `server` (for `session`, when known) refused past
+    /// its sampling limits, `why`: a line of the trace.
+    pub(crate) fn refused(&self, server: &str, session: Option<&str>, why: &str) {
+        self.trace.sampling_refused(server, session, why);
+    }
+
     /// A sampler on `model`, naming `default_model`, counting in `trace`.
     pub fn new(model: Arc<dyn ModelAdapter>, default_model: String, trace: Arc<Trace>) -> Self {
         Self {
@@ -182,6 +186,16 @@ pub fn declined(server: &str) -> AskError {
     ))
 }
 
+/// The input of a sampling request, as a front end shows it with the
+/// request's call: the server, the system prompt, the most tokens.
+pub fn sampling_input(request: &SamplingRequest) -> serde_json::Value {
+    serde_json::json!({
+        "server": request.origin.server,
+        "systemPrompt": request.system_prompt,
+        "maxTokens": max_tokens(request),
+    })
+}
+
 /// The title of a sampling request, for the person.
 pub fn sampling_title(request: &SamplingRequest) -> String {
     format!(
@@ -227,7 +241,7 @@ pub fn describe_sampling(request: &SamplingRequest) -> String {
 /// `maxTokens` within 1 and [`MAX_SAMPLED_TOKENS`] (a model API refuses
 /// a limit of 0).
 fn max_tokens(request: &SamplingRequest) -> u32 {
-    request.max_tokens.clamp(1, MAX_SAMPLED_TOKENS)
+    dsh_tool_mcp::sampled_tokens(request.max_tokens)
 }
 
 /// How much `request` sends the model in all, whatever is shown of it:

@@ -3,7 +3,8 @@
 //! answer covers, by the one rule of [`crate::policy::always`], runs (or is
 //! refused) unasked; any other is put to the session's person, whose
 //! "always" is remembered — and recorded with the session — for exactly
-//! what the question said it covers.
+//! what the question said it covers. An MCP tool that changed since is
+//! a new tool for approval ([`super::changed_tools`]).
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use dsh_sandbox::SandboxMode;
 use tokio_util::sync::CancellationToken;
 
 use super::SessionShared;
+use super::changed_tools::ChangedTools;
 use super::events::SessionEvent;
 use super::person::{Answer, Question};
 use crate::policy::always::{self, Said};
@@ -23,11 +25,21 @@ use crate::policy::modes::Mode;
 pub(crate) struct SessionApproval {
     policy: ApprovalPolicy,
     shared: Arc<SessionShared>,
+    /// What changed of the session's MCP tools.
+    changed: Arc<ChangedTools>,
 }
 
 impl SessionApproval {
-    pub(crate) fn new(policy: ApprovalPolicy, shared: Arc<SessionShared>) -> Self {
-        Self { policy, shared }
+    pub(crate) fn new(
+        policy: ApprovalPolicy,
+        shared: Arc<SessionShared>,
+        changed: Arc<ChangedTools>,
+    ) -> Self {
+        Self {
+            policy,
+            shared,
+            changed,
+        }
     }
 
     /// Whether `call`, which no remembered answer covers, may run: the
@@ -52,7 +64,11 @@ impl SessionApproval {
             for scope in offer.scopes(said) {
                 self.shared.record_always(&scope.key(), said);
             }
+            self.changed.remembered(&call.name);
         };
+        if answer.allows() {
+            self.changed.allowed(&call.name);
+        }
         match answer {
             Answer::Once => Approval::Allow,
             Answer::Always => {
@@ -108,6 +124,8 @@ impl ToolApproval for SessionApproval {
         session: &SessionFacts,
         cancel: &CancellationToken,
     ) -> Approval {
+        // A tool that changed since its answers lapses them first.
+        let standing = self.changed.standing(&call.name, session.id.as_str());
         // "Always reject" holds in every mode, even one that asks nothing.
         let said = self
             .shared
@@ -131,9 +149,7 @@ impl ToolApproval for SessionApproval {
             return read_only(call, mode);
         }
         let asking = mode.asking;
-        if said != Some(Said::Allowed)
-            && self.policy.asks_in(asking, &call.name, session.id.as_str())
-        {
+        if said != Some(Said::Allowed) && standing.asks_in(asking) {
             let approval = self.decide(call, session, cancel).await;
             if approval != Approval::Allow {
                 return approval;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dsh_agent_loop::{CompactionReport, Event, Image, StepResponse, ToolCall};
-use dsh_session_store::{RecordedChange, SessionWriter, Store};
+use dsh_session_store::{RecordedChange, RecordedQuestion, SessionWriter, Store};
 use dsh_tools::{CommandExit, FileChange, ToolCallContext, ToolKind, ToolRegistry};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -156,6 +156,20 @@ pub enum SessionEvent {
     Steered {
         /// The steering now.
         steering: Steering,
+    },
+    /// A server's question is shown as a call of its own (a sampling
+    /// request), before the person is asked about it; it ends with
+    /// [`SessionEvent::QuestionEnded`]. A loaded session shows it again,
+    /// within the call that its server served.
+    QuestionShown {
+        /// The question's call (`sampling-…`).
+        call_id: String,
+        /// Its title: the server that asks.
+        title: String,
+        /// What it sends the model (escaped, cut).
+        text: String,
+        /// Its input: the server, the system prompt, the most tokens.
+        input: serde_json::Value,
     },
     /// A question's own call ended (a sampling request shown as a call):
     /// `answered` when the model answered it.
@@ -309,6 +323,9 @@ struct Inner {
     changes: Option<Arc<SessionWriter>>,
     /// On a replay: the files each call changed, as recorded, by call.
     recorded_changes: Mutex<BTreeMap<String, Vec<RecordedChange>>>,
+    /// On a replay: the questions each call's server put to the person,
+    /// as recorded, by call.
+    recorded_questions: Mutex<BTreeMap<String, Vec<RecordedQuestion>>>,
     /// How many events the session's log holds, and the id of the answer
     /// being written: what the pieces of an answer are told by.
     log: Mutex<(usize, MessageId)>,
@@ -344,6 +361,7 @@ impl Narrator {
                 title: Mutex::new(title),
                 changes,
                 recorded_changes: Mutex::new(BTreeMap::new()),
+                recorded_questions: Mutex::new(BTreeMap::new()),
                 log: Mutex::new((history, MessageId::at(&session_id, history))),
             }),
         }
@@ -585,14 +603,17 @@ impl Narrator {
     /// when it ran (with the files it changed, as recorded, and its
     /// command's output in one piece), and ended; the plans, and the
     /// title after the prompt that gave it. The differences: an answer
-    /// streamed in pieces is one piece, and no usage follows a response
-    /// (the store keeps none).
-    pub(crate) fn replay(
-        &self,
-        events: &[Event],
-        (changes, title): (BTreeMap<String, Vec<RecordedChange>>, Option<Store>),
-    ) {
+    /// streamed in pieces is one piece, no usage follows a response (the
+    /// store keeps none), and a call's questions (its server's sampling
+    /// requests, shown as calls) follow the files it changed.
+    pub(crate) fn replay(&self, events: &[Event], recorded: RecordedShown) {
+        let RecordedShown {
+            changes,
+            questions,
+            title,
+        } = recorded;
         *self.inner.recorded_changes.lock() = changes;
+        *self.inner.recorded_questions.lock() = questions;
         *self.inner.title.lock() = title;
         for (position, event) in events.iter().enumerate() {
             match event {
@@ -645,6 +666,19 @@ impl Narrator {
                 change,
             });
         }
+        let questions = self.inner.recorded_questions.lock().remove(call_id);
+        for question in questions.into_iter().flatten() {
+            self.show(SessionEvent::QuestionShown {
+                call_id: question.id.clone(),
+                title: question.title,
+                text: question.text,
+                input: question.input,
+            });
+            self.show(SessionEvent::QuestionEnded {
+                call_id: question.id,
+                answered: question.answered,
+            });
+        }
         if let Event::ToolResult {
             text,
             is_error: false,
@@ -662,6 +696,16 @@ impl Narrator {
             }
         }
     }
+}
+
+/// What a replay shows besides the events, as the store recorded it: the
+/// files each call changed, the questions each call's server put to the
+/// person, and where the title is read.
+#[derive(Default)]
+pub(crate) struct RecordedShown {
+    pub(crate) changes: BTreeMap<String, Vec<RecordedChange>>,
+    pub(crate) questions: BTreeMap<String, Vec<RecordedQuestion>>,
+    pub(crate) title: Option<Store>,
 }
 
 /// The plan a successful `todo_write` call leaves: its list, as the todo

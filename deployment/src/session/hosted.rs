@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::SessionShared;
 use super::approval::SessionApproval;
 use super::boundary::Boundary;
+use super::changed_tools::ChangedTools;
+use super::events::RecordedShown;
 use super::events::SessionEvent;
 use super::input::{Commands, Input, SlashCommand};
 use super::person::Person;
@@ -496,24 +498,23 @@ impl HostedSession {
     pub fn replay(&self) -> Result<(), PromptError> {
         let session =
             (self.session.try_lock()).map_err(|_| PromptError::Busy(self.id().clone()))?;
-        let changes = match self.host.recording() {
-            Some(recording) => recording
-                .store()
-                .changes(self.id().as_str())
-                .unwrap_or_else(|error| {
-                    self.shared
-                        .warn(format!("{error}: the replay of the session shows no diffs"));
-                    Default::default()
-                }),
-            None => Default::default(),
-        };
-        let title = self
-            .host
-            .recording()
-            .map(|recording| recording.store().clone());
-        self.shared
-            .narrator
-            .replay(session.events(), (changes, title));
+        let mut recorded = RecordedShown::default();
+        if let Some(recording) = self.host.recording() {
+            let (store, id) = (recording.store(), self.id().as_str());
+            recorded.changes = store.changes(id).unwrap_or_else(|error| {
+                self.shared
+                    .warn(format!("{error}: the replay of the session shows no diffs"));
+                Default::default()
+            });
+            recorded.questions = store.questions(id).unwrap_or_else(|error| {
+                self.shared.warn(format!(
+                    "{error}: the replay of the session shows no sampling requests"
+                ));
+                Default::default()
+            });
+            recorded.title = Some(store.clone());
+        }
+        self.shared.narrator.replay(session.events(), recorded);
         Ok(())
     }
 
@@ -727,7 +728,16 @@ fn session_loop(
     shared: &Arc<SessionShared>,
     (roots, asks_outside): (&[PathBuf], bool),
 ) -> AgentLoop {
-    let approval = SessionApproval::new(host.approval_policy(), Arc::clone(shared));
+    let changed = Arc::new(ChangedTools::new(
+        host.approval_policy(),
+        Arc::clone(shared),
+        Arc::clone(host.trace()),
+    ));
+    let approval = SessionApproval::new(
+        host.approval_policy(),
+        Arc::clone(shared),
+        Arc::clone(&changed),
+    );
     let (lending, narrator) = (Arc::clone(shared), shared.narrator.clone());
     let roots = roots.to_vec();
     // Without a boundary, a change outside the working directory is
@@ -738,7 +748,11 @@ fn session_loop(
             shared: Arc::clone(shared),
         }) as Arc<dyn dsh_tool_fs::OutsideWorkspace>
     });
-    let sticky = StickyTools::new(host.agent_loop().prompt().clone(), narrator.clone());
+    let sticky = StickyTools::new(
+        host.agent_loop().prompt().clone(),
+        narrator.clone(),
+        changed,
+    );
     host.agent_loop()
         .observed_by(Arc::new(super::observer::SessionObserver(narrator)))
         .observed_by(Arc::new(sticky))

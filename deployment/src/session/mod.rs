@@ -25,6 +25,7 @@
 
 mod approval;
 mod boundary;
+mod changed_tools;
 mod events;
 mod form;
 mod hosted;
@@ -70,6 +71,8 @@ pub(crate) struct SessionShared {
     pub(crate) person: Arc<dyn Person>,
     pub(crate) steering: Mutex<Steering>,
     pub(crate) remembered: Mutex<Remembered>,
+    /// What it knows its MCP tools by ([`changed_tools`]).
+    pub(crate) prints: Mutex<changed_tools::Prints>,
     /// Where its choices are recorded, when it is.
     writer: Option<Arc<SessionWriter>>,
     pub(crate) narrator: Narrator,
@@ -118,6 +121,7 @@ impl SessionShared {
             person,
             steering: Mutex::new(Steering::restore(host, settings)),
             remembered: Mutex::new(remembered),
+            prints: Mutex::new(changed_tools::Prints::restore(settings)),
             writer,
             narrator,
         })
@@ -143,6 +147,24 @@ impl SessionShared {
         {
             self.warn(format!(
                 "the session's choice `{key}` = `{value}` was not recorded: {error}"
+            ));
+        }
+    }
+
+    /// Records `question`, shown while tool call `call_id` ran, for a
+    /// load to show again; a failure is said.
+    pub(crate) fn record_question(
+        &self,
+        call_id: &str,
+        question: &dsh_session_store::RecordedQuestion,
+    ) {
+        if let Some(writer) = &self.writer
+            && let Err(error) = writer.record_question(call_id, question)
+        {
+            self.warn(format!(
+                "the sampling request `{}` of call `{call_id}` was not recorded, and a load \
+                 will not show it: {error}",
+                question.id
             ));
         }
     }

@@ -5,9 +5,11 @@
 //!
 //! - **Sampling**: in a mode that asks (all but `full-access`), the
 //!   person is asked with the server's name and what it sends (escaped,
-//!   cut: [`describe_sampling`]); allowed, the host's model answers with
-//!   the session's model. The question's call then ends
-//!   ([`SessionEvent::QuestionEnded`]). Refused, saying why, when no one
+//!   cut: [`describe_sampling`]), shown as a call of its own first
+//!   ([`SessionEvent::QuestionShown`]); allowed, the host's model answers
+//!   with the session's model. The question's call then ends
+//!   ([`SessionEvent::QuestionEnded`]), and is recorded with the call its
+//!   server served, so a loaded session shows it again. Refused, saying why, when no one
 //!   can answer or the request is no session's.
 //! - **Elicitation**: put to the person when they can answer its kind;
 //!   declined otherwise, and said ([`ServerLine::declined`]).
@@ -21,9 +23,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use dsh_agent_loop::async_trait;
+use dsh_session_store::RecordedQuestion;
 use dsh_tool_mcp::{
     AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
-    SamplingRequest, ServerLine, ServerOutput,
+    SamplingRequest, ServerLine, ServerOutput, ServerSaid,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -32,7 +35,7 @@ use super::SessionShared;
 use super::events::SessionEvent;
 use super::person::{Answer, Question};
 use crate::policy::sampling::{
-    Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_title,
+    Sampler, cannot_ask, declined, describe_sampling, sampling_asks, sampling_input, sampling_title,
 };
 
 /// Who can answer a server's questions, as the front end says.
@@ -132,17 +135,36 @@ impl Questions {
     ) -> Result<AskedCall, AskError> {
         let server = &request.origin.server;
         let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        // Unique beyond this process: a loaded session shows its
+        // recorded ones beside new ones.
+        let unique = dsh_agent_loop::SessionId::generate();
+        let (title, described) = (sampling_title(request), describe_sampling(request));
         // Withdrawn (the future dropped) or refused, the call ends failed.
         let asked = AskedCall {
             session: Arc::clone(session),
-            call_id: format!("sampling-{number}"),
-            answered: false,
+            served: request.origin.call.clone(),
+            question: RecordedQuestion::new(
+                format!(
+                    "sampling-{number}-{}",
+                    unique.as_str().get(..8).unwrap_or("")
+                ),
+                title,
+                described,
+                sampling_input(request),
+                false,
+            ),
         };
-        let (title, described) = (sampling_title(request), describe_sampling(request));
+        let question = &asked.question;
+        session.show(SessionEvent::QuestionShown {
+            call_id: question.id.clone(),
+            title: question.title.clone(),
+            text: question.text.clone(),
+            input: question.input.clone(),
+        });
         let question = Question::Sampling {
-            call_id: &asked.call_id,
-            title: &title,
-            described: &described,
+            call_id: &question.id,
+            title: &question.title,
+            described: &question.text,
             request,
         };
         match session.person.ask(question, cancel).await {
@@ -155,18 +177,23 @@ impl Questions {
 
 /// The call a sampling question shows while it is asked and answered:
 /// dropped, it ends ([`SessionEvent::QuestionEnded`]), answered only when
-/// the model answered.
+/// the model answered, and is recorded with the call its server served,
+/// for a load to show again.
 struct AskedCall {
     session: Arc<SessionShared>,
-    call_id: String,
-    answered: bool,
+    /// The tool call the server served, when known.
+    served: Option<String>,
+    question: RecordedQuestion,
 }
 
 impl Drop for AskedCall {
     fn drop(&mut self) {
+        if let Some(served) = &self.served {
+            self.session.record_question(served, &self.question);
+        }
         self.session.narrator.show(SessionEvent::QuestionEnded {
-            call_id: std::mem::take(&mut self.call_id),
-            answered: self.answered,
+            call_id: std::mem::take(&mut self.question.id),
+            answered: self.question.answered,
         });
     }
 }
@@ -203,9 +230,25 @@ impl Asker for Questions {
         };
         let sampled = self.sampler.sample(&request, Some(&model), &cancel).await;
         if let Some(asked) = &mut asked {
-            asked.answered = sampled.is_ok();
+            asked.question.answered = sampled.is_ok();
         }
         sampled
+    }
+
+    /// Said to the person of the session the request was for (as a
+    /// notice), else where the servers' lines go; and in the trace.
+    fn refused(&self, origin: &Origin, why: &str) {
+        self.sampler
+            .refused(&origin.server, origin.session.as_deref(), why);
+        match self.session_of(origin) {
+            Some(session) => session.show(SessionEvent::Notice {
+                text: why.to_owned(),
+            }),
+            None => {
+                let line = ServerLine::new(&origin.server, ServerSaid::Failure(why.to_owned()));
+                self.output.lock().say(line);
+            }
+        }
     }
 
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer {

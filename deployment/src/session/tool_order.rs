@@ -2,20 +2,25 @@
 //! them in is the session's own [`ToolOrder`], so a tool a server adds
 //! mid-session goes after every tool already sent — never a re-sort that
 //! moves the ones after it — and the request's prefix up to it stays what
-//! the provider cached. A tool that disappears is said.
+//! the provider cached. A tool that disappears is said; one that changed
+//! keeps its place, and is a new tool for approval
+//! ([`super::changed_tools`]), which each step's tools are shown to.
 
 use dsh_agent_loop::{LoopEvent, LoopObserver, StepPrompt};
 use dsh_system_prompt::{Registration, ScopeId, SystemPrompt, ToolOrder, UNLISTED_TOOLS};
 use parking_lot::Mutex;
 
 use super::SessionEvent;
+use super::changed_tools::ChangedTools;
 use super::events::Narrator;
+use std::sync::Arc;
 
 /// Watches the session's steps and registers, in its layer, the order its
 /// tools were first sent in.
 pub(crate) struct StickyTools {
     prompt: SystemPrompt,
     narrator: Narrator,
+    changed: Arc<ChangedTools>,
     state: Mutex<Sent>,
 }
 
@@ -29,10 +34,15 @@ struct Sent {
 }
 
 impl StickyTools {
-    pub(crate) fn new(prompt: SystemPrompt, narrator: Narrator) -> Self {
+    pub(crate) fn new(
+        prompt: SystemPrompt,
+        narrator: Narrator,
+        changed: Arc<ChangedTools>,
+    ) -> Self {
         Self {
             prompt,
             narrator,
+            changed,
             state: Mutex::new(Sent::default()),
         }
     }
@@ -43,6 +53,8 @@ impl StickyTools {
         let names: Vec<String> = (step.assembly.tools.iter())
             .map(|tool| tool.name.to_string())
             .collect();
+        let session = step.session.id.as_str();
+        (self.changed).offered(names.iter().map(String::as_str), session);
         let mut sent = self.state.lock();
         let gone: Vec<String> = (sent.present.iter())
             .filter(|name| !names.contains(name))

@@ -199,6 +199,14 @@ pub trait Asker: Send + Sync + 'static {
 
     /// The person's answer to `request`.
     async fn elicit(&self, request: Elicitation) -> ElicitAnswer;
+
+    /// A sampling request of `origin` was refused unasked, `why`: a
+    /// server past its sampling limits ([`SamplingLimits`](crate::SamplingLimits)),
+    /// said once for each call or session that reached one, however many
+    /// requests follow. Nothing, by default.
+    fn refused(&self, origin: &Origin, why: &str) {
+        let _ = (origin, why);
+    }
 }
 
 /// An [`Asker`] shared by the servers it answers for; two are equal when

@@ -33,6 +33,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use crate::asker::{self, Callers, ElicitKind, Origin, SharedAsker};
 use crate::progress::CallProgress;
 use crate::prompts::PromptList;
+use crate::sampling::SamplingGate;
 use crate::{McpLogLevel, ServerLine, ServerOutput};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
@@ -120,6 +121,8 @@ pub(crate) struct Handler {
     pub(crate) log_level: McpLogLevel,
     /// Where its log messages, and the questions declined, are said.
     pub(crate) output: ServerOutput,
+    /// Its sampling's bounds, and what it spent.
+    pub(crate) sampling: Arc<SamplingGate>,
 }
 
 impl Handler {
@@ -171,7 +174,9 @@ impl ClientHandler for Handler {
     /// answered by the asker, which asks the person first; refused
     /// (code `-1`, the specification's for a rejected request) with no
     /// asker, while calls of two sessions run (whose person to ask is
-    /// not known), or when no one allows it.
+    /// not known), past the server's sampling limits (said to the person
+    /// once), or when no one allows it. One request of the server is
+    /// answered at a time; the others wait their turn.
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -191,12 +196,21 @@ impl ClientHandler for Handler {
             ))));
         }
         let request = asker::sampling_request(params, self.origin());
+        if let Err(over) = self.sampling.admit(&request.origin, request.max_tokens) {
+            if over.first {
+                asker.0.refused(&request.origin, &over.why);
+            }
+            return Err(asker::sampling_error(asker::AskError::Refused(over.why)));
+        }
         // The server may cancel (`notifications/cancelled`), and the call
         // it serves be cancelled: the question and the model's answer are
-        // dropped.
+        // dropped, waiting for their turn or not.
         let call = self.callers.cancel();
         let sampled = tokio::select! {
-            sampled = asker.0.sample(request) => sampled,
+            sampled = async {
+                let _turn = self.sampling.turn().await;
+                asker.0.sample(request).await
+            } => sampled,
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error("the server cancelled the request", None));
             }
@@ -325,6 +339,7 @@ mod tests {
             progress: Arc::default(),
             log_level: McpLogLevel::default(),
             output: ServerOutput::default(),
+            sampling: Arc::new(SamplingGate::new(crate::SamplingLimits::default())),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.roots.is_some());
@@ -371,6 +386,7 @@ mod tests {
             progress: Arc::default(),
             log_level: McpLogLevel::default(),
             output: ServerOutput::default(),
+            sampling: Arc::new(SamplingGate::new(crate::SamplingLimits::default())),
         };
         let capabilities = handler.get_info().capabilities;
         assert!(capabilities.sampling.is_some());

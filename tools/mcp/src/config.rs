@@ -67,6 +67,8 @@ pub struct ServerConfig {
     /// login there sends its token, refreshed before it expires; `None`:
     /// no login is used.
     pub logins: Option<crate::Logins>,
+    /// How much of the person's model its sampling may spend.
+    pub sampling: crate::SamplingLimits,
 }
 
 /// Which tools of a server need a person's yes before each call.
@@ -161,6 +163,7 @@ impl ServerConfig {
             log_level: crate::McpLogLevel::default(),
             output: crate::ServerOutput::default(),
             logins: None,
+            sampling: crate::SamplingLimits::default(),
         }
     }
 
@@ -349,6 +352,12 @@ impl ServerConfig {
     /// Hands what the server says for the person to `output`.
     pub fn with_output(mut self, output: crate::ServerOutput) -> Self {
         self.output = output;
+        self
+    }
+
+    /// Bounds the server's sampling by `limits`.
+    pub fn with_sampling_limits(mut self, limits: crate::SamplingLimits) -> Self {
+        self.sampling = limits;
         self
     }
 

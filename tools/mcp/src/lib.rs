@@ -68,13 +68,19 @@
 //!   said to the host ([`ServerSaid::Declined`]). A 2026-07-28 server's
 //!   questions come as rounds of a call, a prompt or a read
 //!   (`input_required`): the same asker answers them, and the request is
-//!   sent again with the answers.
+//!   sent again with the answers. Sampling is bounded in every case
+//!   ([`SamplingLimits`]): one request of a server in flight, and per
+//!   call and per session a count and a token budget; past them a request
+//!   is refused, and the asker told once ([`Asker::refused`]).
 //! - **Versions.** Each connection opens with `server/discover`: a server
 //!   that answers it with 2026-07-28 is spoken to in that version (no
 //!   `initialize`; its list changes on the `subscriptions/listen` dsh
 //!   opens where it offers them; lists kept for their `ttlMs`, and read
 //!   again past it by [`McpServer::refresh_tools`]); any other, in
 //!   2025-11-25 ([`McpServer::protocol_version`]).
+//! - **Changes.** What each tool says it is ([`ToolPrint`]) is kept with
+//!   the tool list, so a host can tell a tool that changed mid-session
+//!   from one it approved.
 //! - **Roots.** `roots/list` answers the server's roots
 //!   ([`ServerConfig::roots`]: a session's directories, else the server's
 //!   working directory); [`McpServer::set_roots`] changes them and tells
@@ -115,12 +121,14 @@ mod logging;
 mod mrtr;
 mod naming;
 mod output;
+mod print;
 mod process;
 mod progress;
 mod prompts;
 mod redirect;
 mod render;
 mod resources;
+mod sampling;
 mod section;
 mod server;
 mod servers;
@@ -146,10 +154,12 @@ pub use naming::{
     exposed_names, is_server_name, sanitize_server_name,
 };
 pub use output::{ServerLine, ServerOutput, ServerSaid};
+pub use print::ToolPrint;
 pub use process::stop_all_servers;
 pub use prompts::{PromptArgument, PromptError, ServerPrompt};
 pub use render::MAX_RESULT_BYTES;
 pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE};
+pub use sampling::{MAX_SAMPLED_TOKENS, SamplingLimits, sampled_tokens};
 pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
 pub use server::McpServer;
 pub use servers::{McpServers, selection_entry};

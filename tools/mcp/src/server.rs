@@ -28,6 +28,7 @@ use crate::annotations::Look;
 use crate::asker::{Callers, CallingGuard};
 use crate::client::{Handler, Roots};
 use crate::naming::{ExposedName, exposed_names};
+use crate::print::ToolPrint;
 use crate::process::{ProcessGroup, StdioTransport};
 use crate::progress::CallProgress;
 use crate::prompts::{
@@ -102,6 +103,8 @@ pub(crate) struct ToolSet {
     pub(crate) outputs: HashMap<String, Result<Arc<jsonschema::Validator>, String>>,
     /// Exposed name → how a front end shows its calls (title, kind).
     pub(crate) looks: HashMap<String, Look>,
+    /// Exposed name → what the tool says it is ([`ToolPrint`]).
+    pub(crate) prints: HashMap<String, ToolPrint>,
     /// The exposed name of the tool that reads the server's resources
     /// (`<server>__read_resource`), for a server that has resources.
     pub(crate) reader: Option<String>,
@@ -153,11 +156,14 @@ impl ToolSet {
             .zip(&names)
             .map(|(tool, name)| (name.exposed.clone(), Look::of(tool)))
             .collect();
+        let mut prints = prints_of(&tools, &names, &schemas);
         let outputs = output_validators(&tools, &names);
         let reader = resources
             .zip(names.get(tools.len()))
             .map(|(resources, name)| {
                 let schema = reader_schema(&server.name, &name.exposed, resources, templates);
+                let print = ToolPrint::new(&schema.description, &schema.parameters, None);
+                prints.insert(name.exposed.clone(), print);
                 schemas.push(schema);
                 looks.insert(name.exposed.clone(), Look::reader());
                 name.exposed.clone()
@@ -187,10 +193,26 @@ impl ToolSet {
             listed: listed_names,
             outputs,
             looks,
+            prints,
             reader,
             left_out,
         }
     }
+}
+
+/// What each of `tools` says it is, by its exposed name (`names` and
+/// `schemas`, in `tools`' order).
+fn prints_of(
+    tools: &[rmcp::model::Tool],
+    names: &[ExposedName],
+    schemas: &[Arc<ToolSchema>],
+) -> HashMap<String, ToolPrint> {
+    (tools.iter().zip(names).zip(schemas))
+        .map(|((tool, name), schema)| {
+            let print = ToolPrint::new(&schema.description, &schema.parameters, Some(tool));
+            (name.exposed.clone(), print)
+        })
+        .collect()
 }
 
 /// Each tool's `outputSchema`, compiled (or why it does not compile), by
@@ -431,6 +453,7 @@ impl McpServer {
             progress: Arc::clone(&progress),
             log_level: config.log_level,
             output: config.output.clone(),
+            sampling: Arc::new(crate::sampling::SamplingGate::new(config.sampling)),
         };
         let connect = connect(&config, &shared, handler.clone(), http);
         let (service, group, pid) = tokio::time::timeout_at(deadline, connect)
@@ -627,6 +650,13 @@ impl McpServer {
                 .approval
                 .asks(tool, set.read_only.contains(exposed)),
         )
+    }
+
+    /// What the tool the model knows as `exposed` says it is now (its
+    /// description, schema and annotations); `None` when the server has
+    /// no such tool.
+    pub fn print(&self, exposed: &str) -> Option<ToolPrint> {
+        self.tool_set().prints.get(exposed).cloned()
     }
 
     /// The title and kind of the calls of the tool the model knows as

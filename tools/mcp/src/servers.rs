@@ -214,6 +214,12 @@ impl McpServers {
         self.server_of_tool(session, tool)?.asks_first(tool)
     }
 
+    /// What `tool` (an exposed name) in `session` says it is now
+    /// ([`McpServer::print`]); `None` when no server has the tool.
+    pub fn print(&self, session: Option<&str>, tool: &str) -> Option<crate::ToolPrint> {
+        self.server_of_tool(session, tool)?.print(tool)
+    }
+
     /// Whether `tool` (an exposed name) in `session` is annotated
     /// `readOnlyHint: true`; `None` when no server has the tool.
     pub fn is_read_only(&self, session: Option<&str>, tool: &str) -> Option<bool> {

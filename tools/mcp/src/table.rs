@@ -120,6 +120,19 @@ pub struct McpServerTable<S = String> {
     /// the logging capability is asked for this level and above
     /// (`logging/setLevel`). Default: `"warning"`.
     pub log_level: Option<crate::McpLogLevel>,
+    /// The most sampling requests (`sampling/createMessage`: the server
+    /// using the person's model) during one tool call of the server, in
+    /// every mode; past it, a request is refused, the server told with an
+    /// error and the person once. `0`: none. Default: 8.
+    pub sampling_requests_per_call: Option<u32>,
+    /// The most sampling requests for one session. Default: 32.
+    pub sampling_requests_per_session: Option<u32>,
+    /// The most tokens the sampling requests of one tool call may ask for
+    /// (each its `maxTokens`, at most 4096). Default: 16384.
+    pub sampling_tokens_per_call: Option<u64>,
+    /// The most tokens the sampling requests of one session may ask for.
+    /// Default: 65536.
+    pub sampling_tokens_per_session: Option<u64>,
 }
 
 impl<S> Default for McpServerTable<S> {
@@ -142,6 +155,10 @@ impl<S> Default for McpServerTable<S> {
             sandbox: None,
             network: None,
             log_level: None,
+            sampling_requests_per_call: None,
+            sampling_requests_per_session: None,
+            sampling_tokens_per_call: None,
+            sampling_tokens_per_session: None,
         }
     }
 }
@@ -208,11 +225,31 @@ impl<S: Borrow<str> + Clone> McpServerTable<S> {
             config = config.with_log_level(level);
         }
         let names = |names: &[S]| names.iter().map(|name| name.borrow().to_owned()).collect();
+        let config = config.with_sampling_limits(self.sampling_limits());
         Ok(config.with_approval(McpApproval {
             permission: self.permission,
             ask: names(&self.ask),
             allow: names(&self.allow),
         }))
+    }
+
+    /// The bounds of the server's sampling: the defaults, but for the
+    /// keys the table sets.
+    fn sampling_limits(&self) -> crate::SamplingLimits {
+        let mut limits = crate::SamplingLimits::default();
+        if let Some(requests) = self.sampling_requests_per_call {
+            limits = limits.with_requests_per_call(requests);
+        }
+        if let Some(requests) = self.sampling_requests_per_session {
+            limits = limits.with_requests_per_session(requests);
+        }
+        if let Some(tokens) = self.sampling_tokens_per_call {
+            limits = limits.with_tokens_per_call(tokens);
+        }
+        if let Some(tokens) = self.sampling_tokens_per_session {
+            limits = limits.with_tokens_per_session(tokens);
+        }
+        limits
     }
 
     /// The server's transport: exactly one of `command` (not empty) and
@@ -338,6 +375,10 @@ impl<S> McpServerTable<S> {
             sandbox: self.sandbox,
             network: self.network,
             log_level: self.log_level,
+            sampling_requests_per_call: self.sampling_requests_per_call,
+            sampling_requests_per_session: self.sampling_requests_per_session,
+            sampling_tokens_per_call: self.sampling_tokens_per_call,
+            sampling_tokens_per_session: self.sampling_tokens_per_session,
         }
     }
 }
@@ -628,6 +669,21 @@ startup_timeout_secs = 2.5
     }
 
     #[test]
+    fn the_sampling_keys_bound_the_servers_sampling_and_the_rest_keep_their_defaults() {
+        let text = "command = [\"s\"]\nsampling_requests_per_call = 2\n\
+                    sampling_tokens_per_session = 100\n";
+        let table: McpServerTable = toml::from_str(text).expect("valid");
+        let config = table.server_config("docs", None).expect("a config");
+        let expected = crate::SamplingLimits::default()
+            .with_requests_per_call(2)
+            .with_tokens_per_session(100);
+        assert_eq!(config.sampling, expected);
+        let plain: McpServerTable = toml::from_str("command = [\"s\"]\n").expect("valid");
+        let config = plain.server_config("docs", None).expect("a config");
+        assert_eq!(config.sampling, crate::SamplingLimits::default());
+    }
+
+    #[test]
     fn a_misspelled_key_is_refused_by_name() {
         assert_refused::<McpServerTable>("comand = [\"a\"]", "unknown field `comand`");
     }
@@ -652,8 +708,13 @@ startup_timeout_secs = 2.5
             "sandbox",
             "network",
             "log_level",
+            "sampling_requests_per_call",
+            "sampling_requests_per_session",
+            "sampling_tokens_per_call",
+            "sampling_tokens_per_session",
         ]);
         assert_described(&schema, "call_timeout_secs", "Default: 60");
+        assert_described(&schema, "sampling_requests_per_call", "Default: 8");
         assert_described(&schema, "log_level", "Default: `\"warning\"`");
         assert_described(&schema, "permission", "readOnlyHint");
         assert_described(&schema, "cwd", "Default: the session's working directory");
