@@ -640,26 +640,9 @@ impl Store {
     /// call's in order ([`SessionWriter::record_change`]); a record that
     /// does not read is left out.
     pub fn changes(&self, id: &str) -> Result<BTreeMap<String, Vec<RecordedChange>>, StoreError> {
-        const DOING: &str = "while loading a session's file changes";
-        let conn = self.inner.conn.lock();
-        let mut query = conn
-            .prepare(
-                "SELECT call_id, body FROM changes WHERE session_id = ?1 ORDER BY call_id, seq",
-            )
-            .map_err(self.failed(DOING))?;
-        let rows = query
-            .query_map([id], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-            })
-            .map_err(self.failed(DOING))?;
-        let mut changes: BTreeMap<String, Vec<RecordedChange>> = BTreeMap::new();
-        for row in rows {
-            let (call, body) = row.map_err(self.failed(DOING))?;
-            if let Ok(change) = serde_json::from_str(&body) {
-                changes.entry(call).or_default().push(change);
-            }
-        }
-        Ok(changes)
+        self.by_call(id, "while loading a session's file changes", |body| {
+            serde_json::from_str(body).ok()
+        })
     }
 
     /// The questions the servers of the tool calls of session `id` put
@@ -670,26 +653,41 @@ impl Store {
         &self,
         id: &str,
     ) -> Result<BTreeMap<String, Vec<RecordedQuestion>>, StoreError> {
-        const DOING: &str = "while loading a session's questions";
+        self.by_call(id, "while loading a session's questions", |body| {
+            serde_json::from_str::<QuestionRecord>(body)
+                .ok()
+                .map(|record| record.question)
+        })
+    }
+
+    /// The records of the `changes` table of session `id` that `read`
+    /// reads, by call, each call's in order. (A file change and a
+    /// question share the table; each reads only its own.)
+    fn by_call<T>(
+        &self,
+        id: &str,
+        doing: &'static str,
+        read: impl Fn(&str) -> Option<T>,
+    ) -> Result<BTreeMap<String, Vec<T>>, StoreError> {
         let conn = self.inner.conn.lock();
         let mut query = conn
             .prepare(
                 "SELECT call_id, body FROM changes WHERE session_id = ?1 ORDER BY call_id, seq",
             )
-            .map_err(self.failed(DOING))?;
+            .map_err(self.failed(doing))?;
         let rows = query
             .query_map([id], |row| {
                 Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
             })
-            .map_err(self.failed(DOING))?;
-        let mut questions: BTreeMap<String, Vec<RecordedQuestion>> = BTreeMap::new();
+            .map_err(self.failed(doing))?;
+        let mut records: BTreeMap<String, Vec<T>> = BTreeMap::new();
         for row in rows {
-            let (call, body) = row.map_err(self.failed(DOING))?;
-            if let Ok(record) = serde_json::from_str::<QuestionRecord>(&body) {
-                questions.entry(call).or_default().push(record.question);
+            let (call, body) = row.map_err(self.failed(doing))?;
+            if let Some(record) = read(&body) {
+                records.entry(call).or_default().push(record);
             }
         }
-        Ok(questions)
+        Ok(records)
     }
 
     /// Appends `change` to what call `call_id` of session `id` changed.

@@ -44,6 +44,10 @@ enum Reach {
     /// a deployment. Its library is empty (checked below), and what its
     /// benchmarks link, the 1,000-section fixture, exists to be timed.
     Benchmarks,
+    /// The MCP test server (`dsh-mcp-test-server`): a fixture the tests
+    /// start as a process, never part of a deployment, so it must declare
+    /// no static contribution (checked below).
+    TestServer,
     /// The macros' UI tests (`dsh-macros-ui-tests`): its library is empty
     /// (checked below), and its cases are test data that trybuild compiles
     /// one by one, never linked into anything.
@@ -65,6 +69,11 @@ const MEMBERS: &[(&str, &str, Reach)] = &[
     ("tools/todo", "dsh-tool-todo", Reach::Linked),
     ("tools/subagent", "dsh-tool-subagent", Reach::Linked),
     ("tools/mcp", "dsh-tool-mcp", Reach::Linked),
+    (
+        "tools/mcp/test-server",
+        "dsh-mcp-test-server",
+        Reach::TestServer,
+    ),
     ("tools/sandbox", "dsh-sandbox", Reach::Linked),
     ("store", "dsh-session-store", Reach::Linked),
     ("deployment", "dsh-deployment", Reach::Linked),
@@ -129,7 +138,10 @@ fn the_test_reaches_every_member_of_the_workspace() {
                 "this file does not link {package}: add `use {ident} as _;`"
             );
         }
-        if matches!(reach, Reach::Binary | Reach::Benchmarks | Reach::UiTests) {
+        if matches!(
+            reach,
+            Reach::Binary | Reach::Benchmarks | Reach::UiTests | Reach::TestServer
+        ) {
             assert_no_static_contributions(path);
         }
     }
