@@ -103,7 +103,7 @@ const MAX_LOGGER_CHARS: usize = 100;
 /// `None` when it is less severe than `least` (a server that ignores
 /// `logging/setLevel` is filtered here): a text message as it is, any
 /// other data as its JSON; both it and the logger's name as a person is
-/// shown a server's text ([`crate::tools::shown`]: escaped, so it stays one line
+/// shown a server's text ([`crate::shown`]: escaped, so it stays one line
 /// and holds no terminal sequence), cut at [`MAX_MESSAGE_CHARS`] and
 /// [`MAX_LOGGER_CHARS`].
 pub(crate) fn log_line(
@@ -123,6 +123,23 @@ pub(crate) fn log_line(
         logger: (params.logger.as_deref()).map(|logger| crate::shown(logger, MAX_LOGGER_CHARS)),
         message: crate::shown(&data, MAX_MESSAGE_CHARS),
     })
+}
+
+/// Asks a server with the logging capability for the log messages its
+/// table's `log_level` shows (`logging/setLevel`); one that refuses is
+/// said, and its messages below the level are still not shown.
+#[allow(
+    deprecated,
+    reason = "rmcp marks logging deprecated (SEP-2577); 2025-11-25 has it"
+)]
+pub(crate) async fn set_log_level(config: &ServerConfig, peer: &Peer<RoleClient>) {
+    let params = rmcp::model::SetLevelRequestParams::new(config.log_level.protocol());
+    if let Err(error) = peer.set_level(params).await {
+        config.output.failed(
+            &config.name,
+            format!("it refused the log level `logging/setLevel` asked for: {error}"),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -190,23 +207,6 @@ mod tests {
                 .map(|said| said.to_string())
                 .as_deref(),
             Some("error: \\u{1b}[2Jfs: \\u{1b}]52;c;aGk=\\u{7}")
-        );
-    }
-}
-
-/// Asks a server with the logging capability for the log messages its
-/// table's `log_level` shows (`logging/setLevel`); one that refuses is
-/// said, and its messages below the level are still not shown.
-#[allow(
-    deprecated,
-    reason = "rmcp marks logging deprecated (SEP-2577); 2025-11-25 has it"
-)]
-pub(crate) async fn set_log_level(config: &ServerConfig, peer: &Peer<RoleClient>) {
-    let params = rmcp::model::SetLevelRequestParams::new(config.log_level.protocol());
-    if let Err(error) = peer.set_level(params).await {
-        config.output.failed(
-            &config.name,
-            format!("it refused the log level `logging/setLevel` asked for: {error}"),
         );
     }
 }

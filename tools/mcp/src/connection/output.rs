@@ -66,7 +66,7 @@ pub enum ServerSaid {
     /// A log message (`notifications/message`) at or above the server's
     /// [`McpLogLevel`]: its logger's name, if any, and its text (a text
     /// message as it is, other data as JSON), both
-    /// [`shown`](crate::tools::shown).
+    /// [`shown`](crate::shown).
     Log {
         /// The message's level.
         level: McpLogLevel,
@@ -76,7 +76,7 @@ pub enum ServerSaid {
         message: String,
     },
     /// A question for the person (elicitation) declined unasked: why,
-    /// and the server's message ([`shown`](crate::tools::shown), cut), so the
+    /// and the server's message ([`shown`](crate::shown), cut), so the
     /// person learns what the server wanted.
     Declined {
         /// Why no one was asked.

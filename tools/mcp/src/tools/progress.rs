@@ -109,7 +109,7 @@ impl CallProgress {
 const MAX_PROGRESS_CHARS: usize = 500;
 
 /// A progress notification as a line: its message as a person is shown a
-/// server's text ([`crate::tools::shown`], at most [`MAX_PROGRESS_CHARS`]), then
+/// server's text ([`crate::shown`], at most [`MAX_PROGRESS_CHARS`]), then
 /// how far along (`step 2 of 3 (2/3)`); the numbers alone when it has no
 /// message.
 pub(crate) fn progress_text(params: &ProgressNotificationParam) -> String {
