@@ -6,8 +6,9 @@
 //!   reads its tools again when it says they changed.
 //! - [`tool_set`]: the tools as the model sees them now.
 //! - [`naming`]: the exposed names (`<server>__<tool>`).
-//! - [`annotations`], [`print`], [`shown`]: how a front end shows a
-//!   tool's calls, what a tool says it is, and how a person is shown it.
+//! - [`annotations`], [`print`](mod@print), [`shown`](mod@shown): how a
+//!   front end shows a tool's calls, what a tool says it is, and how a
+//!   server's text is shown to a person.
 //! - [`section`]: a server's instructions, as its prompt section.
 //! - [`call`], [`progress`], [`render`]: a call's round, its progress,
 //!   and its result as the model reads it.
