@@ -110,64 +110,48 @@
 //! list has `mcp:<server>`; a session's servers by that session alone.
 #![deny(missing_docs)]
 
-mod annotations;
-mod asker;
 pub mod auth;
-mod client;
 mod config;
+mod connection;
 mod error;
-mod listen;
-mod logging;
-mod mrtr;
-mod naming;
-mod output;
-mod print;
-mod process;
-mod progress;
-mod prompts;
+mod questions;
 mod redirect;
-mod render;
 mod resources;
-mod sampling;
-mod section;
 mod server;
 mod servers;
-mod shown;
-mod stderr;
 mod table;
 mod tasks;
-mod tool_list;
-mod watched;
+mod tools;
 
-pub use asker::{
-    AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
-    SampledContent, SampledMessage, SampledRole, SampledStop, SamplingRequest, SharedAsker,
-};
 pub use auth::{AuthStatus, LoginError, Logins};
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpApproval, ServerConfig, Transport,
 };
+pub use connection::logging::McpLogLevel;
+pub use connection::output::{ServerLine, ServerOutput, ServerSaid};
+pub use connection::process::stop_all_servers;
+pub use connection::stderr::MAX_STDERR_LINE;
 pub use error::McpError;
-pub use logging::McpLogLevel;
-pub use naming::{
+pub use questions::asker::{
+    AskError, Asker, ElicitAnswer, ElicitKind, Elicitation, Elicits, Origin, Sampled,
+    SampledContent, SampledMessage, SampledRole, SampledStop, SamplingRequest, SharedAsker,
+};
+pub use questions::sampling::{MAX_SAMPLED_TOKENS, SamplingLimits, sampled_tokens};
+pub use resources::prompts::{PromptArgument, PromptError, ServerPrompt};
+pub use resources::read::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE};
+pub use server::McpServer;
+pub use servers::{McpServers, selection_entry};
+pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
+pub use tasks::LeftOut;
+pub use tools::naming::{
     ExposedName, MAX_SERVER_NAME, MAX_TOOL_NAME, NameFix, SEPARATOR, SERVER_NAME_PATTERN,
     exposed_names, is_server_name, sanitize_server_name,
 };
-pub use output::{ServerLine, ServerOutput, ServerSaid};
-pub use print::ToolPrint;
-pub use process::stop_all_servers;
-pub use prompts::{PromptArgument, PromptError, ServerPrompt};
-pub use render::MAX_RESULT_BYTES;
-pub use resources::{MAX_LISTED_RESOURCES, MAX_RESOURCE_LIST_BYTES, READ_RESOURCE};
-pub use sampling::{MAX_SAMPLED_TOKENS, SamplingLimits, sampled_tokens};
-pub use section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
-pub use server::McpServer;
-pub use servers::{McpServers, selection_entry};
-pub use shown::shown;
-pub use stderr::MAX_STDERR_LINE;
-pub use table::{MAX_TIMEOUT_SECS, McpServerTable, McpTableError};
-pub use tasks::LeftOut;
-pub use tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
+pub use tools::print::ToolPrint;
+pub use tools::render::MAX_RESULT_BYTES;
+pub use tools::section::{MAX_INSTRUCTIONS, MCP_SECTION_ORDER, section_name, server_owner};
+pub use tools::shown::shown;
+pub use tools::tool_list::{MAX_TOOL_PAGES, MAX_TOOLS, MIN_RELIST_INTERVAL};
 
 /// An HTTP client for MCP servers, with dsh's TLS set-up (rustls with the
 /// `ring` provider, installed as the process's default when it has none),

@@ -392,7 +392,7 @@ impl Tool for McpTool {
     /// a resource read is titled by its URI.
     fn title(&self, arguments: &serde_json::Value) -> String {
         if self.server.resource_reader().as_deref() == Some(self.schema.name.as_str())
-            && let Ok(uri) = crate::resources::uri_argument(arguments)
+            && let Ok(uri) = crate::resources::read::uri_argument(arguments)
         {
             return format!("Read {uri}");
         }

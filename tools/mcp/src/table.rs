@@ -11,7 +11,7 @@ use dsh_tools::{Permission, ProblemPlace, TableProblem};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::naming::{MAX_SERVER_NAME, is_server_name};
+use crate::tools::naming::{MAX_SERVER_NAME, is_server_name};
 use crate::{McpApproval, ServerConfig};
 
 /// The longest timeout a table may set: a day, in seconds.

@@ -23,7 +23,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleClient, Service};
 
-use crate::client::Handler;
+use crate::questions::client::Handler;
 
 /// The most rounds one request may take before dsh gives up on it
 /// (rmcp's and the other SDKs' default).

@@ -9,11 +9,13 @@
     reason = "rmcp marks logging deprecated; 2025-11-25 has it"
 )]
 
+use rmcp::RoleClient;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::Peer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::ServerSaid;
+use crate::{ServerConfig, ServerSaid};
 
 /// The least severe log message of a server dsh shows (`log_level` of
 /// `[mcp.<name>]`), as MCP (and syslog) orders them. Default: `warning`.
@@ -92,7 +94,7 @@ impl std::fmt::Display for McpLogLevel {
 
 /// The most characters of one log message shown; a server's stderr line
 /// has the same cap in bytes.
-const MAX_MESSAGE_CHARS: usize = crate::stderr::MAX_STDERR_LINE;
+const MAX_MESSAGE_CHARS: usize = crate::connection::stderr::MAX_STDERR_LINE;
 
 /// The most characters of a logger's name shown.
 const MAX_LOGGER_CHARS: usize = 100;
@@ -121,6 +123,23 @@ pub(crate) fn log_line(
         logger: (params.logger.as_deref()).map(|logger| crate::shown(logger, MAX_LOGGER_CHARS)),
         message: crate::shown(&data, MAX_MESSAGE_CHARS),
     })
+}
+
+/// Asks a server with the logging capability for the log messages its
+/// table's `log_level` shows (`logging/setLevel`); one that refuses is
+/// said, and its messages below the level are still not shown.
+#[allow(
+    deprecated,
+    reason = "rmcp marks logging deprecated (SEP-2577); 2025-11-25 has it"
+)]
+pub(crate) async fn set_log_level(config: &ServerConfig, peer: &Peer<RoleClient>) {
+    let params = rmcp::model::SetLevelRequestParams::new(config.log_level.protocol());
+    if let Err(error) = peer.set_level(params).await {
+        config.output.failed(
+            &config.name,
+            format!("it refused the log level `logging/setLevel` asked for: {error}"),
+        );
+    }
 }
 
 #[cfg(test)]

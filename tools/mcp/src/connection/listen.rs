@@ -16,7 +16,7 @@ use rmcp::service::{Peer, Subscription};
 use tokio_util::sync::CancellationToken;
 
 use crate::ServerOutput;
-use crate::prompts::PromptList;
+use crate::resources::prompts::PromptList;
 
 /// The changes `peer`'s server offers to tell (its capabilities'
 /// `listChanged`, for tools and prompts); `None` when it offers none.

@@ -14,7 +14,7 @@ use rmcp::model::{PaginatedRequestParams, ReadResourceRequestParams, Resource, R
 use rmcp::service::{Peer, ServiceError};
 
 use crate::MAX_RESULT_BYTES;
-use crate::render::{capped, render_contents};
+use crate::tools::render::{capped, render_contents};
 
 /// The server's name of the tool that reads its resources; the model sees
 /// it as `<server>__read_resource`.
@@ -217,16 +217,16 @@ pub(crate) fn uri_argument(arguments: &serde_json::Value) -> Result<String, Stri
 /// [`MAX_RESULT_BYTES`].
 ///
 /// A server of 2026-07-28 may ask questions first (`input_required`):
-/// `handler` answers them ([`crate::mrtr`]).
+/// `handler` answers them ([`crate::questions::mrtr`]).
 pub(crate) async fn read(
-    handler: &crate::client::Handler,
+    handler: &crate::questions::client::Handler,
     peer: &Peer<RoleClient>,
     uri: &str,
 ) -> Result<String, ServiceError> {
-    use crate::mrtr::Round;
+    use crate::questions::mrtr::Round;
     use rmcp::model::ReadResourceResponse;
     let params = ReadResourceRequestParams::new(uri);
-    let result = crate::mrtr::drive(handler, peer, params, |params| async move {
+    let result = crate::questions::mrtr::drive(handler, peer, params, |params| async move {
         match peer.read_resource_once(params).await? {
             ReadResourceResponse::Complete(result) => Ok(Round::Complete(result)),
             ReadResourceResponse::InputRequired(asked) => Ok(Round::InputRequired(asked)),

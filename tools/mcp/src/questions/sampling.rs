@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use parking_lot::Mutex;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::asker::Origin;
+use crate::questions::asker::Origin;
 
 /// The most tokens of a sampled answer, whatever a server asks: a
 /// server's request spends the person's model.

@@ -16,7 +16,7 @@ use rmcp::model::{GetPromptResult, PaginatedRequestParams, Prompt};
 use rmcp::service::{Peer, ServiceError};
 
 use crate::MAX_RESULT_BYTES;
-use crate::render::{capped, render_block};
+use crate::tools::render::{capped, render_block};
 
 /// The most pages of `prompts/list` dsh reads, and the most prompts.
 const MAX_PROMPT_PAGES: usize = 20;

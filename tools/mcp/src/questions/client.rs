@@ -30,10 +30,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 
-use crate::asker::{self, Callers, ElicitKind, Origin, SharedAsker};
-use crate::progress::CallProgress;
-use crate::prompts::PromptList;
-use crate::sampling::SamplingGate;
+use crate::questions::asker::{self, Callers, ElicitKind, Origin, SharedAsker};
+use crate::questions::sampling::SamplingGate;
+use crate::resources::prompts::PromptList;
+use crate::tools::progress::CallProgress;
 use crate::{McpLogLevel, ServerLine, ServerOutput};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
@@ -102,7 +102,7 @@ impl Roots {
 /// What dsh is to a server: its name, the protocol version it speaks
 /// after `initialize`, and the capabilities it has (roots, whose list
 /// changes). It also answers the questions of a 2026-07-28 server's
-/// rounds (`crate::mrtr`), as it answers a 2025-11-25 server's requests.
+/// rounds (`crate::questions::mrtr`), as it answers a 2025-11-25 server's requests.
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) roots: Roots,
@@ -283,7 +283,7 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(said) = crate::logging::log_line(&params, self.log_level) {
+        if let Some(said) = crate::connection::logging::log_line(&params, self.log_level) {
             self.output.said(&self.server, said);
         }
     }
