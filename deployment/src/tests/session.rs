@@ -423,9 +423,20 @@ fn the_deployments_sandbox_is_the_ceiling_of_a_mode_switch() {
 fn a_sessions_other_directories_are_writable_to_its_commands() {
     let dir = tempfile::tempdir().expect("a directory");
     // Outside the temporary directory, which every sandbox may write:
-    // beside this test's binary.
+    // beside this test's binary, or else (a target directory under the
+    // temporary one) in this crate's directory, or else in the home.
     let exe = std::env::current_exe().expect("this test");
-    let base = exe.parent().expect("its directory").join("session-dirs");
+    let temp = std::env::temp_dir();
+    let base = [
+        exe.parent().map(Path::to_path_buf),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|dir| !dir.starts_with(&temp))
+    .expect("a directory outside the temporary one")
+    .join(format!("session-dirs-{}", std::process::id()));
     let other = base.join(format!("other-{}", std::process::id()));
     let elsewhere = base.join(format!("elsewhere-{}", std::process::id()));
     for directory in [&other, &elsewhere] {
@@ -442,8 +453,7 @@ fn a_sessions_other_directories_are_writable_to_its_commands() {
         other.join("x").exists(),
         "the session's other directory is writable"
     );
-    assert!(
-        !elsewhere.join("x").exists(),
-        "a directory of no session's is not"
-    );
+    let written_elsewhere = elsewhere.join("x").exists();
+    let _ = std::fs::remove_dir_all(&base);
+    assert!(!written_elsewhere, "a directory of no session's is not");
 }
