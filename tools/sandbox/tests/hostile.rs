@@ -312,13 +312,22 @@ fn shared_memory_is_the_commands_own() {
 
 #[test]
 fn cargo_test_of_a_real_crate_runs_inside() {
-    let workspace = scratch("cargo");
-    let output = unconfined(
-        &workspace,
-        "rm -rf probe && cargo new -q --lib probe --vcs none",
-    );
-    assert!(output.status.success(), "{output:?}");
-    let probe = workspace.join("probe");
+    // A crate of its own, written here rather than by `cargo new`: under
+    // a target directory inside this repository, `cargo new` would add
+    // it to the repository's workspace, and `cargo test` would write the
+    // repository's lock file. Its own `[workspace]` makes it the root.
+    let probe = scratch("cargo").join("probe");
+    std::fs::create_dir_all(probe.join("src")).expect("the probe's directory");
+    std::fs::write(
+        probe.join("Cargo.toml"),
+        "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .expect("its manifest");
+    std::fs::write(
+        probe.join("src/lib.rs"),
+        "#[test]\nfn adds() {\n    assert_eq!(1 + 1, 2);\n}\n",
+    )
+    .expect("its source");
     let output = run(
         &policy(SandboxMode::WorkspaceWrite),
         &probe,
