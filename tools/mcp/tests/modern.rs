@@ -234,6 +234,9 @@ async fn a_rounds_roots_are_the_roots_now_and_never_announced() {
 #[tokio::test]
 async fn a_server_with_a_subscription_stops_at_once() {
     let server = start(config(&[MODERN])).await;
+    // A round trip after the start: the subscription dsh opened at the
+    // start has reached the server (it read the request before this one).
+    call(&server, "docs__stats").await;
     let pid = server.pid().expect("a stdio server's pid");
     let stopping = std::time::Instant::now();
     server.shutdown().await;
